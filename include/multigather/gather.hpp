@@ -1,0 +1,144 @@
+// multigather/gather.hpp: the one operator.
+//
+//     output = gather_multiaxis(input, indices, axes, options)
+//
+// r = input.rank = indices.rank = output.rank, k = len(axes), c = max(k, 1).
+// The last dimension of `indices` holds the coordinates: its size must be a multiple of c, and
+// the LOGICAL indices shape L is indices.shape with the last entry divided by c.
+//
+//     output.shape[d] = L[d]                            for d in axes
+//     output.shape[d] = broadcast(input.shape[d], L[d]) for d not in axes (equal, or one is 1)
+//
+//     output[o] = input[i]  where, for every output position o,
+//       q[e]         = (L[e] == 1 ? 0 : o[e])                 for every e   (index broadcasting)
+//       i[d]         = (input.shape[d] == 1 ? 0 : o[d])       for d not in axes
+//       i[axes[j]]   = resolve(indices[q0, ..., q_{r-2}, q_{r-1} * c + j], input.shape[axes[j]])
+//
+// resolve(v, n): if negative_indices and v < 0 (signed index types only, not in wrap mode):
+// v += n; then by index_mode: error (v outside [0, n) fails the call), clamp (to [0, n-1]),
+// wrap (v mod n, floor modulo), fill (an out-of-range v makes the element fill_value).
+// k == 0: no coordinates, the output is `input` broadcast to the output shape.
+// Source: ../shared/SPEC.md section 1 (normative), seeds/Multigather.md (the design).
+//
+// Two layers:
+//  - the core, exception-free: infer_shape() and gather_multiaxis_into() return a Status;
+//  - the convenience API, which throws multigather::Error subclasses: gather_multiaxis()
+//    returning a new Tensor, output_shape().
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "multigather/dtype.hpp"
+#include "multigather/status.hpp"
+#include "multigather/tensor.hpp"
+
+namespace multigather {
+
+/// What happens to an index outside [0, n) after the negative rule (SPEC section 1).
+enum class IndexMode : std::uint8_t {
+  kError = 0,  // the call fails with an IndexOutOfRange status naming the index
+  kClamp = 1,  // clamp to [0, n-1] (WebNN; numpy clip = clamp with negative_indices=false)
+  kWrap = 2,   // floor modulo n (numpy mode='wrap'); the negative rule is not applied first
+  kFill = 3,   // the output element becomes fill_value (TF on GPU, JAX mode='fill')
+};
+
+std::string_view index_mode_name(IndexMode mode) noexcept;  // "error", "clamp", "wrap", "fill"
+/// Parses "error" / "clamp" / "wrap" / "fill"; false for anything else.
+bool parse_index_mode(std::string_view name, IndexMode* mode) noexcept;
+
+/// A fill value before it is converted to the input's dtype. Integers stay exact (int64 and
+/// uint64 are not squeezed through a double).
+struct Scalar {
+  enum class Kind : std::uint8_t { kInt, kUInt, kFloat } kind = Kind::kInt;
+  std::int64_t i = 0;
+  std::uint64_t u = 0;
+  double f = 0.0;
+
+  Scalar() = default;
+  static Scalar from_int(std::int64_t v) { Scalar s; s.kind = Kind::kInt; s.i = v; return s; }
+  static Scalar from_uint(std::uint64_t v) { Scalar s; s.kind = Kind::kUInt; s.u = v; return s; }
+  static Scalar from_float(double v) { Scalar s; s.kind = Kind::kFloat; s.f = v; return s; }
+  /// Parses "0", "-3", "18446744073709551615", "1.5", "nan", "-inf", "true"/"false".
+  static bool parse(std::string_view text, Scalar* out);
+  std::string to_string() const;
+};
+
+/// Writes `value` as one element of `dtype` into `out` (element_size(dtype) bytes). Fails with a
+/// message naming `what` (e.g. "fill_value") when the value is not representable: an integer
+/// out of the type's range, a non-integral float for an integer type, NaN for an integer type.
+/// Floats round to nearest (float16/bfloat16 too); complex types take the value as real part.
+Status encode_scalar(const Scalar& value, DType dtype, void* out, std::string_view what);
+
+/// Options of gather_multiaxis (SPEC section 1).
+struct GatherOptions {
+  IndexMode index_mode = IndexMode::kError;
+  /// v < 0 becomes v + n before index_mode applies (signed index types; ignored in wrap mode).
+  bool negative_indices = true;
+  /// Used when index_mode == kFill; converted to the input dtype (must be representable).
+  Scalar fill_value;
+  /// Threads for the CPU engine: 0 = decide from the work size (small calls stay on the calling
+  /// thread), 1 = the calling thread only.
+  int num_threads = 0;
+};
+
+/// Everything the shapes alone determine (no data): what explain prints and what a runtime
+/// needs to allocate the output. All axes are normalized to [0, r).
+struct GatherShape {
+  Dims output_shape;
+  Dims logical_indices_shape;        // L
+  Dims axes;                         // normalized, in the caller's order
+  int coordinate_size = 1;           // c = max(k, 1)
+  /// For each dimension d: is it in axes; did input / indices broadcast along it (size 1
+  /// stretched to a larger output size).
+  std::array<bool, kMaxRank> is_axis{};
+  std::array<bool, kMaxRank> input_broadcast{};
+  std::array<bool, kMaxRank> indices_broadcast{};
+  std::int64_t output_numel = 0;
+};
+
+// ---- Core (exception-free) -------------------------------------------------------------------
+
+/// Output shape and broadcast facts from shapes and axes only (shape inference for runtimes).
+/// Errors (InvalidArgument): rank above kMaxRank; indices rank != input rank; negative sizes;
+/// axes[j] outside [-r, r) or repeated; last indices dimension not a multiple of c; a non-axis
+/// dimension whose sizes are neither equal nor 1; an element count overflowing 64 bits.
+Status infer_shape(const Dims& input_shape, const Dims& indices_shape,
+                   std::span<const std::int64_t> axes, GatherShape* out) noexcept;
+
+/// Validates once, then gathers into `output`, a caller-provided view of the inferred shape
+/// whose dtype has the input's element size (any strides; it must not overlap input/indices).
+/// Errors: those of infer_shape; indices dtype not an integer type (TypeError); unsupported
+/// input dtype (TypeError); output of the wrong shape or element size; null data for a
+/// non-empty view; fill_value not representable; an index out of range under kError
+/// (OutOfRange: "indices[3,1] = 7 is out of range for axis 2 of size 5 (valid range [-5, 5))").
+/// On error the output may hold partial data and must not be used.
+Status gather_multiaxis_into(const TensorView& input, const TensorView& indices,
+                             std::span<const std::int64_t> axes, const MutableTensorView& output,
+                             const GatherOptions& options = {}) noexcept;
+
+/// The reference kernel alone (the SPEC formula, transcribed plainly; no fast paths, one
+/// thread). Same contract as gather_multiaxis_into; it is the oracle every fast path is tested
+/// against.
+Status gather_multiaxis_reference(const TensorView& input, const TensorView& indices,
+                                  std::span<const std::int64_t> axes,
+                                  const MutableTensorView& output,
+                                  const GatherOptions& options = {}) noexcept;
+
+// ---- Convenience API (throws multigather::Error) ---------------------------------------------
+
+/// One-shot call: allocates and returns the output (C-contiguous, the input's dtype).
+Tensor gather_multiaxis(const TensorView& input, const TensorView& indices,
+                        std::span<const std::int64_t> axes, const GatherOptions& options = {});
+Tensor gather_multiaxis(const TensorView& input, const TensorView& indices,
+                        std::initializer_list<std::int64_t> axes,
+                        const GatherOptions& options = {});
+
+/// infer_shape that throws; returns the whole GatherShape.
+GatherShape output_shape(const Dims& input_shape, const Dims& indices_shape,
+                         std::span<const std::int64_t> axes);
+
+}  // namespace multigather

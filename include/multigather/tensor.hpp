@@ -1,0 +1,140 @@
+// multigather/tensor.hpp: shapes, strided tensor views and an owning tensor.
+//
+// Vocabulary follows std::mdspan: a view has extents (`shape`) and `strides` counted in ELEMENTS
+// (not bytes). Any stride is allowed, including negative strides and stride 0 (a broadcast
+// dimension: every position along it reads the same element). Shapes and strides live in inline
+// arrays of capacity kMaxRank, so building a view never allocates.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "multigather/dtype.hpp"
+
+namespace multigather {
+
+/// Largest rank a view can hold. Framework lowerings add unit dimensions (ONNX Gather on a rank-r
+/// input with rank-q indices becomes rank r+q), hence more than the usual 8.
+inline constexpr int kMaxRank = 16;
+
+/// A list of at most kMaxRank 64-bit integers (a shape, strides, a position). Constructing one
+/// from more than kMaxRank values keeps the true size() and drops the values past kMaxRank;
+/// validation then reports "rank N exceeds the maximum rank 16" instead of failing here.
+class Dims {
+ public:
+  Dims() = default;
+  Dims(std::initializer_list<std::int64_t> values) { assign(values.begin(), values.size()); }
+  explicit Dims(std::span<const std::int64_t> values) { assign(values.data(), values.size()); }
+  /// n copies of `value`.
+  static Dims filled(int n, std::int64_t value);
+
+  int size() const noexcept { return size_; }
+  bool empty() const noexcept { return size_ == 0; }
+  /// True when more than kMaxRank values were given (the extra ones are not stored).
+  bool overflowed() const noexcept { return size_ > kMaxRank; }
+  std::int64_t& operator[](int i) noexcept { return values_[static_cast<std::size_t>(i)]; }
+  std::int64_t operator[](int i) const noexcept { return values_[static_cast<std::size_t>(i)]; }
+  const std::int64_t* data() const noexcept { return values_.data(); }
+  std::int64_t* data() noexcept { return values_.data(); }
+  const std::int64_t* begin() const noexcept { return values_.data(); }
+  const std::int64_t* end() const noexcept { return values_.data() + stored(); }
+  std::int64_t back() const noexcept { return values_[static_cast<std::size_t>(size_ - 1)]; }
+  std::span<const std::int64_t> span() const noexcept { return {values_.data(), (std::size_t)stored()}; }
+  /// Appends one value (past kMaxRank only the count grows).
+  void push_back(std::int64_t v) noexcept;
+  void resize(int n, std::int64_t fill = 0) noexcept;
+
+  friend bool operator==(const Dims& a, const Dims& b) noexcept;
+
+ private:
+  int stored() const noexcept { return size_ < kMaxRank ? size_ : kMaxRank; }
+  void assign(const std::int64_t* values, std::size_t n) noexcept;
+  std::array<std::int64_t, kMaxRank> values_{};
+  int size_ = 0;
+};
+
+/// "[4,3,2]" (the notation of every message and of `explain`).
+std::string to_string(const Dims& dims);
+
+/// Product of the sizes; false when it overflows int64 (then *count is unspecified).
+bool element_count(const Dims& shape, std::int64_t* count) noexcept;
+
+/// Row-major (C order) strides, in elements, for `shape`.
+Dims contiguous_strides(const Dims& shape) noexcept;
+
+/// A read-only strided view: data pointer, dtype, shape, strides in elements.
+/// `data` points at the element at position [0, ..., 0]; it may be null only when the view has
+/// no elements. The view does not own its memory.
+struct TensorView {
+  const void* data = nullptr;
+  DType dtype = DType::kFloat32;
+  Dims shape;
+  Dims strides;
+
+  TensorView() = default;
+  /// A C-contiguous view.
+  TensorView(const void* data, DType dtype, Dims shape);
+  TensorView(const void* data, DType dtype, Dims shape, Dims strides);
+
+  int rank() const noexcept { return shape.size(); }
+  /// Product of the shape (0 when any dimension is 0); saturates at INT64_MAX on overflow.
+  std::int64_t numel() const noexcept;
+  bool is_contiguous() const noexcept;
+};
+
+/// A writable strided view (the output of an "into" call).
+struct MutableTensorView {
+  void* data = nullptr;
+  DType dtype = DType::kFloat32;
+  Dims shape;
+  Dims strides;
+
+  MutableTensorView() = default;
+  MutableTensorView(void* data, DType dtype, Dims shape);
+  MutableTensorView(void* data, DType dtype, Dims shape, Dims strides);
+
+  int rank() const noexcept { return shape.size(); }
+  std::int64_t numel() const noexcept;
+  operator TensorView() const { return TensorView(data, dtype, shape, strides); }
+};
+
+/// An owning, C-contiguous tensor with 64-byte aligned storage.
+class Tensor {
+ public:
+  Tensor() = default;
+  /// Allocates (uninitialized) storage for `shape`. Throws InvalidArgumentError when the shape
+  /// is invalid (negative size, rank > kMaxRank, byte size overflowing 64 bits) or the dtype is
+  /// unsupported, std::bad_alloc when memory runs out.
+  Tensor(DType dtype, Dims shape);
+  /// A contiguous copy of `view` (any strides).
+  static Tensor copy_of(const TensorView& view);
+
+  DType dtype() const noexcept { return dtype_; }
+  const Dims& shape() const noexcept { return shape_; }
+  int rank() const noexcept { return shape_.size(); }
+  std::int64_t numel() const noexcept { return numel_; }
+  std::size_t nbytes() const noexcept { return static_cast<std::size_t>(numel_) * element_size(dtype_); }
+  void* data() noexcept { return storage_.get(); }
+  const void* data() const noexcept { return storage_.get(); }
+  template <class T> T* data_as() noexcept { return static_cast<T*>(data()); }
+  template <class T> const T* data_as() const noexcept { return static_cast<const T*>(data()); }
+
+  TensorView view() const { return TensorView(data(), dtype_, shape_); }
+  MutableTensorView mutable_view() { return MutableTensorView(data(), dtype_, shape_); }
+  /// Same bytes, another shape with the same element count (throws InvalidArgumentError).
+  void reshape(const Dims& shape);
+
+ private:
+  struct AlignedFree { void operator()(void* p) const noexcept; };
+  DType dtype_ = DType::kFloat32;
+  Dims shape_;
+  std::int64_t numel_ = 0;
+  std::unique_ptr<void, AlignedFree> storage_;
+};
+
+}  // namespace multigather

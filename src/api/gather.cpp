@@ -1,0 +1,61 @@
+// The public entry points: validate once, plan, run a kernel; on a bad index, ask the reference
+// kernel for the exact message.
+#include "kernels/cpu/cpu.hpp"
+#include "kernels/reference/reference.hpp"
+#include "plan/plan.hpp"
+
+namespace multigather {
+
+Status gather_multiaxis_into(const TensorView& input, const TensorView& indices,
+                             std::span<const std::int64_t> axes, const MutableTensorView& output,
+                             const GatherOptions& options) noexcept {
+  detail::ValidatedCall call;
+  MULTIGATHER_RETURN_IF_ERROR(detail::validate_call(input, indices, axes, output, options, &call));
+  if (call.shape.output_numel == 0) return Status::Ok();
+  detail::GatherPlan plan;
+  detail::make_plan(input, indices, output, call, options, &plan);
+  if (detail::run_cpu(plan)) return Status::Ok();
+  Status error = detail::reference_gather(input, indices, call, options, MutableTensorView{});
+  if (error.ok()) {
+    return Status(StatusCode::kInternal, "the CPU kernel reported a bad index that the reference "
+                                         "kernel does not find (please report this bug)");
+  }
+  return error;
+}
+
+Status gather_multiaxis_reference(const TensorView& input, const TensorView& indices,
+                                  std::span<const std::int64_t> axes,
+                                  const MutableTensorView& output,
+                                  const GatherOptions& options) noexcept {
+  detail::ValidatedCall call;
+  MULTIGATHER_RETURN_IF_ERROR(detail::validate_call(input, indices, axes, output, options, &call));
+  return detail::reference_gather(input, indices, call, options, output);
+}
+
+Tensor gather_multiaxis(const TensorView& input, const TensorView& indices,
+                        std::span<const std::int64_t> axes, const GatherOptions& options) {
+  GatherShape shape;
+  throw_if_error(infer_shape(input.shape, indices.shape, axes, &shape));
+  if (!is_valid(input.dtype)) {
+    throw_if_error(TypeError("input dtype " + std::to_string(static_cast<int>(input.dtype)) +
+                             " is not supported"));
+  }
+  Tensor out(input.dtype, shape.output_shape);
+  throw_if_error(gather_multiaxis_into(input, indices, axes, out.mutable_view(), options));
+  return out;
+}
+
+Tensor gather_multiaxis(const TensorView& input, const TensorView& indices,
+                        std::initializer_list<std::int64_t> axes, const GatherOptions& options) {
+  return gather_multiaxis(input, indices, std::span<const std::int64_t>(axes.begin(), axes.size()),
+                          options);
+}
+
+GatherShape output_shape(const Dims& input_shape, const Dims& indices_shape,
+                         std::span<const std::int64_t> axes) {
+  GatherShape shape;
+  throw_if_error(infer_shape(input_shape, indices_shape, axes, &shape));
+  return shape;
+}
+
+}  // namespace multigather

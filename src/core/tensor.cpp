@@ -1,0 +1,166 @@
+// Dims, views and the owning Tensor.
+#include "multigather/tensor.hpp"
+
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+#include "multigather/status.hpp"
+
+namespace multigather {
+
+Dims Dims::filled(int n, std::int64_t value) {
+  Dims d;
+  d.resize(n, value);
+  return d;
+}
+
+void Dims::assign(const std::int64_t* values, std::size_t n) noexcept {
+  size_ = static_cast<int>(n > 1024 ? 1024 : n);
+  for (int i = 0; i < stored(); ++i) values_[static_cast<std::size_t>(i)] = values[i];
+}
+
+void Dims::push_back(std::int64_t v) noexcept {
+  if (size_ < kMaxRank) values_[static_cast<std::size_t>(size_)] = v;
+  if (size_ < 1024) ++size_;
+}
+
+void Dims::resize(int n, std::int64_t fill) noexcept {
+  if (n < 0) n = 0;
+  for (int i = size_; i < n && i < kMaxRank; ++i) values_[static_cast<std::size_t>(i)] = fill;
+  size_ = n > 1024 ? 1024 : n;
+}
+
+bool operator==(const Dims& a, const Dims& b) noexcept {
+  if (a.size_ != b.size_) return false;
+  for (int i = 0; i < a.stored(); ++i) {
+    if (a[i] != b[i]) return false;
+  }
+  return true;
+}
+
+std::string to_string(const Dims& dims) {
+  std::string s = "[";
+  for (int i = 0; i < dims.size() && i < kMaxRank; ++i) {
+    if (i) s += ',';
+    s += std::to_string(dims[i]);
+  }
+  if (dims.overflowed()) s += ",...";
+  s += ']';
+  return s;
+}
+
+bool element_count(const Dims& shape, std::int64_t* count) noexcept {
+  std::int64_t n = 1;
+  bool overflow = false;
+  for (int i = 0; i < shape.size() && i < kMaxRank; ++i) {
+    if (shape[i] == 0) {
+      *count = 0;
+      return true;  // an empty shape never overflows, whatever the other sizes
+    }
+    if (shape[i] < 0 || __builtin_mul_overflow(n, shape[i], &n)) overflow = true;
+  }
+  *count = n;
+  return !overflow;
+}
+
+Dims contiguous_strides(const Dims& shape) noexcept {
+  Dims strides = Dims::filled(shape.size(), 1);
+  std::int64_t s = 1;
+  for (int i = shape.size() - 1; i >= 0; --i) {
+    if (i >= kMaxRank) continue;
+    strides[i] = s;
+    if (shape[i] > 1) s *= shape[i];  // wraps only for shapes that validation rejects anyway
+  }
+  return strides;
+}
+
+static std::int64_t saturating_numel(const Dims& shape) noexcept {
+  std::int64_t n = 0;
+  return element_count(shape, &n) ? n : INT64_MAX;
+}
+
+static bool contiguous(const Dims& shape, const Dims& strides) noexcept {
+  std::int64_t expected = 1;
+  for (int i = shape.size() - 1; i >= 0; --i) {
+    if (shape[i] == 0) return true;
+    if (shape[i] != 1 && strides[i] != expected) return false;
+    expected *= shape[i];
+  }
+  return true;
+}
+
+TensorView::TensorView(const void* d, DType t, Dims s)
+    : data(d), dtype(t), shape(s), strides(contiguous_strides(s)) {}
+TensorView::TensorView(const void* d, DType t, Dims s, Dims st)
+    : data(d), dtype(t), shape(s), strides(st) {}
+std::int64_t TensorView::numel() const noexcept { return saturating_numel(shape); }
+bool TensorView::is_contiguous() const noexcept { return contiguous(shape, strides); }
+
+MutableTensorView::MutableTensorView(void* d, DType t, Dims s)
+    : data(d), dtype(t), shape(s), strides(contiguous_strides(s)) {}
+MutableTensorView::MutableTensorView(void* d, DType t, Dims s, Dims st)
+    : data(d), dtype(t), shape(s), strides(st) {}
+std::int64_t MutableTensorView::numel() const noexcept { return saturating_numel(shape); }
+
+void Tensor::AlignedFree::operator()(void* p) const noexcept { std::free(p); }
+
+Tensor::Tensor(DType dtype, Dims shape) : dtype_(dtype), shape_(shape) {
+  if (!is_valid(dtype)) throw TypeMismatchError("dtype " + std::to_string(int(dtype)) + " is not supported");
+  if (shape.overflowed()) {
+    throw InvalidArgumentError("tensor rank " + std::to_string(shape.size()) +
+                               " exceeds the maximum rank " + std::to_string(kMaxRank));
+  }
+  for (int i = 0; i < shape.size(); ++i) {
+    if (shape[i] < 0) {
+      throw InvalidArgumentError("tensor shape[" + std::to_string(i) + "] = " +
+                                 std::to_string(shape[i]) + " is negative");
+    }
+  }
+  std::int64_t bytes = 0;
+  if (!element_count(shape, &numel_) ||
+      __builtin_mul_overflow(numel_, static_cast<std::int64_t>(element_size(dtype)), &bytes) ||
+      bytes > INT64_MAX - 64) {
+    throw InvalidArgumentError("tensor shape " + to_string(shape) + " of " +
+                               std::string(dtype_name(dtype)) + " overflows 64-bit byte sizes");
+  }
+  const std::size_t rounded = (static_cast<std::size_t>(bytes) + 63u) / 64u * 64u;
+  void* p = std::aligned_alloc(64, rounded == 0 ? 64 : rounded);
+  if (!p) throw std::bad_alloc();
+  storage_.reset(p);
+}
+
+Tensor Tensor::copy_of(const TensorView& view) {
+  Tensor t(view.dtype, view.shape);
+  if (t.numel_ == 0) return t;
+  const std::size_t es = element_size(view.dtype);
+  const int r = view.rank();
+  Dims pos = Dims::filled(r, 0);
+  auto* out = static_cast<std::byte*>(t.data());
+  const auto* in = static_cast<const std::byte*>(view.data);
+  std::int64_t offset = 0;
+  for (std::int64_t n = 0; n < t.numel_; ++n) {
+    std::memcpy(out + n * static_cast<std::int64_t>(es), in + offset * static_cast<std::int64_t>(es), es);
+    for (int d = r - 1; d >= 0; --d) {  // odometer over positions in C order
+      offset += view.strides[d];
+      if (++pos[d] < view.shape[d]) break;
+      offset -= view.strides[d] * view.shape[d];
+      pos[d] = 0;
+    }
+  }
+  return t;
+}
+
+void Tensor::reshape(const Dims& shape) {
+  std::int64_t n = 0;
+  if (shape.overflowed() || !element_count(shape, &n) || n != numel_) {
+    throw InvalidArgumentError("cannot reshape a tensor of shape " + to_string(shape_) +
+                               " to " + to_string(shape) + ": element counts differ");
+  }
+  for (int i = 0; i < shape.size(); ++i) {
+    if (shape[i] < 0) throw InvalidArgumentError("reshape target " + to_string(shape) + " has a negative size");
+  }
+  shape_ = shape;
+}
+
+}  // namespace multigather

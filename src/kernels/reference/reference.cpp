@@ -1,0 +1,130 @@
+// The reference kernel: SPEC section 1, transcribed plainly. No fast paths, one thread.
+#include "kernels/reference/reference.hpp"
+
+#include <cstring>
+#include <string>
+
+namespace multigather::detail {
+namespace {
+
+using i128 = __int128;
+
+i128 read_index(const std::byte* p, DType t) {
+  switch (t) {
+    case DType::kInt8: { std::int8_t v; std::memcpy(&v, p, 1); return v; }
+    case DType::kUInt8: { std::uint8_t v; std::memcpy(&v, p, 1); return v; }
+    case DType::kInt16: { std::int16_t v; std::memcpy(&v, p, 2); return v; }
+    case DType::kUInt16: { std::uint16_t v; std::memcpy(&v, p, 2); return v; }
+    case DType::kInt32: { std::int32_t v; std::memcpy(&v, p, 4); return v; }
+    case DType::kUInt32: { std::uint32_t v; std::memcpy(&v, p, 4); return v; }
+    case DType::kInt64: { std::int64_t v; std::memcpy(&v, p, 8); return v; }
+    case DType::kUInt64: { std::uint64_t v; std::memcpy(&v, p, 8); return v; }
+    default: return 0;
+  }
+}
+
+std::string to_string128(i128 v) {
+  if (v == 0) return "0";
+  const bool neg = v < 0;
+  unsigned __int128 u = neg ? static_cast<unsigned __int128>(-(v + 1)) + 1 : static_cast<unsigned __int128>(v);
+  std::string s;
+  while (u) {
+    s.insert(s.begin(), static_cast<char>('0' + static_cast<int>(u % 10)));
+    u /= 10;
+  }
+  return neg ? "-" + s : s;
+}
+
+}  // namespace
+
+Status reference_gather(const TensorView& input, const TensorView& indices,
+                        const ValidatedCall& call, const GatherOptions& options,
+                        const MutableTensorView& output) noexcept {
+  const GatherShape& s = call.shape;
+  if (s.output_numel == 0) return Status::Ok();  // no lookup, never an error
+  const int r = input.rank();
+  const int k = s.axes.size();
+  const int c = s.coordinate_size;
+  const std::size_t es = call.element_size;
+  const std::size_t is = element_size(indices.dtype);
+  const auto* in = static_cast<const std::byte*>(input.data);
+  const auto* ix = static_cast<const std::byte*>(indices.data);
+  auto* out = static_cast<std::byte*>(output.data);
+
+  Dims o = Dims::filled(r, 0);  // output position, C-order odometer
+  for (std::int64_t n = 0; n < s.output_numel; ++n) {
+    // q: the logical indices position (index broadcasting); i: the input position.
+    Dims q = Dims::filled(r, 0);
+    Dims i = Dims::filled(r, 0);
+    for (int e = 0; e < r; ++e) {
+      q[e] = s.logical_indices_shape[e] == 1 ? 0 : o[e];
+      i[e] = (s.is_axis[static_cast<std::size_t>(e)] || input.shape[e] == 1) ? 0 : o[e];
+    }
+    bool fill = false;
+    for (int j = 0; j < k; ++j) {
+      // The j-th coordinate is indices[q0, ..., q_{r-2}, q_{r-1} * c + j].
+      Dims p = q;
+      p[r - 1] = q[r - 1] * c + j;
+      std::int64_t ioff = 0;
+      for (int e = 0; e < r; ++e) ioff += p[e] * indices.strides[e];
+      const i128 raw = read_index(ix + ioff * static_cast<std::int64_t>(is), indices.dtype);
+      const std::int64_t axis = s.axes[j];
+      const std::int64_t size = input.shape[static_cast<int>(axis)];
+      i128 v = raw;
+      if (call.negative_indices && v < 0) v += size;
+      bool in_range = v >= 0 && v < size;
+      if (!in_range && size > 0) {
+        if (options.index_mode == IndexMode::kClamp) {
+          v = v < 0 ? 0 : size - 1;
+          in_range = true;
+        } else if (options.index_mode == IndexMode::kWrap) {
+          v = ((v % size) + size) % size;
+          in_range = true;
+        }
+      }
+      if (!in_range) {
+        if (options.index_mode == IndexMode::kFill) {
+          fill = true;
+          continue;
+        }
+        std::string pos = "indices[";
+        for (int e = 0; e < r; ++e) pos += (e ? "," : "") + std::to_string(p[e]);
+        pos += "] = " + to_string128(raw) + " is out of range for axis " + std::to_string(axis) +
+               " of size " + std::to_string(size);
+        if (size == 0) {
+          pos += " (the axis is empty";
+          if (options.index_mode != IndexMode::kError) {
+            pos += ": index_mode " + std::string(index_mode_name(options.index_mode)) +
+                   " has no index to resolve to";
+          }
+          pos += ")";
+        } else if (call.negative_indices) {
+          pos += " (valid range [" + std::to_string(-size) + ", " + std::to_string(size) + "))";
+        } else {
+          pos += " (valid range [0, " + std::to_string(size) + "))";
+        }
+        return OutOfRange(pos);
+      }
+      i[static_cast<int>(axis)] = static_cast<std::int64_t>(v);
+    }
+    if (out != nullptr) {
+      std::int64_t ooff = 0;
+      for (int e = 0; e < r; ++e) ooff += o[e] * output.strides[e];
+      std::byte* dst = out + ooff * static_cast<std::int64_t>(es);
+      if (fill) {
+        std::memcpy(dst, call.fill_bytes.data(), es);
+      } else {
+        std::int64_t ioff = 0;
+        for (int e = 0; e < r; ++e) ioff += i[e] * input.strides[e];
+        std::memcpy(dst, in + ioff * static_cast<std::int64_t>(es), es);
+      }
+    }
+    for (int d = r - 1; d >= 0; --d) {
+      if (++o[d] < s.output_shape[d]) break;
+      o[d] = 0;
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace multigather::detail

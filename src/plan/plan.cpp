@@ -1,0 +1,80 @@
+// make_plan: the pure normalization step between validation and kernels.
+#include "plan/plan.hpp"
+
+namespace multigather::detail {
+
+void make_plan(const TensorView& input, const TensorView& indices,
+               const MutableTensorView& output, const ValidatedCall& call,
+               const GatherOptions& options, GatherPlan* plan) noexcept {
+  GatherPlan p;
+  const GatherShape& s = call.shape;
+  const int r = input.rank();
+  const int c = s.coordinate_size;
+
+  // 1. One loop dimension per output dimension; broadcast and axes become stride 0.
+  //    Size-1 dimensions are dropped: their position is always 0.
+  int n = 0;
+  for (int d = 0; d < r; ++d) {
+    const auto du = static_cast<std::size_t>(d);
+    const std::int64_t size = s.output_shape[d];
+    if (size == 1) continue;
+    p.shape[static_cast<std::size_t>(n)] = size;
+    p.input_strides[static_cast<std::size_t>(n)] =
+        (s.is_axis[du] || input.shape[d] == 1) ? 0 : input.strides[d];
+    p.indices_strides[static_cast<std::size_t>(n)] =
+        (s.logical_indices_shape[d] == 1) ? 0 : indices.strides[d] * (d == r - 1 ? c : 1);
+    p.output_strides[static_cast<std::size_t>(n)] = output.strides[d];
+    ++n;
+  }
+
+  // 2. Coalesce neighbours (outer i, inner i+1) that are contiguous in all three operands:
+  //    stride[i] == stride[i+1] * shape[i+1]. Dimensions are never reordered, so the C-order
+  //    walk of the plan still visits output elements in the original C order.
+  int m = 0;
+  for (int i = 0; i < n; ++i) {
+    const auto iu = static_cast<std::size_t>(i);
+    if (m > 0) {
+      const auto pu = static_cast<std::size_t>(m - 1);
+      const std::int64_t inner = p.shape[iu];
+      if (p.input_strides[pu] == p.input_strides[iu] * inner &&
+          p.indices_strides[pu] == p.indices_strides[iu] * inner &&
+          p.output_strides[pu] == p.output_strides[iu] * inner) {
+        p.shape[pu] *= inner;
+        p.input_strides[pu] = p.input_strides[iu];
+        p.indices_strides[pu] = p.indices_strides[iu];
+        p.output_strides[pu] = p.output_strides[iu];
+        continue;
+      }
+    }
+    const auto mu = static_cast<std::size_t>(m);
+    p.shape[mu] = p.shape[iu];
+    p.input_strides[mu] = p.input_strides[iu];
+    p.indices_strides[mu] = p.indices_strides[iu];
+    p.output_strides[mu] = p.output_strides[iu];
+    ++m;
+  }
+  p.rank = m;
+
+  // 3. Coordinates: axis j reads indices at index_offset + j * coord_stride.
+  p.k = s.axes.size();
+  for (int j = 0; j < p.k; ++j) {
+    const auto a = static_cast<int>(s.axes[j]);
+    p.axis_strides[static_cast<std::size_t>(j)] = input.strides[a];
+    p.axis_sizes[static_cast<std::size_t>(j)] = input.shape[a];
+  }
+  p.coord_stride = r > 0 ? indices.strides[r - 1] : 0;
+
+  p.numel = s.output_numel;
+  p.input = static_cast<const std::byte*>(input.data);
+  p.indices = static_cast<const std::byte*>(indices.data);
+  p.output = static_cast<std::byte*>(output.data);
+  p.element_size = call.element_size;
+  p.index_dtype = indices.dtype;
+  p.index_mode = options.index_mode;
+  p.negative_indices = call.negative_indices;
+  p.fill_bytes = call.fill_bytes;
+  p.num_threads = options.num_threads;
+  *plan = p;
+}
+
+}  // namespace multigather::detail
