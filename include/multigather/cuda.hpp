@@ -1,0 +1,74 @@
+// multigather/cuda.hpp: gather_multiaxis on NVIDIA GPUs (the CUDA backend).
+//
+// The same operator, the same validation and the same index policies as the CPU core
+// (multigather/gather.hpp; ../shared/SPEC.md section 1):
+//
+//     output[o] = input[i]   with i[axes[j]] = resolve(indices[..., q_{r-1} * c + j], n_j)
+//
+// but `input`, `indices` and `output` hold DEVICE pointers (cudaMalloc, cudaMallocAsync,
+// managed memory, or a framework's CUDA tensor), all on one device. Views keep their meaning:
+// shapes and strides in elements, stride 0 = broadcast, any strides.
+//
+// Available when the library is built with MULTIGATHER_CUDA=ON (the macro
+// MULTIGATHER_HAVE_CUDA is then defined for every target that links multigather). This header
+// does not include cuda_runtime.h: a stream is passed as `void*` (a cudaStream_t or CUstream;
+// nullptr = the legacy default stream).
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "multigather/gather.hpp"
+
+namespace multigather {
+
+/// True when the CUDA runtime finds at least one usable device (driver present, device count
+/// > 0). Never throws; cheap after the first call.
+bool cuda_device_available() noexcept;
+
+/// gather_multiaxis on the GPU, into a caller-provided device output view.
+///
+/// Shapes, dtypes, axes and options are validated on the host exactly as by
+/// gather_multiaxis_into, with the same messages. Index VALUES are resolved by the kernel itself
+/// (error / clamp / wrap / fill, negative indices, unsigned 64-bit values above INT64_MAX), and
+/// an out-of-range value never causes an out-of-bounds read.
+///
+/// Synchronization: the kernel is enqueued on `stream`. In IndexMode::kClamp, kWrap and kFill no
+/// index value can fail the call, so the function returns right after enqueueing (the output is
+/// ready when `stream` reaches that point, as with any CUDA library call). In IndexMode::kError
+/// the kernel raises a flag in pinned host memory on the first bad index; the function
+/// synchronizes `stream` and reads it. On a bad index it copies `indices` back to the host and
+/// returns the exact message of the CPU core (OutOfRange, e.g. "indices[3,1] = 7 is out of range
+/// for axis 2 of size 5 (valid range [-5, 5))"); the output then holds partial data.
+/// Use gather_multiaxis_cuda_enqueue to avoid the synchronization in error mode.
+///
+/// Errors, besides those of gather_multiaxis_into: a pointer that is not device memory of one
+/// CUDA device (InvalidArgument, naming the operand); an indices pointer not aligned to its
+/// element size (InvalidArgument); a CUDA runtime failure (Internal, with the runtime's message).
+/// The kernel runs on the device that owns the pointers; `stream` must belong to it.
+Status gather_multiaxis_cuda_into(const TensorView& input, const TensorView& indices,
+                                  std::span<const std::int64_t> axes,
+                                  const MutableTensorView& output,
+                                  const GatherOptions& options = {},
+                                  void* stream = nullptr) noexcept;
+
+/// The asynchronous form: validates, then enqueues the kernel on `stream` and returns without
+/// any synchronization, in every index mode.
+///
+/// `error_flag` must be null or point to a std::uint32_t the device can write (device memory,
+/// or mapped pinned host memory). In IndexMode::kError, when some index is out of range (or an
+/// indexed axis is empty), the kernel stores a nonzero value there; the function never clears
+/// it, so the caller zeroes it before the call and reads it after `stream` completes. A nonzero
+/// flag means the output must not be used; gather_multiaxis_cuda_into on the same arguments
+/// then returns the exact message. With a null `error_flag`, bad indices in error mode are
+/// still never dereferenced, but go unreported.
+///
+/// A call whose failure needs no index value (an empty indexed axis with a non-empty output, in
+/// error, clamp or wrap mode) returns its OutOfRange status at once, without enqueueing.
+Status gather_multiaxis_cuda_enqueue(const TensorView& input, const TensorView& indices,
+                                     std::span<const std::int64_t> axes,
+                                     const MutableTensorView& output,
+                                     const GatherOptions& options, void* stream,
+                                     std::uint32_t* error_flag) noexcept;
+
+}  // namespace multigather

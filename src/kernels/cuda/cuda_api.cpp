@@ -1,0 +1,257 @@
+// The public CUDA entry points (multigather/cuda.hpp): validate on the host exactly as the CPU
+// core does, check that the pointers are device memory of one device, plan, launch. In error
+// mode a flag in pinned host memory tells whether some index was bad; only then are the indices
+// copied back and the reference kernel asked for the exact message.
+#include <cuda_runtime.h>
+
+#include <memory>
+#include <string>
+
+#include "kernels/cuda/gather_kernel.hpp"
+#include "kernels/reference/reference.hpp"
+#include "multigather/cuda.hpp"
+#include "plan/plan.hpp"
+
+namespace multigather {
+namespace {
+
+Status cuda_failure(cudaError_t error, const char* what) {
+  return Status(StatusCode::kInternal, std::string("CUDA ") + what + " failed: " +
+                                           cudaGetErrorName(error) + " (" +
+                                           cudaGetErrorString(error) + ")");
+}
+
+// The device that owns `data`, or an InvalidArgument naming the operand.
+Status owning_device(const void* data, const char* name, int* device) {
+  cudaPointerAttributes attributes{};
+  const cudaError_t error = cudaPointerGetAttributes(&attributes, data);
+  if (error != cudaSuccess) {
+    cudaGetLastError();  // clear the sticky-free error so later calls are not blamed
+    return InvalidArgument(std::string(name) + ".data is not a pointer the CUDA runtime knows (" +
+                           cudaGetErrorString(error) + ")");
+  }
+  const bool device_visible =
+      attributes.type == cudaMemoryTypeDevice || attributes.type == cudaMemoryTypeManaged ||
+      (attributes.type == cudaMemoryTypeHost && attributes.devicePointer == data);
+  if (!device_visible) {
+    return InvalidArgument(std::string(name) +
+                           ".data is host memory; the CUDA backend needs device memory "
+                           "(cudaMalloc, managed, or mapped pinned memory)");
+  }
+  *device = attributes.type == cudaMemoryTypeHost ? -1 : attributes.device;
+  return Status::Ok();
+}
+
+// Finds the one device that owns every non-empty operand.
+Status common_device(const TensorView& input, const TensorView& indices,
+                     const MutableTensorView& output, const detail::GatherPlan& plan,
+                     int* device) {
+  struct Operand { const void* data; const char* name; bool used; };
+  const Operand operands[] = {{output.data, "output", true},
+                              {input.data, "input", input.numel() > 0},
+                              {indices.data, "indices", plan.k > 0}};
+  *device = -1;
+  for (const Operand& operand : operands) {
+    if (!operand.used) continue;
+    int owner = -1;
+    MULTIGATHER_RETURN_IF_ERROR(owning_device(operand.data, operand.name, &owner));
+    if (owner < 0) continue;  // mapped host memory: visible from every device
+    if (*device >= 0 && owner != *device) {
+      return InvalidArgument(std::string(operand.name) + ".data is on CUDA device " +
+                             std::to_string(owner) + " but another operand is on device " +
+                             std::to_string(*device) + " (all operands must share one device)");
+    }
+    *device = owner;
+  }
+  if (*device < 0) return cudaGetDevice(device) == cudaSuccess ? Status::Ok()
+                                                              : Status(StatusCode::kInternal, "no current CUDA device");
+  return Status::Ok();
+}
+
+// Makes `device` current for the scope, restoring the caller's device afterwards.
+class DeviceScope {
+ public:
+  explicit DeviceScope(int device) {
+    if (cudaGetDevice(&previous_) == cudaSuccess && previous_ != device) {
+      switched_ = cudaSetDevice(device) == cudaSuccess;
+    }
+  }
+  ~DeviceScope() {
+    if (switched_) cudaSetDevice(previous_);
+  }
+  DeviceScope(const DeviceScope&) = delete;
+  DeviceScope& operator=(const DeviceScope&) = delete;
+
+ private:
+  int previous_ = 0;
+  bool switched_ = false;
+};
+
+// The message path: copies the bytes `indices` spans back to the host (in stream order) and
+// lets the reference kernel find the first bad index in output order.
+Status message_from_indices(const TensorView& input, const TensorView& indices,
+                            const detail::ValidatedCall& call, const GatherOptions& options,
+                            cudaStream_t stream) {
+  const auto is = static_cast<std::int64_t>(element_size(indices.dtype));
+  std::int64_t low = 0, high = 0;  // element offsets reached, relative to indices.data
+  for (int d = 0; d < indices.rank(); ++d) {
+    const std::int64_t reach = indices.strides[d] * (indices.shape[d] - 1);
+    (reach < 0 ? low : high) += reach;
+  }
+  const auto bytes = static_cast<std::size_t>((high - low + 1) * is);
+  std::unique_ptr<std::byte[]> host(new (std::nothrow) std::byte[bytes]);
+  if (!host) return Status(StatusCode::kInternal, "out of memory copying indices for a message");
+  const auto* first = static_cast<const std::byte*>(indices.data) + low * is;
+  cudaError_t error = cudaMemcpyAsync(host.get(), first, bytes, cudaMemcpyDeviceToHost, stream);
+  if (error == cudaSuccess) error = cudaStreamSynchronize(stream);
+  if (error != cudaSuccess) return cuda_failure(error, "copy of indices to the host");
+  TensorView host_indices(host.get() - low * is, indices.dtype, indices.shape, indices.strides);
+  // With a null output the reference reads only index values, never input.data.
+  Status status = detail::reference_gather(input, host_indices, call, options, MutableTensorView{});
+  if (status.ok()) {
+    return Status(StatusCode::kInternal, "the CUDA kernel reported a bad index that the reference "
+                                         "kernel does not find (please report this bug)");
+  }
+  return status;
+}
+
+// A per-thread flag in mapped pinned host memory: the kernel writes it on a bad index, the host
+// reads it after the stream synchronization that error mode needs anyway.
+class PinnedFlag {
+ public:
+  ~PinnedFlag() {
+    if (flag_ != nullptr) cudaFreeHost(flag_);
+  }
+  std::uint32_t* get() {
+    if (flag_ == nullptr) {
+      void* p = nullptr;
+      if (cudaHostAlloc(&p, sizeof(std::uint32_t), cudaHostAllocMapped | cudaHostAllocPortable) !=
+          cudaSuccess) {
+        return nullptr;
+      }
+      flag_ = static_cast<std::uint32_t*>(p);
+    }
+    return flag_;
+  }
+
+ private:
+  std::uint32_t* flag_ = nullptr;
+};
+
+struct Prepared {
+  detail::ValidatedCall call;
+  detail::CudaGatherParams params;
+  int device = 0;
+  int multiprocessors = 0;
+  bool empty = false;          // nothing to launch
+  bool needs_message = false;  // fails regardless of index values (an empty indexed axis)
+};
+
+Status prepare(const TensorView& input, const TensorView& indices,
+               std::span<const std::int64_t> axes, const MutableTensorView& output,
+               const GatherOptions& options, Prepared* prep) {
+  MULTIGATHER_RETURN_IF_ERROR(
+      detail::validate_call(input, indices, axes, output, options, &prep->call));
+  if (prep->call.shape.output_numel == 0) {
+    prep->empty = true;
+    return Status::Ok();
+  }
+  if (!cuda_device_available()) {
+    return Status(StatusCode::kInternal, "no CUDA device is available");
+  }
+  detail::GatherPlan plan;
+  detail::make_plan(input, indices, output, prep->call, options, &plan);
+  const auto index_bytes = static_cast<std::uintptr_t>(element_size(indices.dtype));
+  if (plan.k > 0 && reinterpret_cast<std::uintptr_t>(indices.data) % index_bytes != 0) {
+    return InvalidArgument("indices.data is not aligned to its element size " +
+                           std::to_string(index_bytes) + " (the CUDA backend loads whole indices)");
+  }
+  MULTIGATHER_RETURN_IF_ERROR(common_device(input, indices, output, plan, &prep->device));
+  for (int j = 0; j < plan.k; ++j) {
+    if (plan.axis_sizes[static_cast<std::size_t>(j)] == 0 && options.index_mode != IndexMode::kFill) {
+      prep->needs_message = true;
+    }
+  }
+  detail::make_cuda_params(plan, &prep->params);
+  const cudaError_t error = cudaDeviceGetAttribute(&prep->multiprocessors,
+                                                   cudaDevAttrMultiProcessorCount, prep->device);
+  if (error != cudaSuccess) return cuda_failure(error, "device query");
+  return Status::Ok();
+}
+
+}  // namespace
+
+bool cuda_device_available() noexcept {
+  static const bool available = [] {
+    int count = 0;
+    const bool ok = cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
+    cudaGetLastError();  // a missing driver must not leave an error behind
+    return ok;
+  }();
+  return available;
+}
+
+namespace {
+
+// Validates, then enqueues the kernel (or, for a call that fails whatever the index values,
+// returns its message). `*prep` tells the caller what was launched.
+Status enqueue(const TensorView& input, const TensorView& indices,
+               std::span<const std::int64_t> axes, const MutableTensorView& output,
+               const GatherOptions& options, cudaStream_t stream, std::uint32_t* error_flag,
+               Prepared* prep) {
+  MULTIGATHER_RETURN_IF_ERROR(prepare(input, indices, axes, output, options, prep));
+  if (prep->empty) return Status::Ok();
+  DeviceScope scope(prep->device);
+  if (prep->needs_message) return message_from_indices(input, indices, prep->call, options, stream);
+  prep->params.error_flag = options.index_mode == IndexMode::kError ? error_flag : nullptr;
+  const cudaError_t error = detail::launch_gather(prep->params, prep->multiprocessors, stream);
+  if (error != cudaSuccess) return cuda_failure(error, "kernel launch");
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status gather_multiaxis_cuda_enqueue(const TensorView& input, const TensorView& indices,
+                                     std::span<const std::int64_t> axes,
+                                     const MutableTensorView& output,
+                                     const GatherOptions& options, void* stream,
+                                     std::uint32_t* error_flag) noexcept {
+  try {
+    Prepared prep;
+    return enqueue(input, indices, axes, output, options, static_cast<cudaStream_t>(stream),
+                   error_flag, &prep);
+  } catch (...) {  // std::bad_alloc from a message string
+    return Status(StatusCode::kInternal, "out of memory in the CUDA backend");
+  }
+}
+
+Status gather_multiaxis_cuda_into(const TensorView& input, const TensorView& indices,
+                                  std::span<const std::int64_t> axes,
+                                  const MutableTensorView& output, const GatherOptions& options,
+                                  void* stream) noexcept {
+  try {
+    const auto cuda_stream = static_cast<cudaStream_t>(stream);
+    thread_local PinnedFlag pinned;
+    std::uint32_t* flag = nullptr;
+    if (options.index_mode == IndexMode::kError && cuda_device_available()) {
+      flag = pinned.get();
+      if (flag == nullptr) {
+        return Status(StatusCode::kInternal, "CUDA pinned allocation of the error flag failed");
+      }
+      *reinterpret_cast<volatile std::uint32_t*>(flag) = 0;
+    }
+    Prepared prep;
+    MULTIGATHER_RETURN_IF_ERROR(
+        enqueue(input, indices, axes, output, options, cuda_stream, flag, &prep));
+    if (flag == nullptr || prep.empty || prep.params.error_flag == nullptr) return Status::Ok();
+    const cudaError_t error = cudaStreamSynchronize(cuda_stream);
+    if (error != cudaSuccess) return cuda_failure(error, "gather kernel");
+    if (*reinterpret_cast<volatile std::uint32_t*>(flag) == 0) return Status::Ok();
+    DeviceScope scope(prep.device);
+    return message_from_indices(input, indices, prep.call, options, cuda_stream);
+  } catch (...) {
+    return Status(StatusCode::kInternal, "out of memory in the CUDA backend");
+  }
+}
+
+}  // namespace multigather

@@ -1,0 +1,121 @@
+// The host half of the CUDA backend's planning: GatherPlan -> CudaGatherParams. Pure.
+#include <cstring>
+#include <numeric>
+
+#include "kernels/cuda/launch_params.hpp"
+#include "plan/plan.hpp"
+
+namespace multigather::detail {
+namespace {
+
+constexpr std::int64_t kInt32Limit = std::int64_t{1} << 31;
+// Work items in 32-bit mode stay below 2^31 even after one grid-stride step of a full grid.
+constexpr std::int64_t kItems32Limit = std::int64_t{1} << 30;
+
+std::int64_t abs64(std::int64_t v) { return v < 0 ? -v : v; }
+
+std::int64_t round_up_pow2(std::int64_t v) {
+  std::int64_t p = 1;
+  while (p < v) p <<= 1;
+  return p;
+}
+
+int log2_exact(std::int64_t pow2) {
+  int s = 0;
+  while ((std::int64_t{1} << s) < pow2) ++s;
+  return s;
+}
+
+// Largest of 16, 8, 4, 2, 1 dividing every byte quantity the kernel adds to a pointer.
+int widest_unit(const GatherPlan& p, int outer_rank, std::int64_t row_bytes) {
+  const auto es = static_cast<std::int64_t>(p.element_size);
+  std::uint64_t g = 16;
+  const auto fold = [&g](std::uint64_t v) { g = std::gcd(g, v); };
+  fold(static_cast<std::uint64_t>(row_bytes));
+  fold(static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(p.input)));
+  fold(static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(p.output)));
+  for (int d = 0; d < outer_rank; ++d) {
+    fold(static_cast<std::uint64_t>(abs64(p.input_strides[static_cast<std::size_t>(d)]) * es));
+    fold(static_cast<std::uint64_t>(abs64(p.output_strides[static_cast<std::size_t>(d)]) * es));
+  }
+  for (int j = 0; j < p.k; ++j) {
+    fold(static_cast<std::uint64_t>(abs64(p.axis_strides[static_cast<std::size_t>(j)]) * es));
+  }
+  return static_cast<int>(g);  // g divides 16, so it is a power of two
+}
+
+}  // namespace
+
+void make_cuda_params(const GatherPlan& p, CudaGatherParams* out) noexcept {
+  CudaGatherParams c;
+  const int m = p.rank;
+  const auto es = static_cast<std::int64_t>(p.element_size);
+
+  // Row/block path: the innermost plan dimension copies a contiguous block per lookup.
+  const auto last = static_cast<std::size_t>(m > 0 ? m - 1 : 0);
+  c.block_path = m > 0 && p.input_strides[last] == 1 && p.output_strides[last] == 1 &&
+                 (p.k == 0 || p.indices_strides[last] == 0);
+  c.rank = c.block_path ? m - 1 : m;
+  const std::int64_t row_elements = c.block_path ? p.shape[last] : 1;
+  const std::int64_t row_bytes = row_elements * es;
+
+  c.unit_bytes = widest_unit(p, c.rank, row_bytes);
+  const std::int64_t ub = c.unit_bytes;
+  c.row_units = row_bytes / ub;
+  c.rows = p.numel / row_elements;
+
+  // A group of threads per row, each moving up to kUnitsPerThread units per item; rows longer
+  // than one item are split so that long rows still spread over the whole GPU.
+  const std::int64_t per_thread = kUnitsPerThread;
+  std::int64_t group = round_up_pow2((c.row_units + per_thread - 1) / per_thread);
+  if (group > kThreadsPerBlock) group = kThreadsPerBlock;
+  c.group_shift = log2_exact(group);
+  c.chunk_units = group * per_thread;
+  c.chunks_per_row = (c.row_units + c.chunk_units - 1) / c.chunk_units;
+  c.items = c.rows * c.chunks_per_row;
+
+  // Extents (largest |offset| reached) decide whether 32-bit arithmetic is exact.
+  std::int64_t input_extent = c.row_units, output_extent = c.row_units, index_extent = 1;
+  for (int d = 0; d < c.rank; ++d) {
+    const auto du = static_cast<std::size_t>(d);
+    c.shape[du] = p.shape[du];
+    c.input_strides[du] = p.input_strides[du] * es / ub;
+    c.output_strides[du] = p.output_strides[du] * es / ub;
+    c.indices_strides[du] = p.k > 0 ? p.indices_strides[du] : 0;
+    input_extent += abs64(c.input_strides[du]) * (c.shape[du] - 1);
+    output_extent += abs64(c.output_strides[du]) * (c.shape[du] - 1);
+    index_extent += abs64(c.indices_strides[du]) * (c.shape[du] - 1);
+  }
+  c.k = p.k;
+  for (int j = 0; j < p.k; ++j) {
+    const auto ju = static_cast<std::size_t>(j);
+    c.axis_strides[ju] = p.axis_strides[ju] * es / ub;
+    c.axis_sizes[ju] = p.axis_sizes[ju];
+    if (c.axis_sizes[ju] > 0) input_extent += abs64(c.axis_strides[ju]) * (c.axis_sizes[ju] - 1);
+  }
+  c.coord_stride = p.coord_stride;
+  if (p.k > 1) index_extent += abs64(p.coord_stride) * (p.k - 1);
+
+  c.offsets32 = c.items < kItems32Limit && input_extent < kInt32Limit &&
+                output_extent < kInt32Limit && index_extent < kInt32Limit;
+  if (c.offsets32) {
+    for (int d = 0; d < c.rank; ++d) {
+      const auto du = static_cast<std::size_t>(d);
+      c.shape_divide[du] = FastDivide(static_cast<std::uint32_t>(c.shape[du]));
+    }
+    c.chunks_divide = FastDivide(static_cast<std::uint32_t>(c.chunks_per_row));
+  }
+
+  c.index_dtype = p.index_dtype;
+  c.index_mode = p.index_mode;
+  c.negative_indices = p.negative_indices;
+  for (std::size_t b = 0; b < sizeof(c.fill_pattern); b += p.element_size) {
+    std::memcpy(c.fill_pattern + b, p.fill_bytes.data(), p.element_size);
+  }
+  c.input = p.input;
+  c.indices = p.indices;
+  c.output = p.output;
+  *out = c;
+}
+
+}  // namespace multigather::detail

@@ -1,0 +1,74 @@
+// Internal: what one launch of the CUDA gather kernel needs, derived on the host from a
+// normalized GatherPlan (plan/plan.hpp). Shared by the host planner (launch_params.cpp) and the
+// kernel (gather_kernel.cu); plain data, no CUDA types, so it is unit-tested without a GPU.
+//
+// The kernel family sees every gather as ROWS: one row per lookup, a run of `row_units`
+// consecutive units of `unit_bytes` bytes that is contiguous in both input and output.
+//  - row/block path: the plan's innermost dimension is contiguous in input and output and does
+//    not move the indices (an embedding row, a mid-axis block): a row is that whole block, and
+//    units are as wide as alignment allows (16-byte vectors for aligned float32 rows).
+//  - element path: anything else (GatherElements, flat take, strided views): a row is one
+//    element.
+// Rows are cut into work items of `chunk_units` units; a group of 2^group_shift consecutive
+// threads runs one item, each thread moving up to kUnitsPerThread units.
+#pragma once
+
+#include <cstdint>
+
+#include "multigather/gather.hpp"
+#include "kernels/cuda/fast_divide.hpp"
+
+namespace multigather::detail {
+
+/// Units one thread moves per work item (independent loads in flight before the first store).
+inline constexpr int kUnitsPerThread = 4;
+/// Threads per CUDA block of the gather kernel.
+inline constexpr int kThreadsPerBlock = 256;
+
+struct CudaGatherParams {
+  // Outer loop nest over rows (the plan's dimensions minus the row block), C order.
+  int rank = 0;
+  std::int64_t shape[kMaxRank] = {};
+  FastDivide shape_divide[kMaxRank] = {};  // valid when offsets32
+  std::int64_t input_strides[kMaxRank] = {};    // in units
+  std::int64_t indices_strides[kMaxRank] = {};  // in index elements
+  std::int64_t output_strides[kMaxRank] = {};   // in units
+
+  // Coordinates: axis j reads indices[index_offset + j * coord_stride].
+  int k = 0;
+  std::int64_t axis_strides[kMaxRank] = {};  // in units
+  std::int64_t axis_sizes[kMaxRank] = {};
+  std::int64_t coord_stride = 0;
+
+  std::int64_t rows = 0;
+  std::int64_t row_units = 0;
+  std::int64_t chunk_units = 0;
+  std::int64_t chunks_per_row = 1;
+  FastDivide chunks_divide;  // valid when offsets32
+  std::int64_t items = 0;    // rows * chunks_per_row
+  int group_shift = 0;       // log2(threads per item)
+  int unit_bytes = 1;        // 1, 2, 4, 8 or 16
+  /// Every offset, row and item count fits in int32 (the kernel then uses 32-bit arithmetic
+  /// and multiply-high division).
+  bool offsets32 = false;
+  bool block_path = false;   // informational: the row is the plan's inner block
+
+  DType index_dtype = DType::kInt64;
+  IndexMode index_mode = IndexMode::kError;
+  bool negative_indices = true;
+  /// The fill element repeated to 16 bytes; unit u of a row is fill_pattern unit
+  /// u mod (16 / unit_bytes).
+  alignas(16) unsigned char fill_pattern[16] = {};
+
+  const void* input = nullptr;
+  const void* indices = nullptr;
+  void* output = nullptr;
+  std::uint32_t* error_flag = nullptr;  // may be null
+};
+
+struct GatherPlan;
+
+/// Derives the launch of `plan` (pure: no CUDA call). `plan.numel` must be > 0.
+void make_cuda_params(const GatherPlan& plan, CudaGatherParams* params) noexcept;
+
+}  // namespace multigather::detail

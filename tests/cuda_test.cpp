@@ -1,0 +1,620 @@
+// The CUDA backend against the CPU reference kernel (the oracle), on randomized plans: ranks,
+// axes, element widths, all eight index types, every index mode, negative indices, broadcasting
+// on both sides, permuted / padded / negative / zero strides, misaligned pointers, long rows.
+// GPU tests skip without a device; the host-side planner (launch parameters, fast division) and
+// the no-device behaviour are tested everywhere the CUDA backend is built.
+//
+// Replay a random case: MULTIGATHER_TEST_SEED=<seed printed on failure> ./multigather_tests
+//   --gtest_filter='Cuda*'
+#include <gtest/gtest.h>
+
+#if MULTIGATHER_HAVE_CUDA
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <numeric>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels/cuda/launch_params.hpp"
+#include "multigather/cuda.hpp"
+#include "plan/plan.hpp"
+
+namespace multigather {
+namespace {
+
+// ---- Host-only: fast division and the launch planner ----------------------------------------
+
+TEST(CudaFastDivide, MatchesIntegerDivision) {
+  std::mt19937_64 rng(20261121);
+  std::vector<std::uint32_t> divisors = {1, 2, 3, 5, 7, 10, 64, 100, 255, 256, 1000, 65535,
+                                         65537, (1u << 30) - 1, 1u << 30, (1u << 31) - 1};
+  for (int i = 0; i < 200; ++i) divisors.push_back(1 + rng() % ((1u << 31) - 1));
+  for (std::uint32_t d : divisors) {
+    const detail::FastDivide fast(d);
+    std::vector<std::uint32_t> dividends = {0, 1, d - 1, d, d + 1, (1u << 31) - 1};
+    for (int i = 0; i < 200; ++i) dividends.push_back(static_cast<std::uint32_t>(rng() % (1u << 31)));
+    for (std::uint32_t n : dividends) {
+      if (n >= (1u << 31)) continue;
+      ASSERT_EQ(fast.divide(n), n / d) << n << " / " << d;
+    }
+  }
+}
+
+// Plans a call on placeholder pointers (the planner never dereferences them).
+detail::CudaGatherParams plan_for(const TensorView& input, const TensorView& indices,
+                                  std::vector<std::int64_t> axes, DType out_dtype) {
+  GatherShape shape;
+  EXPECT_TRUE(infer_shape(input.shape, indices.shape, axes, &shape).ok());
+  MutableTensorView output(reinterpret_cast<void*>(std::uintptr_t{0x20000000}), out_dtype,
+                           shape.output_shape);
+  detail::ValidatedCall call;
+  const Status status = detail::validate_call(input, indices, axes, output, {}, &call);
+  EXPECT_TRUE(status.ok()) << status.message();
+  detail::GatherPlan plan;
+  detail::make_plan(input, indices, output, call, {}, &plan);
+  detail::CudaGatherParams params;
+  detail::make_cuda_params(plan, &params);
+  return params;
+}
+
+const void* fake(std::uintptr_t address) { return reinterpret_cast<const void*>(address); }
+
+TEST(CudaLaunchParams, EmbeddingRowsUse16ByteUnitsAndAWarpPerRow) {
+  // BENCH case 1: table [50000,512] f32, indices [8192,1] on axis 0 -> rows of 2048 bytes =
+  // 128 units of 16 bytes; 4 units per thread -> 32 threads per row, one item per row.
+  const auto p = plan_for(TensorView(fake(0x10000000), DType::kFloat32, {50000, 512}),
+                          TensorView(fake(0x30000000), DType::kInt64, {8192, 1}), {0},
+                          DType::kFloat32);
+  EXPECT_TRUE(p.block_path);
+  EXPECT_EQ(p.unit_bytes, 16);
+  EXPECT_EQ(p.rows, 8192);
+  EXPECT_EQ(p.row_units, 128);
+  EXPECT_EQ(p.group_shift, 5);
+  EXPECT_EQ(p.chunk_units, 128);
+  EXPECT_EQ(p.chunks_per_row, 1);
+  EXPECT_EQ(p.items, 8192);
+  EXPECT_TRUE(p.offsets32);
+  ASSERT_EQ(p.rank, 1);
+  EXPECT_EQ(p.shape[0], 8192);
+  EXPECT_EQ(p.input_strides[0], 0);      // the axis moves only through the index
+  EXPECT_EQ(p.output_strides[0], 128);   // 512 floats = 128 units
+  EXPECT_EQ(p.axis_strides[0], 128);
+  EXPECT_EQ(p.indices_strides[0], 1);
+}
+
+TEST(CudaLaunchParams, HalfRowsOf128BytesUseTwoThreadsPerRow) {
+  // BENCH case 8: [1000000,64] f16 -> rows of 128 bytes = 8 units of 16 bytes -> 2 threads.
+  const auto p = plan_for(TensorView(fake(0x10000000), DType::kFloat16, {1000000, 64}),
+                          TensorView(fake(0x30000000), DType::kInt32, {65536, 1}), {0},
+                          DType::kFloat16);
+  EXPECT_TRUE(p.block_path);
+  EXPECT_EQ(p.unit_bytes, 16);
+  EXPECT_EQ(p.row_units, 8);
+  EXPECT_EQ(p.group_shift, 1);
+  EXPECT_EQ(p.items, 65536);
+}
+
+TEST(CudaLaunchParams, MisalignedPointerNarrowsTheUnit) {
+  // The same rows with the table starting 4 bytes past a 16-byte boundary: 4-byte units.
+  const auto p = plan_for(TensorView(fake(0x10000004), DType::kFloat32, {100, 512}),
+                          TensorView(fake(0x30000000), DType::kInt64, {10, 1}), {0},
+                          DType::kFloat32);
+  EXPECT_EQ(p.unit_bytes, 4);
+  EXPECT_EQ(p.row_units, 512);
+  EXPECT_EQ(p.group_shift, 7);  // 512 units / 4 per thread = 128 threads
+}
+
+TEST(CudaLaunchParams, ElementGatherIsOneElementPerRow) {
+  // BENCH case 3: take_along_axis on the last axis: every output element has its own index.
+  const auto p = plan_for(TensorView(fake(0x10000000), DType::kFloat32, {4096, 1024}),
+                          TensorView(fake(0x30000000), DType::kInt64, {4096, 256}), {1},
+                          DType::kFloat32);
+  EXPECT_FALSE(p.block_path);
+  EXPECT_EQ(p.unit_bytes, 4);
+  EXPECT_EQ(p.row_units, 1);
+  EXPECT_EQ(p.group_shift, 0);
+  EXPECT_EQ(p.rows, 4096 * 256);
+  ASSERT_EQ(p.rank, 2);
+  EXPECT_EQ(p.input_strides[0], 1024);
+  EXPECT_EQ(p.input_strides[1], 0);
+  EXPECT_EQ(p.indices_strides[0], 256);
+  EXPECT_EQ(p.indices_strides[1], 1);
+}
+
+TEST(CudaLaunchParams, LongRowsAreSplitIntoChunks) {
+  // Rows of 65536 floats = 16384 units: 256 threads x 4 units = 1024 units per item, 16 items.
+  const auto p = plan_for(TensorView(fake(0x10000000), DType::kFloat32, {2, 65536}),
+                          TensorView(fake(0x30000000), DType::kInt64, {3, 1}), {0},
+                          DType::kFloat32);
+  EXPECT_EQ(p.row_units, 16384);
+  EXPECT_EQ(p.group_shift, 8);
+  EXPECT_EQ(p.chunk_units, 1024);
+  EXPECT_EQ(p.chunks_per_row, 16);
+  EXPECT_EQ(p.items, 48);
+}
+
+TEST(CudaLaunchParams, HugeInputNeeds64BitOffsets) {
+  // [2^22, 4096] f32 spans 2^36 bytes = 2^32 units of 16 bytes: beyond int32.
+  const auto big = plan_for(TensorView(fake(0x10000000), DType::kFloat32, {1 << 22, 4096}),
+                            TensorView(fake(0x30000000), DType::kInt64, {8, 1}), {0},
+                            DType::kFloat32);
+  EXPECT_FALSE(big.offsets32);
+  // [2^20, 4096] f32 spans 2^30 units: still 32-bit.
+  const auto fits = plan_for(TensorView(fake(0x10000000), DType::kFloat32, {1 << 20, 4096}),
+                             TensorView(fake(0x30000000), DType::kInt64, {8, 1}), {0},
+                             DType::kFloat32);
+  EXPECT_TRUE(fits.offsets32);
+}
+
+TEST(CudaLaunchParams, FillPatternRepeatsTheElement) {
+  const Dims shape = {4, 4};
+  TensorView input(fake(0x10000000), DType::kUInt16, shape);
+  TensorView indices(fake(0x30000000), DType::kInt32, {2, 1});
+  GatherOptions options;
+  options.index_mode = IndexMode::kFill;
+  options.fill_value = Scalar::from_int(0x1234);
+  const std::int64_t axes[] = {0};
+  GatherShape s;
+  ASSERT_TRUE(infer_shape(input.shape, indices.shape, axes, &s).ok());
+  MutableTensorView output(reinterpret_cast<void*>(std::uintptr_t{0x20000000}), DType::kUInt16,
+                           s.output_shape);
+  detail::ValidatedCall call;
+  ASSERT_TRUE(detail::validate_call(input, indices, axes, output, options, &call).ok());
+  detail::GatherPlan plan;
+  detail::make_plan(input, indices, output, call, options, &plan);
+  detail::CudaGatherParams p;
+  detail::make_cuda_params(plan, &p);
+  for (int b = 0; b < 16; b += 2) {
+    std::uint16_t v;
+    std::memcpy(&v, p.fill_pattern + b, 2);
+    EXPECT_EQ(v, 0x1234) << "byte " << b;
+  }
+}
+
+// ---- Without a device -----------------------------------------------------------------------
+
+TEST(CudaNoDevice, ValidationStillReportsShapeErrorsAndThenTheMissingDevice) {
+  if (cuda_device_available()) GTEST_SKIP() << "a CUDA device is present";
+  float in[6] = {};
+  std::int64_t ix[2] = {0, 1};
+  float out[4] = {};
+  const std::int64_t bad_axes[] = {2};
+  Status s = gather_multiaxis_cuda_into(TensorView(in, DType::kFloat32, {2, 3}),
+                                        TensorView(ix, DType::kInt64, {2, 1}), bad_axes,
+                                        MutableTensorView(out, DType::kFloat32, {2, 3}));
+  EXPECT_EQ(s.message(), "axes[0] = 2 is out of range [-2, 2) for input rank 2");
+  const std::int64_t axes[] = {0};
+  s = gather_multiaxis_cuda_into(TensorView(in, DType::kFloat32, {2, 3}),
+                                 TensorView(ix, DType::kInt64, {2, 1}), axes,
+                                 MutableTensorView(out, DType::kFloat32, {2, 3}));
+  EXPECT_EQ(s.code(), StatusCode::kInternal);
+  EXPECT_EQ(s.message(), "no CUDA device is available");
+}
+
+// ---- On a GPU -------------------------------------------------------------------------------
+
+#define SKIP_WITHOUT_DEVICE()                                                  \
+  do {                                                                         \
+    if (!cuda_device_available()) GTEST_SKIP() << "no CUDA device available"; \
+  } while (0)
+
+void check_cuda(cudaError_t e, const char* what) {
+  ASSERT_EQ(e, cudaSuccess) << what << ": " << cudaGetErrorString(e);
+}
+
+// Device storage holding a copy of a host byte buffer.
+class DeviceBuffer {
+ public:
+  explicit DeviceBuffer(std::size_t bytes) : bytes_(bytes) {
+    check_cuda(cudaMalloc(&data_, bytes ? bytes : 1), "cudaMalloc");
+  }
+  ~DeviceBuffer() { cudaFree(data_); }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  std::byte* get() const { return static_cast<std::byte*>(data_); }
+  void upload(const std::vector<std::byte>& host) {
+    check_cuda(cudaMemcpy(data_, host.data(), host.size(), cudaMemcpyHostToDevice), "upload");
+  }
+  std::vector<std::byte> download() const {
+    std::vector<std::byte> host(bytes_);
+    check_cuda(cudaMemcpy(host.data(), data_, bytes_, cudaMemcpyDeviceToHost), "download");
+    return host;
+  }
+
+ private:
+  void* data_ = nullptr;
+  std::size_t bytes_;
+};
+
+// A strided layout of `shape` inside a storage buffer: position 0 sits at element `origin`.
+struct Layout {
+  Dims strides;
+  std::int64_t origin = 0;
+  std::int64_t storage = 1;  // elements
+};
+
+Layout random_layout(const Dims& shape, std::mt19937_64& rng, bool allow_broadcast) {
+  const int r = shape.size();
+  Layout l;
+  l.strides = Dims::filled(r, 0);
+  std::vector<int> order(static_cast<std::size_t>(r));
+  std::iota(order.begin(), order.end(), 0);
+  const int kind = static_cast<int>(rng() % 4);  // 0 contiguous, 1 permuted, 2 padded, 3 mixed
+  if (kind == 1 || kind == 3) std::shuffle(order.begin(), order.end(), rng);
+  std::int64_t stride = (kind >= 2) ? 1 + static_cast<std::int64_t>(rng() % 2) : 1;
+  for (int i = r - 1; i >= 0; --i) {
+    const int d = order[static_cast<std::size_t>(i)];
+    l.strides[d] = stride;
+    stride *= std::max<std::int64_t>(shape[d], 1) + ((kind >= 2 && rng() % 2) ? 1 : 0);
+  }
+  if (kind == 3 && r > 0) {
+    const int d = static_cast<int>(rng() % static_cast<unsigned>(r));
+    l.strides[d] = -l.strides[d];  // walk one dimension backwards
+  }
+  if (allow_broadcast && r > 0 && rng() % 4 == 0) {
+    l.strides[static_cast<int>(rng() % static_cast<unsigned>(r))] = 0;  // an expanded dimension
+  }
+  std::int64_t low = 0, high = 0;
+  for (int d = 0; d < r; ++d) {
+    if (shape[d] == 0) return Layout{l.strides, 0, 1};
+    const std::int64_t reach = l.strides[d] * (shape[d] - 1);
+    (reach < 0 ? low : high) += reach;
+  }
+  l.origin = -low;
+  l.storage = high - low + 1;
+  return l;
+}
+
+// One operand in host and device storage with the same layout.
+struct Operand {
+  DType dtype;
+  Dims shape;
+  Layout layout;
+  std::vector<std::byte> host;
+  std::unique_ptr<DeviceBuffer> device;
+  std::size_t offset_bytes = 0;  // extra misalignment of position 0
+
+  std::size_t es() const { return element_size(dtype); }
+  std::byte* host_origin() { return host.data() + offset_bytes + layout.origin * es(); }
+  std::byte* device_origin() const { return device->get() + offset_bytes + layout.origin * es(); }
+  TensorView host_view() { return TensorView(host_origin(), dtype, shape, layout.strides); }
+  TensorView device_view() const { return TensorView(device_origin(), dtype, shape, layout.strides); }
+};
+
+void allocate(Operand* op, std::size_t misalign) {
+  op->offset_bytes = misalign;
+  op->host.resize(op->offset_bytes + static_cast<std::size_t>(op->layout.storage) * op->es());
+  op->device = std::make_unique<DeviceBuffer>(op->host.size());
+}
+
+void fill_random_bytes(std::vector<std::byte>* bytes, std::mt19937_64& rng) {
+  for (auto& b : *bytes) b = static_cast<std::byte>(rng() & 0xff);
+}
+
+// Writes index value `v` (already representable) into the index element at `p`.
+void store_index(std::byte* p, DType t, __int128 v) {
+  switch (t) {
+    case DType::kInt8: { auto x = static_cast<std::int8_t>(v); std::memcpy(p, &x, 1); break; }
+    case DType::kUInt8: { auto x = static_cast<std::uint8_t>(v); std::memcpy(p, &x, 1); break; }
+    case DType::kInt16: { auto x = static_cast<std::int16_t>(v); std::memcpy(p, &x, 2); break; }
+    case DType::kUInt16: { auto x = static_cast<std::uint16_t>(v); std::memcpy(p, &x, 2); break; }
+    case DType::kInt32: { auto x = static_cast<std::int32_t>(v); std::memcpy(p, &x, 4); break; }
+    case DType::kUInt32: { auto x = static_cast<std::uint32_t>(v); std::memcpy(p, &x, 4); break; }
+    case DType::kInt64: { auto x = static_cast<std::int64_t>(v); std::memcpy(p, &x, 8); break; }
+    default: { auto x = static_cast<std::uint64_t>(v); std::memcpy(p, &x, 8); break; }
+  }
+}
+
+// A random index for an axis of size n: mostly valid (negative ones too), sometimes out of range
+// or extreme (type minimum / maximum, unsigned 64-bit values above INT64_MAX).
+__int128 random_index(std::mt19937_64& rng, DType t, std::int64_t n, bool negative, int bad_per_mille) {
+  const bool is_unsigned = is_unsigned_integer(t);
+  const int bits = static_cast<int>(element_size(t)) * 8;
+  const __int128 lo = is_unsigned ? 0 : -(static_cast<__int128>(1) << (bits - 1));
+  const __int128 hi = is_unsigned ? (static_cast<__int128>(1) << bits) - 1
+                                  : (static_cast<__int128>(1) << (bits - 1)) - 1;
+  __int128 v;
+  if (n > 0 && static_cast<int>(rng() % 1000) >= bad_per_mille) {
+    v = static_cast<__int128>(rng() % static_cast<std::uint64_t>(n));
+    if (negative && !is_unsigned && rng() % 3 == 0) v -= n;
+  } else {
+    switch (rng() % 4) {
+      case 0: v = n + static_cast<__int128>(rng() % 5); break;
+      case 1: v = -n - 1 - static_cast<__int128>(rng() % 5); break;
+      case 2: v = lo; break;
+      default: v = hi; break;
+    }
+  }
+  return std::clamp(v, lo, hi);
+}
+
+struct Case {
+  Operand input, indices, output;
+  std::vector<std::int64_t> axes;
+  GatherOptions options;
+  std::string description;
+};
+
+constexpr DType kIndexTypes[] = {DType::kInt8, DType::kUInt8, DType::kInt16, DType::kUInt16,
+                                 DType::kInt32, DType::kUInt32, DType::kInt64, DType::kUInt64};
+constexpr DType kDataTypes[] = {DType::kUInt8, DType::kFloat16, DType::kFloat32, DType::kFloat64,
+                                DType::kComplex128};
+
+// Builds a random valid call: shapes, axes, layouts, index values and options.
+void random_case(std::mt19937_64& rng, Case* c) {
+  const int r = 1 + static_cast<int>(rng() % 4);
+  const int k = static_cast<int>(rng() % static_cast<unsigned>(std::min(r, 3) + 1));
+  const int cs = std::max(k, 1);
+  Dims in_shape = Dims::filled(r, 1), logical = Dims::filled(r, 1);
+  std::vector<int> dims(static_cast<std::size_t>(r));
+  std::iota(dims.begin(), dims.end(), 0);
+  std::shuffle(dims.begin(), dims.end(), rng);
+  std::vector<bool> is_axis(static_cast<std::size_t>(r), false);
+  c->axes.clear();
+  for (int j = 0; j < k; ++j) {
+    const int d = dims[static_cast<std::size_t>(j)];
+    is_axis[static_cast<std::size_t>(d)] = true;
+    c->axes.push_back(rng() % 2 ? d : d - r);
+  }
+  // A long contiguous inner block now and then, so rows of many units and split rows occur.
+  const bool long_rows = rng() % 4 == 0;
+  for (int d = 0; d < r; ++d) {
+    const bool inner = d == r - 1;
+    const std::int64_t size = (inner && long_rows) ? 300 + static_cast<std::int64_t>(rng() % 1800)
+                                                   : static_cast<std::int64_t>(rng() % 6);
+    in_shape[d] = size;
+    if (is_axis[static_cast<std::size_t>(d)]) {
+      logical[d] = 1 + static_cast<std::int64_t>(rng() % 5);
+      if (rng() % 25 == 0) in_shape[d] = 0;  // an empty indexed axis
+    } else {
+      switch (rng() % 4) {
+        case 0: logical[d] = 1; break;                   // indices broadcast
+        case 1: in_shape[d] = 1; logical[d] = 1 + static_cast<std::int64_t>(rng() % 5); break;
+        default: logical[d] = size; break;
+      }
+    }
+  }
+  Dims ix_shape = logical;
+  ix_shape[r - 1] *= cs;
+
+  c->options = GatherOptions{};
+  c->options.index_mode = static_cast<IndexMode>(rng() % 4);
+  c->options.negative_indices = rng() % 4 != 0;
+  c->options.fill_value = Scalar::from_int(static_cast<std::int64_t>(rng() % 100));
+  const DType data_type = kDataTypes[rng() % std::size(kDataTypes)];
+  const DType index_type = kIndexTypes[rng() % std::size(kIndexTypes)];
+
+  GatherShape s;
+  ASSERT_TRUE(infer_shape(in_shape, ix_shape, c->axes, &s).ok());
+  c->input = Operand{data_type, in_shape, random_layout(in_shape, rng, true), {}, nullptr};
+  c->indices = Operand{index_type, ix_shape, random_layout(ix_shape, rng, true), {}, nullptr};
+  c->output = Operand{data_type, s.output_shape, random_layout(s.output_shape, rng, false), {}, nullptr};
+  // Pointers off their natural alignment (by whole elements) exercise the narrow units.
+  allocate(&c->input, rng() % 3 == 0 ? element_size(data_type) * (1 + rng() % 3) : 0);
+  allocate(&c->indices, rng() % 4 == 0 ? element_size(index_type) : 0);
+  allocate(&c->output, rng() % 3 == 0 ? element_size(data_type) * (1 + rng() % 3) : 0);
+  fill_random_bytes(&c->input.host, rng);
+  fill_random_bytes(&c->output.host, rng);  // poison: unwritten output bytes must stay as they are
+
+  // Index values. A position of the index buffer may be shared by broadcast (stride 0), so
+  // coordinate j is written for every logical position; the last write wins for both kernels.
+  const bool error_mode = c->options.index_mode == IndexMode::kError;
+  const int bad_per_mille = error_mode ? (rng() % 3 == 0 ? 2 : 0) : 150;
+  const bool negative = c->options.negative_indices;
+  std::int64_t count = 0;
+  ASSERT_TRUE(element_count(ix_shape, &count));
+  Dims pos = Dims::filled(r, 0);
+  for (std::int64_t n = 0; n < count; ++n) {
+    const int j = static_cast<int>(pos[r - 1] % cs);
+    std::int64_t axis_size = 5;
+    if (k > 0) {
+      const std::int64_t a = c->axes[static_cast<std::size_t>(j)];
+      axis_size = in_shape[static_cast<int>(a < 0 ? a + r : a)];
+    }
+    std::int64_t off = 0;
+    for (int d = 0; d < r; ++d) off += pos[d] * c->indices.layout.strides[d];
+    store_index(c->indices.host_origin() + off * static_cast<std::int64_t>(c->indices.es()),
+                index_type, random_index(rng, index_type, axis_size, negative, bad_per_mille));
+    for (int d = r - 1; d >= 0; --d) {
+      if (++pos[d] < ix_shape[d]) break;
+      pos[d] = 0;
+    }
+  }
+  c->input.device->upload(c->input.host);
+  c->indices.device->upload(c->indices.host);
+  c->output.device->upload(c->output.host);
+  c->description = "input " + to_string(in_shape) + " " + std::string(dtype_name(data_type)) +
+                   " strides " + to_string(c->input.layout.strides) + ", indices " +
+                   to_string(ix_shape) + " " + std::string(dtype_name(index_type)) + " strides " +
+                   to_string(c->indices.layout.strides) + ", output strides " +
+                   to_string(c->output.layout.strides) + ", mode " +
+                   std::string(index_mode_name(c->options.index_mode)) +
+                   (negative ? ", negative" : ", no negative") + ", k " + std::to_string(k);
+}
+
+std::uint64_t base_seed() {
+  if (const char* s = std::getenv("MULTIGATHER_TEST_SEED")) return std::strtoull(s, nullptr, 10);
+  return 20261121;
+}
+
+int case_count() {
+  if (const char* s = std::getenv("MULTIGATHER_TEST_CASES")) return std::atoi(s);
+  return 3000;
+}
+
+TEST(CudaGather, RandomPlansMatchTheReference) {
+  SKIP_WITHOUT_DEVICE();
+  cudaStream_t stream = nullptr;
+  check_cuda(cudaStreamCreate(&stream), "cudaStreamCreate");
+  const std::uint64_t seed0 = base_seed();
+  const bool replay = std::getenv("MULTIGATHER_TEST_SEED") != nullptr;
+  const int cases = replay ? 1 : case_count();
+  int bad_index_cases = 0;
+  for (int i = 0; i < cases; ++i) {
+    const std::uint64_t seed = seed0 + static_cast<std::uint64_t>(i);
+    std::mt19937_64 rng(seed);
+    Case c;
+    random_case(rng, &c);
+    if (HasFatalFailure()) break;
+    SCOPED_TRACE("replay: MULTIGATHER_TEST_SEED=" + std::to_string(seed) + " (" + c.description + ")");
+    const Status expected = gather_multiaxis_reference(
+        c.input.host_view(), c.indices.host_view(), c.axes,
+        MutableTensorView(c.output.host_origin(), c.output.dtype, c.output.shape,
+                          c.output.layout.strides),
+        c.options);
+    // Alternate the synchronous call on a created stream and the enqueue form with a flag.
+    Status actual;
+    const MutableTensorView device_out(c.output.device_origin(), c.output.dtype, c.output.shape,
+                                       c.output.layout.strides);
+    if (i % 2 == 0) {
+      actual = gather_multiaxis_cuda_into(c.input.device_view(), c.indices.device_view(), c.axes,
+                                          device_out, c.options, stream);
+    } else {
+      DeviceBuffer flag(sizeof(std::uint32_t));
+      check_cuda(cudaMemset(flag.get(), 0, sizeof(std::uint32_t)), "memset flag");
+      actual = gather_multiaxis_cuda_enqueue(
+          c.input.device_view(), c.indices.device_view(), c.axes, device_out, c.options, nullptr,
+          reinterpret_cast<std::uint32_t*>(flag.get()));
+      check_cuda(cudaDeviceSynchronize(), "kernel");
+      std::uint32_t raised = 0;
+      check_cuda(cudaMemcpy(&raised, flag.get(), 4, cudaMemcpyDeviceToHost), "flag");
+      if (actual.ok() && raised != 0) {
+        // The enqueue form reports a bad index through the flag; the sync form gives the message.
+        actual = gather_multiaxis_cuda_into(c.input.device_view(), c.indices.device_view(),
+                                            c.axes, device_out, c.options, stream);
+        EXPECT_FALSE(actual.ok()) << "flag raised but the synchronous call succeeded";
+      } else if (actual.ok()) {
+        EXPECT_TRUE(expected.ok()) << "no flag raised, expected: " << expected.message();
+      }
+    }
+    ASSERT_EQ(actual.code(), expected.code()) << actual.message() << " vs " << expected.message();
+    ASSERT_EQ(actual.message(), expected.message());
+    if (!expected.ok()) {
+      ++bad_index_cases;
+      continue;  // the output is unspecified after an error
+    }
+    check_cuda(cudaStreamSynchronize(stream), "stream");
+    const std::vector<std::byte> got = c.output.device->download();
+    ASSERT_EQ(got.size(), c.output.host.size());
+    const auto mismatch = std::mismatch(got.begin(), got.end(), c.output.host.begin());
+    ASSERT_TRUE(mismatch.first == got.end())
+        << "first differing output byte " << (mismatch.first - got.begin()) << " of " << got.size();
+  }
+  EXPECT_GT(bad_index_cases, 0) << "the generator produced no error-mode failures";
+  cudaStreamDestroy(stream);
+}
+
+TEST(CudaGather, OutOfRangeMessageIsTheCoreMessage) {
+  SKIP_WITHOUT_DEVICE();
+  const std::vector<float> host_in = {10, 11, 12, 13, 14};
+  const std::vector<std::int64_t> host_ix = {0, 7, 1};
+  DeviceBuffer in(sizeof(float) * 5), ix(sizeof(std::int64_t) * 3), out(sizeof(float) * 3);
+  check_cuda(cudaMemcpy(in.get(), host_in.data(), 20, cudaMemcpyHostToDevice), "in");
+  check_cuda(cudaMemcpy(ix.get(), host_ix.data(), 24, cudaMemcpyHostToDevice), "ix");
+  const std::int64_t axes[] = {0};
+  const Status s = gather_multiaxis_cuda_into(TensorView(in.get(), DType::kFloat32, {5}),
+                                              TensorView(ix.get(), DType::kInt64, {3}), axes,
+                                              MutableTensorView(out.get(), DType::kFloat32, {3}));
+  EXPECT_EQ(s.code(), StatusCode::kOutOfRange);
+  EXPECT_EQ(s.message(),
+            "indices[1] = 7 is out of range for axis 0 of size 5 (valid range [-5, 5))");
+}
+
+TEST(CudaGather, ClampWrapAndFillOnOneRow) {
+  SKIP_WITHOUT_DEVICE();
+  // input [5] = 10..14; indices {-1, 5, -7, 18446744073709551615 (uint64 max)} worked by hand:
+  //   clamp (negative on): -1 -> 4, 5 -> 4, -7 -> -2 -> 0, max -> 4
+  //   wrap:                 -1 -> 4, 5 -> 0, -7 -> 3        (int64 indices)
+  //   fill 99:              -1 -> 4, 5 -> fill, -7 -> fill
+  const std::vector<float> host_in = {10, 11, 12, 13, 14};
+  DeviceBuffer in(20), ix(24), out(12);
+  check_cuda(cudaMemcpy(in.get(), host_in.data(), 20, cudaMemcpyHostToDevice), "in");
+  const std::int64_t axes[] = {0};
+  const auto run = [&](std::vector<std::int64_t> idx, IndexMode mode) {
+    check_cuda(cudaMemcpy(ix.get(), idx.data(), 24, cudaMemcpyHostToDevice), "ix");
+    GatherOptions o;
+    o.index_mode = mode;
+    o.fill_value = Scalar::from_int(99);
+    const Status s = gather_multiaxis_cuda_into(TensorView(in.get(), DType::kFloat32, {5}),
+                                                TensorView(ix.get(), DType::kInt64, {3}), axes,
+                                                MutableTensorView(out.get(), DType::kFloat32, {3}), o);
+    EXPECT_TRUE(s.ok()) << s.message();
+    std::vector<float> r(3);
+    check_cuda(cudaMemcpy(r.data(), out.get(), 12, cudaMemcpyDeviceToHost), "out");
+    return r;
+  };
+  EXPECT_EQ(run({-1, 5, -7}, IndexMode::kClamp), (std::vector<float>{14, 14, 10}));
+  EXPECT_EQ(run({-1, 5, -7}, IndexMode::kWrap), (std::vector<float>{14, 10, 13}));
+  EXPECT_EQ(run({-1, 5, -7}, IndexMode::kFill), (std::vector<float>{14, 99, 99}));
+  // uint64 max is far above INT64_MAX: clamp gives the last element, wrap its value mod 5
+  // (18446744073709551615 mod 5 = 0), never a negative index.
+  const std::vector<std::uint64_t> huge = {18446744073709551615ull, 2, 9223372036854775808ull};
+  check_cuda(cudaMemcpy(ix.get(), huge.data(), 24, cudaMemcpyHostToDevice), "ix");
+  for (const auto& [mode, want] : {std::pair{IndexMode::kClamp, std::vector<float>{14, 12, 14}},
+                                   std::pair{IndexMode::kWrap, std::vector<float>{10, 12, 13}}}) {
+    GatherOptions o;
+    o.index_mode = mode;
+    const Status s = gather_multiaxis_cuda_into(TensorView(in.get(), DType::kFloat32, {5}),
+                                                TensorView(ix.get(), DType::kUInt64, {3}), axes,
+                                                MutableTensorView(out.get(), DType::kFloat32, {3}), o);
+    ASSERT_TRUE(s.ok()) << s.message();
+    std::vector<float> r(3);
+    check_cuda(cudaMemcpy(r.data(), out.get(), 12, cudaMemcpyDeviceToHost), "out");
+    EXPECT_EQ(r, want) << index_mode_name(mode);
+  }
+}
+
+TEST(CudaGather, HostPointerIsRejectedByName) {
+  SKIP_WITHOUT_DEVICE();
+  std::vector<float> host_in(6, 1.0f);
+  DeviceBuffer ix(16), out(24);
+  const std::int64_t axes[] = {0};
+  const Status s = gather_multiaxis_cuda_into(
+      TensorView(host_in.data(), DType::kFloat32, {2, 3}), TensorView(ix.get(), DType::kInt64, {2, 1}),
+      axes, MutableTensorView(out.get(), DType::kFloat32, {2, 3}));
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(s.message(), "input.data is host memory; the CUDA backend needs device memory "
+                         "(cudaMalloc, managed, or mapped pinned memory)");
+}
+
+TEST(CudaGather, InputBeyond32BitOffsets) {
+  SKIP_WITHOUT_DEVICE();
+  // A uint8 input of 2^31 + 64 bytes forces the 64-bit kernel; indices reach its last bytes.
+  const std::int64_t n = (std::int64_t{1} << 31) + 64;
+  std::size_t free_bytes = 0, total = 0;
+  check_cuda(cudaMemGetInfo(&free_bytes, &total), "cudaMemGetInfo");
+  if (free_bytes < static_cast<std::size_t>(n) + (std::size_t{1} << 30)) {
+    GTEST_SKIP() << "needs 3 GiB of free device memory";
+  }
+  DeviceBuffer in(static_cast<std::size_t>(n)), ix(8 * 4), out(4);
+  const std::vector<std::uint8_t> tail = {1, 2, 3, 4, 5, 6, 7, 8};
+  check_cuda(cudaMemset(in.get(), 0, static_cast<std::size_t>(n)), "memset");
+  check_cuda(cudaMemcpy(in.get() + n - 8, tail.data(), 8, cudaMemcpyHostToDevice), "tail");
+  const std::vector<std::int64_t> idx = {n - 1, -8, 0, n - 5};  // -8 -> n - 8
+  check_cuda(cudaMemcpy(ix.get(), idx.data(), 32, cudaMemcpyHostToDevice), "ix");
+  const std::int64_t axes[] = {0};
+  const Status s = gather_multiaxis_cuda_into(TensorView(in.get(), DType::kUInt8, {n}),
+                                              TensorView(ix.get(), DType::kInt64, {4}), axes,
+                                              MutableTensorView(out.get(), DType::kUInt8, {4}));
+  ASSERT_TRUE(s.ok()) << s.message();
+  std::vector<std::uint8_t> r(4);
+  check_cuda(cudaMemcpy(r.data(), out.get(), 4, cudaMemcpyDeviceToHost), "out");
+  EXPECT_EQ(r, (std::vector<std::uint8_t>{8, 1, 0, 4}));
+}
+
+}  // namespace
+}  // namespace multigather
+
+#else  // built without the CUDA backend
+
+TEST(CudaBackend, NotBuilt) {
+  GTEST_SKIP() << "multigather was built with MULTIGATHER_CUDA=OFF";
+}
+
+#endif
