@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/cuda/gather_rows.hpp"
 #include "kernels/cuda/launch_params.hpp"
 #include "multigather/cuda.hpp"
 #include "plan/plan.hpp"
@@ -290,7 +291,11 @@ struct Operand {
 void allocate(Operand* op, std::size_t misalign) {
   op->offset_bytes = misalign;
   op->host.resize(op->offset_bytes + static_cast<std::size_t>(op->layout.storage) * op->es());
+}
+
+void upload(Operand* op) {
   op->device = std::make_unique<DeviceBuffer>(op->host.size());
+  op->device->upload(op->host);
 }
 
 void fill_random_bytes(std::vector<std::byte>* bytes, std::mt19937_64& rng) {
@@ -396,9 +401,18 @@ void random_case(std::mt19937_64& rng, Case* c) {
   c->indices = Operand{index_type, ix_shape, random_layout(ix_shape, rng, true), {}, nullptr};
   c->output = Operand{data_type, s.output_shape, random_layout(s.output_shape, rng, false), {}, nullptr};
   // Pointers off their natural alignment (by whole elements) exercise the narrow units.
-  allocate(&c->input, rng() % 3 == 0 ? element_size(data_type) * (1 + rng() % 3) : 0);
+  // Half an element too (a complex128 array on an 8-byte boundary): units narrower than one
+  // element then carry the fill value piece by piece.
+  const auto misalign = [&rng](std::size_t es) -> std::size_t {
+    switch (rng() % 6) {
+      case 0: return es * (1 + rng() % 3);
+      case 1: return es / 2;
+      default: return 0;
+    }
+  };
+  allocate(&c->input, misalign(element_size(data_type)));
   allocate(&c->indices, rng() % 4 == 0 ? element_size(index_type) : 0);
-  allocate(&c->output, rng() % 3 == 0 ? element_size(data_type) * (1 + rng() % 3) : 0);
+  allocate(&c->output, misalign(element_size(data_type)));
   fill_random_bytes(&c->input.host, rng);
   fill_random_bytes(&c->output.host, rng);  // poison: unwritten output bytes must stay as they are
 
@@ -426,9 +440,6 @@ void random_case(std::mt19937_64& rng, Case* c) {
       pos[d] = 0;
     }
   }
-  c->input.device->upload(c->input.host);
-  c->indices.device->upload(c->indices.host);
-  c->output.device->upload(c->output.host);
   c->description = "input " + to_string(in_shape) + " " + std::string(dtype_name(data_type)) +
                    " strides " + to_string(c->input.layout.strides) + ", indices " +
                    to_string(ix_shape) + " " + std::string(dtype_name(index_type)) + " strides " +
@@ -448,6 +459,74 @@ int case_count() {
   return 3000;
 }
 
+// Runs the kernel body (gather_item) on the CPU: every item, every lane of its group.
+struct RunItemsOnHost {
+  const detail::CudaGatherParams* params;
+  template <int UnitBytes, class Index, class Off>
+  void operator()() {
+    const Off group = Off{1} << params->group_shift;
+    for (Off item = 0; item < static_cast<Off>(params->items); ++item) {
+      for (Off lane = 0; lane < group; ++lane) {
+        detail::gather_item<UnitBytes, Index, Off>(*params, item, lane);
+      }
+    }
+  }
+};
+
+TEST(CudaKernelOnHost, RandomPlansMatchTheReference) {
+  // The device code path minus the launch: planner + kernel body, executed on the host, in both
+  // the 32-bit and the 64-bit offset variants. Runs without a GPU.
+  const std::uint64_t seed0 = base_seed();
+  const bool replay = std::getenv("MULTIGATHER_TEST_SEED") != nullptr;
+  const int cases = replay ? 1 : case_count();
+  int flagged = 0, rows_split = 0, wide_units = 0;
+  for (int i = 0; i < cases; ++i) {
+    const std::uint64_t seed = seed0 + static_cast<std::uint64_t>(i);
+    std::mt19937_64 rng(seed);
+    Case c;
+    random_case(rng, &c);
+    if (HasFatalFailure()) break;
+    SCOPED_TRACE("replay: MULTIGATHER_TEST_SEED=" + std::to_string(seed) + " (" + c.description + ")");
+    std::vector<std::byte> kernel_out = c.output.host;  // the same poison
+    const Status expected = gather_multiaxis_reference(
+        c.input.host_view(), c.indices.host_view(), c.axes,
+        MutableTensorView(c.output.host_origin(), c.output.dtype, c.output.shape,
+                          c.output.layout.strides),
+        c.options);
+    const MutableTensorView out_view(kernel_out.data() + (c.output.host_origin() - c.output.host.data()),
+                                     c.output.dtype, c.output.shape, c.output.layout.strides);
+    detail::ValidatedCall call;
+    ASSERT_TRUE(detail::validate_call(c.input.host_view(), c.indices.host_view(), c.axes, out_view,
+                                      c.options, &call).ok());
+    if (call.shape.output_numel == 0) continue;
+    detail::GatherPlan plan;
+    detail::make_plan(c.input.host_view(), c.indices.host_view(), out_view, call, c.options, &plan);
+    detail::CudaGatherParams params;
+    detail::make_cuda_params(plan, &params);
+    if (i % 2 == 1) params.offsets32 = false;  // the 64-bit variant must agree too
+    std::uint32_t flag = 0;
+    params.error_flag = &flag;
+    RunItemsOnHost run{&params};
+    ASSERT_TRUE(detail::visit_kernel_variant(params, run));
+    rows_split += params.chunks_per_row > 1;
+    wide_units += params.unit_bytes == 16;
+    ASSERT_EQ(flag != 0, !expected.ok()) << expected.message();
+    if (!expected.ok()) {
+      ++flagged;
+      continue;
+    }
+    const auto mismatch = std::mismatch(kernel_out.begin(), kernel_out.end(), c.output.host.begin());
+    ASSERT_TRUE(mismatch.first == kernel_out.end())
+        << "first differing output byte " << (mismatch.first - kernel_out.begin()) << " of "
+        << kernel_out.size();
+  }
+  if (!replay) {  // the generator must reach every path it is meant to
+    EXPECT_GT(flagged, 0);
+    EXPECT_GT(rows_split, 0);
+    EXPECT_GT(wide_units, 0);
+  }
+}
+
 TEST(CudaGather, RandomPlansMatchTheReference) {
   SKIP_WITHOUT_DEVICE();
   cudaStream_t stream = nullptr;
@@ -463,6 +542,10 @@ TEST(CudaGather, RandomPlansMatchTheReference) {
     random_case(rng, &c);
     if (HasFatalFailure()) break;
     SCOPED_TRACE("replay: MULTIGATHER_TEST_SEED=" + std::to_string(seed) + " (" + c.description + ")");
+    upload(&c.input);
+    upload(&c.indices);
+    upload(&c.output);
+    if (HasFatalFailure()) break;
     const Status expected = gather_multiaxis_reference(
         c.input.host_view(), c.indices.host_view(), c.axes,
         MutableTensorView(c.output.host_origin(), c.output.dtype, c.output.shape,

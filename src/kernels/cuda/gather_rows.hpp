@@ -1,0 +1,175 @@
+// Internal: the body of the CUDA gather kernel, one work item at a time. It is written once for
+// host and device (MULTIGATHER_HOST_DEVICE): gather_kernel.cu runs it in a grid-stride loop,
+// and the tests run the very same code on the CPU over every (item, lane) pair, so the index
+// math, the row splitting and the index policies are checked even where no GPU exists.
+#pragma once
+
+#include <vector_types.h>  // uint2, uint4 (host-usable CUDA vector types)
+
+#include <cstdint>
+#include <type_traits>
+
+#include "kernels/cuda/launch_params.hpp"
+
+namespace multigather::detail {
+
+template <int UnitBytes> struct UnitOf;
+template <> struct UnitOf<1> { using type = std::uint8_t; };
+template <> struct UnitOf<2> { using type = std::uint16_t; };
+template <> struct UnitOf<4> { using type = std::uint32_t; };
+template <> struct UnitOf<8> { using type = uint2; };
+template <> struct UnitOf<16> { using type = uint4; };
+
+/// A read-only load: through the non-coherent (texture) path on the device.
+template <class T>
+MULTIGATHER_HOST_DEVICE inline T load_readonly(const T* p) {
+#if defined(__CUDA_ARCH__)
+  return __ldg(p);
+#else
+  return *p;
+#endif
+}
+
+enum class Lookup { kOk, kFill, kBad };
+
+/// SPEC section 1 resolve(v, n), the same rules as the reference kernel (reference.cpp).
+template <class Index>
+MULTIGATHER_HOST_DEVICE inline Lookup resolve(Index raw, std::int64_t size, IndexMode mode,
+                                              bool negative, std::int64_t* out) {
+  std::int64_t v;
+  bool in_range;
+  if constexpr (std::is_same_v<Index, std::uint64_t>) {
+    in_range = raw < static_cast<std::uint64_t>(size);  // values above INT64_MAX stay huge
+    v = in_range ? static_cast<std::int64_t>(raw) : 0;
+  } else {
+    v = static_cast<std::int64_t>(raw);
+    if (negative && v < 0) v += size;
+    in_range = v >= 0 && v < size;
+  }
+  if (in_range) {
+    *out = v;
+    return Lookup::kOk;
+  }
+  if (mode == IndexMode::kFill) return Lookup::kFill;
+  if (size <= 0 || mode == IndexMode::kError) return Lookup::kBad;
+  if (mode == IndexMode::kClamp) {
+    *out = (std::is_signed_v<Index> && v < 0) ? 0 : size - 1;
+  } else if constexpr (std::is_signed_v<Index>) {  // kWrap: floor modulo of the raw value
+    const std::int64_t w = static_cast<std::int64_t>(raw) % size;
+    *out = w < 0 ? w + size : w;
+  } else {
+    *out = static_cast<std::int64_t>(static_cast<std::uint64_t>(raw) %
+                                     static_cast<std::uint64_t>(size));
+  }
+  return Lookup::kOk;
+}
+
+/// Quotient of a row / item number by a dimension size: multiply-high in 32-bit mode.
+template <class Off>
+MULTIGATHER_HOST_DEVICE inline Off divide(Off n, std::int64_t divisor, const FastDivide& fast) {
+  if constexpr (sizeof(Off) == 4) {
+    return static_cast<Off>(fast.divide(static_cast<std::uint32_t>(n)));
+  } else {
+    return n / divisor;
+  }
+}
+
+/// Work item `item` for thread `lane` of its group (lane < 2^group_shift): resolves the row's
+/// coordinates and moves units begin + lane, begin + lane + group, ... of the item's chunk.
+template <int UnitBytes, class Index, class Off>
+MULTIGATHER_HOST_DEVICE inline void gather_item(const CudaGatherParams& p, Off item, Off lane) {
+  using Unit = typename UnitOf<UnitBytes>::type;
+  const Off group = Off{1} << p.group_shift;
+  Off row = item, chunk = 0;
+  if (p.chunks_per_row > 1) {
+    row = divide(item, p.chunks_per_row, p.chunks_divide);
+    chunk = item - row * static_cast<Off>(p.chunks_per_row);
+  }
+  // Row number -> outer coordinates -> offsets; the outermost coordinate needs no division.
+  Off in_off = 0, ix_off = 0, out_off = 0, rest = row;
+  for (int d = p.rank - 1; d >= 0; --d) {
+    Off coord = rest;
+    if (d > 0) {
+      const Off q = divide(rest, p.shape[d], p.shape_divide[d]);
+      coord = rest - q * static_cast<Off>(p.shape[d]);
+      rest = q;
+    }
+    in_off += coord * static_cast<Off>(p.input_strides[d]);
+    ix_off += coord * static_cast<Off>(p.indices_strides[d]);
+    out_off += coord * static_cast<Off>(p.output_strides[d]);
+  }
+  const auto* indices = static_cast<const Index*>(p.indices);
+  Lookup row_lookup = Lookup::kOk;
+  for (int j = 0; j < p.k; ++j) {
+    const Index raw =
+        load_readonly(indices + ix_off + static_cast<Off>(j) * static_cast<Off>(p.coord_stride));
+    std::int64_t v = 0;
+    const Lookup l = resolve(raw, p.axis_sizes[j], p.index_mode, p.negative_indices, &v);
+    if (l != Lookup::kOk) {
+      if (l == Lookup::kBad || row_lookup == Lookup::kOk) row_lookup = l;
+      continue;
+    }
+    in_off += static_cast<Off>(v) * static_cast<Off>(p.axis_strides[j]);
+  }
+  if (row_lookup == Lookup::kBad) {  // nothing read from an invalid place, nothing written
+    if (p.error_flag != nullptr) *p.error_flag = 1u;
+    return;
+  }
+  const Off row_units = static_cast<Off>(p.row_units);
+  const Off begin = chunk * static_cast<Off>(p.chunk_units);
+  const Off end = begin + static_cast<Off>(p.chunk_units) < row_units
+                      ? begin + static_cast<Off>(p.chunk_units) : row_units;
+  Unit* dst = static_cast<Unit*>(p.output) + out_off;
+  Off u = begin + lane;
+  if (row_lookup == Lookup::kFill) {
+    const auto* pattern = reinterpret_cast<const Unit*>(p.fill_pattern);
+    for (; u < end; u += group) dst[u] = pattern[u & (16 / UnitBytes - 1)];
+    return;
+  }
+  const Unit* src = static_cast<const Unit*>(p.input) + in_off;
+  if (u + (kUnitsPerThread - 1) * group < end) {  // a full item: every load before any store
+    Unit v[kUnitsPerThread];
+#pragma unroll
+    for (int t = 0; t < kUnitsPerThread; ++t) v[t] = load_readonly(src + u + t * group);
+#pragma unroll
+    for (int t = 0; t < kUnitsPerThread; ++t) dst[u + t * group] = v[t];
+    return;
+  }
+  for (; u < end; u += group) dst[u] = load_readonly(src + u);
+}
+
+/// Calls visitor.template operator()<UnitBytes, Index, Off>() for the kernel variant `p`
+/// needs; returns false for an unsupported unit width or index dtype.
+template <class Off, int UnitBytes, class Visitor>
+bool visit_index(DType index_dtype, Visitor& visitor) {
+  switch (index_dtype) {
+    case DType::kInt8: visitor.template operator()<UnitBytes, std::int8_t, Off>(); return true;
+    case DType::kUInt8: visitor.template operator()<UnitBytes, std::uint8_t, Off>(); return true;
+    case DType::kInt16: visitor.template operator()<UnitBytes, std::int16_t, Off>(); return true;
+    case DType::kUInt16: visitor.template operator()<UnitBytes, std::uint16_t, Off>(); return true;
+    case DType::kInt32: visitor.template operator()<UnitBytes, std::int32_t, Off>(); return true;
+    case DType::kUInt32: visitor.template operator()<UnitBytes, std::uint32_t, Off>(); return true;
+    case DType::kInt64: visitor.template operator()<UnitBytes, std::int64_t, Off>(); return true;
+    case DType::kUInt64: visitor.template operator()<UnitBytes, std::uint64_t, Off>(); return true;
+    default: return false;
+  }
+}
+
+template <class Off, class Visitor>
+bool visit_unit(const CudaGatherParams& p, Visitor& visitor) {
+  switch (p.unit_bytes) {
+    case 1: return visit_index<Off, 1>(p.index_dtype, visitor);
+    case 2: return visit_index<Off, 2>(p.index_dtype, visitor);
+    case 4: return visit_index<Off, 4>(p.index_dtype, visitor);
+    case 8: return visit_index<Off, 8>(p.index_dtype, visitor);
+    case 16: return visit_index<Off, 16>(p.index_dtype, visitor);
+    default: return false;
+  }
+}
+
+template <class Visitor>
+bool visit_kernel_variant(const CudaGatherParams& p, Visitor& visitor) {
+  return p.offsets32 ? visit_unit<std::int32_t>(p, visitor) : visit_unit<std::int64_t>(p, visitor);
+}
+
+}  // namespace multigather::detail
