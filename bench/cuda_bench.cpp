@@ -1,0 +1,273 @@
+// GPU benchmark of multigather's CUDA backend on the cases of ../shared/BENCH.md, beside the
+// limit: a device-to-device copy (cudaMemcpyAsync) of the output's size.
+//
+//   cuda_bench [--warmup N] [--reps N] [case ...]      (cases: names from BENCH.md; default all)
+//   cuda_bench --list                                  (each case's shapes; needs no device)
+//
+// Method (../.library/device/METHOD.md habits): random indices in range from a fixed seed, real
+// (non-zero) data, warm-up calls first, every call timed on its own with CUDA events, the
+// median reported; buffers rotate so that one call's input is not still in L2 from the previous
+// call. multigather runs in error mode through gather_multiaxis_cuda_enqueue with a device flag
+// (the kernel checks every index; nothing synchronizes), like PyTorch's device-side asserts;
+// "sync" is gather_multiaxis_cuda_into, which synchronizes the stream in error mode to return a
+// Status. Columns:
+//   copy us     the D2D copy of the output's bytes (read + write counted in its GB/s)
+//   mg us       multigather, error mode, enqueue form
+//   GB/s        effective: (output + index + gathered input bytes) / time, as in BENCH.md
+//   vs copy     copy time / multigather time (1.0 = as fast as copying the output)
+// PyTorch CUDA and CuPy peers are timed by bench/cuda_peers.py.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "multigather/cuda.hpp"
+
+namespace {
+
+using multigather::DType;
+using multigather::Dims;
+
+void check(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) {
+    std::fprintf(stderr, "CUDA error in %s: %s\n", what, cudaGetErrorString(e));
+    std::exit(1);
+  }
+}
+
+void check(const multigather::Status& s, const char* what) {
+  if (!s.ok()) {
+    std::fprintf(stderr, "multigather error in %s: %s\n", what, s.message().c_str());
+    std::exit(1);
+  }
+}
+
+struct BenchCase {
+  const char* name;
+  Dims input_shape;
+  DType dtype;
+  Dims indices_shape;
+  std::vector<std::int64_t> axes;
+  // For coordinate j, the size of the axis its values index (values uniform in [0, size)).
+  std::vector<std::int64_t> coordinate_ranges;
+};
+
+std::vector<BenchCase> bench_cases() {
+  return {
+      {"embedding", {50000, 512}, DType::kFloat32, {8192, 1}, {0}, {50000}},
+      {"mid_axis_block", {32, 1024, 256}, DType::kFloat32, {1, 512, 1}, {1}, {1024}},
+      {"elements_last_axis", {4096, 1024}, DType::kFloat32, {4096, 256}, {1}, {1024}},
+      {"elements_axis0", {1024, 4096}, DType::kFloat32, {256, 4096}, {0}, {1024}},
+      // GatherND batch_dims=1: indices [4,65536,2] as [4,65536,1,2] on axes (1,2).
+      {"gathernd_batch1", {4, 512, 512, 32}, DType::kFloat32, {4, 65536, 1, 2}, {1, 2}, {512, 512}},
+      // NHWC (x,y) sampling: coordinate 0 (x) indexes W (axis 2), coordinate 1 (y) H (axis 1).
+      {"nhwc_xy", {8, 256, 256, 16}, DType::kFloat32, {8, 4096, 1, 2}, {2, 1}, {256, 256}},
+      {"flat_take", {16777216}, DType::kFloat32, {4194304}, {0}, {16777216}},
+      {"embedding_fp16", {1000000, 64}, DType::kFloat16, {65536, 1}, {0}, {1000000}},
+      {"tiny", {16, 16}, DType::kFloat32, {4, 1}, {0}, {16}},
+  };
+}
+
+std::int64_t numel(const Dims& d) {
+  std::int64_t n = 1;
+  for (std::int64_t v : d) n *= v;
+  return n;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+// Times `call(rep)` once per rep with CUDA events on `stream`; returns the median in us.
+double time_events(cudaStream_t stream, int warmup, int reps, const std::function<void(int)>& call) {
+  for (int i = 0; i < warmup; ++i) call(i);
+  check(cudaStreamSynchronize(stream), "warm-up");
+  cudaEvent_t start, stop;
+  check(cudaEventCreate(&start), "event");
+  check(cudaEventCreate(&stop), "event");
+  std::vector<double> us;
+  for (int i = 0; i < reps; ++i) {
+    check(cudaEventRecord(start, stream), "record");
+    call(warmup + i);
+    check(cudaEventRecord(stop, stream), "record");
+    check(cudaEventSynchronize(stop), "sync");
+    float ms = 0;
+    check(cudaEventElapsedTime(&ms, start, stop), "elapsed");
+    us.push_back(ms * 1000.0);
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  return median(us);
+}
+
+// Host wall time per call over `calls` back-to-back calls (for the per-call overhead case).
+double time_host_per_call(cudaStream_t stream, int calls, const std::function<void(int)>& call) {
+  for (int i = 0; i < 100; ++i) call(i);
+  check(cudaStreamSynchronize(stream), "warm-up");
+  std::vector<double> per_call;
+  for (int round = 0; round < 7; ++round) {
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < calls; ++i) call(i);
+    check(cudaStreamSynchronize(stream), "sync");
+    const auto t1 = std::chrono::steady_clock::now();
+    per_call.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count() / calls);
+  }
+  return median(per_call);
+}
+
+struct DeviceArray {
+  void* data = nullptr;
+  explicit DeviceArray(std::size_t bytes) { check(cudaMalloc(&data, bytes ? bytes : 1), "cudaMalloc"); }
+  ~DeviceArray() { cudaFree(data); }
+  DeviceArray(const DeviceArray&) = delete;
+  DeviceArray& operator=(const DeviceArray&) = delete;
+};
+
+void run_case(const BenchCase& c, int warmup, int reps, cudaStream_t stream) {
+  multigather::GatherShape shape = multigather::output_shape(c.input_shape, c.indices_shape, c.axes);
+  const std::size_t es = multigather::element_size(c.dtype);
+  const auto in_bytes = static_cast<std::size_t>(numel(c.input_shape)) * es;
+  const auto ix_bytes = static_cast<std::size_t>(numel(c.indices_shape)) * 8;
+  const auto out_bytes = static_cast<std::size_t>(shape.output_numel) * es;
+
+  // Enough copies of the operands that one rotation exceeds the L2 cache several times.
+  int l2 = 0, device = 0;
+  check(cudaGetDevice(&device), "device");
+  check(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device), "L2 size");
+  const std::size_t per_set = in_bytes + ix_bytes + out_bytes;
+  const int sets = static_cast<int>(std::clamp<std::size_t>(
+      (4 * static_cast<std::size_t>(l2) + per_set - 1) / per_set, 1, 8));
+
+  std::mt19937_64 rng(1234);
+  std::vector<std::unique_ptr<DeviceArray>> inputs, indices, outputs;
+  std::vector<std::uint16_t> host_in(in_bytes / 2);
+  for (auto& v : host_in) v = static_cast<std::uint16_t>(0x3c00 + (rng() & 0x3ff));  // finite, non-zero
+  std::vector<std::int64_t> host_ix(static_cast<std::size_t>(numel(c.indices_shape)));
+  const std::size_t k = c.coordinate_ranges.size();
+  for (std::size_t i = 0; i < host_ix.size(); ++i) {
+    host_ix[i] = static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(c.coordinate_ranges[i % k]));
+  }
+  for (int s = 0; s < sets; ++s) {
+    inputs.push_back(std::make_unique<DeviceArray>(in_bytes));
+    indices.push_back(std::make_unique<DeviceArray>(ix_bytes));
+    outputs.push_back(std::make_unique<DeviceArray>(out_bytes));
+    check(cudaMemcpy(inputs.back()->data, host_in.data(), in_bytes, cudaMemcpyHostToDevice), "upload");
+    check(cudaMemcpy(indices.back()->data, host_ix.data(), ix_bytes, cudaMemcpyHostToDevice), "upload");
+  }
+  DeviceArray copy_src(out_bytes * static_cast<std::size_t>(sets));
+  DeviceArray copy_dst(out_bytes * static_cast<std::size_t>(sets));
+  DeviceArray flag(sizeof(std::uint32_t));
+  check(cudaMemset(flag.data, 0, sizeof(std::uint32_t)), "flag");
+
+  const auto gather = [&](int i, bool sync) {
+    const int s = i % sets;
+    multigather::TensorView in(inputs[static_cast<std::size_t>(s)]->data, c.dtype, c.input_shape);
+    multigather::TensorView ix(indices[static_cast<std::size_t>(s)]->data, DType::kInt64, c.indices_shape);
+    multigather::MutableTensorView out(outputs[static_cast<std::size_t>(s)]->data, c.dtype, shape.output_shape);
+    if (sync) {
+      check(multigather::gather_multiaxis_cuda_into(in, ix, c.axes, out, {}, stream), c.name);
+    } else {
+      check(multigather::gather_multiaxis_cuda_enqueue(in, ix, c.axes, out, {}, stream,
+                                                       static_cast<std::uint32_t*>(flag.data)),
+            c.name);
+    }
+  };
+  const auto copy = [&](int i) {
+    const std::size_t off = static_cast<std::size_t>(i % sets) * out_bytes;
+    check(cudaMemcpyAsync(static_cast<char*>(copy_dst.data) + off,
+                          static_cast<char*>(copy_src.data) + off, out_bytes,
+                          cudaMemcpyDeviceToDevice, stream), "copy");
+  };
+
+  // Correctness spot check against the CPU core before timing.
+  {
+    gather(0, true);
+    std::vector<std::byte> got(out_bytes);
+    check(cudaMemcpy(got.data(), outputs[0]->data, out_bytes, cudaMemcpyDeviceToHost), "download");
+    multigather::TensorView in(host_in.data(), c.dtype, c.input_shape);
+    multigather::TensorView ix(host_ix.data(), DType::kInt64, c.indices_shape);
+    multigather::Tensor want = multigather::gather_multiaxis(in, ix, c.axes);
+    if (std::memcmp(want.data(), got.data(), out_bytes) != 0) {
+      std::fprintf(stderr, "%s: GPU output differs from the CPU core\n", c.name);
+      std::exit(1);
+    }
+  }
+
+  const double copy_us = time_events(stream, warmup, reps, copy);
+  const double mg_us = time_events(stream, warmup, reps, [&](int i) { gather(i, false); });
+  const double sync_us = time_events(stream, warmup, reps, [&](int i) { gather(i, true); });
+  std::uint32_t raised = 0;
+  check(cudaMemcpy(&raised, flag.data, 4, cudaMemcpyDeviceToHost), "flag");
+  if (raised != 0) {
+    std::fprintf(stderr, "%s: the kernel flagged an index out of range\n", c.name);
+    std::exit(1);
+  }
+  const double moved = static_cast<double>(out_bytes * 2 + ix_bytes);  // out + gathered in + idx
+  std::printf("| %-18s | %10.2f | %10.2f | %10.2f | %8.1f | %8.1f | %6.2f |", c.name, copy_us,
+              mg_us, sync_us, 2.0 * static_cast<double>(out_bytes) / copy_us / 1e3,
+              moved / mg_us / 1e3, copy_us / mg_us);
+  if (std::strcmp(c.name, "tiny") == 0) {
+    const double host_us = time_host_per_call(stream, 10000, [&](int i) { gather(i, false); });
+    const double host_sync_us = time_host_per_call(stream, 10000, [&](int i) { gather(i, true); });
+    std::printf(" host us/call: enqueue %.2f, sync %.2f", host_us, host_sync_us);
+  }
+  std::printf("\n");
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int warmup = 10, reps = 51;
+  std::vector<std::string> wanted;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--list") {
+      for (const BenchCase& c : bench_cases()) {
+        const auto shape = multigather::output_shape(c.input_shape, c.indices_shape, c.axes);
+        std::printf("%-18s input %s %s, indices %s int64 -> output %s\n", c.name,
+                    multigather::to_string(c.input_shape).c_str(),
+                    std::string(multigather::dtype_name(c.dtype)).c_str(),
+                    multigather::to_string(c.indices_shape).c_str(),
+                    multigather::to_string(shape.output_shape).c_str());
+      }
+      return 0;
+    }
+    if (a == "--warmup" && i + 1 < argc) {
+      warmup = std::atoi(argv[++i]);
+    } else if (a == "--reps" && i + 1 < argc) {
+      reps = std::atoi(argv[++i]);
+    } else {
+      wanted.push_back(a);
+    }
+  }
+  if (!multigather::cuda_device_available()) {
+    std::printf("cuda_bench: no CUDA device available; nothing to measure\n");
+    return 0;
+  }
+  cudaDeviceProp prop{};
+  check(cudaGetDeviceProperties(&prop, 0), "properties");
+  std::printf("device: %s, %d SMs, L2 %d MiB; warm-up %d, median of %d\n\n", prop.name,
+              prop.multiProcessorCount, prop.l2CacheSize >> 20, warmup, reps);
+  cudaStream_t stream;
+  check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "stream");
+  std::printf("| %-18s | %10s | %10s | %10s | %8s | %8s | %6s |\n", "case", "copy us", "mg us",
+              "mg sync us", "copy GB/s", "mg GB/s", "vs copy");
+  std::printf("|%s|%s|%s|%s|%s|%s|%s|\n", std::string(20, '-').c_str(), std::string(12, '-').c_str(),
+              std::string(12, '-').c_str(), std::string(12, '-').c_str(), std::string(10, '-').c_str(),
+              std::string(10, '-').c_str(), std::string(8, '-').c_str());
+  for (const BenchCase& c : bench_cases()) {
+    if (!wanted.empty() && std::find(wanted.begin(), wanted.end(), c.name) == wanted.end()) continue;
+    run_case(c, warmup, reps, stream);
+  }
+  cudaStreamDestroy(stream);
+  return 0;
+}
