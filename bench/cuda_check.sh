@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Everything the CUDA backend needs checked on a GPU machine, in one call (METHOD.md: few, full
+# calls): configure + build with CUDA, the GPU tests against the CPU reference, the C++
+# benchmark, then the PyTorch CUDA / CuPy peers. Run from the repository root:
+#
+#   bash bench/cuda_check.sh [build-dir]          (default build-gpu)
+#
+# GoogleTest: found by CMake when installed; otherwise set GTEST_SRC to a googletest source tree
+# (e.g. a carried copy of Debian's /usr/src/googletest) and it is built first.
+# Output: the test summary and the two benchmark tables; full logs under ${OUT:-.}/cuda_check/.
+set -euo pipefail
+build=${1:-build-gpu}
+logs=${OUT:-.}/cuda_check
+mkdir -p "$logs"
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
+
+extra=()
+if [[ -n "${GTEST_SRC:-}" ]]; then
+  cmake -S "$GTEST_SRC" -B "$build-gtest" -DCMAKE_BUILD_TYPE=Release -DBUILD_GMOCK=OFF \
+        -DCMAKE_INSTALL_PREFIX="$PWD/$build-gtest/install" > "$logs/gtest.log" 2>&1
+  cmake --build "$build-gtest" -j 16 --target install >> "$logs/gtest.log" 2>&1
+  extra+=("-DGTest_DIR=$PWD/$build-gtest/install/lib/cmake/GTest")
+fi
+cmake -S . -B "$build" -DMULTIGATHER_CUDA=ON -DMULTIGATHER_BUILD_PYTHON=OFF -DMULTIGATHER_BUILD_CLI=OFF \
+      "${extra[@]}" > "$logs/configure.log" 2>&1 || { tail -30 "$logs/configure.log"; exit 1; }
+cmake --build "$build" -j 16 > "$logs/build.log" 2>&1 || { tail -40 "$logs/build.log"; exit 1; }
+
+echo "== GPU tests (every CUDA path against the CPU reference) =="
+"$build/tests/multigather_tests" --gtest_filter='Cuda*' > "$logs/tests.log" 2>&1 && status=0 || status=$?
+grep -E "^\[  (PASSED|FAILED|SKIPPED) |tests? ran|replay:" "$logs/tests.log" | head -40
+echo "== multigather CUDA vs a D2D copy of the output =="
+"$build/bench/multigather_cuda_bench" | tee "$logs/cuda_bench.txt"
+if python3 -c "import torch; assert torch.cuda.is_available()" 2>/dev/null; then
+  echo "== PyTorch CUDA and CuPy peers =="
+  python3 bench/cuda_peers.py | tee "$logs/cuda_peers.txt"
+fi
+exit "$status"
