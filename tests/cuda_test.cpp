@@ -79,6 +79,7 @@ struct LaunchRow {
   std::int64_t rows, row_units;
   int group_shift;
   std::int64_t chunks_per_row;
+  int rows_per_thread;
   bool offsets32;
 };
 
@@ -86,25 +87,28 @@ const LaunchRow kLaunchRows[] = {
     // BENCH embedding: rows of 2048 bytes = 128 units of 16 bytes -> 32 threads (a warp).
     {"embedding", 0x10000000, {50000, 512}, DType::kFloat32, {8192, 1}, /*axis=*/0,
      /*block_path=*/true, /*unit_bytes=*/16, /*rows=*/8192, /*row_units=*/128, /*group_shift=*/5,
-     /*chunks_per_row=*/1, /*offsets32=*/true},
+     /*chunks_per_row=*/1, /*rows_per_thread=*/1, /*offsets32=*/true},
     // BENCH embedding_fp16: rows of 128 bytes = 8 units -> 2 threads per row.
     {"embedding_fp16", 0x10000000, {1000000, 64}, DType::kFloat16, {65536, 1}, 0, true, 16, 65536,
-     8, 1, 1, true},
+     8, 1, 1, 1, true},
     // The table 4 bytes past a 16-byte boundary: 4-byte units, 512 per row -> 128 threads.
     {"misaligned table", 0x10000004, {100, 512}, DType::kFloat32, {10, 1}, 0, true, 4, 10, 512, 7,
-     1, true},
-    // BENCH elements_last_axis: every output element has its own index -> one element per row.
+     1, 1, true},
+    // BENCH elements_last_axis: every output element has its own index -> one element per row,
+    // 4 rows per thread.
     {"take_along_axis", 0x10000000, {4096, 1024}, DType::kFloat32, {4096, 256}, 1, false, 4,
-     4096 * 256, 1, 0, 1, true},
+     4096 * 256, 1, 0, 1, 4, true},
+    // Blocks of 2 floats on 8-byte boundaries: one 8-byte unit per row, 4 rows per thread.
+    {"pairs", 0x10000008, {1000, 2}, DType::kFloat32, {300, 1}, 0, true, 8, 300, 1, 0, 1, 4, true},
     // Rows of 65536 floats = 16384 units: 256 threads x 4 units = 1024 units per item -> 16.
     {"long rows", 0x10000000, {2, 65536}, DType::kFloat32, {3, 1}, 0, true, 16, 3, 16384, 8, 16,
-     true},
+     1, true},
     // [2^20, 4096] f32 spans 2^30 units of 16 bytes: 32-bit offsets still exact.
     {"1 GiB-unit table", 0x10000000, {1 << 20, 4096}, DType::kFloat32, {8, 1}, 0, true, 16, 8,
-     1024, 8, 1, true},
+     1024, 8, 1, 1, true},
     // [2^22, 4096] f32 spans 2^32 units: beyond int32, the 64-bit variant.
     {"4 Gi-unit table", 0x10000000, {1 << 22, 4096}, DType::kFloat32, {8, 1}, 0, true, 16, 8, 1024,
-     8, 1, false},
+     8, 1, 1, false},
 };
 
 TEST(CudaLaunchParams, GoldenTable) {
@@ -122,6 +126,7 @@ TEST(CudaLaunchParams, GoldenTable) {
     EXPECT_EQ(p.row_units, row.row_units);
     EXPECT_EQ(p.group_shift, row.group_shift);
     EXPECT_EQ(p.chunks_per_row, row.chunks_per_row);
+    EXPECT_EQ(p.rows_per_thread, row.rows_per_thread);
     EXPECT_EQ(p.items, row.rows * row.chunks_per_row);
     EXPECT_EQ(p.offsets32, row.offsets32);
   }
@@ -472,13 +477,25 @@ void expect_same_bytes(const std::vector<std::byte>& got, const std::vector<std:
       << "first differing output byte " << (mismatch.first - got.begin()) << " of " << got.size();
 }
 
-// Runs the kernel body (gather_item) on the CPU: every item, every lane of its group.
+// Runs the kernel body on the CPU as the kernel's loops would on a grid of `threads` threads:
+// single-unit rows through gather_elements, other rows through gather_item for every lane.
 struct RunItemsOnHost {
   const detail::CudaGatherParams* params;
+  std::int64_t threads;
   template <int UnitBytes, class Index, class Off>
   void operator()() {
+    const auto items = static_cast<Off>(params->items);
+    if (params->rows_per_thread > 1) {
+      const auto n = static_cast<Off>(threads);
+      for (Off thread = 0; thread < n; ++thread) {
+        for (Off first = thread; first < items; first += n * detail::kUnitsPerThread) {
+          detail::gather_elements<UnitBytes, Index, Off>(*params, first, n);
+        }
+      }
+      return;
+    }
     const Off group = Off{1} << params->group_shift;
-    for (Off item = 0; item < static_cast<Off>(params->items); ++item) {
+    for (Off item = 0; item < items; ++item) {
       for (Off lane = 0; lane < group; ++lane) {
         detail::gather_item<UnitBytes, Index, Off>(*params, item, lane);
       }
@@ -507,7 +524,7 @@ TEST(CudaKernelOnHost, RandomPlansMatchTheReference) {
     if (i % 2 == 1) params.offsets32 = false;  // the 64-bit variant must agree too
     std::uint32_t flag = 0;
     params.error_flag = &flag;
-    RunItemsOnHost run{&params};
+    RunItemsOnHost run{&params, 1 + i % 7};  // grids of 1..7 threads: every stride pattern
     ASSERT_TRUE(detail::visit_kernel_variant(params, run));
     rows_split += params.chunks_per_row > 1;
     wide_units += params.unit_bytes == 16;

@@ -13,11 +13,18 @@ namespace {
 template <int UnitBytes, class Index, class Off>
 __global__ void __launch_bounds__(kThreadsPerBlock)
 gather_rows(const __grid_constant__ CudaGatherParams p) {
-  const Off lane = static_cast<Off>(threadIdx.x) & ((Off{1} << p.group_shift) - 1);
   const Off items = static_cast<Off>(p.items);
-  const Off step = (static_cast<Off>(gridDim.x) * kThreadsPerBlock) >> p.group_shift;
-  for (Off item = (static_cast<Off>(blockIdx.x) * kThreadsPerBlock + threadIdx.x) >> p.group_shift;
-       item < items; item += step) {
+  const Off thread = static_cast<Off>(blockIdx.x) * kThreadsPerBlock + threadIdx.x;
+  const Off threads = static_cast<Off>(gridDim.x) * kThreadsPerBlock;
+  if (p.rows_per_thread > 1) {  // single-unit rows: several per thread, strided by the grid
+    for (Off first = thread; first < items; first += threads * kUnitsPerThread) {
+      gather_elements<UnitBytes, Index, Off>(p, first, threads);
+    }
+    return;
+  }
+  const Off lane = thread & ((Off{1} << p.group_shift) - 1);
+  const Off step = threads >> p.group_shift;
+  for (Off item = thread >> p.group_shift; item < items; item += step) {
     gather_item<UnitBytes, Index, Off>(p, item, lane);
   }
 }
@@ -38,7 +45,8 @@ cudaError_t launch_gather(const CudaGatherParams& params, int multiprocessors,
   if (!visit_kernel_variant(params, pick)) return cudaErrorInvalidValue;
   // One item per thread group when that fits in a few waves; otherwise a grid-stride loop over
   // a grid that fills every multiprocessor several times.
-  const std::int64_t threads = params.items << params.group_shift;
+  const std::int64_t threads =
+      ((params.items + params.rows_per_thread - 1) / params.rows_per_thread) << params.group_shift;
   std::int64_t blocks = (threads + kThreadsPerBlock - 1) / kThreadsPerBlock;
   const std::int64_t max_blocks =
       static_cast<std::int64_t>(multiprocessors > 0 ? multiprocessors : 1) * 64;

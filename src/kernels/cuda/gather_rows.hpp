@@ -74,8 +74,57 @@ MULTIGATHER_HOST_DEVICE inline Off divide(Off n, std::int64_t divisor, const Fas
   }
 }
 
-/// Work item `item` for thread `lane` of its group (lane < 2^group_shift): resolves the row's
-/// coordinates and moves units begin + lane, begin + lane + group, ... of the item's chunk.
+/// Where one row reads and writes (in units), and whether it copies, fills or is skipped.
+template <class Off>
+struct RowPlace {
+  Off input = 0;
+  Off output = 0;
+  Lookup lookup = Lookup::kOk;
+};
+
+/// Row number -> outer coordinates -> offsets, then the row's k coordinates resolved. The
+/// outermost coordinate needs no division. Raises the error flag for a bad index.
+template <class Index, class Off>
+MULTIGATHER_HOST_DEVICE inline RowPlace<Off> locate_row(const CudaGatherParams& p, Off row) {
+  RowPlace<Off> place;
+  Off ix_off = 0, rest = row;
+  for (int d = p.rank - 1; d >= 0; --d) {
+    Off coord = rest;
+    if (d > 0) {
+      const Off q = divide(rest, p.shape[d], p.shape_divide[d]);
+      coord = rest - q * static_cast<Off>(p.shape[d]);
+      rest = q;
+    }
+    place.input += coord * static_cast<Off>(p.input_strides[d]);
+    ix_off += coord * static_cast<Off>(p.indices_strides[d]);
+    place.output += coord * static_cast<Off>(p.output_strides[d]);
+  }
+  const auto* indices = static_cast<const Index*>(p.indices);
+  for (int j = 0; j < p.k; ++j) {
+    const Index raw =
+        load_readonly(indices + ix_off + static_cast<Off>(j) * static_cast<Off>(p.coord_stride));
+    std::int64_t v = 0;
+    const Lookup l = resolve(raw, p.axis_sizes[j], p.index_mode, p.negative_indices, &v);
+    if (l != Lookup::kOk) {
+      if (l == Lookup::kBad || place.lookup == Lookup::kOk) place.lookup = l;
+      continue;
+    }
+    place.input += static_cast<Off>(v) * static_cast<Off>(p.axis_strides[j]);
+  }
+  if (place.lookup == Lookup::kBad && p.error_flag != nullptr) *p.error_flag = 1u;
+  return place;
+}
+
+/// Unit u of a filled row: the fill element's bytes at u's position within the element.
+template <int UnitBytes>
+MULTIGATHER_HOST_DEVICE inline typename UnitOf<UnitBytes>::type fill_unit(
+    const CudaGatherParams& p, std::int64_t u) {
+  using Unit = typename UnitOf<UnitBytes>::type;
+  return reinterpret_cast<const Unit*>(p.fill_pattern)[u & (16 / UnitBytes - 1)];
+}
+
+/// Row path: work item `item` for thread `lane` of its group (lane < 2^group_shift). Moves
+/// units begin + lane, begin + lane + group, ... of the item's chunk of its row.
 template <int UnitBytes, class Index, class Off>
 MULTIGATHER_HOST_DEVICE inline void gather_item(const CudaGatherParams& p, Off item, Off lane) {
   using Unit = typename UnitOf<UnitBytes>::type;
@@ -85,48 +134,19 @@ MULTIGATHER_HOST_DEVICE inline void gather_item(const CudaGatherParams& p, Off i
     row = divide(item, p.chunks_per_row, p.chunks_divide);
     chunk = item - row * static_cast<Off>(p.chunks_per_row);
   }
-  // Row number -> outer coordinates -> offsets; the outermost coordinate needs no division.
-  Off in_off = 0, ix_off = 0, out_off = 0, rest = row;
-  for (int d = p.rank - 1; d >= 0; --d) {
-    Off coord = rest;
-    if (d > 0) {
-      const Off q = divide(rest, p.shape[d], p.shape_divide[d]);
-      coord = rest - q * static_cast<Off>(p.shape[d]);
-      rest = q;
-    }
-    in_off += coord * static_cast<Off>(p.input_strides[d]);
-    ix_off += coord * static_cast<Off>(p.indices_strides[d]);
-    out_off += coord * static_cast<Off>(p.output_strides[d]);
-  }
-  const auto* indices = static_cast<const Index*>(p.indices);
-  Lookup row_lookup = Lookup::kOk;
-  for (int j = 0; j < p.k; ++j) {
-    const Index raw =
-        load_readonly(indices + ix_off + static_cast<Off>(j) * static_cast<Off>(p.coord_stride));
-    std::int64_t v = 0;
-    const Lookup l = resolve(raw, p.axis_sizes[j], p.index_mode, p.negative_indices, &v);
-    if (l != Lookup::kOk) {
-      if (l == Lookup::kBad || row_lookup == Lookup::kOk) row_lookup = l;
-      continue;
-    }
-    in_off += static_cast<Off>(v) * static_cast<Off>(p.axis_strides[j]);
-  }
-  if (row_lookup == Lookup::kBad) {  // nothing read from an invalid place, nothing written
-    if (p.error_flag != nullptr) *p.error_flag = 1u;
-    return;
-  }
+  const RowPlace<Off> place = locate_row<Index, Off>(p, row);
+  if (place.lookup == Lookup::kBad) return;  // nothing read from an invalid place, nothing written
   const Off row_units = static_cast<Off>(p.row_units);
   const Off begin = chunk * static_cast<Off>(p.chunk_units);
   const Off end = begin + static_cast<Off>(p.chunk_units) < row_units
                       ? begin + static_cast<Off>(p.chunk_units) : row_units;
-  Unit* dst = static_cast<Unit*>(p.output) + out_off;
+  Unit* dst = static_cast<Unit*>(p.output) + place.output;
   Off u = begin + lane;
-  if (row_lookup == Lookup::kFill) {
-    const auto* pattern = reinterpret_cast<const Unit*>(p.fill_pattern);
-    for (; u < end; u += group) dst[u] = pattern[u & (16 / UnitBytes - 1)];
+  if (place.lookup == Lookup::kFill) {
+    for (; u < end; u += group) dst[u] = fill_unit<UnitBytes>(p, u);
     return;
   }
-  const Unit* src = static_cast<const Unit*>(p.input) + in_off;
+  const Unit* src = static_cast<const Unit*>(p.input) + place.input;
   if (u + (kUnitsPerThread - 1) * group < end) {  // a full item: every load before any store
     Unit v[kUnitsPerThread];
 #pragma unroll
@@ -136,6 +156,40 @@ MULTIGATHER_HOST_DEVICE inline void gather_item(const CudaGatherParams& p, Off i
     return;
   }
   for (; u < end; u += group) dst[u] = load_readonly(src + u);
+}
+
+/// Element path (rows of one unit, one thread each): rows first, first + stride, ...,
+/// first + (kUnitsPerThread - 1) * stride below p.items, with every index load, then every
+/// input load issued before the first store, so that each thread keeps several independent
+/// random reads in flight.
+template <int UnitBytes, class Index, class Off>
+MULTIGATHER_HOST_DEVICE inline void gather_elements(const CudaGatherParams& p, Off first,
+                                                    Off stride) {
+  using Unit = typename UnitOf<UnitBytes>::type;
+  const Off items = static_cast<Off>(p.items);
+  RowPlace<Off> place[kUnitsPerThread];
+#pragma unroll
+  for (int t = 0; t < kUnitsPerThread; ++t) {
+    const Off row = first + t * stride;
+    if (row < items) {
+      place[t] = locate_row<Index, Off>(p, row);
+    } else {
+      place[t].lookup = Lookup::kBad;  // past the end: nothing to do
+    }
+  }
+  Unit v[kUnitsPerThread];
+#pragma unroll
+  for (int t = 0; t < kUnitsPerThread; ++t) {
+    if (place[t].lookup == Lookup::kOk) {
+      v[t] = load_readonly(static_cast<const Unit*>(p.input) + place[t].input);
+    } else {
+      v[t] = fill_unit<UnitBytes>(p, 0);
+    }
+  }
+#pragma unroll
+  for (int t = 0; t < kUnitsPerThread; ++t) {
+    if (place[t].lookup != Lookup::kBad) static_cast<Unit*>(p.output)[place[t].output] = v[t];
+  }
 }
 
 /// Calls visitor.template operator()<UnitBytes, Index, Off>() for the kernel variant `p`

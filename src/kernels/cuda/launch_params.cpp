@@ -73,6 +73,7 @@ void make_cuda_params(const GatherPlan& p, CudaGatherParams* out) noexcept {
   c.chunk_units = group * per_thread;
   c.chunks_per_row = (c.row_units + c.chunk_units - 1) / c.chunk_units;
   c.items = c.rows * c.chunks_per_row;
+  c.rows_per_thread = c.row_units == 1 ? kUnitsPerThread : 1;
 
   // Extents (largest |offset| reached) decide whether 32-bit arithmetic is exact.
   std::int64_t input_extent = c.row_units, output_extent = c.row_units, index_extent = 1;

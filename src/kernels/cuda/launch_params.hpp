@@ -10,7 +10,9 @@
 //  - element path: anything else (GatherElements, flat take, strided views): a row is one
 //    element.
 // Rows are cut into work items of `chunk_units` units; a group of 2^group_shift consecutive
-// threads runs one item, each thread moving up to kUnitsPerThread units.
+// threads runs one item, each thread moving up to kUnitsPerThread units. Rows of a single unit
+// (the element path, short blocks) go kUnitsPerThread rows to a thread instead, so that each
+// thread keeps that many independent random reads in flight.
 #pragma once
 
 #include <cstdint>
@@ -20,7 +22,8 @@
 
 namespace multigather::detail {
 
-/// Units one thread moves per work item (independent loads in flight before the first store).
+/// Units one thread moves per work item, and single-unit rows one thread moves (independent
+/// loads in flight before the first store).
 inline constexpr int kUnitsPerThread = 4;
 /// Threads per CUDA block of the gather kernel.
 inline constexpr int kThreadsPerBlock = 256;
@@ -47,6 +50,7 @@ struct CudaGatherParams {
   FastDivide chunks_divide;  // valid when offsets32
   std::int64_t items = 0;    // rows * chunks_per_row
   int group_shift = 0;       // log2(threads per item)
+  int rows_per_thread = 1;   // kUnitsPerThread for rows of one unit, else 1
   int unit_bytes = 1;        // 1, 2, 4, 8 or 16
   /// Every offset, row and item count fits in int32 (the kernel then uses 32-bit arithmetic
   /// and multiply-high division).
