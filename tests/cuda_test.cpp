@@ -184,6 +184,21 @@ TEST(CudaNoDevice, ValidationStillReportsShapeErrorsAndThenTheMissingDevice) {
   EXPECT_EQ(s.message(), "no CUDA device is available");
 }
 
+TEST(CudaApi, MisalignedIndicesAreRefusedBeforeAnyDeviceWork) {
+  // Checked on the host before any pointer query, so the message is the same with or without
+  // a device.
+  alignas(8) std::byte storage[32] = {};
+  float in[6] = {};
+  float out[6] = {};
+  const std::int64_t axes[] = {0};
+  const Status s = gather_multiaxis_cuda_into(
+      TensorView(in, DType::kFloat32, {2, 3}), TensorView(storage + 4, DType::kInt64, {2, 1}),
+      axes, MutableTensorView(out, DType::kFloat32, {2, 3}));
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(s.message(), "indices.data is not aligned to its element size 8 (the CUDA backend "
+                         "loads whole indices)");
+}
+
 // ---- On a GPU -------------------------------------------------------------------------------
 
 #define SKIP_WITHOUT_DEVICE()                                                  \

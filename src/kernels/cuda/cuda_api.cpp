@@ -156,16 +156,16 @@ Status prepare(const TensorView& input, const TensorView& indices,
     prep->empty = true;
     return Status::Ok();
   }
+  const auto index_bytes = static_cast<std::uintptr_t>(element_size(indices.dtype));
+  if (!axes.empty() && reinterpret_cast<std::uintptr_t>(indices.data) % index_bytes != 0) {
+    return InvalidArgument("indices.data is not aligned to its element size " +
+                           std::to_string(index_bytes) + " (the CUDA backend loads whole indices)");
+  }
   if (!cuda_device_available()) {
     return Status(StatusCode::kInternal, "no CUDA device is available");
   }
   detail::GatherPlan plan;
   detail::make_plan(input, indices, output, prep->call, options, &plan);
-  const auto index_bytes = static_cast<std::uintptr_t>(element_size(indices.dtype));
-  if (plan.k > 0 && reinterpret_cast<std::uintptr_t>(indices.data) % index_bytes != 0) {
-    return InvalidArgument("indices.data is not aligned to its element size " +
-                           std::to_string(index_bytes) + " (the CUDA backend loads whole indices)");
-  }
   MULTIGATHER_RETURN_IF_ERROR(common_device(input, indices, output, plan, &prep->device));
   for (int j = 0; j < plan.k; ++j) {
     if (plan.axis_sizes[static_cast<std::size_t>(j)] == 0 && options.index_mode != IndexMode::kFill) {
