@@ -26,7 +26,7 @@ Status owning_device(const void* data, const char* name, int* device) {
   cudaPointerAttributes attributes{};
   const cudaError_t error = cudaPointerGetAttributes(&attributes, data);
   if (error != cudaSuccess) {
-    cudaGetLastError();  // clear the sticky-free error so later calls are not blamed
+    cudaGetLastError();  // so that a later cudaGetLastError does not report this one
     return InvalidArgument(std::string(name) + ".data is not a pointer the CUDA runtime knows (" +
                            cudaGetErrorString(error) + ")");
   }
@@ -63,8 +63,9 @@ Status common_device(const TensorView& input, const TensorView& indices,
     }
     *device = owner;
   }
-  if (*device < 0) return cudaGetDevice(device) == cudaSuccess ? Status::Ok()
-                                                              : Status(StatusCode::kInternal, "no current CUDA device");
+  if (*device < 0 && cudaGetDevice(device) != cudaSuccess) {  // only mapped host memory
+    return Status(StatusCode::kInternal, "no current CUDA device");
+  }
   return Status::Ok();
 }
 
