@@ -1,13 +1,13 @@
 // GPU benchmark of multigather's CUDA backend on the cases of ../shared/BENCH.md, beside the
 // limit: a device-to-device copy (cudaMemcpyAsync) of the output's size.
 //
-//   cuda_bench [--warmup N] [--reps N] [case ...]      (cases: names from BENCH.md; default all)
+//   cuda_bench [--warmup N] [--reps N] [--batch N] [case ...]   (cases: BENCH.md names; default all)
 //   cuda_bench --list                                  (each case's shapes; needs no device)
 //
 // Method (../.library/device/METHOD.md habits): random indices in range from a fixed seed, real
-// (non-zero) data, warm-up calls first, every call timed on its own with CUDA events, the
-// median reported; buffers rotate so that one call's input is not still in L2 from the previous
-// call. multigather runs in error mode through gather_multiaxis_cuda_enqueue with a device flag
+// (non-zero) data, warm-up calls first, then batches of back-to-back calls timed with CUDA
+// events, the median per-call time reported; buffers rotate so that one call's input is not
+// still in L2 from the previous call. multigather runs in error mode through gather_multiaxis_cuda_enqueue with a device flag
 // (the kernel checks every index; nothing synchronizes), like PyTorch's device-side asserts;
 // "sync" is gather_multiaxis_cuda_into, which synchronizes the stream in error mode to return a
 // Status. Columns:
@@ -86,22 +86,26 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-// Times `call(rep)` once per rep with CUDA events on `stream`; returns the median in us.
-double time_events(cudaStream_t stream, int warmup, int reps, const std::function<void(int)>& call) {
-  for (int i = 0; i < warmup; ++i) call(i);
+// Times back-to-back calls: each rep records an event, makes `batch` calls, records another;
+// returns the median over reps of (elapsed / batch) in us. While the host enqueues faster than
+// the GPU runs, this is the kernel's time; otherwise it is the host's cost per call.
+double time_events(cudaStream_t stream, int warmup, int reps, int batch,
+                   const std::function<void(int)>& call) {
+  int i = 0;
+  for (; i < warmup; ++i) call(i);
   check(cudaStreamSynchronize(stream), "warm-up");
   cudaEvent_t start, stop;
   check(cudaEventCreate(&start), "event");
   check(cudaEventCreate(&stop), "event");
   std::vector<double> us;
-  for (int i = 0; i < reps; ++i) {
+  for (int r = 0; r < reps; ++r) {
     check(cudaEventRecord(start, stream), "record");
-    call(warmup + i);
+    for (int b = 0; b < batch; ++b) call(i++);
     check(cudaEventRecord(stop, stream), "record");
     check(cudaEventSynchronize(stop), "sync");
     float ms = 0;
     check(cudaEventElapsedTime(&ms, start, stop), "elapsed");
-    us.push_back(ms * 1000.0);
+    us.push_back(ms * 1000.0 / batch);
   }
   cudaEventDestroy(start);
   cudaEventDestroy(stop);
@@ -131,7 +135,7 @@ struct DeviceArray {
   DeviceArray& operator=(const DeviceArray&) = delete;
 };
 
-void run_case(const BenchCase& c, int warmup, int reps, cudaStream_t stream) {
+void run_case(const BenchCase& c, int warmup, int reps, int batch, cudaStream_t stream) {
   multigather::GatherShape shape = multigather::output_shape(c.input_shape, c.indices_shape, c.axes);
   const std::size_t es = multigather::element_size(c.dtype);
   const auto in_bytes = static_cast<std::size_t>(numel(c.input_shape)) * es;
@@ -201,9 +205,9 @@ void run_case(const BenchCase& c, int warmup, int reps, cudaStream_t stream) {
     }
   }
 
-  const double copy_us = time_events(stream, warmup, reps, copy);
-  const double mg_us = time_events(stream, warmup, reps, [&](int i) { gather(i, false); });
-  const double sync_us = time_events(stream, warmup, reps, [&](int i) { gather(i, true); });
+  const double copy_us = time_events(stream, warmup, reps, batch, copy);
+  const double mg_us = time_events(stream, warmup, reps, batch, [&](int i) { gather(i, false); });
+  const double sync_us = time_events(stream, warmup, reps, batch, [&](int i) { gather(i, true); });
   std::uint32_t raised = 0;
   check(cudaMemcpy(&raised, flag.data, 4, cudaMemcpyDeviceToHost), "flag");
   if (raised != 0) {
@@ -226,7 +230,7 @@ void run_case(const BenchCase& c, int warmup, int reps, cudaStream_t stream) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  int warmup = 10, reps = 51;
+  int warmup = 10, reps = 21, batch = 10;
   std::vector<std::string> wanted;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -245,6 +249,8 @@ int main(int argc, char** argv) {
       warmup = std::atoi(argv[++i]);
     } else if (a == "--reps" && i + 1 < argc) {
       reps = std::atoi(argv[++i]);
+    } else if (a == "--batch" && i + 1 < argc) {
+      batch = std::atoi(argv[++i]);
     } else {
       wanted.push_back(a);
     }
@@ -255,8 +261,8 @@ int main(int argc, char** argv) {
   }
   cudaDeviceProp prop{};
   check(cudaGetDeviceProperties(&prop, 0), "properties");
-  std::printf("device: %s, %d SMs, L2 %d MiB; warm-up %d, median of %d\n\n", prop.name,
-              prop.multiProcessorCount, prop.l2CacheSize >> 20, warmup, reps);
+  std::printf("device: %s, %d SMs, L2 %d MiB; warm-up %d, median of %d batches of %d calls\n\n",
+              prop.name, prop.multiProcessorCount, prop.l2CacheSize >> 20, warmup, reps, batch);
   cudaStream_t stream;
   check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "stream");
   std::printf("| %-18s | %10s | %10s | %10s | %8s | %8s | %6s |\n", "case", "copy us", "mg us",
@@ -266,7 +272,7 @@ int main(int argc, char** argv) {
               std::string(10, '-').c_str(), std::string(8, '-').c_str());
   for (const BenchCase& c : bench_cases()) {
     if (!wanted.empty() && std::find(wanted.begin(), wanted.end(), c.name) == wanted.end()) continue;
-    run_case(c, warmup, reps, stream);
+    run_case(c, warmup, reps, batch, stream);
   }
   cudaStreamDestroy(stream);
   return 0;

@@ -5,11 +5,11 @@ its Python package can take CUDA arrays (DLPack) -- all in one process.
 
 Usage (on a GPU machine):
     pip install torch==2.15.0 cupy-cuda13x==14.2.0   # or cupy-cuda12x matching the driver
-    python bench/cuda_peers.py [--reps 51] [--warmup 10] [case ...]
+    python bench/cuda_peers.py [--reps 21] [--batch 10] [--warmup 10] [case ...]
 
-Method: random in-range int64 indices from a fixed seed, non-zero data, warm-up calls, each call
-timed alone with CUDA events (torch.cuda.Event; CuPy runs on torch's current stream), the median
-reported; operand sets rotate so that a call does not find its input in L2 from the previous one.
+Method: random in-range int64 indices from a fixed seed, non-zero data, warm-up calls, then
+batches of back-to-back calls timed with CUDA events (torch.cuda.Event; CuPy runs on torch's
+current stream), the median per-call time reported; operand sets rotate so that a call does not find its input in L2 from the previous one.
 Columns: time in us, effective GB/s = (output + index + gathered input bytes) / time as in
 BENCH.md, and "vs copy" = copy time / time. The C++ benchmark multigather_cuda_bench prints
 multigather's own numbers against the same copy limit without Python.
@@ -155,8 +155,10 @@ def multigather_peer(name, x, idx):
     return {"multigather": lambda: multigather.gather_multiaxis(x, ix, axes)}
 
 
-def time_us(fn, warmup, reps):
-    """Median of per-call CUDA event times, in microseconds."""
+def time_us(fn, warmup, reps, batch):
+    """Median over reps of the per-call time of `batch` back-to-back calls between two CUDA
+    events, in microseconds (the kernel's time while the host keeps ahead of the GPU, the host's
+    cost per call otherwise) -- the same method as multigather_cuda_bench."""
     for _ in range(warmup):
         fn()
     torch.cuda.synchronize()
@@ -164,10 +166,11 @@ def time_us(fn, warmup, reps):
     for _ in range(reps):
         start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
-        fn()
+        for _ in range(batch):
+            fn()
         stop.record()
         stop.synchronize()
-        times.append(start.elapsed_time(stop) * 1000.0)
+        times.append(start.elapsed_time(stop) * 1000.0 / batch)
     return statistics.median(times)
 
 
@@ -200,7 +203,8 @@ def rotating(sets, make):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--warmup", type=int, default=10)
-    parser.add_argument("--reps", type=int, default=51)
+    parser.add_argument("--reps", type=int, default=21)
+    parser.add_argument("--batch", type=int, default=10)
     parser.add_argument("cases", nargs="*")
     args = parser.parse_args()
     if not torch.cuda.is_available():
@@ -211,7 +215,7 @@ def main():
     l2 = getattr(props, "L2_cache_size", 50 << 20)
     print(f"device: {props.name}; torch {torch.__version__}; cupy "
           f"{cupy.__version__ if cupy else 'not installed'}; multigather "
-          f"{'found' if multigather else 'not installed'}; warm-up {args.warmup}, median of {args.reps}\n")
+          f"{'found' if multigather else 'not installed'}; warm-up {args.warmup}, median of {args.reps} batches of {args.batch} calls\n")
     print(f"| {'case':<18} | {'implementation':<30} | {'us':>9} | {'GB/s':>8} | {'vs copy':>7} |")
     print(f"|{'-' * 20}|{'-' * 32}|{'-' * 11}|{'-' * 10}|{'-' * 9}|")
     if cupy is not None:  # CuPy launches on torch's current stream, inside the same events
@@ -234,7 +238,7 @@ def main():
 
         def copy_of(s):
             return lambda: dst[s * out_bytes:(s + 1) * out_bytes].copy_(src[s * out_bytes:(s + 1) * out_bytes])
-        copy_us = time_us(rotating(sets, copy_of), args.warmup, args.reps)
+        copy_us = time_us(rotating(sets, copy_of), args.warmup, args.reps, args.batch)
         moved = 2 * out_bytes + idx_host.numel() * 8
         print(f"| {name:<18} | {'D2D copy of the output':<30} | {copy_us:9.2f} | "
               f"{2 * out_bytes / copy_us / 1e3:8.1f} | {1.0:7.2f} |")
@@ -249,7 +253,8 @@ def main():
             if not torch.equal(got.reshape(reference.shape).cpu(), reference):
                 print(f"| {name:<18} | {impl:<30} | wrong result, not timed |")
                 continue
-            us = time_us(rotating(len(fns), lambda s, fns=fns: fns[s]), args.warmup, args.reps)
+            us = time_us(rotating(len(fns), lambda s, fns=fns: fns[s]), args.warmup, args.reps,
+                         args.batch)
             line = (f"| {name:<18} | {impl:<30} | {us:9.2f} | {moved / us / 1e3:8.1f} | "
                     f"{copy_us / us:7.2f} |")
             if name == "tiny":  # per-call overhead: host wall time of back-to-back calls
