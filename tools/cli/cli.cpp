@@ -132,6 +132,11 @@ int run_tool(std::vector<std::string> args, std::ostream& out, std::ostream& err
   std::vector<std::unique_ptr<CliOp>> run_ops = make_cli_ops();
   std::vector<std::unique_ptr<CliOp>> explain_ops = make_cli_ops();
 
+  if (args.size() >= 2 && args[1].rfind("-", 0) != 0 && args[1] != "run" &&
+      args[1] != "explain" && args[1] != "ops") {
+    return fail(err, kExitUsage, "unknown command '" + args[1] +
+                                     "' (expected run, explain or ops; see multigather --help)");
+  }
   // An op name that is not registered gets a message that says where the list is.
   if (args.size() >= 2 && (args[1] == "run" || args[1] == "explain")) {
     if (args.size() == 2) {
