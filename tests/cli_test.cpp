@@ -18,6 +18,7 @@
 #include "cli/cli.hpp"
 #include "multigather/gather.hpp"
 #include "npy.hpp"
+#include "scratch_dir.hpp"
 
 namespace fs = std::filesystem;
 using namespace multigather;
@@ -36,17 +37,8 @@ std::string file_bytes(const std::string& path) {
   return std::string(std::istreambuf_iterator<char>(f), {});
 }
 
-class CliTest : public ::testing::Test {
+class CliTest : public ScratchDirTest {
  protected:
-  void SetUp() override {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::temp_directory_path() /
-           ("multigather_cli_test_" + std::to_string(::getpid()) + "_" + info->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
   /// Runs `multigather ARGS...` in-process.
   static Result cli(std::vector<std::string> args) {
     args.insert(args.begin(), "multigather");
@@ -59,7 +51,6 @@ class CliTest : public ::testing::Test {
     r.err = err.str();
     return r;
   }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
   std::string save(const std::string& name, const TensorView& view) const {
     EXPECT_TRUE(npy::write_npy(path(name), view).ok());
     return path(name);
@@ -74,7 +65,6 @@ class CliTest : public ::testing::Test {
     return kSource + "/examples/" + name + "/" + file;
   }
 
-  fs::path dir_;
 };
 
 /// Tensors whose bytes follow a fixed pattern (any dtype: the operator only moves bytes).

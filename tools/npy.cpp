@@ -280,7 +280,7 @@ std::string_view descr_of(DType dtype) noexcept {
     case DType::kComplex64: return "<c8";
     case DType::kComplex128: return "<c16";
     case DType::kFloat8E4M3FN: return "<V1";
-    case DType::kFloat8E5M2: return "<f1";
+    case DType::kFloat8E5M2: return "<V1";  // loadable by numpy, unlike ml_dtypes' '<f1'
   }
   return "";
 }

@@ -12,10 +12,11 @@
 //       numpy itself writes plain 2-byte void as '|V2', which says nothing about its contents,
 //       so '|V2' needs ReadOptions::void_dtype. np.load gives a '|V2' array for both: view it
 //       with .view(ml_dtypes.bfloat16).
-//   <f1 float8_e5m2: what ml_dtypes writes for ml_dtypes.float8_e5m2 (numpy cannot load it).
-//   <V1 float8_e4m3fn is written so (like ml_dtypes), but ml_dtypes writes '<V1' for a dozen
-//       1-byte types (float8_e4m3, float4_e2m1fn, int4, ...), so reading '<V1' / '|V1' needs
-//       ReadOptions::void_dtype.
+//   <f1 float8_e5m2 on reading: what ml_dtypes writes for ml_dtypes.float8_e5m2 (numpy itself
+//       cannot load such a file).
+//   <V1 float8_e4m3fn and float8_e5m2 are written so (np.load works; then .view() the dtype).
+//       ml_dtypes writes '<V1' for a dozen 1-byte types (float8_e4m3, float4_e2m1fn, int4, ...),
+//       so reading '<V1' / '|V1' needs ReadOptions::void_dtype.
 //   Big-endian descrs ('>f4', '>c16', ...) are read and byte-swapped; files are always written
 //   little-endian. Structured and object dtypes, strings and datetimes are rejected.
 // Layout: C order and Fortran order are both read; a Fortran-order file becomes a view with
@@ -74,7 +75,8 @@ Status parse_header(std::string_view bytes, const ReadOptions& options, NpyHeade
 /// Reads `path`. Errors (InvalidArgument) start with the path: "'x.npy': truncated file: ...".
 Status read_npy(const std::string& path, NpyArray* out, const ReadOptions& options = {});
 
-/// The descr this module writes for `dtype` ("<f4", "|b1", "<V2" for bfloat16, ...).
+/// The descr this module writes for `dtype` ("<f4", "|b1", "<V2" for bfloat16, "<V1" for the
+/// float8 types, ...).
 std::string_view descr_of(DType dtype) noexcept;
 
 /// Serializes `view` (any strides) as a version 1.0, C-order .npy image.

@@ -163,24 +163,23 @@ int run_tool(std::vector<std::string> args, std::ostream& out, std::ostream& err
   RunArgs run_args;
   ExplainArgs explain_args;
   std::map<const CLI::App*, const CliOp*> op_of;
+  // One subcommand per op under `run` and under `explain`: the common flags, then the op's.
+  const auto add_op_commands = [&](CLI::App* parent, std::vector<std::unique_ptr<CliOp>>& list,
+                                   const auto& add_common_flags) {
+    parent->require_subcommand(1);
+    for (const auto& op : list) {
+      CLI::App* sub = parent->add_subcommand(std::string(op->name()), std::string(op->summary()));
+      add_common_flags(*sub);
+      op->add_flags(*sub);
+      op_of[sub] = op.get();
+    }
+  };
   CLI::App* run = app.add_subcommand("run", "Run an op on .npy files: run OP --input X.npy "
                                             "--indices I.npy [--output OUT.npy] [op flags]");
-  run->require_subcommand(1);
-  for (const auto& op : run_ops) {
-    CLI::App* sub = run->add_subcommand(std::string(op->name()), std::string(op->summary()));
-    add_run_flags(*sub, run_args);
-    op->add_flags(*sub);
-    op_of[sub] = op.get();
-  }
+  add_op_commands(run, run_ops, [&](CLI::App& sub) { add_run_flags(sub, run_args); });
   CLI::App* explain = app.add_subcommand(
       "explain", "Print an op's output shape, broadcasting and formula for given shapes (no data)");
-  explain->require_subcommand(1);
-  for (const auto& op : explain_ops) {
-    CLI::App* sub = explain->add_subcommand(std::string(op->name()), std::string(op->summary()));
-    add_explain_flags(*sub, explain_args);
-    op->add_flags(*sub);
-    op_of[sub] = op.get();
-  }
+  add_op_commands(explain, explain_ops, [&](CLI::App& sub) { add_explain_flags(sub, explain_args); });
   CLI::App* ops = app.add_subcommand("ops", "List the available ops");
 
   std::vector<char*> argv;
