@@ -42,10 +42,19 @@ bool cuda_device_available() noexcept;
 /// for axis 2 of size 5 (valid range [-5, 5))"); the output then holds partial data.
 /// Use gather_multiaxis_cuda_enqueue to avoid the synchronization in error mode.
 ///
-/// Errors, besides those of gather_multiaxis_into: a pointer that is not device memory of one
-/// CUDA device (InvalidArgument, naming the operand); an indices pointer not aligned to its
-/// element size (InvalidArgument); a CUDA runtime failure (Internal, with the runtime's message).
-/// The kernel runs on the device that owns the pointers; `stream` must belong to it.
+/// Errors, besides those of gather_multiaxis_into (checked first, same messages): an indices
+/// pointer not aligned to its element size (InvalidArgument); no usable CUDA device (Internal,
+/// "no CUDA device is available"); a pointer that is host memory, or operands on two devices
+/// (InvalidArgument, naming the operand); a CUDA runtime failure (Internal, with the runtime's
+/// error name and text). The kernel runs on the device that owns the pointers (the caller's
+/// current device is restored); `stream` must belong to that device.
+/// Example: embedding rows, table [V, D] float32 and ids [N] int64 on the device (onnx.Gather
+/// axis 0, out[n, d] = table[ids[n], d]):
+///   const std::int64_t axes[] = {0};
+///   Status s = gather_multiaxis_cuda_into(TensorView(table, DType::kFloat32, {V, D}),
+///                                         TensorView(ids, DType::kInt64, {N, 1}), axes,
+///                                         MutableTensorView(out, DType::kFloat32, {N, D}),
+///                                         {}, stream);
 Status gather_multiaxis_cuda_into(const TensorView& input, const TensorView& indices,
                                   std::span<const std::int64_t> axes,
                                   const MutableTensorView& output,
