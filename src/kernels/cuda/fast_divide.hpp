@@ -6,11 +6,7 @@
 
 #include <cstdint>
 
-#if defined(__CUDACC__)
-#define MULTIGATHER_HOST_DEVICE __host__ __device__
-#else
-#define MULTIGATHER_HOST_DEVICE
-#endif
+#include "kernels/cuda/host_device.hpp"
 
 namespace multigather::detail {
 

@@ -149,9 +149,9 @@ MULTIGATHER_HOST_DEVICE inline void gather_item(const CudaGatherParams& p, Off i
   const Unit* src = static_cast<const Unit*>(p.input) + place.input;
   if (u + (kUnitsPerThread - 1) * group < end) {  // a full item: every load before any store
     Unit v[kUnitsPerThread];
-#pragma unroll
+MULTIGATHER_UNROLL
     for (int t = 0; t < kUnitsPerThread; ++t) v[t] = load_readonly(src + u + t * group);
-#pragma unroll
+MULTIGATHER_UNROLL
     for (int t = 0; t < kUnitsPerThread; ++t) dst[u + t * group] = v[t];
     return;
   }
@@ -168,7 +168,7 @@ MULTIGATHER_HOST_DEVICE inline void gather_elements(const CudaGatherParams& p, O
   using Unit = typename UnitOf<UnitBytes>::type;
   const Off items = static_cast<Off>(p.items);
   RowPlace<Off> place[kUnitsPerThread];
-#pragma unroll
+MULTIGATHER_UNROLL
   for (int t = 0; t < kUnitsPerThread; ++t) {
     const Off row = first + t * stride;
     if (row < items) {
@@ -178,7 +178,7 @@ MULTIGATHER_HOST_DEVICE inline void gather_elements(const CudaGatherParams& p, O
     }
   }
   Unit v[kUnitsPerThread];
-#pragma unroll
+MULTIGATHER_UNROLL
   for (int t = 0; t < kUnitsPerThread; ++t) {
     if (place[t].lookup == Lookup::kOk) {
       v[t] = load_readonly(static_cast<const Unit*>(p.input) + place[t].input);
@@ -186,7 +186,7 @@ MULTIGATHER_HOST_DEVICE inline void gather_elements(const CudaGatherParams& p, O
       v[t] = fill_unit<UnitBytes>(p, 0);
     }
   }
-#pragma unroll
+MULTIGATHER_UNROLL
   for (int t = 0; t < kUnitsPerThread; ++t) {
     if (place[t].lookup != Lookup::kBad) static_cast<Unit*>(p.output)[place[t].output] = v[t];
   }
