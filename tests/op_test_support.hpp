@@ -48,21 +48,26 @@ inline std::vector<double> iota(int n, double start = 0) {
   return v;
 }
 
-/// Values of a float32 tensor, as doubles.
-inline std::vector<double> values_f32(const Tensor& t) {
-  std::vector<double> v;
+/// Values of a float32 tensor.
+inline std::vector<float> values_f32(const Tensor& t) {
+  std::vector<float> v;
   for (std::int64_t i = 0; i < t.numel(); ++i) v.push_back(t.data_as<float>()[i]);
   return v;
 }
 
-/// Runs `op`; expects success, the output shape and float32 values.
+/// `values` rounded to float32 (what a float32 tensor of them holds).
+inline std::vector<float> as_f32(const std::vector<double>& values) {
+  return std::vector<float>(values.begin(), values.end());
+}
+
+/// Runs `op` (exception-free API); expects success, the output shape and float32 values.
 inline void expect_op(const std::string& op, const Tensor& input, const Tensor& indices,
                       const Attributes& attrs, Dims shape, const std::vector<double>& values) {
   Tensor out;
   const Status s = run_op(op, input.view(), indices.view(), attrs, &out);
   ASSERT_TRUE(s.ok()) << op << ": " << s.message();
   EXPECT_EQ(to_string(out.shape()), to_string(shape)) << op;
-  EXPECT_EQ(values_f32(out), values) << op;
+  EXPECT_EQ(values_f32(out), as_f32(values)) << op;
 }
 
 /// Runs `op`; expects the status code and the exact message.

@@ -3,6 +3,7 @@
 // out-of-range messages in the framework's own terms.
 #include "frontends/lowering.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 namespace multigather::frontends {
@@ -250,15 +251,16 @@ Status lower_nd(const std::string& op, const TensorView& x, const TensorView& in
                 std::int64_t batch_dims, Lowering* out) {
   const int r = x.rank(), q = indices.rank(), b = static_cast<int>(batch_dims);
   const int k = static_cast<int>(indices.shape[q - 1]);
+  // The seed's gatherNdBlocks: index dims J overlap the indexed dims (the output takes the
+  // logical indices size on axes), so the lowered rank is max(b + k, q - 1) + len(T).
+  const int lead = std::max(b + k, q - 1);
   ViewBuilder in = ViewBuilder::of(x);
   in.add_dims(x, 0, b + k);
-  in.add_unit(q - b - 1);
+  in.add_unit(lead - (b + k));
   in.add_dims(x, b + k, r);
   ViewBuilder ix = ViewBuilder::of(indices);
-  ix.add_dims(indices, 0, b);
-  ix.add_unit(k);
-  ix.add_dims(indices, b, q - 1);
-  ix.add_unit(r - b - k);
+  ix.add_dims(indices, 0, q - 1);
+  ix.add_unit(lead - (q - 1) + (r - b - k));
   MULTIGATHER_RETURN_IF_ERROR(to_view(op, in, "input", &out->input));
   MULTIGATHER_RETURN_IF_ERROR(fold_coordinates(op, ix, k, indices.strides[q - 1], out));
   out->axes.clear();

@@ -89,9 +89,9 @@ Status lower_elements(const std::string& op, const TensorView& x, const TensorVi
                       const std::string& iname, Lowering* out);
 
 /// ND gather (onnx.GatherND, tf.gather_nd, coreml.gather_nd, webnn.gatherND, tcp.gather_nd):
-///   X = B ++ Xk ++ T, I = B ++ J ++ [k]:  input' = B ++ Xk ++ [1]*(q-b-1) ++ T,
-///   indices' = B ++ [1]*k ++ J ++ [1]*len(T) (coordinates folded last), axes = [b, .., b+k-1],
-///   output = B ++ J ++ T. The caller has checked ranks, batch equality and 0 <= k <= r - b.
+///   X = B ++ Xk ++ T, I = B ++ J ++ [k], n = max(b+k, q-1) (the seed's gatherNdBlocks):
+///   input' = B ++ Xk ++ [1]*(n-b-k) ++ T,  indices' = B ++ J ++ [1]*(n-q+1+len(T)) (coordinates
+///   folded last), axes = [b, .., b+k-1] (the output takes J's sizes there), output = B ++ J ++ T. The caller has checked ranks, batch equality and 0 <= k <= r - b.
 Status lower_nd(const std::string& op, const TensorView& x, const TensorView& indices,
                 std::int64_t batch_dims, Lowering* out);
 

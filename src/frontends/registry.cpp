@@ -53,12 +53,25 @@ std::string value_text(const AttrValue& v) {
   return "?";
 }
 
+// The CLI spelling of an attribute: batch_dims -> --batch-dims.
+std::string flag_name(const std::string& name) {
+  std::string f = "--" + name;
+  std::replace(f.begin(), f.end(), '_', '-');
+  return f;
+}
+
+// Attribute names are accepted with dashes or underscores (batch-dims == batch_dims).
+std::string canonical_name(std::string name) {
+  std::replace(name.begin(), name.end(), '-', '_');
+  return name;
+}
+
 }  // namespace
 
 Status parse_attribute(const AttrSpec& spec, std::string_view text, AttrValue* out) {
   AttrValue v;
   v.type = spec.type;
-  const std::string flag = "--" + spec.name;
+  const std::string flag = flag_name(spec.name);
   const bool optional = spec.type == AttrType::kOptionalInt || spec.type == AttrType::kOptionalScalar;
   if (optional && (text == "none" || text == "None")) {
     v.present = false;
@@ -160,7 +173,8 @@ std::string AttributeValues::to_string() const {
 
 Status resolve_attributes(const OpSpec& op, const Attributes& given, AttributeValues* out) {
   AttributeValues r;
-  for (const auto& [name, text] : given.items()) {
+  for (const auto& [given_name, text] : given.items()) {
+    const std::string name = canonical_name(given_name);
     auto it = std::find_if(op.attrs.begin(), op.attrs.end(),
                            [&](const AttrSpec& a) { return a.name == name; });
     if (it == op.attrs.end()) {
@@ -315,7 +329,7 @@ std::string list_ops() {
       if (op.equivalence_class != cls) continue;
       s += "  " + op.name + std::string(op.name.size() < 30 ? 30 - op.name.size() : 1, ' ') + op.signature + "\n";
       for (const AttrSpec& a : op.attrs) {
-        s += "      --" + a.name + " (" + std::string(attr_type_name(a.type));
+        s += "      " + flag_name(a.name) + " (" + std::string(attr_type_name(a.type));
         if (!a.choices.empty()) {
           std::string c;
           for (const auto& x : a.choices) c += (c.empty() ? ": " : "|") + x;
