@@ -73,13 +73,7 @@ Status gather_nd(const TensorView& x, const TensorView& indices, std::int64_t ba
                            " must be <= rank(x) = " + str(r));
   }
   MULTIGATHER_RETURN_IF_ERROR(check_batch_equal(out->op, x, indices, b, "x", "indices"));
-  std::vector<std::string> labels;
-  std::vector<std::int64_t> sizes;
-  for (std::int64_t j = 0; j < k; ++j) {
-    labels.push_back("x dimension " + str(b + j));
-    sizes.push_back(x.shape[static_cast<int>(b + j)]);
-  }
-  set_error_context(out, indices, "indices", q - 1, labels, sizes, true, "");
+  set_nd_error_context(out, indices, x, b, "x", true, "");
   return lower_nd(out->op, x, indices, b, out);
 }
 

@@ -57,15 +57,9 @@ Status take(const TensorView& a, const TensorView& indices, std::optional<std::i
             std::string_view mode, std::optional<Scalar> fill_value, Lowering* out) {
   out->op = "jax.numpy.take";
   MULTIGATHER_RETURN_IF_ERROR(check_integer(out->op, "indices", indices.dtype));
-  TensorView x = a;
+  TensorView x;
   std::int64_t ax = 0;
-  if (!axis) {
-    TensorView flat;
-    MULTIGATHER_RETURN_IF_ERROR(contiguous(a, "a", out, &out->owned_input, &flat));
-    x = TensorView(flat.data, flat.dtype, Dims{a.numel()});
-  } else {
-    MULTIGATHER_RETURN_IF_ERROR(normalize_axis(out->op, "axis", *axis, a.rank(), true, &ax));
-  }
+  MULTIGATHER_RETURN_IF_ERROR(flatten_or_axis(out->op, "a", a, axis, out, &x, &ax));
   if (x.shape[static_cast<int>(ax)] == 0 && indices.numel() != 0) {
     return OutOfRange(out->op + ": Cannot do a non-empty jnp.take() from an empty axis.");
   }
@@ -79,23 +73,17 @@ Status take_along_axis(const TensorView& arr, const TensorView& indices,
   out->op = "jax.numpy.take_along_axis";
   MULTIGATHER_RETURN_IF_ERROR(check_integer(out->op, "indices", indices.dtype));
   MULTIGATHER_RETURN_IF_ERROR(policy(out->op, mode, true, false, arr.dtype, fill_value, out));
-  TensorView x = arr;
-  std::int64_t ax = 0;
-  if (!axis) {
-    if (indices.rank() != 1) {
-      return InvalidArgument(out->op + ": when axis is None, indices must have ndim 1 (got shape " +
-                             to_string(indices.shape) + ")");
-    }
-    TensorView flat;
-    MULTIGATHER_RETURN_IF_ERROR(contiguous(arr, "arr", out, &out->owned_input, &flat));
-    x = TensorView(flat.data, flat.dtype, Dims{arr.numel()});
-  } else {
-    if (indices.rank() != arr.rank()) {
-      return InvalidArgument(out->op + ": indices and arr must have the same number of dimensions; " +
-                             str(indices.rank()) + " vs. " + str(arr.rank()));
-    }
-    MULTIGATHER_RETURN_IF_ERROR(normalize_axis(out->op, "axis", *axis, arr.rank(), true, &ax));
+  if (!axis && indices.rank() != 1) {
+    return InvalidArgument(out->op + ": when axis is None, indices must have ndim 1 (got shape " +
+                           to_string(indices.shape) + ")");
   }
+  if (axis && indices.rank() != arr.rank()) {
+    return InvalidArgument(out->op + ": indices and arr must have the same number of dimensions; " +
+                           str(indices.rank()) + " vs. " + str(arr.rank()));
+  }
+  TensorView x;
+  std::int64_t ax = 0;
+  MULTIGATHER_RETURN_IF_ERROR(flatten_or_axis(out->op, "arr", arr, axis, out, &x, &ax));
   if (x.shape[static_cast<int>(ax)] == 0) {
     set_policy(out, IndexMode::kFill, true);
     out->options.fill_value = Scalar::from_int(0);

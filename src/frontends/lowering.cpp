@@ -12,7 +12,10 @@ std::string str(std::int64_t v) { return std::to_string(v); }
 
 std::string shape_str(const std::vector<std::int64_t>& v) {
   std::string s = "[";
-  for (std::size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + str(v[i]);
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (i) s += ',';
+    s += str(v[i]);
+  }
   return s + "]";
 }
 
@@ -82,6 +85,34 @@ Status contiguous(const TensorView& v, const std::string& what, Lowering* out,
   }
   *result = (*owner)->view();
   return Status::Ok();
+}
+
+Status flatten_or_axis(const std::string& op, const std::string& name, const TensorView& a,
+                       std::optional<std::int64_t> axis, Lowering* out, TensorView* x,
+                       std::int64_t* axis_out) {
+  *axis_out = 0;
+  if (axis) {
+    *x = a;
+    return normalize_axis(op, "axis", *axis, a.rank(), true, axis_out);
+  }
+  TensorView flat;
+  MULTIGATHER_RETURN_IF_ERROR(contiguous(a, name, out, &out->owned_input, &flat));
+  *x = TensorView(flat.data, flat.dtype, Dims{a.numel()});
+  return Status::Ok();
+}
+
+void set_nd_error_context(Lowering* out, const TensorView& indices, const TensorView& x,
+                          std::int64_t batch_dims, const std::string& xname, bool negatives_wrap,
+                          std::string rule) {
+  const int q = indices.rank();
+  std::vector<std::string> labels;
+  std::vector<std::int64_t> sizes;
+  for (std::int64_t j = 0; j < indices.shape[q - 1]; ++j) {
+    labels.push_back(xname + " dimension " + str(batch_dims + j));
+    sizes.push_back(x.shape[static_cast<int>(batch_dims + j)]);
+  }
+  set_error_context(out, indices, "indices", q - 1, std::move(labels), std::move(sizes), negatives_wrap,
+                    std::move(rule));
 }
 
 Status fold_coordinates(const std::string& op, const ViewBuilder& logical, int k,
@@ -317,7 +348,10 @@ Status describe_out_of_range(const Lowering& l, const Status& core) {
       const std::int64_t lo = c.negatives_wrap ? -size : 0;
       if (value < lo || value >= size) {
         std::string p;
-        for (int d = 0; d < r; ++d) p += (d ? "," : "") + str(pos[static_cast<std::size_t>(d)]);
+        for (int d = 0; d < r; ++d) {
+          if (d) p += ',';
+          p += str(pos[static_cast<std::size_t>(d)]);
+        }
         return OutOfRange(l.op + ": " + c.indices_name + "[" + p + "] = " + i128_str(value) +
                           " is out of range for " + c.labels[j] + " of size " + str(size) +
                           " (valid range [" + str(lo) + ", " + str(size) + "))" + suffix);

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -58,6 +59,17 @@ Status fold_coordinates(const std::string& op, const ViewBuilder& logical, int k
 /// A contiguous view of `v` (v itself, or a copy owned by `owner`, noted in out->notes).
 Status contiguous(const TensorView& v, const std::string& what, Lowering* out,
                   std::shared_ptr<Tensor>* owner, TensorView* result);
+
+/// NumPy's `axis=None` convention: flattens `a` (a view when contiguous, else a noted copy) with
+/// *axis_out = 0, or normalizes `axis` against a's rank. *x is the array to gather from.
+Status flatten_or_axis(const std::string& op, const std::string& name, const TensorView& a,
+                       std::optional<std::int64_t> axis, Lowering* out, TensorView* x,
+                       std::int64_t* axis_out);
+
+/// Error context of an ND gather: coordinate j of the last indices dim indexes x dim b + j.
+void set_nd_error_context(Lowering* out, const TensorView& indices, const TensorView& x,
+                          std::int64_t batch_dims, const std::string& xname, bool negatives_wrap,
+                          std::string rule);
 
 /// Completes a lowering: infers the core output shape, checks it has as many elements as the
 /// framework's `output_shape`, and (unless already set) sets core_output_strides to the

@@ -81,14 +81,8 @@ Status tcp_gather_nd(const TensorView& input, const TensorView& indices, Lowerin
   if (k > r) {
     return InvalidArgument(out->op + ": indices.shape[-1] = " + str(k) + " must be <= input rank " + str(r));
   }
-  std::vector<std::string> labels;
-  std::vector<std::int64_t> sizes;
-  for (std::int64_t j = 0; j < k; ++j) {
-    labels.push_back("input dimension " + str(j));
-    sizes.push_back(input.shape[static_cast<int>(j)]);
-  }
   set_policy(out, IndexMode::kError, false);
-  set_error_context(out, indices, "indices", q - 1, labels, sizes, false, kUB);
+  set_nd_error_context(out, indices, input, 0, "input", false, kUB);
   return lower_nd(out->op, input, indices, 0, out);
 }
 

@@ -14,16 +14,9 @@ Status take(const TensorView& a, const TensorView& indices, std::optional<std::i
             std::string_view mode, Lowering* out) {
   out->op = "numpy.take";
   MULTIGATHER_RETURN_IF_ERROR(check_integer(out->op, "indices", indices.dtype));
-  TensorView x = a;
+  TensorView x;
   std::int64_t ax = 0;
-  if (!axis) {
-    TensorView flat;
-    MULTIGATHER_RETURN_IF_ERROR(contiguous(a, "a", out, &out->owned_input, &flat));
-    x = TensorView(flat.data, flat.dtype, Dims{a.numel()});
-  } else {
-    if (a.rank() < 1) return InvalidArgument(out->op + ": axis " + str(*axis) + " is out of bounds for array of dimension 0");
-    MULTIGATHER_RETURN_IF_ERROR(normalize_axis(out->op, "axis", *axis, a.rank(), true, &ax));
-  }
+  MULTIGATHER_RETURN_IF_ERROR(flatten_or_axis(out->op, "a", a, axis, out, &x, &ax));
   const std::int64_t size = x.shape[static_cast<int>(ax)];
   if (size == 0 && indices.numel() != 0) {
     return OutOfRange(out->op + ": cannot do a non-empty take from an empty axes (axis " + str(ax) +
@@ -57,9 +50,9 @@ Status take_along_axis(const TensorView& arr, const TensorView& indices,
       return InvalidArgument(out->op + ": when axis=None, `indices` must have a single dimension (got shape " +
                              to_string(indices.shape) + ")");
     }
-    TensorView flat;
-    MULTIGATHER_RETURN_IF_ERROR(contiguous(arr, "arr", out, &out->owned_input, &flat));
-    const TensorView x(flat.data, flat.dtype, Dims{arr.numel()});
+    TensorView x;
+    std::int64_t ax = 0;
+    MULTIGATHER_RETURN_IF_ERROR(flatten_or_axis(out->op, "arr", arr, axis, out, &x, &ax));
     set_error_context(out, indices, "indices", -1, {"the flattened arr"}, {arr.numel()}, true, "");
     return lower_elements(out->op, x, indices, 0, ElementRule::kBroadcast, "arr", "indices", out);
   }

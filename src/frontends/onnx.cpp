@@ -21,28 +21,31 @@ Status check_ranks(const std::string& op, const TensorView& data, const TensorVi
   return Status::Ok();
 }
 
+// The shared part of Gather and GatherElements: ranks, int32/int64 indices, the axis, the rule.
+Status single_axis(const TensorView& data, const TensorView& indices, std::int64_t axis,
+                   int min_indices_rank, Lowering* out, std::int64_t* a) {
+  MULTIGATHER_RETURN_IF_ERROR(check_ranks(out->op, data, indices, min_indices_rank));
+  MULTIGATHER_RETURN_IF_ERROR(check_dtype(out->op, "indices", indices.dtype, {DType::kInt32, DType::kInt64}));
+  MULTIGATHER_RETURN_IF_ERROR(normalize_axis(out->op, "axis", axis, data.rank(), true, a));
+  set_policy(out, IndexMode::kError, true);
+  set_error_context(out, indices, "indices", -1, {"axis " + str(*a)}, {data.shape[static_cast<int>(*a)]}, true, kRule);
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status Gather(const TensorView& data, const TensorView& indices, std::int64_t axis, Lowering* out) {
   out->op = "onnx.Gather";
-  MULTIGATHER_RETURN_IF_ERROR(check_ranks(out->op, data, indices, 0));
-  MULTIGATHER_RETURN_IF_ERROR(check_dtype(out->op, "indices", indices.dtype, {DType::kInt32, DType::kInt64}));
   std::int64_t a = 0;
-  MULTIGATHER_RETURN_IF_ERROR(normalize_axis(out->op, "axis", axis, data.rank(), true, &a));
-  set_policy(out, IndexMode::kError, true);
-  set_error_context(out, indices, "indices", -1, {"axis " + str(a)}, {data.shape[static_cast<int>(a)]}, true, kRule);
+  MULTIGATHER_RETURN_IF_ERROR(single_axis(data, indices, axis, 0, out, &a));
   return lower_block(out->op, data, indices, a, 0, out);
 }
 
 Status GatherElements(const TensorView& data, const TensorView& indices, std::int64_t axis,
                       Lowering* out) {
   out->op = "onnx.GatherElements";
-  MULTIGATHER_RETURN_IF_ERROR(check_ranks(out->op, data, indices, 1));
-  MULTIGATHER_RETURN_IF_ERROR(check_dtype(out->op, "indices", indices.dtype, {DType::kInt32, DType::kInt64}));
   std::int64_t a = 0;
-  MULTIGATHER_RETURN_IF_ERROR(normalize_axis(out->op, "axis", axis, data.rank(), true, &a));
-  set_policy(out, IndexMode::kError, true);
-  set_error_context(out, indices, "indices", -1, {"axis " + str(a)}, {data.shape[static_cast<int>(a)]}, true, kRule);
+  MULTIGATHER_RETURN_IF_ERROR(single_axis(data, indices, axis, 1, out, &a));
   return lower_elements(out->op, data, indices, a, ElementRule::kAtMost, "data", "indices", out);
 }
 
@@ -63,14 +66,8 @@ Status GatherND(const TensorView& data, const TensorView& indices, std::int64_t 
     return InvalidArgument(out->op + ": indices.shape[-1] = " + str(k) +
                            " must be in [1, r - batch_dims] = [1, " + str(r - b) + "]");
   }
-  std::vector<std::string> labels;
-  std::vector<std::int64_t> sizes;
-  for (std::int64_t j = 0; j < k; ++j) {
-    labels.push_back("data dimension " + str(b + j));
-    sizes.push_back(data.shape[static_cast<int>(b + j)]);
-  }
   set_policy(out, IndexMode::kError, true);
-  set_error_context(out, indices, "indices", q - 1, labels, sizes, true, kRule);
+  set_nd_error_context(out, indices, data, b, "data", true, kRule);
   return lower_nd(out->op, data, indices, b, out);
 }
 

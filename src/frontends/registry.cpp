@@ -138,8 +138,7 @@ Attributes& Attributes::set_int(std::string name, std::int64_t value) {
 }
 
 Attributes& Attributes::set_ints(std::string name, const std::vector<std::int64_t>& values) {
-  std::string t;
-  for (std::size_t i = 0; i < values.size(); ++i) t += (i ? "," : "") + str(values[i]);
+  std::string t = frontends::shape_str(values);  // "[1,2]": lists parse with or without brackets
   return set(std::move(name), t);
 }
 

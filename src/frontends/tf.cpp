@@ -67,13 +67,7 @@ Status gather_nd(const TensorView& params, const TensorView& indices, std::int64
                            " must be <= rank(params) - batch_dims = " + str(r - b));
   }
   MULTIGATHER_RETURN_IF_ERROR(policy(out->op, index_mode, out));
-  std::vector<std::string> labels;
-  std::vector<std::int64_t> sizes;
-  for (std::int64_t j = 0; j < d; ++j) {
-    labels.push_back("params dimension " + str(b + j));
-    sizes.push_back(params.shape[static_cast<int>(b + j)]);
-  }
-  set_error_context(out, indices, "indices", q - 1, labels, sizes, false, kRule);
+  set_nd_error_context(out, indices, params, b, "params", false, kRule);
   return lower_nd(out->op, params, indices, b, out);
 }
 
