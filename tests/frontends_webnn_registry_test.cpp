@@ -140,3 +140,22 @@ TEST(Registry, ThrowingConvenienceMapsStatusToExceptions) {
 
 }  // namespace
 }  // namespace multigather
+
+namespace multigather {
+namespace {
+
+TEST(Registry, ViewsAboveTheMaximumRankAreRejectedBeforeAnyLowering) {
+  const Dims big = Dims::filled(kMaxRank + 1, 1);
+  const TensorView x(nullptr, DType::kFloat32, big, big);
+  const TensorView i(nullptr, DType::kInt64, Dims{1});
+  Lowering l;
+  for (const OpSpec& op : op_registry()) {
+    AttributeValues defaults;
+    ASSERT_TRUE(resolve_attributes(op, {}, &defaults).ok()) << op.name;
+    const Status s = op.lower(x, i, defaults, &l);
+    EXPECT_EQ(s.message(), op.name + ": input rank 17 exceeds the maximum rank 16") << op.name;
+  }
+}
+
+}  // namespace
+}  // namespace multigather

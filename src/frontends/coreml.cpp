@@ -31,7 +31,7 @@ Status common(const std::string& op, const TensorView& x, const TensorView& indi
 
 Status gather(const TensorView& x, const TensorView& indices, std::int64_t axis,
               std::int64_t batch_dims, bool validate_indices, Lowering* out) {
-  out->op = "coreml.gather";
+  MULTIGATHER_RETURN_IF_ERROR(begin_op("coreml.gather", x, indices, out));
   MULTIGATHER_RETURN_IF_ERROR(common(out->op, x, indices, validate_indices, out));
   std::int64_t a = 0;
   MULTIGATHER_RETURN_IF_ERROR(normalize_axis(out->op, "axis", axis, x.rank(), true, &a));
@@ -48,7 +48,7 @@ Status gather(const TensorView& x, const TensorView& indices, std::int64_t axis,
 
 Status gather_along_axis(const TensorView& x, const TensorView& indices, std::int64_t axis,
                          bool validate_indices, Lowering* out) {
-  out->op = "coreml.gather_along_axis";
+  MULTIGATHER_RETURN_IF_ERROR(begin_op("coreml.gather_along_axis", x, indices, out));
   MULTIGATHER_RETURN_IF_ERROR(common(out->op, x, indices, validate_indices, out));
   std::int64_t a = 0;
   MULTIGATHER_RETURN_IF_ERROR(normalize_axis(out->op, "axis", axis, x.rank(), true, &a));
@@ -58,7 +58,7 @@ Status gather_along_axis(const TensorView& x, const TensorView& indices, std::in
 
 Status gather_nd(const TensorView& x, const TensorView& indices, std::int64_t batch_dims,
                  bool validate_indices, Lowering* out) {
-  out->op = "coreml.gather_nd";
+  MULTIGATHER_RETURN_IF_ERROR(begin_op("coreml.gather_nd", x, indices, out));
   MULTIGATHER_RETURN_IF_ERROR(common(out->op, x, indices, validate_indices, out));
   const int r = x.rank(), q = indices.rank();
   if (q < 1) return InvalidArgument(out->op + ": indices must have rank >= 1");

@@ -55,7 +55,7 @@ Status policy(const std::string& op, std::string_view mode, bool wrap_before_cli
 
 Status take(const TensorView& a, const TensorView& indices, std::optional<std::int64_t> axis,
             std::string_view mode, std::optional<Scalar> fill_value, Lowering* out) {
-  out->op = "jax.numpy.take";
+  MULTIGATHER_RETURN_IF_ERROR(begin_op("jax.numpy.take", a, indices, out));
   MULTIGATHER_RETURN_IF_ERROR(check_integer(out->op, "indices", indices.dtype));
   TensorView x;
   std::int64_t ax = 0;
@@ -70,7 +70,7 @@ Status take(const TensorView& a, const TensorView& indices, std::optional<std::i
 Status take_along_axis(const TensorView& arr, const TensorView& indices,
                        std::optional<std::int64_t> axis, std::string_view mode,
                        std::optional<Scalar> fill_value, Lowering* out) {
-  out->op = "jax.numpy.take_along_axis";
+  MULTIGATHER_RETURN_IF_ERROR(begin_op("jax.numpy.take_along_axis", arr, indices, out));
   MULTIGATHER_RETURN_IF_ERROR(check_integer(out->op, "indices", indices.dtype));
   MULTIGATHER_RETURN_IF_ERROR(policy(out->op, mode, true, false, arr.dtype, fill_value, out));
   if (!axis && indices.rank() != 1) {

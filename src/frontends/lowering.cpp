@@ -25,6 +25,22 @@ void ViewBuilder::add_dims(const TensorView& v, int from, int to) {
   for (int d = from; d < to; ++d) add(v.shape[d], v.strides[d]);
 }
 
+Status begin_op(const char* op, const TensorView& input, const TensorView& indices, Lowering* out) {
+  out->op = op;
+  for (const TensorView* v : {&input, &indices}) {
+    const char* name = v == &input ? "input" : "indices";
+    if (v->shape.overflowed()) {
+      return InvalidArgument(out->op + ": " + name + " rank " + str(v->rank()) + " exceeds the maximum rank " +
+                             str(kMaxRank));
+    }
+    if (v->strides.size() != v->shape.size()) {
+      return InvalidArgument(out->op + ": " + name + " has " + str(v->strides.size()) + " strides for rank " +
+                             str(v->rank()));
+    }
+  }
+  return Status::Ok();
+}
+
 Status to_view(const std::string& op, const ViewBuilder& b, const char* what, TensorView* out) {
   if (b.shape.size() > static_cast<std::size_t>(kMaxRank)) {
     return InvalidArgument(op + ": the lowered " + what + " view " + shape_str(b.shape) +

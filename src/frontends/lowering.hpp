@@ -35,6 +35,10 @@ struct ViewBuilder {
   void add_dims(const TensorView& v, int from, int to);
 };
 
+/// Starts a lowering: names the op and checks that both views hold at most kMaxRank dims and
+/// strides for every dim (so no frontend reads past a Dims).
+Status begin_op(const char* op, const TensorView& input, const TensorView& indices, Lowering* out);
+
 /// Converts a built view, failing when its rank exceeds kMaxRank.
 Status to_view(const std::string& op, const ViewBuilder& b, const char* what, TensorView* out);
 

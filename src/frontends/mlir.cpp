@@ -16,7 +16,7 @@ constexpr const char* kUB = "out-of-range indices are undefined behaviour in MLI
 
 Status tensor_gather(const TensorView& source, const TensorView& indices,
                      const std::vector<std::int64_t>& gather_dims, bool rank_reduced, Lowering* out) {
-  out->op = "tensor.gather";
+  MULTIGATHER_RETURN_IF_ERROR(begin_op("tensor.gather", source, indices, out));
   MULTIGATHER_RETURN_IF_ERROR(check_integer(out->op, "indices", indices.dtype));
   const int r = source.rank(), q = indices.rank();
   const int k = static_cast<int>(gather_dims.size());
@@ -62,7 +62,7 @@ Status tensor_gather(const TensorView& source, const TensorView& indices,
 }
 
 Status tcp_gather(const TensorView& input, const TensorView& indices, std::int64_t dim, Lowering* out) {
-  out->op = "tcp.gather";
+  MULTIGATHER_RETURN_IF_ERROR(begin_op("tcp.gather", input, indices, out));
   MULTIGATHER_RETURN_IF_ERROR(check_integer(out->op, "indices", indices.dtype));
   std::int64_t d = 0;
   if (input.rank() < 1) return InvalidArgument(out->op + ": input must have rank >= 1");
@@ -73,7 +73,7 @@ Status tcp_gather(const TensorView& input, const TensorView& indices, std::int64
 }
 
 Status tcp_gather_nd(const TensorView& input, const TensorView& indices, Lowering* out) {
-  out->op = "tcp.gather_nd";
+  MULTIGATHER_RETURN_IF_ERROR(begin_op("tcp.gather_nd", input, indices, out));
   MULTIGATHER_RETURN_IF_ERROR(check_integer(out->op, "indices", indices.dtype));
   const int r = input.rank(), q = indices.rank();
   if (q < 1) return InvalidArgument(out->op + ": indices must have rank >= 1");

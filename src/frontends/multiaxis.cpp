@@ -13,6 +13,7 @@ void append_core_ops(std::vector<OpSpec>* ops) {
         {"negative_indices", AttrType::kBool, "true", {}, "v < 0 becomes v + n first"},
         {"fill_value", AttrType::kScalar, "0", {}, "value of out-of-range elements when index_mode=fill"}},
        [](const TensorView& x, const TensorView& i, const AttributeValues& a, Lowering* o) {
+         MULTIGATHER_RETURN_IF_ERROR(begin_op("gather_multiaxis", x, i, o));
          o->input = x;
          o->indices = i;
          o->axes = a.get_ints("axes");

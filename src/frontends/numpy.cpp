@@ -12,7 +12,7 @@ using namespace frontends;
 
 Status take(const TensorView& a, const TensorView& indices, std::optional<std::int64_t> axis,
             std::string_view mode, Lowering* out) {
-  out->op = "numpy.take";
+  MULTIGATHER_RETURN_IF_ERROR(begin_op("numpy.take", a, indices, out));
   MULTIGATHER_RETURN_IF_ERROR(check_integer(out->op, "indices", indices.dtype));
   TensorView x;
   std::int64_t ax = 0;
@@ -39,7 +39,7 @@ Status take(const TensorView& a, const TensorView& indices, std::optional<std::i
 
 Status take_along_axis(const TensorView& arr, const TensorView& indices,
                        std::optional<std::int64_t> axis, Lowering* out) {
-  out->op = "numpy.take_along_axis";
+  MULTIGATHER_RETURN_IF_ERROR(begin_op("numpy.take_along_axis", arr, indices, out));
   if (!is_index_type(indices.dtype)) {
     return TypeError(out->op + ": `indices` must be an integer array (got " +
                      std::string(dtype_name(indices.dtype)) + ")");
@@ -68,7 +68,7 @@ Status take_along_axis(const TensorView& arr, const TensorView& indices,
 
 Status advanced_index(const TensorView& a, const TensorView& indices,
                       const std::vector<std::int64_t>& index_dims, Lowering* out) {
-  out->op = "numpy.advanced_index";
+  MULTIGATHER_RETURN_IF_ERROR(begin_op("numpy.advanced_index", a, indices, out));
   MULTIGATHER_RETURN_IF_ERROR(check_integer(out->op, "indices", indices.dtype));
   const int r = a.rank(), q = indices.rank();
   const int k = static_cast<int>(index_dims.size());

@@ -35,7 +35,7 @@ Status single_axis(const TensorView& data, const TensorView& indices, std::int64
 }  // namespace
 
 Status Gather(const TensorView& data, const TensorView& indices, std::int64_t axis, Lowering* out) {
-  out->op = "onnx.Gather";
+  MULTIGATHER_RETURN_IF_ERROR(begin_op("onnx.Gather", data, indices, out));
   std::int64_t a = 0;
   MULTIGATHER_RETURN_IF_ERROR(single_axis(data, indices, axis, 0, out, &a));
   return lower_block(out->op, data, indices, a, 0, out);
@@ -43,7 +43,7 @@ Status Gather(const TensorView& data, const TensorView& indices, std::int64_t ax
 
 Status GatherElements(const TensorView& data, const TensorView& indices, std::int64_t axis,
                       Lowering* out) {
-  out->op = "onnx.GatherElements";
+  MULTIGATHER_RETURN_IF_ERROR(begin_op("onnx.GatherElements", data, indices, out));
   std::int64_t a = 0;
   MULTIGATHER_RETURN_IF_ERROR(single_axis(data, indices, axis, 1, out, &a));
   return lower_elements(out->op, data, indices, a, ElementRule::kAtMost, "data", "indices", out);
@@ -51,7 +51,7 @@ Status GatherElements(const TensorView& data, const TensorView& indices, std::in
 
 Status GatherND(const TensorView& data, const TensorView& indices, std::int64_t batch_dims,
                 Lowering* out) {
-  out->op = "onnx.GatherND";
+  MULTIGATHER_RETURN_IF_ERROR(begin_op("onnx.GatherND", data, indices, out));
   MULTIGATHER_RETURN_IF_ERROR(check_ranks(out->op, data, indices, 1));
   MULTIGATHER_RETURN_IF_ERROR(check_dtype(out->op, "indices", indices.dtype, {DType::kInt64}));
   const int r = data.rank(), q = indices.rank();

@@ -253,9 +253,6 @@ Status lower_op(std::string_view name, const TensorView& input, const TensorView
     return TypeError(op->name + ": " + op->input_name + " dtype " +
                      str(static_cast<int>(input.dtype)) + " is not supported");
   }
-  if (input.strides.size() != input.rank() || indices.strides.size() != indices.rank()) {
-    return InvalidArgument(op->name + ": a view has strides of a different rank than its shape");
-  }
   AttributeValues values;
   MULTIGATHER_RETURN_IF_ERROR(resolve_attributes(*op, attrs, &values));
   Lowering l;

@@ -40,7 +40,7 @@ Status check_dims(const Vec& v, const char* name, std::int64_t bound, bool sorte
 Status gather(const TensorView& operand, const TensorView& start_indices,
               const GatherDimensionNumbers& dn, const std::vector<std::int64_t>& slice_sizes,
               bool /*indices_are_sorted: a promise, unused*/, Lowering* out) {
-  out->op = "stablehlo.gather";
+  MULTIGATHER_RETURN_IF_ERROR(begin_op("stablehlo.gather", operand, start_indices, out));
   MULTIGATHER_RETURN_IF_ERROR(check_integer(out->op, "start_indices", start_indices.dtype));
   const TensorView& si = start_indices;
   const int R = operand.rank(), Q = si.rank();
@@ -60,6 +60,9 @@ Status gather(const TensorView& operand, const TensorView& start_indices,
     return err("size(start_index_map) = " + str(k) + " must equal the index vector size " + str(vec) + " (C3)");
   }
   const std::int64_t result_rank = static_cast<std::int64_t>(dn.offset_dims.size()) + Q - (ivd < Q ? 1 : 0);
+  if (result_rank > kMaxRank) {
+    return err("the result rank " + str(result_rank) + " exceeds the maximum rank " + str(kMaxRank));
+  }
   MULTIGATHER_RETURN_IF_ERROR(check_dims(dn.offset_dims, "offset_dims", result_rank, true, "C5", "C4"));
   MULTIGATHER_RETURN_IF_ERROR(check_dims(dn.collapsed_slice_dims, "collapsed_slice_dims", R, true, "C8", "C7"));
   MULTIGATHER_RETURN_IF_ERROR(check_dims(dn.operand_batching_dims, "operand_batching_dims", R, true, "C11", "C10"));

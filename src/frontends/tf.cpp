@@ -25,7 +25,7 @@ Status policy(const std::string& op, IndexMode mode, Lowering* out) {
 
 Status gather(const TensorView& params, const TensorView& indices, std::optional<std::int64_t> axis,
               std::int64_t batch_dims, IndexMode index_mode, Lowering* out) {
-  out->op = "tf.gather";
+  MULTIGATHER_RETURN_IF_ERROR(begin_op("tf.gather", params, indices, out));
   MULTIGATHER_RETURN_IF_ERROR(check_dtype(out->op, "indices", indices.dtype, {DType::kInt32, DType::kInt64}));
   const int r = params.rank(), q = indices.rank();
   std::int64_t b = batch_dims < 0 ? batch_dims + q : batch_dims;
@@ -51,7 +51,7 @@ Status gather(const TensorView& params, const TensorView& indices, std::optional
 
 Status gather_nd(const TensorView& params, const TensorView& indices, std::int64_t batch_dims,
                  IndexMode index_mode, Lowering* out) {
-  out->op = "tf.gather_nd";
+  MULTIGATHER_RETURN_IF_ERROR(begin_op("tf.gather_nd", params, indices, out));
   MULTIGATHER_RETURN_IF_ERROR(check_dtype(out->op, "indices", indices.dtype, {DType::kInt32, DType::kInt64}));
   const int r = params.rank(), q = indices.rank();
   if (q < 1) return InvalidArgument(out->op + ": indices must have rank >= 1 (index vectors on the last axis)");

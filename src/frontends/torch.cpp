@@ -22,7 +22,7 @@ std::string reject_rule(const std::string& op) {
 }  // namespace
 
 Status gather(const TensorView& input, std::int64_t dim, const TensorView& index, Lowering* out) {
-  out->op = "torch.gather";
+  MULTIGATHER_RETURN_IF_ERROR(begin_op("torch.gather", input, index, out));
   MULTIGATHER_RETURN_IF_ERROR(check_dtype(out->op, "index", index.dtype, {DType::kInt64, DType::kInt32}));
   const TensorView x = as_1d_if_scalar(input), i = as_1d_if_scalar(index);
   if (x.rank() != i.rank()) {
@@ -50,7 +50,7 @@ Status gather(const TensorView& input, std::int64_t dim, const TensorView& index
 }
 
 Status take(const TensorView& input, const TensorView& index, Lowering* out) {
-  out->op = "torch.take";
+  MULTIGATHER_RETURN_IF_ERROR(begin_op("torch.take", input, index, out));
   MULTIGATHER_RETURN_IF_ERROR(check_dtype(out->op, "index", index.dtype, {DType::kInt64}));
   if (input.numel() == 0 && index.numel() != 0) {
     return OutOfRange(out->op + ": out of range: tried to take from an empty tensor (input shape " +
@@ -76,7 +76,7 @@ Status take(const TensorView& input, const TensorView& index, Lowering* out) {
 
 Status take_along_dim(const TensorView& input, const TensorView& indices,
                       std::optional<std::int64_t> dim, Lowering* out) {
-  out->op = "torch.take_along_dim";
+  MULTIGATHER_RETURN_IF_ERROR(begin_op("torch.take_along_dim", input, indices, out));
   MULTIGATHER_RETURN_IF_ERROR(check_dtype(out->op, "indices", indices.dtype, {DType::kInt64}));
   set_policy(out, IndexMode::kError, false);
   if (!dim) {
@@ -104,7 +104,7 @@ Status take_along_dim(const TensorView& input, const TensorView& indices,
 
 Status index_select(const TensorView& input, std::int64_t dim, const TensorView& index,
                     Lowering* out) {
-  out->op = "torch.index_select";
+  MULTIGATHER_RETURN_IF_ERROR(begin_op("torch.index_select", input, index, out));
   MULTIGATHER_RETURN_IF_ERROR(check_dtype(out->op, "index", index.dtype, {DType::kInt64, DType::kInt32}));
   if (index.rank() > 1) {
     return InvalidArgument(out->op + ": index_select(): Index is supposed to be a vector (got index shape " +

@@ -9,7 +9,7 @@ namespace multigather::tosa {
 using namespace frontends;
 
 Status gather(const TensorView& values, const TensorView& indices, Lowering* out) {
-  out->op = "tosa.gather";
+  MULTIGATHER_RETURN_IF_ERROR(begin_op("tosa.gather", values, indices, out));
   MULTIGATHER_RETURN_IF_ERROR(check_dtype(out->op, "indices", indices.dtype, {DType::kInt32, DType::kInt64}));
   if (values.rank() != 3 || indices.rank() != 2) {
     return InvalidArgument(out->op + ": values must be rank 3 [N,K,C] and indices rank 2 [N,W] (got " +

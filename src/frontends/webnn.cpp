@@ -31,7 +31,7 @@ void clamp_policy(Lowering* out) {
 }  // namespace
 
 Status gather(const TensorView& input, const TensorView& indices, std::int64_t axis, Lowering* out) {
-  out->op = "webnn.gather";
+  MULTIGATHER_RETURN_IF_ERROR(begin_op("webnn.gather", input, indices, out));
   MULTIGATHER_RETURN_IF_ERROR(check_common(out->op, input, indices));
   MULTIGATHER_RETURN_IF_ERROR(unsigned_axis(out->op, axis, input.rank()));
   clamp_policy(out);
@@ -40,7 +40,7 @@ Status gather(const TensorView& input, const TensorView& indices, std::int64_t a
 
 Status gatherElements(const TensorView& input, const TensorView& indices, std::int64_t axis,
                       Lowering* out) {
-  out->op = "webnn.gatherElements";
+  MULTIGATHER_RETURN_IF_ERROR(begin_op("webnn.gatherElements", input, indices, out));
   MULTIGATHER_RETURN_IF_ERROR(check_common(out->op, input, indices));
   MULTIGATHER_RETURN_IF_ERROR(unsigned_axis(out->op, axis, input.rank()));
   clamp_policy(out);
@@ -48,7 +48,7 @@ Status gatherElements(const TensorView& input, const TensorView& indices, std::i
 }
 
 Status gatherND(const TensorView& input, const TensorView& indices, Lowering* out) {
-  out->op = "webnn.gatherND";
+  MULTIGATHER_RETURN_IF_ERROR(begin_op("webnn.gatherND", input, indices, out));
   MULTIGATHER_RETURN_IF_ERROR(check_common(out->op, input, indices));
   if (indices.rank() < 1) return InvalidArgument(out->op + ": indices must have rank >= 1 (got a scalar)");
   const std::int64_t c = indices.shape[indices.rank() - 1];
