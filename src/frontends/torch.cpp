@@ -96,7 +96,7 @@ Status take_along_dim(const TensorView& input, const TensorView& indices,
                            str(indices.rank()) + " dimensions for indices");
   }
   std::int64_t d = 0;
-  MULTIGATHER_RETURN_IF_ERROR(normalize_axis(out->op, "dim", *dim, std::max(input.rank(), 1), true, &d));
+  MULTIGATHER_RETURN_IF_ERROR(normalize_axis(out->op, "dim", *dim, input.rank(), true, &d));
   set_error_context(out, indices, "indices", -1, {"dim " + str(d)}, {input.shape[static_cast<int>(d)]},
                     false, reject_rule(out->op));
   return lower_elements(out->op, input, indices, d, ElementRule::kBroadcast, "input", "indices", out);
