@@ -8,6 +8,7 @@
 //     for (auto& op : make_framework_cli_ops()) ops.push_back(std::move(op));
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <ostream>
 
 #include "multigather/ops.hpp"
@@ -80,11 +81,16 @@ class RegistryCliOp final : public CliOp {
 
 }  // namespace
 
-/// One CliOp per framework op of the registry (gather_multiaxis keeps its own CliOp).
+/// One CliOp per framework op of the registry (gather_multiaxis keeps its own CliOp), grouped by
+/// the seed's equivalence classes so that `multigather ops` lists them class by class.
 std::vector<std::unique_ptr<CliOp>> make_framework_cli_ops() {
   std::vector<std::unique_ptr<CliOp>> ops;
-  for (const OpSpec& spec : op_registry()) {
-    if (spec.name != "gather_multiaxis") ops.push_back(std::make_unique<RegistryCliOp>(spec));
+  for (const auto& [cls, what] : equivalence_classes()) {
+    for (const OpSpec& spec : op_registry()) {
+      if (spec.equivalence_class == cls && spec.name != "gather_multiaxis") {
+        ops.push_back(std::make_unique<RegistryCliOp>(spec));
+      }
+    }
   }
   return ops;
 }
