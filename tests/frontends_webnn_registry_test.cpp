@@ -79,39 +79,8 @@ TEST(Registry, AttributesAreTypedWithDefaults) {
 }
 
 TEST(Registry, EveryOpExplainsFromShapesAlone) {
-  struct Case { const char* op; Dims x, i; Attributes a; };
-  const Case cases[] = {
-      {"gather_multiaxis", {4, 2, 1, 2}, {1, 3, 2, 2}, {{"axes", "1"}}},
-      {"onnx.Gather", {4, 3}, {2, 2}, {{"axis", "1"}}},
-      {"onnx.GatherElements", {4, 3}, {2, 3}, {}},
-      {"onnx.GatherND", {2, 2, 2}, {2, 1}, {{"batch_dims", "1"}}},
-      {"torch.gather", {3, 4}, {1, 2}, {{"dim", "1"}}},
-      {"torch.take", {3, 4}, {5}, {}},
-      {"torch.take_along_dim", {3, 4}, {1, 2}, {{"dim", "1"}}},
-      {"torch.index_select", {3, 4}, {2}, {{"dim", "1"}}},
-      {"numpy.take", {3, 4}, {2}, {{"axis", "1"}, {"mode", "clip"}}},
-      {"numpy.take_along_axis", {3, 4}, {3, 1}, {}},
-      {"numpy.advanced_index", {3, 4, 5}, {2, 2}, {{"index_dims", "0,2"}}},
-      {"tf.gather", {3, 5}, {3, 2}, {{"axis", "1"}, {"batch_dims", "1"}}},
-      {"tf.gather_nd", {2, 2, 2}, {2, 1}, {{"batch_dims", "1"}}},
-      {"jax.numpy.take", {3, 4}, {2}, {{"axis", "0"}}},
-      {"jax.numpy.take_along_axis", {3, 4}, {3, 2}, {}},
-      {"coreml.gather", {3, 4}, {3, 2}, {{"axis", "1"}, {"batch_dims", "1"}}},
-      {"coreml.gather_along_axis", {3, 4}, {3, 2}, {{"axis", "1"}}},
-      {"coreml.gather_nd", {3, 4}, {2, 2}, {}},
-      {"tosa.gather", {2, 3, 4}, {2, 5}, {}},
-      {"tensor.gather", {4, 5, 6}, {1, 2, 3, 2}, {{"gather_dims", "1,2"}}},
-      {"tcp.gather", {3, 4}, {2, 2}, {{"dim", "1"}}},
-      {"tcp.gather_nd", {3, 4}, {2, 1}, {}},
-      {"stablehlo.gather", {3, 4, 2}, {2, 3, 2},
-       {{"offset_dims", "2,3"}, {"collapsed_slice_dims", "0"}, {"start_index_map", "1,0"},
-        {"index_vector_dim", "2"}, {"slice_sizes", "1,2,2"}}},
-      {"webnn.gather", {3, 4}, {2}, {{"axis", "1"}}},
-      {"webnn.gatherElements", {3, 4}, {3, 2}, {{"axis", "1"}}},
-      {"webnn.gatherND", {3, 4}, {2, 2}, {}},
-  };
   std::set<std::string> seen;
-  for (const Case& c : cases) {
+  for (const ExplainCase& c : explain_cases()) {
     std::string text;
     const Status s = explain_op(c.op, c.x, DType::kFloat32, c.i, DType::kInt64, c.a, &text);
     ASSERT_TRUE(s.ok()) << c.op << ": " << s.message();

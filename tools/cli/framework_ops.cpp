@@ -4,8 +4,7 @@
 // defaulted by the registry. `run` lowers and executes the op; `explain` prints the lowering
 // from shapes alone (the indices dtype, which some frameworks restrict, is --indices-dtype).
 //
-// Hook (tools/cli/registry.cpp, make_cli_ops):
-//     for (auto& op : make_framework_cli_ops()) ops.push_back(std::move(op));
+// make_cli_ops (registry.cpp) appends these after gather_multiaxis.
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -15,9 +14,6 @@
 #include "op.hpp"
 
 namespace multigather::cli {
-
-std::vector<std::unique_ptr<CliOp>> make_framework_cli_ops();
-
 namespace {
 
 std::string dashed(std::string name) {
