@@ -4,6 +4,7 @@
 // interpreter's windowed gather, WebNN's clamp); framework errors keep their message and exit code.
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <sstream>
 
 #include "cli/cli.hpp"
@@ -128,6 +129,19 @@ TEST_F(CliFrontends, FrameworkErrorsKeepTheirMessageAndExitCode) {
   EXPECT_EQ(r.err, "multigather: error: tensor.gather: gather_dims [1,0] must be strictly increasing\n");
   r = cli_run({"explain", "tf.gather", "--input-shape=2,2", "--indices-shape=1", "--mode=clip"});
   EXPECT_EQ(r.code, cli::kExitUsage);
+}
+
+TEST_F(CliFrontends, ReadmeExplainExampleIsTheRealOutput) {
+  std::ifstream f(std::string(MULTIGATHER_SOURCE_DIR) + "/README.md");
+  const std::string readme((std::istreambuf_iterator<char>(f)), {});
+  const std::string command = "$ build/multigather explain tf.gather --input-shape=3,5 --indices-shape=3,2 --axis=1 --batch-dims=1\n";
+  const std::size_t begin = readme.find(command);
+  ASSERT_NE(begin, std::string::npos);
+  const std::size_t end = readme.find("```", begin);
+  const std::string shown = readme.substr(begin + command.size(), end - begin - command.size());
+  const CliResult r = cli_run({"explain", "tf.gather", "--input-shape=3,5", "--indices-shape=3,2", "--axis=1", "--batch-dims=1"});
+  EXPECT_EQ(r.code, 0);
+  EXPECT_EQ(r.out, shown);
 }
 
 }  // namespace
