@@ -161,6 +161,14 @@ const std::vector<std::pair<std::string, std::string>>& equivalence_classes();
 Status resolve_attributes(const OpSpec& op, const Attributes& given, AttributeValues* out);
 
 /// Lowers a call (data pointers may be null: shapes and dtypes alone suffice).
+/// Errors, all prefixed with the op name and worded by the framework's rule:
+///  - InvalidArgument: unknown op or attribute, a bad attribute value, ranks/shapes/axes/batch
+///    dims the framework rejects ("onnx.GatherND: batch_dims = 1: data.shape[0] = 2 and
+///    indices.shape[0] = 3 must be equal (batch dimensions are not broadcast)");
+///  - TypeError: an index dtype the framework does not accept;
+///  - OutOfRange (running only): an index outside its range under the framework's error policy,
+///    named at its position in the FRAMEWORK's indices ("torch.gather: index[0,1] = -1 is out of
+///    range for dim 1 of size 4 (valid range [0, 4)); torch.gather rejects negative indices").
 Status lower_op(std::string_view name, const TensorView& input, const TensorView& indices,
                 const Attributes& attrs, Lowering* out);
 
