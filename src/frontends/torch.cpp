@@ -56,6 +56,7 @@ Status take(const TensorView& input, const TensorView& index, Lowering* out) {
     return OutOfRange(out->op + ": out of range: tried to take from an empty tensor (input shape " +
                       to_string(input.shape) + ", index shape " + to_string(index.shape) + ")");
   }
+  // Flattening merges every dimension: a view when input is contiguous, else the one copy.
   TensorView flat;
   MULTIGATHER_RETURN_IF_ERROR(contiguous(input, "input", out, &out->owned_input, &flat));
   const std::int64_t n = input.numel();
@@ -80,6 +81,7 @@ Status take_along_dim(const TensorView& input, const TensorView& indices,
   MULTIGATHER_RETURN_IF_ERROR(check_dtype(out->op, "indices", indices.dtype, {DType::kInt64}));
   set_policy(out, IndexMode::kError, false);
   if (!dim) {
+    // dim=None flattens both tensors: views when contiguous, else copies (noted).
     TensorView x, i;
     MULTIGATHER_RETURN_IF_ERROR(contiguous(input, "input", out, &out->owned_input, &x));
     MULTIGATHER_RETURN_IF_ERROR(contiguous(indices, "indices", out, &out->owned_indices, &i));
