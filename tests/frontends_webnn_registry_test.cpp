@@ -37,7 +37,8 @@ TEST(Registry, EveryOpOfSpecSection2IsRegistered) {
       "torch.take_along_dim", "torch.index_select", "numpy.take", "numpy.take_along_axis", "numpy.advanced_index",
       "tf.gather", "tf.gather_nd", "jax.numpy.take", "jax.numpy.take_along_axis", "coreml.gather",
       "coreml.gather_along_axis", "coreml.gather_nd", "tosa.gather", "tensor.gather", "tcp.gather",
-      "tcp.gather_nd", "stablehlo.gather", "webnn.gather", "webnn.gatherElements", "webnn.gatherND"};
+      "tcp.gather_nd", "stablehlo.gather", "webnn.gather", "webnn.gatherElements", "webnn.gatherND",
+      "dml.Gather", "dml.GatherElements", "dml.GatherND"};
   std::set<std::string> have;
   for (const OpSpec& op : op_registry()) {
     EXPECT_TRUE(have.insert(op.name).second) << "duplicate " << op.name;

@@ -126,6 +126,9 @@ inline const std::vector<ExplainCase>& explain_cases() {
       {"webnn.gather", {3, 4}, {2}, {{"axis", "1"}}},
       {"webnn.gatherElements", {3, 4}, {3, 2}, {{"axis", "1"}}},
       {"webnn.gatherND", {3, 4}, {2, 2}, {}},
+      {"dml.Gather", {1, 4, 3}, {1, 1, 2}, {{"axis", "1"}}},
+      {"dml.GatherElements", {1, 4, 3}, {1, 2, 3}, {{"axis", "1"}}},
+      {"dml.GatherND", {1, 4, 3}, {1, 2, 1}, {{"input_dimension_count", "2"}, {"indices_dimension_count", "2"}}},
     };
   return cases;
 }

@@ -9,6 +9,7 @@
 // The framework ops: the registry (run_op / explain_op / op_registry) and one header per family.
 #include "multigather/ops.hpp"
 #include "multigather/frontends/coreml.hpp"
+#include "multigather/frontends/dml.hpp"
 #include "multigather/frontends/jax.hpp"
 #include "multigather/frontends/mlir.hpp"
 #include "multigather/frontends/numpy.hpp"

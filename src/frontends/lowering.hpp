@@ -131,5 +131,6 @@ void append_tosa_ops(std::vector<OpSpec>* ops);
 void append_mlir_ops(std::vector<OpSpec>* ops);
 void append_stablehlo_ops(std::vector<OpSpec>* ops);
 void append_webnn_ops(std::vector<OpSpec>* ops);
+void append_dml_ops(std::vector<OpSpec>* ops);
 
 }  // namespace multigather::frontends

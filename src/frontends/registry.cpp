@@ -218,6 +218,7 @@ const std::vector<OpSpec>& op_registry() {
     frontends::append_mlir_ops(&v);
     frontends::append_stablehlo_ops(&v);
     frontends::append_webnn_ops(&v);
+    frontends::append_dml_ops(&v);
     return v;
   }();
   return ops;
