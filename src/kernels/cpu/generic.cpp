@@ -1,5 +1,6 @@
-// The generic CPU kernel: one odometer over the normalized plan. Correct for every plan; the
-// specialized kernels (block copies, element gathers) take over the common shapes.
+// The generic CPU kernel: one odometer over the normalized plan, one element at a time, any
+// element size. The engine (engine.cpp) runs the specialized kernels; this one serves element
+// sizes they do not cover and is a second, independent check in the equivalence tests.
 #include <cstring>
 
 #include "kernels/cpu/cpu.hpp"
@@ -76,7 +77,7 @@ bool run_generic(const GatherPlan& p) {
 
 }  // namespace
 
-bool run_cpu(const GatherPlan& plan) noexcept {
+bool run_cpu_generic(const GatherPlan& plan) noexcept {
   if (plan.numel == 0) return true;
   switch (plan.index_dtype) {
     case DType::kInt8: return run_generic<std::int8_t>(plan);

@@ -1,0 +1,220 @@
+// The CPU engine: walks the plan's lookups in runs along the innermost lookup dimension,
+// resolves each run in tiles (resolve.hpp) and copies them (copy.hpp); splits the lookups
+// across OpenMP threads.
+#include <algorithm>
+#include <type_traits>
+
+#include "kernels/cpu/copy.hpp"
+#include "kernels/cpu/cpu.hpp"
+#include "kernels/cpu/resolve.hpp"
+
+#if defined(MULTIGATHER_HAVE_OPENMP)
+#include <omp.h>
+#endif
+
+namespace multigather::detail {
+namespace {
+
+using cpu::CopyFn;
+
+/// Lookups resolved per tile (offsets live on the stack: nothing is allocated).
+constexpr int kTile = 256;
+
+template <std::size_t W, class Offset, bool kFill>
+CopyFn<Offset> select_copy_width(const GatherPlan& p) {
+  if (p.kind == PlanKind::kElement) return &cpu::copy_elements<W, Offset, kFill>;
+  if (p.block * static_cast<std::int64_t>(W) < cpu::kMemcpyBlockBytes) {
+    return &cpu::copy_small_blocks<W, Offset, kFill>;
+  }
+  return &cpu::copy_large_blocks<W, Offset, kFill>;
+}
+
+template <class Offset, bool kFill>
+CopyFn<Offset> select_copy(const GatherPlan& p) {
+  switch (p.element_size) {
+    case 1: return select_copy_width<1, Offset, kFill>(p);
+    case 2: return select_copy_width<2, Offset, kFill>(p);
+    case 4: return select_copy_width<4, Offset, kFill>(p);
+    case 8: return select_copy_width<8, Offset, kFill>(p);
+    case 16: return select_copy_width<16, Offset, kFill>(p);
+    default: return nullptr;
+  }
+}
+
+/// Runs lookups [begin, end) (flat, C order over the first lookup_rank plan dimensions).
+template <class Index, class Offset, IndexMode kMode, bool kNegative>
+bool walk(const GatherPlan& p, CopyFn<Offset> copy, std::int64_t begin, std::int64_t end) {
+  const int outer = p.lookup_rank - 1;  // dimensions above the row; -1 or more
+  const auto row = static_cast<std::size_t>(outer < 0 ? 0 : outer);
+  const std::int64_t row_size = p.lookup_rank > 0 ? p.shape[row] : 1;
+  const std::int64_t row_in = p.lookup_rank > 0 ? p.input_strides[row] : 0;
+  const std::int64_t row_ix = p.lookup_rank > 0 ? p.indices_strides[row] : 0;
+  const std::int64_t row_out = p.lookup_rank > 0 ? p.output_strides[row] : 0;
+  const auto es = static_cast<std::int64_t>(p.element_size);
+  constexpr auto is = static_cast<std::int64_t>(sizeof(Index));
+
+  // Position of `begin`: pos[] over the outer dimensions, r0 along the row.
+  std::int64_t pos[kMaxRank] = {};
+  std::int64_t in_base = 0, ix_base = 0, out_base = 0;
+  std::int64_t rest = begin;
+  std::int64_t r0 = rest % row_size;
+  rest /= row_size;
+  for (int d = outer - 1; d >= 0; --d) {
+    const auto du = static_cast<std::size_t>(d);
+    pos[d] = rest % p.shape[du];
+    rest /= p.shape[du];
+    in_base += pos[d] * p.input_strides[du];
+    ix_base += pos[d] * p.indices_strides[du];
+    out_base += pos[d] * p.output_strides[du];
+  }
+
+  alignas(64) Offset offsets[kTile];
+  alignas(64) std::uint8_t fill[kTile];
+  cpu::CopyRun run;
+  run.block = p.block;
+  run.output_step = row_out * es;
+  run.fill = p.fill_bytes.data();
+  cpu::TileCoordinates coords;
+  coords.index_step = row_ix * is;
+  coords.coord_step = p.coord_stride * is;
+  coords.input_step = row_in;
+
+  for (std::int64_t f = begin; f < end;) {
+    const std::int64_t n = std::min(row_size - r0, end - f);
+    for (std::int64_t t0 = 0; t0 < n; t0 += kTile) {
+      const int m = static_cast<int>(std::min<std::int64_t>(kTile, n - t0));
+      const std::int64_t r = r0 + t0;
+      coords.indices = p.k > 0 ? p.indices + (ix_base + r * row_ix) * is : nullptr;
+      const bool ok = cpu::resolve_tile<Index, Offset, kMode, kNegative>(p, coords, m, offsets, fill);
+      if (kMode == IndexMode::kError && !ok) return false;
+      run.input = p.input + (in_base + r * row_in) * es;
+      run.output = p.output + (out_base + r * row_out) * es;
+      copy(run, offsets, fill, m);
+    }
+    f += n;
+    r0 = 0;
+    for (int d = outer - 1; d >= 0; --d) {  // next outer position (odometer)
+      const auto du = static_cast<std::size_t>(d);
+      in_base += p.input_strides[du];
+      ix_base += p.indices_strides[du];
+      out_base += p.output_strides[du];
+      if (++pos[d] < p.shape[du]) break;
+      in_base -= p.input_strides[du] * p.shape[du];
+      ix_base -= p.indices_strides[du] * p.shape[du];
+      out_base -= p.output_strides[du] * p.shape[du];
+      pos[d] = 0;
+    }
+  }
+  return true;
+}
+
+template <class Index, class Offset, IndexMode kMode, bool kNegative>
+bool run_threads(const GatherPlan& p, int threads) {
+  const CopyFn<Offset> copy = select_copy<Offset, kMode == IndexMode::kFill>(p);
+  if (copy == nullptr) return run_cpu_generic(p);
+  const std::int64_t lookups = p.lookups;
+  if (threads > lookups) threads = static_cast<int>(lookups);
+  if (threads <= 1) return walk<Index, Offset, kMode, kNegative>(p, copy, 0, lookups);
+  bool ok = true;
+#if defined(MULTIGATHER_HAVE_OPENMP)
+  // Static split: thread t owns the same output range on every call, so the one-shot API's
+  // fresh output is first touched by the thread that writes it.
+#pragma omp parallel num_threads(threads) reduction(&& : ok)
+  {
+    const auto t = static_cast<__int128>(omp_get_thread_num());
+    const auto nt = static_cast<__int128>(omp_get_num_threads());
+    const auto begin = static_cast<std::int64_t>(lookups * t / nt);
+    const auto end = static_cast<std::int64_t>(lookups * (t + 1) / nt);
+    ok = walk<Index, Offset, kMode, kNegative>(p, copy, begin, end);
+  }
+#else
+  for (int t = 0; t < threads; ++t) {
+    const std::int64_t begin = static_cast<std::int64_t>(static_cast<__int128>(lookups) * t / threads);
+    const std::int64_t end = static_cast<std::int64_t>(static_cast<__int128>(lookups) * (t + 1) / threads);
+    ok = walk<Index, Offset, kMode, kNegative>(p, copy, begin, end) && ok;
+  }
+#endif
+  return ok;
+}
+
+template <class Index, class Offset>
+bool run_index(const GatherPlan& p, int threads) {
+  const bool neg = std::is_signed_v<Index> && p.negative_indices;
+  switch (p.index_mode) {
+    case IndexMode::kError:
+      return neg ? run_threads<Index, Offset, IndexMode::kError, std::is_signed_v<Index>>(p, threads)
+                 : run_threads<Index, Offset, IndexMode::kError, false>(p, threads);
+    case IndexMode::kClamp:
+      return neg ? run_threads<Index, Offset, IndexMode::kClamp, std::is_signed_v<Index>>(p, threads)
+                 : run_threads<Index, Offset, IndexMode::kClamp, false>(p, threads);
+    case IndexMode::kWrap:  // the negative rule never applies in wrap mode
+      return run_threads<Index, Offset, IndexMode::kWrap, false>(p, threads);
+    case IndexMode::kFill:
+      return neg ? run_threads<Index, Offset, IndexMode::kFill, std::is_signed_v<Index>>(p, threads)
+                 : run_threads<Index, Offset, IndexMode::kFill, false>(p, threads);
+  }
+  return false;
+}
+
+template <class Index>
+bool run_offsets(const GatherPlan& p, int threads) {
+  return p.offsets_fit_int32 ? run_index<Index, std::int32_t>(p, threads)
+                             : run_index<Index, std::int64_t>(p, threads);
+}
+
+bool dispatch_index(const GatherPlan& plan, int threads) noexcept;
+
+}  // namespace
+
+int cpu_thread_count(const GatherPlan& plan) noexcept {
+#if defined(MULTIGATHER_HAVE_OPENMP)
+  if (omp_in_parallel()) return 1;
+  const std::int64_t cap = plan.num_threads > 0 ? plan.num_threads : omp_get_max_threads();
+  const std::int64_t by_work = std::max<std::int64_t>(1, plan.work_bytes / kBytesPerThread);
+  return static_cast<int>(std::max<std::int64_t>(1, std::min({cap, by_work, plan.lookups})));
+#else
+  (void)plan;
+  return 1;
+#endif
+}
+
+bool run_cpu_with_threads(const GatherPlan& plan, int threads) noexcept {
+  if (plan.numel == 0) return true;
+  for (int j = 0; j < plan.k; ++j) {
+    if (plan.axis_sizes[static_cast<std::size_t>(j)] != 0) continue;
+    // An empty axis: clamp and wrap have no position to resolve to (an error); in fill mode
+    // every element is the fill value and the (possibly empty) input is never addressed.
+    if (plan.index_mode != IndexMode::kFill) return false;
+    GatherPlan all_fill = plan;
+    all_fill.input = plan.fill_bytes.data();
+    all_fill.input_strides = {};
+    all_fill.axis_strides = {};
+    all_fill.offsets_fit_int32 = true;
+    return dispatch_index(all_fill, threads);
+  }
+  return dispatch_index(plan, threads);
+}
+
+namespace {
+
+bool dispatch_index(const GatherPlan& plan, int threads) noexcept {
+  switch (plan.index_dtype) {
+    case DType::kInt8: return run_offsets<std::int8_t>(plan, threads);
+    case DType::kUInt8: return run_offsets<std::uint8_t>(plan, threads);
+    case DType::kInt16: return run_offsets<std::int16_t>(plan, threads);
+    case DType::kUInt16: return run_offsets<std::uint16_t>(plan, threads);
+    case DType::kInt32: return run_offsets<std::int32_t>(plan, threads);
+    case DType::kUInt32: return run_offsets<std::uint32_t>(plan, threads);
+    case DType::kInt64: return run_offsets<std::int64_t>(plan, threads);
+    case DType::kUInt64: return run_offsets<std::uint64_t>(plan, threads);
+    default: return false;
+  }
+}
+
+}  // namespace
+
+bool run_cpu(const GatherPlan& plan) noexcept {
+  return run_cpu_with_threads(plan, cpu_thread_count(plan));
+}
+
+}  // namespace multigather::detail
