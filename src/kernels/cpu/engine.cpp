@@ -19,12 +19,17 @@ using cpu::CopyFn;
 
 /// Lookups resolved per tile (offsets live on the stack: nothing is allocated).
 constexpr int kTile = 256;
+/// The parallel split: chunks of at least this much work, at most kChunksPerThread per thread.
+constexpr std::int64_t kBytesPerChunk = std::int64_t{64} << 10;
+constexpr std::int64_t kChunksPerThread = 8;
 
 template <std::size_t W, class Offset, bool kFill>
 CopyFn<Offset> select_copy_width(const GatherPlan& p) {
   if (p.kind == PlanKind::kElement) return &cpu::copy_elements<W, Offset, kFill>;
-  if (p.block * static_cast<std::int64_t>(W) < cpu::kMemcpyBlockBytes) {
-    return &cpu::copy_small_blocks<W, Offset, kFill>;
+  const std::int64_t bytes = p.block * static_cast<std::int64_t>(W);
+  if (bytes < cpu::kMemcpyBlockBytes) return &cpu::copy_small_blocks<W, Offset, kFill>;
+  if (bytes <= cpu::kChunkedBlockMaxBytes && bytes % cpu::kChunkBytes == 0) {
+    return &cpu::copy_chunked_blocks<W, Offset, kFill>;
   }
   return &cpu::copy_large_blocks<W, Offset, kFill>;
 }
@@ -115,24 +120,22 @@ bool run_threads(const GatherPlan& p, int threads) {
   const std::int64_t lookups = p.lookups;
   if (threads > lookups) threads = static_cast<int>(lookups);
   if (threads <= 1) return walk<Index, Offset, kMode, kNegative>(p, copy, 0, lookups);
+  // Chunks of about equal work, handed out dynamically: a thread that the OS schedules late
+  // (a shared, busy machine) takes fewer chunks instead of holding every other thread back.
+  const std::int64_t by_work = std::max<std::int64_t>(1, p.work_bytes / kBytesPerChunk);
+  const std::int64_t chunks = std::min<std::int64_t>(
+      lookups, std::max<std::int64_t>(threads, std::min<std::int64_t>(by_work, threads * kChunksPerThread)));
+  auto chunk = [&](std::int64_t c) {
+    const auto begin = static_cast<std::int64_t>(static_cast<__int128>(lookups) * c / chunks);
+    const auto end = static_cast<std::int64_t>(static_cast<__int128>(lookups) * (c + 1) / chunks);
+    return walk<Index, Offset, kMode, kNegative>(p, copy, begin, end);
+  };
   bool ok = true;
 #if defined(MULTIGATHER_HAVE_OPENMP)
-  // Static split: thread t owns the same output range on every call, so the one-shot API's
-  // fresh output is first touched by the thread that writes it.
-#pragma omp parallel num_threads(threads) reduction(&& : ok)
-  {
-    const auto t = static_cast<__int128>(omp_get_thread_num());
-    const auto nt = static_cast<__int128>(omp_get_num_threads());
-    const auto begin = static_cast<std::int64_t>(lookups * t / nt);
-    const auto end = static_cast<std::int64_t>(lookups * (t + 1) / nt);
-    ok = walk<Index, Offset, kMode, kNegative>(p, copy, begin, end);
-  }
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1) reduction(&& : ok)
+  for (std::int64_t c = 0; c < chunks; ++c) ok = chunk(c) && ok;
 #else
-  for (int t = 0; t < threads; ++t) {
-    const std::int64_t begin = static_cast<std::int64_t>(static_cast<__int128>(lookups) * t / threads);
-    const std::int64_t end = static_cast<std::int64_t>(static_cast<__int128>(lookups) * (t + 1) / threads);
-    ok = walk<Index, Offset, kMode, kNegative>(p, copy, begin, end) && ok;
-  }
+  for (std::int64_t c = 0; c < chunks; ++c) ok = chunk(c) && ok;
 #endif
   return ok;
 }
