@@ -21,7 +21,8 @@ std::int64_t view_extent(const Dims& shape, const Dims& strides) noexcept {
 void make_plan(const TensorView& input, const TensorView& indices,
                const MutableTensorView& output, const ValidatedCall& call,
                const GatherOptions& options, GatherPlan* plan) noexcept {
-  GatherPlan p;
+  GatherPlan& p = *plan;  // filled in place: the per-call path copies no plan
+  p = GatherPlan{};
   const GatherShape& s = call.shape;
   const int r = input.rank();
   const int c = s.coordinate_size;
@@ -114,7 +115,6 @@ void make_plan(const TensorView& input, const TensorView& indices,
   const __int128 work = static_cast<__int128>(p.numel) * es * 2 +
                        static_cast<__int128>(p.lookups) * p.k * is;
   p.work_bytes = work > INT64_MAX ? INT64_MAX : static_cast<std::int64_t>(work);
-  *plan = p;
 }
 
 }  // namespace multigather::detail
