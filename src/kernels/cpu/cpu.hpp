@@ -2,9 +2,11 @@
 //
 // Kernels, chosen from the plan: index resolution (resolve.hpp) templated on the index type,
 // index mode, negative rule and offset width (32-bit when the plan allows), fused with the
-// bounds check; then a copy stage (copy.hpp) templated on the element width: element gathers
-// with software prefetch, small-block loops, memcpy for blocks of 64 bytes and more. Lookups
-// are split across OpenMP threads by estimated bytes (small calls stay on the calling thread).
+// bounds check, over tiles of lookups; then a copy stage (copy.hpp) templated on the element
+// width: element gathers with software prefetch, width-specialized loops for blocks below 64
+// bytes, 32-byte chunk loops for 64-256 byte blocks, memcpy above. Lookups are split into
+// chunks of about equal work, handed to OpenMP threads dynamically; the thread count follows
+// the estimated bytes (small calls stay on the calling thread). cursor.hpp is the odometer.
 #pragma once
 
 #include "plan/plan.hpp"

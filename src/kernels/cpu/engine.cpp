@@ -5,6 +5,7 @@
 #include <type_traits>
 
 #include "kernels/cpu/copy.hpp"
+#include "kernels/cpu/cursor.hpp"
 #include "kernels/cpu/cpu.hpp"
 #include "kernels/cpu/resolve.hpp"
 
@@ -58,20 +59,10 @@ bool walk(const GatherPlan& p, CopyFn<Offset> copy, std::int64_t begin, std::int
   const auto es = static_cast<std::int64_t>(p.element_size);
   constexpr auto is = static_cast<std::int64_t>(sizeof(Index));
 
-  // Position of `begin`: pos[] over the outer dimensions, r0 along the row.
-  std::int64_t pos[kMaxRank] = {};
-  std::int64_t in_base = 0, ix_base = 0, out_base = 0;
-  std::int64_t rest = begin;
-  std::int64_t r0 = rest % row_size;
-  rest /= row_size;
-  for (int d = outer - 1; d >= 0; --d) {
-    const auto du = static_cast<std::size_t>(d);
-    pos[d] = rest % p.shape[du];
-    rest /= p.shape[du];
-    in_base += pos[d] * p.input_strides[du];
-    ix_base += pos[d] * p.indices_strides[du];
-    out_base += pos[d] * p.output_strides[du];
-  }
+  // Position of `begin`: the cursor over the outer dimensions, r0 along the row.
+  cpu::PlanCursor at;
+  std::int64_t r0 = begin % row_size;
+  at.seek(p, outer, begin / row_size);
 
   alignas(64) Offset offsets[kTile];
   alignas(64) std::uint8_t fill[kTile];
@@ -89,26 +80,16 @@ bool walk(const GatherPlan& p, CopyFn<Offset> copy, std::int64_t begin, std::int
     for (std::int64_t t0 = 0; t0 < n; t0 += kTile) {
       const int m = static_cast<int>(std::min<std::int64_t>(kTile, n - t0));
       const std::int64_t r = r0 + t0;
-      coords.indices = p.k > 0 ? p.indices + (ix_base + r * row_ix) * is : nullptr;
+      coords.indices = p.k > 0 ? p.indices + (at.indices + r * row_ix) * is : nullptr;
       const bool ok = cpu::resolve_tile<Index, Offset, kMode, kNegative>(p, coords, m, offsets, fill);
       if (kMode == IndexMode::kError && !ok) return false;
-      run.input = p.input + (in_base + r * row_in) * es;
-      run.output = p.output + (out_base + r * row_out) * es;
+      run.input = p.input + (at.input + r * row_in) * es;
+      run.output = p.output + (at.output + r * row_out) * es;
       copy(run, offsets, fill, m);
     }
     f += n;
     r0 = 0;
-    for (int d = outer - 1; d >= 0; --d) {  // next outer position (odometer)
-      const auto du = static_cast<std::size_t>(d);
-      in_base += p.input_strides[du];
-      ix_base += p.indices_strides[du];
-      out_base += p.output_strides[du];
-      if (++pos[d] < p.shape[du]) break;
-      in_base -= p.input_strides[du] * p.shape[du];
-      ix_base -= p.indices_strides[du] * p.shape[du];
-      out_base -= p.output_strides[du] * p.shape[du];
-      pos[d] = 0;
-    }
+    at.advance(p, outer);  // next outer position
   }
   return true;
 }

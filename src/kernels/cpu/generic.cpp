@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "kernels/cpu/cpu.hpp"
+#include "kernels/cpu/cursor.hpp"
 
 namespace multigather::detail {
 namespace {
@@ -11,15 +12,14 @@ namespace {
 template <class Index>
 bool run_generic(const GatherPlan& p) {
   const auto es = static_cast<std::int64_t>(p.element_size);
-  std::int64_t pos[kMaxRank] = {};
-  std::int64_t in_off = 0, ix_off = 0, out_off = 0;
+  cpu::PlanCursor at;
   bool ok = true;
   for (std::int64_t n = 0; n < p.numel; ++n) {
-    std::int64_t src = in_off;
+    std::int64_t src = at.input;
     bool fill = false;
     for (int j = 0; j < p.k; ++j) {
       Index raw;
-      std::memcpy(&raw, p.indices + (ix_off + j * p.coord_stride) * static_cast<std::int64_t>(sizeof(Index)), sizeof(Index));
+      std::memcpy(&raw, p.indices + (at.indices + j * p.coord_stride) * static_cast<std::int64_t>(sizeof(Index)), sizeof(Index));
       const std::int64_t size = p.axis_sizes[static_cast<std::size_t>(j)];
       std::int64_t v;
       bool in_range;
@@ -54,23 +54,13 @@ bool run_generic(const GatherPlan& p) {
       }
       src += v * p.axis_strides[static_cast<std::size_t>(j)];
     }
-    std::byte* dst = p.output + out_off * es;
+    std::byte* dst = p.output + at.output * es;
     if (fill) {
       std::memcpy(dst, p.fill_bytes.data(), p.element_size);
     } else {
       std::memcpy(dst, p.input + src * es, p.element_size);
     }
-    for (int d = p.rank - 1; d >= 0; --d) {
-      const auto du = static_cast<std::size_t>(d);
-      in_off += p.input_strides[du];
-      ix_off += p.indices_strides[du];
-      out_off += p.output_strides[du];
-      if (++pos[d] < p.shape[du]) break;
-      in_off -= p.input_strides[du] * p.shape[du];
-      ix_off -= p.indices_strides[du] * p.shape[du];
-      out_off -= p.output_strides[du] * p.shape[du];
-      pos[d] = 0;
-    }
+    at.advance(p, p.rank);
   }
   return ok;
 }
