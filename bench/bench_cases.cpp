@@ -1,8 +1,6 @@
 // BENCH.md's cases as gather_multiaxis calls and their data.
 #include "bench_cases.hpp"
 
-#include <sys/mman.h>
-
 #include <cstring>
 #include <random>
 
@@ -32,24 +30,15 @@ const std::vector<BenchCase>& bench_cases() {
   return cases;
 }
 
-void advise_huge_pages(Tensor& t) {
-  constexpr std::uintptr_t kHuge = std::uintptr_t{2} << 20;
-  const auto begin = reinterpret_cast<std::uintptr_t>(t.data());
-  const std::uintptr_t first = (begin + kHuge - 1) & ~(kHuge - 1);
-  const std::uintptr_t last = (begin + t.nbytes()) & ~(kHuge - 1);
-  if (last > first) madvise(reinterpret_cast<void*>(first), last - first, MADV_HUGEPAGE);
-}
 
 BenchData make_bench_data(const BenchCase& c) {
   BenchData d;
   d.input = Tensor(c.dtype, c.input_shape);
-  advise_huge_pages(d.input);
   auto* in = static_cast<std::uint32_t*>(d.input.data());
   const std::size_t words = d.input.nbytes() / 4;
   for (std::size_t w = 0; w < words; ++w) in[w] = static_cast<std::uint32_t>(w * 2654435761u);
 
   d.indices = Tensor(DType::kInt64, c.indices_shape);
-  advise_huge_pages(d.indices);
   std::mt19937_64 rng(1234);
   const auto k = static_cast<std::int64_t>(c.axes.size());
   auto* ix = d.indices.data_as<std::int64_t>();
@@ -62,7 +51,6 @@ BenchData make_bench_data(const BenchCase& c) {
 
   const GatherShape shape = output_shape(c.input_shape, c.indices_shape, c.axes);
   d.output = Tensor(c.dtype, shape.output_shape);
-  advise_huge_pages(d.output);
   std::memset(d.output.data(), 0, d.output.nbytes());  // touched once, outside the timing
   d.effective_bytes = 2.0 * static_cast<double>(d.output.nbytes()) +
                       static_cast<double>(d.indices.nbytes());

@@ -32,10 +32,6 @@ struct BenchData {
   double effective_bytes = 0;
 };
 
-/// Asks for transparent huge pages on a large tensor's storage, as numpy's allocator does
-/// (Linux madvise mode): random gathers are otherwise bound by TLB misses, not by the kernel.
-void advise_huge_pages(Tensor& t);
-
 /// Builds the data of `c` (indices from a fixed seed, uniformly random in each axis's range).
 BenchData make_bench_data(const BenchCase& c);
 

@@ -119,7 +119,6 @@ int main(int argc, char** argv) {
   for (const BenchCase& c : cases) {
     data.push_back(mg::bench::make_bench_data(c));
     copy_sources.emplace_back(c.dtype, data.back().output.shape());
-    mg::bench::advise_huge_pages(copy_sources.back());
     std::memset(copy_sources.back().data(), 1, copy_sources.back().nbytes());
   }
   for (std::size_t i = 0; i < cases.size(); ++i) {
