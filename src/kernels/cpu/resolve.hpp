@@ -75,9 +75,41 @@ struct TileCoordinates {
 /// (input elements, relative to the run's base). Under kFill, fill[t] is set for a lookup with
 /// an out-of-range coordinate. Returns false when some coordinate was out of range (kError,
 /// kFill); offsets then stay in bounds (the bad coordinate contributes 0).
+/// resolve_tile for exactly kK coordinates per lookup: one pass, one store per lookup.
+template <int kK, class Index, class Offset, IndexMode kMode, bool kNegative>
+bool resolve_tile_fixed(const GatherPlan& p, const TileCoordinates& c, int m, Offset* offsets,
+                        std::uint8_t* fill) noexcept {
+  const auto step = static_cast<Offset>(c.input_step);
+  std::int64_t sizes[kK];
+  Offset strides[kK];
+  for (int j = 0; j < kK; ++j) {
+    sizes[j] = p.axis_sizes[static_cast<std::size_t>(j)];
+    strides[j] = static_cast<Offset>(p.axis_strides[static_cast<std::size_t>(j)]);
+  }
+  unsigned bad = 0;
+  for (int t = 0; t < m; ++t) {
+    const std::byte* at = c.indices + t * c.index_step;
+    Offset offset = static_cast<Offset>(t) * step;
+    unsigned out_of_range = 0;
+    for (int j = 0; j < kK; ++j) {
+      bool ok;
+      const std::int64_t v =
+          resolve_index<Index, kMode, kNegative>(load_index<Index>(at + j * c.coord_step), sizes[j], ok);
+      offset += static_cast<Offset>(v) * strides[j];
+      out_of_range |= static_cast<unsigned>(!ok);
+    }
+    offsets[t] = offset;
+    bad |= out_of_range;
+    if constexpr (kMode == IndexMode::kFill) fill[t] = static_cast<std::uint8_t>(out_of_range);
+  }
+  return bad == 0;
+}
+
 template <class Index, class Offset, IndexMode kMode, bool kNegative>
 bool resolve_tile(const GatherPlan& p, const TileCoordinates& c, int m, Offset* offsets,
                   std::uint8_t* fill) noexcept {
+  if (p.k == 1) return resolve_tile_fixed<1, Index, Offset, kMode, kNegative>(p, c, m, offsets, fill);
+  if (p.k == 2) return resolve_tile_fixed<2, Index, Offset, kMode, kNegative>(p, c, m, offsets, fill);
   const auto step = static_cast<Offset>(c.input_step);
   for (int t = 0; t < m; ++t) offsets[t] = static_cast<Offset>(t) * step;
   if constexpr (kMode == IndexMode::kFill) {
