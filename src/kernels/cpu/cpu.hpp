@@ -25,7 +25,9 @@ bool run_cpu(const GatherPlan& plan) noexcept;
 bool run_cpu_with_threads(const GatherPlan& plan, int threads) noexcept;
 
 /// Threads run_cpu uses: 1 without OpenMP or inside a parallel region; else about one per
-/// kBytesPerThread of work, at most plan.num_threads (when > 0) or omp_get_max_threads().
+/// kBytesPerThread of work, at most plan.num_threads (when > 0) or omp_get_max_threads(), and
+/// at most the cores that the 1-minute load average leaves idle (a busy machine gets 1 thread:
+/// fork-join over busy cores costs more than it gains).
 int cpu_thread_count(const GatherPlan& plan) noexcept;
 
 /// Work (GatherPlan::work_bytes) below which a call stays on one thread, and per extra thread.

@@ -2,6 +2,9 @@
 // resolves each run in tiles (resolve.hpp) and copies them (copy.hpp); splits the lookups
 // across OpenMP threads.
 #include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
 #include <type_traits>
 
 #include "kernels/cpu/copy.hpp"
@@ -150,12 +153,42 @@ bool dispatch_index(const GatherPlan& plan, int threads) noexcept;
 
 }  // namespace
 
+#if defined(MULTIGATHER_HAVE_OPENMP)
+namespace {
+
+// Cores not busy with other work: the processors less the 1-minute load average (the calling
+// thread's own share excepted), refreshed at most every 250 ms. A fork-join over busy cores
+// waits for the OS to schedule every thread of the team; on this project's shared 2-core
+// machine that made 2-thread calls 3-10x slower than 1-thread calls (libgomp's OMP_DYNAMIC
+// makes the same adjustment from the 15-minute average).
+int idle_cores() noexcept {
+  static std::atomic<std::int64_t> next_check{0};
+  static std::atomic<int> cores{1 << 20};
+  const std::int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                               std::chrono::steady_clock::now().time_since_epoch()).count();
+  if (now >= next_check.load(std::memory_order_relaxed)) {
+    next_check.store(now + 250, std::memory_order_relaxed);
+    double load[1];
+    const int procs = omp_get_num_procs();
+    if (getloadavg(load, 1) == 1) {
+      const double idle = procs - std::max(0.0, load[0] - 1.0);
+      cores.store(std::clamp(static_cast<int>(idle + 0.5), 1, procs), std::memory_order_relaxed);
+    }
+  }
+  return cores.load(std::memory_order_relaxed);
+}
+
+}  // namespace
+#endif
+
 int cpu_thread_count(const GatherPlan& plan) noexcept {
 #if defined(MULTIGATHER_HAVE_OPENMP)
   if (omp_in_parallel()) return 1;
   const std::int64_t cap = plan.num_threads > 0 ? plan.num_threads : omp_get_max_threads();
   const std::int64_t by_work = std::max<std::int64_t>(1, plan.work_bytes / kBytesPerThread);
-  return static_cast<int>(std::max<std::int64_t>(1, std::min({cap, by_work, plan.lookups})));
+  const std::int64_t threads = std::min({cap, by_work, plan.lookups});
+  if (threads <= 1) return 1;
+  return static_cast<int>(std::min<std::int64_t>(threads, idle_cores()));
 #else
   (void)plan;
   return 1;
