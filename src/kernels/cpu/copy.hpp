@@ -14,6 +14,9 @@ namespace multigather::detail::cpu {
 inline constexpr int kPrefetchDistance = 32;
 /// Blocks of at least this many bytes are copied with memcpy.
 inline constexpr std::int64_t kMemcpyBlockBytes = 64;
+/// Element gathers whose lookups span less input than this (a GatherElements row, a small
+/// table) read from the caches: no software prefetch.
+inline constexpr std::int64_t kPrefetchSpanBytes = std::int64_t{256} << 10;
 
 /// Where a run of resolved lookups is copied from and to.
 struct CopyRun {
@@ -27,8 +30,8 @@ struct CopyRun {
 template <class Offset>
 using CopyFn = void (*)(const CopyRun&, const Offset*, const std::uint8_t*, int);
 
-/// One element per lookup.
-template <std::size_t W, class Offset, bool kFill>
+/// One element per lookup. kPrefetch: the lookups spread over more memory than the caches hold.
+template <std::size_t W, class Offset, bool kFill, bool kPrefetch = true>
 void copy_elements(const CopyRun& r, const Offset* offsets, const std::uint8_t* fill, int m) {
   // Locals, so that the stores through `output` cannot be taken to alias the run's fields.
   const std::byte* const input = r.input;
@@ -41,12 +44,14 @@ void copy_elements(const CopyRun& r, const Offset* offsets, const std::uint8_t* 
     if constexpr (kFill) src = fill[t] ? fill_value : src;
     std::memcpy(output + t * step, src, W);
   };
-  const int ahead = m < kPrefetchDistance ? m : kPrefetchDistance;
-  for (int t = 0; t < ahead; ++t) __builtin_prefetch(src_of(t));
   int t = 0;
-  for (; t + kPrefetchDistance < m; ++t) {
-    __builtin_prefetch(src_of(t + kPrefetchDistance));
-    one(t);
+  if constexpr (kPrefetch) {
+    const int ahead = m < kPrefetchDistance ? m : kPrefetchDistance;
+    for (int a = 0; a < ahead; ++a) __builtin_prefetch(src_of(a));
+    for (; t + kPrefetchDistance < m; ++t) {
+      __builtin_prefetch(src_of(t + kPrefetchDistance));
+      one(t);
+    }
   }
   for (; t < m; ++t) one(t);
 }

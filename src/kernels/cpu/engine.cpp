@@ -27,9 +27,22 @@ constexpr int kTile = 256;
 constexpr std::int64_t kBytesPerChunk = std::int64_t{64} << 10;
 constexpr std::int64_t kChunksPerThread = 8;
 
+/// Bytes of input that one lookup's coordinates can reach (where a random read may land).
+std::int64_t lookup_span_bytes(const GatherPlan& p) {
+  std::int64_t span = 0;
+  for (int j = 0; j < p.k; ++j) {
+    const std::int64_t s = p.axis_strides[static_cast<std::size_t>(j)];
+    span += (s < 0 ? -s : s) * std::max<std::int64_t>(p.axis_sizes[static_cast<std::size_t>(j)] - 1, 0);
+  }
+  return (span + 1) * static_cast<std::int64_t>(p.element_size);
+}
+
 template <std::size_t W, class Offset, bool kFill>
 CopyFn<Offset> select_copy_width(const GatherPlan& p) {
-  if (p.kind == PlanKind::kElement) return &cpu::copy_elements<W, Offset, kFill>;
+  if (p.kind == PlanKind::kElement) {
+    return lookup_span_bytes(p) < cpu::kPrefetchSpanBytes ? &cpu::copy_elements<W, Offset, kFill, false>
+                                                          : &cpu::copy_elements<W, Offset, kFill, true>;
+  }
   const std::int64_t bytes = p.block * static_cast<std::int64_t>(W);
   if (bytes < cpu::kMemcpyBlockBytes) return &cpu::copy_small_blocks<W, Offset, kFill>;
   if (bytes == 64) return &cpu::copy_chunked_blocks<W, Offset, kFill, 64>;
