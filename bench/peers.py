@@ -33,6 +33,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import statistics
 import subprocess
 import sys
@@ -58,11 +59,16 @@ def calibrate(fn, warmup: int = 3, sample_seconds: float = 2e-3) -> int:
 
 def measure_interleaved(fns: dict, samples: int) -> dict:
     """Median and minimum seconds per call of each callable. The callables take turns, one
-    sample each per round, so that a busy spell of a shared machine hits all of them alike."""
+    sample each per round, in a new random order every round, so that a busy spell of a shared
+    machine, or a peer's thread pool still spinning after its call, hits all of them alike."""
     numbers = {k: calibrate(f) for k, f in fns.items()}
     times = {k: [] for k in fns}
+    order = list(fns)
+    shuffle = random.Random(SEED).shuffle
     for _ in range(samples):
-        for k, f in fns.items():
+        shuffle(order)
+        for k in order:
+            f = fns[k]
             n = numbers[k]
             t0 = time.perf_counter()
             for _ in range(n):
