@@ -4,13 +4,14 @@
 //   cuda_bench [--warmup N] [--reps N] [--batch N] [case ...]   (cases: BENCH.md names; default all)
 //   cuda_bench --list                                  (each case's shapes; needs no device)
 //
-// Method (../.library/device/METHOD.md habits): random indices in range from a fixed seed, real
-// (non-zero) data, warm-up calls first, then batches of back-to-back calls timed with CUDA
-// events, the median per-call time reported; buffers rotate so that one call's input is not
-// still in L2 from the previous call. multigather runs in error mode through gather_multiaxis_cuda_enqueue with a device flag
-// (the kernel checks every index; nothing synchronizes), like PyTorch's device-side asserts;
-// "sync" is gather_multiaxis_cuda_into, which synchronizes the stream in error mode to return a
-// Status. Columns:
+// Method: the CPU benchmark's cases and data (bench_cases.cpp: a non-zero pattern, random
+// in-range indices from a fixed seed), checked against the CPU core once, then warm-up calls and
+// batches of back-to-back calls timed with CUDA events, the median per-call time reported;
+// operand sets rotate so that one call's input is not still in L2 from the previous call.
+// multigather runs in error mode through gather_multiaxis_cuda_enqueue with a device flag (the
+// kernel checks every index; nothing synchronizes), like PyTorch's device-side asserts; "sync"
+// is gather_multiaxis_cuda_into, which synchronizes the stream in error mode to return a Status.
+// Columns:
 //   copy us     the D2D copy of the output's bytes (read + write counted in its GB/s)
 //   mg us       multigather, error mode, enqueue form
 //   GB/s        effective: (output + index + gathered input bytes) / time, as in BENCH.md
@@ -24,16 +25,16 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
-#include <random>
 #include <string>
 #include <vector>
 
+#include "bench_cases.hpp"
 #include "multigather/cuda.hpp"
 
 namespace {
 
 using multigather::DType;
-using multigather::Dims;
+using multigather::bench::BenchCase;
 
 void check(cudaError_t e, const char* what) {
   if (e != cudaSuccess) {
@@ -47,38 +48,6 @@ void check(const multigather::Status& s, const char* what) {
     std::fprintf(stderr, "multigather error in %s: %s\n", what, s.message().c_str());
     std::exit(1);
   }
-}
-
-struct BenchCase {
-  const char* name;
-  Dims input_shape;
-  DType dtype;
-  Dims indices_shape;
-  std::vector<std::int64_t> axes;
-  // For coordinate j, the size of the axis its values index (values uniform in [0, size)).
-  std::vector<std::int64_t> coordinate_ranges;
-};
-
-std::vector<BenchCase> bench_cases() {
-  return {
-      {"embedding", {50000, 512}, DType::kFloat32, {8192, 1}, {0}, {50000}},
-      {"mid_axis_block", {32, 1024, 256}, DType::kFloat32, {1, 512, 1}, {1}, {1024}},
-      {"elements_last_axis", {4096, 1024}, DType::kFloat32, {4096, 256}, {1}, {1024}},
-      {"elements_axis0", {1024, 4096}, DType::kFloat32, {256, 4096}, {0}, {1024}},
-      // GatherND batch_dims=1: indices [4,65536,2] as [4,65536,1,2] on axes (1,2).
-      {"gathernd_batch1", {4, 512, 512, 32}, DType::kFloat32, {4, 65536, 1, 2}, {1, 2}, {512, 512}},
-      // NHWC (x,y) sampling: coordinate 0 (x) indexes W (axis 2), coordinate 1 (y) H (axis 1).
-      {"nhwc_xy", {8, 256, 256, 16}, DType::kFloat32, {8, 4096, 1, 2}, {2, 1}, {256, 256}},
-      {"flat_take", {16777216}, DType::kFloat32, {4194304}, {0}, {16777216}},
-      {"embedding_fp16", {1000000, 64}, DType::kFloat16, {65536, 1}, {0}, {1000000}},
-      {"tiny", {16, 16}, DType::kFloat32, {4, 1}, {0}, {16}},
-  };
-}
-
-std::int64_t numel(const Dims& d) {
-  std::int64_t n = 1;
-  for (std::int64_t v : d) n *= v;
-  return n;
 }
 
 double median(std::vector<double> v) {
@@ -136,11 +105,12 @@ struct DeviceArray {
 };
 
 void run_case(const BenchCase& c, int warmup, int reps, int batch, cudaStream_t stream) {
-  multigather::GatherShape shape = multigather::output_shape(c.input_shape, c.indices_shape, c.axes);
-  const std::size_t es = multigather::element_size(c.dtype);
-  const auto in_bytes = static_cast<std::size_t>(numel(c.input_shape)) * es;
-  const auto ix_bytes = static_cast<std::size_t>(numel(c.indices_shape)) * 8;
-  const auto out_bytes = static_cast<std::size_t>(shape.output_numel) * es;
+  // The CPU benchmark's data (bench_cases.cpp): a non-zero pattern, indices from a fixed seed.
+  multigather::bench::BenchData data = multigather::bench::make_bench_data(c);
+  const std::size_t in_bytes = data.input.nbytes();
+  const std::size_t ix_bytes = data.indices.nbytes();
+  const std::size_t out_bytes = data.output.nbytes();
+  const multigather::Dims out_shape = data.output.shape();
 
   // Enough copies of the operands that one rotation exceeds the L2 cache several times.
   int l2 = 0, device = 0;
@@ -149,22 +119,13 @@ void run_case(const BenchCase& c, int warmup, int reps, int batch, cudaStream_t 
   const std::size_t per_set = in_bytes + ix_bytes + out_bytes;
   const int sets = static_cast<int>(std::clamp<std::size_t>(
       (4 * static_cast<std::size_t>(l2) + per_set - 1) / per_set, 1, 8));
-
-  std::mt19937_64 rng(1234);
   std::vector<std::unique_ptr<DeviceArray>> inputs, indices, outputs;
-  std::vector<std::uint16_t> host_in(in_bytes / 2);
-  for (auto& v : host_in) v = static_cast<std::uint16_t>(0x3c00 + (rng() & 0x3ff));  // finite, non-zero
-  std::vector<std::int64_t> host_ix(static_cast<std::size_t>(numel(c.indices_shape)));
-  const std::size_t k = c.coordinate_ranges.size();
-  for (std::size_t i = 0; i < host_ix.size(); ++i) {
-    host_ix[i] = static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(c.coordinate_ranges[i % k]));
-  }
   for (int s = 0; s < sets; ++s) {
     inputs.push_back(std::make_unique<DeviceArray>(in_bytes));
     indices.push_back(std::make_unique<DeviceArray>(ix_bytes));
     outputs.push_back(std::make_unique<DeviceArray>(out_bytes));
-    check(cudaMemcpy(inputs.back()->data, host_in.data(), in_bytes, cudaMemcpyHostToDevice), "upload");
-    check(cudaMemcpy(indices.back()->data, host_ix.data(), ix_bytes, cudaMemcpyHostToDevice), "upload");
+    check(cudaMemcpy(inputs.back()->data, data.input.data(), in_bytes, cudaMemcpyHostToDevice), "upload");
+    check(cudaMemcpy(indices.back()->data, data.indices.data(), ix_bytes, cudaMemcpyHostToDevice), "upload");
   }
   DeviceArray copy_src(out_bytes * static_cast<std::size_t>(sets));
   DeviceArray copy_dst(out_bytes * static_cast<std::size_t>(sets));
@@ -175,13 +136,13 @@ void run_case(const BenchCase& c, int warmup, int reps, int batch, cudaStream_t 
     const int s = i % sets;
     multigather::TensorView in(inputs[static_cast<std::size_t>(s)]->data, c.dtype, c.input_shape);
     multigather::TensorView ix(indices[static_cast<std::size_t>(s)]->data, DType::kInt64, c.indices_shape);
-    multigather::MutableTensorView out(outputs[static_cast<std::size_t>(s)]->data, c.dtype, shape.output_shape);
+    multigather::MutableTensorView out(outputs[static_cast<std::size_t>(s)]->data, c.dtype, out_shape);
     if (sync) {
-      check(multigather::gather_multiaxis_cuda_into(in, ix, c.axes, out, {}, stream), c.name);
+      check(multigather::gather_multiaxis_cuda_into(in, ix, c.axes, out, {}, stream), c.name.c_str());
     } else {
       check(multigather::gather_multiaxis_cuda_enqueue(in, ix, c.axes, out, {}, stream,
                                                        static_cast<std::uint32_t*>(flag.data)),
-            c.name);
+            c.name.c_str());
     }
   };
   const auto copy = [&](int i) {
@@ -196,11 +157,10 @@ void run_case(const BenchCase& c, int warmup, int reps, int batch, cudaStream_t 
     gather(0, true);
     std::vector<std::byte> got(out_bytes);
     check(cudaMemcpy(got.data(), outputs[0]->data, out_bytes, cudaMemcpyDeviceToHost), "download");
-    multigather::TensorView in(host_in.data(), c.dtype, c.input_shape);
-    multigather::TensorView ix(host_ix.data(), DType::kInt64, c.indices_shape);
-    multigather::Tensor want = multigather::gather_multiaxis(in, ix, c.axes);
-    if (std::memcmp(want.data(), got.data(), out_bytes) != 0) {
-      std::fprintf(stderr, "%s: GPU output differs from the CPU core\n", c.name);
+    check(multigather::gather_multiaxis_into(data.input.view(), data.indices.view(), c.axes,
+                                             data.output.mutable_view()), "CPU core");
+    if (std::memcmp(data.output.data(), got.data(), out_bytes) != 0) {
+      std::fprintf(stderr, "%s: GPU output differs from the CPU core\n", c.name.c_str());
       std::exit(1);
     }
   }
@@ -211,14 +171,13 @@ void run_case(const BenchCase& c, int warmup, int reps, int batch, cudaStream_t 
   std::uint32_t raised = 0;
   check(cudaMemcpy(&raised, flag.data, 4, cudaMemcpyDeviceToHost), "flag");
   if (raised != 0) {
-    std::fprintf(stderr, "%s: the kernel flagged an index out of range\n", c.name);
+    std::fprintf(stderr, "%s: the kernel flagged an index out of range\n", c.name.c_str());
     std::exit(1);
   }
-  const double moved = static_cast<double>(out_bytes * 2 + ix_bytes);  // out + gathered in + idx
-  std::printf("| %-18s | %10.2f | %10.2f | %10.2f | %8.1f | %8.1f | %6.2f |", c.name, copy_us,
-              mg_us, sync_us, 2.0 * static_cast<double>(out_bytes) / copy_us / 1e3,
-              moved / mg_us / 1e3, copy_us / mg_us);
-  if (std::strcmp(c.name, "tiny") == 0) {
+  std::printf("| %-18s | %10.2f | %10.2f | %10.2f | %8.1f | %8.1f | %6.2f |", c.name.c_str(),
+              copy_us, mg_us, sync_us, 2.0 * static_cast<double>(out_bytes) / copy_us / 1e3,
+              data.effective_bytes / mg_us / 1e3, copy_us / mg_us);
+  if (c.name == "tiny") {
     const double host_us = time_host_per_call(stream, 10000, [&](int i) { gather(i, false); });
     const double host_sync_us = time_host_per_call(stream, 10000, [&](int i) { gather(i, true); });
     std::printf(" host us/call: enqueue %.2f, sync %.2f", host_us, host_sync_us);
@@ -235,9 +194,9 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--list") {
-      for (const BenchCase& c : bench_cases()) {
+      for (const BenchCase& c : multigather::bench::bench_cases()) {
         const auto shape = multigather::output_shape(c.input_shape, c.indices_shape, c.axes);
-        std::printf("%-18s input %s %s, indices %s int64 -> output %s\n", c.name,
+        std::printf("%-18s input %s %s, indices %s int64 -> output %s\n", c.name.c_str(),
                     multigather::to_string(c.input_shape).c_str(),
                     std::string(multigather::dtype_name(c.dtype)).c_str(),
                     multigather::to_string(c.indices_shape).c_str(),
@@ -270,7 +229,7 @@ int main(int argc, char** argv) {
   std::printf("|%s|%s|%s|%s|%s|%s|%s|\n", std::string(20, '-').c_str(), std::string(12, '-').c_str(),
               std::string(12, '-').c_str(), std::string(12, '-').c_str(), std::string(10, '-').c_str(),
               std::string(10, '-').c_str(), std::string(8, '-').c_str());
-  for (const BenchCase& c : bench_cases()) {
+  for (const BenchCase& c : multigather::bench::bench_cases()) {
     if (!wanted.empty() && std::find(wanted.begin(), wanted.end(), c.name) == wanted.end()) continue;
     run_case(c, warmup, reps, batch, stream);
   }
