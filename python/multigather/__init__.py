@@ -1,0 +1,144 @@
+"""multigather: one gather operator, ``gather_multiaxis``, that every ML framework's gather
+lowers onto, for numpy, torch, jax, cupy and tensorflow arrays.
+
+    output = gather_multiaxis(input, indices, axes)
+
+r = input.ndim = indices.ndim = output.ndim, k = len(axes), c = max(k, 1). The last dimension
+of ``indices`` holds the coordinates (its size is a multiple of c); the logical indices shape L
+is indices.shape with the last entry divided by c. For every output position o::
+
+    output.shape[d] = L[d]                             for d in axes
+    output.shape[d] = broadcast(input.shape[d], L[d])  for d not in axes (equal, or one is 1)
+    output[o] = input[i],  i[d] = o[d] (0 where input.shape[d] == 1) for d not in axes,
+                           i[axes[j]] = resolve(indices[q[0], ..., q[r-1] * c + j])
+                           with q[e] = o[e] (0 where L[e] == 1)
+
+Source: SPEC.md section 1 of the multigather repository (normative). Framework adapters with
+each framework's own signature live in the submodules ``multigather.numpy``,
+``multigather.onnx``, ``multigather.torch``, ``multigather.tf``, ``multigather.jax`` and
+``multigather.stablehlo``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional, Sequence
+
+from . import _interop
+from . import _multigather as _core
+
+__all__ = ["gather_multiaxis", "output_shape", "explain", "max_rank", "__version__"]
+__version__ = "0.1.0"
+
+#: Largest rank of any array the core accepts (framework lowerings may add unit dimensions).
+max_rank: int = _core.max_rank
+
+_INDEX_MODES = ("error", "clamp", "wrap", "fill")
+
+
+def gather_multiaxis(
+    input: Any,
+    indices: Any,
+    axes: Sequence[int],
+    *,
+    index_mode: str = "error",
+    negative_indices: bool = True,
+    fill_value: Any = 0,
+    out: Any = None,
+) -> Any:
+    """Gathers elements of ``input`` at the coordinates in ``indices`` along ``axes``.
+
+    Args:
+      input: array of rank r (numpy, torch, jax, cupy, tensorflow, or anything that speaks
+        DLPack or the buffer protocol; non-contiguous and broadcast views are read in place).
+        Any dtype: bool, int8-64, uint8-64, float16, bfloat16 (ml_dtypes or framework),
+        float32, float64, complex64, complex128, float8_e4m3fn, float8_e5m2.
+      indices: integer array (int8-64, uint8-64) of rank r; its last dimension is a multiple of
+        max(len(axes), 1) and holds the coordinate tuples (innermost, contiguous in the logical
+        sense: coordinate j of logical position q is indices[q[0], ..., q[r-1] * c + j]).
+      axes: k distinct ints in [-r, r); coordinate j addresses input dimension axes[j]. Any
+        order, need not be contiguous; [] broadcasts input to the output shape.
+      index_mode: what happens to an index outside [0, n) after the negative rule:
+        "error" (IndexError), "clamp" (to [0, n-1]), "wrap" (floor modulo n; the negative rule
+        is not applied first), "fill" (the element becomes ``fill_value``).
+      negative_indices: v < 0 becomes v + n first (signed index dtypes; not in "wrap").
+      fill_value: bool, int or float used by "fill", converted to input's dtype (must be
+        representable: ValueError otherwise).
+      out: optional writable array of the output shape and input's dtype (any strides, host
+        memory, not overlapping input or indices); it is filled and returned.
+
+    Returns:
+      A new C-contiguous array of the output shape and input's dtype, of input's framework
+      (numpy in, numpy out; torch in, torch out), or ``out``.
+
+    Raises:
+      IndexError: an index out of range under index_mode="error", e.g.
+        "indices[3,1] = 7 is out of range for axis 2 of size 5 (valid range [-5, 5))".
+      ValueError: ranks, shapes (not broadcastable, last indices dimension not a multiple of
+        len(axes)), axes (out of range, repeated), index_mode, fill_value, out's shape,
+        device arrays in a CPU-only build.
+      TypeError: non-integer indices, unsupported dtypes, out of another dtype.
+
+    The GIL is released while the kernel runs.
+    """
+    return _interop.call(
+        input,
+        indices,
+        axes,
+        index_mode=index_mode,
+        negative_indices=negative_indices,
+        fill_value=fill_value,
+        out=out,
+    )
+
+
+def _shape_info(input_shape: Sequence[int], indices_shape: Sequence[int], axes: Sequence[int]):
+    return _core.shape_info(list(input_shape), list(indices_shape), list(axes))
+
+
+def output_shape(
+    op: str, input_shape: Sequence[int], indices_shape: Sequence[int], **attrs: Any
+) -> tuple[int, ...]:
+    """The output shape of ``op`` for these shapes and attributes, without any data.
+
+    ``op`` is "gather_multiaxis" (attribute ``axes``). Raises ValueError for shapes and axes
+    that break the rules (the message is the one a call would raise).
+    """
+    if op != "gather_multiaxis":
+        raise ValueError(f"unknown op '{op}' (known: gather_multiaxis)")
+    return _shape_info(input_shape, indices_shape, attrs.get("axes", ()))["output_shape"]
+
+
+def explain(op: str, input_shape: Sequence[int], indices_shape: Sequence[int], **attrs: Any) -> str:
+    """A human-readable account of how ``op`` runs on these shapes: the core call (input view,
+    indices view, axes), the broadcast dimensions and the output shape.
+
+    ``op`` is "gather_multiaxis" (attribute ``axes``). Raises ValueError like ``output_shape``.
+    """
+    if op != "gather_multiaxis":
+        raise ValueError(f"unknown op '{op}' (known: gather_multiaxis)")
+    axes = attrs.get("axes", ())
+    info = _shape_info(input_shape, indices_shape, axes)
+
+    def dims(values):
+        return "[" + ",".join(str(v) for v in values) + "]"
+
+    r = len(info["output_shape"])
+    lines = [
+        f"gather_multiaxis(input {dims(input_shape)}, indices {dims(indices_shape)}, "
+        f"axes {dims(axes)})",
+        f"  coordinate size c = {info['coordinate_size']}, "
+        f"logical indices shape {dims(info['logical_indices_shape'])}",
+        f"  output shape {dims(info['output_shape'])}",
+    ]
+    for d in range(r):
+        if info["is_axis"][d]:
+            j = list(info["axes"]).index(d)
+            role = f"indexed by coordinate {j} (input size {input_shape[d]})"
+        elif info["input_broadcast"][d]:
+            role = "input broadcast (size 1)"
+        elif info["indices_broadcast"][d]:
+            role = "indices broadcast (size 1)"
+        else:
+            role = "shared by input and indices"
+        lines.append(f"  dim {d}: size {info['output_shape'][d]}, {role}")
+    return "\n".join(lines)
