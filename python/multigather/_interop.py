@@ -48,6 +48,8 @@ def to_core(array: Any, name: str, *, writable: bool = False) -> tuple[Any, Opti
     become numpy arrays. Raises TypeError for dtypes the core cannot hold, ValueError for a
     read-only ``out``."""
     framework = framework_of(array)
+    if writable and not (isinstance(array, np.ndarray) or hasattr(array, "__dlpack__")):
+        raise TypeError(f"{name} must be a writable array, not {type(array).__name__}")
     if framework == "numpy":
         if not isinstance(array, np.ndarray) and not _is_array(array):
             array = np.asarray(array)
