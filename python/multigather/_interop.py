@@ -79,8 +79,16 @@ def to_core(array: Any, name: str, *, writable: bool = False) -> tuple[Any, Opti
     return array, None
 
 
-def _ints(values: Optional[Sequence[int]]) -> Optional[list[int]]:
-    return None if values is None else [operator.index(v) for v in values]
+def _ints(values: Optional[Sequence[int]], name: str) -> Optional[list[int]]:
+    if values is None:
+        return None
+    out = []
+    for j, v in enumerate(values):
+        try:
+            out.append(operator.index(v))
+        except TypeError:
+            raise TypeError(f"{name}[{j}] must be an int, not {type(v).__name__}") from None
+    return out
 
 
 def _fill_scalar(value: Any) -> Any:
@@ -119,7 +127,7 @@ def call(
     result = _core.gather(
         core_input,
         core_indices,
-        _ints(axes),
+        _ints(axes, "axes"),
         index_mode=index_mode,
         negative_indices=bool(negative_indices),
         fill_value=_fill_scalar(fill_value),
@@ -127,10 +135,10 @@ def call(
         input_dtype=input_dtype,
         out_dtype=out_dtype,
         framework=framework,
-        input_part=_ints(input_part),
-        input_shape=_ints(input_shape),
-        indices_shape=_ints(indices_shape),
-        result_shape=_ints(result_shape),
+        input_part=_ints(input_part, "input_part"),
+        input_shape=_ints(input_shape, "input_shape"),
+        indices_shape=_ints(indices_shape, "indices_shape"),
+        result_shape=_ints(result_shape, "result_shape"),
     )
     if out is not None:
         return out
