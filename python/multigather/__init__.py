@@ -23,17 +23,17 @@ from __future__ import annotations
 
 from typing import Any, Optional, Sequence
 
-from . import _interop
+from . import _interop, _registry
 from . import _multigather as _core
+from ._lowering import Lowering, dims, kernel_output_shape, shape_of
+from ._registry import register
 
-__all__ = ["gather_multiaxis", "output_shape", "explain", "max_rank", "__version__"]
+__all__ = ["gather_multiaxis", "run", "ops", "output_shape", "explain", "max_rank",
+           "__version__"]
 __version__ = "0.1.0"
 
 #: Largest rank of any array the core accepts (framework lowerings may add unit dimensions).
 max_rank: int = _core.max_rank
-
-_INDEX_MODES = ("error", "clamp", "wrap", "fill")
-
 
 def gather_multiaxis(
     input: Any,
@@ -91,54 +91,66 @@ def gather_multiaxis(
     )
 
 
-def _shape_info(input_shape: Sequence[int], indices_shape: Sequence[int], axes: Sequence[int]):
-    return _core.shape_info(list(input_shape), list(indices_shape), list(axes))
+@register("gather_multiaxis")
+def _lower_gather_multiaxis(input_shape, indices_shape, axes: Sequence[int] = (),
+                            index_mode: str = "error", negative_indices: bool = True,
+                            fill_value: Any = 0) -> Lowering:
+    lowering = Lowering("gather_multiaxis", input_shape, indices_shape, tuple(axes), (),
+                        index_mode=index_mode, negative_indices=negative_indices,
+                        fill_value=fill_value)
+    return lowering.replace(result_shape=kernel_output_shape(lowering))
 
 
-def output_shape(
-    op: str, input_shape: Sequence[int], indices_shape: Sequence[int], **attrs: Any
-) -> tuple[int, ...]:
-    """The output shape of ``op`` for these shapes and attributes, without any data.
+def run(op: str, input: Any, indices: Any, *, out: Any = None, **attrs: Any) -> Any:
+    """Runs registry op ``op`` ("gather_multiaxis", "onnx.GatherND", "torch.gather",
+    "numpy.take", "tf.gather", "jax.numpy.take", "stablehlo.gather", ...; see ``ops()``) with
+    the framework's attribute names, e.g. ``run("onnx.Gather", data, indices, axis=1)``.
 
-    ``op`` is "gather_multiaxis" (attribute ``axes``). Raises ValueError for shapes and axes
-    that break the rules (the message is the one a call would raise).
+    Returns an array of input's framework (or ``out``). Raises what the op raises: IndexError
+    for out-of-range indices, ValueError for an unknown op or attribute and for shapes and
+    attributes the op's rules reject, TypeError for dtypes.
     """
-    if op != "gather_multiaxis":
-        raise ValueError(f"unknown op '{op}' (known: gather_multiaxis)")
-    return _shape_info(input_shape, indices_shape, attrs.get("axes", ()))["output_shape"]
+    lowering = _registry.lower(op, shape_of(input), shape_of(indices), **attrs)
+    return lowering.run(input, indices, out=out)
+
+
+def ops() -> list[str]:
+    """The names of every registry op, sorted."""
+    return sorted(_registry.OPS)
+
+
+def output_shape(op: str, input_shape: Sequence[int], indices_shape: Sequence[int],
+                 **attrs: Any) -> tuple[int, ...]:
+    """The output shape of ``op`` for these shapes and attributes, without any data.
+    Raises ValueError like ``run`` for shapes and attributes that break the op's rules."""
+    lowering = _registry.lower(op, input_shape, indices_shape, **attrs)
+    kernel_output_shape(lowering)  # the lowered call's own shape rules
+    return tuple(lowering.result_shape)
 
 
 def explain(op: str, input_shape: Sequence[int], indices_shape: Sequence[int], **attrs: Any) -> str:
-    """A human-readable account of how ``op`` runs on these shapes: the core call (input view,
-    indices view, axes), the broadcast dimensions and the output shape.
-
-    ``op`` is "gather_multiaxis" (attribute ``axes``). Raises ValueError like ``output_shape``.
-    """
-    if op != "gather_multiaxis":
-        raise ValueError(f"unknown op '{op}' (known: gather_multiaxis)")
-    axes = attrs.get("axes", ())
-    info = _shape_info(input_shape, indices_shape, axes)
-
-    def dims(values):
-        return "[" + ",".join(str(v) for v in values) + "]"
-
-    r = len(info["output_shape"])
-    lines = [
-        f"gather_multiaxis(input {dims(input_shape)}, indices {dims(indices_shape)}, "
-        f"axes {dims(axes)})",
-        f"  coordinate size c = {info['coordinate_size']}, "
-        f"logical indices shape {dims(info['logical_indices_shape'])}",
-        f"  output shape {dims(info['output_shape'])}",
-    ]
-    for d in range(r):
+    """How ``op`` runs on these shapes: the framework rule, the one gather_multiaxis call it
+    becomes (views, axes, index policy), the role of each dimension of that call, and the final
+    output shape. Raises ValueError like ``output_shape``."""
+    lowering = _registry.lower(op, input_shape, indices_shape, **attrs)
+    info = _core.shape_info(list(lowering.input_shape), list(lowering.indices_shape),
+                            list(lowering.axes))
+    lines = [lowering.explain(input_shape, indices_shape)]
+    lines.append(f"  coordinate size c = {info['coordinate_size']}, logical indices shape "
+                 f"{dims(info['logical_indices_shape'])}, kernel output {dims(info['output_shape'])}")
+    for d, size in enumerate(info["output_shape"]):
         if info["is_axis"][d]:
             j = list(info["axes"]).index(d)
-            role = f"indexed by coordinate {j} (input size {input_shape[d]})"
+            role = f"indexed by coordinate {j} (input size {lowering.input_shape[d]})"
         elif info["input_broadcast"][d]:
             role = "input broadcast (size 1)"
         elif info["indices_broadcast"][d]:
             role = "indices broadcast (size 1)"
         else:
             role = "shared by input and indices"
-        lines.append(f"  dim {d}: size {info['output_shape'][d]}, {role}")
+        lines.append(f"    dim {d}: size {size}, {role}")
     return "\n".join(lines)
+
+
+# Framework modules register their ops on import.
+from . import jax, numpy, onnx, stablehlo, tf, torch  # noqa: E402,F401
