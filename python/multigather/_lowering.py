@@ -10,12 +10,14 @@ are those of research/semantics.md section 16 and seeds/Multigather.md ("Operato
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Optional, Sequence
 
 from . import _interop
 
 Shape = tuple[int, ...]
+_POSITION = re.compile(r"^indices\[([0-9,]*)\]( = .*)$", re.S)
 
 
 @dataclass(frozen=True)
@@ -48,6 +50,30 @@ class Lowering:
             fill_value = fill_value(input.dtype if hasattr(input, "dtype") else None)
         if self.prepare_indices is not None:
             indices = self.prepare_indices(indices)
+        try:
+            return self._call(input, indices, fill_value, out)
+        except IndexError as error:
+            raise IndexError(self._user_position(str(error), shape_of(indices))) from None
+
+    def _user_position(self, message: str, indices_shape: Shape) -> str:
+        """Rewrites "indices[p] = v ..." from the lowered indices view's position to the
+        caller's (the view is a row-major reshape of the caller's indices)."""
+        match = _POSITION.match(message)
+        if not match or self.prepare_indices is not None:
+            return message
+        position = [int(p) for p in match.group(1).split(",") if p]
+        if len(position) != len(self.indices_shape) or numel(indices_shape) == 0:
+            return message
+        flat_index = 0
+        for p, n in zip(position, self.indices_shape):
+            flat_index = flat_index * n + p
+        user = []
+        for n in reversed(indices_shape):
+            user.append(flat_index % n)
+            flat_index //= n
+        return f"indices[{','.join(str(p) for p in reversed(user))}]{match.group(2)}"
+
+    def _call(self, input: Any, indices: Any, fill_value: Any, out: Any) -> Any:
         return _interop.call(
             input,
             indices,
