@@ -40,9 +40,9 @@ def _check_batch(op: str, params_shape, indices_shape, b: int) -> None:
 def lower_gather(params_shape, indices_shape, axis: Optional[int] = None,
                  batch_dims: int = 0) -> Lowering:
     r, q = len(params_shape), len(indices_shape)
-    b = _batch_dims("tf.gather", batch_dims, q)
     if axis is None:
-        axis = b
+        axis = batch_dims  # TensorFlow's default, before either is normalized
+    b = _batch_dims("tf.gather", batch_dims, q)
     if r < 1:
         raise ValueError("tf.gather: params must have rank >= 1 (got rank 0)")
     a = normalize_axis("tf.gather", "axis", axis, r)
@@ -56,7 +56,8 @@ def lower_gather(params_shape, indices_shape, axis: Optional[int] = None,
 def gather(params: Any, indices: Any, axis: Optional[int] = None, batch_dims: int = 0) -> Any:
     """tf.gather: output.shape = params.shape[:axis] + indices.shape[batch_dims:] +
     params.shape[axis+1:]; the first batch_dims dimensions of params and indices are paired
-    (equal sizes). axis defaults to batch_dims; negative batch_dims counts from indices' rank.
+    (equal sizes). axis defaults to batch_dims (as given: a negative batch_dims then counts from
+    params' rank for the axis and from indices' rank for the batch dims, as in TensorFlow).
     Indices in [0, params.shape[axis]) (negatives are out of range). Raises IndexError,
     ValueError (axis, batch_dims, shapes), TypeError (dtypes)."""
     return lower_gather(shape_of(params), shape_of(indices), axis=axis,
