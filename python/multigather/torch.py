@@ -8,8 +8,9 @@
 - ``index_select(input, dim, index)``: torch.index_select
   (https://pytorch.org/docs/stable/generated/torch.index_select.html)
 
-gather, take_along_dim and index_select reject negative indices (IndexError, as PyTorch);
-torch.take wraps them once. Arrays of any framework are accepted (not only torch tensors).
+gather, index_select and take_along_dim(dim=None) reject negative indices (IndexError, as
+PyTorch); torch.take wraps them once; take_along_dim with a dim takes every index modulo the
+dimension size (PyTorch 2.15 computes `indices % size` first; older releases rejected negatives). Arrays of any framework are accepted (not only torch tensors).
 """
 
 from __future__ import annotations
@@ -81,15 +82,18 @@ def lower_take_along_dim(input_shape, indices_shape, dim: Optional[int] = None) 
                          f"of dimensions, but got {len(input_shape)} dimensions for input, and "
                          f"{len(indices_shape)} dimensions for indices")
     d = normalize_axis("torch.take_along_dim", "dim", dim, max(len(input_shape), 1))
+    # PyTorch (2.15, ATen and torch/_refs alike) computes `indices % input.size(dim)` before its
+    # gather: negatives wrap, and so does every out-of-range index (floor modulo).
     return elements("torch.take_along_dim", input_shape, indices_shape, d,
-                    rule="out[p, j, s] = input[p, indices[p, j, s], s] (p, s broadcast)",
-                    **_NO_NEGATIVES)
+                    rule="out[p, j, s] = input[p, indices[p, j, s] mod n, s] (p, s broadcast)",
+                    index_mode="wrap", negative_indices=True)
 
 
 def take_along_dim(input: Any, indices: Any, dim: Optional[int] = None) -> Any:
-    """torch.take_along_dim: out[p, j, s] = input[p, indices[p, j, s], s], the dims other than
-    ``dim`` broadcast both ways; dim=None flattens input and indices (1-D output). Negatives are
-    IndexError. Raises IndexError, ValueError, TypeError."""
+    """torch.take_along_dim: out[p, j, s] = input[p, indices[p, j, s] mod n, s], the dims other
+    than ``dim`` broadcast both ways (indices wrap modulo n = input.size(dim), as PyTorch 2.15);
+    dim=None flattens input and indices (1-D output) and rejects negatives and out-of-range
+    indices (IndexError). Raises IndexError, ValueError, TypeError."""
     return lower_take_along_dim(shape_of(input), shape_of(indices), dim=dim).run(input, indices)
 
 
