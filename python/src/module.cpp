@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "arrays.hpp"
+#include "registry.hpp"
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -183,4 +184,5 @@ NB_MODULE(_multigather, m) {
         "infer_shape: output shape, logical indices shape, normalized axes, broadcast flags.");
   m.attr("max_rank") = multigather::kMaxRank;
   m.attr("has_cuda") = false;
+  bind_registry(m);
 }
