@@ -103,35 +103,48 @@ def _lower_gather_multiaxis(input_shape, indices_shape, axes: Sequence[int] = ()
 
 def run(op: str, input: Any, indices: Any, *, out: Any = None, **attrs: Any) -> Any:
     """Runs registry op ``op`` ("gather_multiaxis", "onnx.GatherND", "torch.gather",
-    "numpy.take", "tf.gather", "jax.numpy.take", "stablehlo.gather", ...; see ``ops()``) with
-    the framework's attribute names, e.g. ``run("onnx.Gather", data, indices, axis=1)``.
+    "numpy.take", "tf.gather", "jax.numpy.take", "stablehlo.gather", "webnn.gather", ...; see
+    ``ops()``) with the framework's attribute names, e.g.
+    ``run("onnx.Gather", data, indices, axis=1)``. Attribute values: ints, lists of ints, bools,
+    floats, enum strings; None means the default (or "none" where the framework allows it, as
+    numpy.take's axis).
 
-    Returns an array of input's framework (or ``out``). Raises what the op raises: IndexError
-    for out-of-range indices, ValueError for an unknown op or attribute and for shapes and
-    attributes the op's rules reject, TypeError for dtypes.
+    Returns an array of input's framework (or ``out``, a writable array of the output shape).
+    Raises IndexError for out-of-range indices (the position in the caller's indices),
+    ValueError for an unknown op or attribute and for shapes and attributes the op's rules
+    reject, TypeError for dtypes.
     """
-    lowering = _registry.lower(op, shape_of(input), shape_of(indices), **attrs)
-    return lowering.run(input, indices, out=out)
+    return _registry.run(op, input, indices, out=out, **attrs)
 
 
 def ops() -> list[str]:
-    """The names of every registry op, sorted."""
-    return sorted(_registry.OPS)
+    """The names of every registry op in this build, sorted."""
+    return _registry.names()
 
 
-def output_shape(op: str, input_shape: Sequence[int], indices_shape: Sequence[int],
+def output_shape(op: str, input_shape: Sequence[int], indices_shape: Sequence[int], *,
+                 input_dtype: str = "float32", indices_dtype: str = "int64",
                  **attrs: Any) -> tuple[int, ...]:
-    """The output shape of ``op`` for these shapes and attributes, without any data.
+    """The output shape of ``op`` for these shapes (and dtypes) and attributes, without data.
     Raises ValueError like ``run`` for shapes and attributes that break the op's rules."""
+    native = _registry.output_shape(op, input_shape, indices_shape, input_dtype, indices_dtype,
+                                    **attrs)
+    if native is not None:
+        return native
     lowering = _registry.lower(op, input_shape, indices_shape, **attrs)
     kernel_output_shape(lowering)  # the lowered call's own shape rules
     return tuple(lowering.result_shape)
 
 
-def explain(op: str, input_shape: Sequence[int], indices_shape: Sequence[int], **attrs: Any) -> str:
+def explain(op: str, input_shape: Sequence[int], indices_shape: Sequence[int], *,
+            input_dtype: str = "float32", indices_dtype: str = "int64", **attrs: Any) -> str:
     """How ``op`` runs on these shapes: the framework rule, the one gather_multiaxis call it
     becomes (views, axes, index policy), the role of each dimension of that call, and the final
     output shape. Raises ValueError like ``output_shape``."""
+    native = _registry.explain(op, input_shape, indices_shape, input_dtype, indices_dtype,
+                               **attrs)
+    if native is not None:
+        return native
     lowering = _registry.lower(op, input_shape, indices_shape, **attrs)
     info = _core.shape_info(list(lowering.input_shape), list(lowering.indices_shape),
                             list(lowering.axes))
@@ -153,4 +166,4 @@ def explain(op: str, input_shape: Sequence[int], indices_shape: Sequence[int], *
 
 
 # Framework modules register their ops on import.
-from . import jax, numpy, onnx, stablehlo, tf, torch  # noqa: E402,F401
+from . import coreml, jax, mlir, numpy, onnx, stablehlo, tf, torch, tosa, webnn  # noqa: E402,F401

@@ -99,6 +99,21 @@ def _fill_scalar(value: Any) -> Any:
     return value  # the core raises TypeError for anything else
 
 
+def call_core(function: Any, input: Any, indices: Any, out: Any = None, **kwargs: Any) -> Any:
+    """Calls an extension function ``function(input=, indices=, out=, input_dtype=,
+    out_dtype=, framework=, **kwargs)`` on framework arrays: converts them (zero-copy), and
+    returns the result in the input's framework (or ``out``)."""
+    framework = framework_of(input)
+    core_input, input_dtype = to_core(input, "input")
+    core_indices, _ = to_core(indices, "indices")
+    core_out, out_dtype = (None, None) if out is None else to_core(out, "out", writable=True)
+    result = function(input=core_input, indices=core_indices, out=core_out, input_dtype=input_dtype,
+                      out_dtype=out_dtype, framework=framework, **kwargs)
+    if out is not None:
+        return out
+    return result.view(input.dtype) if input_dtype is not None else result
+
+
 def call(
     input: Any,
     indices: Any,
@@ -120,26 +135,17 @@ def call(
     """
     if isinstance(axes, (str, bytes)) or not hasattr(axes, "__iter__"):
         raise TypeError(f"axes must be a sequence of ints, not {type(axes).__name__}")
-    framework = framework_of(input)
-    core_input, input_dtype = to_core(input, "input")
-    core_indices, _ = to_core(indices, "indices")
-    core_out, out_dtype = (None, None) if out is None else to_core(out, "out", writable=True)
-    result = _core.gather(
-        core_input,
-        core_indices,
-        _ints(axes, "axes"),
+    return call_core(
+        _core.gather,
+        input,
+        indices,
+        out,
+        axes=_ints(axes, "axes"),
         index_mode=index_mode,
         negative_indices=bool(negative_indices),
         fill_value=_fill_scalar(fill_value),
-        out=core_out,
-        input_dtype=input_dtype,
-        out_dtype=out_dtype,
-        framework=framework,
         input_part=_ints(input_part, "input_part"),
         input_shape=_ints(input_shape, "input_shape"),
         indices_shape=_ints(indices_shape, "indices_shape"),
         result_shape=_ints(result_shape, "result_shape"),
     )
-    if out is not None:
-        return out
-    return result.view(input.dtype) if input_dtype is not None else result

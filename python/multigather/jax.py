@@ -20,8 +20,8 @@ from typing import Any, Optional
 
 import numpy as np
 
-from ._lowering import Lowering, block, elements, flat, normalize_axis, numel, shape_of
-from ._registry import register
+from ._lowering import Lowering, block, elements, flat, normalize_axis, numel
+from ._registry import register, run
 
 __all__ = ["take", "take_along_axis", "default_fill_value"]
 
@@ -75,8 +75,7 @@ def take(a: Any, indices: Any, axis: Optional[int] = None, mode: Optional[str] =
     """jax.numpy.take: numpy.take's shapes with jax's modes (see the module docstring).
     Raises IndexError for a non-empty take from an empty axis, ValueError (axis, mode),
     TypeError (dtypes)."""
-    return lower_take(shape_of(a), shape_of(indices), axis=axis, mode=mode,
-                      fill_value=fill_value).run(a, indices)
+    return run("jax.numpy.take", a, indices, axis=axis, mode=mode, fill_value=fill_value)
 
 
 @register("jax.numpy.take_along_axis")
@@ -118,5 +117,5 @@ def take_along_axis(arr: Any, indices: Any, axis: Optional[int] = -1, mode: Opti
     """jax.numpy.take_along_axis: numpy.take_along_axis's shapes (broadcasting) with jax's
     modes (see the module docstring); an empty axis gives zeros. Raises ValueError (ranks,
     broadcasting, axis, mode), TypeError (dtypes)."""
-    return lower_take_along_axis(shape_of(arr), shape_of(indices), axis=axis, mode=mode,
-                                 fill_value=fill_value).run(arr, indices)
+    return run("jax.numpy.take_along_axis", arr, indices, axis=axis, mode=mode,
+               fill_value=fill_value)

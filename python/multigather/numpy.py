@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from ._lowering import Lowering, block, flat, elements, normalize_axis, shape_of
-from ._registry import register
+from ._lowering import Lowering, block, flat, elements, normalize_axis
+from ._registry import register, run
 
 __all__ = ["take", "take_along_axis"]
 
@@ -52,7 +52,7 @@ def take(a: Any, indices: Any, axis: Optional[int] = None, out: Any = None,
     Raises IndexError (mode "raise", or any non-empty take from an empty axis), ValueError
     (axis, mode), TypeError (dtypes). ``out``: writable array of the output shape.
     """
-    return lower_take(shape_of(a), shape_of(indices), axis=axis, mode=mode).run(a, indices, out)
+    return run("numpy.take", a, indices, out=out, axis=axis, mode=mode)
 
 
 @register("numpy.take_along_axis")
@@ -82,4 +82,4 @@ def take_along_axis(arr: Any, indices: Any, axis: Optional[int] = -1) -> Any:
     flattens ``arr`` and needs 1-D indices. Negatives wrap once; out of range is IndexError.
     Raises ValueError (ranks, broadcasting, axis), TypeError (dtypes).
     """
-    return lower_take_along_axis(shape_of(arr), shape_of(indices), axis=axis).run(arr, indices)
+    return run("numpy.take_along_axis", arr, indices, axis=axis)

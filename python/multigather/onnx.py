@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._lowering import Lowering, block, elements, nd, normalize_axis, shape_of
-from ._registry import register
+from ._lowering import Lowering, block, elements, nd, normalize_axis
+from ._registry import register, run
 
 __all__ = ["gather", "gather_elements", "gather_nd"]
 
@@ -37,7 +37,7 @@ def gather(data: Any, indices: Any, axis: int = 0) -> Any:
     output[p, j, s] = data[p, indices[j], s]. data rank >= 1, any dtype; integer indices (ONNX
     allows int32 and int64; every integer dtype is accepted here). Raises IndexError (index
     outside [-s, s-1]), ValueError (axis, rank), TypeError (dtypes)."""
-    return lower_gather(shape_of(data), shape_of(indices), axis=axis).run(data, indices)
+    return run("onnx.Gather", data, indices, axis=axis)
 
 
 @register("onnx.GatherElements")
@@ -64,7 +64,7 @@ def gather_elements(data: Any, indices: Any, axis: int = 0) -> Any:
     data[p, indices[p, j, s], s]. Same rank; indices.shape[d] <= data.shape[d] for d != axis
     (the leading part of data is read, never broadcast). Raises IndexError, ValueError,
     TypeError as onnx.Gather."""
-    return lower_gather_elements(shape_of(data), shape_of(indices), axis=axis).run(data, indices)
+    return run("onnx.GatherElements", data, indices, axis=axis)
 
 
 @register("onnx.GatherND")
@@ -90,5 +90,4 @@ def gather_nd(data: Any, indices: Any, batch_dims: int = 0) -> Any:
     """onnx.GatherND: with data = B + Xk + T and indices = B + J + [k], output.shape = B + J + T,
     output[b, j, t] = data[b, indices[b, j, :], t]. 1 <= k <= rank - batch_dims; batch
     dimensions must be equal. Raises IndexError, ValueError, TypeError as onnx.Gather."""
-    return lower_gather_nd(shape_of(data), shape_of(indices), batch_dims=batch_dims).run(
-        data, indices)
+    return run("onnx.GatherND", data, indices, batch_dims=batch_dims)

@@ -21,8 +21,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from ._lowering import Lowering, numel, shape_of
-from ._registry import register
+from ._lowering import Lowering, numel
+from ._registry import register, run
 
 __all__ = ["gather"]
 
@@ -157,9 +157,9 @@ def gather(operand: Any, start_indices: Any, *, offset_dims: Sequence[int],
     start_indices (unsigned ones clamp as unsigned). Raises ValueError for dimension numbers
     that break the StableHLO constraints (C1-C22), TypeError for dtypes. Never IndexError:
     starts are clamped."""
-    return lower_gather(shape_of(operand), shape_of(start_indices), offset_dims=offset_dims,
-                        collapsed_slice_dims=collapsed_slice_dims, start_index_map=start_index_map,
-                        index_vector_dim=index_vector_dim, slice_sizes=slice_sizes,
-                        operand_batching_dims=operand_batching_dims,
-                        start_indices_batching_dims=start_indices_batching_dims,
-                        indices_are_sorted=indices_are_sorted).run(operand, start_indices)
+    return run("stablehlo.gather", operand, start_indices, offset_dims=offset_dims,
+               collapsed_slice_dims=collapsed_slice_dims, start_index_map=start_index_map,
+               index_vector_dim=index_vector_dim, slice_sizes=slice_sizes,
+               operand_batching_dims=operand_batching_dims,
+               start_indices_batching_dims=start_indices_batching_dims,
+               indices_are_sorted=indices_are_sorted)

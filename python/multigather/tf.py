@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from ._lowering import Lowering, block, nd, normalize_axis, shape_of
-from ._registry import register
+from ._lowering import Lowering, block, nd, normalize_axis
+from ._registry import register, run
 
 __all__ = ["gather", "gather_nd"]
 
@@ -60,8 +60,7 @@ def gather(params: Any, indices: Any, axis: Optional[int] = None, batch_dims: in
     params' rank for the axis and from indices' rank for the batch dims, as in TensorFlow).
     Indices in [0, params.shape[axis]) (negatives are out of range). Raises IndexError,
     ValueError (axis, batch_dims, shapes), TypeError (dtypes)."""
-    return lower_gather(shape_of(params), shape_of(indices), axis=axis,
-                        batch_dims=batch_dims).run(params, indices)
+    return run("tf.gather", params, indices, axis=axis, batch_dims=batch_dims)
 
 
 @register("tf.gather_nd")
@@ -85,5 +84,4 @@ def gather_nd(params: Any, indices: Any, batch_dims: int = 0) -> Any:
     """tf.gather_nd: with params = B + Xk + T and indices = B + J + [k], output.shape =
     B + J + T, output[b, j, t] = params[b, indices[b, j, :], t]. Indices in [0, size).
     Raises IndexError, ValueError, TypeError as tf.gather."""
-    return lower_gather_nd(shape_of(params), shape_of(indices), batch_dims=batch_dims).run(
-        params, indices)
+    return run("tf.gather_nd", params, indices, batch_dims=batch_dims)

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from ._lowering import Lowering, elements, flat, normalize_axis, numel, shape_of
-from ._registry import register
+from ._lowering import Lowering, elements, flat, normalize_axis, numel
+from ._registry import register, run
 
 __all__ = ["gather", "take", "take_along_dim", "index_select"]
 
@@ -56,7 +56,7 @@ def gather(input: Any, dim: int, index: Any) -> Any:
     Same number of dims; index.size(d) <= input.size(d) for d != dim (the leading part of input
     is read, no broadcasting). Indices in [0, input.size(dim)): negatives are IndexError.
     Raises IndexError, ValueError (dims, sizes), TypeError (dtypes)."""
-    return lower_gather(shape_of(input), shape_of(index), dim=dim).run(input, index)
+    return run("torch.gather", input, index, dim=dim)
 
 
 @register("torch.take")
@@ -68,7 +68,7 @@ def lower_take(input_shape, index_shape) -> Lowering:
 def take(input: Any, index: Any) -> Any:
     """torch.take: input treated as 1-D; out.shape = index.shape; negatives wrap once, other
     out-of-range indices (and any non-empty take from an empty input) are IndexError."""
-    return lower_take(shape_of(input), shape_of(index)).run(input, index)
+    return run("torch.take", input, index)
 
 
 @register("torch.take_along_dim")
@@ -94,7 +94,7 @@ def take_along_dim(input: Any, indices: Any, dim: Optional[int] = None) -> Any:
     than ``dim`` broadcast both ways (indices wrap modulo n = input.size(dim), as PyTorch 2.15);
     dim=None flattens input and indices (1-D output) and rejects negatives and out-of-range
     indices (IndexError). Raises IndexError, ValueError, TypeError."""
-    return lower_take_along_dim(shape_of(input), shape_of(indices), dim=dim).run(input, indices)
+    return run("torch.take_along_dim", input, indices, dim=dim)
 
 
 @register("torch.index_select")
@@ -114,4 +114,4 @@ def lower_index_select(input_shape, index_shape, dim: int = 0) -> Lowering:
 def index_select(input: Any, dim: int, index: Any) -> Any:
     """torch.index_select: out = input with out.size(dim) = len(index), out[p, j, s] =
     input[p, index[j], s]. index 1-D (or 0-D). Negatives are IndexError."""
-    return lower_index_select(shape_of(input), shape_of(index), dim=dim).run(input, index)
+    return run("torch.index_select", input, index, dim=dim)
