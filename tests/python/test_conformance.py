@@ -27,11 +27,6 @@ def array(tensor: dict) -> np.ndarray:
     return np.array(tensor["data"], dtype=tensor["dtype"]).reshape(tensor["shape"])
 
 
-def available(op: str):
-    return pytest.mark.skipif(op not in multigather.ops(),
-                              reason=f"{op} needs the C++ op registry (frontends) in this build")
-
-
 WPT = load("webnn_wpt.json")
 VALIDATION = load("webnn_wpt_validation.json")
 ONNX_NODE = [c for c in load("onnx_node.json") if c["input"]["data"] != "random"]
