@@ -156,8 +156,12 @@ def flat(op: str, x: Shape, i: Shape, **policy) -> Lowering:
 
 def nd(op: str, x: Shape, i: Shape, batch_dims: int, **policy) -> Lowering:
     """ND gather (ONNX GatherND, tf.gather_nd): with x = B ++ Xk ++ T and i = B ++ J ++ [k],
-    out[b, j, t] = x[b, i[b, j, :], t], out.shape = B ++ J ++ T."""
+    out[b, j, t] = x[b, i[b, j, :], t], out.shape = B ++ J ++ T. ValueError unless
+    1 <= k <= rank(x) - b."""
     b, k = batch_dims, i[-1]
+    if not 1 <= k <= len(x) - b:
+        raise ValueError(f"{op}: indices.shape[-1] = {k} must be in [1, rank - batch_dims] = "
+                         f"[1, {len(x) - b}]")
     B, J, T = i[:b], i[b:-1], x[b + k :]
     input_view = x[: b + k] + (1,) * len(J) + T
     logical = B + (1,) * k + J + (1,) * len(T)

@@ -78,10 +78,6 @@ def lower_gather_nd(data_shape, indices_shape, batch_dims: int = 0) -> Lowering:
     if tuple(data_shape[:b]) != tuple(indices_shape[:b]):
         raise ValueError(f"onnx.GatherND: the first batch_dims={b} dimensions of data "
                          f"{list(data_shape)} and indices {list(indices_shape)} must be equal")
-    k = indices_shape[-1]
-    if not 1 <= k <= r - b:
-        raise ValueError(f"onnx.GatherND: indices.shape[-1] = {k} must be in [1, data rank - "
-                         f"batch_dims] = [1, {r - b}]")
     return nd("onnx.GatherND", data_shape, indices_shape, b,
               rule="out[b, j, t] = data[b, indices[b, j, :], t]", **_POLICY)
 

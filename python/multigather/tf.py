@@ -65,17 +65,13 @@ def gather(params: Any, indices: Any, axis: Optional[int] = None, batch_dims: in
 
 @register("tf.gather_nd")
 def lower_gather_nd(params_shape, indices_shape, batch_dims: int = 0) -> Lowering:
-    r, q = len(params_shape), len(indices_shape)
+    q = len(indices_shape)
     if q < 1:
         raise ValueError("tf.gather_nd: indices must have rank >= 1 (got rank 0)")
     b = batch_dims
     if not 0 <= b < q:
         raise ValueError(f"tf.gather_nd: batch_dims {b} must be in [0, indices rank {q})")
     _check_batch("tf.gather_nd", params_shape, indices_shape, b)
-    k = indices_shape[-1]
-    if not 1 <= k <= r - b:
-        raise ValueError(f"tf.gather_nd: index depth indices.shape[-1] = {k} must be in "
-                         f"[1, params rank - batch_dims] = [1, {r - b}]")
     return nd("tf.gather_nd", params_shape, indices_shape, b,
               rule="out[b, j, t] = params[b, indices[b, j, :], t]", **_POLICY)
 

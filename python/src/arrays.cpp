@@ -214,24 +214,25 @@ DType resolve_dtype(dl::dtype dtype, std::string_view name,
 
 }  // namespace
 
-TensorView view_of(const InputArray& array, std::string_view name,
-                   std::optional<std::string_view> dtype_name) {
+template <class View, class Array>
+View view_from(const Array& array, std::string_view name,
+               std::optional<std::string_view> dtype_name) {
   check_host(array, name);
-  TensorView view;
+  View view;
   view.data = array.data();
   read_layout(array, &view.shape, &view.strides);
   view.dtype = resolve_dtype(array.dtype(), name, dtype_name);
   return view;
 }
 
+TensorView view_of(const InputArray& array, std::string_view name,
+                   std::optional<std::string_view> dtype_name) {
+  return view_from<TensorView>(array, name, dtype_name);
+}
+
 MutableTensorView mutable_view_of(const OutputArray& array, std::string_view name,
                                   std::optional<std::string_view> dtype_name) {
-  check_host(array, name);
-  MutableTensorView view;
-  view.data = array.data();
-  read_layout(array, &view.shape, &view.strides);
-  view.dtype = resolve_dtype(array.dtype(), name, dtype_name);
-  return view;
+  return view_from<MutableTensorView>(array, name, dtype_name);
 }
 
 TensorView reshape_view(const TensorView& view, const Dims& shape, std::string_view name,
