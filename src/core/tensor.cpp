@@ -70,7 +70,8 @@ Dims contiguous_strides(const Dims& shape) noexcept {
   for (int i = shape.size() - 1; i >= 0; --i) {
     if (i >= kMaxRank) continue;
     strides[i] = s;
-    if (shape[i] > 1) s *= shape[i];  // wraps only for shapes that validation rejects anyway
+    // Saturates for shapes whose element count overflows: validation rejects those anyway.
+    if (shape[i] > 1 && __builtin_mul_overflow(s, shape[i], &s)) s = INT64_MAX;
   }
   return strides;
 }

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Installs what building and testing multigather needs, on Debian 12 (bookworm).
+# Packages already present are left alone; missing ones are installed with apt-get at the
+# versions pinned below (run as root, or with sudo available). Safe to run repeatedly: when
+# nothing is missing it does not touch apt at all.
+set -euo pipefail
+
+# package=version (Debian 12). Toolchain packages are skipped when their command exists
+# (a CI image may bring its own compiler or cmake).
+APT_PACKAGES=(
+  g++=4:12.2.0-3
+  make=4.3-4.1
+  cmake=3.25.1-1
+  libgtest-dev=1.12.1-0.2
+  libbenchmark-dev=1.7.1-1
+  libcli11-dev=2.1.2+ds-1
+  nlohmann-json3-dev=3.11.2-2
+)
+
+declare -A COMMAND_OF=([g++]=g++ [make]=make [cmake]=cmake)
+
+missing=()
+for spec in "${APT_PACKAGES[@]}"; do
+  name=${spec%%=*}
+  if [[ -n ${COMMAND_OF[$name]:-} ]] && command -v "${COMMAND_OF[$name]}" >/dev/null 2>&1; then
+    continue
+  fi
+  if dpkg-query -W -f='${Status}' "$name" 2>/dev/null | grep -q 'install ok installed'; then
+    continue
+  fi
+  missing+=("$spec")
+done
+
+if ((${#missing[@]} == 0)); then
+  echo "setup: all build dependencies are installed"
+  exit 0
+fi
+
+SUDO=()
+if [[ $(id -u) -ne 0 ]]; then
+  if command -v sudo >/dev/null 2>&1; then
+    SUDO=(sudo)
+  else
+    echo "setup: error: missing packages ${missing[*]}; run as root to install them" >&2
+    exit 1
+  fi
+fi
+echo "setup: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+"${SUDO[@]}" apt-get update -q
+"${SUDO[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"

@@ -1,0 +1,225 @@
+// The multigather tool: command-line parsing (CLI11), dispatch to an op, .npy in and out.
+#include "cli.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <map>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "../npy.hpp"
+#include "op.hpp"
+#include "print.hpp"
+
+#ifndef MULTIGATHER_VERSION
+#define MULTIGATHER_VERSION "unknown"
+#endif
+
+namespace multigather::cli {
+namespace {
+
+/// "--index_mode=clamp" -> "--index-mode=clamp": options may be spelled with underscores.
+/// Only the name part of "--" arguments changes; values and anything after "--" stay as typed.
+std::vector<std::string> normalize(int argc, char** argv) {
+  std::vector<std::string> args(argv, argv + argc);
+  for (std::size_t i = 1; i < args.size(); ++i) {
+    std::string& a = args[i];
+    if (a == "--") break;
+    if (a.rfind("--", 0) != 0) continue;
+    const std::size_t end = std::min(a.find('='), a.size());
+    std::replace(a.begin(), a.begin() + static_cast<std::ptrdiff_t>(end), '_', '-');
+  }
+  return args;
+}
+
+std::string one_line(std::string s) {
+  for (char& c : s) {
+    if (c == '\n' || c == '\r') c = ' ';
+  }
+  while (!s.empty() && s.back() == ' ') s.pop_back();
+  return s;
+}
+
+int fail(std::ostream& err, int code, const std::string& message) {
+  err << "multigather: error: " << one_line(message) << "\n";
+  return code;
+}
+
+int exit_code_of(const Status& status) {
+  switch (status.code()) {
+    case StatusCode::kOk: return kExitOk;
+    case StatusCode::kOutOfRange: return kExitOutOfRange;
+    case StatusCode::kInternal: return kExitInternal;
+    default: return kExitUsage;
+  }
+}
+
+struct RunArgs {
+  std::string input, indices, output, input_dtype;
+};
+
+struct ExplainArgs {
+  std::string input_shape, indices_shape;
+};
+
+void add_run_flags(CLI::App& command, RunArgs& a) {
+  command.add_option("--input", a.input, "Input tensor (.npy, any supported dtype)")
+      ->required()
+      ->type_name("FILE");
+  command.add_option("--indices", a.indices, "Indices tensor (.npy, an integer dtype)")
+      ->required()
+      ->type_name("FILE");
+  command.add_option("--output", a.output,
+                     "Write the result here (.npy, written to a temporary file then renamed); "
+                     "without it the result is printed as text")
+      ->type_name("FILE");
+  command.add_option("--input-dtype", a.input_dtype,
+                     "Element dtype of an --input whose descr is raw void ('|V2', '<V1'), e.g. "
+                     "bfloat16 or float8_e4m3fn")
+      ->type_name("DTYPE");
+}
+
+void add_explain_flags(CLI::App& command, ExplainArgs& a) {
+  command.add_option("--input-shape", a.input_shape, "Input shape, e.g. 4,2,1,2 (rank 0: --input-shape=)")
+      ->required()
+      ->expected(0, 1)
+      ->type_name("LIST");
+  command.add_option("--indices-shape", a.indices_shape, "Indices shape, e.g. 1,3,2,2")
+      ->required()
+      ->expected(0, 1)
+      ->type_name("LIST");
+}
+
+int do_run(const CliOp& op, const RunArgs& a, std::ostream& out, std::ostream& err) {
+  npy::ReadOptions read_options;
+  if (!a.input_dtype.empty()) {
+    read_options.void_dtype = parse_dtype(a.input_dtype);
+    if (!read_options.void_dtype) {
+      return fail(err, kExitUsage, "--input-dtype: '" + a.input_dtype + "' is not a dtype name");
+    }
+  }
+  npy::NpyArray input, indices;
+  Status s = npy::read_npy(a.input, &input, read_options);
+  if (!s.ok()) return fail(err, kExitIo, "--input " + s.message());
+  s = npy::read_npy(a.indices, &indices);
+  if (!s.ok()) return fail(err, kExitIo, "--indices " + s.message());
+
+  Tensor output;
+  s = op.run(input.view, indices.view, &output);
+  if (!s.ok()) return fail(err, exit_code_of(s), s.message());
+
+  if (!a.output.empty()) {
+    s = npy::write_npy(a.output, output.view());
+    if (!s.ok()) return fail(err, kExitIo, "--output " + s.message());
+    return kExitOk;
+  }
+  out << dtype_name(output.dtype()) << " " << to_string(output.shape()) << "\n"
+      << format_tensor(output.view()) << "\n";
+  return kExitOk;
+}
+
+int do_explain(const CliOp& op, const ExplainArgs& a, std::ostream& out, std::ostream& err) {
+  std::vector<std::int64_t> input_shape, indices_shape;
+  Status s = parse_int_list(a.input_shape, "--input-shape", &input_shape);
+  if (s.ok()) s = parse_int_list(a.indices_shape, "--indices-shape", &indices_shape);
+  if (s.ok()) s = op.explain(Dims(input_shape), Dims(indices_shape), out);
+  if (!s.ok()) return fail(err, exit_code_of(s), s.message());
+  return kExitOk;
+}
+
+int run_tool(std::vector<std::string> args, std::ostream& out, std::ostream& err) {
+  std::vector<std::unique_ptr<CliOp>> run_ops = make_cli_ops();
+  std::vector<std::unique_ptr<CliOp>> explain_ops = make_cli_ops();
+
+  if (args.size() >= 2 && args[1].rfind("-", 0) != 0 && args[1] != "run" &&
+      args[1] != "explain" && args[1] != "ops") {
+    return fail(err, kExitUsage, "unknown command '" + args[1] +
+                                     "' (expected run, explain or ops; see multigather --help)");
+  }
+  // An op name that is not registered gets a message that says where the list is.
+  if (args.size() >= 2 && (args[1] == "run" || args[1] == "explain")) {
+    if (args.size() == 2) {
+      return fail(err, kExitUsage, args[1] + ": missing the op name, e.g. multigather " + args[1] +
+                                       " gather_multiaxis ... (multigather ops lists the ops)");
+    }
+    const std::string& name = args[2];
+    bool known = name.rfind("-", 0) == 0;
+    for (const auto& op : run_ops) known = known || op->name() == name;
+    if (!known) {
+      return fail(err, kExitUsage,
+                  "unknown op '" + name + "' (multigather ops lists the available ops)");
+    }
+  }
+
+  CLI::App app("multigather: one gather operator, gather_multiaxis, for every ML framework's "
+               "gather. Tensors are .npy files.",
+               "multigather");
+  app.set_version_flag("--version", "multigather " MULTIGATHER_VERSION);
+  app.require_subcommand(1);
+  app.footer("Exit codes: 0 ok, 1 internal error, 2 usage or validation error, 3 I/O or .npy "
+             "format error, 4 index out of range (index_mode=error).");
+
+  RunArgs run_args;
+  ExplainArgs explain_args;
+  std::map<const CLI::App*, const CliOp*> op_of;
+  // One subcommand per op under `run` and under `explain`: the common flags, then the op's.
+  const auto add_op_commands = [&](CLI::App* parent, std::vector<std::unique_ptr<CliOp>>& list,
+                                   const auto& add_common_flags) {
+    parent->require_subcommand(1);
+    for (const auto& op : list) {
+      CLI::App* sub = parent->add_subcommand(std::string(op->name()), std::string(op->summary()));
+      add_common_flags(*sub);
+      op->add_flags(*sub);
+      op_of[sub] = op.get();
+    }
+  };
+  CLI::App* run = app.add_subcommand("run", "Run an op on .npy files: run OP --input X.npy "
+                                            "--indices I.npy [--output OUT.npy] [op flags]");
+  add_op_commands(run, run_ops, [&](CLI::App& sub) { add_run_flags(sub, run_args); });
+  CLI::App* explain = app.add_subcommand(
+      "explain", "Print an op's output shape, broadcasting and formula for given shapes (no data)");
+  add_op_commands(explain, explain_ops, [&](CLI::App& sub) { add_explain_flags(sub, explain_args); });
+  CLI::App* ops = app.add_subcommand("ops", "List the available ops");
+
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  try {
+    app.parse(static_cast<int>(argv.size()), argv.data());
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) {  // --help, --version
+      std::ostringstream ignored;
+      app.exit(e, out, ignored);
+      return kExitOk;
+    }
+    return fail(err, kExitUsage, e.what());
+  }
+
+  if (ops->parsed()) {
+    for (const auto& op : run_ops) out << op->name() << "\n    " << op->summary() << "\n";
+    return kExitOk;
+  }
+  for (CLI::App* parent : {run, explain}) {
+    if (!parent->parsed()) continue;
+    for (const CLI::App* sub : parent->get_subcommands()) {
+      const CliOp& op = *op_of.at(sub);
+      return parent == run ? do_run(op, run_args, out, err)
+                           : do_explain(op, explain_args, out, err);
+    }
+  }
+  return fail(err, kExitInternal, "no command was selected");
+}
+
+}  // namespace
+
+int main(int argc, char** argv, std::ostream& out, std::ostream& err) {
+  try {
+    return run_tool(normalize(argc, argv), out, err);
+  } catch (const std::bad_alloc&) {
+    return fail(err, kExitInternal, "out of memory");
+  } catch (const std::exception& e) {
+    return fail(err, kExitInternal, std::string("internal error: ") + e.what());
+  }
+}
+
+}  // namespace multigather::cli
