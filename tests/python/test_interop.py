@@ -141,3 +141,15 @@ def test_device_arrays_need_a_cuda_build():
         pytest.skip(f"cupy cannot allocate on a GPU here: {error}")
     with pytest.raises(ValueError, match="CUDA arrays need a build with MULTIGATHER_CUDA"):
         multigather.gather_multiaxis(device_array, cupy.zeros(1, cupy.int64), [0])
+
+
+def test_pip_install_puts_the_multigather_command_on_path():
+    import shutil
+    import subprocess
+
+    command = shutil.which("multigather")
+    if command is None:
+        pytest.skip("the `multigather` command is not installed (a build without the CLI, or "
+                    "the package run from a build tree)")
+    version = subprocess.run([command, "--version"], capture_output=True, text=True, check=True)
+    assert version.stdout.split()[-1] == multigather.__version__
