@@ -38,6 +38,18 @@ def random_indices(rng, shape, size: int, dtype=np.int64, *, negative=True, out_
     return rng.integers(lo, hi + 1, size=shape).astype(dtype)
 
 
+def nd_indices(data, rng, x_shape, index_dtype=np.int64, *, negative=True, out_of_range=False):
+    """(batch_dims b, indices B ++ J ++ [k]) for a GatherND-style call on ``x_shape``: random
+    b < rank, 1 <= k <= rank - b, J of rank 0 to 2; ``data`` is hypothesis' st.data()."""
+    r = len(x_shape)
+    b = data.draw(st.integers(0, r - 1))
+    k = data.draw(st.integers(1, r - b))
+    j_shape = data.draw(st.lists(st.integers(1, 3), max_size=2).map(tuple))
+    coords = [random_indices(rng, tuple(x_shape[:b]) + j_shape, x_shape[b + j], index_dtype,
+                             negative=negative, out_of_range=out_of_range) for j in range(k)]
+    return b, np.stack(coords, axis=-1).astype(index_dtype)
+
+
 shape_dims = st.lists(st.integers(1, 4), min_size=0, max_size=3).map(tuple)
 nonempty_shape = st.lists(st.integers(1, 4), min_size=1, max_size=3).map(tuple)
 seeds = st.integers(0, 2**32 - 1)

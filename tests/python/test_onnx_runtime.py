@@ -22,8 +22,8 @@ from hypothesis import strategies as st
 
 import multigather
 from conftest import require
-from framework_cases import (framework_settings, nonempty_shape, random_data, random_indices,
-                             seeds, shape_dims)
+from framework_cases import (framework_settings, nd_indices, nonempty_shape, random_data,
+                             random_indices, seeds, shape_dims)
 
 onnx = require("onnx")
 ort = require("onnxruntime")
@@ -100,13 +100,7 @@ def test_gather_elements_matches_onnx_runtime(x_shape, data, dtype, index_dtype,
 def test_gather_nd_matches_onnx_runtime(x_shape, data, dtype, oob, seed):
     rng = np.random.default_rng(seed)
     x = random_data(rng, x_shape, dtype)
-    r = x.ndim
-    b = data.draw(st.integers(0, r - 1))
-    k = data.draw(st.integers(1, r - b))
-    j_shape = data.draw(st.lists(st.integers(1, 3), max_size=2).map(tuple))
-    coords = [random_indices(rng, x_shape[:b] + j_shape, x_shape[b + j], out_of_range=oob)
-              for j in range(k)]
-    indices = np.stack(coords, axis=-1).astype(np.int64)  # GatherND: int64 only
+    b, indices = nd_indices(data, rng, x_shape, np.int64, out_of_range=oob)  # int64 only
     compare("GatherND", multigather.onnx.gather_nd, x, indices, batch_dims=b)
 
 

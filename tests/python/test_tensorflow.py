@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 import multigather
 from conftest import require
-from framework_cases import framework_settings, random_data, random_indices, seeds
+from framework_cases import framework_settings, nd_indices, random_data, random_indices, seeds
 
 tf = require("tensorflow")
 tf.config.set_visible_devices([], "GPU")
@@ -64,13 +64,7 @@ def test_gather_matches_tensorflow(x_shape, data, dtype, index_dtype, oob, seed)
 def test_gather_nd_matches_tensorflow(x_shape, data, dtype, index_dtype, oob, seed):
     rng = np.random.default_rng(seed)
     x = random_data(rng, x_shape, dtype)
-    r = x.ndim
-    b = data.draw(st.integers(0, r - 1))
-    k = data.draw(st.integers(1, r - b))
-    j_shape = data.draw(st.lists(st.integers(1, 3), max_size=2).map(tuple))
-    coords = [random_indices(rng, x_shape[:b] + j_shape, x_shape[b + j], index_dtype,
-                             negative=oob, out_of_range=oob) for j in range(k)]
-    indices = np.stack(coords, axis=-1).astype(index_dtype)
+    b, indices = nd_indices(data, rng, x_shape, index_dtype, negative=oob, out_of_range=oob)
     compare(tf.gather_nd, multigather.tf.gather_nd, x, indices, batch_dims=b)
 
 
