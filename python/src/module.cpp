@@ -183,6 +183,10 @@ NB_MODULE(_multigather, m) {
   m.def("shape_info", &shape_info, "input_shape"_a, "indices_shape"_a, "axes"_a,
         "infer_shape: output shape, logical indices shape, normalized axes, broadcast flags.");
   m.attr("max_rank") = multigather::kMaxRank;
+#if defined(MULTIGATHER_PYTHON_HAS_CUDA)
+  m.attr("has_cuda") = true;  // the library has its CUDA engine; device arrays: see arrays.cpp
+#else
   m.attr("has_cuda") = false;
+#endif
   bind_registry(m);
 }
