@@ -15,8 +15,9 @@ is indices.shape with the last entry divided by c. For every output position o::
 
 Source: SPEC.md section 1 of the multigather repository (normative). Framework adapters with
 each framework's own signature live in the submodules ``multigather.numpy``,
-``multigather.onnx``, ``multigather.torch``, ``multigather.tf``, ``multigather.jax`` and
-``multigather.stablehlo``.
+``multigather.onnx``, ``multigather.torch``, ``multigather.tf``, ``multigather.jax``,
+``multigather.stablehlo``, ``multigather.coreml``, ``multigather.tosa``, ``multigather.mlir`` and
+``multigather.webnn``; ``multigather.run(op, ...)`` runs any registry op by name.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ __version__ = "0.1.0"
 
 #: Largest rank of any array the core accepts (framework lowerings may add unit dimensions).
 max_rank: int = _core.max_rank
+
 
 def gather_multiaxis(
     input: Any,
