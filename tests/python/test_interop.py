@@ -4,8 +4,9 @@
   result is an array of the input's framework with the input's dtype (bfloat16 included).
 - Strided and broadcast views are read in place: a broadcast view whose copy would need 32 TiB
   gathers in a few bytes, and tracemalloc sees no allocation of the size of a strided input.
-- Calls from several threads at once give the same results (the GIL is released while the
-  kernel runs; each call owns its output).
+- The GIL is released while the kernel runs (another Python thread runs during a long call;
+  the test fails when the release is removed), and calls from several threads at once give the
+  same results.
 """
 
 from __future__ import annotations
@@ -153,3 +154,33 @@ def test_pip_install_puts_the_multigather_command_on_path():
                     "the package run from a build tree)")
     version = subprocess.run([command, "--version"], capture_output=True, text=True, check=True)
     assert version.stdout.split()[-1] == multigather.__version__
+
+
+def test_gil_is_released_while_the_kernel_runs():
+    """A Python thread keeps running during a long gather: it records timestamps inside the
+    middle half of the call's [start, end] interval, which a call holding the GIL would never
+    allow (the other thread could not run until the call returned)."""
+    import threading
+    import time
+
+    data = np.arange(2**22, dtype=np.float32)
+    indices = np.random.default_rng(0).integers(0, data.size, 2**25)
+    stamps, done = [], threading.Event()
+
+    def ticker():
+        while not done.is_set():
+            stamps.append(time.perf_counter())
+            time.sleep(0.0002)
+
+    thread = threading.Thread(target=ticker)
+    thread.start()
+    try:
+        start = time.perf_counter()
+        multigather.gather_multiaxis(data, indices, [0])
+        end = time.perf_counter()
+    finally:
+        done.set()
+        thread.join()
+    quarter = (end - start) / 4
+    inside = [t for t in stamps if start + quarter < t < end - quarter]
+    assert len(inside) >= 5, f"{len(inside)} ticks inside a {end - start:.3f} s call"
