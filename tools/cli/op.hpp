@@ -45,6 +45,9 @@ std::vector<std::unique_ptr<CliOp>> make_cli_ops();
 
 std::unique_ptr<CliOp> make_gather_multiaxis_cli_op();
 
+/// One CliOp per framework op of the registry (framework_ops.cpp): flags = the op's attributes.
+std::vector<std::unique_ptr<CliOp>> make_framework_cli_ops();
+
 /// Parses a comma-separated integer list: "2,1", "-1", "[4, 2, 1]"; "" and "[]" are empty.
 /// Errors name `flag`: "--axes: 'x' is not an integer (expected a comma-separated list like
 /// 2,1)".

@@ -8,7 +8,8 @@ namespace multigather::cli {
 std::vector<std::unique_ptr<CliOp>> make_cli_ops() {
   std::vector<std::unique_ptr<CliOp>> ops;
   ops.push_back(make_gather_multiaxis_cli_op());
-  // The framework ops (include/multigather/ops.hpp) are appended here.
+  // The framework ops of include/multigather/ops.hpp, grouped by equivalence class.
+  for (auto& op : make_framework_cli_ops()) ops.push_back(std::move(op));
   return ops;
 }
 

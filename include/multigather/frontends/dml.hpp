@@ -1,0 +1,36 @@
+// multigather/frontends/dml.hpp: DirectML DML_OPERATOR_GATHER, _GATHER_ELEMENTS, _GATHER_ND1
+// (https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_gather_operator_desc,
+// ..._gather_elements_operator_desc, ..._gather_nd1_operator_desc). The attributes are the desc
+// fields. DirectML tensors all share one DimensionCount N: sizes are right-aligned, padded with
+// leading 1s, and the *DimensionCount fields give the original ranks.
+// Index rule: signed index types wrap negatives once (DML_FEATURE_LEVEL_3_0); out-of-range
+// indices "yield incorrect outputs, but no failure will occur" (reads stay inside the input
+// buffer): multigather clamps to [0, D-1]. Index dtypes: int32, int64, uint32, uint64.
+#pragma once
+
+#include "multigather/ops.hpp"
+
+namespace multigather::dml {
+
+/// DML_GATHER_OPERATOR_DESC {InputTensor, IndicesTensor, Axis, IndexDimensions}:
+///   output[...] = input[..., indices[...], ...];  OutputTensor.Sizes = right-align to N of
+///   Input.Sizes[0..Axis] ++ Indices.Sizes[N - IndexDimensions .. N] ++ Input.Sizes[Axis+1 .. N]
+/// (the leading entries cropped must be 1; indices sizes before the last IndexDimensions are 1).
+Status Gather(const TensorView& input_tensor, const TensorView& indices_tensor, std::int64_t axis,
+              std::int64_t index_dimensions, Lowering* out);
+
+/// DML_GATHER_ELEMENTS_OPERATOR_DESC {InputTensor, IndicesTensor, Axis}:
+///   output[i, j, k] = input[indices[i, j, k], j, k] (Axis 0); indices sizes must match input
+///   sizes on every dimension but Axis; output sizes = indices sizes.
+Status GatherElements(const TensorView& input_tensor, const TensorView& indices_tensor,
+                      std::int64_t axis, Lowering* out);
+
+/// DML_GATHER_ND1_OPERATOR_DESC {InputTensor, IndicesTensor, InputDimensionCount,
+/// IndicesDimensionCount, BatchDimensionCount} (BatchDimensionCount 0 = DML_GATHER_ND):
+///   output[batch, ...] = input[batch, indices[batch, ...], ...] on the original-rank tensors;
+///   output = right-align to N of Indices[orig][:-1] ++ Input[orig][batch + tuple size:].
+Status GatherND(const TensorView& input_tensor, const TensorView& indices_tensor,
+                std::int64_t input_dimension_count, std::int64_t indices_dimension_count,
+                std::int64_t batch_dimension_count, Lowering* out);
+
+}  // namespace multigather::dml

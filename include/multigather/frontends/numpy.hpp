@@ -1,0 +1,40 @@
+// multigather/frontends/numpy.hpp: NumPy gathers (https://numpy.org/doc/stable/).
+// Index rule: negative indices wrap once and out of range raises IndexError (mode='raise');
+// numpy.take also has mode='wrap' (modulo) and mode='clip' (clamp to [0, D-1] WITHOUT the
+// negative wrap: -1 -> 0). Any integer dtype is accepted for indices.
+#pragma once
+
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "multigather/ops.hpp"
+
+namespace multigather::numpy {
+
+/// numpy.take(a, indices, axis=None, mode='raise'), .../generated/numpy.take.html
+///   out[i.., j.., k..] = a[i.., indices[j..], k..];  axis=None: a.flatten()[indices[j..]].
+/// Output shape a.shape[:axis] ++ indices.shape ++ a.shape[axis+1:]; a non-empty take from an
+/// empty axis raises IndexError. mode: "raise" | "wrap" | "clip".
+Status take(const TensorView& a, const TensorView& indices, std::optional<std::int64_t> axis,
+            std::string_view mode, Lowering* out);
+
+/// numpy.take_along_axis(arr, indices, axis=-1), .../generated/numpy.take_along_axis.html
+///   out[i.., j, k..] = arr[i.., indices[i.., j, k..], k..], arr and indices BROADCAST on the
+/// other dimensions (same ndim). axis=None: indices must be 1-D and arr is flattened.
+Status take_along_axis(const TensorView& arr, const TensorView& indices,
+                       std::optional<std::int64_t> axis, Lowering* out);
+
+/// numpy.advanced_index: a[idx_0, .., idx_{k-1}] with integer index arrays on the input
+/// dimensions `index_dims` (strictly increasing) and full slices `:` on every other dimension,
+/// https://numpy.org/doc/stable/user/basics.indexing.html#integer-array-indexing
+/// ENCODING (multigather's, since ops take one indices tensor): the k index arrays, already
+/// broadcast to a common shape B, stacked on a last dimension: indices.shape = B ++ [k].
+///   adjacent index_dims (s, s+1, .., s+k-1):  out.shape = a.shape[:s] ++ B ++ a.shape[s+k:]
+///   separated index_dims:                     out.shape = B ++ (a.shape without index_dims)
+///   out[b.., rest..] = a[.., idx_0[b..], .., idx_{k-1}[b..], ..]
+/// Negatives wrap once; out of range raises IndexError.
+Status advanced_index(const TensorView& a, const TensorView& indices,
+                      const std::vector<std::int64_t>& index_dims, Lowering* out);
+
+}  // namespace multigather::numpy

@@ -1,0 +1,36 @@
+// multigather/frontends/torch.hpp: PyTorch gathers (https://docs.pytorch.org/docs/stable/).
+// Index rules: torch.gather, torch.take_along_dim and torch.index_select REJECT negative indices
+// (pytorch#55143, #146211); torch.take wraps them once. Out of range is an error (CPU behaviour).
+#pragma once
+
+#include <optional>
+
+#include "multigather/ops.hpp"
+
+namespace multigather::torch {
+
+/// torch.gather(input, dim, index), docs .../generated/torch.gather.html
+///   out[i][j][k] = input[index[i][j][k]][j][k]  (dim = 0; likewise for other dims)
+/// Same number of dimensions (a 0-D tensor counts as 1-D of size 1); index.size(d) <=
+/// input.size(d) for d != dim: the LEADING part of input is read (never broadcast). Output shape =
+/// index shape. index int64 or int32. An empty index gives an empty output without further checks.
+Status gather(const TensorView& input, std::int64_t dim, const TensorView& index, Lowering* out);
+
+/// torch.take(input, index), docs .../generated/torch.take.html
+///   out[j..] = input.flatten()[index[j..]]; index int64; negatives wrap once;
+/// a non-empty take from an empty input is an error. Output shape = index shape.
+Status take(const TensorView& input, const TensorView& index, Lowering* out);
+
+/// torch.take_along_dim(input, indices, dim=None), docs .../generated/torch.take_along_dim.html
+///   out[i][j][k] = input[indices[i][j][k]][j][k]  (dim = 0), input and indices BROADCAST on
+/// d != dim; dim=None: input.flatten()[indices.flatten()]. indices int64; negatives rejected.
+Status take_along_dim(const TensorView& input, const TensorView& indices,
+                      std::optional<std::int64_t> dim, Lowering* out);
+
+/// torch.index_select(input, dim, index), docs .../generated/torch.index_select.html
+///   out[i.., j, k..] = input[i.., index[j], k..]; index 1-D (or 0-D = one element), int32/int64;
+/// output = input.shape with out[dim] = len(index). Negatives rejected.
+Status index_select(const TensorView& input, std::int64_t dim, const TensorView& index,
+                    Lowering* out);
+
+}  // namespace multigather::torch

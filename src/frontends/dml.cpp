@@ -1,0 +1,144 @@
+// DirectML GATHER / GATHER_ELEMENTS / GATHER_ND1. Rules: research/semantics.md section 14.
+// Every DirectML tensor has the same DimensionCount N; the lowering trims the leading 1s that
+// pad the original ranks (views), runs the shared recipe, and right-aligns the output to N.
+#include "multigather/frontends/dml.hpp"
+
+#include <algorithm>
+
+#include "frontends/lowering.hpp"
+
+namespace multigather::dml {
+
+using namespace frontends;
+
+namespace {
+
+Status common(const std::string& op, const TensorView& input, const TensorView& indices, Lowering* out) {
+  MULTIGATHER_RETURN_IF_ERROR(check_dtype(op, "IndicesTensor", indices.dtype,
+                                          {DType::kInt32, DType::kInt64, DType::kUInt32, DType::kUInt64}));
+  if (input.rank() < 1 || indices.rank() != input.rank()) {
+    return InvalidArgument(op + ": IndicesTensor.DimensionCount = " + str(indices.rank()) +
+                           " must match InputTensor.DimensionCount = " + str(input.rank()) + " (>= 1)");
+  }
+  set_policy(out, IndexMode::kClamp, true);
+  out->notes.push_back("DirectML gives \"incorrect outputs, but no failure\" for invalid indices; "
+                       "multigather clamps them to [0, D-1]");
+  return Status::Ok();
+}
+
+// The last `count` dims of `v` (the original-rank tensor); the leading padding must be 1s.
+Status trim(const std::string& op, const char* name, const TensorView& v, std::int64_t count,
+            TensorView* result) {
+  const int n = v.rank();
+  if (count < 0 || count > n) {
+    return InvalidArgument(op + ": " + name + " count = " + str(count) + " must be in [0, " + str(n) + "]");
+  }
+  ViewBuilder b = ViewBuilder::of(v);
+  for (int d = 0; d < n; ++d) {
+    if (d < n - count) {
+      if (v.shape[d] != 1) {
+        return InvalidArgument(op + ": " + std::string(name) + ": Sizes[" + str(d) + "] = " + str(v.shape[d]) +
+                               " lies in the leading padding (original rank " + str(count) + ") and must be 1");
+      }
+      continue;
+    }
+    b.add(v.shape[d], v.strides[d]);
+  }
+  return to_view(op, b, name, result);
+}
+
+// Right-aligns `shape` to `n` dims: prepends 1s, or crops leading entries that must be 1.
+Status right_align(const std::string& op, const std::vector<std::int64_t>& shape, int n, Lowering* out) {
+  std::vector<std::int64_t> aligned(shape);
+  while (static_cast<int>(aligned.size()) > n) {
+    if (aligned.front() != 1) {
+      return InvalidArgument(op + ": the output sizes " + shape_str(shape) + " do not fit DimensionCount " +
+                             str(n) + " (only leading 1s are cropped)");
+    }
+    aligned.erase(aligned.begin());
+  }
+  aligned.insert(aligned.begin(), static_cast<std::size_t>(n) - aligned.size(), 1);
+  out->output_shape = Dims(std::span<const std::int64_t>(aligned));
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status Gather(const TensorView& input_tensor, const TensorView& indices_tensor, std::int64_t axis,
+              std::int64_t index_dimensions, Lowering* out) {
+  MULTIGATHER_RETURN_IF_ERROR(begin_op("dml.Gather", input_tensor, indices_tensor, out));
+  MULTIGATHER_RETURN_IF_ERROR(common(out->op, input_tensor, indices_tensor, out));
+  MULTIGATHER_RETURN_IF_ERROR(normalize_axis(out->op, "Axis", axis, input_tensor.rank(), false, &axis));
+  TensorView indices;
+  MULTIGATHER_RETURN_IF_ERROR(trim(out->op, "IndexDimensions", indices_tensor, index_dimensions, &indices));
+  MULTIGATHER_RETURN_IF_ERROR(lower_block(out->op, input_tensor, indices, axis, 0, out));
+  return right_align(out->op, dims_vec(out->output_shape), input_tensor.rank(), out);
+}
+
+Status GatherElements(const TensorView& input_tensor, const TensorView& indices_tensor,
+                      std::int64_t axis, Lowering* out) {
+  MULTIGATHER_RETURN_IF_ERROR(begin_op("dml.GatherElements", input_tensor, indices_tensor, out));
+  MULTIGATHER_RETURN_IF_ERROR(common(out->op, input_tensor, indices_tensor, out));
+  MULTIGATHER_RETURN_IF_ERROR(normalize_axis(out->op, "Axis", axis, input_tensor.rank(), false, &axis));
+  return lower_elements(out->op, input_tensor, indices_tensor, axis, ElementRule::kEqual, "InputTensor",
+                        "IndicesTensor", out);
+}
+
+Status GatherND(const TensorView& input_tensor, const TensorView& indices_tensor,
+                std::int64_t input_dimension_count, std::int64_t indices_dimension_count,
+                std::int64_t batch_dimension_count, Lowering* out) {
+  MULTIGATHER_RETURN_IF_ERROR(begin_op("dml.GatherND", input_tensor, indices_tensor, out));
+  MULTIGATHER_RETURN_IF_ERROR(common(out->op, input_tensor, indices_tensor, out));
+  TensorView input, indices;
+  MULTIGATHER_RETURN_IF_ERROR(trim(out->op, "InputDimensionCount", input_tensor, input_dimension_count, &input));
+  MULTIGATHER_RETURN_IF_ERROR(trim(out->op, "IndicesDimensionCount", indices_tensor, indices_dimension_count, &indices));
+  const std::int64_t b = batch_dimension_count;
+  if (input.rank() < 1 || indices.rank() < 1 || b < 0 || b >= std::min(input.rank(), indices.rank())) {
+    return InvalidArgument(out->op + ": BatchDimensionCount = " + str(b) + " must be in [0, min(InputDimensionCount, "
+                           "IndicesDimensionCount)) = [0, " + str(std::min(input.rank(), indices.rank())) + ")");
+  }
+  MULTIGATHER_RETURN_IF_ERROR(check_batch_equal(out->op, input, indices, b, "InputTensor", "IndicesTensor"));
+  const std::int64_t k = indices.shape[indices.rank() - 1];
+  if (k > input.rank() - b) {
+    return InvalidArgument(out->op + ": the index tuple size " + str(k) + " must be <= InputDimensionCount - "
+                           "BatchDimensionCount = " + str(input.rank() - b));
+  }
+  MULTIGATHER_RETURN_IF_ERROR(lower_nd(out->op, input, indices, b, out));
+  return right_align(out->op, dims_vec(out->output_shape), input_tensor.rank(), out);
+}
+
+}  // namespace multigather::dml
+
+namespace multigather::frontends {
+
+void append_dml_ops(std::vector<OpSpec>* ops) {
+  const std::string docs = "https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_";
+  const AttrSpec axis{"axis", AttrType::kInt, "0", {}, "Axis: the InputTensor dimension to gather along"};
+  ops->push_back({"dml.Gather", "dml", "block", "DML_GATHER_OPERATOR_DESC{InputTensor, IndicesTensor, Axis, IndexDimensions}",
+                  "output[...] = input[..., indices[...], ...]", docs + "gather_operator_desc", "InputTensor",
+                  "IndicesTensor",
+                  {axis, {"index_dimensions", AttrType::kInt, "1", {}, "IndexDimensions: the real index dims (trailing)"}},
+                  [](const TensorView& x, const TensorView& i, const AttributeValues& a, Lowering* o) {
+                    return dml::Gather(x, i, a.get_int("axis"), a.get_int("index_dimensions"), o);
+                  }});
+  ops->push_back({"dml.GatherElements", "dml", "element", "DML_GATHER_ELEMENTS_OPERATOR_DESC{InputTensor, IndicesTensor, Axis}",
+                  "output[i, j, k, ...] = input[indices[i, j, k, ...], j, k, ...]  (Axis 0)",
+                  docs + "gather_elements_operator_desc", "InputTensor", "IndicesTensor", {axis},
+                  [](const TensorView& x, const TensorView& i, const AttributeValues& a, Lowering* o) {
+                    return dml::GatherElements(x, i, a.get_int("axis"), o);
+                  }});
+  ops->push_back({"dml.GatherND", "dml", "nd",
+                  "DML_GATHER_ND1_OPERATOR_DESC{InputTensor, IndicesTensor, InputDimensionCount, IndicesDimensionCount, BatchDimensionCount}",
+                  "output[batch, ...] = input[batch, indices[batch, ...], ...]", docs + "gather_nd1_operator_desc",
+                  "InputTensor", "IndicesTensor",
+                  {{"input_dimension_count", AttrType::kInt, "0", {}, "InputDimensionCount: the original input rank (0: the DimensionCount)"},
+                   {"indices_dimension_count", AttrType::kInt, "0", {}, "IndicesDimensionCount: the original indices rank (0: the DimensionCount)"},
+                   {"batch_dimension_count", AttrType::kInt, "0", {}, "BatchDimensionCount"}},
+                  [](const TensorView& x, const TensorView& i, const AttributeValues& a, Lowering* o) {
+                    const int n = x.rank();
+                    const std::int64_t in = a.get_int("input_dimension_count"), id = a.get_int("indices_dimension_count");
+                    return dml::GatherND(x, i, in ? in : n, id ? id : i.rank(), a.get_int("batch_dimension_count"), o);
+                  }});
+}
+
+}  // namespace multigather::frontends

@@ -1,0 +1,433 @@
+// The shared building blocks of every frontend: views built dimension by dimension, coordinate
+// folding, the seed's three recipes (element, block, nd), and execution of a lowering with
+// out-of-range messages in the framework's own terms.
+#include "frontends/lowering.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+namespace multigather::frontends {
+
+std::string str(std::int64_t v) { return std::to_string(v); }
+
+std::string shape_str(const std::vector<std::int64_t>& v) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (i) s += ',';
+    s += str(v[i]);
+  }
+  return s + "]";
+}
+
+std::vector<std::int64_t> dims_vec(const Dims& d) { return {d.begin(), d.end()}; }
+
+void ViewBuilder::add_dims(const TensorView& v, int from, int to) {
+  for (int d = from; d < to; ++d) add(v.shape[d], v.strides[d]);
+}
+
+Status begin_op(const char* op, const TensorView& input, const TensorView& indices, Lowering* out) {
+  out->op = op;
+  for (const TensorView* v : {&input, &indices}) {
+    const char* name = v == &input ? "input" : "indices";
+    if (v->shape.overflowed()) {
+      return InvalidArgument(out->op + ": " + name + " rank " + str(v->rank()) + " exceeds the maximum rank " +
+                             str(kMaxRank));
+    }
+    if (v->strides.size() != v->shape.size()) {
+      return InvalidArgument(out->op + ": " + name + " has " + str(v->strides.size()) + " strides for rank " +
+                             str(v->rank()));
+    }
+  }
+  return Status::Ok();
+}
+
+Status to_view(const std::string& op, const ViewBuilder& b, const char* what, TensorView* out) {
+  if (b.shape.size() > static_cast<std::size_t>(kMaxRank)) {
+    return InvalidArgument(op + ": the lowered " + what + " view " + shape_str(b.shape) +
+                           " has rank " + str(static_cast<std::int64_t>(b.shape.size())) +
+                           ", above the maximum rank " + str(kMaxRank));
+  }
+  *out = TensorView(b.data, b.dtype, Dims(std::span<const std::int64_t>(b.shape)),
+                    Dims(std::span<const std::int64_t>(b.strides)));
+  return Status::Ok();
+}
+
+Status check_dtype(const std::string& op, const std::string& name, DType dtype,
+                   std::initializer_list<DType> allowed) {
+  std::string list;
+  for (DType t : allowed) {
+    if (t == dtype) return Status::Ok();
+    list += (list.empty() ? "" : ", ") + std::string(dtype_name(t));
+  }
+  return TypeError(op + ": " + name + " dtype " + std::string(dtype_name(dtype)) +
+                   " is not supported (" + op + " accepts " + list + ")");
+}
+
+Status check_integer(const std::string& op, const std::string& name, DType dtype) {
+  if (is_index_type(dtype)) return Status::Ok();
+  return TypeError(op + ": " + name + " dtype " + std::string(dtype_name(dtype)) +
+                   " is not an integer type");
+}
+
+Status normalize_axis(const std::string& op, const std::string& name, std::int64_t value,
+                      int rank, bool allow_negative, std::int64_t* out) {
+  const std::int64_t lo = allow_negative ? -rank : 0;
+  if (value < lo || value >= rank) {
+    return InvalidArgument(op + ": " + name + " = " + str(value) + " is out of range [" +
+                           str(lo) + ", " + str(rank - 1) + "] for input rank " + str(rank));
+  }
+  *out = value < 0 ? value + rank : value;
+  return Status::Ok();
+}
+
+Status contiguous(const TensorView& v, const std::string& what, Lowering* out,
+                  std::shared_ptr<Tensor>* owner, TensorView* result) {
+  if (v.is_contiguous() || v.numel() <= 1) {
+    *result = TensorView(v.data, v.dtype, v.shape);
+    return Status::Ok();
+  }
+  out->notes.push_back(what + " is not contiguous: its dimensions cannot be merged by a view, so "
+                       "it is copied once into a contiguous buffer");
+  if (v.data == nullptr) {  // explain: shapes only
+    *result = TensorView(nullptr, v.dtype, v.shape);
+    return Status::Ok();
+  }
+  try {
+    *owner = std::make_shared<Tensor>(Tensor::copy_of(v));
+  } catch (const Error& e) {
+    return Status(e.code(), e.what());
+  } catch (...) {
+    return Status(StatusCode::kInternal, "out of memory while copying " + what);
+  }
+  *result = (*owner)->view();
+  return Status::Ok();
+}
+
+Status flatten_or_axis(const std::string& op, const std::string& name, const TensorView& a,
+                       std::optional<std::int64_t> axis, Lowering* out, TensorView* x,
+                       std::int64_t* axis_out) {
+  *axis_out = 0;
+  if (axis) {
+    *x = a;
+    return normalize_axis(op, "axis", *axis, a.rank(), true, axis_out);
+  }
+  TensorView flat;
+  MULTIGATHER_RETURN_IF_ERROR(contiguous(a, name, out, &out->owned_input, &flat));
+  *x = TensorView(flat.data, flat.dtype, Dims{a.numel()});
+  return Status::Ok();
+}
+
+void set_nd_error_context(Lowering* out, const TensorView& indices, const TensorView& x,
+                          std::int64_t batch_dims, const std::string& xname, bool negatives_wrap,
+                          std::string rule) {
+  const int q = indices.rank();
+  std::vector<std::string> labels;
+  std::vector<std::int64_t> sizes;
+  for (std::int64_t j = 0; j < indices.shape[q - 1]; ++j) {
+    labels.push_back(xname + " dimension " + str(batch_dims + j));
+    sizes.push_back(x.shape[static_cast<int>(batch_dims + j)]);
+  }
+  set_error_context(out, indices, "indices", q - 1, std::move(labels), std::move(sizes), negatives_wrap,
+                    std::move(rule));
+}
+
+Status fold_coordinates(const std::string& op, const ViewBuilder& logical, int k,
+                        std::int64_t coord_stride, Lowering* out) {
+  ViewBuilder actual = logical;
+  if (k > 1 && !actual.shape.empty()) {
+    const std::size_t last = actual.shape.size() - 1;
+    if (actual.shape[last] == 1) {
+      actual.shape[last] = k;
+      actual.strides[last] = coord_stride;
+    } else if (actual.strides[last] == k * coord_stride) {
+      actual.shape[last] *= k;
+      actual.strides[last] = coord_stride;
+    } else {
+      // The coordinate dimension cannot merge with the last logical dimension: copy.
+      ViewBuilder with_coords = logical;
+      with_coords.add(k, coord_stride);
+      TensorView strided;
+      MULTIGATHER_RETURN_IF_ERROR(to_view(op, with_coords, "indices", &strided));
+      TensorView dense;
+      MULTIGATHER_RETURN_IF_ERROR(contiguous(
+          strided, "the indices (coordinates merged into dimension " + str(static_cast<std::int64_t>(last)) + ")",
+          out, &out->owned_indices, &dense));
+      actual.data = dense.data;
+      actual.shape[last] *= k;
+      actual.strides = dims_vec(contiguous_strides(Dims(std::span<const std::int64_t>(actual.shape))));
+    }
+  }
+  MULTIGATHER_RETURN_IF_ERROR(to_view(op, actual, "indices", &out->indices));
+  out->logical_indices_shape = Dims(std::span<const std::int64_t>(logical.shape));
+  return Status::Ok();
+}
+
+Status finish(const std::vector<std::int64_t>& output_shape, Lowering* out) {
+  GatherShape s;
+  MULTIGATHER_RETURN_IF_ERROR(infer_shape(out->input.shape, out->indices.shape, out->axes, &s));
+  out->core_output_shape = s.output_shape;
+  if (output_shape.size() > static_cast<std::size_t>(kMaxRank)) {
+    return InvalidArgument(out->op + ": output rank " +
+                           str(static_cast<std::int64_t>(output_shape.size())) +
+                           " exceeds the maximum rank " + str(kMaxRank));
+  }
+  out->output_shape = Dims(std::span<const std::int64_t>(output_shape));
+  std::int64_t a = 0, b = 0;
+  element_count(out->output_shape, &b);
+  element_count(s.output_shape, &a);
+  if (a != b) {
+    return Status(StatusCode::kInternal, out->op + ": lowering bug: core output " +
+                                             to_string(s.output_shape) + " and output " +
+                                             to_string(out->output_shape) + " differ in size");
+  }
+  if (out->core_output_strides.size() != s.output_shape.size()) {
+    out->core_output_strides = contiguous_strides(s.output_shape);
+  }
+  return Status::Ok();
+}
+
+void set_policy(Lowering* out, IndexMode mode, bool negative_indices) {
+  out->options.index_mode = mode;
+  out->options.negative_indices = negative_indices;
+}
+
+void set_error_context(Lowering* out, const TensorView& indices, const std::string& indices_name,
+                       int coordinate_dim, std::vector<std::string> labels,
+                       std::vector<std::int64_t> sizes, bool negatives_wrap, std::string rule) {
+  IndexErrorContext& c = out->index_errors;
+  c.indices = indices;
+  c.indices_name = indices_name;
+  c.coordinate_dim = coordinate_dim;
+  c.labels = std::move(labels);
+  c.sizes = std::move(sizes);
+  c.negatives_wrap = negatives_wrap;
+  c.rule = std::move(rule);
+}
+
+// ---- Recipes ---------------------------------------------------------------------------------
+
+Status lower_block(const std::string& op, const TensorView& x, const TensorView& indices,
+                   std::int64_t axis, std::int64_t batch_dims, Lowering* out) {
+  const int r = x.rank(), q = indices.rank();
+  const int a = static_cast<int>(axis), b = static_cast<int>(batch_dims);
+  ViewBuilder in = ViewBuilder::of(x);
+  in.add_dims(x, 0, a + 1);
+  in.add_unit(q - b);
+  in.add_dims(x, a + 1, r);
+  ViewBuilder ix = ViewBuilder::of(indices);
+  ix.add_dims(indices, 0, b);
+  ix.add_unit(a - b + 1);
+  ix.add_dims(indices, b, q);
+  ix.add_unit(r - a - 1);
+  MULTIGATHER_RETURN_IF_ERROR(to_view(op, in, "input", &out->input));
+  MULTIGATHER_RETURN_IF_ERROR(fold_coordinates(op, ix, 1, 1, out));
+  out->axes = {axis};
+  std::vector<std::int64_t> shape(x.shape.begin(), x.shape.begin() + a);
+  shape.insert(shape.end(), indices.shape.begin() + b, indices.shape.end());
+  shape.insert(shape.end(), x.shape.begin() + a + 1, x.shape.end());
+  return finish(shape, out);
+}
+
+Status lower_elements(const std::string& op, const TensorView& x, const TensorView& indices,
+                      std::int64_t axis, ElementRule rule, const std::string& xname,
+                      const std::string& iname, Lowering* out) {
+  const int r = x.rank();
+  if (indices.rank() != r) {
+    return InvalidArgument(op + ": " + iname + " rank " + str(indices.rank()) + " must equal " +
+                           xname + " rank " + str(r));
+  }
+  TensorView sliced = x;
+  for (int d = 0; d < r; ++d) {
+    if (d == axis) continue;
+    const std::int64_t xs = x.shape[d], is = indices.shape[d];
+    const std::string pair = iname + ".shape[" + str(d) + "] = " + str(is) + " and " + xname +
+                             ".shape[" + str(d) + "] = " + str(xs);
+    switch (rule) {
+      case ElementRule::kEqual:
+        if (is != xs) {
+          return InvalidArgument(op + ": " + pair + " must be equal (only axis " + str(axis) +
+                                 " may differ)");
+        }
+        break;
+      case ElementRule::kAtMost:
+        if (is > xs) {
+          return InvalidArgument(op + ": " + pair + ": the index size must not exceed the " +
+                                 xname + " size on every dimension but " + str(axis));
+        }
+        sliced.shape[d] = is;  // read the leading part, never broadcast
+        break;
+      case ElementRule::kBroadcast:
+        if (is != xs && is != 1 && xs != 1) {
+          return InvalidArgument(op + ": " + pair + " are not broadcastable (dimension " +
+                                 str(d) + " is not the gather axis)");
+        }
+        break;
+    }
+  }
+  if (rule == ElementRule::kAtMost && !(sliced.shape == x.shape)) {
+    out->notes.push_back(xname + " sliced to " + to_string(sliced.shape) + " (a view: the " +
+                         "leading part is read, size-1 index dimensions do not broadcast)");
+  }
+  out->input = sliced;
+  out->axes = {axis};
+  MULTIGATHER_RETURN_IF_ERROR(fold_coordinates(op, [&] {
+    ViewBuilder b = ViewBuilder::of(indices);
+    b.add_dims(indices, 0, r);
+    return b;
+  }(), 1, 1, out));
+  GatherShape s;
+  MULTIGATHER_RETURN_IF_ERROR(infer_shape(out->input.shape, out->indices.shape, out->axes, &s));
+  return finish(dims_vec(s.output_shape), out);
+}
+
+Status check_batch_equal(const std::string& op, const TensorView& x, const TensorView& indices,
+                         std::int64_t batch_dims, const std::string& xname,
+                         const std::string& iname) {
+  for (int d = 0; d < batch_dims; ++d) {
+    if (x.shape[d] != indices.shape[d]) {
+      return InvalidArgument(op + ": batch_dims = " + str(batch_dims) + ": " + xname + ".shape[" +
+                             str(d) + "] = " + str(x.shape[d]) + " and " + iname + ".shape[" +
+                             str(d) + "] = " + str(indices.shape[d]) +
+                             " must be equal (batch dimensions are not broadcast)");
+    }
+  }
+  return Status::Ok();
+}
+
+Status lower_nd(const std::string& op, const TensorView& x, const TensorView& indices,
+                std::int64_t batch_dims, Lowering* out) {
+  const int r = x.rank(), q = indices.rank(), b = static_cast<int>(batch_dims);
+  const int k = static_cast<int>(indices.shape[q - 1]);
+  // The seed's gatherNdBlocks: index dims J overlap the indexed dims (the output takes the
+  // logical indices size on axes), so the lowered rank is max(b + k, q - 1) + len(T).
+  const int lead = std::max(b + k, q - 1);
+  ViewBuilder in = ViewBuilder::of(x);
+  in.add_dims(x, 0, b + k);
+  in.add_unit(lead - (b + k));
+  in.add_dims(x, b + k, r);
+  ViewBuilder ix = ViewBuilder::of(indices);
+  ix.add_dims(indices, 0, q - 1);
+  ix.add_unit(lead - (q - 1) + (r - b - k));
+  MULTIGATHER_RETURN_IF_ERROR(to_view(op, in, "input", &out->input));
+  MULTIGATHER_RETURN_IF_ERROR(fold_coordinates(op, ix, k, indices.strides[q - 1], out));
+  out->axes.clear();
+  for (int j = 0; j < k; ++j) out->axes.push_back(b + j);
+  if (k == 0) out->notes.push_back("indices.shape[-1] = 0: no coordinates, whole slices are copied");
+  std::vector<std::int64_t> shape(indices.shape.begin(), indices.shape.end() - 1);
+  shape.insert(shape.end(), x.shape.begin() + b + k, x.shape.end());
+  return finish(shape, out);
+}
+
+// ---- Execution -------------------------------------------------------------------------------
+
+bool read_index(const std::byte* p, DType t, __int128* v) {
+  switch (t) {
+    case DType::kInt8: { std::int8_t x; std::memcpy(&x, p, 1); *v = x; return true; }
+    case DType::kUInt8: { std::uint8_t x; std::memcpy(&x, p, 1); *v = x; return true; }
+    case DType::kInt16: { std::int16_t x; std::memcpy(&x, p, 2); *v = x; return true; }
+    case DType::kUInt16: { std::uint16_t x; std::memcpy(&x, p, 2); *v = x; return true; }
+    case DType::kInt32: { std::int32_t x; std::memcpy(&x, p, 4); *v = x; return true; }
+    case DType::kUInt32: { std::uint32_t x; std::memcpy(&x, p, 4); *v = x; return true; }
+    case DType::kInt64: { std::int64_t x; std::memcpy(&x, p, 8); *v = x; return true; }
+    case DType::kUInt64: { std::uint64_t x; std::memcpy(&x, p, 8); *v = x; return true; }
+    default: return false;
+  }
+}
+
+namespace {
+
+std::string i128_str(__int128 v) {
+  if (v >= INT64_MIN && v <= INT64_MAX) return std::to_string(static_cast<std::int64_t>(v));
+  return std::to_string(static_cast<unsigned long long>(v));  // only uint64 values get here
+}
+
+// Finds the first out-of-range framework index (C order) and words it in the framework's terms.
+Status describe_out_of_range(const Lowering& l, const Status& core) {
+  const IndexErrorContext& c = l.index_errors;
+  const std::string suffix = c.rule.empty() ? "" : "; " + c.rule;
+  if (c.labels.empty() || c.indices.data == nullptr) {
+    return OutOfRange(l.op + ": " + core.message() + suffix);
+  }
+  const TensorView& v = c.indices;
+  const int r = v.rank();
+  const std::int64_t n = v.numel();
+  const std::size_t es = element_size(v.dtype);
+  std::vector<std::int64_t> pos(static_cast<std::size_t>(r), 0);
+  for (std::int64_t e = 0; e < n; ++e) {
+    std::int64_t off = 0;
+    for (int d = 0; d < r; ++d) off += pos[static_cast<std::size_t>(d)] * v.strides[d];
+    __int128 value = 0;
+    read_index(static_cast<const std::byte*>(v.data) + off * static_cast<std::int64_t>(es), v.dtype, &value);
+    const std::size_t j = c.coordinate_dim < 0 ? 0 : static_cast<std::size_t>(pos[static_cast<std::size_t>(c.coordinate_dim)]);
+    if (j < c.sizes.size()) {
+      const std::int64_t size = c.sizes[j];
+      const std::int64_t lo = c.negatives_wrap ? -size : 0;
+      if (value < lo || value >= size) {
+        std::string p;
+        for (int d = 0; d < r; ++d) {
+          if (d) p += ',';
+          p += str(pos[static_cast<std::size_t>(d)]);
+        }
+        return OutOfRange(l.op + ": " + c.indices_name + "[" + p + "] = " + i128_str(value) +
+                          " is out of range for " + c.labels[j] + " of size " + str(size) +
+                          " (valid range [" + str(lo) + ", " + str(size) + "))" + suffix);
+      }
+    }
+    for (int d = r - 1; d >= 0; --d) {
+      if (++pos[static_cast<std::size_t>(d)] < v.shape[d]) break;
+      pos[static_cast<std::size_t>(d)] = 0;
+    }
+  }
+  return OutOfRange(l.op + ": " + core.message() + suffix);
+}
+
+}  // namespace
+}  // namespace multigather::frontends
+
+namespace multigather {
+
+Status execute_lowering(const Lowering& l, const MutableTensorView& output) noexcept {
+  try {
+    if (!(output.shape == l.output_shape)) {
+      return InvalidArgument(l.op + ": output shape " + to_string(output.shape) +
+                             " does not match the expected output shape " + to_string(l.output_shape));
+    }
+    MutableTensorView core(output.data, output.dtype, l.core_output_shape, l.core_output_strides);
+    Status s = gather_multiaxis_into(l.input, l.indices, l.axes, core, l.options);
+    if (s.code() == StatusCode::kOutOfRange) return frontends::describe_out_of_range(l, s);
+    return s;
+  } catch (...) {
+    return Status(StatusCode::kInternal, "out of memory while running " + l.op);
+  }
+}
+
+Status run_op(std::string_view name, const TensorView& input, const TensorView& indices,
+              const Attributes& attrs, Tensor* output) noexcept {
+  try {
+    Lowering l;
+    MULTIGATHER_RETURN_IF_ERROR(lower_op(name, input, indices, attrs, &l));
+    Tensor out(input.dtype, l.output_shape);
+    MULTIGATHER_RETURN_IF_ERROR(execute_lowering(l, out.mutable_view()));
+    *output = std::move(out);
+    return Status::Ok();
+  } catch (const Error& e) {
+    return Status(e.code(), e.what());
+  } catch (...) {
+    return Status(StatusCode::kInternal, "out of memory while running " + std::string(name));
+  }
+}
+
+Tensor run_op(std::string_view name, const TensorView& input, const TensorView& indices,
+              const Attributes& attrs) {
+  Tensor out;
+  throw_if_error(run_op(name, input, indices, attrs, &out));
+  return out;
+}
+
+Tensor execute(const Lowering& lowering) {
+  Tensor out(lowering.input.dtype, lowering.output_shape);
+  throw_if_error(execute_lowering(lowering, out.mutable_view()));
+  return out;
+}
+
+}  // namespace multigather

@@ -1,0 +1,136 @@
+// Internal: the building blocks every frontend shares (not installed).
+//
+// A frontend validates by its framework's rules, then builds the core's views dimension by
+// dimension with ViewBuilder (unit dimensions inserted, dimensions sliced; never a copy), folds
+// the coordinate dimension of the indices into their last dimension (fold_coordinates: a view,
+// or a contiguous copy when the two dimensions cannot be merged), and calls finish() with the
+// framework's output shape. The three recipes of the seed (element, block, nd) are shared here.
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "multigather/ops.hpp"
+
+namespace multigather::frontends {
+
+std::string str(std::int64_t v);
+std::string shape_str(const std::vector<std::int64_t>& v);
+std::vector<std::int64_t> dims_vec(const Dims& d);
+
+/// A view under construction: dimensions appended one by one.
+struct ViewBuilder {
+  const void* data = nullptr;
+  DType dtype = DType::kFloat32;
+  std::vector<std::int64_t> shape;
+  std::vector<std::int64_t> strides;
+
+  static ViewBuilder of(const TensorView& v) { return {v.data, v.dtype, {}, {}}; }
+  void add(std::int64_t size, std::int64_t stride) { shape.push_back(size); strides.push_back(stride); }
+  void add_unit(int n = 1) { for (int i = 0; i < n; ++i) add(1, 0); }
+  /// Appends dims [from, to) of `v` (sizes and strides).
+  void add_dims(const TensorView& v, int from, int to);
+};
+
+/// Starts a lowering: names the op and checks that both views hold at most kMaxRank dims and
+/// strides for every dim (so no frontend reads past a Dims).
+Status begin_op(const char* op, const TensorView& input, const TensorView& indices, Lowering* out);
+
+/// Converts a built view, failing when its rank exceeds kMaxRank.
+Status to_view(const std::string& op, const ViewBuilder& b, const char* what, TensorView* out);
+
+/// TypeError unless `dtype` is in `allowed`: "onnx.GatherND: indices dtype int32 is not
+/// supported (onnx.GatherND accepts int64)".
+Status check_dtype(const std::string& op, const std::string& name, DType dtype,
+                   std::initializer_list<DType> allowed);
+/// TypeError unless `dtype` is an integer type.
+Status check_integer(const std::string& op, const std::string& name, DType dtype);
+
+/// axis in [-rank, rank) (or [0, rank) when !allow_negative), normalized.
+Status normalize_axis(const std::string& op, const std::string& name, std::int64_t value,
+                      int rank, bool allow_negative, std::int64_t* out);
+
+/// Sets out->indices from a logical view (rank N) whose coordinates (k of them) lie along a
+/// separate dimension of stride `coord_stride`: the coordinate dimension is merged into the
+/// last logical dimension (a view when the strides allow it, else a contiguous copy, noted).
+/// k == 0: the logical view itself (values are never read).
+Status fold_coordinates(const std::string& op, const ViewBuilder& logical, int k,
+                        std::int64_t coord_stride, Lowering* out);
+
+/// A contiguous view of `v` (v itself, or a copy owned by `owner`, noted in out->notes).
+Status contiguous(const TensorView& v, const std::string& what, Lowering* out,
+                  std::shared_ptr<Tensor>* owner, TensorView* result);
+
+/// NumPy's `axis=None` convention: flattens `a` (a view when contiguous, else a noted copy) with
+/// *axis_out = 0, or normalizes `axis` against a's rank. *x is the array to gather from.
+Status flatten_or_axis(const std::string& op, const std::string& name, const TensorView& a,
+                       std::optional<std::int64_t> axis, Lowering* out, TensorView* x,
+                       std::int64_t* axis_out);
+
+/// Error context of an ND gather: coordinate j of the last indices dim indexes x dim b + j.
+void set_nd_error_context(Lowering* out, const TensorView& indices, const TensorView& x,
+                          std::int64_t batch_dims, const std::string& xname, bool negatives_wrap,
+                          std::string rule);
+
+/// Completes a lowering: infers the core output shape, checks it has as many elements as the
+/// framework's `output_shape`, and (unless already set) sets core_output_strides to the
+/// row-major strides of the core shape (a pure reshape of the framework output).
+Status finish(const std::vector<std::int64_t>& output_shape, Lowering* out);
+
+/// Index policy + the framework's wording for out-of-range errors.
+void set_policy(Lowering* out, IndexMode mode, bool negative_indices);
+void set_error_context(Lowering* out, const TensorView& indices, const std::string& indices_name,
+                       int coordinate_dim, std::vector<std::string> labels,
+                       std::vector<std::int64_t> sizes, bool negatives_wrap, std::string rule);
+
+// ---- The seed's recipes ----------------------------------------------------------------------
+
+/// Block gather with batch dims (onnx.Gather, numpy.take, tf.gather, coreml.gather, webnn.gather):
+///   input' = X[:a+1] ++ [1]*(q-b) ++ X[a+1:];  indices' = I[:b] ++ [1]*(a-b+1) ++ I[b:] ++ [1]*(r-a-1)
+///   axes = [a];  output = X[:a] ++ I[b:] ++ X[a+1:].
+/// The caller has checked 0 <= b <= a < r, b <= q and X[:b] == I[:b].
+Status lower_block(const std::string& op, const TensorView& x, const TensorView& indices,
+                   std::int64_t axis, std::int64_t batch_dims, Lowering* out);
+
+enum class ElementRule { kEqual, kAtMost, kBroadcast };
+/// Element gather (one axis, same rank): out[.., j, ..] = X[.., I[.., j, ..], ..].
+///   kEqual: I[d] == X[d] for d != axis; kAtMost: I[d] <= X[d] and the input view is SLICED to
+///   I[d] (a size-1 index dim reads row 0, it never broadcasts); kBroadcast: bidirectional.
+/// Messages use `xname`/`iname` and the framework's `axis_word` ("axis" / "dim").
+Status lower_elements(const std::string& op, const TensorView& x, const TensorView& indices,
+                      std::int64_t axis, ElementRule rule, const std::string& xname,
+                      const std::string& iname, Lowering* out);
+
+/// ND gather (onnx.GatherND, tf.gather_nd, coreml.gather_nd, webnn.gatherND, tcp.gather_nd):
+///   X = B ++ Xk ++ T, I = B ++ J ++ [k], n = max(b+k, q-1) (the seed's gatherNdBlocks):
+///   input' = B ++ Xk ++ [1]*(n-b-k) ++ T,  indices' = B ++ J ++ [1]*(n-q+1+len(T)) (coordinates
+///   folded last), axes = [b, .., b+k-1] (the output takes J's sizes there), output = B ++ J ++ T. The caller has checked ranks, batch equality and 0 <= k <= r - b.
+Status lower_nd(const std::string& op, const TensorView& x, const TensorView& indices,
+                std::int64_t batch_dims, Lowering* out);
+
+/// Checks X[:b] == I[:b] with the framework's message.
+Status check_batch_equal(const std::string& op, const TensorView& x, const TensorView& indices,
+                         std::int64_t batch_dims, const std::string& xname,
+                         const std::string& iname);
+
+/// Reads one integer index element (any integer dtype) at byte address `p`; false otherwise.
+bool read_index(const std::byte* p, DType dtype, __int128* value);
+
+/// Registration of each family's ops (one function per frontend file).
+void append_core_ops(std::vector<OpSpec>* ops);
+void append_onnx_ops(std::vector<OpSpec>* ops);
+void append_torch_ops(std::vector<OpSpec>* ops);
+void append_numpy_ops(std::vector<OpSpec>* ops);
+void append_tf_ops(std::vector<OpSpec>* ops);
+void append_jax_ops(std::vector<OpSpec>* ops);
+void append_coreml_ops(std::vector<OpSpec>* ops);
+void append_tosa_ops(std::vector<OpSpec>* ops);
+void append_mlir_ops(std::vector<OpSpec>* ops);
+void append_stablehlo_ops(std::vector<OpSpec>* ops);
+void append_webnn_ops(std::vector<OpSpec>* ops);
+void append_dml_ops(std::vector<OpSpec>* ops);
+
+}  // namespace multigather::frontends

@@ -1,0 +1,32 @@
+// The operator itself as a registry entry: gather_multiaxis(input, indices, axes, options).
+#include "frontends/lowering.hpp"
+
+namespace multigather::frontends {
+
+void append_core_ops(std::vector<OpSpec>* ops) {
+  ops->push_back(
+      {"gather_multiaxis", "core", "multiaxis", "gather_multiaxis(input, indices, axes, index_mode, negative_indices, fill_value)",
+       "output[o] = input[i], i[d] = o[d] (d not in axes, broadcast), i[axes[j]] = indices[q.., q_last*c + j]",
+       "SPEC.md section 1; seeds/Multigather.md", "input", "indices",
+       {{"axes", AttrType::kIntList, "", {}, "input dimensions addressed by each coordinate, in order"},
+        {"index_mode", AttrType::kEnum, "error", {"error", "clamp", "wrap", "fill"}, "out-of-range policy"},
+        {"negative_indices", AttrType::kBool, "true", {}, "v < 0 becomes v + n first"},
+        {"fill_value", AttrType::kScalar, "0", {}, "value of out-of-range elements when index_mode=fill"}},
+       [](const TensorView& x, const TensorView& i, const AttributeValues& a, Lowering* o) {
+         MULTIGATHER_RETURN_IF_ERROR(begin_op("gather_multiaxis", x, i, o));
+         o->input = x;
+         o->indices = i;
+         o->axes = a.get_ints("axes");
+         IndexMode mode = IndexMode::kError;
+         parse_index_mode(a.get_enum("index_mode"), &mode);
+         set_policy(o, mode, a.get_bool("negative_indices"));
+         o->options.fill_value = *a.get_scalar("fill_value");
+         GatherShape s;
+         MULTIGATHER_RETURN_IF_ERROR(infer_shape(x.shape, i.shape, o->axes, &s));
+         MULTIGATHER_RETURN_IF_ERROR(check_integer(o->op, "indices", i.dtype));
+         o->logical_indices_shape = s.logical_indices_shape;
+         return finish(dims_vec(s.output_shape), o);
+       }});
+}
+
+}  // namespace multigather::frontends

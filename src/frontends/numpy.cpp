@@ -1,0 +1,173 @@
+// NumPy take, take_along_axis and advanced integer indexing. Rules: research/semantics.md
+// section 5; mapping: section 16 (block, element broadcasting, advanced indexing rows).
+#include "multigather/frontends/numpy.hpp"
+
+#include <algorithm>
+
+#include "frontends/lowering.hpp"
+
+namespace multigather::numpy {
+
+using namespace frontends;
+
+Status take(const TensorView& a, const TensorView& indices, std::optional<std::int64_t> axis,
+            std::string_view mode, Lowering* out) {
+  MULTIGATHER_RETURN_IF_ERROR(begin_op("numpy.take", a, indices, out));
+  MULTIGATHER_RETURN_IF_ERROR(check_integer(out->op, "indices", indices.dtype));
+  TensorView x;
+  std::int64_t ax = 0;
+  MULTIGATHER_RETURN_IF_ERROR(flatten_or_axis(out->op, "a", a, axis, out, &x, &ax));
+  const std::int64_t size = x.shape[static_cast<int>(ax)];
+  if (size == 0 && indices.numel() != 0) {
+    return OutOfRange(out->op + ": cannot do a non-empty take from an empty axes (axis " + str(ax) +
+                      " has size 0, indices shape " + to_string(indices.shape) + ")");
+  }
+  const std::string label = axis ? "axis " + str(ax) : std::string("the flattened input");
+  if (mode == "raise") {
+    set_policy(out, IndexMode::kError, true);
+  } else if (mode == "wrap") {
+    set_policy(out, IndexMode::kWrap, false);
+  } else if (mode == "clip") {
+    set_policy(out, IndexMode::kClamp, false);
+    out->notes.push_back("mode='clip' clamps to [0, D-1] without wrapping negatives (-1 -> 0)");
+  } else {
+    return InvalidArgument(out->op + ": mode = '" + std::string(mode) + "' must be one of raise, wrap, clip");
+  }
+  set_error_context(out, indices, "indices", -1, {label}, {size}, true, "");
+  return lower_block(out->op, x, indices, ax, 0, out);
+}
+
+Status take_along_axis(const TensorView& arr, const TensorView& indices,
+                       std::optional<std::int64_t> axis, Lowering* out) {
+  MULTIGATHER_RETURN_IF_ERROR(begin_op("numpy.take_along_axis", arr, indices, out));
+  if (!is_index_type(indices.dtype)) {
+    return TypeError(out->op + ": `indices` must be an integer array (got " +
+                     std::string(dtype_name(indices.dtype)) + ")");
+  }
+  set_policy(out, IndexMode::kError, true);
+  if (!axis) {
+    if (indices.rank() != 1) {
+      return InvalidArgument(out->op + ": when axis=None, `indices` must have a single dimension (got shape " +
+                             to_string(indices.shape) + ")");
+    }
+    TensorView x;
+    std::int64_t ax = 0;
+    MULTIGATHER_RETURN_IF_ERROR(flatten_or_axis(out->op, "arr", arr, axis, out, &x, &ax));
+    set_error_context(out, indices, "indices", -1, {"the flattened arr"}, {arr.numel()}, true, "");
+    return lower_elements(out->op, x, indices, 0, ElementRule::kBroadcast, "arr", "indices", out);
+  }
+  if (indices.rank() != arr.rank()) {
+    return InvalidArgument(out->op + ": `indices` and `arr` must have the same number of dimensions (" +
+                           str(indices.rank()) + " and " + str(arr.rank()) + ")");
+  }
+  std::int64_t ax = 0;
+  MULTIGATHER_RETURN_IF_ERROR(normalize_axis(out->op, "axis", *axis, arr.rank(), true, &ax));
+  set_error_context(out, indices, "indices", -1, {"axis " + str(ax)}, {arr.shape[static_cast<int>(ax)]}, true, "");
+  return lower_elements(out->op, arr, indices, ax, ElementRule::kBroadcast, "arr", "indices", out);
+}
+
+Status advanced_index(const TensorView& a, const TensorView& indices,
+                      const std::vector<std::int64_t>& index_dims, Lowering* out) {
+  MULTIGATHER_RETURN_IF_ERROR(begin_op("numpy.advanced_index", a, indices, out));
+  MULTIGATHER_RETURN_IF_ERROR(check_integer(out->op, "indices", indices.dtype));
+  const int r = a.rank(), q = indices.rank();
+  const int k = static_cast<int>(index_dims.size());
+  if (k < 1) return InvalidArgument(out->op + ": index_dims must name at least one dimension");
+  if (q < 1 || indices.shape[q - 1] != k) {
+    return InvalidArgument(out->op + ": indices shape " + to_string(indices.shape) +
+                           " must be B ++ [" + str(k) + "] (the " + str(k) +
+                           " broadcast index arrays stacked on the last dimension)");
+  }
+  if (k > r) {
+    return InvalidArgument(out->op + ": too many indices for array: array is " + str(r) +
+                           "-dimensional, but " + str(k) + " were indexed");
+  }
+  std::vector<std::int64_t> dims;
+  for (int j = 0; j < k; ++j) {
+    std::int64_t d = 0;
+    MULTIGATHER_RETURN_IF_ERROR(normalize_axis(out->op, "index_dims[" + str(j) + "]", index_dims[static_cast<std::size_t>(j)], r, true, &d));
+    if (j > 0 && d <= dims.back()) {
+      return InvalidArgument(out->op + ": index_dims " + shape_str(index_dims) +
+                             " must be strictly increasing (the order of the index arrays in a[...])");
+    }
+    dims.push_back(d);
+  }
+  const bool adjacent = dims.back() - dims.front() == k - 1;
+  const int m = q - 1;  // rank of the broadcast index shape B
+  std::vector<std::string> labels;
+  std::vector<std::int64_t> sizes;
+  for (std::int64_t d : dims) {
+    labels.push_back("axis " + str(d));
+    sizes.push_back(a.shape[static_cast<int>(d)]);
+  }
+  set_policy(out, IndexMode::kError, true);
+  set_error_context(out, indices, "indices", q - 1, labels, sizes, true, "");
+  ViewBuilder in = ViewBuilder::of(a), ix = ViewBuilder::of(indices);
+  std::vector<std::int64_t> shape;
+  if (adjacent) {
+    const int s = static_cast<int>(dims.front());
+    in.add_dims(a, 0, s + k);
+    in.add_unit(m);
+    in.add_dims(a, s + k, r);
+    ix.add_unit(s + k);
+    ix.add_dims(indices, 0, m);
+    ix.add_unit(r - s - k);
+    for (int j = 0; j < k; ++j) out->axes.push_back(s + j);
+    shape.assign(a.shape.begin(), a.shape.begin() + s);
+    shape.insert(shape.end(), indices.shape.begin(), indices.shape.end() - 1);
+    shape.insert(shape.end(), a.shape.begin() + s + k, a.shape.end());
+    out->notes.push_back("adjacent index arrays: the broadcast index shape replaces dimensions " +
+                         str(s) + ".." + str(s + k - 1) + " in place");
+  } else {
+    in.add_unit(m);
+    in.add_dims(a, 0, r);
+    ix.add_dims(indices, 0, m);
+    ix.add_unit(r);
+    for (std::int64_t d : dims) out->axes.push_back(m + d);
+    shape.assign(indices.shape.begin(), indices.shape.end() - 1);
+    for (int d = 0; d < r; ++d) {
+      if (std::find(dims.begin(), dims.end(), d) == dims.end()) shape.push_back(a.shape[d]);
+    }
+    out->notes.push_back("separated index arrays: the broadcast index shape goes first");
+  }
+  for (int j = 0; j < k; ++j) {
+    if (sizes[static_cast<std::size_t>(j)] == 0 && indices.numel() != 0) {
+      return OutOfRange(out->op + ": index arrays are not empty but axis " + str(dims[static_cast<std::size_t>(j)]) + " has size 0");
+    }
+  }
+  MULTIGATHER_RETURN_IF_ERROR(to_view(out->op, in, "input", &out->input));
+  MULTIGATHER_RETURN_IF_ERROR(fold_coordinates(out->op, ix, k, indices.strides[q - 1], out));
+  return finish(shape, out);
+}
+
+}  // namespace multigather::numpy
+
+namespace multigather::frontends {
+
+void append_numpy_ops(std::vector<OpSpec>* ops) {
+  const std::string docs = "https://numpy.org/doc/stable/reference/generated/";
+  ops->push_back({"numpy.take", "numpy", "block", "numpy.take(a, indices, axis=None, mode='raise')",
+                  "out[i.., j.., k..] = a[i.., indices[j..], k..]  (axis=None: a.flatten()[indices])",
+                  docs + "numpy.take.html", "a", "indices",
+                  {{"axis", AttrType::kOptionalInt, "none", {}, "gather axis (none: flatten a)"},
+                   {"mode", AttrType::kEnum, "raise", {"raise", "wrap", "clip"}, "out-of-range policy"}},
+                  [](const TensorView& x, const TensorView& i, const AttributeValues& a, Lowering* o) {
+                    return numpy::take(x, i, a.get_optional_int("axis"), a.get_enum("mode"), o);
+                  }});
+  ops->push_back({"numpy.take_along_axis", "numpy", "element", "numpy.take_along_axis(arr, indices, axis=-1)",
+                  "out[i.., j, k..] = arr[i.., indices[i.., j, k..], k..]  (broadcasting)",
+                  docs + "numpy.take_along_axis.html", "arr", "indices",
+                  {{"axis", AttrType::kOptionalInt, "-1", {}, "gather axis (none: flatten arr, 1-D indices)"}},
+                  [](const TensorView& x, const TensorView& i, const AttributeValues& a, Lowering* o) {
+                    return numpy::take_along_axis(x, i, a.get_optional_int("axis"), o);
+                  }});
+  ops->push_back({"numpy.advanced_index", "numpy", "advanced", "a[idx_0, .., idx_{k-1}] (indices = stack(broadcast(idx..), -1))",
+                  "out[b.., rest..] = a[.., indices[b.., 0], .., indices[b.., k-1], ..] (index arrays on index_dims)",
+                  "https://numpy.org/doc/stable/user/basics.indexing.html#integer-array-indexing", "a", "indices",
+                  {{"index_dims", AttrType::kIntList, "0", {}, "the input dimension each stacked index array indexes (increasing)"}},
+                  [](const TensorView& x, const TensorView& i, const AttributeValues& a, Lowering* o) {
+                    return numpy::advanced_index(x, i, a.get_ints("index_dims"), o);
+                  }});
+}
+
+}  // namespace multigather::frontends

@@ -1,0 +1,104 @@
+// ONNX Gather / GatherElements / GatherND (opset 13). Rules: research/semantics.md sections 1-3.
+#include "multigather/frontends/onnx.hpp"
+
+#include "frontends/lowering.hpp"
+
+namespace multigather::onnx {
+
+using namespace frontends;
+
+namespace {
+
+constexpr const char* kRule = "ONNX indices must lie in [-s, s-1]";
+
+Status check_ranks(const std::string& op, const TensorView& data, const TensorView& indices,
+                   int min_indices_rank) {
+  if (data.rank() < 1) return InvalidArgument(op + ": data must have rank >= 1 (got a 0-D tensor)");
+  if (indices.rank() < min_indices_rank) {
+    return InvalidArgument(op + ": indices must have rank >= " + str(min_indices_rank) +
+                           " (got a 0-D tensor)");
+  }
+  return Status::Ok();
+}
+
+// The shared part of Gather and GatherElements: ranks, int32/int64 indices, the axis, the rule.
+Status single_axis(const TensorView& data, const TensorView& indices, std::int64_t axis,
+                   int min_indices_rank, Lowering* out, std::int64_t* a) {
+  MULTIGATHER_RETURN_IF_ERROR(check_ranks(out->op, data, indices, min_indices_rank));
+  MULTIGATHER_RETURN_IF_ERROR(check_dtype(out->op, "indices", indices.dtype, {DType::kInt32, DType::kInt64}));
+  MULTIGATHER_RETURN_IF_ERROR(normalize_axis(out->op, "axis", axis, data.rank(), true, a));
+  set_policy(out, IndexMode::kError, true);
+  set_error_context(out, indices, "indices", -1, {"axis " + str(*a)}, {data.shape[static_cast<int>(*a)]}, true, kRule);
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status Gather(const TensorView& data, const TensorView& indices, std::int64_t axis, Lowering* out) {
+  MULTIGATHER_RETURN_IF_ERROR(begin_op("onnx.Gather", data, indices, out));
+  std::int64_t a = 0;
+  MULTIGATHER_RETURN_IF_ERROR(single_axis(data, indices, axis, 0, out, &a));
+  return lower_block(out->op, data, indices, a, 0, out);
+}
+
+Status GatherElements(const TensorView& data, const TensorView& indices, std::int64_t axis,
+                      Lowering* out) {
+  MULTIGATHER_RETURN_IF_ERROR(begin_op("onnx.GatherElements", data, indices, out));
+  std::int64_t a = 0;
+  MULTIGATHER_RETURN_IF_ERROR(single_axis(data, indices, axis, 1, out, &a));
+  return lower_elements(out->op, data, indices, a, ElementRule::kAtMost, "data", "indices", out);
+}
+
+Status GatherND(const TensorView& data, const TensorView& indices, std::int64_t batch_dims,
+                Lowering* out) {
+  MULTIGATHER_RETURN_IF_ERROR(begin_op("onnx.GatherND", data, indices, out));
+  MULTIGATHER_RETURN_IF_ERROR(check_ranks(out->op, data, indices, 1));
+  MULTIGATHER_RETURN_IF_ERROR(check_dtype(out->op, "indices", indices.dtype, {DType::kInt64}));
+  const int r = data.rank(), q = indices.rank();
+  const std::int64_t b = batch_dims;
+  if (b < 0 || b >= std::min(q, r)) {
+    return InvalidArgument(out->op + ": batch_dims = " + str(b) + " must be in [0, min(q, r)) = [0, " +
+                           str(std::min(q, r)) + ") for data rank " + str(r) + " and indices rank " + str(q));
+  }
+  MULTIGATHER_RETURN_IF_ERROR(check_batch_equal(out->op, data, indices, b, "data", "indices"));
+  const std::int64_t k = indices.shape[q - 1];
+  if (k < 1 || k > r - b) {
+    return InvalidArgument(out->op + ": indices.shape[-1] = " + str(k) +
+                           " must be in [1, r - batch_dims] = [1, " + str(r - b) + "]");
+  }
+  set_policy(out, IndexMode::kError, true);
+  set_nd_error_context(out, indices, data, b, "data", true, kRule);
+  return lower_nd(out->op, data, indices, b, out);
+}
+
+}  // namespace multigather::onnx
+
+namespace multigather::frontends {
+
+void append_onnx_ops(std::vector<OpSpec>* ops) {
+  const AttrSpec axis{"axis", AttrType::kInt, "0", {}, "gather axis in [-r, r-1]"};
+  ops->push_back({"onnx.Gather", "onnx", "block", "Gather(data, indices, axis=0)",
+                  "output[i.., j.., k..] = data[i.., indices[j..], k..]  (i.. = axis leading dims)",
+                  "https://onnx.ai/onnx/operators/onnx__Gather.html (opset 13)", "data", "indices",
+                  {axis},
+                  [](const TensorView& x, const TensorView& i, const AttributeValues& a, Lowering* o) {
+                    return onnx::Gather(x, i, a.get_int("axis"), o);
+                  }});
+  ops->push_back({"onnx.GatherElements", "onnx", "element", "GatherElements(data, indices, axis=0)",
+                  "output[i][j][k] = data[indices[i][j][k]][j][k]  (axis 0)",
+                  "https://onnx.ai/onnx/operators/onnx__GatherElements.html (opset 13; ONNX "
+                  "Runtime's indices.shape[d] <= data.shape[d] rule)",
+                  "data", "indices", {axis},
+                  [](const TensorView& x, const TensorView& i, const AttributeValues& a, Lowering* o) {
+                    return onnx::GatherElements(x, i, a.get_int("axis"), o);
+                  }});
+  ops->push_back({"onnx.GatherND", "onnx", "nd", "GatherND(data, indices, batch_dims=0)",
+                  "output[b.., j..] = data[b.., indices[b.., j.., 0], .., indices[b.., j.., k-1], t..]",
+                  "https://onnx.ai/onnx/operators/onnx__GatherND.html (opset 13)", "data", "indices",
+                  {{"batch_dims", AttrType::kInt, "0", {}, "leading batch dimensions shared by data and indices"}},
+                  [](const TensorView& x, const TensorView& i, const AttributeValues& a, Lowering* o) {
+                    return onnx::GatherND(x, i, a.get_int("batch_dims"), o);
+                  }});
+}
+
+}  // namespace multigather::frontends

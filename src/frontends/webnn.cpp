@@ -1,0 +1,90 @@
+// WebNN gather / gatherElements / gatherND. Rules: research/semantics.md section 12.
+#include "multigather/frontends/webnn.hpp"
+
+#include "frontends/lowering.hpp"
+
+namespace multigather::webnn {
+
+using namespace frontends;
+
+namespace {
+
+Status check_common(const std::string& op, const TensorView& input, const TensorView& indices) {
+  if (input.rank() < 1) return InvalidArgument(op + ": input must have rank >= 1 (got a scalar)");
+  return check_dtype(op, "indices", indices.dtype, {DType::kInt32, DType::kUInt32, DType::kInt64});
+}
+
+Status unsigned_axis(const std::string& op, std::int64_t axis, int rank) {
+  if (axis < 0 || axis >= rank) {
+    return InvalidArgument(op + ": axis = " + str(axis) + " must be in [0, " + str(rank) +
+                           ") (an unsigned long less than the input rank " + str(rank) + ")");
+  }
+  return Status::Ok();
+}
+
+void clamp_policy(Lowering* out) {
+  set_policy(out, IndexMode::kClamp, true);
+  out->notes.push_back("out-of-range indices clamp to [0, N-1] after wrapping negatives once "
+                       "(what the WPT conformance tests expect; webnn#486)");
+}
+
+}  // namespace
+
+Status gather(const TensorView& input, const TensorView& indices, std::int64_t axis, Lowering* out) {
+  MULTIGATHER_RETURN_IF_ERROR(begin_op("webnn.gather", input, indices, out));
+  MULTIGATHER_RETURN_IF_ERROR(check_common(out->op, input, indices));
+  MULTIGATHER_RETURN_IF_ERROR(unsigned_axis(out->op, axis, input.rank()));
+  clamp_policy(out);
+  return lower_block(out->op, input, indices, axis, 0, out);
+}
+
+Status gatherElements(const TensorView& input, const TensorView& indices, std::int64_t axis,
+                      Lowering* out) {
+  MULTIGATHER_RETURN_IF_ERROR(begin_op("webnn.gatherElements", input, indices, out));
+  MULTIGATHER_RETURN_IF_ERROR(check_common(out->op, input, indices));
+  MULTIGATHER_RETURN_IF_ERROR(unsigned_axis(out->op, axis, input.rank()));
+  clamp_policy(out);
+  return lower_elements(out->op, input, indices, axis, ElementRule::kEqual, "input", "indices", out);
+}
+
+Status gatherND(const TensorView& input, const TensorView& indices, Lowering* out) {
+  MULTIGATHER_RETURN_IF_ERROR(begin_op("webnn.gatherND", input, indices, out));
+  MULTIGATHER_RETURN_IF_ERROR(check_common(out->op, input, indices));
+  if (indices.rank() < 1) return InvalidArgument(out->op + ": indices must have rank >= 1 (got a scalar)");
+  const std::int64_t c = indices.shape[indices.rank() - 1];
+  if (c > input.rank()) {
+    return InvalidArgument(out->op + ": indices.shape[-1] = " + str(c) +
+                           " is greater than the input rank " + str(input.rank()));
+  }
+  clamp_policy(out);
+  return lower_nd(out->op, input, indices, 0, out);
+}
+
+}  // namespace multigather::webnn
+
+namespace multigather::frontends {
+
+void append_webnn_ops(std::vector<OpSpec>* ops) {
+  const AttrSpec axis{"axis", AttrType::kInt, "0", {}, "gather axis (unsigned, < rank)"};
+  const std::string src = "https://www.w3.org/TR/webnn/ (index rule: WPT conformance tests, clamp)";
+  ops->push_back({"webnn.gather", "webnn", "block", "gather(input, indices, {axis=0})",
+                  "output[i.., j.., k..] = input[i.., clamp(indices[j..]), k..]", src + " #api-mlgraphbuilder-gather",
+                  "input", "indices", {axis},
+                  [](const TensorView& x, const TensorView& i, const AttributeValues& a, Lowering* o) {
+                    return webnn::gather(x, i, a.get_int("axis"), o);
+                  }});
+  ops->push_back({"webnn.gatherElements", "webnn", "element", "gatherElements(input, indices, {axis=0})",
+                  "output[i][j][k] = input[clamp(indices[i][j][k])][j][k]  (axis 0)",
+                  src + " #api-mlgraphbuilder-gatherelements", "input", "indices", {axis},
+                  [](const TensorView& x, const TensorView& i, const AttributeValues& a, Lowering* o) {
+                    return webnn::gatherElements(x, i, a.get_int("axis"), o);
+                  }});
+  ops->push_back({"webnn.gatherND", "webnn", "nd", "gatherND(input, indices)",
+                  "output[j..] = input[clamp(indices[j.., 0]), .., clamp(indices[j.., c-1]), t..]",
+                  src + " #api-mlgraphbuilder-gathernd", "input", "indices", {},
+                  [](const TensorView& x, const TensorView& i, const AttributeValues&, Lowering* o) {
+                    return webnn::gatherND(x, i, o);
+                  }});
+}
+
+}  // namespace multigather::frontends

@@ -1,0 +1,174 @@
+// The edge cases of research/semantics.md section 17, op by op, as one golden table: empty
+// indices, empty inputs, 0-D indices, unsigned index dtypes (accepted or rejected by each
+// framework's dtype list), coordinate-size bounds. Each row runs the op on real buffers and checks
+// the output shape (values: zero elements, or the single element named in the row) or the error
+// code. The exact messages of these errors are asserted in the per-family test files.
+#include "op_test_support.hpp"
+
+namespace multigather {
+namespace {
+
+using namespace testing;
+
+struct EdgeCase {
+  const char* op;
+  Dims input_shape;
+  Dims indices_shape;
+  DType indices_dtype;
+  Attributes attrs;
+  const char* expected_shape;  // nullptr: an error is expected
+  StatusCode error = StatusCode::kOk;
+};
+
+void run_table(const std::vector<EdgeCase>& rows) {
+  for (const EdgeCase& c : rows) {
+    std::int64_t n = 0, m = 0;
+    element_count(c.input_shape, &n);
+    element_count(c.indices_shape, &m);
+    const Tensor input = f32(c.input_shape, iota(static_cast<int>(n)));
+    const Tensor indices = make_tensor(c.indices_dtype, c.indices_shape, std::vector<double>(static_cast<std::size_t>(m), 0));
+    Tensor out;
+    const Status s = run_op(c.op, input.view(), indices.view(), c.attrs, &out);
+    const std::string where = std::string(c.op) + " input " + to_string(c.input_shape) + " indices " +
+                              to_string(c.indices_shape) + " " + std::string(dtype_name(c.indices_dtype));
+    if (c.expected_shape == nullptr) {
+      EXPECT_FALSE(s.ok()) << where;
+      EXPECT_EQ(s.code(), c.error) << where << ": " << s.message();
+    } else {
+      ASSERT_TRUE(s.ok()) << where << ": " << s.message();
+      EXPECT_EQ(to_string(out.shape()), c.expected_shape) << where;
+      if (out.numel() > 0) EXPECT_EQ(out.data_as<float>()[0], 0.0f) << where;  // index 0 reads element 0
+    }
+  }
+}
+
+constexpr DType I32 = DType::kInt32, I64 = DType::kInt64, U8 = DType::kUInt8, U32 = DType::kUInt32,
+                U64 = DType::kUInt64;
+constexpr StatusCode kInvalid = StatusCode::kInvalidArgument, kType = StatusCode::kTypeError,
+                     kRange = StatusCode::kOutOfRange;
+
+TEST(EdgeCases, EmptyIndices) {
+  run_table({
+      {"onnx.Gather", {3, 4}, {0, 2}, I64, {{"axis", "1"}}, "[3,0,2]"},
+      {"onnx.GatherElements", {3, 4}, {3, 0}, I64, {{"axis", "1"}}, "[3,0]"},
+      {"onnx.GatherND", {3, 4}, {0, 2}, I64, {}, "[0]"},
+      {"torch.gather", {3, 4}, {0, 9}, I64, {}, "[0,9]"},
+      {"torch.take", {3, 4}, {0}, I64, {}, "[0]"},
+      {"torch.take_along_dim", {3, 4}, {3, 0}, I64, {{"dim", "1"}}, "[3,0]"},
+      {"torch.index_select", {3, 4}, {0}, I64, {{"dim", "1"}}, "[3,0]"},
+      {"numpy.take", {3, 4}, {0}, I64, {{"axis", "0"}}, "[0,4]"},
+      {"numpy.take_along_axis", {3, 4}, {0, 4}, I64, {{"axis", "0"}}, "[0,4]"},
+      {"numpy.advanced_index", {3, 4}, {0, 2}, I64, {{"index_dims", "0,1"}}, "[0]"},
+      {"tf.gather", {3, 4}, {2, 0}, I32, {{"axis", "1"}}, "[3,2,0]"},
+      {"tf.gather_nd", {3, 4}, {0, 1}, I32, {}, "[0,4]"},
+      {"jax.numpy.take", {3, 4}, {0}, I64, {{"axis", "1"}}, "[3,0]"},
+      {"jax.numpy.take_along_axis", {3, 4}, {3, 0}, I64, {}, "[3,0]"},
+      {"coreml.gather", {3, 4}, {0}, I32, {}, "[0,4]"},
+      {"coreml.gather_along_axis", {3, 4}, {0, 4}, I32, {}, "[0,4]"},
+      {"coreml.gather_nd", {3, 4}, {0, 2}, I32, {}, "[0]"},
+      {"tosa.gather", {2, 3, 4}, {2, 0}, I32, {}, "[2,0,4]"},
+      {"tensor.gather", {3, 4}, {0, 1}, I64, {{"gather_dims", "0"}}, "[0,1,4]"},
+      {"tcp.gather", {3, 4}, {0, 4}, I64, {}, "[0,4]"},
+      {"tcp.gather_nd", {3, 4}, {0, 1}, I64, {}, "[0,4]"},
+      {"stablehlo.gather", {3, 4}, {0, 1}, I64,
+       {{"offset_dims", "1"}, {"collapsed_slice_dims", "0"}, {"start_index_map", "0"}, {"index_vector_dim", "1"},
+        {"slice_sizes", "1,4"}},
+       "[0,4]"},
+      {"webnn.gather", {3, 4}, {0}, I32, {}, "[0,4]"},
+      {"webnn.gatherElements", {3, 4}, {0, 4}, I32, {}, "[0,4]"},
+      {"webnn.gatherND", {3, 4}, {0, 2}, I32, {}, "[0]"},
+  });
+}
+
+TEST(EdgeCases, EmptyInputIsFineWhenNothingIsLookedUp) {
+  run_table({
+      {"onnx.Gather", {0, 5}, {1, 3}, I64, {{"axis", "1"}}, "[0,1,3]"},
+      {"tf.gather", {0, 5}, {2}, I64, {{"axis", "1"}}, "[0,2]"},
+      {"numpy.take", {0, 5}, {1, 3}, I64, {{"axis", "1"}}, "[0,1,3]"},
+      {"torch.index_select", {0, 5}, {2}, I64, {{"dim", "1"}}, "[0,2]"},
+      {"webnn.gather", {0, 5}, {2}, I32, {{"axis", "1"}}, "[0,2]"},
+      // ... and an error when something is: the indexed axis is empty.
+      {"onnx.Gather", {0, 5}, {1}, I64, {}, nullptr, kRange},
+      {"webnn.gather", {0, 5}, {1}, I32, {}, nullptr, kRange},
+      {"torch.take", {0, 5}, {1}, I64, {}, nullptr, kRange},
+      {"numpy.take", {0, 5}, {1}, I64, {{"axis", "0"}}, nullptr, kRange},
+      {"jax.numpy.take", {0, 5}, {1}, I64, {{"axis", "0"}}, nullptr, kRange},
+  });
+}
+
+TEST(EdgeCases, ZeroDimensionalIndices) {
+  run_table({
+      {"onnx.Gather", {3, 4}, {}, I64, {{"axis", "1"}}, "[3]"},
+      {"tf.gather", {3, 4}, {}, I32, {}, "[4]"},
+      {"numpy.take", {3, 4}, {}, I64, {}, "[]"},
+      {"jax.numpy.take", {3, 4}, {}, I64, {{"axis", "0"}}, "[4]"},
+      {"coreml.gather", {3, 4}, {}, I32, {{"axis", "1"}}, "[3]"},
+      {"webnn.gather", {3}, {}, U32, {}, "[]"},
+      {"torch.take", {3, 4}, {}, I64, {}, "[]"},
+      {"torch.index_select", {3, 4}, {}, I64, {{"dim", "1"}}, "[3,1]"},
+      {"torch.gather", {3}, {}, I64, {}, "[]"},
+      {"stablehlo.gather", {3, 4}, {}, I64,
+       {{"offset_dims", "0"}, {"collapsed_slice_dims", "0"}, {"start_index_map", "0"}, {"index_vector_dim", "0"},
+        {"slice_sizes", "1,4"}},
+       "[4]"},
+      // Ops whose indices carry coordinates (or match the input rank) reject 0-D indices.
+      {"onnx.GatherND", {3, 4}, {}, I64, {}, nullptr, kInvalid},
+      {"onnx.GatherElements", {3, 4}, {}, I64, {}, nullptr, kInvalid},
+      {"tf.gather_nd", {3, 4}, {}, I32, {}, nullptr, kInvalid},
+      {"webnn.gatherND", {3, 4}, {}, I32, {}, nullptr, kInvalid},
+      {"webnn.gatherElements", {3, 4}, {}, I32, {}, nullptr, kInvalid},
+      {"tensor.gather", {3, 4}, {}, I64, {{"gather_dims", "0"}}, nullptr, kInvalid},
+  });
+}
+
+TEST(EdgeCases, UnsignedIndexDtypes) {
+  run_table({
+      {"webnn.gather", {3, 4}, {2}, U32, {}, "[2,4]"},
+      {"numpy.take", {3, 4}, {2}, U64, {{"axis", "0"}}, "[2,4]"},
+      {"jax.numpy.take", {3, 4}, {2}, U8, {{"axis", "0"}}, "[2,4]"},
+      {"coreml.gather", {3, 4}, {2}, U8, {}, "[2,4]"},
+      {"tensor.gather", {3, 4}, {2, 1}, U32, {{"gather_dims", "0"}}, "[2,1,4]"},
+      {"stablehlo.gather", {3, 4}, {2, 1}, U64,
+       {{"offset_dims", "1"}, {"collapsed_slice_dims", "0"}, {"start_index_map", "0"}, {"index_vector_dim", "1"},
+        {"slice_sizes", "1,4"}},
+       "[2,4]"},
+      {"gather_multiaxis", {3, 4}, {2, 1}, U32, {{"axes", "0"}}, "[2,4]"},
+      {"onnx.Gather", {3, 4}, {2}, U32, {}, nullptr, kType},
+      {"onnx.GatherND", {3, 4}, {2, 1}, U64, {}, nullptr, kType},
+      {"torch.gather", {3, 4}, {1, 4}, U8, {}, nullptr, kType},
+      {"torch.index_select", {3, 4}, {2}, U32, {}, nullptr, kType},
+      {"tf.gather", {3, 4}, {2}, U32, {}, nullptr, kType},
+      {"tosa.gather", {2, 3, 4}, {2, 1}, U32, {}, nullptr, kType},
+      {"coreml.gather", {3, 4}, {2}, U32, {}, nullptr, kType},
+      {"webnn.gather", {3, 4}, {2}, U64, {}, nullptr, kType},
+  });
+}
+
+TEST(EdgeCases, CoordinateSizeBounds) {
+  run_table({
+      {"onnx.GatherND", {2, 3, 4}, {5, 3}, I64, {}, "[5]"},
+      {"onnx.GatherND", {2, 3, 4}, {2, 2}, I64, {{"batch_dims", "1"}}, "[2]"},
+      {"onnx.GatherND", {2, 3, 4}, {5, 4}, I64, {}, nullptr, kInvalid},
+      {"onnx.GatherND", {2, 3, 4}, {5, 0}, I64, {}, nullptr, kInvalid},
+      {"tf.gather_nd", {2, 3, 4}, {5, 0}, I64, {}, "[5,2,3,4]"},
+      {"tf.gather_nd", {2, 3, 4}, {2, 3}, I64, {{"batch_dims", "1"}}, nullptr, kInvalid},
+      {"webnn.gatherND", {2, 3, 4}, {5, 3}, I32, {}, "[5]"},
+      {"webnn.gatherND", {2, 3, 4}, {5, 4}, I32, {}, nullptr, kInvalid},
+      {"coreml.gather_nd", {2, 3, 4}, {2, 3}, I32, {{"batch_dims", "1"}}, nullptr, kInvalid},
+      {"tcp.gather_nd", {2, 3, 4}, {5, 4}, I64, {}, nullptr, kInvalid},
+      {"tensor.gather", {2, 3, 4}, {5, 3}, I64, {{"gather_dims", "0,1,2"}, {"rank_reduced", "true"}}, "[5]"},
+  });
+}
+
+TEST(EdgeCases, BatchDimsMustMatchExactly) {
+  run_table({
+      {"tf.gather", {2, 3}, {2, 4}, I32, {{"axis", "1"}, {"batch_dims", "1"}}, "[2,4]"},
+      {"tf.gather", {2, 3}, {1, 4}, I32, {{"axis", "1"}, {"batch_dims", "1"}}, nullptr, kInvalid},
+      {"coreml.gather", {2, 3}, {1, 4}, I32, {{"axis", "1"}, {"batch_dims", "1"}}, nullptr, kInvalid},
+      {"coreml.gather_nd", {2, 3}, {1, 1}, I32, {{"batch_dims", "1"}}, nullptr, kInvalid},
+      {"tf.gather_nd", {1, 3}, {2, 1}, I32, {{"batch_dims", "1"}}, nullptr, kInvalid},
+  });
+}
+
+}  // namespace
+}  // namespace multigather
