@@ -16,18 +16,16 @@ is indices.shape with the last entry divided by c. For every output position o::
 Source: SPEC.md section 1 of the multigather repository (normative). Framework adapters with
 each framework's own signature live in the submodules ``multigather.numpy``,
 ``multigather.onnx``, ``multigather.torch``, ``multigather.tf``, ``multigather.jax``,
-``multigather.stablehlo``, ``multigather.coreml``, ``multigather.tosa``, ``multigather.mlir`` and
-``multigather.webnn``; ``multigather.run(op, ...)`` runs any registry op by name.
+``multigather.stablehlo``, ``multigather.coreml``, ``multigather.tosa``, ``multigather.mlir``,
+``multigather.webnn`` and ``multigather.dml``; ``multigather.run(op, ...)`` runs any registry op by name.
 """
 
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence
+from typing import Any, Sequence
 
 from . import _interop, _registry
 from . import _multigather as _core
-from ._lowering import Lowering, dims, kernel_output_shape, shape_of
-from ._registry import register
 
 __all__ = ["gather_multiaxis", "run", "ops", "output_shape", "explain", "max_rank",
            "__version__"]
@@ -93,16 +91,6 @@ def gather_multiaxis(
     )
 
 
-@register("gather_multiaxis")
-def _lower_gather_multiaxis(input_shape, indices_shape, axes: Sequence[int] = (),
-                            index_mode: str = "error", negative_indices: bool = True,
-                            fill_value: Any = 0) -> Lowering:
-    lowering = Lowering("gather_multiaxis", input_shape, indices_shape, tuple(axes), (),
-                        index_mode=index_mode, negative_indices=negative_indices,
-                        fill_value=fill_value)
-    return lowering.replace(result_shape=kernel_output_shape(lowering))
-
-
 def run(op: str, input: Any, indices: Any, *, out: Any = None, **attrs: Any) -> Any:
     """Runs registry op ``op`` ("gather_multiaxis", "onnx.GatherND", "torch.gather",
     "numpy.take", "tf.gather", "jax.numpy.take", "stablehlo.gather", "webnn.gather", ...; see
@@ -127,45 +115,22 @@ def ops() -> list[str]:
 def output_shape(op: str, input_shape: Sequence[int], indices_shape: Sequence[int], *,
                  input_dtype: str = "float32", indices_dtype: str = "int64",
                  **attrs: Any) -> tuple[int, ...]:
-    """The output shape of ``op`` for these shapes (and dtypes) and attributes, without data.
-    Raises ValueError like ``run`` for shapes and attributes that break the op's rules."""
-    native = _registry.output_shape(op, input_shape, indices_shape, input_dtype, indices_dtype,
-                                    **attrs)
-    if native is not None:
-        return native
-    lowering = _registry.lower(op, input_shape, indices_shape, **attrs)
-    kernel_output_shape(lowering)  # the lowered call's own shape rules
-    return tuple(lowering.result_shape)
+    """The output shape of registry op ``op`` for these shapes, dtypes and attributes, without
+    data. Raises ValueError like ``run`` for shapes and attributes that break the op's rules,
+    TypeError for dtypes."""
+    return _registry.output_shape(op, input_shape, indices_shape, input_dtype, indices_dtype,
+                                  **attrs)
 
 
 def explain(op: str, input_shape: Sequence[int], indices_shape: Sequence[int], *,
             input_dtype: str = "float32", indices_dtype: str = "int64", **attrs: Any) -> str:
-    """How ``op`` runs on these shapes: the framework rule, the one gather_multiaxis call it
-    becomes (views, axes, index policy), the role of each dimension of that call, and the final
-    output shape. Raises ValueError like ``output_shape``."""
-    native = _registry.explain(op, input_shape, indices_shape, input_dtype, indices_dtype,
-                               **attrs)
-    if native is not None:
-        return native
-    lowering = _registry.lower(op, input_shape, indices_shape, **attrs)
-    info = _core.shape_info(list(lowering.input_shape), list(lowering.indices_shape),
-                            list(lowering.axes))
-    lines = [lowering.explain(input_shape, indices_shape)]
-    lines.append(f"  coordinate size c = {info['coordinate_size']}, logical indices shape "
-                 f"{dims(info['logical_indices_shape'])}, kernel output {dims(info['output_shape'])}")
-    for d, size in enumerate(info["output_shape"]):
-        if info["is_axis"][d]:
-            j = list(info["axes"]).index(d)
-            role = f"indexed by coordinate {j} (input size {lowering.input_shape[d]})"
-        elif info["input_broadcast"][d]:
-            role = "input broadcast (size 1)"
-        elif info["indices_broadcast"][d]:
-            role = "indices broadcast (size 1)"
-        else:
-            role = "shared by input and indices"
-        lines.append(f"    dim {d}: size {size}, {role}")
-    return "\n".join(lines)
+    """How registry op ``op`` runs on these shapes: its signature, formula and source, the one
+    gather_multiaxis call it becomes (input and indices views, axes, index policy), the core's
+    output shape and the framework's (the text of ``multigather explain OP``). Raises
+    ValueError like ``output_shape``."""
+    return _registry.explain(op, input_shape, indices_shape, input_dtype, indices_dtype,
+                             **attrs)
 
 
-# Framework modules register their ops on import.
-from . import coreml, jax, mlir, numpy, onnx, stablehlo, tf, torch, tosa, webnn  # noqa: E402,F401
+# The framework modules: each registry op with its framework's signature.
+from . import coreml, dml, jax, mlir, numpy, onnx, stablehlo, tf, torch, tosa, webnn  # noqa: E402,F401

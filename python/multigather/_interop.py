@@ -79,9 +79,7 @@ def to_core(array: Any, name: str, *, writable: bool = False) -> tuple[Any, Opti
     return array, None
 
 
-def _ints(values: Optional[Sequence[int]], name: str) -> Optional[list[int]]:
-    if values is None:
-        return None
+def _ints(values: Sequence[int], name: str) -> list[int]:
     out = []
     for j, v in enumerate(values):
         try:
@@ -114,38 +112,12 @@ def call_core(function: Any, input: Any, indices: Any, out: Any = None, **kwargs
     return result.view(input.dtype) if input_dtype is not None else result
 
 
-def call(
-    input: Any,
-    indices: Any,
-    axes: Sequence[int],
-    *,
-    index_mode: str = "error",
-    negative_indices: bool = True,
-    fill_value: Any = 0,
-    out: Any = None,
-    input_part: Optional[Sequence[int]] = None,
-    input_shape: Optional[Sequence[int]] = None,
-    indices_shape: Optional[Sequence[int]] = None,
-    result_shape: Optional[Sequence[int]] = None,
-) -> Any:
-    """One gather_multiaxis call on framework arrays, with the optional shapes-only lowering
-    steps of an adapter: take the leading part ``input_part`` of the input, view the input as
-    ``input_shape`` and the indices as ``indices_shape``, gather along ``axes``, and give the
-    output the shape ``result_shape``. Returns the result in the input's framework, or ``out``.
-    """
+def call(input: Any, indices: Any, axes: Sequence[int], *, index_mode: str = "error",
+         negative_indices: bool = True, fill_value: Any = 0, out: Any = None) -> Any:
+    """One gather_multiaxis call on framework arrays; the result is in the input's framework,
+    or ``out``."""
     if isinstance(axes, (str, bytes)) or not hasattr(axes, "__iter__"):
         raise TypeError(f"axes must be a sequence of ints, not {type(axes).__name__}")
-    return call_core(
-        _core.gather,
-        input,
-        indices,
-        out,
-        axes=_ints(axes, "axes"),
-        index_mode=index_mode,
-        negative_indices=bool(negative_indices),
-        fill_value=_fill_scalar(fill_value),
-        input_part=_ints(input_part, "input_part"),
-        input_shape=_ints(input_shape, "input_shape"),
-        indices_shape=_ints(indices_shape, "indices_shape"),
-        result_shape=_ints(result_shape, "result_shape"),
-    )
+    return call_core(_core.gather, input, indices, out, axes=_ints(axes, "axes"),
+                     index_mode=index_mode, negative_indices=bool(negative_indices),
+                     fill_value=_fill_scalar(fill_value))

@@ -12,34 +12,9 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from ._lowering import Lowering, block, flat, elements, normalize_axis
-from ._registry import register, run
+from ._registry import run
 
 __all__ = ["take", "take_along_axis"]
-
-_TAKE_MODES = {
-    # raise: negatives wrap once, anything else out of range is an IndexError.
-    "raise": dict(index_mode="error", negative_indices=True),
-    # wrap: floor modulo the axis size.
-    "wrap": dict(index_mode="wrap", negative_indices=True),
-    # clip: clamp to [0, n-1]; numpy "disables indexing with negative numbers" (-1 -> 0).
-    "clip": dict(index_mode="clamp", negative_indices=False),
-}
-
-
-@register("numpy.take")
-def lower_take(a_shape, indices_shape, axis: Optional[int] = None, mode: str = "raise") -> Lowering:
-    if mode not in _TAKE_MODES:
-        raise ValueError(f"numpy.take: mode '{mode}' is not one of 'raise', 'wrap', 'clip'")
-    policy = _TAKE_MODES[mode]
-    if axis is None:
-        return flat("numpy.take", a_shape, indices_shape, rule="out[j] = a.flat[indices[j]]",
-                    **policy)
-    if len(a_shape) == 0:
-        raise ValueError(f"numpy.take: axis {axis} is out of bounds for array of dimension 0")
-    a = normalize_axis("numpy.take", "axis", axis, len(a_shape))
-    return block("numpy.take", a_shape, indices_shape, a,
-                 rule="out[p, j, s] = a[p, indices[j], s]", **policy)
 
 
 def take(a: Any, indices: Any, axis: Optional[int] = None, out: Any = None,
@@ -53,26 +28,6 @@ def take(a: Any, indices: Any, axis: Optional[int] = None, out: Any = None,
     (axis, mode), TypeError (dtypes). ``out``: writable array of the output shape.
     """
     return run("numpy.take", a, indices, out=out, axis=axis, mode=mode)
-
-
-@register("numpy.take_along_axis")
-def lower_take_along_axis(arr_shape, indices_shape, axis: Optional[int] = -1) -> Lowering:
-    policy = dict(index_mode="error", negative_indices=True)
-    if axis is None:
-        if len(indices_shape) != 1:
-            raise ValueError("numpy.take_along_axis: when axis=None, `indices` must have a "
-                             f"single dimension (got rank {len(indices_shape)})")
-        return flat("numpy.take_along_axis", arr_shape, indices_shape,
-                    rule="out[j] = arr.flat[indices[j]]", **policy)
-    if len(indices_shape) != len(arr_shape):
-        raise ValueError("numpy.take_along_axis: `indices` and `arr` must have the same number "
-                         f"of dimensions (got {len(indices_shape)} and {len(arr_shape)})")
-    if len(arr_shape) == 0:
-        raise ValueError(f"numpy.take_along_axis: axis {axis} is out of bounds for array of "
-                         "dimension 0")
-    a = normalize_axis("numpy.take_along_axis", "axis", axis, len(arr_shape))
-    return elements("numpy.take_along_axis", arr_shape, indices_shape, a,
-                    rule="out[p, j, s] = arr[p, indices[p, j, s], s] (p, s broadcast)", **policy)
 
 
 def take_along_axis(arr: Any, indices: Any, axis: Optional[int] = -1) -> Any:

@@ -69,43 +69,6 @@ bool byte_interval(const TensorView& v, std::intptr_t* lo, std::intptr_t* hi) {
   return true;
 }
 
-// numpy's no-copy reshape (PyArray_Newshape's _attempt_nocopy_reshape): strides for `shape`
-// that address the same row-major element sequence, if they exist.
-bool reshape_strides(const TensorView& view, const Dims& shape, Dims* strides) {
-  Dims old_shape, old_strides;
-  for (int d = 0; d < view.rank(); ++d) {
-    if (view.shape[d] != 1) {
-      old_shape.push_back(view.shape[d]);
-      old_strides.push_back(view.strides[d]);
-    }
-  }
-  *strides = Dims::filled(shape.size(), 1);
-  const int old_rank = old_shape.size();
-  const int new_rank = shape.size();
-  int oi = 0, oj = 1, ni = 0, nj = 1;
-  while (ni < new_rank && oi < old_rank) {
-    std::int64_t np = shape[ni];
-    std::int64_t op = old_shape[oi];
-    while (np != op) {
-      if (np < op) {
-        if (nj >= new_rank) return false;
-        np *= shape[nj++];
-      } else {
-        if (oj >= old_rank) return false;
-        op *= old_shape[oj++];
-      }
-    }
-    for (int ok = oi; ok < oj - 1; ++ok) {
-      if (old_strides[ok] != old_shape[ok + 1] * old_strides[ok + 1]) return false;
-    }
-    (*strides)[nj - 1] = old_strides[oj - 1];
-    for (int nk = nj - 1; nk > ni; --nk) (*strides)[nk - 1] = (*strides)[nk] * shape[nk];
-    ni = nj++;
-    oi = oj++;
-  }
-  return true;
-}
-
 }  // namespace
 
 void raise_if_error(const Status& status) {
@@ -235,40 +198,21 @@ MutableTensorView mutable_view_of(const OutputArray& array, std::string_view nam
   return view_from<MutableTensorView>(array, name, dtype_name);
 }
 
-TensorView reshape_view(const TensorView& view, const Dims& shape, std::string_view name,
-                        Tensor* storage) {
-  std::int64_t have = 0, want = 0;
-  if (!element_count(view.shape, &have) || !element_count(shape, &want) || have != want ||
-      shape.overflowed()) {
-    throw nb::value_error((std::string(name) + " of shape " + to_string(view.shape) +
-                           " cannot be reshaped to " + to_string(shape)).c_str());
+void check_out(const MutableTensorView& out, const TensorView& input, const TensorView& indices,
+               const Dims& shape) {
+  if (out.dtype != input.dtype) {
+    throw nb::type_error(("out dtype " + std::string(dtype_name(out.dtype)) +
+                          " must equal the input dtype " + std::string(dtype_name(input.dtype)))
+                             .c_str());
   }
-  TensorView out = view;
-  out.shape = shape;
-  if (want == 0) {
-    out.strides = contiguous_strides(shape);
-    return out;
+  if (!(out.shape == shape)) {
+    throw nb::value_error(("out shape " + to_string(out.shape) + " must equal the output shape " +
+                           to_string(shape)).c_str());
   }
-  if (reshape_strides(view, shape, &out.strides)) return out;
-  *storage = Tensor::copy_of(view);  // a merge of non-contiguous dimensions: numpy copies too
-  storage->reshape(shape);
-  return storage->view();
-}
-
-TensorView leading_part(const TensorView& view, const Dims& sizes, std::string_view name) {
-  if (sizes.size() != view.rank()) {
-    throw nb::value_error((std::string(name) + " has rank " + str(view.rank()) + " but " +
-                           str(sizes.size()) + " sizes were given for its leading part").c_str());
+  if (may_overlap(out, input) || may_overlap(out, indices)) {
+    throw nb::value_error("out overlaps input or indices (gather cannot write into memory it "
+                          "reads)");
   }
-  TensorView out = view;
-  for (int d = 0; d < sizes.size(); ++d) {
-    if (sizes[d] < 0 || sizes[d] > view.shape[d]) {
-      throw nb::value_error((std::string(name) + " leading part " + to_string(sizes) +
-                             " does not fit in shape " + to_string(view.shape)).c_str());
-    }
-    out.shape[d] = sizes[d];
-  }
-  return out;
 }
 
 nb::object to_python(Tensor&& tensor, dl::dtype dtype, std::string_view framework) {

@@ -2,9 +2,7 @@
 // nanobind's ndarray) as multigather views, and results handed back as arrays.
 //
 // Nothing here copies data: a view keeps the caller's pointer, shape and strides (in elements,
-// as DLPack gives them; negative and zero strides included). The one exception is
-// reshape_view(), which copies only when a reshape cannot be expressed with strides (the
-// flattening of a non-contiguous view), exactly where numpy.reshape copies.
+// as DLPack gives them; negative and zero strides included).
 #pragma once
 
 #include <nanobind/nanobind.h>
@@ -46,16 +44,10 @@ TensorView view_of(const InputArray& array, std::string_view name,
 MutableTensorView mutable_view_of(const OutputArray& array, std::string_view name,
                                   std::optional<std::string_view> dtype_name = std::nullopt);
 
-/// A view with the same elements in row-major order as `view` but shape `shape` (equal element
-/// count). Uses strides when the reshape allows (inserting or removing size-1 dimensions,
-/// splitting a dimension, merging dimensions that are contiguous with each other); otherwise
-/// copies `view` into `*storage` and views that. ValueError when the element counts differ.
-TensorView reshape_view(const TensorView& view, const Dims& shape, std::string_view name,
-                        Tensor* storage);
-
-/// The leading part view[:sizes[0], :sizes[1], ...] (same strides). ValueError when a size is
-/// negative or larger than the view's.
-TensorView leading_part(const TensorView& view, const Dims& sizes, std::string_view name);
+/// Checks the caller's `out` view against a call: the input's dtype (TypeError), `shape`
+/// (ValueError), and no overlap with input or indices (ValueError).
+void check_out(const MutableTensorView& out, const TensorView& input, const TensorView& indices,
+               const Dims& shape);
 
 /// Hands `tensor` to Python without a copy, as an array of `framework` ("numpy", "torch",
 /// "jax", "tensorflow", "cupy"; anything else gives an object with __dlpack__). nanobind calls

@@ -2,9 +2,8 @@
 //
 // Deliberately small and framework-neutral: arrays arrive through DLPack or the buffer protocol
 // (nb::ndarray), are viewed without copies, and the result leaves as an array of the input's
-// framework (nanobind calls that framework's from_dlpack).
-// Shapes-only lowerings (unit dimensions, flattening, leading parts) are applied to the views
-// here, so a framework adapter written in Python never copies or reshapes data itself.
+// framework (nanobind calls that framework's from_dlpack). Framework ops go through the C++ op
+// registry (registry.cpp), which does every lowering on the views.
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/optional.h>
@@ -27,16 +26,6 @@ using namespace nb::literals;
 
 namespace multigather::python {
 namespace {
-
-using IntList = std::vector<std::int64_t>;
-
-Dims dims_of(const IntList& values) { return Dims(std::span<const std::int64_t>(values)); }
-
-nb::tuple tuple_of(const Dims& dims) {
-  nb::list out;
-  for (int d = 0; d < dims.size() && d < kMaxRank; ++d) out.append(dims[d]);
-  return nb::tuple(out);
-}
 
 // A Python fill value (bool, int of any size within 64 bits, float, numpy scalar) as a Scalar.
 Scalar scalar_of(nb::handle value) {
@@ -78,58 +67,26 @@ GatherOptions options_of(std::string_view index_mode, bool negative_indices,
   return options;
 }
 
-/// The one entry point of every Python call. `input_part` (a leading part of the input),
-/// `input_shape`, `indices_shape` and `result_shape` are the shapes-only steps of a framework
-/// lowering; all default to "as given".
+/// gather_multiaxis on framework arrays (viewed in place); the result is a new array of
+/// `framework`, or None after writing into `out` (any strides, not overlapping the operands).
 nb::object gather(const InputArray& input_array, const InputArray& indices_array,
-                  const IntList& axes, std::string_view index_mode, bool negative_indices,
-                  nb::handle fill_value, std::optional<OutputArray> out,
+                  const std::vector<std::int64_t>& axes, std::string_view index_mode,
+                  bool negative_indices, nb::handle fill_value, std::optional<OutputArray> out,
                   std::optional<std::string_view> input_dtype,
-                  std::optional<std::string_view> out_dtype, std::string_view framework,
-                  std::optional<IntList> input_part, std::optional<IntList> input_shape,
-                  std::optional<IntList> indices_shape, std::optional<IntList> result_shape) {
+                  std::optional<std::string_view> out_dtype, std::string_view framework) {
   const GatherOptions options = options_of(index_mode, negative_indices, fill_value);
-  Tensor input_copy, indices_copy;
-  TensorView input = view_of(input_array, "input", input_dtype);
-  TensorView indices = view_of(indices_array, "indices");
-  if (input_part) input = leading_part(input, dims_of(*input_part), "input");
-  if (input_shape) input = reshape_view(input, dims_of(*input_shape), "input", &input_copy);
-  if (indices_shape) {
-    indices = reshape_view(indices, dims_of(*indices_shape), "indices", &indices_copy);
-  }
+  const TensorView input = view_of(input_array, "input", input_dtype);
+  const TensorView indices = view_of(indices_array, "indices");
   GatherShape shape;
   raise_if_error(infer_shape(input.shape, indices.shape, axes, &shape));
-  const Dims final_shape = result_shape ? dims_of(*result_shape) : shape.output_shape;
 
   if (out) {
-    MutableTensorView target = mutable_view_of(*out, "out", out_dtype);
-    if (target.dtype != input.dtype) {
-      throw nb::type_error(("out dtype " + std::string(dtype_name(target.dtype)) +
-                            " must equal the input dtype " + std::string(dtype_name(input.dtype)))
-                               .c_str());
-    }
-    if (!(target.shape == final_shape)) {
-      throw nb::value_error(("out shape " + to_string(target.shape) +
-                             " must equal the output shape " + to_string(final_shape)).c_str());
-    }
-    Tensor no_copy;
-    const TensorView as_kernel =
-        reshape_view(target, shape.output_shape, "out", &no_copy);
-    if (no_copy.data() != nullptr) {
-      throw nb::value_error(("out strides " + to_string(target.strides) +
-                             " cannot be viewed with the kernel's output shape " +
-                             to_string(shape.output_shape) + " without a copy").c_str());
-    }
-    if (may_overlap(as_kernel, input) || may_overlap(as_kernel, indices)) {
-      throw nb::value_error("out overlaps input or indices (gather cannot write into memory it "
-                            "reads)");
-    }
-    MutableTensorView kernel_out(const_cast<void*>(as_kernel.data), as_kernel.dtype,
-                                 as_kernel.shape, as_kernel.strides);
+    const MutableTensorView target = mutable_view_of(*out, "out", out_dtype);
+    check_out(target, input, indices, shape.output_shape);
     Status status;
     {
       nb::gil_scoped_release release;
-      status = gather_multiaxis_into(input, indices, axes, kernel_out, options);
+      status = gather_multiaxis_into(input, indices, axes, target, options);
     }
     raise_if_error(status);
     return nb::none();
@@ -142,29 +99,7 @@ nb::object gather(const InputArray& input_array, const InputArray& indices_array
     status = gather_multiaxis_into(input, indices, axes, result.mutable_view(), options);
   }
   raise_if_error(status);
-  result.reshape(final_shape);
   return to_python(std::move(result), input_array.dtype(), framework);
-}
-
-nb::dict shape_info(const IntList& input_shape, const IntList& indices_shape,
-                    const IntList& axes) {
-  GatherShape s;
-  raise_if_error(infer_shape(dims_of(input_shape), dims_of(indices_shape), axes, &s));
-  nb::list is_axis, input_broadcast, indices_broadcast;
-  for (int d = 0; d < s.output_shape.size(); ++d) {
-    is_axis.append(s.is_axis[static_cast<std::size_t>(d)]);
-    input_broadcast.append(s.input_broadcast[static_cast<std::size_t>(d)]);
-    indices_broadcast.append(s.indices_broadcast[static_cast<std::size_t>(d)]);
-  }
-  nb::dict info;
-  info["output_shape"] = tuple_of(s.output_shape);
-  info["logical_indices_shape"] = tuple_of(s.logical_indices_shape);
-  info["axes"] = tuple_of(s.axes);
-  info["coordinate_size"] = s.coordinate_size;
-  info["is_axis"] = nb::tuple(is_axis);
-  info["input_broadcast"] = nb::tuple(input_broadcast);
-  info["indices_broadcast"] = nb::tuple(indices_broadcast);
-  return info;
 }
 
 }  // namespace
@@ -175,13 +110,9 @@ NB_MODULE(_multigather, m) {
   m.doc() = "multigather's C++ core (see the `multigather` package for the documented API)";
   m.def("gather", &gather, "input"_a, "indices"_a, "axes"_a, "index_mode"_a = "error",
         "negative_indices"_a = true, "fill_value"_a = 0, "out"_a = nb::none(),
-        "input_dtype"_a = nb::none(), "out_dtype"_a = nb::none(), "framework"_a = "numpy", "input_part"_a = nb::none(),
-        "input_shape"_a = nb::none(), "indices_shape"_a = nb::none(),
-        "result_shape"_a = nb::none(),
-        "gather_multiaxis on any DLPack / buffer-protocol arrays, with optional shapes-only "
-        "lowering steps; returns the result as an array of `framework`, or None with out=.");
-  m.def("shape_info", &shape_info, "input_shape"_a, "indices_shape"_a, "axes"_a,
-        "infer_shape: output shape, logical indices shape, normalized axes, broadcast flags.");
+        "input_dtype"_a = nb::none(), "out_dtype"_a = nb::none(), "framework"_a = "numpy",
+        "gather_multiaxis on any DLPack / buffer-protocol arrays; returns the result as an "
+        "array of `framework`, or None with out=.");
   m.attr("max_rank") = multigather::kMaxRank;
 #if defined(MULTIGATHER_PYTHON_HAS_CUDA)
   m.attr("has_cuda") = true;  // the library has its CUDA engine; device arrays: see arrays.cpp

@@ -9,8 +9,6 @@
 //   explain_op(op, input_shape, input_dtype, indices_shape, indices_dtype, attrs) -> str
 #include "registry.hpp"
 
-#if MULTIGATHER_PYTHON_HAS_REGISTRY
-
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
@@ -94,20 +92,7 @@ nb::object run(std::string_view op, const InputArray& input_array,
   raise_if_error(lower_op(op, input, indices, attributes_of(texts), &lowering));
   if (out) {
     const MutableTensorView target = mutable_view_of(*out, "out", out_dtype);
-    if (target.dtype != input.dtype) {
-      throw nb::type_error(("out dtype " + std::string(dtype_name(target.dtype)) +
-                            " must equal the input dtype " + std::string(dtype_name(input.dtype)))
-                               .c_str());
-    }
-    if (!(target.shape == lowering.output_shape)) {
-      throw nb::value_error(("out shape " + to_string(target.shape) +
-                             " must equal the output shape " +
-                             to_string(lowering.output_shape)).c_str());
-    }
-    if (may_overlap(target, input) || may_overlap(target, indices)) {
-      throw nb::value_error("out overlaps input or indices (gather cannot write into memory it "
-                            "reads)");
-    }
+    check_out(target, input, indices, lowering.output_shape);
     Status status;
     {
       nb::gil_scoped_release release;
@@ -161,7 +146,6 @@ std::string explain(std::string_view op, const IntList& input_shape, std::string
 
 void bind_registry(nb::module_& m) {
   using namespace nb::literals;
-  m.attr("has_registry") = true;
   m.def("registry_ops", &registry_ops, "Every registry op with its attributes.");
   m.def("run_op", &run, "op"_a, "input"_a, "indices"_a, "attrs"_a, "out"_a = nb::none(),
         "input_dtype"_a = nb::none(), "out_dtype"_a = nb::none(), "framework"_a = "numpy",
@@ -174,11 +158,3 @@ void bind_registry(nb::module_& m) {
 }
 
 }  // namespace multigather::python
-
-#else
-
-namespace multigather::python {
-void bind_registry(nb::module_& m) { m.attr("has_registry") = false; }
-}  // namespace multigather::python
-
-#endif

@@ -2,8 +2,7 @@
 77 WebNN web-platform-tests cases (gather, gatherElements, gatherND, with float16 data and
 int32/uint32/int64 indices), 20 WebNN validation cases (shapes and dtypes only; 13 must be
 rejected) and the 10 ONNX node tests as transcribed from the .py case files (the concrete .pb
-data is in test_onnx_runtime.py). Every expected value must come out bit for bit. The WebNN ops
-run in the C++ op registry; a build without it skips them with that reason."""
+data is in test_onnx_runtime.py). Every expected value must come out bit for bit."""
 
 from __future__ import annotations
 
@@ -34,8 +33,6 @@ ONNX_NODE = [c for c in load("onnx_node.json") if c["input"]["data"] != "random"
 
 @pytest.mark.parametrize("case", WPT, ids=[c["name"] for c in WPT])
 def test_webnn_wpt_vectors(case):
-    if case["op"] not in multigather.ops():
-        pytest.skip(f"{case['op']} needs the C++ op registry (frontends) in this build")
     got = multigather.run(case["op"], array(case["input"]), array(case["indices"]), **case["attrs"])
     expected = array(case["expected"])
     assert got.shape == expected.shape and got.dtype == expected.dtype
@@ -44,8 +41,6 @@ def test_webnn_wpt_vectors(case):
 
 @pytest.mark.parametrize("case", VALIDATION, ids=[c["name"] for c in VALIDATION])
 def test_webnn_wpt_validation(case):
-    if case["op"] not in multigather.ops():
-        pytest.skip(f"{case['op']} needs the C++ op registry (frontends) in this build")
     kwargs = dict(input_dtype=case["input"]["dtype"], indices_dtype=case["indices"]["dtype"],
                   **case["attrs"])
     if case["expect_error"]:
