@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds and installs the Python package, then runs its tests (tests/python): the hypothesis
 # differential suite of gather_multiaxis and the framework suites (numpy, ONNX Runtime,
-# TensorFlow, JAX; PyTorch when installed). About 5 minutes on 2 cores.
+# TensorFlow, JAX; PyTorch when installed). About 2 minutes on 2 cores, plus the build.
 #
 #   scripts/test-python.sh              pinned test requirements + `pip install .` + pytest
 #   MULTIGATHER_HYPOTHESIS_EXAMPLES=N   examples of the core differential suites (default 2000)
