@@ -4,17 +4,19 @@
   (https://numpy.org/doc/stable/reference/generated/numpy.take.html).
 - ``take_along_axis(arr, indices, axis=-1)``: numpy.take_along_axis
   (https://numpy.org/doc/stable/reference/generated/numpy.take_along_axis.html).
+- ``advanced_index(a, indices, index_dims)``: ``a[..., idx_0, ..., idx_{k-1}, ...]``
+  (https://numpy.org/doc/stable/user/basics.indexing.html#integer-array-indexing).
 
 Arrays of any framework are accepted; the result has the input's framework.
 """
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Optional, Sequence
 
 from ._registry import run
 
-__all__ = ["take", "take_along_axis"]
+__all__ = ["take", "take_along_axis", "advanced_index"]
 
 
 def take(a: Any, indices: Any, axis: Optional[int] = None, out: Any = None,
@@ -38,3 +40,14 @@ def take_along_axis(arr: Any, indices: Any, axis: Optional[int] = -1) -> Any:
     Raises ValueError (ranks, broadcasting, axis), TypeError (dtypes).
     """
     return run("numpy.take_along_axis", arr, indices, axis=axis)
+
+
+def advanced_index(a: Any, indices: Any, index_dims: Sequence[int]) -> Any:
+    """numpy advanced integer indexing ``a[..., idx_0, ..., idx_{k-1}, ...]`` with the index
+    arrays on the increasing dims ``index_dims``, given stacked: indices = stack(broadcast(
+    idx_0, ..., idx_{k-1}), axis=-1). Adjacent index dims put the broadcast shape in their
+    place, separated ones put it first (numpy's rule). Negatives wrap once; out of range is
+    IndexError (https://numpy.org/doc/stable/user/basics.indexing.html#integer-array-indexing).
+    """
+    return run("numpy.advanced_index", a, indices, index_dims=index_dims)
+
