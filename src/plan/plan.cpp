@@ -2,11 +2,27 @@
 #include "plan/plan.hpp"
 
 namespace multigather::detail {
+namespace {
+
+// Largest |element offset| a view reaches from its data pointer (validate_call has checked
+// that it fits in int64).
+std::int64_t view_extent(const Dims& shape, const Dims& strides) noexcept {
+  std::int64_t extent = 0;
+  for (int d = 0; d < shape.size(); ++d) {
+    if (shape[d] == 0) return 0;
+    const std::int64_t s = strides[d] < 0 ? -strides[d] : strides[d];
+    extent += s * (shape[d] - 1);
+  }
+  return extent;
+}
+
+}  // namespace
 
 void make_plan(const TensorView& input, const TensorView& indices,
                const MutableTensorView& output, const ValidatedCall& call,
                const GatherOptions& options, GatherPlan* plan) noexcept {
-  GatherPlan p;
+  GatherPlan& p = *plan;  // filled in place: the per-call path copies no plan
+  p = GatherPlan{};
   const GatherShape& s = call.shape;
   const int r = input.rank();
   const int c = s.coordinate_size;
@@ -74,7 +90,31 @@ void make_plan(const TensorView& input, const TensorView& indices,
   p.negative_indices = call.negative_indices;
   p.fill_bytes = call.fill_bytes;
   p.num_threads = options.num_threads;
-  *plan = p;
+
+  // 4. The inner block: a last dimension contiguous in input and output along which the index
+  //    does not change is copied whole per lookup.
+  const auto last = static_cast<std::size_t>(m > 0 ? m - 1 : 0);
+  if (m > 0 && p.input_strides[last] == 1 && p.output_strides[last] == 1 &&
+      p.indices_strides[last] == 0) {
+    p.kind = PlanKind::kBlock;
+    p.block = p.shape[last];
+    p.lookup_rank = m - 1;
+  } else {
+    p.kind = PlanKind::kElement;
+    p.block = 1;
+    p.lookup_rank = m;
+  }
+  p.lookups = p.numel / p.block;
+
+  constexpr std::int64_t kInt32Max = 2147483647;
+  p.offsets_fit_int32 = view_extent(input.shape, input.strides) <= kInt32Max &&
+                        view_extent(indices.shape, indices.strides) <= kInt32Max &&
+                        view_extent(output.shape, output.strides) <= kInt32Max;
+  const auto es = static_cast<std::int64_t>(p.element_size);
+  const auto is = static_cast<std::int64_t>(element_size(indices.dtype));
+  const __int128 work = static_cast<__int128>(p.numel) * es * 2 +
+                       static_cast<__int128>(p.lookups) * p.k * is;
+  p.work_bytes = work > INT64_MAX ? INT64_MAX : static_cast<std::int64_t>(work);
 }
 
 }  // namespace multigather::detail

@@ -3,7 +3,8 @@
 //
 // Pipeline: validate_call (once, before any byte moves) -> make_plan (pure: broadcast becomes
 // stride 0, size-1 dimensions are dropped, dimensions contiguous in every operand are
-// coalesced) -> a kernel runs the plan.
+// coalesced, the contiguous inner block over which the index does not change is found, a
+// kernel kind is chosen) -> a kernel runs the plan.
 #pragma once
 
 #include <array>
@@ -30,6 +31,16 @@ Status validate_call(const TensorView& input, const TensorView& indices,
                      std::span<const std::int64_t> axes, const MutableTensorView& output,
                      const GatherOptions& options, ValidatedCall* call) noexcept;
 
+/// Which loop shape a kernel runs (the same choice for the CPU and CUDA backends).
+enum class PlanKind : std::uint8_t {
+  /// The innermost plan dimension is a block of `block` elements, contiguous in input and
+  /// output (stride 1) with the index constant along it (indices stride 0): one index
+  /// resolution per block, then one block copy.
+  kBlock = 0,
+  /// One index resolution per output element (GatherElements, flat take, strided views).
+  kElement = 1,
+};
+
 /// The normalized loop nest. For each output position o (a C-order walk over `shape`, which
 /// visits output elements in the same order as a C-order walk of the original output shape):
 ///
@@ -42,6 +53,11 @@ Status validate_call(const TensorView& input, const TensorView& indices,
 /// All strides and offsets are in elements of the respective operand. input_strides is 0 on
 /// axes and on input-broadcast dimensions, indices_strides is 0 on index-broadcast dimensions
 /// (and, for the last dimension, already multiplied by the coordinate size c).
+///
+/// Dimensions are never reordered (the walk stays in output C order). Lookups: the first
+/// `lookup_rank` dimensions enumerate the `lookups` index resolutions; for kBlock the last
+/// dimension (rank - 1) is the block (shape[rank-1] == block, input/output stride 1, indices
+/// stride 0); for kElement lookup_rank == rank and block == 1.
 struct GatherPlan {
   int rank = 0;
   std::array<std::int64_t, kMaxRank> shape{};
@@ -64,6 +80,18 @@ struct GatherPlan {
   bool negative_indices = true;
   alignas(16) std::array<std::byte, 16> fill_bytes{};
   int num_threads = 0;
+
+  // Derived by make_plan from the fields above (kernel selection).
+  PlanKind kind = PlanKind::kElement;
+  std::int64_t block = 1;          // elements per lookup (1 for kElement)
+  int lookup_rank = 0;             // dimensions enumerating lookups (rank - 1 for kBlock)
+  std::int64_t lookups = 0;        // numel / block
+  /// Every element offset the call can reach in the input, the indices and the output, from
+  /// its data pointer, lies in [-2^31, 2^31): kernels may use 32-bit offset arithmetic.
+  bool offsets_fit_int32 = false;
+  /// Estimated bytes the call moves (output written + input gathered + indices read); the CPU
+  /// engine picks its thread count from it.
+  std::int64_t work_bytes = 0;
 };
 
 /// Builds the normalized plan of a validated call. Pure: reads only shapes, strides and

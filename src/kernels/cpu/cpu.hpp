@@ -1,14 +1,39 @@
 // Internal: the CPU engine. Runs a normalized GatherPlan.
+//
+// Kernels, chosen from the plan: index resolution (resolve.hpp) templated on the index type,
+// index mode, negative rule and offset width (32-bit when the plan allows), fused with the
+// bounds check, over tiles of lookups; then a copy stage (copy.hpp) templated on the element
+// width: element gathers with software prefetch, width-specialized loops for blocks below 64
+// bytes, 32-byte chunk loops for 64-256 byte blocks, memcpy above. Lookups are split into
+// chunks of about equal work, handed to OpenMP threads dynamically; the thread count follows
+// the estimated bytes (small calls stay on the calling thread). cursor.hpp is the odometer.
 #pragma once
 
 #include "plan/plan.hpp"
 
 namespace multigather::detail {
 
-/// Executes `plan` on the CPU. Returns false when some index was out of range under
-/// IndexMode::kError (or when a lookup hit an empty axis in clamp/wrap mode); the caller then
-/// asks the reference kernel for the exact message. Never reads or writes out of bounds: an
-/// out-of-range index is never dereferenced.
+/// Executes `plan` on the CPU with cpu_thread_count(plan) threads. Returns false when some
+/// index was out of range under IndexMode::kError (or when a lookup hit an empty axis in
+/// clamp/wrap mode); the caller then asks the reference kernel for the exact message. Never
+/// reads or writes out of bounds: an out-of-range index is never dereferenced. Allocates
+/// nothing.
 bool run_cpu(const GatherPlan& plan) noexcept;
+
+/// Same, with the lookups split into exactly min(threads, lookups) chunks, each on its own
+/// OpenMP thread (tests use it to force the parallel path on small cases).
+bool run_cpu_with_threads(const GatherPlan& plan, int threads) noexcept;
+
+/// Threads run_cpu uses: 1 without OpenMP or inside a parallel region; else about one per
+/// kBytesPerThread of work, at most plan.num_threads (when > 0) or omp_get_max_threads(), and
+/// at most the cores that the 1-minute load average leaves idle (a busy machine gets 1 thread:
+/// fork-join over busy cores costs more than it gains).
+int cpu_thread_count(const GatherPlan& plan) noexcept;
+
+/// Work (GatherPlan::work_bytes) below which a call stays on one thread, and per extra thread.
+inline constexpr std::int64_t kBytesPerThread = std::int64_t{256} << 10;
+
+/// The generic odometer kernel: one thread, one element at a time, any element size.
+bool run_cpu_generic(const GatherPlan& plan) noexcept;
 
 }  // namespace multigather::detail

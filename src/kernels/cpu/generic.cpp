@@ -1,8 +1,10 @@
-// The generic CPU kernel: one odometer over the normalized plan. Correct for every plan; the
-// specialized kernels (block copies, element gathers) take over the common shapes.
+// The generic CPU kernel: one odometer over the normalized plan, one element at a time, any
+// element size. The engine (engine.cpp) runs the specialized kernels; this one serves element
+// sizes they do not cover and is a second, independent check in the equivalence tests.
 #include <cstring>
 
 #include "kernels/cpu/cpu.hpp"
+#include "kernels/cpu/cursor.hpp"
 
 namespace multigather::detail {
 namespace {
@@ -10,15 +12,14 @@ namespace {
 template <class Index>
 bool run_generic(const GatherPlan& p) {
   const auto es = static_cast<std::int64_t>(p.element_size);
-  std::int64_t pos[kMaxRank] = {};
-  std::int64_t in_off = 0, ix_off = 0, out_off = 0;
+  cpu::PlanCursor at;
   bool ok = true;
   for (std::int64_t n = 0; n < p.numel; ++n) {
-    std::int64_t src = in_off;
+    std::int64_t src = at.input;
     bool fill = false;
     for (int j = 0; j < p.k; ++j) {
       Index raw;
-      std::memcpy(&raw, p.indices + (ix_off + j * p.coord_stride) * static_cast<std::int64_t>(sizeof(Index)), sizeof(Index));
+      std::memcpy(&raw, p.indices + (at.indices + j * p.coord_stride) * static_cast<std::int64_t>(sizeof(Index)), sizeof(Index));
       const std::int64_t size = p.axis_sizes[static_cast<std::size_t>(j)];
       std::int64_t v;
       bool in_range;
@@ -53,30 +54,20 @@ bool run_generic(const GatherPlan& p) {
       }
       src += v * p.axis_strides[static_cast<std::size_t>(j)];
     }
-    std::byte* dst = p.output + out_off * es;
+    std::byte* dst = p.output + at.output * es;
     if (fill) {
       std::memcpy(dst, p.fill_bytes.data(), p.element_size);
     } else {
       std::memcpy(dst, p.input + src * es, p.element_size);
     }
-    for (int d = p.rank - 1; d >= 0; --d) {
-      const auto du = static_cast<std::size_t>(d);
-      in_off += p.input_strides[du];
-      ix_off += p.indices_strides[du];
-      out_off += p.output_strides[du];
-      if (++pos[d] < p.shape[du]) break;
-      in_off -= p.input_strides[du] * p.shape[du];
-      ix_off -= p.indices_strides[du] * p.shape[du];
-      out_off -= p.output_strides[du] * p.shape[du];
-      pos[d] = 0;
-    }
+    at.advance(p, p.rank);
   }
   return ok;
 }
 
 }  // namespace
 
-bool run_cpu(const GatherPlan& plan) noexcept {
+bool run_cpu_generic(const GatherPlan& plan) noexcept {
   if (plan.numel == 0) return true;
   switch (plan.index_dtype) {
     case DType::kInt8: return run_generic<std::int8_t>(plan);

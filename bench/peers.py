@@ -1,0 +1,474 @@
+#!/usr/bin/env python3
+"""multigather against its CPU peers on the BENCH.md cases, from Python.
+
+Times ``multigather.gather_multiaxis`` (one-shot, and into a preallocated ``out=``) against
+numpy (take, take_along_axis, fancy indexing, and the fastest formulation a practitioner would
+write: linearized indices + take), ONNX Runtime (one-node models, CPU provider) and, when
+installed, PyTorch and JAX, all in one process per thread count. Prints, per case: the median
+time of each, the ratio of the best peer's time to multigather's (>= 1.0 means multigather is at
+least as fast), the ratio of numpy's best to multigather's, and the ratio of a memcpy of the
+output's size (``np.copyto`` into a preallocated buffer) to multigather's.
+
+Method: every callable is warmed up, then timed ``--samples`` times (each sample loops the call
+enough times to last about 2 ms); the median sample is reported. Every peer's output is
+compared with numpy's once (a mismatch is printed and the peer dropped). Data: float32 unless
+stated, int64 indices uniformly random in range, seed 1234 (BENCH.md).
+
+Threads: the script runs itself once per thread count (1 and all cores) in a child process
+with OMP_NUM_THREADS, ONNX Runtime's intra_op_num_threads, torch.set_num_threads and XLA's
+CPU thread flags set before any import, so each table is one process. numpy is single-threaded.
+
+The speed goals of the CPU engine are checked at the end and printed as PASS / FAIL lines:
+multigather >= 1.0x the best peer on every case at every thread count; >= 3x numpy's best on
+gathernd_batch1 and nhwc_xy at all cores (numpy runs on one thread; research/perf-anchors.md's
+4x-8x for a fused C loop are 2-thread figures, its 1-thread figures are about 2x). ``--check``
+makes the exit status 1 when one fails.
+
+Usage:  python3 bench/peers.py [--threads 1,2] [--cases 1,5,6] [--samples 11] [--check]
+        (run from a checkout where ``import multigather`` works, e.g. after ``pip install .``)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import time
+
+SEED = 1234
+GOAL_BEST_PEER = 1.0
+GOAL_NUMPY = {"gathernd_batch1": 3.0, "nhwc_xy": 3.0}
+
+
+# ---- timing -------------------------------------------------------------------------------------
+
+
+def calibrate(fn, warmup: int = 3, sample_seconds: float = 2e-3) -> int:
+    """Warms ``fn`` up; returns how many calls make one sample of about ``sample_seconds``."""
+    for _ in range(warmup):
+        fn()
+    t0 = time.perf_counter()
+    fn()
+    single = time.perf_counter() - t0
+    return max(1, int(sample_seconds / max(single, 1e-9)))
+
+
+def measure_interleaved(fns: dict, samples: int) -> dict:
+    """Median and minimum seconds per call of each callable. The callables take turns, one
+    sample each per round, in a new random order every round, so that a busy spell of a shared
+    machine, or a peer's thread pool still spinning after its call, hits all of them alike."""
+    numbers = {k: calibrate(f) for k, f in fns.items()}
+    times = {k: [] for k in fns}
+    order = list(fns)
+    shuffle = random.Random(SEED).shuffle
+    for _ in range(samples):
+        shuffle(order)
+        for k in order:
+            f = fns[k]
+            n = numbers[k]
+            t0 = time.perf_counter()
+            for _ in range(n):
+                f()
+            times[k].append((time.perf_counter() - t0) / n)
+    return {k: (statistics.median(v), min(v)) for k, v in times.items()}
+
+
+# ---- peers --------------------------------------------------------------------------------------
+
+
+class Peers:
+    """The optional peer libraries, imported once; each case asks them for callables."""
+
+    def __init__(self, threads: int):
+        import numpy as np
+
+        self.np = np
+        self.threads = threads
+        self.notes = []
+        try:
+            import onnx
+            import onnxruntime as ort
+            from onnx import TensorProto, helper
+
+            self.onnx, self.ort, self.helper, self.TensorProto = onnx, ort, helper, TensorProto
+        except ImportError as e:
+            self.ort = None
+            self.notes.append(f"onnxruntime skipped ({e})")
+        try:
+            import torch
+
+            torch.set_num_threads(threads)
+            self.torch = torch
+        except ImportError:
+            self.torch = None
+            self.notes.append("torch not installed: skipped")
+        try:
+            import jax
+            import jax.numpy as jnp
+
+            self.jax, self.jnp = jax, jnp
+        except ImportError:
+            self.jax = None
+            self.notes.append("jax not installed: skipped")
+        try:
+            import multigather
+
+            self.mg = multigather
+        except ImportError as e:
+            self.mg = None
+            self.notes.append(f"multigather not importable ({e}): peers only")
+
+    # ONNX Runtime: one node, inputs "data" and "indices", output "out".
+    def ort_session(self, op: str, data, indices, **attrs):
+        h, TP = self.helper, self.TensorProto
+        elem = {"float32": TP.FLOAT, "float16": TP.FLOAT16}[str(data.dtype)]
+        node = h.make_node(op, ["data", "indices"], ["out"], **attrs)
+        graph = h.make_graph(
+            [node],
+            op,
+            [
+                h.make_tensor_value_info("data", elem, list(data.shape)),
+                h.make_tensor_value_info("indices", TP.INT64, list(indices.shape)),
+            ],
+            [h.make_tensor_value_info("out", elem, None)],
+        )
+        model = h.make_model(graph, opset_imports=[h.make_opsetid("", 18)])
+        model.ir_version = 9
+        so = self.ort.SessionOptions()
+        so.intra_op_num_threads = self.threads
+        so.inter_op_num_threads = 1
+        sess = self.ort.InferenceSession(
+            model.SerializeToString(), so, providers=["CPUExecutionProvider"]
+        )
+        feeds = {"data": data, "indices": indices}
+        return lambda: sess.run(None, feeds)[0]
+
+    def torch_tensor(self, a):
+        return self.torch.from_numpy(a)
+
+    def jit(self, f, *args):
+        jf = self.jax.jit(f)
+        dev = [self.jax.device_put(a) for a in args]
+        return lambda: jf(*dev).block_until_ready()
+
+
+# ---- the cases ----------------------------------------------------------------------------------
+
+
+def case_embedding(P, rows, width, n, dtype):
+    np = P.np
+    rng = np.random.default_rng(SEED)
+    table = rng.standard_normal((rows, width)).astype(dtype)
+    idx = rng.integers(0, rows, n, dtype=np.int64)
+    out = np.empty((n, width), dtype)
+    peers = {
+        "np.take": lambda: np.take(table, idx, axis=0),
+        "np.take(out=,clip)": lambda: np.take(table, idx, axis=0, out=out, mode="clip"),
+        "numpy table[idx]": lambda: table[idx],
+    }
+    if P.ort:
+        peers["ort Gather"] = P.ort_session("Gather", table, idx, axis=0)
+    if P.torch:
+        t, ti = P.torch_tensor(table), P.torch_tensor(idx)
+        peers["torch.index_select"] = lambda: P.torch.index_select(t, 0, ti)
+        peers["torch F.embedding"] = lambda: P.torch.nn.functional.embedding(ti, t)
+    if P.jax:
+        peers["jax jnp.take"] = P.jit(lambda a, i: P.jnp.take(a, i, axis=0), table, idx)
+    return table, idx.reshape(n, 1), [0], peers, lambda: np.take(table, idx, axis=0)
+
+
+def case_mid_axis(P):
+    np = P.np
+    rng = np.random.default_rng(SEED)
+    x = rng.standard_normal((32, 1024, 256)).astype(np.float32)
+    idx = rng.integers(0, 1024, 512, dtype=np.int64)
+    out = np.empty((32, 512, 256), np.float32)
+    peers = {
+        "np.take(axis=1)": lambda: np.take(x, idx, axis=1),
+        "np.take(out=,clip)": lambda: np.take(x, idx, axis=1, out=out, mode="clip"),
+        "numpy x[:, idx]": lambda: x[:, idx],
+    }
+    if P.ort:
+        peers["ort Gather"] = P.ort_session("Gather", x, idx, axis=1)
+    if P.torch:
+        t, ti = P.torch_tensor(x), P.torch_tensor(idx)
+        peers["torch.index_select(1)"] = lambda: P.torch.index_select(t, 1, ti)
+        peers["torch x[:, idx]"] = lambda: t[:, ti]
+    if P.jax:
+        peers["jax jnp.take"] = P.jit(lambda a, i: P.jnp.take(a, i, axis=1), x, idx)
+    return x, idx.reshape(1, 512, 1), [1], peers, lambda: np.take(x, idx, axis=1)
+
+
+def case_elements(P, shape, idx_shape, axis):
+    np = P.np
+    rng = np.random.default_rng(SEED)
+    x = rng.standard_normal(shape).astype(np.float32)
+    idx = rng.integers(0, shape[axis], idx_shape, dtype=np.int64)
+    flat = x.reshape(-1)
+    if axis == 1:  # linearized: row * width + idx
+        base = (np.arange(idx_shape[0], dtype=np.int64) * shape[1])[:, None]
+        linear = lambda: np.take(flat, idx + base)
+    else:  # idx * width + column
+        base = np.arange(idx_shape[1], dtype=np.int64)[None, :]
+        linear = lambda: np.take(flat, idx * shape[1] + base)
+    peers = {
+        f"np.take_along_axis({axis})": lambda: np.take_along_axis(x, idx, axis=axis),
+        "numpy linearize+take": linear,
+    }
+    if P.ort:
+        peers["ort GatherElements"] = P.ort_session("GatherElements", x, idx, axis=axis)
+    if P.torch:
+        t, ti = P.torch_tensor(x), P.torch_tensor(idx)
+        peers[f"torch.gather({axis})"] = lambda: P.torch.gather(t, axis, ti)
+    if P.jax:
+        peers["jax take_along_axis"] = P.jit(
+            lambda a, i: P.jnp.take_along_axis(a, i, axis=axis), x, idx
+        )
+    return x, idx, [axis], peers, lambda: np.take_along_axis(x, idx, axis=axis)
+
+
+def case_points(P, shape, points, order):
+    """GatherND batch_dims=1 point sampling; ``order`` (0, 1) = (h, w) coordinates, (1, 0) =
+    (x, y) coordinates (x addresses W)."""
+    np = P.np
+    rng = np.random.default_rng(SEED)
+    n, h, w, ch = shape
+    x = rng.standard_normal(shape).astype(np.float32)
+    coords = np.stack(
+        [rng.integers(0, [h, w][order[j]], (n, points), dtype=np.int64) for j in range(2)], -1
+    )
+    hi, wi = coords[..., order.index(0)], coords[..., order.index(1)]
+    b = np.arange(n, dtype=np.int64)[:, None]
+    rows = x.reshape(-1, ch)
+    peers = {
+        "numpy x[b, h, w]": lambda: x[b, hi, wi],
+        "numpy linearize+take": lambda: np.take(rows, (b * h + hi) * w + wi, axis=0),
+    }
+    hw = np.ascontiguousarray(np.stack([hi, wi], -1))  # GatherND wants (h, w): given untimed
+    if P.ort:
+        peers["ort GatherND(batch_dims=1)"] = P.ort_session("GatherND", x, hw, batch_dims=1)
+    if P.torch:
+        t, tb, th, tw = (P.torch_tensor(a) for a in (x, b, np.ascontiguousarray(hi), np.ascontiguousarray(wi)))
+        peers["torch x[b, h, w]"] = lambda: t[tb, th, tw]
+        tr = t.reshape(-1, ch)
+        peers["torch linearize+index_select"] = lambda: P.torch.index_select(
+            tr, 0, ((tb * h + th) * w + tw).reshape(-1)
+        )
+    if P.jax:
+        peers["jax x[b, h, w]"] = P.jit(lambda a, bb, hh, ww: a[bb, hh, ww], x, b, hi, wi)
+    axes = [1, 2] if order == (0, 1) else [2, 1]
+    return x, coords.reshape(n, points, 1, 2), axes, peers, lambda: x[b, hi, wi]
+
+
+def case_flat_take(P):
+    np = P.np
+    rng = np.random.default_rng(SEED)
+    a = rng.standard_normal(16777216).astype(np.float32)
+    idx = rng.integers(0, a.size, 4194304, dtype=np.int64)
+    out = np.empty(idx.size, np.float32)
+    peers = {
+        "np.take": lambda: np.take(a, idx),
+        "np.take(out=,clip)": lambda: np.take(a, idx, out=out, mode="clip"),
+        "numpy a[idx]": lambda: a[idx],
+    }
+    if P.ort:
+        peers["ort Gather"] = P.ort_session("Gather", a, idx, axis=0)
+    if P.torch:
+        t, ti = P.torch_tensor(a), P.torch_tensor(idx)
+        peers["torch.take"] = lambda: P.torch.take(t, ti)
+        peers["torch.index_select"] = lambda: P.torch.index_select(t, 0, ti)
+    if P.jax:
+        peers["jax jnp.take"] = P.jit(lambda x, i: P.jnp.take(x, i), a, idx)
+    return a, idx, [0], peers, lambda: np.take(a, idx)
+
+
+def case_tiny(P):
+    np = P.np
+    rng = np.random.default_rng(SEED)
+    x = rng.standard_normal((16, 16)).astype(np.float32)
+    idx = rng.integers(0, 16, 4, dtype=np.int64)
+    peers = {"numpy x[idx]": lambda: x[idx], "np.take": lambda: np.take(x, idx, axis=0)}
+    if P.ort:
+        peers["ort Gather"] = P.ort_session("Gather", x, idx, axis=0)
+    if P.torch:
+        t, ti = P.torch_tensor(x), P.torch_tensor(idx)
+        peers["torch.index_select"] = lambda: P.torch.index_select(t, 0, ti)
+    if P.jax:
+        peers["jax jnp.take"] = P.jit(lambda a, i: P.jnp.take(a, i, axis=0), x, idx)
+    return x, idx.reshape(4, 1), [0], peers, lambda: x[idx]
+
+
+CASES = [
+    (1, "embedding", lambda P: case_embedding(P, 50000, 512, 8192, "float32")),
+    (2, "mid_axis_block", case_mid_axis),
+    (3, "elements_last_axis", lambda P: case_elements(P, (4096, 1024), (4096, 256), 1)),
+    (4, "elements_axis0", lambda P: case_elements(P, (1024, 4096), (256, 4096), 0)),
+    (5, "gathernd_batch1", lambda P: case_points(P, (4, 512, 512, 32), 65536, (0, 1))),
+    (6, "nhwc_xy", lambda P: case_points(P, (8, 256, 256, 16), 4096, (1, 0))),
+    (7, "flat_take", case_flat_take),
+    (8, "embedding_fp16", lambda P: case_embedding(P, 1000000, 64, 65536, "float16")),
+    (9, "tiny", case_tiny),
+]
+
+
+def to_numpy(P, value):
+    if P.torch is not None and isinstance(value, P.torch.Tensor):
+        return value.numpy()
+    return P.np.asarray(value)
+
+
+def run_one_thread_count(threads: int, numbers, samples: int) -> dict:
+    """Runs in the child process: every case, every peer, this thread count."""
+    P = Peers(threads)
+    np = P.np
+    rows = []
+    for number, name, build in CASES:
+        if number not in numbers:
+            continue
+        inp, indices, axes, peers, reference = build(P)
+        expected = reference()
+        out_bytes = expected.nbytes
+        eff_bytes = 2 * out_bytes + indices.nbytes  # BENCH.md: output + index + gathered input
+        src, dst = np.ones_like(expected), np.empty_like(expected)
+        fns = {"memcpy (np.copyto)": lambda: np.copyto(dst, src)}
+        mine = {}
+        if P.mg is not None:
+            g = P.mg.gather_multiaxis
+            out = np.empty_like(g(inp, indices, axes))  # the gather's own output shape
+            mine["multigather"] = lambda: g(inp, indices, axes)
+            mine["multigather(out=)"] = lambda: g(inp, indices, axes, out=out)
+        mismatched = []
+        for label, fn in list(mine.items()) + list(peers.items()):
+            got = to_numpy(P, fn())
+            if got.shape != expected.shape and got.size == expected.size:
+                got = got.reshape(expected.shape)
+            if np.array_equal(got, expected):
+                fns[label] = fn
+            else:
+                mismatched.append(label)
+        measured = measure_interleaved(fns, samples)
+        times = {k: v[0] for k, v in measured.items()}
+        minima = {k: v[1] for k, v in measured.items()}
+        rows.append(
+            {
+                "number": number,
+                "name": name,
+                "eff_bytes": eff_bytes,
+                "times": times,
+                "minima": minima,
+                "mine": [k for k in mine if k in times],
+                "peers": [k for k in peers if k in times],
+                "mismatched": mismatched,
+            }
+        )
+        print(f"  [{threads} thread(s)] {name} done", file=sys.stderr, flush=True)
+    return {"threads": threads, "notes": P.notes, "rows": rows}
+
+
+# ---- report ------------------------------------------------------------------------------------
+
+
+def fmt_time(seconds: float, tiny: bool) -> str:
+    return f"{seconds * 1e6:.2f} us" if tiny else f"{seconds * 1e3:.3f} ms"
+
+
+def report(results: list, check: bool) -> int:
+    failures = []
+    max_threads = max(res["threads"] for res in results)
+    for res in results:
+        t = res["threads"]
+        print(f"\n## {t} thread(s)" + ("" if not res["notes"] else "  (" + "; ".join(res["notes"]) + ")"))
+        print(
+            "\n| # | case | multigather | mg out= | GB/s | best peer | peer time | best peer / mg "
+            "| numpy best | numpy / mg | memcpy | memcpy / mg |"
+        )
+        print("|---|---|---:|---:|---:|---|---:|---:|---|---:|---:|---:|")
+        for row in res["rows"]:
+            tm, tiny = row["times"], row["name"] == "tiny"
+            mine = {k: tm[k] for k in row["mine"]}
+            peers = {k: tm[k] for k in row["peers"]}
+            numpy_peers = {k: v for k, v in peers.items() if k.startswith(("np.", "numpy"))}
+            best_mg = min(mine.values()) if mine else float("nan")
+            bp = min(peers, key=peers.get) if peers else None
+            bn = min(numpy_peers, key=numpy_peers.get) if numpy_peers else None
+            memcpy = tm["memcpy (np.copyto)"]
+            f = lambda s: fmt_time(s, tiny)
+            print(
+                f"| {row['number']} | {row['name']} "
+                f"| {f(tm['multigather']) if 'multigather' in tm else '-'} "
+                f"| {f(tm['multigather(out=)']) if 'multigather(out=)' in tm else '-'} "
+                f"| {row['eff_bytes'] / best_mg / 1e9:.1f} "
+                f"| {bp} | {f(peers[bp]) if bp else '-'} | {peers[bp] / best_mg:.2f}x "
+                f"| {bn} {f(numpy_peers[bn]) if bn else '-'} | {numpy_peers[bn] / best_mg:.2f}x "
+                f"| {f(memcpy)} | {memcpy / best_mg:.2f} |"
+            )
+            if row["mismatched"]:
+                print(f"|   | mismatched outputs (dropped): {', '.join(row['mismatched'])} |")
+            if mine and bp:
+                if peers[bp] / best_mg < GOAL_BEST_PEER:
+                    failures.append(f"{t}T {row['name']}: {peers[bp] / best_mg:.2f}x the best peer ({bp})")
+                goal = GOAL_NUMPY.get(row["name"])
+                if goal and t == max_threads and numpy_peers[bn] / best_mg < goal:
+                    failures.append(f"{t}T {row['name']}: {numpy_peers[bn] / best_mg:.2f}x numpy's best (goal {goal}x)")
+        print("\nAll peer times (median seconds per call):")
+        for row in res["rows"]:
+            print(f"  {row['name']}: " + ", ".join(f"{k} {v:.3g}" for k, v in sorted(row["times"].items(), key=lambda kv: kv[1])))
+    have_mg = any(r["mine"] for res in results for r in res["rows"])
+    print()
+    if not have_mg:
+        print("NOT CHECKED: multigather was not importable")
+        return 1 if check else 0
+    if failures:
+        for f in failures:
+            print("FAIL", f)
+    else:
+        print(f"PASS: multigather >= {GOAL_BEST_PEER}x the best peer on every case run at every "
+              f"thread count, >= 3x numpy's best on gathernd_batch1 and nhwc_xy at "
+              f"{max_threads} thread(s) (medians)")
+    return 1 if (failures and check) else 0
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--threads", default=None, help="comma-separated thread counts (default: 1,all)")
+    ap.add_argument("--cases", default="1,2,3,4,5,6,7,8,9", help="BENCH.md case numbers")
+    ap.add_argument("--samples", type=int, default=11, help="timed samples per callable (median)")
+    ap.add_argument("--check", action="store_true", help="exit 1 when a speed goal is missed")
+    ap.add_argument("--json", default=None, help="also write the raw results to this file")
+    ap.add_argument("--child", type=int, default=None, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    numbers = {int(c) for c in args.cases.split(",")}
+
+    if args.child is not None:
+        print(json.dumps(run_one_thread_count(args.child, numbers, args.samples)))
+        return 0
+
+    cores = os.cpu_count() or 1
+    counts = [int(t) for t in args.threads.split(",")] if args.threads else sorted({1, cores})
+    results = []
+    for t in counts:
+        env = dict(os.environ)
+        env["OMP_NUM_THREADS"] = str(t)
+        if t == 1:  # XLA's CPU backend: no Eigen thread pool
+            env["XLA_FLAGS"] = (env.get("XLA_FLAGS", "") + " --xla_cpu_multi_thread_eigen=false").strip()
+        cmd = [sys.executable, os.path.abspath(__file__), "--child", str(t), "--cases", args.cases,
+               "--samples", str(args.samples)]
+        proc = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, text=True)
+        if proc.returncode != 0:
+            print(f"child for {t} thread(s) failed with status {proc.returncode}", file=sys.stderr)
+            return 2
+        results.append(json.loads(proc.stdout.strip().splitlines()[-1]))
+    print(f"# multigather vs peers (BENCH.md cases), machine: {os.cpu_count()} cores, "
+          f"load average {os.getloadavg()[0]:.2f} at the end")
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump(results, fh, indent=1)
+    return report(results, args.check)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,252 @@
+// The CPU engine: walks the plan's lookups in runs along the innermost lookup dimension,
+// resolves each run in tiles (resolve.hpp) and copies them (copy.hpp); splits the lookups
+// across OpenMP threads.
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <type_traits>
+
+#include "kernels/cpu/copy.hpp"
+#include "kernels/cpu/cursor.hpp"
+#include "kernels/cpu/cpu.hpp"
+#include "kernels/cpu/resolve.hpp"
+
+#if defined(MULTIGATHER_HAVE_OPENMP)
+#include <omp.h>
+#endif
+
+namespace multigather::detail {
+namespace {
+
+using cpu::CopyFn;
+
+/// Lookups resolved per tile (offsets live on the stack: nothing is allocated).
+constexpr int kTile = 256;
+/// The parallel split: chunks of at least this much work, at most kChunksPerThread per thread.
+constexpr std::int64_t kBytesPerChunk = std::int64_t{64} << 10;
+constexpr std::int64_t kChunksPerThread = 8;
+
+/// Bytes of input that one lookup's coordinates can reach (where a random read may land).
+std::int64_t lookup_span_bytes(const GatherPlan& p) {
+  std::int64_t span = 0;
+  for (int j = 0; j < p.k; ++j) {
+    const std::int64_t s = p.axis_strides[static_cast<std::size_t>(j)];
+    span += (s < 0 ? -s : s) * std::max<std::int64_t>(p.axis_sizes[static_cast<std::size_t>(j)] - 1, 0);
+  }
+  return (span + 1) * static_cast<std::int64_t>(p.element_size);
+}
+
+template <std::size_t W, class Offset, bool kFill>
+CopyFn<Offset> select_copy_width(const GatherPlan& p) {
+  if (p.kind == PlanKind::kElement) {
+    return lookup_span_bytes(p) < cpu::kPrefetchSpanBytes ? &cpu::copy_elements<W, Offset, kFill, false>
+                                                          : &cpu::copy_elements<W, Offset, kFill, true>;
+  }
+  const std::int64_t bytes = p.block * static_cast<std::int64_t>(W);
+  if (bytes < cpu::kMemcpyBlockBytes) return &cpu::copy_small_blocks<W, Offset, kFill>;
+  if (bytes == 64) return &cpu::copy_chunked_blocks<W, Offset, kFill, 64>;
+  if (bytes == 128) return &cpu::copy_chunked_blocks<W, Offset, kFill, 128>;
+  if (bytes <= cpu::kChunkedBlockMaxBytes) return &cpu::copy_chunked_blocks<W, Offset, kFill>;
+  return &cpu::copy_large_blocks<W, Offset, kFill>;
+}
+
+template <class Offset, bool kFill>
+CopyFn<Offset> select_copy(const GatherPlan& p) {
+  switch (p.element_size) {
+    case 1: return select_copy_width<1, Offset, kFill>(p);
+    case 2: return select_copy_width<2, Offset, kFill>(p);
+    case 4: return select_copy_width<4, Offset, kFill>(p);
+    case 8: return select_copy_width<8, Offset, kFill>(p);
+    case 16: return select_copy_width<16, Offset, kFill>(p);
+    default: return nullptr;
+  }
+}
+
+/// Runs lookups [begin, end) (flat, C order over the first lookup_rank plan dimensions).
+template <class Index, class Offset, IndexMode kMode, bool kNegative>
+bool walk(const GatherPlan& p, CopyFn<Offset> copy, std::int64_t begin, std::int64_t end) {
+  const int outer = p.lookup_rank - 1;  // dimensions above the row; -1 or more
+  const auto row = static_cast<std::size_t>(outer < 0 ? 0 : outer);
+  const std::int64_t row_size = p.lookup_rank > 0 ? p.shape[row] : 1;
+  const std::int64_t row_in = p.lookup_rank > 0 ? p.input_strides[row] : 0;
+  const std::int64_t row_ix = p.lookup_rank > 0 ? p.indices_strides[row] : 0;
+  const std::int64_t row_out = p.lookup_rank > 0 ? p.output_strides[row] : 0;
+  const auto es = static_cast<std::int64_t>(p.element_size);
+  constexpr auto is = static_cast<std::int64_t>(sizeof(Index));
+
+  // Position of `begin`: the cursor over the outer dimensions, r0 along the row.
+  cpu::PlanCursor at;
+  std::int64_t r0 = begin % row_size;
+  at.seek(p, outer, begin / row_size);
+
+  alignas(64) Offset offsets[kTile];
+  alignas(64) std::uint8_t fill[kTile];
+  cpu::CopyRun run;
+  run.block = p.block;
+  run.output_step = row_out * es;
+  run.fill = p.fill_bytes.data();
+  cpu::TileCoordinates coords;
+  coords.index_step = row_ix * is;
+  coords.coord_step = p.coord_stride * is;
+  coords.input_step = row_in;
+
+  for (std::int64_t f = begin; f < end;) {
+    const std::int64_t n = std::min(row_size - r0, end - f);
+    for (std::int64_t t0 = 0; t0 < n; t0 += kTile) {
+      const int m = static_cast<int>(std::min<std::int64_t>(kTile, n - t0));
+      const std::int64_t r = r0 + t0;
+      coords.indices = p.k > 0 ? p.indices + (at.indices + r * row_ix) * is : nullptr;
+      const bool ok = cpu::resolve_tile<Index, Offset, kMode, kNegative>(p, coords, m, offsets, fill);
+      if (kMode == IndexMode::kError && !ok) return false;
+      run.input = p.input + (at.input + r * row_in) * es;
+      run.output = p.output + (at.output + r * row_out) * es;
+      copy(run, offsets, fill, m);
+    }
+    f += n;
+    r0 = 0;
+    at.advance(p, outer);  // next outer position
+  }
+  return true;
+}
+
+template <class Index, class Offset, IndexMode kMode, bool kNegative>
+bool run_threads(const GatherPlan& p, int threads) {
+  const CopyFn<Offset> copy = select_copy<Offset, kMode == IndexMode::kFill>(p);
+  if (copy == nullptr) return run_cpu_generic(p);
+  const std::int64_t lookups = p.lookups;
+  if (threads > lookups) threads = static_cast<int>(lookups);
+  if (threads <= 1) return walk<Index, Offset, kMode, kNegative>(p, copy, 0, lookups);
+  // Chunks of about equal work, handed out dynamically: a thread that the OS schedules late
+  // (a shared, busy machine) takes fewer chunks instead of holding every other thread back.
+  const std::int64_t by_work = std::max<std::int64_t>(1, p.work_bytes / kBytesPerChunk);
+  const std::int64_t chunks = std::min<std::int64_t>(
+      lookups, std::max<std::int64_t>(threads, std::min<std::int64_t>(by_work, threads * kChunksPerThread)));
+  auto chunk = [&](std::int64_t c) {
+    const auto begin = static_cast<std::int64_t>(static_cast<__int128>(lookups) * c / chunks);
+    const auto end = static_cast<std::int64_t>(static_cast<__int128>(lookups) * (c + 1) / chunks);
+    return walk<Index, Offset, kMode, kNegative>(p, copy, begin, end);
+  };
+  bool ok = true;
+#if defined(MULTIGATHER_HAVE_OPENMP)
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1) reduction(&& : ok)
+  for (std::int64_t c = 0; c < chunks; ++c) ok = chunk(c) && ok;
+#else
+  for (std::int64_t c = 0; c < chunks; ++c) ok = chunk(c) && ok;
+#endif
+  return ok;
+}
+
+template <class Index, class Offset>
+bool run_index(const GatherPlan& p, int threads) {
+  const bool neg = std::is_signed_v<Index> && p.negative_indices;
+  switch (p.index_mode) {
+    case IndexMode::kError:
+      return neg ? run_threads<Index, Offset, IndexMode::kError, std::is_signed_v<Index>>(p, threads)
+                 : run_threads<Index, Offset, IndexMode::kError, false>(p, threads);
+    case IndexMode::kClamp:
+      return neg ? run_threads<Index, Offset, IndexMode::kClamp, std::is_signed_v<Index>>(p, threads)
+                 : run_threads<Index, Offset, IndexMode::kClamp, false>(p, threads);
+    case IndexMode::kWrap:  // the negative rule never applies in wrap mode
+      return run_threads<Index, Offset, IndexMode::kWrap, false>(p, threads);
+    case IndexMode::kFill:
+      return neg ? run_threads<Index, Offset, IndexMode::kFill, std::is_signed_v<Index>>(p, threads)
+                 : run_threads<Index, Offset, IndexMode::kFill, false>(p, threads);
+  }
+  return false;
+}
+
+template <class Index>
+bool run_offsets(const GatherPlan& p, int threads) {
+  return p.offsets_fit_int32 ? run_index<Index, std::int32_t>(p, threads)
+                             : run_index<Index, std::int64_t>(p, threads);
+}
+
+bool dispatch_index(const GatherPlan& plan, int threads) noexcept;
+
+}  // namespace
+
+#if defined(MULTIGATHER_HAVE_OPENMP)
+namespace {
+
+// Cores not busy with other work: the processors less the 1-minute load average (the calling
+// thread's own share excepted), refreshed at most every 250 ms. A fork-join over busy cores
+// waits for the OS to schedule every thread of the team; on this project's shared 2-core
+// machine that made 2-thread calls 3-10x slower than 1-thread calls (libgomp's OMP_DYNAMIC
+// makes the same adjustment from the 15-minute average).
+int idle_cores() noexcept {
+  static std::atomic<std::int64_t> next_check{0};
+  static std::atomic<int> cores{1 << 20};
+  const std::int64_t now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                               std::chrono::steady_clock::now().time_since_epoch()).count();
+  if (now >= next_check.load(std::memory_order_relaxed)) {
+    next_check.store(now + 250, std::memory_order_relaxed);
+    double load[1];
+    const int procs = omp_get_num_procs();
+    if (getloadavg(load, 1) == 1) {
+      const double idle = procs - std::max(0.0, load[0] - 1.0);
+      cores.store(std::clamp(static_cast<int>(idle + 0.5), 1, procs), std::memory_order_relaxed);
+    }
+  }
+  return cores.load(std::memory_order_relaxed);
+}
+
+}  // namespace
+#endif
+
+int cpu_thread_count(const GatherPlan& plan) noexcept {
+#if defined(MULTIGATHER_HAVE_OPENMP)
+  if (omp_in_parallel()) return 1;
+  const std::int64_t cap = plan.num_threads > 0 ? plan.num_threads : omp_get_max_threads();
+  const std::int64_t by_work = std::max<std::int64_t>(1, plan.work_bytes / kBytesPerThread);
+  const std::int64_t threads = std::min({cap, by_work, plan.lookups});
+  if (threads <= 1) return 1;
+  // An explicit num_threads is honoured; the automatic choice leaves busy cores alone.
+  if (plan.num_threads > 0) return static_cast<int>(threads);
+  return static_cast<int>(std::min<std::int64_t>(threads, idle_cores()));
+#else
+  (void)plan;
+  return 1;
+#endif
+}
+
+bool run_cpu_with_threads(const GatherPlan& plan, int threads) noexcept {
+  if (plan.numel == 0) return true;
+  for (int j = 0; j < plan.k; ++j) {
+    if (plan.axis_sizes[static_cast<std::size_t>(j)] != 0) continue;
+    // An empty axis: clamp and wrap have no position to resolve to (an error); in fill mode
+    // every element is the fill value and the (possibly empty) input is never addressed.
+    if (plan.index_mode != IndexMode::kFill) return false;
+    GatherPlan all_fill = plan;
+    all_fill.input = plan.fill_bytes.data();
+    all_fill.input_strides = {};
+    all_fill.axis_strides = {};
+    all_fill.offsets_fit_int32 = true;
+    return dispatch_index(all_fill, threads);
+  }
+  return dispatch_index(plan, threads);
+}
+
+namespace {
+
+bool dispatch_index(const GatherPlan& plan, int threads) noexcept {
+  switch (plan.index_dtype) {
+    case DType::kInt8: return run_offsets<std::int8_t>(plan, threads);
+    case DType::kUInt8: return run_offsets<std::uint8_t>(plan, threads);
+    case DType::kInt16: return run_offsets<std::int16_t>(plan, threads);
+    case DType::kUInt16: return run_offsets<std::uint16_t>(plan, threads);
+    case DType::kInt32: return run_offsets<std::int32_t>(plan, threads);
+    case DType::kUInt32: return run_offsets<std::uint32_t>(plan, threads);
+    case DType::kInt64: return run_offsets<std::int64_t>(plan, threads);
+    case DType::kUInt64: return run_offsets<std::uint64_t>(plan, threads);
+    default: return false;
+  }
+}
+
+}  // namespace
+
+bool run_cpu(const GatherPlan& plan) noexcept {
+  return run_cpu_with_threads(plan, cpu_thread_count(plan));
+}
+
+}  // namespace multigather::detail

@@ -1,0 +1,338 @@
+// The CPU engine against the reference kernel (the SPEC formula) on randomized cases: element
+// widths 1..16 bytes, all eight index types, the four index modes, the negative rule,
+// broadcasting, strided / transposed / reversed views and forced thread counts.
+//
+// The seed is printed; replay a run with MULTIGATHER_SEED=<seed> (a failing case prints its
+// own case seed, which replays that case alone with MULTIGATHER_CASES=1).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels/cpu/cpu.hpp"
+#include "kernels/reference/reference.hpp"
+#include "plan/plan.hpp"
+
+namespace mg = multigather;
+
+namespace {
+
+using Rng = std::mt19937_64;
+
+std::uint64_t base_seed() {
+  static const std::uint64_t seed = [] {
+    const char* env = std::getenv("MULTIGATHER_SEED");
+    const std::uint64_t s = env ? std::strtoull(env, nullptr, 10) : std::random_device{}();
+    std::printf("cpu_equivalence seed = %llu (replay: MULTIGATHER_SEED=%llu)\n",
+                static_cast<unsigned long long>(s), static_cast<unsigned long long>(s));
+    return s;
+  }();
+  return seed;
+}
+
+int case_count(int fallback) {
+  const char* env = std::getenv("MULTIGATHER_CASES");
+  return env ? std::atoi(env) : fallback;
+}
+
+std::int64_t uniform(Rng& rng, std::int64_t lo, std::int64_t hi) {  // [lo, hi]
+  return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng);
+}
+bool chance(Rng& rng, double p) { return std::bernoulli_distribution(p)(rng); }
+
+/// A strided view over its own buffer: dims permuted in memory, gaps, reversed dimensions.
+struct StridedBuffer {
+  std::vector<std::byte> bytes;
+  std::int64_t origin = 0;  // byte offset of element [0, ..., 0]
+  mg::Dims strides;
+  std::byte* data() { return bytes.data() + origin; }
+};
+
+StridedBuffer make_buffer(Rng& rng, const mg::Dims& shape, std::size_t es, bool allow_broadcast) {
+  const int r = shape.size();
+  std::vector<int> order(static_cast<std::size_t>(r));
+  for (int d = 0; d < r; ++d) order[static_cast<std::size_t>(d)] = d;
+  if (chance(rng, 0.3)) std::shuffle(order.begin(), order.end(), rng);
+  const bool plain = chance(rng, 0.4);
+  StridedBuffer b;
+  b.strides = mg::Dims::filled(r, 0);
+  std::int64_t stride = 1;
+  for (int i = r - 1; i >= 0; --i) {  // innermost memory dimension first
+    const int d = order[static_cast<std::size_t>(i)];
+    const std::int64_t gap = plain ? 1 : uniform(rng, 1, 2);
+    stride *= gap;
+    b.strides[d] = stride;
+    stride *= std::max<std::int64_t>(shape[d], 1);
+  }
+  std::int64_t lo = 0, hi = 0;
+  for (int d = 0; d < r; ++d) {
+    if (!plain && chance(rng, 0.2)) b.strides[d] = -b.strides[d];
+    if (allow_broadcast && !plain && chance(rng, 0.1)) b.strides[d] = 0;  // a stride-0 view
+    const std::int64_t reach = b.strides[d] * std::max<std::int64_t>(shape[d] - 1, 0);
+    (reach < 0 ? lo : hi) += reach;
+  }
+  b.bytes.resize(static_cast<std::size_t>((hi - lo + 1) * static_cast<std::int64_t>(es)));
+  b.origin = -lo * static_cast<std::int64_t>(es);
+  for (auto& x : b.bytes) x = static_cast<std::byte>(rng());
+  return b;
+}
+
+template <class T>
+void store_index(std::byte* p, std::int64_t v) {
+  const T t = static_cast<T>(v);
+  std::memcpy(p, &t, sizeof(T));
+}
+
+void write_index(std::byte* p, mg::DType t, std::int64_t v) {
+  switch (t) {
+    case mg::DType::kInt8: return store_index<std::int8_t>(p, v);
+    case mg::DType::kUInt8: return store_index<std::uint8_t>(p, v);
+    case mg::DType::kInt16: return store_index<std::int16_t>(p, v);
+    case mg::DType::kUInt16: return store_index<std::uint16_t>(p, v);
+    case mg::DType::kInt32: return store_index<std::int32_t>(p, v);
+    case mg::DType::kUInt32: return store_index<std::uint32_t>(p, v);
+    case mg::DType::kInt64: return store_index<std::int64_t>(p, v);
+    default: return store_index<std::uint64_t>(p, v);  // v's bits: -1 is UINT64_MAX
+  }
+}
+
+/// One random call: views, axes, options. Index values depend on the mode (in range, negative,
+/// or anything at all).
+struct RandomCall {
+  mg::DType dtype = mg::DType::kFloat32;
+  mg::DType index_dtype = mg::DType::kInt64;
+  StridedBuffer input, indices;
+  mg::TensorView input_view, indices_view;
+  mg::Dims output_shape;
+  std::vector<std::int64_t> axes;
+  mg::GatherOptions options;
+};
+
+RandomCall make_call(Rng& rng) {
+  static const mg::DType kDTypes[] = {mg::DType::kUInt8, mg::DType::kFloat16, mg::DType::kFloat32,
+                                      mg::DType::kFloat64, mg::DType::kComplex128};
+  static const mg::DType kIndexTypes[] = {mg::DType::kInt8,  mg::DType::kUInt8, mg::DType::kInt16,
+                                          mg::DType::kUInt16, mg::DType::kInt32, mg::DType::kUInt32,
+                                          mg::DType::kInt64, mg::DType::kUInt64};
+  RandomCall c;
+  c.dtype = kDTypes[uniform(rng, 0, 4)];
+  c.index_dtype = kIndexTypes[uniform(rng, 0, 7)];
+  const int r = static_cast<int>(chance(rng, 0.03) ? 0 : uniform(rng, 1, 4));
+  const bool big = chance(rng, 0.15);  // long rows: several tiles, chunks split mid-row
+  mg::Dims in_shape = mg::Dims::filled(r, 1);
+  for (int d = 0; d < r; ++d) {
+    in_shape[d] = chance(rng, 0.02) ? 0 : uniform(rng, 1, 5);
+    if (d == r - 1 && chance(rng, 0.4)) in_shape[d] = uniform(rng, 1, 40);  // blocks of 64 B+
+  }
+  const int k = r == 0 ? 0 : static_cast<int>(uniform(rng, 0, r));
+  std::vector<int> dims(static_cast<std::size_t>(r));
+  for (int d = 0; d < r; ++d) dims[static_cast<std::size_t>(d)] = d;
+  std::shuffle(dims.begin(), dims.end(), rng);
+  std::vector<bool> is_axis(static_cast<std::size_t>(r), false);
+  for (int j = 0; j < k; ++j) {
+    const int a = dims[static_cast<std::size_t>(j)];
+    is_axis[static_cast<std::size_t>(a)] = true;
+    c.axes.push_back(chance(rng, 0.3) ? a - r : a);
+  }
+  const int cs = std::max(k, 1);
+  mg::Dims logical = mg::Dims::filled(r, 1);
+  for (int d = 0; d < r; ++d) {
+    if (is_axis[static_cast<std::size_t>(d)]) {
+      const bool long_axis = big && d == dims[0];  // one long axis at most
+      logical[d] = chance(rng, 0.03) ? 0 : uniform(rng, 1, long_axis ? 700 : 6);
+    } else if (in_shape[d] == 1) {
+      logical[d] = chance(rng, 0.5) ? uniform(rng, 1, 4) : 1;  // input broadcast
+    } else {
+      logical[d] = chance(rng, 0.25) ? 1 : in_shape[d];  // index broadcast
+    }
+  }
+  if (big && r > 0 && k == 0) logical[0] = uniform(rng, 1, 700);
+  if (big && r > 0 && k == 0 && in_shape[0] != 1) logical[0] = in_shape[0];
+  mg::Dims ix_shape = logical;
+  if (r > 0) ix_shape[r - 1] *= cs;
+
+  const std::size_t es = mg::element_size(c.dtype);
+  const std::size_t is = mg::element_size(c.index_dtype);
+  c.input = make_buffer(rng, in_shape, es, true);
+  c.indices = make_buffer(rng, ix_shape, is, true);
+
+  const int mode = static_cast<int>(uniform(rng, 0, 3));
+  c.options.index_mode = static_cast<mg::IndexMode>(mode);
+  c.options.negative_indices = chance(rng, 0.7);
+  c.options.fill_value = mg::Scalar::from_int(uniform(rng, 0, 100));
+  const bool signed_ix = !mg::is_unsigned_integer(c.index_dtype);
+  const bool wild = c.options.index_mode != mg::IndexMode::kError || chance(rng, 0.1);
+  // Index values: per coordinate position of the buffer (a stride-0 view shares values).
+  std::int64_t n = 1;
+  for (int d = 0; d < r; ++d) n *= ix_shape[d];
+  mg::Dims pos = mg::Dims::filled(r, 0);
+  for (std::int64_t e = 0; e < n; ++e) {
+    const int j = r > 0 ? static_cast<int>(pos[r - 1] % cs) : 0;
+    const std::int64_t size = k > 0 ? in_shape[static_cast<int>(dims[static_cast<std::size_t>(j)])] : 1;
+    std::int64_t v = uniform(rng, 0, std::max<std::int64_t>(size - 1, 0));
+    if (signed_ix && c.options.negative_indices && chance(rng, 0.3)) v -= size;
+    if (wild && chance(rng, 0.2)) {
+      static const std::int64_t kWild[] = {-1, -2, 5, 7, 100, -100, 127, -128, 255, 65535, -32768,
+                                           std::numeric_limits<std::int64_t>::max(),
+                                           std::numeric_limits<std::int64_t>::min()};
+      v = chance(rng, 0.5) ? kWild[uniform(rng, 0, 12)] : size + uniform(rng, 0, 3);
+    }
+    std::int64_t off = 0;
+    for (int d = 0; d < r; ++d) off += pos[d] * c.indices.strides[d];
+    write_index(c.indices.data() + off * static_cast<std::int64_t>(is), c.index_dtype, v);
+    for (int d = r - 1; d >= 0; --d) {
+      if (++pos[d] < ix_shape[d]) break;
+      pos[d] = 0;
+    }
+  }
+  c.input_view = mg::TensorView(c.input.data(), c.dtype, in_shape, c.input.strides);
+  c.indices_view = mg::TensorView(c.indices.data(), c.index_dtype, ix_shape, c.indices.strides);
+  mg::GatherShape shape;
+  EXPECT_TRUE(mg::infer_shape(in_shape, ix_shape, c.axes, &shape).ok());
+  c.output_shape = shape.output_shape;
+  return c;
+}
+
+std::string describe(const RandomCall& c) {
+  std::string s = "input " + mg::to_string(c.input_view.shape) + " strides " +
+                  mg::to_string(c.input_view.strides) + " " +
+                  std::string(mg::dtype_name(c.dtype)) + ", indices " +
+                  mg::to_string(c.indices_view.shape) + " strides " +
+                  mg::to_string(c.indices_view.strides) + " " +
+                  std::string(mg::dtype_name(c.index_dtype)) + ", axes [";
+  for (std::size_t j = 0; j < c.axes.size(); ++j) s += (j ? "," : "") + std::to_string(c.axes[j]);
+  return s + "], mode " + std::string(mg::index_mode_name(c.options.index_mode)) +
+         ", negative_indices " + (c.options.negative_indices ? "true" : "false");
+}
+
+/// Runs `run` on a fresh (sentinel-filled) strided output and the reference on another; both
+/// outputs, gaps included, must be byte-identical, and both must agree on success.
+template <class Run>
+void expect_same_as_reference(Rng& rng, const RandomCall& c, const char* what, Run run) {
+  const std::size_t es = mg::element_size(c.dtype);
+  Rng layout = rng;  // same layout for both outputs
+  StridedBuffer expected = make_buffer(layout, c.output_shape, es, false);
+  StridedBuffer got = expected;
+  const mg::MutableTensorView ev(expected.data(), c.dtype, c.output_shape, expected.strides);
+  const mg::MutableTensorView gv(got.data(), c.dtype, c.output_shape, got.strides);
+  const mg::Status ref = mg::gather_multiaxis_reference(c.input_view, c.indices_view, c.axes, ev, c.options);
+  const mg::Status fast = run(gv);
+  ASSERT_EQ(ref.ok(), fast.ok()) << what << ": reference says '" << ref.message()
+                                 << "', fast kernel says '" << fast.message() << "'";
+  if (!ref.ok()) {
+    EXPECT_EQ(ref.message(), fast.message()) << what;
+    return;  // on error the output is unspecified
+  }
+  EXPECT_TRUE(expected.bytes == got.bytes) << what << ": outputs differ";
+}
+
+mg::Status run_plan(const RandomCall& c, const mg::MutableTensorView& out, int threads, bool generic) {
+  mg::detail::ValidatedCall call;
+  MULTIGATHER_RETURN_IF_ERROR(mg::detail::validate_call(c.input_view, c.indices_view, c.axes, out,
+                                                        c.options, &call));
+  if (call.shape.output_numel == 0) return mg::Status::Ok();
+  mg::detail::GatherPlan plan;
+  mg::detail::make_plan(c.input_view, c.indices_view, out, call, c.options, &plan);
+  const bool ok = generic ? mg::detail::run_cpu_generic(plan)
+                          : mg::detail::run_cpu_with_threads(plan, threads);
+  if (ok) return mg::Status::Ok();
+  // The kernels only flag a bad index; the message comes from the reference, as in the API.
+  const mg::Status error = mg::detail::reference_gather(c.input_view, c.indices_view, call,
+                                                        c.options, mg::MutableTensorView{});
+  return error.ok() ? mg::Status(mg::StatusCode::kInternal, "kernel flagged an index the reference accepts")
+                    : error;
+}
+
+void for_each_case(int fallback_count, void (*body)(Rng&, const RandomCall&)) {
+  const int count = case_count(fallback_count);
+  for (int i = 0; i < count; ++i) {
+    const std::uint64_t case_seed = base_seed() + static_cast<std::uint64_t>(i);
+    Rng rng(case_seed);
+    const RandomCall c = make_call(rng);
+    SCOPED_TRACE("case seed " + std::to_string(case_seed) + ": " + describe(c));
+    body(rng, c);
+    if (::testing::Test::HasFailure()) return;  // one replayable failure is enough
+  }
+}
+
+TEST(CpuEquivalence, PublicApiMatchesReference) {
+  for_each_case(1500, [](Rng& rng, const RandomCall& c) {
+    expect_same_as_reference(rng, c, "gather_multiaxis_into", [&](const mg::MutableTensorView& out) {
+      return mg::gather_multiaxis_into(c.input_view, c.indices_view, c.axes, out, c.options);
+    });
+  });
+}
+
+TEST(CpuEquivalence, ForcedThreadCountsMatchReference) {
+  for_each_case(800, [](Rng& rng, const RandomCall& c) {
+    for (const int threads : {1, 2, 3, 7}) {
+      const std::string what = "run_cpu_with_threads(" + std::to_string(threads) + ")";
+      expect_same_as_reference(rng, c, what.c_str(), [&](const mg::MutableTensorView& out) {
+        return run_plan(c, out, threads, false);
+      });
+    }
+  });
+}
+
+TEST(CpuEquivalence, GenericKernelMatchesReference) {
+  for_each_case(800, [](Rng& rng, const RandomCall& c) {
+    expect_same_as_reference(rng, c, "run_cpu_generic", [&](const mg::MutableTensorView& out) {
+      return run_plan(c, out, 1, true);
+    });
+  });
+}
+
+TEST(CpuEquivalence, LargeSpanElementGathersMatchReference) {
+  // Lookups spread over 800 KiB of input take the prefetching element loop (the random cases
+  // above are too small for it): a flat take and a GatherElements on axis 0, every mode.
+  Rng rng(base_seed() ^ 0x5eedULL);
+  struct Shape { mg::Dims input, indices; std::vector<std::int64_t> axes; };
+  const Shape shapes[] = {{{200000}, {3000}, {0}}, {{800, 250}, {40, 250}, {0}}};
+  for (const Shape& sh : shapes) {
+    for (const mg::DType index_dtype : {mg::DType::kInt32, mg::DType::kInt64, mg::DType::kUInt64}) {
+      for (const int mode : {0, 1, 2, 3}) {
+        RandomCall c;
+        c.dtype = mg::DType::kFloat32;
+        c.index_dtype = index_dtype;
+        c.axes = sh.axes;
+        c.options.index_mode = static_cast<mg::IndexMode>(mode);
+        c.input = make_buffer(rng, sh.input, 4, false);
+        c.indices = make_buffer(rng, sh.indices, mg::element_size(index_dtype), false);
+        const std::int64_t n = sh.input[0];
+        std::int64_t count = 1;
+        for (int d = 0; d < sh.indices.size(); ++d) count *= sh.indices[d];
+        mg::Dims pos = mg::Dims::filled(sh.indices.size(), 0);
+        for (std::int64_t e = 0; e < count; ++e) {
+          std::int64_t v = uniform(rng, 0, n - 1);
+          if (index_dtype != mg::DType::kUInt64 && chance(rng, 0.3)) v -= n;
+          if (mode != 0 && chance(rng, 0.1)) v = uniform(rng, -3 * n, 3 * n);
+          std::int64_t off = 0;
+          for (int d = 0; d < sh.indices.size(); ++d) off += pos[d] * c.indices.strides[d];
+          write_index(c.indices.data() + off * static_cast<std::int64_t>(mg::element_size(index_dtype)),
+                      index_dtype, v);
+          for (int d = sh.indices.size() - 1; d >= 0; --d) {
+            if (++pos[d] < sh.indices[d]) break;
+            pos[d] = 0;
+          }
+        }
+        c.input_view = mg::TensorView(c.input.data(), c.dtype, sh.input, c.input.strides);
+        c.indices_view = mg::TensorView(c.indices.data(), index_dtype, sh.indices, c.indices.strides);
+        c.output_shape = mg::output_shape(sh.input, sh.indices, c.axes).output_shape;
+        SCOPED_TRACE(describe(c));
+        for (const int threads : {1, 2}) {
+          expect_same_as_reference(rng, c, "large span", [&](const mg::MutableTensorView& out) {
+            return run_plan(c, out, threads, false);
+          });
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
