@@ -91,10 +91,9 @@ def test_take_along_dim_matches_torch(x_shape, j, data, dtype, oob, view, seed):
     # dim=None: torch calls .view(-1), which fails on non-contiguous tensors (multigather reads
     # them fine), so that case gets contiguous ones.
     x = x if dim is not None else x.contiguous()
-    # With a dim, PyTorch 2.15 takes indices modulo the dim size where the registry's adapter
-    # rejects negatives and out-of-range values (test_take_along_dim_wraps_like_torch_2_15):
-    # only dim=None cases get them here.
-    wild = oob and dim is None
+    # With a dim, PyTorch 2.15 takes indices modulo the dim size (so does the adapter); with
+    # dim=None both raise on negative and out-of-range values.
+    wild = oob
     index = tensor(random_indices(rng, i_shape, size, negative=wild, out_of_range=wild),
                    view and dim is not None)
     compare(lambda a, i: torch.take_along_dim(a, i, dim=dim),
@@ -114,11 +113,9 @@ def test_index_select_matches_torch(x_shape, data, dtype, index_dtype, oob, seed
     compare(torch.index_select, multigather.torch.index_select, x, dim, index)
 
 
-@pytest.mark.xfail(strict=True, reason="known difference: PyTorch 2.15's take_along_dim with a dim "
-                   "computes indices % input.size(dim) (torch/_refs take_along_dim and ATen), so "
-                   "negative and out-of-range indices wrap; the registry's torch.take_along_dim "
-                   "(src/frontends/torch.cpp) rejects them as older PyTorch did (pytorch#146211)")
 def test_take_along_dim_wraps_like_torch_2_15():
+    """PyTorch 2.15's take_along_dim with a dim computes indices % input.size(dim) (torch/_refs
+    take_along_dim and ATen): negatives and out-of-range values wrap; the adapter does too."""
     x = torch.arange(12.0).reshape(3, 4)
     indices = torch.tensor([[4], [-1], [9]])
     expected = torch.take_along_dim(x, indices, dim=1)  # [[0], [7], [9]]: modulo 4
