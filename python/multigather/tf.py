@@ -26,8 +26,6 @@ def gather(params: Any, indices: Any, axis: Optional[int] = None, batch_dims: in
     params' rank for the axis and from indices' rank for the batch dims, as in TensorFlow).
     Indices in [0, params.shape[axis]) (negatives are out of range). Raises IndexError,
     ValueError (axis, batch_dims, shapes), TypeError (dtypes)."""
-    if axis is None:
-        axis = batch_dims  # what tf.gather itself does, before either is normalized
     return run("tf.gather", params, indices, axis=axis, batch_dims=batch_dims)
 
 
