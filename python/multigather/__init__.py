@@ -24,12 +24,20 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+import numpy as _np
+
 from . import _interop, _registry
 from . import _multigather as _core
 
 __all__ = ["gather_multiaxis", "run", "ops", "output_shape", "explain", "max_rank",
            "__version__"]
 __version__ = "0.1.0"
+
+# numpy dtypes (native byte order) that the extension takes without the interop layer.
+_FAST_INDEX_DTYPES = frozenset(_np.dtype(t) for t in (
+    "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"))
+_FAST_INPUT_DTYPES = _FAST_INDEX_DTYPES | frozenset(_np.dtype(t) for t in (
+    "bool", "float16", "float32", "float64", "complex64", "complex128"))
 
 #: Largest rank of any array the core accepts (framework lowerings may add unit dimensions).
 max_rank: int = _core.max_rank
@@ -80,6 +88,18 @@ def gather_multiaxis(
 
     The GIL is released while the kernel runs.
     """
+    # Fast path for plain numpy arrays of native dtypes (the per-call cost of tiny gathers):
+    # straight to the extension. Anything it cannot take as is (a conversion TypeError) goes
+    # the general way below, which gives the precise message.
+    if (type(input) is _np.ndarray and type(indices) is _np.ndarray
+            and input.dtype in _FAST_INPUT_DTYPES and indices.dtype in _FAST_INDEX_DTYPES
+            and (out is None or type(out) is _np.ndarray)):
+        try:
+            result = _core.gather(input, indices, axes, index_mode, negative_indices, fill_value,
+                                  out)
+            return out if out is not None else result
+        except TypeError:
+            pass
     return _interop.call(
         input,
         indices,
