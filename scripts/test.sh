@@ -47,5 +47,6 @@ if [[ -n $SANITIZE ]]; then
   exit 0  # the steps below do not run under sanitizers
 fi
 
-# ---- Step 2: Python package (to be added: pip install . and pytest) --------------------------
+# ---- Step 2: Python package (pinned test requirements, pip install ., pytest) ----------------
+scripts/test-python.sh
 # Append further test steps here, each one failing the script on error.

@@ -25,6 +25,9 @@ TEST(TfGather, BatchDims) {
   expect_op("tf.gather", p, idx, {{"axis", "1"}, {"batch_dims", "1"}}, {3, 2}, {2, 4, 11, 13, 20, 20});
   // axis=None means axis = batch_dims; batch_dims=-1 counts from rank(indices).
   expect_op("tf.gather", p, idx, {{"batch_dims", "-1"}}, {3, 2}, {2, 4, 11, 13, 20, 20});
+  // ... the raw -1 becomes the axis, counted from rank(params) = 3: axis 2, batch_dims 1.
+  expect_op("tf.gather", f32({2, 3, 2}, iota(12)), i64({2, 1}, {1, 0}), {{"batch_dims", "-1"}}, {2, 3, 1},
+            {1, 3, 5, 6, 8, 10});
   const Lowering l = lower_shapes("tf.gather", {3, 5}, {3, 2}, {{"axis", "1"}, {"batch_dims", "1"}});
   EXPECT_EQ(to_string(l.input.shape), "[3,5,1]");
   EXPECT_EQ(to_string(l.indices.shape), "[3,1,2]");

@@ -88,11 +88,16 @@ TEST(TorchTakeAlongDim, DocExamples) {
   expect_op("torch.take_along_dim", f32({1, 3}, {7, 8, 9}), i64({2, 2}, {2, 0, 1, 1}), {{"dim", "1"}}, {2, 2}, {9, 7, 8, 8});
 }
 
+TEST(TorchTakeAlongDim, DimTakesIndicesModuloItsSize) {
+  // PyTorch 2.15: take_along_dim(t, [[0], [-1]], dim=1) on t = [[0,1,2],[3,4,5]] gives
+  // [[0], [5]]; 4 % 3 = 1 and -4 % 3 = 2 (floor modulo).
+  const Tensor t = f32({2, 3}, iota(6));
+  expect_op("torch.take_along_dim", t, i64({2, 1}, {0, -1}), {{"dim", "1"}}, {2, 1}, {0, 5});
+  expect_op("torch.take_along_dim", t, i64({2, 2}, {4, -4, 7, 3}), {{"dim", "1"}}, {2, 2}, {1, 2, 4, 3});
+}
+
 TEST(TorchTakeAlongDim, Errors) {
   const Tensor t = f32({2, 3}, iota(6));
-  expect_error("torch.take_along_dim", t, i64({2, 1}, {0, -1}), {{"dim", "1"}}, StatusCode::kOutOfRange,
-               "torch.take_along_dim: indices[1,0] = -1 is out of range for dim 1 of size 3 (valid range [0, 3)); "
-               "torch.take_along_dim rejects negative indices (pytorch#55143)");
   expect_error("torch.take_along_dim", t, i64({3, 1}, {0, 0, 0}), {{"dim", "1"}}, StatusCode::kInvalidArgument,
                "torch.take_along_dim: indices.shape[0] = 3 and input.shape[0] = 2 are not broadcastable "
                "(dimension 0 is not the gather axis)");

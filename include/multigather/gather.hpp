@@ -82,8 +82,9 @@ struct GatherOptions {
   Scalar fill_value;
   /// Threads for the CPU engine: 0 = decide from the work size (about one thread per 256 KiB
   /// moved; small calls stay on the calling thread), n > 0 = at most n, 1 = the calling thread
-  /// only. Either way no more than the cores that the 1-minute load average leaves idle (on a
-  /// busy machine a call runs on the calling thread). Without OpenMP every call uses 1.
+  /// only. With 0, no more than the cores that the 1-minute load average leaves idle (on a busy
+  /// machine a call runs on the calling thread); an explicit n is not capped that way, only by
+  /// the work size. Without OpenMP every call uses 1.
   int num_threads = 0;
 };
 

@@ -33,10 +33,14 @@ Status gather(const TensorView& params, const TensorView& indices, std::optional
     return InvalidArgument(out->op + ": batch_dims = " + str(batch_dims) + " must be in [" + str(-q) +
                            ", " + str(q) + "] for indices rank " + str(q));
   }
-  std::int64_t a = axis ? *axis : b;
+  // TensorFlow sets axis = batch_dims AS GIVEN when axis is None, before normalizing either:
+  // a negative batch_dims then counts from rank(indices) for the batch dims but from
+  // rank(params) for the axis (tensorflow/python/ops/array_ops.py gather_v2).
+  const std::int64_t given_axis = axis ? *axis : batch_dims;
+  std::int64_t a = given_axis;
   if (a < 0) a += r;
   if (a < 0 || a >= r) {
-    return InvalidArgument(out->op + ": axis = " + str(axis ? *axis : b) + " is out of range [" + str(-r) +
+    return InvalidArgument(out->op + ": axis = " + str(given_axis) + " is out of range [" + str(-r) +
                            ", " + str(r) + ") for params rank " + str(r));
   }
   if (b > a) {

@@ -79,9 +79,10 @@ Status take_along_dim(const TensorView& input, const TensorView& indices,
                       std::optional<std::int64_t> dim, Lowering* out) {
   MULTIGATHER_RETURN_IF_ERROR(begin_op("torch.take_along_dim", input, indices, out));
   MULTIGATHER_RETURN_IF_ERROR(check_dtype(out->op, "indices", indices.dtype, {DType::kInt64}));
-  set_policy(out, IndexMode::kError, false);
   if (!dim) {
-    // dim=None flattens both tensors: views when contiguous, else copies (noted).
+    // dim=None flattens both tensors: views when contiguous, else copies (noted). PyTorch
+    // 2.15 indexes the flattened input directly here: negatives and out of range raise.
+    set_policy(out, IndexMode::kError, false);
     TensorView x, i;
     MULTIGATHER_RETURN_IF_ERROR(contiguous(input, "input", out, &out->owned_input, &x));
     MULTIGATHER_RETURN_IF_ERROR(contiguous(indices, "indices", out, &out->owned_indices, &i));
@@ -99,8 +100,12 @@ Status take_along_dim(const TensorView& input, const TensorView& indices,
   }
   std::int64_t d = 0;
   MULTIGATHER_RETURN_IF_ERROR(normalize_axis(out->op, "dim", *dim, input.rank(), true, &d));
+  // With a dim, PyTorch 2.15 (torch/_refs and ATen) gathers indices % input.size(dim): floor
+  // modulo, so -1 reads the last element and size + 1 the second (checked against torch 2.15
+  // in tests/python/test_torch.py). Only an empty dim with a non-empty result is an error.
+  set_policy(out, IndexMode::kWrap, false);
   set_error_context(out, indices, "indices", -1, {"dim " + str(d)}, {input.shape[static_cast<int>(d)]},
-                    false, reject_rule(out->op));
+                    false, out->op + " takes indices modulo the size of dim");
   return lower_elements(out->op, input, indices, d, ElementRule::kBroadcast, "input", "indices", out);
 }
 

@@ -13,7 +13,8 @@ namespace multigather::tf {
 
 /// tf.gather(params, indices, axis=None, batch_dims=0):
 ///   output[p.., i.., q..] = params[p.., indices[b.., i..], q..]   (p.. = params.shape[:axis])
-/// batch_dims < 0 counts from rank(indices); axis=None means axis = batch_dims;
+/// batch_dims < 0 counts from rank(indices); axis=None means axis = batch_dims as given (a
+/// negative value then counts from rank(params) for the axis, as TensorFlow does);
 /// batch_dims <= axis; params.shape[:batch_dims] == indices.shape[:batch_dims].
 /// Output shape params.shape[:axis] ++ indices.shape[batch_dims:] ++ params.shape[axis+1:].
 Status gather(const TensorView& params, const TensorView& indices, std::optional<std::int64_t> axis,

@@ -23,7 +23,9 @@ Status take(const TensorView& input, const TensorView& index, Lowering* out);
 
 /// torch.take_along_dim(input, indices, dim=None), docs .../generated/torch.take_along_dim.html
 ///   out[i][j][k] = input[indices[i][j][k]][j][k]  (dim = 0), input and indices BROADCAST on
-/// d != dim; dim=None: input.flatten()[indices.flatten()]. indices int64; negatives rejected.
+/// d != dim; dim=None: input.flatten()[indices.flatten()]. indices int64. With a dim, indices
+/// are taken modulo input.size(dim) (floor modulo, as PyTorch 2.15 computes them; an empty dim
+/// is an error); with dim=None, negatives and out-of-range indices are rejected.
 Status take_along_dim(const TensorView& input, const TensorView& indices,
                       std::optional<std::int64_t> dim, Lowering* out);
 

@@ -201,6 +201,8 @@ int cpu_thread_count(const GatherPlan& plan) noexcept {
   const std::int64_t by_work = std::max<std::int64_t>(1, plan.work_bytes / kBytesPerThread);
   const std::int64_t threads = std::min({cap, by_work, plan.lookups});
   if (threads <= 1) return 1;
+  // An explicit num_threads is honoured; the automatic choice leaves busy cores alone.
+  if (plan.num_threads > 0) return static_cast<int>(threads);
   return static_cast<int>(std::min<std::int64_t>(threads, idle_cores()));
 #else
   (void)plan;

@@ -1,0 +1,156 @@
+"""multigather: one gather operator, ``gather_multiaxis``, that every ML framework's gather
+lowers onto, for numpy, torch, jax, cupy and tensorflow arrays.
+
+    output = gather_multiaxis(input, indices, axes)
+
+r = input.ndim = indices.ndim = output.ndim, k = len(axes), c = max(k, 1). The last dimension
+of ``indices`` holds the coordinates (its size is a multiple of c); the logical indices shape L
+is indices.shape with the last entry divided by c. For every output position o::
+
+    output.shape[d] = L[d]                             for d in axes
+    output.shape[d] = broadcast(input.shape[d], L[d])  for d not in axes (equal, or one is 1)
+    output[o] = input[i],  i[d] = o[d] (0 where input.shape[d] == 1) for d not in axes,
+                           i[axes[j]] = resolve(indices[q[0], ..., q[r-1] * c + j])
+                           with q[e] = o[e] (0 where L[e] == 1)
+
+Source: SPEC.md section 1 of the multigather repository (normative). Framework adapters with
+each framework's own signature live in the submodules ``multigather.numpy``,
+``multigather.onnx``, ``multigather.torch``, ``multigather.tf``, ``multigather.jax``,
+``multigather.stablehlo``, ``multigather.coreml``, ``multigather.tosa``, ``multigather.mlir``,
+``multigather.webnn`` and ``multigather.dml``; ``multigather.run(op, ...)`` runs any registry op by name.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as _np
+
+from . import _interop, _registry
+from . import _multigather as _core
+
+__all__ = ["gather_multiaxis", "run", "ops", "output_shape", "explain", "max_rank",
+           "__version__"]
+__version__ = "0.1.0"
+
+# numpy dtypes (native byte order) that the extension takes without the interop layer.
+_FAST_INDEX_DTYPES = frozenset(_np.dtype(t) for t in (
+    "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"))
+_FAST_INPUT_DTYPES = _FAST_INDEX_DTYPES | frozenset(_np.dtype(t) for t in (
+    "bool", "float16", "float32", "float64", "complex64", "complex128"))
+
+#: Largest rank of any array the core accepts (framework lowerings may add unit dimensions).
+max_rank: int = _core.max_rank
+
+
+def gather_multiaxis(
+    input: Any,
+    indices: Any,
+    axes: Sequence[int],
+    *,
+    index_mode: str = "error",
+    negative_indices: bool = True,
+    fill_value: Any = 0,
+    out: Any = None,
+) -> Any:
+    """Gathers elements of ``input`` at the coordinates in ``indices`` along ``axes``.
+
+    Args:
+      input: array of rank r (numpy, torch, jax, cupy, tensorflow, or anything that speaks
+        DLPack or the buffer protocol; non-contiguous and broadcast views are read in place).
+        Any dtype: bool, int8-64, uint8-64, float16, bfloat16 (ml_dtypes or framework),
+        float32, float64, complex64, complex128, float8_e4m3fn, float8_e5m2.
+      indices: integer array (int8-64, uint8-64) of rank r; its last dimension is a multiple of
+        max(len(axes), 1) and holds the coordinate tuples (innermost, contiguous in the logical
+        sense: coordinate j of logical position q is indices[q[0], ..., q[r-1] * c + j]).
+      axes: k distinct ints in [-r, r); coordinate j addresses input dimension axes[j]. Any
+        order, need not be contiguous; [] broadcasts input to the output shape.
+      index_mode: what happens to an index outside [0, n) after the negative rule:
+        "error" (IndexError), "clamp" (to [0, n-1]), "wrap" (floor modulo n; the negative rule
+        is not applied first), "fill" (the element becomes ``fill_value``).
+      negative_indices: v < 0 becomes v + n first (signed index dtypes; not in "wrap").
+      fill_value: bool, int or float used by "fill", converted to input's dtype (must be
+        representable: ValueError otherwise).
+      out: optional writable array of the output shape and input's dtype (any strides, host
+        memory, not overlapping input or indices); it is filled and returned.
+
+    Returns:
+      A new C-contiguous array of the output shape and input's dtype, of input's framework
+      (numpy in, numpy out; torch in, torch out), or ``out``.
+
+    Raises:
+      IndexError: an index out of range under index_mode="error", e.g.
+        "indices[3,1] = 7 is out of range for axis 2 of size 5 (valid range [-5, 5))".
+      ValueError: ranks, shapes (not broadcastable, last indices dimension not a multiple of
+        len(axes)), axes (out of range, repeated), index_mode, fill_value, out's shape,
+        device arrays in a CPU-only build.
+      TypeError: non-integer indices, unsupported dtypes, out of another dtype.
+
+    The GIL is released while the kernel runs.
+    """
+    # Fast path for plain numpy arrays of native dtypes (the per-call cost of tiny gathers):
+    # straight to the extension. Anything it cannot take as is (a conversion TypeError) goes
+    # the general way below, which gives the precise message.
+    if (type(input) is _np.ndarray and type(indices) is _np.ndarray
+            and input.dtype in _FAST_INPUT_DTYPES and indices.dtype in _FAST_INDEX_DTYPES
+            and (out is None or type(out) is _np.ndarray)):
+        try:
+            result = _core.gather(input, indices, axes, index_mode, negative_indices, fill_value,
+                                  out)
+            return out if out is not None else result
+        except TypeError:
+            pass
+    return _interop.call(
+        input,
+        indices,
+        axes,
+        index_mode=index_mode,
+        negative_indices=negative_indices,
+        fill_value=fill_value,
+        out=out,
+    )
+
+
+def run(op: str, input: Any, indices: Any, *, out: Any = None, **attrs: Any) -> Any:
+    """Runs registry op ``op`` ("gather_multiaxis", "onnx.GatherND", "torch.gather",
+    "numpy.take", "tf.gather", "jax.numpy.take", "stablehlo.gather", "webnn.gather", ...; see
+    ``ops()``) with the framework's attribute names, e.g.
+    ``run("onnx.Gather", data, indices, axis=1)``. Attribute values: ints, lists of ints, bools,
+    floats, enum strings; None means the default (or "none" where the framework allows it, as
+    numpy.take's axis).
+
+    Returns an array of input's framework (or ``out``, a writable array of the output shape).
+    Raises IndexError for out-of-range indices (the position in the caller's indices),
+    ValueError for an unknown op or attribute and for shapes and attributes the op's rules
+    reject, TypeError for dtypes.
+    """
+    return _registry.run(op, input, indices, out=out, **attrs)
+
+
+def ops() -> list[str]:
+    """The names of every registry op in this build, sorted."""
+    return _registry.names()
+
+
+def output_shape(op: str, input_shape: Sequence[int], indices_shape: Sequence[int], *,
+                 input_dtype: str = "float32", indices_dtype: str = "int64",
+                 **attrs: Any) -> tuple[int, ...]:
+    """The output shape of registry op ``op`` for these shapes, dtypes and attributes, without
+    data. Raises ValueError like ``run`` for shapes and attributes that break the op's rules,
+    TypeError for dtypes."""
+    return _registry.output_shape(op, input_shape, indices_shape, input_dtype, indices_dtype,
+                                  **attrs)
+
+
+def explain(op: str, input_shape: Sequence[int], indices_shape: Sequence[int], *,
+            input_dtype: str = "float32", indices_dtype: str = "int64", **attrs: Any) -> str:
+    """How registry op ``op`` runs on these shapes: its signature, formula and source, the one
+    gather_multiaxis call it becomes (input and indices views, axes, index policy), the core's
+    output shape and the framework's (the text of ``multigather explain OP``). Raises
+    ValueError like ``output_shape``."""
+    return _registry.explain(op, input_shape, indices_shape, input_dtype, indices_dtype,
+                             **attrs)
+
+
+# The framework modules: each registry op with its framework's signature.
+from . import coreml, dml, jax, mlir, numpy, onnx, stablehlo, tf, torch, tosa, webnn  # noqa: E402,F401

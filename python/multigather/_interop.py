@@ -1,0 +1,123 @@
+"""Arrays in, arrays out: which framework an array belongs to, how it reaches the C++ core
+without a copy, and how a result goes back to that framework.
+
+Every array that speaks DLPack or the buffer protocol is accepted (numpy, torch, jax, cupy,
+tensorflow, memoryview, ...); the core reads it in place, strides included. numpy arrays of the
+ml_dtypes types (bfloat16, float8_e4m3fn, float8_e5m2), which numpy cannot export through
+DLPack, travel as same-width unsigned views tagged with their real dtype name. Python lists and
+scalars become numpy arrays. The result is an array of the input's framework: numpy in, numpy
+out; torch in, torch out (through that framework's ``from_dlpack``, zero-copy).
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any, Optional, Sequence
+
+import numpy as np
+
+from . import _multigather as _core
+
+# numpy dtypes (from ml_dtypes) that numpy cannot export through DLPack or the buffer protocol.
+_TAGGED_DTYPES = {"bfloat16": np.uint16, "float8_e4m3fn": np.uint8, "float8_e5m2": np.uint8}
+_FRAMEWORKS = {"numpy", "torch", "jax", "jaxlib", "cupy", "tensorflow"}
+
+
+def framework_of(array: Any) -> str:
+    """The framework whose array type ``array`` has: "numpy", "torch", "jax", "cupy",
+    "tensorflow"; anything else (memoryview, lists) counts as "numpy"."""
+    root = type(array).__module__.split(".", 1)[0]
+    if root == "jaxlib":
+        return "jax"
+    return root if root in _FRAMEWORKS else "numpy"
+
+
+def _is_array(obj: Any) -> bool:
+    if hasattr(obj, "__dlpack__"):
+        return True
+    try:
+        memoryview(obj)
+    except TypeError:
+        return False
+    return True
+
+
+def to_core(array: Any, name: str, *, writable: bool = False) -> tuple[Any, Optional[str]]:
+    """``array`` as an object the extension's nb::ndarray accepts, and the dtype name to tag it
+    with (ml_dtypes types only, else None). Never copies an array; Python lists and scalars
+    become numpy arrays. Raises TypeError for dtypes the core cannot hold, ValueError for a
+    read-only ``out``."""
+    framework = framework_of(array)
+    if writable and not (isinstance(array, np.ndarray) or hasattr(array, "__dlpack__")):
+        raise TypeError(f"{name} must be a writable array, not {type(array).__name__}")
+    if framework == "numpy":
+        if not isinstance(array, np.ndarray) and not _is_array(array):
+            array = np.asarray(array)
+        if isinstance(array, np.ndarray):
+            if writable and not array.flags.writeable:
+                raise ValueError(f"{name} is read-only")
+            tagged = _TAGGED_DTYPES.get(array.dtype.name)  # numpy has no dtype of these names
+            if tagged is not None:
+                return array.view(tagged), array.dtype.name
+            if array.dtype.kind in "OUSVMm":
+                raise TypeError(f"{name} dtype {array.dtype} is not supported")
+            if not array.dtype.isnative:
+                raise TypeError(
+                    f"{name} dtype {array.dtype.str} is not supported (non-native byte order)"
+                )
+    elif framework == "torch":
+        if writable:
+            return array, None
+        if array.requires_grad:
+            array = array.detach()
+        if array.is_conj():
+            array = array.resolve_conj()
+        if array.is_neg():
+            array = array.resolve_neg()
+    elif framework == "jax" and writable:
+        raise TypeError(f"{name} cannot be a jax array: jax arrays are immutable")
+    return array, None
+
+
+def _ints(values: Sequence[int], name: str) -> list[int]:
+    out = []
+    for j, v in enumerate(values):
+        try:
+            out.append(operator.index(v))
+        except TypeError:
+            raise TypeError(f"{name}[{j}] must be an int, not {type(v).__name__}") from None
+    return out
+
+
+def _fill_scalar(value: Any) -> Any:
+    if isinstance(value, (bool, int, float)):
+        return value
+    if isinstance(value, np.generic) or (isinstance(value, np.ndarray) and value.ndim == 0):
+        return value.item()
+    return value  # the core raises TypeError for anything else
+
+
+def call_core(function: Any, input: Any, indices: Any, out: Any = None, **kwargs: Any) -> Any:
+    """Calls an extension function ``function(input=, indices=, out=, input_dtype=,
+    out_dtype=, framework=, **kwargs)`` on framework arrays: converts them (zero-copy), and
+    returns the result in the input's framework (or ``out``)."""
+    framework = framework_of(input)
+    core_input, input_dtype = to_core(input, "input")
+    core_indices, _ = to_core(indices, "indices")
+    core_out, out_dtype = (None, None) if out is None else to_core(out, "out", writable=True)
+    result = function(input=core_input, indices=core_indices, out=core_out, input_dtype=input_dtype,
+                      out_dtype=out_dtype, framework=framework, **kwargs)
+    if out is not None:
+        return out
+    return result.view(input.dtype) if input_dtype is not None else result
+
+
+def call(input: Any, indices: Any, axes: Sequence[int], *, index_mode: str = "error",
+         negative_indices: bool = True, fill_value: Any = 0, out: Any = None) -> Any:
+    """One gather_multiaxis call on framework arrays; the result is in the input's framework,
+    or ``out``."""
+    if isinstance(axes, (str, bytes)) or not hasattr(axes, "__iter__"):
+        raise TypeError(f"axes must be a sequence of ints, not {type(axes).__name__}")
+    return call_core(_core.gather, input, indices, out, axes=_ints(axes, "axes"),
+                     index_mode=index_mode, negative_indices=bool(negative_indices),
+                     fill_value=_fill_scalar(fill_value))

@@ -1,0 +1,42 @@
+"""DirectML's gather operators on multigather, with the DML_*_OPERATOR_DESC fields as arguments
+(snake_case). Tensors are right-aligned to one DimensionCount (leading 1s) as in DirectML;
+out-of-range indices are clamped ("all reads will be clamped safely within the input tensor").
+They run in the C++ op registry.
+
+- ``gather(input, indices, axis=0, index_dimensions=1)``: DML_GATHER_OPERATOR_DESC
+- ``gather_elements(input, indices, axis=0)``: DML_GATHER_ELEMENTS_OPERATOR_DESC
+- ``gather_nd(input, indices, input_dimension_count=0, indices_dimension_count=0,
+  batch_dimension_count=0)``: DML_GATHER_ND1_OPERATOR_DESC
+
+Source: https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_gather_operator_desc
+(and _gather_elements_, _gather_nd1_).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ._registry import run
+
+__all__ = ["gather", "gather_elements", "gather_nd"]
+
+
+def gather(input: Any, indices: Any, axis: int = 0, index_dimensions: int = 1) -> Any:
+    """DML_GATHER: Output.Sizes = Input.Sizes[:Axis] ++ Indices.Sizes[last IndexDimensions] ++
+    Input.Sizes[Axis+1:] (all tensors of one DimensionCount)."""
+    return run("dml.Gather", input, indices, axis=axis, index_dimensions=index_dimensions)
+
+
+def gather_elements(input: Any, indices: Any, axis: int = 0) -> Any:
+    """DML_GATHER_ELEMENTS: output sizes = indices sizes, which must match the input's except
+    at Axis."""
+    return run("dml.GatherElements", input, indices, axis=axis)
+
+
+def gather_nd(input: Any, indices: Any, input_dimension_count: int = 0,
+              indices_dimension_count: int = 0, batch_dimension_count: int = 0) -> Any:
+    """DML_GATHER_ND1: GatherND with batch dimensions over the trailing InputDimensionCount /
+    IndicesDimensionCount dims of each tensor (0 = the tensor's rank)."""
+    return run("dml.GatherND", input, indices, input_dimension_count=input_dimension_count,
+               indices_dimension_count=indices_dimension_count,
+               batch_dimension_count=batch_dimension_count)

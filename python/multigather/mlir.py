@@ -1,0 +1,34 @@
+"""MLIR's gathers on multigather: ``tensor_gather`` (tensor.gather) and the torch-mlir TCP
+dialect's ``tcp_gather`` (tcp.gather) and ``tcp_gather_nd`` (tcp.gather_nd). They run in the C++
+op registry (the frontends). Out-of-range indices are errors (MLIR leaves them undefined).
+
+Sources: https://mlir.llvm.org/docs/Dialects/TensorOps/#tensorgather-tensorgatherop,
+https://github.com/llvm/mlir-tcp (TcpOps.td).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from ._registry import run
+
+__all__ = ["tensor_gather", "tcp_gather", "tcp_gather_nd"]
+
+
+def tensor_gather(source: Any, indices: Any, gather_dims: Sequence[int],
+                  rank_reduced: bool = False) -> Any:
+    """tensor.gather %source[%indices] gather_dims(...): indices [J..., k] with k =
+    len(gather_dims) (strictly increasing); result J ++ source.shape with the gather dims set to 1
+    (or dropped when ``rank_reduced``)."""
+    return run("tensor.gather", source, indices, gather_dims=gather_dims,
+               rank_reduced=rank_reduced)
+
+
+def tcp_gather(input: Any, indices: Any, dim: int = 0) -> Any:
+    """tcp.gather {dim}: torch.gather's rule (indices no larger than input off dim)."""
+    return run("tcp.gather", input, indices, dim=dim)
+
+
+def tcp_gather_nd(input: Any, indices: Any) -> Any:
+    """tcp.gather_nd: out = indices.shape[:-1] ++ input.shape[indices.shape[-1]:]."""
+    return run("tcp.gather_nd", input, indices)

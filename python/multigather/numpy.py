@@ -1,0 +1,53 @@
+"""numpy's gathers on multigather, with numpy's signatures and rules.
+
+- ``take(a, indices, axis=None, out=None, mode="raise")``: numpy.take
+  (https://numpy.org/doc/stable/reference/generated/numpy.take.html).
+- ``take_along_axis(arr, indices, axis=-1)``: numpy.take_along_axis
+  (https://numpy.org/doc/stable/reference/generated/numpy.take_along_axis.html).
+- ``advanced_index(a, indices, index_dims)``: ``a[..., idx_0, ..., idx_{k-1}, ...]``
+  (https://numpy.org/doc/stable/user/basics.indexing.html#integer-array-indexing).
+
+Arrays of any framework are accepted; the result has the input's framework.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional, Sequence
+
+from ._registry import run
+
+__all__ = ["take", "take_along_axis", "advanced_index"]
+
+
+def take(a: Any, indices: Any, axis: Optional[int] = None, out: Any = None,
+         mode: str = "raise") -> Any:
+    """numpy.take: elements of ``a`` at ``indices`` along ``axis`` (flattened when None).
+
+    Shapes: a.shape[:axis] + indices.shape + a.shape[axis+1:] (indices.shape for axis=None).
+    Dtypes: any ``a``; integer ``indices``. Modes: "raise" (negatives wrap once, otherwise
+    IndexError), "wrap" (modulo), "clip" (clamp to [0, n-1], negatives become 0).
+    Raises IndexError (mode "raise", or any non-empty take from an empty axis), ValueError
+    (axis, mode), TypeError (dtypes). ``out``: writable array of the output shape.
+    """
+    return run("numpy.take", a, indices, out=out, axis=axis, mode=mode)
+
+
+def take_along_axis(arr: Any, indices: Any, axis: Optional[int] = -1) -> Any:
+    """numpy.take_along_axis: out[p, j, s] = arr[p, indices[p, j, s], s].
+
+    Shapes: same rank; the dimensions other than ``axis`` broadcast both ways; axis=None
+    flattens ``arr`` and needs 1-D indices. Negatives wrap once; out of range is IndexError.
+    Raises ValueError (ranks, broadcasting, axis), TypeError (dtypes).
+    """
+    return run("numpy.take_along_axis", arr, indices, axis=axis)
+
+
+def advanced_index(a: Any, indices: Any, index_dims: Sequence[int]) -> Any:
+    """numpy advanced integer indexing ``a[..., idx_0, ..., idx_{k-1}, ...]`` with the index
+    arrays on the increasing dims ``index_dims``, given stacked: indices = stack(broadcast(
+    idx_0, ..., idx_{k-1}), axis=-1). Adjacent index dims put the broadcast shape in their
+    place, separated ones put it first (numpy's rule). Negatives wrap once; out of range is
+    IndexError (https://numpy.org/doc/stable/user/basics.indexing.html#integer-array-indexing).
+    """
+    return run("numpy.advanced_index", a, indices, index_dims=index_dims)
+

@@ -1,0 +1,43 @@
+"""ONNX's gathers on multigather (opset 13 semantics, ONNX Runtime's CPU reading).
+
+- ``gather(data, indices, axis=0)``: onnx.Gather (https://onnx.ai/onnx/operators/onnx__Gather.html)
+- ``gather_elements(data, indices, axis=0)``: onnx.GatherElements
+  (https://onnx.ai/onnx/operators/onnx__GatherElements.html); indices dimensions other than
+  ``axis`` may be smaller than data's and read its leading part (ONNX Runtime's rule).
+- ``gather_nd(data, indices, batch_dims=0)``: onnx.GatherND
+  (https://onnx.ai/onnx/operators/onnx__GatherND.html).
+
+Negative indices wrap once ([-s, s-1] is valid); anything else out of range is an IndexError
+(ONNX: "it is an error"; ONNX Runtime CPU fails the run).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ._registry import run
+
+__all__ = ["gather", "gather_elements", "gather_nd"]
+
+
+def gather(data: Any, indices: Any, axis: int = 0) -> Any:
+    """onnx.Gather: output = data.shape[:axis] + indices.shape + data.shape[axis+1:],
+    output[p, j, s] = data[p, indices[j], s]. data rank >= 1, any dtype; integer indices (ONNX
+    allows int32 and int64; every integer dtype is accepted here). Raises IndexError (index
+    outside [-s, s-1]), ValueError (axis, rank), TypeError (dtypes)."""
+    return run("onnx.Gather", data, indices, axis=axis)
+
+
+def gather_elements(data: Any, indices: Any, axis: int = 0) -> Any:
+    """onnx.GatherElements: output.shape = indices.shape, output[p, j, s] =
+    data[p, indices[p, j, s], s]. Same rank; indices.shape[d] <= data.shape[d] for d != axis
+    (the leading part of data is read, never broadcast). Raises IndexError, ValueError,
+    TypeError as onnx.Gather."""
+    return run("onnx.GatherElements", data, indices, axis=axis)
+
+
+def gather_nd(data: Any, indices: Any, batch_dims: int = 0) -> Any:
+    """onnx.GatherND: with data = B + Xk + T and indices = B + J + [k], output.shape = B + J + T,
+    output[b, j, t] = data[b, indices[b, j, :], t]. 1 <= k <= rank - batch_dims; batch
+    dimensions must be equal. Raises IndexError, ValueError, TypeError as onnx.Gather."""
+    return run("onnx.GatherND", data, indices, batch_dims=batch_dims)

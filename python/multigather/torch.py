@@ -1,0 +1,53 @@
+"""PyTorch's gathers on multigather, with PyTorch's argument names and CPU rules.
+
+- ``gather(input, dim, index)``: torch.gather
+  (https://pytorch.org/docs/stable/generated/torch.gather.html)
+- ``take(input, index)``: torch.take (https://pytorch.org/docs/stable/generated/torch.take.html)
+- ``take_along_dim(input, indices, dim=None)``: torch.take_along_dim
+  (https://pytorch.org/docs/stable/generated/torch.take_along_dim.html)
+- ``index_select(input, dim, index)``: torch.index_select
+  (https://pytorch.org/docs/stable/generated/torch.index_select.html)
+
+gather, index_select and take_along_dim reject negative indices (IndexError); torch.take wraps
+them once. Known difference: PyTorch 2.15's take_along_dim with a dim computes
+``indices % input.size(dim)`` first (negatives and out-of-range indices wrap); the registry's
+adapter rejects them as older PyTorch releases did (pytorch#146211). Arrays of any framework
+are accepted (not only torch tensors). The lowerings are the C++ registry's
+(``multigather.explain("torch.gather", ...)``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from ._registry import run
+
+__all__ = ["gather", "take", "take_along_dim", "index_select"]
+
+
+def gather(input: Any, dim: int, index: Any) -> Any:
+    """torch.gather: out.shape = index.shape, out[p, j, s] = input[p, index[p, j, s], s].
+    Same number of dims; index.size(d) <= input.size(d) for d != dim (the leading part of input
+    is read, no broadcasting). Indices in [0, input.size(dim)): negatives are IndexError.
+    Raises IndexError, ValueError (dims, sizes), TypeError (dtypes)."""
+    return run("torch.gather", input, index, dim=dim)
+
+
+def take(input: Any, index: Any) -> Any:
+    """torch.take: input treated as 1-D; out.shape = index.shape; negatives wrap once, other
+    out-of-range indices (and any non-empty take from an empty input) are IndexError."""
+    return run("torch.take", input, index)
+
+
+def take_along_dim(input: Any, indices: Any, dim: Optional[int] = None) -> Any:
+    """torch.take_along_dim: out[p, j, s] = input[p, indices[p, j, s], s], the dims other than
+    ``dim`` broadcast both ways; dim=None flattens input and indices (1-D output). Negative and
+    out-of-range indices are IndexError (PyTorch 2.15 wraps them modulo the dim size when a dim
+    is given). Raises IndexError, ValueError, TypeError."""
+    return run("torch.take_along_dim", input, indices, dim=dim)
+
+
+def index_select(input: Any, dim: int, index: Any) -> Any:
+    """torch.index_select: out = input with out.size(dim) = len(index), out[p, j, s] =
+    input[p, index[j], s]. index 1-D (or 0-D). Negatives are IndexError."""
+    return run("torch.index_select", input, index, dim=dim)

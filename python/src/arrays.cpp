@@ -1,0 +1,246 @@
+// Arrays from Python as views, results back to Python (see arrays.hpp).
+#include "arrays.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace multigather::python {
+namespace {
+
+namespace dl = nb::dlpack;
+
+std::string str(std::int64_t v) { return std::to_string(v); }
+
+std::string dlpack_dtype_text(dl::dtype dtype) {
+  return "(DLPack code " + str(dtype.code) + ", " + str(dtype.bits) + " bits, " +
+         str(dtype.lanes) + " lanes)";
+}
+
+// DLPack device types that the CPU engine can read (kDLCPU, kDLCUDAHost).
+bool is_host_memory(int device_type) {
+  return device_type == nb::device::cpu::value || device_type == nb::device::cuda_host::value;
+}
+
+std::string device_text(int device_type, int device_id) {
+  switch (device_type) {
+    case nb::device::cuda::value: return "cuda:" + str(device_id);
+    case nb::device::cuda_managed::value: return "cuda_managed:" + str(device_id);
+    case nb::device::rocm::value: return "rocm:" + str(device_id);
+    case nb::device::metal::value: return "metal:" + str(device_id);
+    default: return "DLPack device type " + str(device_type) + ":" + str(device_id);
+  }
+}
+
+template <class Array>
+void check_host(const Array& array, std::string_view name) {
+  if (is_host_memory(array.device_type())) return;
+  // Hook for the CUDA backend: device arrays go to the CUDA engine once the build has one.
+  throw nb::value_error((std::string(name) + " is on device " +
+                         device_text(array.device_type(), array.device_id()) +
+                         "; CUDA arrays need a build with MULTIGATHER_CUDA (this build is "
+                         "CPU-only): copy the array to host memory first")
+                            .c_str());
+}
+
+template <class Array>
+void read_layout(const Array& array, Dims* shape, Dims* strides) {
+  const std::size_t n = array.ndim();
+  for (std::size_t d = 0; d < n; ++d) {
+    shape->push_back(static_cast<std::int64_t>(array.shape(d)));
+    strides->push_back(array.stride(d));
+  }
+}
+
+// Byte interval [lo, hi] a view can touch; false when it has no elements.
+bool byte_interval(const TensorView& v, std::intptr_t* lo, std::intptr_t* hi) {
+  if (v.numel() == 0 || v.data == nullptr) return false;
+  const auto es = static_cast<std::intptr_t>(element_size(v.dtype));
+  std::intptr_t low = 0;
+  std::intptr_t high = 0;
+  for (int d = 0; d < v.rank() && d < kMaxRank; ++d) {
+    const std::intptr_t reach = static_cast<std::intptr_t>(v.strides[d]) * (v.shape[d] - 1) * es;
+    (reach < 0 ? low : high) += reach;
+  }
+  const auto base = reinterpret_cast<std::intptr_t>(v.data);
+  *lo = base + low;
+  *hi = base + high + es - 1;
+  return true;
+}
+
+}  // namespace
+
+void raise_if_error(const Status& status) {
+  switch (status.code()) {
+    case StatusCode::kOk: return;
+    case StatusCode::kOutOfRange: throw nb::index_error(status.message().c_str());
+    case StatusCode::kInvalidArgument: throw nb::value_error(status.message().c_str());
+    case StatusCode::kTypeError: throw nb::type_error(status.message().c_str());
+    case StatusCode::kInternal: break;
+  }
+  throw std::runtime_error(status.message());
+}
+
+std::optional<DType> dtype_from_dlpack(dl::dtype dtype) noexcept {
+  if (dtype.lanes != 1) return std::nullopt;
+  const auto code = static_cast<dl::dtype_code>(dtype.code);
+  switch (code) {
+    case dl::dtype_code::Bool:
+      if (dtype.bits == 8) return DType::kBool;
+      break;
+    case dl::dtype_code::Int:
+      switch (dtype.bits) {
+        case 8: return DType::kInt8;
+        case 16: return DType::kInt16;
+        case 32: return DType::kInt32;
+        case 64: return DType::kInt64;
+      }
+      break;
+    case dl::dtype_code::UInt:
+      switch (dtype.bits) {
+        case 8: return DType::kUInt8;
+        case 16: return DType::kUInt16;
+        case 32: return DType::kUInt32;
+        case 64: return DType::kUInt64;
+      }
+      break;
+    case dl::dtype_code::Float:
+      switch (dtype.bits) {
+        case 16: return DType::kFloat16;
+        case 32: return DType::kFloat32;
+        case 64: return DType::kFloat64;
+      }
+      break;
+    case dl::dtype_code::Bfloat:
+      if (dtype.bits == 16) return DType::kBFloat16;
+      break;
+    case dl::dtype_code::Complex:
+      if (dtype.bits == 64) return DType::kComplex64;
+      if (dtype.bits == 128) return DType::kComplex128;
+      break;
+    case dl::dtype_code::Float8_E4M3FN:
+      if (dtype.bits == 8) return DType::kFloat8E4M3FN;
+      break;
+    case dl::dtype_code::Float8_E5M2:
+      if (dtype.bits == 8) return DType::kFloat8E5M2;
+      break;
+    default:
+      break;
+  }
+  return std::nullopt;
+}
+
+dl::dtype dlpack_from_dtype(DType dtype) noexcept {
+  const auto bits = static_cast<std::uint8_t>(element_size(dtype) * 8);
+  dl::dtype_code code = dl::dtype_code::UInt;
+  switch (dtype) {
+    case DType::kBool: code = dl::dtype_code::Bool; break;
+    case DType::kInt8: case DType::kInt16: case DType::kInt32: case DType::kInt64:
+      code = dl::dtype_code::Int; break;
+    case DType::kFloat16: case DType::kFloat32: case DType::kFloat64:
+      code = dl::dtype_code::Float; break;
+    case DType::kBFloat16: code = dl::dtype_code::Bfloat; break;
+    case DType::kComplex64: case DType::kComplex128: code = dl::dtype_code::Complex; break;
+    case DType::kFloat8E4M3FN: code = dl::dtype_code::Float8_E4M3FN; break;
+    case DType::kFloat8E5M2: code = dl::dtype_code::Float8_E5M2; break;
+    default: break;
+  }
+  return {static_cast<std::uint8_t>(code), bits, 1};
+}
+
+namespace {
+
+// The array's dtype, or the tagged one (which must have the same width).
+DType resolve_dtype(dl::dtype dtype, std::string_view name,
+                    std::optional<std::string_view> dtype_name) {
+  if (dtype_name) {
+    const std::optional<DType> tagged = parse_dtype(*dtype_name);
+    if (!tagged) {
+      throw nb::type_error((std::string(name) + " dtype " + std::string(*dtype_name) +
+                            " is not supported").c_str());
+    }
+    if (element_size(*tagged) * 8 != dtype.bits) {
+      throw nb::type_error((std::string(name) + " dtype " + std::string(*dtype_name) + " has " +
+                            str(static_cast<std::int64_t>(element_size(*tagged) * 8)) +
+                            " bits but the array's elements have " + str(dtype.bits))
+                               .c_str());
+    }
+    return *tagged;
+  }
+  if (const std::optional<DType> own = dtype_from_dlpack(dtype)) return *own;
+  throw nb::type_error((std::string(name) + " dtype " + dlpack_dtype_text(dtype) +
+                        " is not supported (expected bool, int8-64, uint8-64, float16, "
+                        "bfloat16, float32, float64, complex64, complex128, float8_e4m3fn "
+                        "or float8_e5m2)").c_str());
+}
+
+}  // namespace
+
+template <class View, class Array>
+View view_from(const Array& array, std::string_view name,
+               std::optional<std::string_view> dtype_name) {
+  check_host(array, name);
+  View view;
+  view.data = array.data();
+  read_layout(array, &view.shape, &view.strides);
+  view.dtype = resolve_dtype(array.dtype(), name, dtype_name);
+  return view;
+}
+
+TensorView view_of(const InputArray& array, std::string_view name,
+                   std::optional<std::string_view> dtype_name) {
+  return view_from<TensorView>(array, name, dtype_name);
+}
+
+MutableTensorView mutable_view_of(const OutputArray& array, std::string_view name,
+                                  std::optional<std::string_view> dtype_name) {
+  return view_from<MutableTensorView>(array, name, dtype_name);
+}
+
+void check_out(const MutableTensorView& out, const TensorView& input, const TensorView& indices,
+               const Dims& shape) {
+  if (out.dtype != input.dtype) {
+    throw nb::type_error(("out dtype " + std::string(dtype_name(out.dtype)) +
+                          " must equal the input dtype " + std::string(dtype_name(input.dtype)))
+                             .c_str());
+  }
+  if (!(out.shape == shape)) {
+    throw nb::value_error(("out shape " + to_string(out.shape) + " must equal the output shape " +
+                           to_string(shape)).c_str());
+  }
+  if (may_overlap(out, input) || may_overlap(out, indices)) {
+    throw nb::value_error("out overlaps input or indices (gather cannot write into memory it "
+                          "reads)");
+  }
+}
+
+nb::object to_python(Tensor&& tensor, dl::dtype dtype, std::string_view framework) {
+  alignas(64) static unsigned char empty_storage[64];
+  auto* owned = new Tensor(std::move(tensor));
+  nb::capsule owner(owned, [](void* p) noexcept { delete static_cast<Tensor*>(p); });
+  std::vector<std::size_t> shape(static_cast<std::size_t>(owned->rank()));
+  for (int d = 0; d < owned->rank(); ++d) {
+    shape[static_cast<std::size_t>(d)] = static_cast<std::size_t>(owned->shape()[d]);
+  }
+  void* data = owned->data() != nullptr ? owned->data() : empty_storage;
+  auto make = [&](auto framework_tag) {
+    return nb::ndarray<decltype(framework_tag)>(data, shape.size(), shape.data(), owner,
+                                                nullptr, dtype)
+        .cast();
+  };
+  if (framework == "numpy") return make(nb::numpy());
+  if (framework == "torch") return make(nb::pytorch());
+  if (framework == "jax") return make(nb::jax());
+  if (framework == "tensorflow") return make(nb::tensorflow());
+  if (framework == "cupy") return make(nb::cupy());
+  return make(nb::array_api());
+}
+
+bool may_overlap(const TensorView& a, const TensorView& b) noexcept {
+  std::intptr_t alo = 0, ahi = 0, blo = 0, bhi = 0;
+  if (!byte_interval(a, &alo, &ahi) || !byte_interval(b, &blo, &bhi)) return false;
+  return alo <= bhi && blo <= ahi;
+}
+
+}  // namespace multigather::python

@@ -1,0 +1,62 @@
+// python/src/arrays.hpp: arrays from any framework (DLPack or the buffer protocol, through
+// nanobind's ndarray) as multigather views, and results handed back as arrays.
+//
+// Nothing here copies data: a view keeps the caller's pointer, shape and strides (in elements,
+// as DLPack gives them; negative and zero strides included).
+#pragma once
+
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+
+#include <optional>
+#include <string_view>
+
+#include "multigather/multigather.hpp"
+
+namespace multigather::python {
+
+namespace nb = nanobind;
+
+/// Any array, read-only ones included (jax arrays, numpy broadcast views).
+using InputArray = nb::ndarray<nb::ro>;
+/// A writable array (the `out=` argument).
+using OutputArray = nb::ndarray<>;
+
+/// Raises the Python exception of a failed Status: IndexError (kOutOfRange), ValueError
+/// (kInvalidArgument), TypeError (kTypeError), RuntimeError (kInternal). The message is the
+/// core's. Does nothing for an ok status.
+void raise_if_error(const Status& status);
+
+/// The DType of a DLPack dtype; nullopt when multigather has no such type (lanes != 1 included).
+std::optional<DType> dtype_from_dlpack(nb::dlpack::dtype dtype) noexcept;
+
+/// The DLPack dtype of a DType (what a result carries when the input gave none).
+nb::dlpack::dtype dlpack_from_dtype(DType dtype) noexcept;
+
+/// A strided view of `array` (named `name` in messages). `dtype_name`, when given, overrides
+/// the array's own dtype and must have its element width: numpy arrays of ml_dtypes types
+/// (bfloat16, float8) travel as same-width unsigned views tagged with their real name.
+/// Errors: ValueError for an array outside host memory, TypeError for an unsupported dtype.
+TensorView view_of(const InputArray& array, std::string_view name,
+                   std::optional<std::string_view> dtype_name = std::nullopt);
+
+/// A writable view of the caller's `out` array (`dtype_name` as in view_of).
+MutableTensorView mutable_view_of(const OutputArray& array, std::string_view name,
+                                  std::optional<std::string_view> dtype_name = std::nullopt);
+
+/// Checks the caller's `out` view against a call: the input's dtype (TypeError), `shape`
+/// (ValueError), and no overlap with input or indices (ValueError).
+void check_out(const MutableTensorView& out, const TensorView& input, const TensorView& indices,
+               const Dims& shape);
+
+/// Hands `tensor` to Python without a copy, as an array of `framework` ("numpy", "torch",
+/// "jax", "tensorflow", "cupy"; anything else gives an object with __dlpack__). nanobind calls
+/// that framework's from_dlpack. `dtype` is the DLPack dtype the result carries (the input's, so
+/// that bfloat16 stays bfloat16).
+nb::object to_python(Tensor&& tensor, nb::dlpack::dtype dtype, std::string_view framework);
+
+/// True when the bytes that two views can reach intersect (conservative: compares the address
+/// intervals [lowest, highest] of each view).
+bool may_overlap(const TensorView& a, const TensorView& b) noexcept;
+
+}  // namespace multigather::python

@@ -1,0 +1,123 @@
+// multigather._multigather: the nanobind extension behind the `multigather` Python package.
+//
+// Deliberately small and framework-neutral: arrays arrive through DLPack or the buffer protocol
+// (nb::ndarray), are viewed without copies, and the result leaves as an array of the input's
+// framework (nanobind calls that framework's from_dlpack). Framework ops go through the C++ op
+// registry (registry.cpp), which does every lowering on the views.
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/string_view.h>
+#include <nanobind/stl/vector.h>
+
+#include <Python.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "arrays.hpp"
+#include "registry.hpp"
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+namespace multigather::python {
+namespace {
+
+// A Python fill value (bool, int of any size within 64 bits, float, numpy scalar) as a Scalar.
+Scalar scalar_of(nb::handle value) {
+  PyObject* o = value.ptr();
+  if (PyBool_Check(o)) return Scalar::from_int(o == Py_True ? 1 : 0);
+  if (PyLong_Check(o) || (!PyFloat_Check(o) && PyIndex_Check(o))) {
+    nb::object as_int = nb::steal(PyNumber_Index(o));
+    if (!as_int.is_valid()) throw nb::python_error();
+    int overflow = 0;
+    const long long v = PyLong_AsLongLongAndOverflow(as_int.ptr(), &overflow);
+    if (overflow == 0) return Scalar::from_int(v);
+    if (overflow > 0) {
+      const unsigned long long u = PyLong_AsUnsignedLongLong(as_int.ptr());
+      if (!PyErr_Occurred()) return Scalar::from_uint(u);
+      PyErr_Clear();
+    }
+    throw nb::value_error(("fill_value " + nb::cast<std::string>(nb::str(value)) +
+                           " is outside the 64-bit integer range").c_str());
+  }
+  if (PyFloat_Check(o) || PyObject_HasAttrString(o, "__float__")) {
+    const double f = PyFloat_AsDouble(o);
+    if (f == -1.0 && PyErr_Occurred()) throw nb::python_error();
+    return Scalar::from_float(f);
+  }
+  throw nb::type_error(("fill_value must be a bool, int or float, not " +
+                        nb::cast<std::string>(nb::str(value.type().attr("__name__"))))
+                           .c_str());
+}
+
+GatherOptions options_of(std::string_view index_mode, bool negative_indices,
+                         nb::handle fill_value) {
+  GatherOptions options;
+  if (!parse_index_mode(index_mode, &options.index_mode)) {
+    throw nb::value_error(("index_mode '" + std::string(index_mode) +
+                           "' is not one of 'error', 'clamp', 'wrap', 'fill'").c_str());
+  }
+  options.negative_indices = negative_indices;
+  options.fill_value = scalar_of(fill_value);
+  return options;
+}
+
+/// gather_multiaxis on framework arrays (viewed in place); the result is a new array of
+/// `framework`, or None after writing into `out` (any strides, not overlapping the operands).
+nb::object gather(const InputArray& input_array, const InputArray& indices_array,
+                  const std::vector<std::int64_t>& axes, std::string_view index_mode,
+                  bool negative_indices, nb::handle fill_value, std::optional<OutputArray> out,
+                  std::optional<std::string_view> input_dtype,
+                  std::optional<std::string_view> out_dtype, std::string_view framework) {
+  const GatherOptions options = options_of(index_mode, negative_indices, fill_value);
+  const TensorView input = view_of(input_array, "input", input_dtype);
+  const TensorView indices = view_of(indices_array, "indices");
+  GatherShape shape;
+  raise_if_error(infer_shape(input.shape, indices.shape, axes, &shape));
+
+  if (out) {
+    const MutableTensorView target = mutable_view_of(*out, "out", out_dtype);
+    check_out(target, input, indices, shape.output_shape);
+    Status status;
+    {
+      nb::gil_scoped_release release;
+      status = gather_multiaxis_into(input, indices, axes, target, options);
+    }
+    raise_if_error(status);
+    return nb::none();
+  }
+
+  Tensor result(input.dtype, shape.output_shape);
+  Status status;
+  {
+    nb::gil_scoped_release release;
+    status = gather_multiaxis_into(input, indices, axes, result.mutable_view(), options);
+  }
+  raise_if_error(status);
+  return to_python(std::move(result), input_array.dtype(), framework);
+}
+
+}  // namespace
+}  // namespace multigather::python
+
+NB_MODULE(_multigather, m) {
+  using namespace multigather::python;
+  m.doc() = "multigather's C++ core (see the `multigather` package for the documented API)";
+  m.def("gather", &gather, "input"_a, "indices"_a, "axes"_a, "index_mode"_a = "error",
+        "negative_indices"_a = true, "fill_value"_a = 0, "out"_a = nb::none(),
+        "input_dtype"_a = nb::none(), "out_dtype"_a = nb::none(), "framework"_a = "numpy",
+        "gather_multiaxis on any DLPack / buffer-protocol arrays; returns the result as an "
+        "array of `framework`, or None with out=.");
+  m.attr("max_rank") = multigather::kMaxRank;
+#if defined(MULTIGATHER_PYTHON_HAS_CUDA)
+  m.attr("has_cuda") = true;  // the library has its CUDA engine; device arrays: see arrays.cpp
+#else
+  m.attr("has_cuda") = false;
+#endif
+  bind_registry(m);
+}

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Builds and installs the Python package, then runs its tests (tests/python): the hypothesis
+# differential suite of gather_multiaxis and the framework suites (numpy, ONNX Runtime,
+# TensorFlow, JAX; PyTorch when installed). About 2 minutes on 2 cores, plus the build.
+#
+#   scripts/test-python.sh              pinned test requirements + `pip install .` + pytest
+#   MULTIGATHER_HYPOTHESIS_EXAMPLES=N   examples of the core differential suites (default 2000)
+#   MULTIGATHER_FRAMEWORK_EXAMPLES=N    examples per framework differential test (default 200)
+#   MULTIGATHER_HYPOTHESIS_RANDOM=1     fresh random examples instead of the derandomized ones
+#   PYTHON=python3.11                   the interpreter (default python3)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PYTHON=${PYTHON:-python3}
+"$PYTHON" -m pip install -q -r requirements-test.txt
+"$PYTHON" -m pip install -q .
+"$PYTHON" -m pytest tests/python -q "$@"

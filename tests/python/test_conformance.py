@@ -1,0 +1,61 @@
+"""The third-party conformance vectors of ../shared/conformance through the Python surface:
+77 WebNN web-platform-tests cases (gather, gatherElements, gatherND, with float16 data and
+int32/uint32/int64 indices), 20 WebNN validation cases (shapes and dtypes only; 13 must be
+rejected) and the 10 ONNX node tests as transcribed from the .py case files (the concrete .pb
+data is in test_onnx_runtime.py). Every expected value must come out bit for bit."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import numpy as np
+import pytest
+
+import multigather
+
+SHARED = os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared", "conformance")
+
+
+def load(name: str) -> list:
+    path = os.path.join(SHARED, name)
+    return json.load(open(path)) if os.path.exists(path) else []
+
+
+def array(tensor: dict) -> np.ndarray:
+    return np.array(tensor["data"], dtype=tensor["dtype"]).reshape(tensor["shape"])
+
+
+WPT = load("webnn_wpt.json")
+VALIDATION = load("webnn_wpt_validation.json")
+ONNX_NODE = [c for c in load("onnx_node.json") if c["input"]["data"] != "random"]
+
+
+@pytest.mark.parametrize("case", WPT, ids=[c["name"] for c in WPT])
+def test_webnn_wpt_vectors(case):
+    got = multigather.run(case["op"], array(case["input"]), array(case["indices"]), **case["attrs"])
+    expected = array(case["expected"])
+    assert got.shape == expected.shape and got.dtype == expected.dtype
+    assert got.tobytes() == expected.tobytes()
+
+
+@pytest.mark.parametrize("case", VALIDATION, ids=[c["name"] for c in VALIDATION])
+def test_webnn_wpt_validation(case):
+    kwargs = dict(input_dtype=case["input"]["dtype"], indices_dtype=case["indices"]["dtype"],
+                  **case["attrs"])
+    if case["expect_error"]:
+        with pytest.raises((ValueError, TypeError)):
+            multigather.output_shape(case["op"], case["input"]["shape"],
+                                     case["indices"]["shape"], **kwargs)
+        return
+    shape = multigather.output_shape(case["op"], case["input"]["shape"],
+                                     case["indices"]["shape"], **kwargs)
+    assert list(shape) == case["expected"]["shape"]
+
+
+@pytest.mark.parametrize("case", ONNX_NODE, ids=[c["name"] for c in ONNX_NODE])
+def test_onnx_node_vectors(case):
+    got = multigather.run(case["op"], array(case["input"]), array(case["indices"]), **case["attrs"])
+    expected = array(case["expected"])
+    assert got.shape == expected.shape
+    assert got.tobytes() == expected.astype(got.dtype).tobytes()
