@@ -44,6 +44,16 @@ void check_host(const Array& array, std::string_view name) {
                             .c_str());
 }
 
+// A view for the CUDA backend: the array must live in CUDA device or managed memory.
+template <class Array>
+void check_cuda(const Array& array, std::string_view name) {
+  if (is_cuda_memory(array.device_type())) return;
+  throw nb::value_error((std::string(name) + " is on device " +
+                         device_text(array.device_type(), array.device_id()) +
+                         ", but input is a CUDA array: every array of a call must be on one "
+                         "CUDA device").c_str());
+}
+
 template <class Array>
 void read_layout(const Array& array, Dims* shape, Dims* strides) {
   const std::size_t n = array.ndim();
@@ -179,8 +189,12 @@ DType resolve_dtype(dl::dtype dtype, std::string_view name,
 
 template <class View, class Array>
 View view_from(const Array& array, std::string_view name,
-               std::optional<std::string_view> dtype_name) {
-  check_host(array, name);
+               std::optional<std::string_view> dtype_name, bool on_device = false) {
+  if (on_device) {
+    check_cuda(array, name);
+  } else {
+    check_host(array, name);
+  }
   View view;
   view.data = array.data();
   read_layout(array, &view.shape, &view.strides);
@@ -196,6 +210,20 @@ TensorView view_of(const InputArray& array, std::string_view name,
 MutableTensorView mutable_view_of(const OutputArray& array, std::string_view name,
                                   std::optional<std::string_view> dtype_name) {
   return view_from<MutableTensorView>(array, name, dtype_name);
+}
+
+bool is_cuda_memory(int device_type) noexcept {
+  return device_type == nb::device::cuda::value || device_type == nb::device::cuda_managed::value;
+}
+
+TensorView device_view_of(const InputArray& array, std::string_view name,
+                          std::optional<std::string_view> dtype_name) {
+  return view_from<TensorView>(array, name, dtype_name, /*on_device=*/true);
+}
+
+MutableTensorView device_mutable_view_of(const OutputArray& array, std::string_view name,
+                                         std::optional<std::string_view> dtype_name) {
+  return view_from<MutableTensorView>(array, name, dtype_name, /*on_device=*/true);
 }
 
 void check_out(const MutableTensorView& out, const TensorView& input, const TensorView& indices,

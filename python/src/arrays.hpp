@@ -22,6 +22,16 @@ using InputArray = nb::ndarray<nb::ro>;
 /// A writable array (the `out=` argument).
 using OutputArray = nb::ndarray<>;
 
+/// True for DLPack device types the CUDA backend reads (kDLCUDA, kDLCUDAManaged).
+bool is_cuda_memory(int device_type) noexcept;
+
+/// view_of / mutable_view_of for arrays in CUDA memory (the CUDA backend's operands; the data
+/// pointer is a device pointer). ValueError for an array on any other device.
+TensorView device_view_of(const InputArray& array, std::string_view name,
+                          std::optional<std::string_view> dtype_name = std::nullopt);
+MutableTensorView device_mutable_view_of(const OutputArray& array, std::string_view name,
+                                         std::optional<std::string_view> dtype_name = std::nullopt);
+
 /// Raises the Python exception of a failed Status: IndexError (kOutOfRange), ValueError
 /// (kInvalidArgument), TypeError (kTypeError), RuntimeError (kInternal). The message is the
 /// core's. Does nothing for an ok status.

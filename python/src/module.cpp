@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "arrays.hpp"
+#include "cuda_arrays.hpp"
 #include "registry.hpp"
 
 namespace nb = nanobind;
@@ -75,6 +76,12 @@ nb::object gather(const InputArray& input_array, const InputArray& indices_array
                   std::optional<std::string_view> input_dtype,
                   std::optional<std::string_view> out_dtype, std::string_view framework) {
   const GatherOptions options = options_of(index_mode, negative_indices, fill_value);
+#if defined(MULTIGATHER_PYTHON_HAS_CUDA)
+  if (is_cuda_memory(input_array.device_type())) {  // CUDA arrays run on the GPU
+    return gather_cuda(input_array, indices_array, axes, options, out, input_dtype, out_dtype,
+                       framework);
+  }
+#endif
   const TensorView input = view_of(input_array, "input", input_dtype);
   const TensorView indices = view_of(indices_array, "indices");
   GatherShape shape;

@@ -1,0 +1,109 @@
+"""CUDA arrays through the CUDA engine (a build with MULTIGATHER_CUDA and a GPU; skipped
+otherwise): torch and cupy arrays are viewed in place, gathered on their device and stream, and
+come back as arrays of the same framework on the same device.
+
+Oracles: the framework's own CUDA ops (torch.index_select, torch.gather, cupy.take) and
+multigather's CPU engine on host copies of the same arrays (every index mode, negative indices,
+broadcasting, strided views), byte for byte; error messages equal the CPU engine's.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import multigather
+from conftest import require
+
+pytestmark = pytest.mark.skipif(not multigather._multigather.has_cuda,
+                                reason="multigather was built without its CUDA engine")
+
+
+def cuda_torch():
+    torch = require("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
+    return torch
+
+
+def test_embedding_rows_match_torch_index_select_on_the_same_device():
+    torch = cuda_torch()
+    gen = torch.Generator(device="cpu").manual_seed(6)
+    table = torch.randn(1000, 96, generator=gen).cuda()
+    ids = torch.randint(0, 1000, (257,), generator=gen).cuda()
+    got = multigather.gather_multiaxis(table, ids[:, None], [0])
+    assert isinstance(got, torch.Tensor) and got.device == table.device
+    assert torch.equal(got, torch.index_select(table, 0, ids))
+
+
+def test_take_along_axis_matches_torch_gather_for_every_index_dtype():
+    torch = cuda_torch()
+    gen = torch.Generator(device="cpu").manual_seed(7)
+    data = torch.randn(64, 120, generator=gen).half().cuda()
+    ids = torch.randint(0, 120, (64, 40), generator=gen)  # fits every index dtype
+    want = torch.gather(data, 1, ids.cuda())
+    for dtype in (torch.int8, torch.uint8, torch.int16, torch.int32, torch.int64):
+        got = multigather.gather_multiaxis(data, ids.to(dtype).cuda(), [1])
+        assert torch.equal(got, want), dtype
+
+
+@pytest.mark.parametrize("mode", ["error", "clamp", "wrap", "fill"])
+@pytest.mark.parametrize("negative", [True, False])
+def test_modes_strides_and_broadcasting_match_the_cpu_engine(mode, negative):
+    torch = cuda_torch()
+    rng = np.random.default_rng(8)
+    base = torch.from_numpy(rng.standard_normal((6, 40, 9)).astype(np.float32)).cuda()
+    data = base.transpose(0, 1)[:, ::2]  # [40, 3, 9] strided view, read in place
+    low, high = (-40, 40) if mode == "error" and negative else (0, 40)
+    if mode != "error":
+        low, high = -60, 60
+    ids = torch.from_numpy(rng.integers(low, high, (17, 1, 1))).cuda()  # broadcast over 1, 2
+    kwargs = dict(index_mode=mode, negative_indices=negative, fill_value=-7)
+    got = multigather.gather_multiaxis(data, ids, [0], **kwargs)
+    want = multigather.gather_multiaxis(data.cpu().numpy(), ids.cpu().numpy(), [0], **kwargs)
+    assert got.device == data.device
+    np.testing.assert_array_equal(got.cpu().numpy(), want)
+
+
+def test_out_of_range_raises_the_cpu_engines_index_error():
+    torch = cuda_torch()
+    data = torch.arange(10.0).reshape(5, 2).cuda()
+    ids = torch.tensor([[0], [7], [1]]).cuda()
+    with pytest.raises(IndexError) as on_gpu:
+        multigather.gather_multiaxis(data, ids, [0])
+    with pytest.raises(IndexError) as on_cpu:
+        multigather.gather_multiaxis(data.cpu(), ids.cpu(), [0])
+    assert str(on_gpu.value) == str(on_cpu.value)
+    assert "indices[1,0] = 7 is out of range for axis 0 of size 5" in str(on_gpu.value)
+
+
+def test_out_argument_and_a_side_stream():
+    torch = cuda_torch()
+    data = torch.randn(300, 64).cuda()
+    ids = torch.randint(0, 300, (1000, 1)).cuda()
+    out = torch.empty(1000, 64, device="cuda")
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):  # runs on torch's current stream, the side stream here
+        multigather.gather_multiaxis(data, ids, [0], index_mode="clamp", out=out)
+    torch.cuda.current_stream().wait_stream(side)
+    assert torch.equal(out, data[ids[:, 0]])
+
+
+def test_arrays_on_two_devices_are_refused():
+    torch = cuda_torch()
+    data = torch.randn(4, 3).cuda()
+    with pytest.raises(ValueError, match="every array of a call must be on one CUDA device"):
+        multigather.gather_multiaxis(data, torch.zeros(2, 1, dtype=torch.int64), [0])
+
+
+def test_cupy_take_on_the_device():
+    cupy = require("cupy")
+    try:
+        data = cupy.arange(5000, dtype=cupy.float32).reshape(1000, 5)
+    except Exception as error:  # no GPU
+        pytest.skip(f"cupy cannot allocate on a GPU here: {error}")
+    ids = cupy.asarray(np.random.default_rng(9).integers(0, 1000, (333, 1)))
+    got = multigather.gather_multiaxis(data, ids, [0])
+    assert isinstance(got, cupy.ndarray)
+    assert bool((got == cupy.take(data, ids[:, 0], axis=0)).all())
