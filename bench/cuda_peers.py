@@ -152,7 +152,11 @@ def multigather_peer(name, x, idx):
     except Exception as error:  # the package may not take CUDA arrays yet
         print(f"  (multigather on CUDA arrays unavailable: {error})")
         return {}
-    return {"multigather": lambda: multigather.gather_multiaxis(x, ix, axes)}
+    # "error" waits for the stream to report an IndexError at once; "clamp" only enqueues (as
+    # PyTorch does, whose bounds checks are device-side asserts).
+    return {"multigather (error: syncs)": lambda: multigather.gather_multiaxis(x, ix, axes),
+            "multigather (clamp)": lambda: multigather.gather_multiaxis(
+                x, ix, axes, index_mode="clamp")}
 
 
 def time_us(fn, warmup, reps, batch):

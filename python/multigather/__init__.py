@@ -71,8 +71,14 @@ def gather_multiaxis(
       negative_indices: v < 0 becomes v + n first (signed index dtypes; not in "wrap").
       fill_value: bool, int or float used by "fill", converted to input's dtype (must be
         representable: ValueError otherwise).
-      out: optional writable array of the output shape and input's dtype (any strides, host
-        memory, not overlapping input or indices); it is filled and returned.
+      out: optional writable array of the output shape and input's dtype (any strides, on
+        input's device, not overlapping input or indices); it is filled and returned.
+
+    CUDA arrays (torch, cupy, jax: DLPack device kDLCUDA), in a build with the CUDA engine
+    (``multigather._multigather.has_cuda``): gathered on their device, on the framework's
+    current stream, zero-copy; the result is new memory on the same device. index_mode="error"
+    waits for the stream (to raise IndexError with the same message as on the CPU); the other
+    modes return once the kernel is enqueued.
 
     Returns:
       A new C-contiguous array of the output shape and input's dtype, of input's framework
