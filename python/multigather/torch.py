@@ -8,10 +8,9 @@
 - ``index_select(input, dim, index)``: torch.index_select
   (https://pytorch.org/docs/stable/generated/torch.index_select.html)
 
-gather, index_select and take_along_dim reject negative indices (IndexError); torch.take wraps
-them once. Known difference: PyTorch 2.15's take_along_dim with a dim computes
-``indices % input.size(dim)`` first (negatives and out-of-range indices wrap); the registry's
-adapter rejects them as older PyTorch releases did (pytorch#146211). Arrays of any framework
+gather and index_select reject negative indices (IndexError); torch.take wraps them once.
+take_along_dim with a dim takes ``indices % input.size(dim)`` (floor modulo) as PyTorch 2.15
+does, so negatives and out-of-range indices wrap; with dim=None they raise. Arrays of any framework
 are accepted (not only torch tensors). The lowerings are the C++ registry's
 (``multigather.explain("torch.gather", ...)``).
 """
@@ -41,9 +40,10 @@ def take(input: Any, index: Any) -> Any:
 
 def take_along_dim(input: Any, indices: Any, dim: Optional[int] = None) -> Any:
     """torch.take_along_dim: out[p, j, s] = input[p, indices[p, j, s], s], the dims other than
-    ``dim`` broadcast both ways; dim=None flattens input and indices (1-D output). Negative and
-    out-of-range indices are IndexError (PyTorch 2.15 wraps them modulo the dim size when a dim
-    is given). Raises IndexError, ValueError, TypeError."""
+    ``dim`` broadcast both ways; dim=None flattens input and indices (1-D output). With a dim,
+    indices are taken modulo input.size(dim) as in PyTorch 2.15 (an empty dim is IndexError);
+    with dim=None, negative and out-of-range indices are IndexError. Raises IndexError,
+    ValueError, TypeError."""
     return run("torch.take_along_dim", input, indices, dim=dim)
 
 
