@@ -290,10 +290,12 @@ TEST(CpuEquivalence, GenericKernelMatchesReference) {
 
 TEST(CpuEquivalence, LargeSpanElementGathersMatchReference) {
   // Lookups spread over 800 KiB of input take the prefetching element loop (the random cases
-  // above are too small for it): a flat take and a GatherElements on axis 0, every mode.
+  // above are too small for it): a flat take and a GatherElements on axis 0, every mode. Then
+  // GatherElements on the last axis with 4 KiB rows: the row kernel (element_row.hpp), which
+  // prefetches the next row while gathering one (rows split across threads, too).
   Rng rng(base_seed() ^ 0x5eedULL);
   struct Shape { mg::Dims input, indices; std::vector<std::int64_t> axes; };
-  const Shape shapes[] = {{{200000}, {3000}, {0}}, {{800, 250}, {40, 250}, {0}}};
+  const Shape shapes[] = {{{200000}, {3000}, {0}}, {{800, 250}, {40, 250}, {0}}, {{300, 1000}, {300, 70}, {1}}};
   for (const Shape& sh : shapes) {
     for (const mg::DType index_dtype : {mg::DType::kInt32, mg::DType::kInt64, mg::DType::kUInt64}) {
       for (const int mode : {0, 1, 2, 3}) {
@@ -304,7 +306,7 @@ TEST(CpuEquivalence, LargeSpanElementGathersMatchReference) {
         c.options.index_mode = static_cast<mg::IndexMode>(mode);
         c.input = make_buffer(rng, sh.input, 4, false);
         c.indices = make_buffer(rng, sh.indices, mg::element_size(index_dtype), false);
-        const std::int64_t n = sh.input[0];
+        const std::int64_t n = sh.input[static_cast<int>(sh.axes[0])];
         std::int64_t count = 1;
         for (int d = 0; d < sh.indices.size(); ++d) count *= sh.indices[d];
         mg::Dims pos = mg::Dims::filled(sh.indices.size(), 0);
@@ -325,7 +327,7 @@ TEST(CpuEquivalence, LargeSpanElementGathersMatchReference) {
         c.indices_view = mg::TensorView(c.indices.data(), index_dtype, sh.indices, c.indices.strides);
         c.output_shape = mg::output_shape(sh.input, sh.indices, c.axes).output_shape;
         SCOPED_TRACE(describe(c));
-        for (const int threads : {1, 2}) {
+        for (const int threads : {1, 2, 3}) {
           expect_same_as_reference(rng, c, "large span", [&](const mg::MutableTensorView& out) {
             return run_plan(c, out, threads, false);
           });

@@ -8,8 +8,9 @@
 #include <type_traits>
 
 #include "kernels/cpu/copy.hpp"
-#include "kernels/cpu/cursor.hpp"
 #include "kernels/cpu/cpu.hpp"
+#include "kernels/cpu/cursor.hpp"
+#include "kernels/cpu/element_row.hpp"
 #include "kernels/cpu/resolve.hpp"
 
 #if defined(MULTIGATHER_HAVE_OPENMP)
@@ -26,6 +27,9 @@ constexpr int kTile = 256;
 /// The parallel split: chunks of at least this much work, at most kChunksPerThread per thread.
 constexpr std::int64_t kBytesPerChunk = std::int64_t{64} << 10;
 constexpr std::int64_t kChunksPerThread = 8;
+/// Element rows that each read their own span of at most this much input run on the row kernel,
+/// with the next row's span prefetched (element_row.hpp).
+constexpr std::int64_t kRowPrefetchMaxBytes = std::int64_t{16} << 10;
 
 /// Bytes of input that one lookup's coordinates can reach (where a random read may land).
 std::int64_t lookup_span_bytes(const GatherPlan& p) {
@@ -63,9 +67,33 @@ CopyFn<Offset> select_copy(const GatherPlan& p) {
   }
 }
 
-/// Runs lookups [begin, end) (flat, C order over the first lookup_rank plan dimensions).
+/// The row kernel (element_row.hpp) when the plan allows it: an element plan with one
+/// coordinate, more than one row, input stride 0 along the row (each row reads its own span of
+/// at most kRowPrefetchMaxBytes, upward from the row's base: a positive axis stride), indices
+/// and output contiguous along the row; else nullptr.
+template <class Index, IndexMode kMode, bool kNegative>
+cpu::ElementRowFn select_element_row(const GatherPlan& p) {
+  if (p.kind != PlanKind::kElement || p.k != 1 || p.lookup_rank < 2) return nullptr;
+  const auto row = static_cast<std::size_t>(p.lookup_rank - 1);
+  if (p.input_strides[row] != 0 || p.indices_strides[row] != 1 || p.output_strides[row] != 1 ||
+      p.axis_strides[0] <= 0 || lookup_span_bytes(p) > kRowPrefetchMaxBytes) {
+    return nullptr;
+  }
+  switch (p.element_size) {
+    case 1: return &cpu::gather_element_row<1, Index, kMode, kNegative>;
+    case 2: return &cpu::gather_element_row<2, Index, kMode, kNegative>;
+    case 4: return &cpu::gather_element_row<4, Index, kMode, kNegative>;
+    case 8: return &cpu::gather_element_row<8, Index, kMode, kNegative>;
+    case 16: return &cpu::gather_element_row<16, Index, kMode, kNegative>;
+    default: return nullptr;
+  }
+}
+
+/// Runs lookups [begin, end) (flat, C order over the first lookup_rank plan dimensions), with
+/// `row_kernel` (element_row.hpp) when it is not null, else in tiles resolved then copied.
 template <class Index, class Offset, IndexMode kMode, bool kNegative>
-bool walk(const GatherPlan& p, CopyFn<Offset> copy, std::int64_t begin, std::int64_t end) {
+bool walk(const GatherPlan& p, CopyFn<Offset> copy, cpu::ElementRowFn row_kernel, std::int64_t begin,
+          std::int64_t end) {
   const int outer = p.lookup_rank - 1;  // dimensions above the row; -1 or more
   const auto row = static_cast<std::size_t>(outer < 0 ? 0 : outer);
   const std::int64_t row_size = p.lookup_rank > 0 ? p.shape[row] : 1;
@@ -91,9 +119,29 @@ bool walk(const GatherPlan& p, CopyFn<Offset> copy, std::int64_t begin, std::int
   coords.coord_step = p.coord_stride * is;
   coords.input_step = row_in;
 
+  cpu::ElementRow row_run;
+  row_run.axis_stride = p.axis_strides[0];
+  row_run.axis_size = p.axis_sizes[0];
+  row_run.fill = p.fill_bytes.data();
+  const std::int64_t span_lines = (lookup_span_bytes(p) + cpu::kCacheLineBytes - 1) / cpu::kCacheLineBytes;
+
   for (std::int64_t f = begin; f < end;) {
     const std::int64_t n = std::min(row_size - r0, end - f);
-    for (std::int64_t t0 = 0; t0 < n; t0 += kTile) {
+    if (row_kernel != nullptr) {
+      row_run.input = p.input + (at.input + r0 * row_in) * es;
+      row_run.indices = p.indices + (at.indices + r0 * row_ix) * is;
+      row_run.output = p.output + (at.output + r0 * row_out) * es;
+      row_run.next_lines = 0;
+      if (f + n < end) {  // the next row is this walk's too: prefetch its span
+        cpu::PlanCursor next = at;
+        next.advance(p, outer);
+        row_run.next = p.input + next.input * es;
+        row_run.next_lines = span_lines;
+      }
+      const bool ok = row_kernel(row_run, n);
+      if (kMode == IndexMode::kError && !ok) return false;
+    }
+    for (std::int64_t t0 = 0; row_kernel == nullptr && t0 < n; t0 += kTile) {  // tiles otherwise
       const int m = static_cast<int>(std::min<std::int64_t>(kTile, n - t0));
       const std::int64_t r = r0 + t0;
       coords.indices = p.k > 0 ? p.indices + (at.indices + r * row_ix) * is : nullptr;
@@ -114,9 +162,10 @@ template <class Index, class Offset, IndexMode kMode, bool kNegative>
 bool run_threads(const GatherPlan& p, int threads) {
   const CopyFn<Offset> copy = select_copy<Offset, kMode == IndexMode::kFill>(p);
   if (copy == nullptr) return run_cpu_generic(p);
+  const cpu::ElementRowFn row_kernel = select_element_row<Index, kMode, kNegative>(p);
   const std::int64_t lookups = p.lookups;
   if (threads > lookups) threads = static_cast<int>(lookups);
-  if (threads <= 1) return walk<Index, Offset, kMode, kNegative>(p, copy, 0, lookups);
+  if (threads <= 1) return walk<Index, Offset, kMode, kNegative>(p, copy, row_kernel, 0, lookups);
   // Chunks of about equal work, handed out dynamically: a thread that the OS schedules late
   // (a shared, busy machine) takes fewer chunks instead of holding every other thread back.
   const std::int64_t by_work = std::max<std::int64_t>(1, p.work_bytes / kBytesPerChunk);
@@ -125,7 +174,7 @@ bool run_threads(const GatherPlan& p, int threads) {
   auto chunk = [&](std::int64_t c) {
     const auto begin = static_cast<std::int64_t>(static_cast<__int128>(lookups) * c / chunks);
     const auto end = static_cast<std::int64_t>(static_cast<__int128>(lookups) * (c + 1) / chunks);
-    return walk<Index, Offset, kMode, kNegative>(p, copy, begin, end);
+    return walk<Index, Offset, kMode, kNegative>(p, copy, row_kernel, begin, end);
   };
   bool ok = true;
 #if defined(MULTIGATHER_HAVE_OPENMP)
