@@ -5,12 +5,12 @@
 #include "plan/plan.hpp"
 
 namespace multigather {
+namespace {
 
-Status gather_multiaxis_into(const TensorView& input, const TensorView& indices,
-                             std::span<const std::int64_t> axes, const MutableTensorView& output,
-                             const GatherOptions& options) noexcept {
-  detail::ValidatedCall call;
-  MULTIGATHER_RETURN_IF_ERROR(detail::validate_call(input, indices, axes, output, options, &call));
+// Plan and run a validated call; on a bad index, the reference kernel names it.
+Status execute(const TensorView& input, const TensorView& indices,
+               const MutableTensorView& output, const detail::ValidatedCall& call,
+               const GatherOptions& options) noexcept {
   if (call.shape.output_numel == 0) return Status::Ok();
   detail::GatherPlan plan;
   detail::make_plan(input, indices, output, call, options, &plan);
@@ -21,6 +21,16 @@ Status gather_multiaxis_into(const TensorView& input, const TensorView& indices,
                                          "kernel does not find (please report this bug)");
   }
   return error;
+}
+
+}  // namespace
+
+Status gather_multiaxis_into(const TensorView& input, const TensorView& indices,
+                             std::span<const std::int64_t> axes, const MutableTensorView& output,
+                             const GatherOptions& options) noexcept {
+  detail::ValidatedCall call;
+  MULTIGATHER_RETURN_IF_ERROR(detail::validate_call(input, indices, axes, output, options, &call));
+  return execute(input, indices, output, call, options);
 }
 
 Status gather_multiaxis_reference(const TensorView& input, const TensorView& indices,
@@ -34,14 +44,11 @@ Status gather_multiaxis_reference(const TensorView& input, const TensorView& ind
 
 Tensor gather_multiaxis(const TensorView& input, const TensorView& indices,
                         std::span<const std::int64_t> axes, const GatherOptions& options) {
-  GatherShape shape;
-  throw_if_error(infer_shape(input.shape, indices.shape, axes, &shape));
-  if (!is_valid(input.dtype)) {
-    throw_if_error(TypeError("input dtype " + std::to_string(static_cast<int>(input.dtype)) +
-                             " is not supported"));
-  }
-  Tensor out(input.dtype, shape.output_shape);
-  throw_if_error(gather_multiaxis_into(input, indices, axes, out.mutable_view(), options));
+  // Validated once: the output is allocated from the validated shape, then written.
+  detail::ValidatedCall call;
+  throw_if_error(detail::validate_operands(input, indices, axes, options, &call));
+  Tensor out(input.dtype, call.shape.output_shape);
+  throw_if_error(execute(input, indices, out.mutable_view(), call, options));
   return out;
 }
 

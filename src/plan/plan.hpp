@@ -19,6 +19,7 @@ namespace multigather::detail {
 /// What validation establishes about a call: its shapes and the fill value's bytes.
 struct ValidatedCall {
   GatherShape shape;
+  DType input_dtype = DType::kFloat32;
   std::size_t element_size = 0;
   /// fill_value encoded in the input dtype (only meaningful for IndexMode::kFill).
   alignas(16) std::array<std::byte, 16> fill_bytes{};
@@ -26,7 +27,18 @@ struct ValidatedCall {
   bool negative_indices = true;
 };
 
-/// Validates everything about a call except index values (SPEC section 1 errors).
+/// Validates input, indices, axes and options (everything but the output view and the index
+/// values): shapes, dtypes, view extents, the output's byte size, null data, the fill value.
+/// Enough to allocate the output (call->shape.output_shape).
+Status validate_operands(const TensorView& input, const TensorView& indices,
+                         std::span<const std::int64_t> axes, const GatherOptions& options,
+                         ValidatedCall* call) noexcept;
+
+/// Validates a caller's output view against validated operands: element size, shape, extent,
+/// null data.
+Status validate_output(const MutableTensorView& output, const ValidatedCall& call) noexcept;
+
+/// validate_operands, then validate_output: every SPEC section 1 error but the index values.
 Status validate_call(const TensorView& input, const TensorView& indices,
                      std::span<const std::int64_t> axes, const MutableTensorView& output,
                      const GatherOptions& options, ValidatedCall* call) noexcept;

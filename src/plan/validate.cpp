@@ -134,9 +134,9 @@ Status infer_shape(const Dims& input_shape, const Dims& indices_shape,
 
 namespace detail {
 
-Status validate_call(const TensorView& input, const TensorView& indices,
-                     std::span<const std::int64_t> axes, const MutableTensorView& output,
-                     const GatherOptions& options, ValidatedCall* call) noexcept {
+Status validate_operands(const TensorView& input, const TensorView& indices,
+                         std::span<const std::int64_t> axes, const GatherOptions& options,
+                         ValidatedCall* call) noexcept {
   try {
     if (!is_valid(input.dtype)) {
       return TypeError("input dtype " + str(static_cast<int>(input.dtype)) + " is not supported");
@@ -157,22 +157,11 @@ Status validate_call(const TensorView& input, const TensorView& indices,
       return InvalidArgument("num_threads = " + str(options.num_threads) + " is negative");
     }
     MULTIGATHER_RETURN_IF_ERROR(infer_shape(input.shape, indices.shape, axes, &call->shape));
+    call->input_dtype = input.dtype;
     call->element_size = element_size(input.dtype);
     MULTIGATHER_RETURN_IF_ERROR(check_view_extent(input.shape, input.strides, call->element_size, "input"));
     MULTIGATHER_RETURN_IF_ERROR(check_view_extent(indices.shape, indices.strides,
                                                   element_size(indices.dtype), "indices"));
-
-    if (!is_valid(output.dtype) || element_size(output.dtype) != call->element_size) {
-      return InvalidArgument("output dtype " + std::string(dtype_name(output.dtype)) +
-                             " has element size " + str(static_cast<std::int64_t>(element_size(output.dtype))) +
-                             " but input dtype " + std::string(dtype_name(input.dtype)) +
-                             " has element size " + str(static_cast<std::int64_t>(call->element_size)));
-    }
-    if (!(output.shape == call->shape.output_shape)) {
-      return InvalidArgument("output shape " + to_string(output.shape) +
-                             " does not match the inferred output shape " +
-                             to_string(call->shape.output_shape));
-    }
     std::int64_t out_bytes = 0;
     if (__builtin_mul_overflow(call->shape.output_numel,
                                static_cast<std::int64_t>(call->element_size), &out_bytes)) {
@@ -180,13 +169,7 @@ Status validate_call(const TensorView& input, const TensorView& indices,
                              std::string(dtype_name(input.dtype)) +
                              " has a byte size that overflows 64 bits");
     }
-    MULTIGATHER_RETURN_IF_ERROR(check_view_extent(output.shape, output.strides, call->element_size, "output"));
-
     if (call->shape.output_numel > 0) {
-      if (output.data == nullptr) {
-        return InvalidArgument("output data is null but output has " +
-                               str(call->shape.output_numel) + " elements");
-      }
       if (input.data == nullptr && input.numel() > 0) {
         return InvalidArgument("input data is null but input has " + str(input.numel()) + " elements");
       }
@@ -206,6 +189,37 @@ Status validate_call(const TensorView& input, const TensorView& indices,
   } catch (...) {
     return Status(StatusCode::kInternal, "out of memory while validating");
   }
+}
+
+Status validate_output(const MutableTensorView& output, const ValidatedCall& call) noexcept {
+  try {
+    if (!is_valid(output.dtype) || element_size(output.dtype) != call.element_size) {
+      return InvalidArgument("output dtype " + std::string(dtype_name(output.dtype)) +
+                             " has element size " + str(static_cast<std::int64_t>(element_size(output.dtype))) +
+                             " but input dtype " + std::string(dtype_name(call.input_dtype)) +
+                             " has element size " + str(static_cast<std::int64_t>(call.element_size)));
+    }
+    if (!(output.shape == call.shape.output_shape)) {
+      return InvalidArgument("output shape " + to_string(output.shape) +
+                             " does not match the inferred output shape " +
+                             to_string(call.shape.output_shape));
+    }
+    MULTIGATHER_RETURN_IF_ERROR(check_view_extent(output.shape, output.strides, call.element_size, "output"));
+    if (call.shape.output_numel > 0 && output.data == nullptr) {
+      return InvalidArgument("output data is null but output has " +
+                             str(call.shape.output_numel) + " elements");
+    }
+    return Status::Ok();
+  } catch (...) {
+    return Status(StatusCode::kInternal, "out of memory while validating");
+  }
+}
+
+Status validate_call(const TensorView& input, const TensorView& indices,
+                     std::span<const std::int64_t> axes, const MutableTensorView& output,
+                     const GatherOptions& options, ValidatedCall* call) noexcept {
+  MULTIGATHER_RETURN_IF_ERROR(validate_operands(input, indices, axes, options, call));
+  return validate_output(output, *call);
 }
 
 }  // namespace detail
