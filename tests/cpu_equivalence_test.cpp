@@ -291,7 +291,7 @@ TEST(CpuEquivalence, GenericKernelMatchesReference) {
 TEST(CpuEquivalence, LargeSpanElementGathersMatchReference) {
   // Lookups spread over 800 KiB of input take the prefetching element loop (the random cases
   // above are too small for it): a flat take and a GatherElements on axis 0, every mode. Then
-  // GatherElements on the last axis with 4 KiB rows: the row kernel (element_row.hpp), which
+  // GatherElements on the last axis with 4 KiB rows: the row kernel (element_run.hpp), which
   // prefetches the next row while gathering one (rows split across threads, too).
   Rng rng(base_seed() ^ 0x5eedULL);
   struct Shape { mg::Dims input, indices; std::vector<std::int64_t> axes; };

@@ -6,7 +6,7 @@
 // width: element gathers with software prefetch, width-specialized loops for blocks below 64
 // bytes, 32-byte chunk loops for 64-256 byte blocks, memcpy above. GatherElements along the
 // last axis (rows that each read their own small span of the input) runs on a fused row kernel
-// (element_row.hpp) that prefetches the next row's span while gathering one. Lookups are split into
+// (element_run.hpp) that prefetches the next row's span while gathering one. Lookups are split into
 // chunks of about equal work, handed to OpenMP threads dynamically; the thread count follows
 // the estimated bytes (small calls stay on the calling thread). cursor.hpp is the odometer.
 #pragma once
