@@ -123,6 +123,21 @@ Status gather_multiaxis_into(const TensorView& input, const TensorView& indices,
                              std::span<const std::int64_t> axes, const MutableTensorView& output,
                              const GatherOptions& options = {}) noexcept;
 
+/// Allocates the output of a validated call (gather_multiaxis_alloc): sets *output to a view of
+/// new memory of `dtype` and `shape` (any strides, not overlapping input or indices) and
+/// returns true, or returns false when it cannot. Called once, on the calling thread.
+using OutputAllocator = bool (*)(void* context, DType dtype, const Dims& shape,
+                                 MutableTensorView* output);
+
+/// The one-shot call with the caller's allocator (a language binding allocating its own array
+/// type, an arena): validates the operands once (every error of gather_multiaxis_into but the
+/// output's), asks `allocate` for an output of the output shape, then gathers into it. Returns
+/// the same errors as gather_multiaxis_into, plus kInternal "the output allocator failed" when
+/// `allocate` returns false; `allocate` is not called when the operands are invalid.
+Status gather_multiaxis_alloc(const TensorView& input, const TensorView& indices,
+                              std::span<const std::int64_t> axes, const GatherOptions& options,
+                              OutputAllocator allocate, void* context) noexcept;
+
 /// The reference kernel alone (the SPEC formula, transcribed plainly; no fast paths, one
 /// thread). Same contract as gather_multiaxis_into; it is the oracle every fast path is tested
 /// against.

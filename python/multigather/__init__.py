@@ -30,14 +30,32 @@ from . import _interop, _registry
 from . import _multigather as _core
 
 __all__ = ["gather_multiaxis", "run", "ops", "output_shape", "explain", "max_rank",
-           "__version__"]
+           "set_num_threads", "get_num_threads", "__version__"]
 __version__ = "0.1.0"
 
-# numpy dtypes (native byte order) that the extension takes without the interop layer.
-_FAST_INDEX_DTYPES = frozenset(_np.dtype(t) for t in (
-    "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"))
-_FAST_INPUT_DTYPES = _FAST_INDEX_DTYPES | frozenset(_np.dtype(t) for t in (
-    "bool", "float16", "float32", "float64", "complex64", "complex128"))
+# gather_multiaxis on exact numpy ndarrays through the NumPy C API (NotImplemented otherwise).
+_gather_numpy = _core.gather_numpy
+
+
+def set_num_threads(num_threads: int) -> None:
+    """Sets how many CPU threads every later call may use (process-wide, like
+    ``torch.set_num_threads``).
+
+    Args:
+      num_threads: 0 (the default): automatic, about one thread per 256 KiB of work, at most
+        OMP_NUM_THREADS or the cores, and cores that the 1-minute load average shows busy are
+        left alone; n > 0: at most n threads, busy cores or not (small calls still stay on one).
+
+    Raises:
+      ValueError: num_threads < 0.
+    """
+    _core.set_num_threads(num_threads)
+
+
+def get_num_threads() -> int:
+    """The value set by :func:`set_num_threads` (0: automatic)."""
+    return _core.get_num_threads()
+
 
 #: Largest rank of any array the core accepts (framework lowerings may add unit dimensions).
 max_rank: int = _core.max_rank
@@ -94,18 +112,12 @@ def gather_multiaxis(
 
     The GIL is released while the kernel runs.
     """
-    # Fast path for plain numpy arrays of native dtypes (the per-call cost of tiny gathers):
-    # straight to the extension. Anything it cannot take as is (a conversion TypeError) goes
-    # the general way below, which gives the precise message.
-    if (type(input) is _np.ndarray and type(indices) is _np.ndarray
-            and input.dtype in _FAST_INPUT_DTYPES and indices.dtype in _FAST_INDEX_DTYPES
-            and (out is None or type(out) is _np.ndarray)):
-        try:
-            result = _core.gather(input, indices, axes, index_mode, negative_indices, fill_value,
-                                  out)
-            return out if out is not None else result
-        except TypeError:
-            pass
+    # Plain numpy arrays of native dtypes: the extension's NumPy C-API path (the per-call cost
+    # of tiny gathers). NotImplemented for anything it does not take as is: the general way
+    # below, which also gives the precise message for bad input.
+    result = _gather_numpy(input, indices, axes, index_mode, negative_indices, fill_value, out)
+    if result is not NotImplemented:
+        return result
     return _interop.call(
         input,
         indices,

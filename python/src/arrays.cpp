@@ -1,7 +1,10 @@
 // Arrays from Python as views, results back to Python (see arrays.hpp).
 #include "arrays.hpp"
 
+#include <nanobind/stl/string.h>
+
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -79,7 +82,59 @@ bool byte_interval(const TensorView& v, std::intptr_t* lo, std::intptr_t* hi) {
   return true;
 }
 
+// set_num_threads: the num_threads option of every call from Python (0: automatic).
+std::atomic<int> default_num_threads{0};
+
 }  // namespace
+
+Scalar scalar_of(nb::handle value) {
+  PyObject* o = value.ptr();
+  if (PyBool_Check(o)) return Scalar::from_int(o == Py_True ? 1 : 0);
+  if (PyLong_Check(o) || (!PyFloat_Check(o) && PyIndex_Check(o))) {
+    nb::object as_int = nb::steal(PyNumber_Index(o));
+    if (!as_int.is_valid()) throw nb::python_error();
+    int overflow = 0;
+    const long long v = PyLong_AsLongLongAndOverflow(as_int.ptr(), &overflow);
+    if (overflow == 0) return Scalar::from_int(v);
+    if (overflow > 0) {
+      const unsigned long long u = PyLong_AsUnsignedLongLong(as_int.ptr());
+      if (!PyErr_Occurred()) return Scalar::from_uint(u);
+      PyErr_Clear();
+    }
+    throw nb::value_error(("fill_value " + nb::cast<std::string>(nb::str(value)) +
+                           " is outside the 64-bit integer range").c_str());
+  }
+  if (PyFloat_Check(o) || PyObject_HasAttrString(o, "__float__")) {
+    const double f = PyFloat_AsDouble(o);
+    if (f == -1.0 && PyErr_Occurred()) throw nb::python_error();
+    return Scalar::from_float(f);
+  }
+  throw nb::type_error(("fill_value must be a bool, int or float, not " +
+                        nb::cast<std::string>(nb::str(value.type().attr("__name__"))))
+                           .c_str());
+}
+
+GatherOptions options_of(std::string_view index_mode, bool negative_indices,
+                         nb::handle fill_value) {
+  GatherOptions options;
+  options.num_threads = default_num_threads.load(std::memory_order_relaxed);
+  if (!parse_index_mode(index_mode, &options.index_mode)) {
+    throw nb::value_error(("index_mode '" + std::string(index_mode) +
+                           "' is not one of 'error', 'clamp', 'wrap', 'fill'").c_str());
+  }
+  options.negative_indices = negative_indices;
+  options.fill_value = scalar_of(fill_value);
+  return options;
+}
+
+void set_num_threads(int threads) {
+  if (threads < 0) {
+    throw nb::value_error(("num_threads " + str(threads) + " must be >= 0 (0: automatic)").c_str());
+  }
+  default_num_threads.store(threads, std::memory_order_relaxed);
+}
+
+int get_num_threads() noexcept { return default_num_threads.load(std::memory_order_relaxed); }
 
 void raise_if_error(const Status& status) {
   switch (status.code()) {

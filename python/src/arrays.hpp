@@ -32,6 +32,20 @@ TensorView device_view_of(const InputArray& array, std::string_view name,
 MutableTensorView device_mutable_view_of(const OutputArray& array, std::string_view name,
                                          std::optional<std::string_view> dtype_name = std::nullopt);
 
+/// A Python fill value (bool, int of any size within 64 bits, float, numpy scalar) as a Scalar.
+/// ValueError outside the 64-bit range, TypeError for another type.
+Scalar scalar_of(nb::handle value);
+
+/// GatherOptions from the Python arguments, num_threads from set_num_threads. ValueError for an
+/// unknown index_mode; scalar_of's errors for fill_value.
+GatherOptions options_of(std::string_view index_mode, bool negative_indices, nb::handle fill_value);
+
+/// The num_threads option of every call from Python: 0 (the default) lets the engine choose
+/// (about one thread per 256 KiB of work, busy cores left alone), n > 0 uses at most n threads.
+/// ValueError for n < 0.
+void set_num_threads(int threads);
+int get_num_threads() noexcept;
+
 /// Raises the Python exception of a failed Status: IndexError (kOutOfRange), ValueError
 /// (kInvalidArgument), TypeError (kTypeError), RuntimeError (kInternal). The message is the
 /// core's. Does nothing for an ok status.

@@ -20,6 +20,7 @@
 
 #include "arrays.hpp"
 #include "cuda_arrays.hpp"
+#include "numpy_fast.hpp"
 #include "registry.hpp"
 
 namespace nb = nanobind;
@@ -27,46 +28,6 @@ using namespace nb::literals;
 
 namespace multigather::python {
 namespace {
-
-// A Python fill value (bool, int of any size within 64 bits, float, numpy scalar) as a Scalar.
-Scalar scalar_of(nb::handle value) {
-  PyObject* o = value.ptr();
-  if (PyBool_Check(o)) return Scalar::from_int(o == Py_True ? 1 : 0);
-  if (PyLong_Check(o) || (!PyFloat_Check(o) && PyIndex_Check(o))) {
-    nb::object as_int = nb::steal(PyNumber_Index(o));
-    if (!as_int.is_valid()) throw nb::python_error();
-    int overflow = 0;
-    const long long v = PyLong_AsLongLongAndOverflow(as_int.ptr(), &overflow);
-    if (overflow == 0) return Scalar::from_int(v);
-    if (overflow > 0) {
-      const unsigned long long u = PyLong_AsUnsignedLongLong(as_int.ptr());
-      if (!PyErr_Occurred()) return Scalar::from_uint(u);
-      PyErr_Clear();
-    }
-    throw nb::value_error(("fill_value " + nb::cast<std::string>(nb::str(value)) +
-                           " is outside the 64-bit integer range").c_str());
-  }
-  if (PyFloat_Check(o) || PyObject_HasAttrString(o, "__float__")) {
-    const double f = PyFloat_AsDouble(o);
-    if (f == -1.0 && PyErr_Occurred()) throw nb::python_error();
-    return Scalar::from_float(f);
-  }
-  throw nb::type_error(("fill_value must be a bool, int or float, not " +
-                        nb::cast<std::string>(nb::str(value.type().attr("__name__"))))
-                           .c_str());
-}
-
-GatherOptions options_of(std::string_view index_mode, bool negative_indices,
-                         nb::handle fill_value) {
-  GatherOptions options;
-  if (!parse_index_mode(index_mode, &options.index_mode)) {
-    throw nb::value_error(("index_mode '" + std::string(index_mode) +
-                           "' is not one of 'error', 'clamp', 'wrap', 'fill'").c_str());
-  }
-  options.negative_indices = negative_indices;
-  options.fill_value = scalar_of(fill_value);
-  return options;
-}
 
 /// gather_multiaxis on framework arrays (viewed in place); the result is a new array of
 /// `framework`, or None after writing into `out` (any strides, not overlapping the operands).
@@ -126,5 +87,9 @@ NB_MODULE(_multigather, m) {
 #else
   m.attr("has_cuda") = false;
 #endif
+  m.def("set_num_threads", &set_num_threads, "num_threads"_a,
+        "Sets the num_threads option of every later call (0: automatic).");
+  m.def("get_num_threads", &get_num_threads, "The num_threads option of calls (0: automatic).");
+  bind_numpy_fast(m);
   bind_registry(m);
 }

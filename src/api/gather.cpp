@@ -33,6 +33,19 @@ Status gather_multiaxis_into(const TensorView& input, const TensorView& indices,
   return execute(input, indices, output, call, options);
 }
 
+Status gather_multiaxis_alloc(const TensorView& input, const TensorView& indices,
+                              std::span<const std::int64_t> axes, const GatherOptions& options,
+                              OutputAllocator allocate, void* context) noexcept {
+  detail::ValidatedCall call;
+  MULTIGATHER_RETURN_IF_ERROR(detail::validate_operands(input, indices, axes, options, &call));
+  MutableTensorView output;
+  if (allocate == nullptr || !allocate(context, input.dtype, call.shape.output_shape, &output)) {
+    return Status(StatusCode::kInternal, "the output allocator failed");
+  }
+  MULTIGATHER_RETURN_IF_ERROR(detail::validate_output(output, call));
+  return execute(input, indices, output, call, options);
+}
+
 Status gather_multiaxis_reference(const TensorView& input, const TensorView& indices,
                                   std::span<const std::int64_t> axes,
                                   const MutableTensorView& output,
