@@ -15,8 +15,11 @@ compared with numpy's once (a mismatch is printed and the peer dropped). Data: f
 stated, int64 indices uniformly random in range, seed 1234 (BENCH.md).
 
 Threads: the script runs itself once per thread count (1 and all cores) in a child process
-with OMP_NUM_THREADS, ONNX Runtime's intra_op_num_threads, torch.set_num_threads and XLA's
-CPU thread flags set before any import, so each table is one process. numpy is single-threaded.
+with OMP_NUM_THREADS, ONNX Runtime's intra_op_num_threads, torch.set_num_threads,
+multigather.set_num_threads and XLA's CPU thread flags set before any import, so each table is
+one process. The 1-thread child is pinned to one CPU (sched_setaffinity): XLA's CPU runtime
+keeps about 1.8 cores busy even with its thread flags off. numpy is single-threaded. JAX runs
+in 64-bit mode, so that it gathers with the same int64 indices as every other peer.
 
 The speed goals of the CPU engine are checked at the end and printed as PASS / FAIL lines:
 multigather >= 1.0x the best peer on every case at every thread count; >= 3x numpy's best on
@@ -110,6 +113,9 @@ class Peers:
             import jax
             import jax.numpy as jnp
 
+            # 64-bit mode: JAX otherwise turns the int64 indices into int32 when they are put
+            # on the device (a different, smaller workload than every other peer's).
+            jax.config.update("jax_enable_x64", True)
             self.jax, self.jnp = jax, jnp
         except ImportError:
             self.jax = None
@@ -117,6 +123,9 @@ class Peers:
         try:
             import multigather
 
+            # The same explicit thread count as every peer (torch.set_num_threads, ORT's
+            # intra_op_num_threads), instead of the automatic choice that avoids busy cores.
+            multigather.set_num_threads(threads)
             self.mg = multigather
         except ImportError as e:
             self.mg = None
@@ -444,6 +453,11 @@ def main() -> int:
     numbers = {int(c) for c in args.cases.split(",")}
 
     if args.child is not None:
+        if args.child == 1 and hasattr(os, "sched_setaffinity"):
+            # One thread means one core for everybody: some peers start threads of their own
+            # whatever they are told (XLA's CPU runtime measured 1.8 cores busy in a
+            # "1 thread" run), so the 1-thread child is pinned to one CPU.
+            os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
         print(json.dumps(run_one_thread_count(args.child, numbers, args.samples)))
         return 0
 
