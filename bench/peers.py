@@ -60,10 +60,16 @@ def calibrate(fn, warmup: int = 3, sample_seconds: float = 2e-3) -> int:
     return max(1, int(sample_seconds / max(single, 1e-9)))
 
 
+# Pause before each sample: thread pools that spin after their call (ONNX Runtime's, OpenMP's,
+# XLA's) go to sleep before the next callable's sample starts instead of competing with it
+# for the cores (on 2 cores that made 2-thread samples of whoever came next up to 2x slower).
+PAUSE_SECONDS = 5e-3
+
+
 def measure_interleaved(fns: dict, samples: int) -> dict:
     """Median and minimum seconds per call of each callable. The callables take turns, one
     sample each per round, in a new random order every round, so that a busy spell of a shared
-    machine, or a peer's thread pool still spinning after its call, hits all of them alike."""
+    machine hits all of them alike; each sample starts after PAUSE_SECONDS and one untimed call."""
     numbers = {k: calibrate(f) for k, f in fns.items()}
     times = {k: [] for k in fns}
     order = list(fns)
@@ -73,6 +79,8 @@ def measure_interleaved(fns: dict, samples: int) -> dict:
         for k in order:
             f = fns[k]
             n = numbers[k]
+            time.sleep(PAUSE_SECONDS)
+            f()
             t0 = time.perf_counter()
             for _ in range(n):
                 f()

@@ -337,4 +337,52 @@ TEST(CpuEquivalence, LargeSpanElementGathersMatchReference) {
   }
 }
 
+TEST(CpuEquivalence, PlainElementLoopStopsAtEveryPositionOfItsUnrolledBody) {
+  // The plain element loop (element_run.hpp) runs while indices are in range as they are and
+  // hands the first other one to the general path, then starts again: one negative or
+  // out-of-range index at each position of the 4-way unrolled body, near the start, the middle
+  // and the end of a run, in every mode, for a flat take and a GatherElements on axis 0.
+  Rng rng(base_seed() ^ 0x91a1ULL);
+  struct Shape { mg::Dims input, indices; std::vector<std::int64_t> axes; };
+  const Shape shapes[] = {{{5000}, {2051}, {0}}, {{300, 64}, {7, 64}, {0}}};
+  for (const Shape& sh : shapes) {
+    const std::int64_t n = sh.input[static_cast<int>(sh.axes[0])];
+    std::int64_t count = 1;
+    for (int d = 0; d < sh.indices.size(); ++d) count *= sh.indices[d];
+    for (const std::int64_t at : {std::int64_t{0}, std::int64_t{1}, std::int64_t{2}, std::int64_t{3},
+                                  count / 2 + 1, count - 2, count - 1}) {
+      for (const std::int64_t odd : {std::int64_t{-1}, -n, n, n + 5, std::int64_t{-3} * n}) {
+        for (const int mode : {0, 1, 2, 3}) {
+          RandomCall c;
+          c.dtype = mg::DType::kFloat32;
+          c.index_dtype = mg::DType::kInt64;
+          c.axes = sh.axes;
+          c.options.index_mode = static_cast<mg::IndexMode>(mode);
+          c.input = make_buffer(rng, sh.input, 4, false);
+          c.indices = make_buffer(rng, sh.indices, 8, false);
+          mg::Dims pos = mg::Dims::filled(sh.indices.size(), 0);
+          for (std::int64_t e = 0; e < count; ++e) {
+            std::int64_t off = 0;
+            for (int d = 0; d < sh.indices.size(); ++d) off += pos[d] * c.indices.strides[d];
+            write_index(c.indices.data() + off * 8, c.index_dtype, e == at ? odd : uniform(rng, 0, n - 1));
+            for (int d = sh.indices.size() - 1; d >= 0; --d) {
+              if (++pos[d] < sh.indices[d]) break;
+              pos[d] = 0;
+            }
+          }
+          c.input_view = mg::TensorView(c.input.data(), c.dtype, sh.input, c.input.strides);
+          c.indices_view = mg::TensorView(c.indices.data(), c.index_dtype, sh.indices, c.indices.strides);
+          c.output_shape = mg::output_shape(sh.input, sh.indices, c.axes).output_shape;
+          SCOPED_TRACE(describe(c) + ", index " + std::to_string(odd) + " at lookup " + std::to_string(at));
+          for (const int threads : {1, 2}) {
+            expect_same_as_reference(rng, c, "plain loop", [&](const mg::MutableTensorView& out) {
+              return run_plan(c, out, threads, false);
+            });
+          }
+        }
+      }
+    }
+  }
+}
+
 }  // namespace

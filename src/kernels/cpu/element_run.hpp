@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "kernels/cpu/resolve.hpp"
 
@@ -35,6 +36,8 @@ struct ElementRun {
 };
 
 using ElementRunFn = bool (*)(const ElementRun&, std::int64_t);
+/// gather_plain_run: returns the number of lookups done.
+using PlainRunFn = std::int64_t (*)(const ElementRun&, std::int64_t);
 
 /// Runs lookups [0, m) of `r`. kUnit: index_step == output_step == 1 (the common layout; the
 /// steps are then not read). Returns false when an index was out of range under kError or
@@ -71,6 +74,54 @@ bool gather_element_run(const ElementRun& r, std::int64_t m) {
   }
   for (; t < m; ++t) one(t);
   return bad == 0;
+}
+
+/// The plain element loop: gathers lookups [0, m) of a run as long as each index is already in
+/// [0, size) (the common case: no negative rule, no mode needed), and returns how many it did;
+/// the caller resolves the lookup it stopped at (and on) the general way. The check is a
+/// branch that is never taken on good input, so the loop keeps its few instructions per
+/// lookup and with them many random reads in flight (measured on this project's machine,
+/// GatherElements on axis 0 from 16 MiB, 1 thread: no check 4.1-4.6 ms, this loop 4.6-4.9,
+/// the check as a data dependency (select and flag) 5.1-6.1). An out-of-range index is never
+/// used as an address. Unrolled by 4. next / next_lines are not used.
+template <std::size_t W, class Index, bool kUnit>
+std::int64_t gather_plain_run(const ElementRun& r, std::int64_t m) {
+  const std::byte* const input = r.input;
+  const std::byte* const indices = r.indices;
+  std::byte* const output = r.output;
+  const std::int64_t input_step = r.input_step;
+  const std::int64_t index_step = kUnit ? 1 : r.index_step;
+  const std::int64_t output_step = kUnit ? 1 : r.output_step;
+  const std::int64_t stride = r.axis_stride;
+  const auto size = static_cast<std::uint64_t>(r.axis_size);
+  constexpr auto is = static_cast<std::int64_t>(sizeof(Index));
+  constexpr auto w = static_cast<std::int64_t>(W);
+  // One lookup; false (nothing written) when its index is not already in [0, size). As
+  // uint64, a negative index is huge, so the one compare finds it too.
+  auto one = [&](std::int64_t t) {
+    const Index raw = load_index<Index>(indices + t * index_step * is);
+    std::uint64_t v;
+    if constexpr (std::is_signed_v<Index>) {
+      v = static_cast<std::uint64_t>(static_cast<std::int64_t>(raw));
+    } else {
+      v = static_cast<std::uint64_t>(raw);
+    }
+    if (__builtin_expect(v >= size, 0)) return false;
+    std::memcpy(output + t * output_step * w,
+                input + (t * input_step + static_cast<std::int64_t>(v) * stride) * w, W);
+    return true;
+  };
+  std::int64_t t = 0;
+  for (; t + 4 <= m; t += 4) {
+    if (!one(t)) return t;
+    if (!one(t + 1)) return t + 1;
+    if (!one(t + 2)) return t + 2;
+    if (!one(t + 3)) return t + 3;
+  }
+  for (; t < m; ++t) {
+    if (!one(t)) return t;
+  }
+  return m;
 }
 
 }  // namespace multigather::detail::cpu

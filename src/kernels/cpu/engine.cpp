@@ -101,14 +101,35 @@ cpu::ElementRunFn select_fused_row(const GatherPlan& p) {
   }
 }
 
+/// The plain element loop (element_run.hpp) for an element plan with one coordinate that is not
+/// on the fused row kernel, else nullptr.
+template <class Index>
+cpu::PlainRunFn select_plain_run(const GatherPlan& p) {
+  if (p.kind != PlanKind::kElement || p.k != 1 || fused_row_applies(p)) return nullptr;
+  const auto row = static_cast<std::size_t>(p.lookup_rank > 0 ? p.lookup_rank - 1 : 0);
+  const bool unit = p.lookup_rank > 0 && p.indices_strides[row] == 1 && p.output_strides[row] == 1;
+  auto pick = [&]<std::size_t W>() -> cpu::PlainRunFn {
+    return unit ? &cpu::gather_plain_run<W, Index, true> : &cpu::gather_plain_run<W, Index, false>;
+  };
+  switch (p.element_size) {
+    case 1: return pick.template operator()<1>();
+    case 2: return pick.template operator()<2>();
+    case 4: return pick.template operator()<4>();
+    case 8: return pick.template operator()<8>();
+    case 16: return pick.template operator()<16>();
+    default: return nullptr;
+  }
+}
+
 /// Runs runs of consecutive lookups along the innermost lookup dimension (the row): on the
-/// fused row kernel when there is one, else in tiles of kTile lookups resolved (resolve.hpp)
-/// then copied (copy.hpp). Holds the tile buffers (on the stack: nothing is allocated).
+/// fused row kernel when there is one; else on the plain element loop while the indices are in
+/// range as they are (when the plan has one), and in tiles of kTile lookups resolved
+/// (resolve.hpp) then copied (copy.hpp) from a lookup it does not take on. Holds the tile buffers (on the stack: nothing is allocated).
 template <class Index, class Offset, IndexMode kMode, bool kNegative>
 class RunLookups {
  public:
   RunLookups(const GatherPlan& p, CopyFn<Offset> copy, cpu::ElementRunFn fused_row) noexcept
-      : p_(p), copy_(copy), fused_row_(fused_row) {
+      : p_(p), copy_(copy), fused_row_(fused_row), plain_run_(select_plain_run<Index>(p)) {
     const auto row = static_cast<std::size_t>(p.lookup_rank > 0 ? p.lookup_rank - 1 : 0);
     row_in_ = p.lookup_rank > 0 ? p.input_strides[row] : 0;
     row_ix_ = p.lookup_rank > 0 ? p.indices_strides[row] : 0;
@@ -141,6 +162,13 @@ class RunLookups {
       return fused_row_(element_run_, n) || kMode != IndexMode::kError;
     }
     for (std::int64_t t0 = 0; t0 < n; t0 += kTile) {
+      if (plain_run_ != nullptr) {
+        element_run_.input = p_.input + (input + t0 * row_in_) * es_;
+        element_run_.indices = p_.indices + (indices + t0 * row_ix_) * kIs;
+        element_run_.output = p_.output + (output + t0 * row_out_) * es_;
+        t0 += plain_run_(element_run_, n - t0);
+        if (t0 >= n) break;  // else one tile from t0 the general way, then the plain loop again
+      }
       const int m = static_cast<int>(std::min<std::int64_t>(kTile, n - t0));
       coords_.indices = p_.k > 0 ? p_.indices + (indices + t0 * row_ix_) * kIs : nullptr;
       const bool ok = cpu::resolve_tile<Index, Offset, kMode, kNegative>(p_, coords_, m, offsets_, fill_);
@@ -159,6 +187,7 @@ class RunLookups {
   const GatherPlan& p_;
   CopyFn<Offset> copy_;
   cpu::ElementRunFn fused_row_;
+  cpu::PlainRunFn plain_run_;
   std::int64_t es_ = static_cast<std::int64_t>(p_.element_size);
   std::int64_t row_in_ = 0, row_ix_ = 0, row_out_ = 0;
   std::int64_t span_lines_ = (lookup_span_bytes(p_) + cpu::kCacheLineBytes - 1) / cpu::kCacheLineBytes;
