@@ -134,7 +134,11 @@ inline void copy_bytes(std::byte* dst, const std::byte* src, std::size_t bytes) 
 #endif
 }
 
-/// Other blocks of kMemcpyBlockBytes and more: copy_bytes, with the next block's first line prefetched.
+/// Bytes at the start of a large block prefetched two blocks ahead.
+inline constexpr std::size_t kLargeBlockPrefetchBytes = 512;
+
+/// Other blocks of kMemcpyBlockBytes and more: copy_bytes, with the first lines of the block
+/// after next prefetched.
 template <std::size_t W, class Offset, bool kFill>
 void copy_large_blocks(const CopyRun& r, const Offset* offsets, const std::uint8_t* fill, int m) {
   const std::byte* const input = r.input;
@@ -143,8 +147,9 @@ void copy_large_blocks(const CopyRun& r, const Offset* offsets, const std::uint8
   const auto bytes = static_cast<std::size_t>(r.block) * W;
   for (int t = 0; t < m; ++t) {
     std::byte* dst = output + t * step;
-    if (t + 4 < m) {
-      __builtin_prefetch(input + static_cast<std::int64_t>(offsets[t + 4]) * std::int64_t{W});
+    if (t + 2 < m) {  // the first lines of the block after next (the hardware streams the rest)
+      const std::byte* next = input + static_cast<std::int64_t>(offsets[t + 2]) * std::int64_t{W};
+      for (std::size_t b = 0; b < bytes && b < kLargeBlockPrefetchBytes; b += 64) __builtin_prefetch(next + b);
     }
     if constexpr (kFill) {
       if (fill[t]) {
