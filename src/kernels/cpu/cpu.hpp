@@ -2,13 +2,17 @@
 //
 // Kernels, chosen from the plan: index resolution (resolve.hpp) templated on the index type,
 // index mode, negative rule and offset width (32-bit when the plan allows), fused with the
-// bounds check, over tiles of lookups; then a copy stage (copy.hpp) templated on the element
-// width: element gathers with software prefetch, width-specialized loops for blocks below 64
-// bytes, 32-byte chunk loops for 64-256 byte blocks, memcpy above. GatherElements along the
-// last axis (rows that each read their own small span of the input) runs on a fused row kernel
-// (element_run.hpp) that prefetches the next row's span while gathering one. Lookups are split into
-// chunks of about equal work, handed to OpenMP threads dynamically; the thread count follows
-// the estimated bytes (small calls stay on the calling thread). cursor.hpp is the odometer.
+// bounds check, over tiles of 1024 lookups; then a copy stage (copy.hpp) templated on the
+// element width: element gathers with software prefetch, width-specialized loops for blocks
+// below 64 bytes, 32-byte chunk loops for 64-256 byte blocks (every line of a block prefetched
+// ahead), rep movsb / memcpy above. Element plans with one coordinate (flat take,
+// GatherElements) run on the plain element loop (element_run.hpp) while the indices are in
+// range as they are, the check a never-taken branch, and fall back to the tiles from the first
+// index that needs the negative rule or the mode; GatherElements along the last axis (rows that
+// each read their own small span of the input) runs on a fused row kernel that prefetches the
+// next row's span while gathering one. Lookups are split into chunks of about equal work,
+// handed to OpenMP threads dynamically; the thread count follows the estimated bytes (small
+// calls stay on the calling thread). cursor.hpp is the odometer.
 #pragma once
 
 #include "plan/plan.hpp"
