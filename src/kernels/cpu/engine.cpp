@@ -80,17 +80,15 @@ bool fused_row_applies(const GatherPlan& p) {
   return p.input_strides[row] == 0 && p.axis_strides[0] > 0 && lookup_span_bytes(p) <= kRowPrefetchMaxBytes;
 }
 
-/// The fused row kernel for the plan when fused_row_applies, else nullptr. kUnit when indices
-/// and output are contiguous along the row.
-template <class Index, IndexMode kMode, bool kNegative>
-cpu::ElementRunFn select_fused_row(const GatherPlan& p) {
-  if (!fused_row_applies(p)) return nullptr;
-  const auto row = static_cast<std::size_t>(p.lookup_rank - 1);
-  const bool unit = p.indices_strides[row] == 1 && p.output_strides[row] == 1;
-  auto pick = [&]<std::size_t W>() -> cpu::ElementRunFn {
-    return unit ? &cpu::gather_element_run<W, Index, kMode, kNegative, true>
-                : &cpu::gather_element_run<W, Index, kMode, kNegative, false>;
-  };
+/// Indices and output contiguous along the row (the innermost lookup dimension).
+bool unit_row(const GatherPlan& p) {
+  const auto row = static_cast<std::size_t>(p.lookup_rank > 0 ? p.lookup_rank - 1 : 0);
+  return p.lookup_rank > 0 && p.indices_strides[row] == 1 && p.output_strides[row] == 1;
+}
+
+/// pick.template operator()<W>() for the plan's element width W (1, 2, 4, 8 or 16 bytes).
+template <class Fn, class Pick>
+Fn by_width(const GatherPlan& p, Pick pick) {
   switch (p.element_size) {
     case 1: return pick.template operator()<1>();
     case 2: return pick.template operator()<2>();
@@ -101,24 +99,27 @@ cpu::ElementRunFn select_fused_row(const GatherPlan& p) {
   }
 }
 
+/// The fused row kernel for the plan when fused_row_applies, else nullptr. kUnit when indices
+/// and output are contiguous along the row.
+template <class Index, IndexMode kMode, bool kNegative>
+cpu::ElementRunFn select_fused_row(const GatherPlan& p) {
+  if (!fused_row_applies(p)) return nullptr;
+  const bool unit = unit_row(p);
+  return by_width<cpu::ElementRunFn>(p, [&]<std::size_t W>() -> cpu::ElementRunFn {
+    return unit ? &cpu::gather_element_run<W, Index, kMode, kNegative, true>
+                : &cpu::gather_element_run<W, Index, kMode, kNegative, false>;
+  });
+}
+
 /// The plain element loop (element_run.hpp) for an element plan with one coordinate that is not
 /// on the fused row kernel, else nullptr.
 template <class Index>
 cpu::PlainRunFn select_plain_run(const GatherPlan& p) {
   if (p.kind != PlanKind::kElement || p.k != 1 || fused_row_applies(p)) return nullptr;
-  const auto row = static_cast<std::size_t>(p.lookup_rank > 0 ? p.lookup_rank - 1 : 0);
-  const bool unit = p.lookup_rank > 0 && p.indices_strides[row] == 1 && p.output_strides[row] == 1;
-  auto pick = [&]<std::size_t W>() -> cpu::PlainRunFn {
+  const bool unit = unit_row(p);
+  return by_width<cpu::PlainRunFn>(p, [&]<std::size_t W>() -> cpu::PlainRunFn {
     return unit ? &cpu::gather_plain_run<W, Index, true> : &cpu::gather_plain_run<W, Index, false>;
-  };
-  switch (p.element_size) {
-    case 1: return pick.template operator()<1>();
-    case 2: return pick.template operator()<2>();
-    case 4: return pick.template operator()<4>();
-    case 8: return pick.template operator()<8>();
-    case 16: return pick.template operator()<16>();
-    default: return nullptr;
-  }
+  });
 }
 
 /// Runs runs of consecutive lookups along the innermost lookup dimension (the row): on the
