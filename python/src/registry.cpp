@@ -90,6 +90,7 @@ nb::object run(std::string_view op, const InputArray& input_array,
   const TensorView indices = view_of(indices_array, "indices");
   Lowering lowering;
   raise_if_error(lower_op(op, input, indices, attributes_of(texts), &lowering));
+  lowering.options.num_threads = get_num_threads();  // set_num_threads covers registry ops too
   if (out) {
     const MutableTensorView target = mutable_view_of(*out, "out", out_dtype);
     check_out(target, input, indices, lowering.output_shape);

@@ -1,12 +1,14 @@
-// Internal: the fused element kernel of the CPU engine, for element plans with one coordinate
-// (GatherElements / take_along_axis on any axis, flat take, torch.gather): one pass per run
-// of lookups, out[t] = input[t * input_step + resolve(idx[t]) * axis_stride], with the bounds
-// check fused branch-free and no offset array between resolution and copy (the out-of-order
-// core overlaps the random reads by itself: measured no gain from software prefetch on random
-// reads from 64 MiB here). Optionally, while one row runs, the next row's input span is
-// prefetched a cache line per lookup (GatherElements along the last axis: each row reads its
-// own small span; measured 2x on elements_last_axis, 1 and 2 threads). Templated on the
-// element width and the index type (plus the mode and negative rule, as resolve.hpp).
+// Internal: the element kernels of the CPU engine for element plans with one coordinate
+// (GatherElements / take_along_axis, flat take, torch.gather), over one run of lookups:
+//  - gather_plain_run: out[t] = input[t * input_step + idx[t] * axis_stride] while each index
+//    is already in range, the check a never-taken branch (flat take, GatherElements on a
+//    non-last axis);
+//  - gather_element_run, the fused row kernel: out[t] = row[resolve(idx[t]) * axis_stride]
+//    with the mode and the bounds check fused, while the next row's input span is prefetched
+//    a cache line per lookup (GatherElements along the last axis: each row reads its own small
+//    span; measured 2x on elements_last_axis, 1 and 2 threads).
+// Templated on the element width and the index type (plus the mode and negative rule for the
+// fused kernel, as resolve.hpp).
 #pragma once
 
 #include <cstddef>
@@ -39,7 +41,8 @@ using ElementRunFn = bool (*)(const ElementRun&, std::int64_t);
 /// gather_plain_run: returns the number of lookups done.
 using PlainRunFn = std::int64_t (*)(const ElementRun&, std::int64_t);
 
-/// Runs lookups [0, m) of `r`. kUnit: index_step == output_step == 1 (the common layout; the
+/// Runs lookups [0, m) of the row `r` (input_step is 0 on a row: every lookup reads the same
+/// span, so it is not read). kUnit: index_step == output_step == 1 (the common layout; the
 /// steps are then not read). Returns false when an index was out of range under kError or
 /// kFill; nothing out of range is ever read (a bad lookup reads position 0 of its axis, or the
 /// fill value under kFill).
@@ -48,7 +51,6 @@ bool gather_element_run(const ElementRun& r, std::int64_t m) {
   const std::byte* const input = r.input;
   const std::byte* const indices = r.indices;
   std::byte* const output = r.output;
-  const std::int64_t input_step = r.input_step;
   const std::int64_t index_step = kUnit ? 1 : r.index_step;
   const std::int64_t output_step = kUnit ? 1 : r.output_step;
   const std::int64_t stride = r.axis_stride;
@@ -61,7 +63,7 @@ bool gather_element_run(const ElementRun& r, std::int64_t m) {
     bool ok;
     const std::int64_t v =
         resolve_index<Index, kMode, kNegative>(load_index<Index>(indices + t * index_step * is), size, ok);
-    const std::byte* src = input + (t * input_step + v * stride) * w;
+    const std::byte* src = input + v * stride * w;
     if constexpr (kMode == IndexMode::kFill) src = ok ? src : fill_value;
     std::memcpy(output + t * output_step * w, src, W);
     bad |= static_cast<unsigned>(!ok);

@@ -71,9 +71,10 @@ CopyFn<Offset> select_copy(const GatherPlan& p) {
 /// Whether an element plan with one coordinate runs on the fused element kernel with the next
 /// row's span prefetched (element_run.hpp): more than one row, input stride 0 along the row
 /// (each row reads its own span of at most kRowPrefetchMaxBytes, upward from the row's base: a
-/// positive axis stride). Elsewhere the tiles (resolve, then copy) are faster: their copy loop
-/// has so few instructions per lookup that many more random reads are in flight at once
-/// (measured 36 vs 54 ms on flat_take, 1 thread).
+/// positive axis stride). Elsewhere the plain element loop is faster: with the mode and checks
+/// fused in, the loop has more instructions per lookup and fewer random reads in flight
+/// (measured 54 ms on flat_take, 1 thread, against 36 for the tiles and 32-33.5 for the plain
+/// loop).
 bool fused_row_applies(const GatherPlan& p) {
   if (p.kind != PlanKind::kElement || p.k != 1 || p.lookup_rank < 2) return false;
   const auto row = static_cast<std::size_t>(p.lookup_rank - 1);
@@ -111,11 +112,11 @@ cpu::ElementRunFn select_fused_row(const GatherPlan& p) {
   });
 }
 
-/// The plain element loop (element_run.hpp) for an element plan with one coordinate that is not
-/// on the fused row kernel, else nullptr.
+/// The plain element loop (element_run.hpp) for an element plan with one coordinate, else
+/// nullptr (run_threads asks only for plans not on the fused row kernel).
 template <class Index>
 cpu::PlainRunFn select_plain_run(const GatherPlan& p) {
-  if (p.kind != PlanKind::kElement || p.k != 1 || fused_row_applies(p)) return nullptr;
+  if (p.kind != PlanKind::kElement || p.k != 1) return nullptr;
   const bool unit = unit_row(p);
   return by_width<cpu::PlainRunFn>(p, [&]<std::size_t W>() -> cpu::PlainRunFn {
     return unit ? &cpu::gather_plain_run<W, Index, true> : &cpu::gather_plain_run<W, Index, false>;
@@ -125,12 +126,14 @@ cpu::PlainRunFn select_plain_run(const GatherPlan& p) {
 /// Runs runs of consecutive lookups along the innermost lookup dimension (the row): on the
 /// fused row kernel when there is one; else on the plain element loop while the indices are in
 /// range as they are (when the plan has one), and in tiles of kTile lookups resolved
-/// (resolve.hpp) then copied (copy.hpp) from a lookup it does not take on. Holds the tile buffers (on the stack: nothing is allocated).
+/// /// (resolve.hpp) then copied (copy.hpp) from a lookup it does not take on. Holds the tile
+/// buffers (on the stack: nothing is allocated).
 template <class Index, class Offset, IndexMode kMode, bool kNegative>
 class RunLookups {
  public:
-  RunLookups(const GatherPlan& p, CopyFn<Offset> copy, cpu::ElementRunFn fused_row) noexcept
-      : p_(p), copy_(copy), fused_row_(fused_row), plain_run_(select_plain_run<Index>(p)) {
+  RunLookups(const GatherPlan& p, CopyFn<Offset> copy, cpu::ElementRunFn fused_row,
+             cpu::PlainRunFn plain_run) noexcept
+      : p_(p), copy_(copy), fused_row_(fused_row), plain_run_(plain_run) {
     const auto row = static_cast<std::size_t>(p.lookup_rank > 0 ? p.lookup_rank - 1 : 0);
     row_in_ = p.lookup_rank > 0 ? p.input_strides[row] : 0;
     row_ix_ = p.lookup_rank > 0 ? p.indices_strides[row] : 0;
@@ -149,11 +152,13 @@ class RunLookups {
     element_run_.fill = p.fill_bytes.data();
   }
 
-  /// Lookups [0, n) of the run whose first lookup has these element offsets in the input, the
-  /// indices and the output. `next_input` (element offset, or -1): the next row's input span,
-  /// prefetched by the fused row kernel. False: an index out of range under kError.
-  bool run(std::int64_t input, std::int64_t indices, std::int64_t output, std::int64_t n,
-           std::int64_t next_input = -1) noexcept {
+  /// Lookups [r0, r0 + n) of the row at cursor `at` (over the dimensions above the row).
+  /// `next_input` (element offset, or -1): the next row's input span, prefetched by the fused
+  /// row kernel. False: an index out of range under kError.
+  bool run(const cpu::PlanCursor& at, std::int64_t r0, std::int64_t n, std::int64_t next_input) noexcept {
+    const std::int64_t input = at.input + r0 * row_in_;
+    const std::int64_t indices = at.indices + r0 * row_ix_;
+    const std::int64_t output = at.output + r0 * row_out_;
     if (fused_row_ != nullptr) {
       element_run_.input = p_.input + input * es_;
       element_run_.indices = p_.indices + indices * kIs;
@@ -202,15 +207,12 @@ class RunLookups {
 /// Runs lookups [begin, end) (flat, C order over the first lookup_rank plan dimensions) in
 /// runs along the row.
 template <class Index, class Offset, IndexMode kMode, bool kNegative>
-bool walk(const GatherPlan& p, CopyFn<Offset> copy, cpu::ElementRunFn fused_row, std::int64_t begin,
-          std::int64_t end) {
+bool walk(const GatherPlan& p, CopyFn<Offset> copy, cpu::ElementRunFn fused_row,
+          cpu::PlainRunFn plain_run, std::int64_t begin, std::int64_t end) {
   const int outer = p.lookup_rank - 1;  // dimensions above the row; -1 or more
   const auto row = static_cast<std::size_t>(outer < 0 ? 0 : outer);
   const std::int64_t row_size = p.lookup_rank > 0 ? p.shape[row] : 1;
-  const std::int64_t row_in = p.lookup_rank > 0 ? p.input_strides[row] : 0;
-  const std::int64_t row_ix = p.lookup_rank > 0 ? p.indices_strides[row] : 0;
-  const std::int64_t row_out = p.lookup_rank > 0 ? p.output_strides[row] : 0;
-  RunLookups<Index, Offset, kMode, kNegative> runner(p, copy, fused_row);
+  RunLookups<Index, Offset, kMode, kNegative> runner(p, copy, fused_row, plain_run);
 
   // Position of `begin`: the cursor over the outer dimensions, r0 along the row.
   cpu::PlanCursor at;
@@ -224,9 +226,7 @@ bool walk(const GatherPlan& p, CopyFn<Offset> copy, cpu::ElementRunFn fused_row,
       next.advance(p, outer);
       next_input = next.input;
     }
-    if (!runner.run(at.input + r0 * row_in, at.indices + r0 * row_ix, at.output + r0 * row_out, n, next_input)) {
-      return false;
-    }
+    if (!runner.run(at, r0, n, next_input)) return false;
     f += n;
     r0 = 0;
     at.advance(p, outer);  // next outer position
@@ -239,9 +239,10 @@ bool run_threads(const GatherPlan& p, int threads) {
   const CopyFn<Offset> copy = select_copy<Offset, kMode == IndexMode::kFill>(p);
   if (copy == nullptr) return run_cpu_generic(p);
   const cpu::ElementRunFn fused_row = select_fused_row<Index, kMode, kNegative>(p);
+  const cpu::PlainRunFn plain_run = fused_row == nullptr ? select_plain_run<Index>(p) : nullptr;
   const std::int64_t lookups = p.lookups;
   if (threads > lookups) threads = static_cast<int>(lookups);
-  if (threads <= 1) return walk<Index, Offset, kMode, kNegative>(p, copy, fused_row, 0, lookups);
+  if (threads <= 1) return walk<Index, Offset, kMode, kNegative>(p, copy, fused_row, plain_run, 0, lookups);
   // Chunks of about equal work, handed out dynamically: a thread that the OS schedules late
   // (a shared, busy machine) takes fewer chunks instead of holding every other thread back.
   const std::int64_t by_work = std::max<std::int64_t>(1, p.work_bytes / kBytesPerChunk);
@@ -250,7 +251,7 @@ bool run_threads(const GatherPlan& p, int threads) {
   auto chunk = [&](std::int64_t c) {
     const auto begin = static_cast<std::int64_t>(static_cast<__int128>(lookups) * c / chunks);
     const auto end = static_cast<std::int64_t>(static_cast<__int128>(lookups) * (c + 1) / chunks);
-    return walk<Index, Offset, kMode, kNegative>(p, copy, fused_row, begin, end);
+    return walk<Index, Offset, kMode, kNegative>(p, copy, fused_row, plain_run, begin, end);
   };
   bool ok = true;
 #if defined(MULTIGATHER_HAVE_OPENMP)
