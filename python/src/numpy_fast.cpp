@@ -37,37 +37,22 @@ bool numpy_ready = false;
 constexpr std::int64_t kReleaseGilBytes = std::int64_t{64} << 10;
 
 /// The DType of a native-byte-order numpy array, nullopt for any other (multigather's general
-/// path then decides: ml_dtypes bfloat16 / float8 go through DLPack there).
+/// path then decides: ml_dtypes bfloat16 / float8 go through DLPack there). numpy's kind and
+/// item size say what DLPack's code and bits say: one mapping (dtype_from_dlpack) serves both.
 std::optional<DType> dtype_of(PyArrayObject* a) {
   if (PyArray_ISBYTESWAPPED(a)) return std::nullopt;
-  auto by_size = [](bool is_signed, std::size_t size) -> std::optional<DType> {
-    switch (size) {
-      case 1: return is_signed ? DType::kInt8 : DType::kUInt8;
-      case 2: return is_signed ? DType::kInt16 : DType::kUInt16;
-      case 4: return is_signed ? DType::kInt32 : DType::kUInt32;
-      case 8: return is_signed ? DType::kInt64 : DType::kUInt64;
-      default: return std::nullopt;
-    }
-  };
-  switch (PyArray_TYPE(a)) {
-    case NPY_BOOL: return DType::kBool;
-    case NPY_BYTE: return by_size(true, sizeof(signed char));
-    case NPY_UBYTE: return by_size(false, sizeof(unsigned char));
-    case NPY_SHORT: return by_size(true, sizeof(short));
-    case NPY_USHORT: return by_size(false, sizeof(unsigned short));
-    case NPY_INT: return by_size(true, sizeof(int));
-    case NPY_UINT: return by_size(false, sizeof(unsigned int));
-    case NPY_LONG: return by_size(true, sizeof(long));
-    case NPY_ULONG: return by_size(false, sizeof(unsigned long));
-    case NPY_LONGLONG: return by_size(true, sizeof(long long));
-    case NPY_ULONGLONG: return by_size(false, sizeof(unsigned long long));
-    case NPY_HALF: return DType::kFloat16;
-    case NPY_FLOAT: return DType::kFloat32;
-    case NPY_DOUBLE: return DType::kFloat64;
-    case NPY_CFLOAT: return DType::kComplex64;
-    case NPY_CDOUBLE: return DType::kComplex128;
+  nb::dlpack::dtype_code code;
+  switch (PyArray_DESCR(a)->kind) {
+    case 'b': code = nb::dlpack::dtype_code::Bool; break;
+    case 'i': code = nb::dlpack::dtype_code::Int; break;
+    case 'u': code = nb::dlpack::dtype_code::UInt; break;
+    case 'f': code = nb::dlpack::dtype_code::Float; break;
+    case 'c': code = nb::dlpack::dtype_code::Complex; break;
     default: return std::nullopt;
   }
+  const auto bits = PyArray_ITEMSIZE(a) * 8;
+  if (bits > 255) return std::nullopt;
+  return dtype_from_dlpack({static_cast<std::uint8_t>(code), static_cast<std::uint8_t>(bits), 1});
 }
 
 /// A view of an exact numpy ndarray; false when the fast path does not take it.

@@ -131,3 +131,19 @@ def test_set_num_threads_round_trip_and_same_results():
             multigather.set_num_threads(-1)
     finally:
         multigather.set_num_threads(0)
+
+
+NATIVE_DTYPES = [np.bool_, np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64,
+                 np.uint64, np.float16, np.float32, np.float64, np.complex64, np.complex128]
+INDEX_DTYPES = [np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64, np.uint64]
+
+
+@pytest.mark.parametrize("dtype", NATIVE_DTYPES)
+@pytest.mark.parametrize("index_dtype", INDEX_DTYPES)
+def test_every_native_dtype_takes_the_fast_path(dtype, index_dtype):
+    x = (np.arange(24) % 7).astype(dtype).reshape(4, 6)
+    i = np.array([[3, 0], [1, 5], [0, 0], [2, 4]], dtype=index_dtype)
+    fast = core.gather_numpy(x, i, [1], "error", True, 0, None)
+    assert fast is not NotImplemented
+    assert fast.dtype == x.dtype
+    np.testing.assert_array_equal(fast, np.take_along_axis(x, i.astype(np.int64), axis=1))
