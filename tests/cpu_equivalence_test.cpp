@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "kernels/cpu/cpu.hpp"
+#include "kernels/cpu/element_simd.hpp"
 #include "kernels/reference/reference.hpp"
 #include "plan/plan.hpp"
 
@@ -211,13 +212,29 @@ std::string describe(const RandomCall& c) {
          ", negative_indices " + (c.options.negative_indices ? "true" : "false");
 }
 
-/// Runs `run` on a fresh (sentinel-filled) strided output and the reference on another; both
-/// outputs, gaps included, must be byte-identical, and both must agree on success.
+/// A C-contiguous buffer of `shape` (random bytes).
+StridedBuffer contiguous_buffer(Rng& rng, const mg::Dims& shape, std::size_t es) {
+  StridedBuffer b;
+  b.strides = mg::Dims::filled(shape.size(), 1);
+  std::int64_t count = 1;
+  for (int d = shape.size() - 1; d >= 0; --d) {
+    b.strides[d] = count;
+    count *= shape[d];
+  }
+  b.bytes.resize(static_cast<std::size_t>(count) * es);
+  for (auto& x : b.bytes) x = static_cast<std::byte>(rng());
+  return b;
+}
+
+/// Runs `run` on a fresh (sentinel-filled) output, strided at random unless `contiguous`, and
+/// the reference on another; both outputs, gaps included, must be byte-identical, and both
+/// must agree on success.
 template <class Run>
-void expect_same_as_reference(Rng& rng, const RandomCall& c, const char* what, Run run) {
+void expect_same_as_reference(Rng& rng, const RandomCall& c, const char* what, Run run, bool contiguous = false) {
   const std::size_t es = mg::element_size(c.dtype);
   Rng layout = rng;  // same layout for both outputs
-  StridedBuffer expected = make_buffer(layout, c.output_shape, es, false);
+  StridedBuffer expected = contiguous ? contiguous_buffer(layout, c.output_shape, es)
+                                      : make_buffer(layout, c.output_shape, es, false);
   StridedBuffer got = expected;
   const mg::MutableTensorView ev(expected.data(), c.dtype, c.output_shape, expected.strides);
   const mg::MutableTensorView gv(got.data(), c.dtype, c.output_shape, got.strides);
@@ -378,6 +395,75 @@ TEST(CpuEquivalence, PlainElementLoopStopsAtEveryPositionOfItsUnrolledBody) {
             expect_same_as_reference(rng, c, "plain loop", [&](const mg::MutableTensorView& out) {
               return run_plan(c, out, threads, false);
             });
+          }
+        }
+      }
+    }
+  }
+}
+
+/// Switches the AVX-512 kernels on or off for a scope (element_simd.hpp).
+class SimdScope {
+ public:
+  explicit SimdScope(bool on) : before_(mg::detail::cpu::set_simd_enabled(on)) {}
+  ~SimdScope() { mg::detail::cpu::set_simd_enabled(before_); }
+  SimdScope(const SimdScope&) = delete;
+  SimdScope& operator=(const SimdScope&) = delete;
+
+ private:
+  bool before_;
+};
+
+TEST(CpuEquivalence, SimdPlainLoopHandsOverAtEveryLaneAndMatchesScalar) {
+  // The AVX-512 plain loop (element_simd.hpp; 4- and 8-byte elements, 32- and 64-bit indices,
+  // contiguous indices and output) takes eight lookups a step and hands a group with an index
+  // that is not in range as it is to the scalar loop, which stops exactly at it. One odd index
+  // at every lane of the first groups, across a group boundary and in the tail (runs of 2051
+  // and 67: not multiples of 8), every mode, with the AVX-512 kernels on and off: both against
+  // the reference. (Where the CPU lacks AVX-512 both runs take the scalar loop.)
+  std::printf("AVX-512 plain element loop: %s\n",
+              mg::detail::cpu::simd_enabled() ? "on (tested against the scalar loop)" : "not available on this CPU");
+  Rng rng(base_seed() ^ 0x51dULL);
+  struct Shape { mg::Dims input, indices; std::vector<std::int64_t> axes; };
+  const Shape shapes[] = {{{5000}, {2051}, {0}}, {{300, 67}, {5, 67}, {0}}};
+  const mg::DType dtypes[] = {mg::DType::kFloat32, mg::DType::kFloat64};
+  const mg::DType index_dtypes[] = {mg::DType::kInt32, mg::DType::kUInt32, mg::DType::kInt64, mg::DType::kUInt64};
+  for (const Shape& sh : shapes) {
+    const std::int64_t n = sh.input[static_cast<int>(sh.axes[0])];
+    std::int64_t count = 1;
+    for (int d = 0; d < sh.indices.size(); ++d) count *= sh.indices[d];
+    for (const mg::DType dtype : dtypes) {
+      for (const mg::DType index_dtype : index_dtypes) {
+        const std::int64_t is = static_cast<std::int64_t>(mg::element_size(index_dtype));
+        for (const std::int64_t at : {std::int64_t{-1}, std::int64_t{0}, std::int64_t{1}, std::int64_t{3},
+                                      std::int64_t{4}, std::int64_t{6}, std::int64_t{7}, std::int64_t{8},
+                                      std::int64_t{15}, std::int64_t{66}, count - 3, count - 1}) {
+          for (const std::int64_t odd : {std::int64_t{-1}, n, std::int64_t{-3} * n}) {
+            for (const int mode : {0, 1, 2, 3}) {
+              RandomCall c;
+              c.dtype = dtype;
+              c.index_dtype = index_dtype;
+              c.axes = sh.axes;
+              c.options.index_mode = static_cast<mg::IndexMode>(mode);
+              c.input = make_buffer(rng, sh.input, mg::element_size(dtype), false);
+              c.indices = contiguous_buffer(rng, sh.indices, mg::element_size(index_dtype));
+              for (std::int64_t e = 0; e < count; ++e) {
+                write_index(c.indices.data() + e * is, index_dtype, e == at ? odd : uniform(rng, 0, n - 1));
+              }
+              c.input_view = mg::TensorView(c.input.data(), c.dtype, sh.input, c.input.strides);
+              c.indices_view = mg::TensorView(c.indices.data(), index_dtype, sh.indices, c.indices.strides);
+              c.output_shape = mg::output_shape(sh.input, sh.indices, c.axes).output_shape;
+              SCOPED_TRACE(describe(c) + ", index " + std::to_string(odd) + " at lookup " + std::to_string(at));
+              for (const bool simd : {true, false}) {
+                const SimdScope scope(simd);
+                for (const int threads : {1, 2}) {
+                  expect_same_as_reference(
+                      rng, c, simd ? "AVX-512 plain loop" : "scalar plain loop",
+                      [&](const mg::MutableTensorView& out) { return run_plan(c, out, threads, false); },
+                      /*contiguous=*/true);
+                }
+              }
+            }
           }
         }
       }

@@ -11,6 +11,7 @@
 #include "kernels/cpu/cpu.hpp"
 #include "kernels/cpu/cursor.hpp"
 #include "kernels/cpu/element_run.hpp"
+#include "kernels/cpu/element_simd.hpp"
 #include "kernels/cpu/resolve.hpp"
 
 #if defined(MULTIGATHER_HAVE_OPENMP)
@@ -112,12 +113,19 @@ cpu::ElementRunFn select_fused_row(const GatherPlan& p) {
   });
 }
 
-/// The plain element loop (element_run.hpp) for an element plan with one coordinate, else
-/// nullptr (run_threads asks only for plans not on the fused row kernel).
+/// The plain element loop for an element plan with one coordinate: on AVX-512 gathers
+/// (element_simd.hpp) where the CPU has them, for 4- and 8-byte elements and 32- and 64-bit
+/// indices, with indices and output contiguous along the row; else element_run.hpp's. nullptr
+/// for other plans (run_threads asks only for plans not on the fused row kernel).
 template <class Index>
 cpu::PlainRunFn select_plain_run(const GatherPlan& p) {
   if (p.kind != PlanKind::kElement || p.k != 1) return nullptr;
   const bool unit = unit_row(p);
+  if (unit) {
+    if (const cpu::PlainRunFn simd = cpu::plain_run_simd(p.element_size, sizeof(Index), std::is_signed_v<Index>)) {
+      return simd;
+    }
+  }
   return by_width<cpu::PlainRunFn>(p, [&]<std::size_t W>() -> cpu::PlainRunFn {
     return unit ? &cpu::gather_plain_run<W, Index, true> : &cpu::gather_plain_run<W, Index, false>;
   });

@@ -1,0 +1,123 @@
+// The AVX-512 plain element loop: see element_simd.hpp.
+#include "kernels/cpu/element_simd.hpp"
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <cstdint>
+#include <type_traits>
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define MULTIGATHER_X86_SIMD 1
+#if defined(__GNUC__) && !defined(__clang__)
+// GCC 12's AVX-512 headers warn falsely about their own "undefined" vectors (GCC bug 105593).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+#include <immintrin.h>
+#endif
+
+namespace multigather::detail::cpu {
+namespace {
+
+#if defined(MULTIGATHER_X86_SIMD)
+#define MULTIGATHER_AVX512 __attribute__((target("avx512f,avx512dq")))
+
+bool cpu_has_avx512() noexcept {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
+}
+
+/// Eight indices of type Index from `p` (unaligned), as 64-bit lanes: int32 sign-extended
+/// (a negative one stays negative, so huge as unsigned), uint32 zero-extended.
+template <class Index>
+MULTIGATHER_AVX512 inline __m512i load_indices8(const std::byte* p) noexcept {
+  if constexpr (sizeof(Index) == 8) {
+    return _mm512_loadu_si512(p);
+  } else if constexpr (std::is_signed_v<Index>) {
+    return _mm512_cvtepi32_epi64(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+  } else {
+    return _mm512_cvtepu32_epi64(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+  }
+}
+
+/// gather_plain_run<W, Index, kUnit = true> on AVX-512 gathers: the same contract (returns the
+/// number of lookups done; the caller resolves the one it stopped at the general way).
+template <std::size_t W, class Index>
+MULTIGATHER_AVX512 std::int64_t plain_run_avx512(const ElementRun& r, std::int64_t m) {
+  static_assert(W == 4 || W == 8);
+  constexpr auto is = static_cast<std::int64_t>(sizeof(Index));
+  constexpr auto w = static_cast<std::int64_t>(W);
+  const __m512i size = _mm512_set1_epi64(r.axis_size);
+  const __m512i stride = _mm512_set1_epi64(r.axis_stride);
+  const __m512i step8 = _mm512_set1_epi64(8 * r.input_step);
+  // Lane j of `base`: (t + j) * input_step, the lookup's own input position along the run.
+  __m512i base = _mm512_mullo_epi64(_mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7), _mm512_set1_epi64(r.input_step));
+  std::int64_t t = 0;
+  for (; t + 8 <= m; t += 8) {
+    const __m512i v = load_indices8<Index>(r.indices + t * is);
+    if (_mm512_cmplt_epu64_mask(v, size) != 0xFF) break;  // one is not in [0, size) as it is
+    const __m512i offsets = _mm512_add_epi64(_mm512_mullo_epi64(v, stride), base);  // elements
+    base = _mm512_add_epi64(base, step8);
+    if constexpr (W == 4) {
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(r.output + t * w), _mm512_i64gather_epi32(offsets, r.input, 4));
+    } else {
+      _mm512_storeu_si512(r.output + t * w, _mm512_i64gather_epi64(offsets, r.input, 8));
+    }
+  }
+  if (t == m) return m;
+  // The last lookups (fewer than eight), or the group with an index to hand over: the scalar
+  // loop, which stops exactly at that index (within the group).
+  ElementRun rest = r;
+  rest.input += t * r.input_step * w;
+  rest.indices += t * is;
+  rest.output += t * w;
+  return t + gather_plain_run<W, Index, true>(rest, m - t);
+}
+
+template <std::size_t W>
+PlainRunFn pick_index(std::size_t index_bytes, bool index_signed) noexcept {
+  if (index_bytes == 8) return index_signed ? &plain_run_avx512<W, std::int64_t> : &plain_run_avx512<W, std::uint64_t>;
+  if (index_bytes == 4) return index_signed ? &plain_run_avx512<W, std::int32_t> : &plain_run_avx512<W, std::uint32_t>;
+  return nullptr;
+}
+#else
+bool cpu_has_avx512() noexcept { return false; }
+#endif
+
+/// On where the CPU has AVX-512F/DQ, unless the environment says MULTIGATHER_SIMD=0 (to compare
+/// with the scalar loops, like PyTorch's ATEN_CPU_CAPABILITY=default).
+std::atomic<bool>& enabled_flag() noexcept {
+  static std::atomic<bool> on{[] {
+    const char* env = std::getenv("MULTIGATHER_SIMD");
+    return cpu_has_avx512() && !(env != nullptr && std::strcmp(env, "0") == 0);
+  }()};
+  return on;
+}
+
+}  // namespace
+
+bool simd_enabled() noexcept { return enabled_flag().load(std::memory_order_relaxed); }
+
+bool set_simd_enabled(bool on) noexcept {
+  return enabled_flag().exchange(on && cpu_has_avx512(), std::memory_order_relaxed);
+}
+
+PlainRunFn plain_run_simd(std::size_t width, std::size_t index_bytes, bool index_signed) noexcept {
+  if (!simd_enabled()) return nullptr;
+#if defined(MULTIGATHER_X86_SIMD)
+  if (width == 4) return pick_index<4>(index_bytes, index_signed);
+  if (width == 8) return pick_index<8>(index_bytes, index_signed);
+#else
+  (void)width;
+  (void)index_bytes;
+  (void)index_signed;
+#endif
+  return nullptr;
+}
+
+}  // namespace multigather::detail::cpu
+
+#if defined(MULTIGATHER_X86_SIMD) && defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
