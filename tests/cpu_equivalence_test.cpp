@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "kernels/cpu/cpu.hpp"
-#include "kernels/cpu/element_simd.hpp"
+#include "kernels/cpu/avx512.hpp"
 #include "kernels/reference/reference.hpp"
 #include "plan/plan.hpp"
 
@@ -402,7 +402,7 @@ TEST(CpuEquivalence, PlainElementLoopStopsAtEveryPositionOfItsUnrolledBody) {
   }
 }
 
-/// Switches the AVX-512 kernels on or off for a scope (element_simd.hpp).
+/// Switches the AVX-512 kernels on or off for a scope (avx512.hpp).
 class SimdScope {
  public:
   explicit SimdScope(bool on) : before_(mg::detail::cpu::set_simd_enabled(on)) {}
@@ -415,7 +415,7 @@ class SimdScope {
 };
 
 TEST(CpuEquivalence, SimdPlainLoopHandsOverAtEveryLaneAndMatchesScalar) {
-  // The AVX-512 plain loop (element_simd.hpp; 4- and 8-byte elements, 32- and 64-bit indices,
+  // The AVX-512 plain loop (avx512.hpp; 4- and 8-byte elements, 32- and 64-bit indices,
   // contiguous indices and output) takes eight lookups a step and hands a group with an index
   // that is not in range as it is to the scalar loop, which stops exactly at it. One odd index
   // at every lane of the first groups, across a group boundary and in the tail (runs of 2051
@@ -463,6 +463,52 @@ TEST(CpuEquivalence, SimdPlainLoopHandsOverAtEveryLaneAndMatchesScalar) {
                       /*contiguous=*/true);
                 }
               }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(CpuEquivalence, LargeBlockMoverMatchesReferenceAtEveryAlignment) {
+  // Blocks of 257 bytes to 2 KiB take avx512.hpp's block mover where the CPU has AVX-512 (an
+  // unaligned move at each end, aligned stores between): every element width, odd block sizes
+  // (rows of a uint8 output start at every alignment), contiguous and random output layouts,
+  // every mode (kFill writes the fill value over whole blocks), AVX-512 on and off.
+  Rng rng(base_seed() ^ 0xb10cULL);
+  const mg::DType dtypes[] = {mg::DType::kUInt8, mg::DType::kFloat16, mg::DType::kFloat32,
+                              mg::DType::kFloat64, mg::DType::kComplex128};
+  for (const mg::DType dtype : dtypes) {
+    const auto es = static_cast<std::int64_t>(mg::element_size(dtype));
+    for (const std::int64_t bytes : {257, 300, 511, 1024, 1031, 2047}) {
+      const std::int64_t block = std::max<std::int64_t>(bytes / es, 256 / es + 1);
+      for (const int mode : {0, 1, 2, 3}) {
+        for (const bool contiguous : {true, false}) {
+          RandomCall c;
+          c.dtype = dtype;
+          c.index_dtype = mg::DType::kInt64;
+          c.axes = {0};
+          c.options.index_mode = static_cast<mg::IndexMode>(mode);
+          c.options.fill_value = mg::Scalar::from_int(7);
+          const mg::Dims in_shape{9, block};
+          const mg::Dims ix_shape{11, 1};
+          c.input = make_buffer(rng, in_shape, static_cast<std::size_t>(es), false);
+          c.indices = contiguous_buffer(rng, ix_shape, 8);
+          for (std::int64_t e = 0; e < 11; ++e) {
+            const bool odd = mode != 0 && chance(rng, 0.3);
+            write_index(c.indices.data() + e * 8, c.index_dtype, odd ? uniform(rng, -30, 30) : uniform(rng, 0, 8));
+          }
+          c.input_view = mg::TensorView(c.input.data(), c.dtype, in_shape, c.input.strides);
+          c.indices_view = mg::TensorView(c.indices.data(), c.index_dtype, ix_shape, c.indices.strides);
+          c.output_shape = mg::output_shape(in_shape, ix_shape, c.axes).output_shape;
+          SCOPED_TRACE(describe(c) + (contiguous ? ", contiguous output" : ", random output layout"));
+          for (const bool simd : {true, false}) {
+            const SimdScope scope(simd);
+            for (const int threads : {1, 2}) {
+              expect_same_as_reference(
+                  rng, c, simd ? "AVX-512 block mover" : "rep movsb",
+                  [&](const mg::MutableTensorView& out) { return run_plan(c, out, threads, false); }, contiguous);
             }
           }
         }

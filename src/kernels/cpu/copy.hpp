@@ -134,22 +134,28 @@ inline void copy_bytes(std::byte* dst, const std::byte* src, std::size_t bytes) 
 #endif
 }
 
-/// Bytes at the start of a large block prefetched two blocks ahead.
-inline constexpr std::size_t kLargeBlockPrefetchBytes = 512;
+/// The block mover of copy_large_blocks: `rep movsb` (copy_bytes), with the first 512 bytes of
+/// the block after next prefetched (the hardware streams the rest).
+struct RepMovsb {
+  static constexpr std::size_t kPrefetchBytes = 512;
+  static void move(std::byte* dst, const std::byte* src, std::size_t bytes) noexcept { copy_bytes(dst, src, bytes); }
+};
 
-/// Other blocks of kMemcpyBlockBytes and more: copy_bytes, with the first lines of the block
-/// after next prefetched.
-template <std::size_t W, class Offset, bool kFill>
+/// Other blocks of kMemcpyBlockBytes and more: Move::move per block (RepMovsb, or avx512.hpp's
+/// mover for blocks up to 2 KiB), with the first Move::kPrefetchBytes of the block after next
+/// prefetched.
+template <std::size_t W, class Offset, bool kFill, class Move = RepMovsb>
 void copy_large_blocks(const CopyRun& r, const Offset* offsets, const std::uint8_t* fill, int m) {
   const std::byte* const input = r.input;
   std::byte* const output = r.output;
   const std::int64_t step = r.output_step;
   const auto bytes = static_cast<std::size_t>(r.block) * W;
+  const std::size_t ahead_bytes = bytes < Move::kPrefetchBytes ? bytes : Move::kPrefetchBytes;
   for (int t = 0; t < m; ++t) {
     std::byte* dst = output + t * step;
-    if (t + 2 < m) {  // the first lines of the block after next (the hardware streams the rest)
+    if (t + 2 < m) {
       const std::byte* next = input + static_cast<std::int64_t>(offsets[t + 2]) * std::int64_t{W};
-      for (std::size_t b = 0; b < bytes && b < kLargeBlockPrefetchBytes; b += 64) __builtin_prefetch(next + b);
+      for (std::size_t b = 0; b < ahead_bytes; b += 64) __builtin_prefetch(next + b);
     }
     if constexpr (kFill) {
       if (fill[t]) {
@@ -157,7 +163,7 @@ void copy_large_blocks(const CopyRun& r, const Offset* offsets, const std::uint8
         continue;
       }
     }
-    copy_bytes(dst, input + static_cast<std::int64_t>(offsets[t]) * std::int64_t{W}, bytes);
+    Move::move(dst, input + static_cast<std::int64_t>(offsets[t]) * std::int64_t{W}, bytes);
   }
 }
 

@@ -7,7 +7,7 @@
 // below 64 bytes, 32-byte chunk loops for 64-256 byte blocks (every line of a block prefetched
 // ahead), rep movsb / memcpy above. Element plans with one coordinate (flat take,
 // GatherElements) run on the plain element loop (element_run.hpp; on AVX-512 gathers where
-// the CPU has them, element_simd.hpp) while the indices are in range as they are, the check a
+// the CPU has them, avx512.hpp) while the indices are in range as they are, the check a
 // never-taken branch, and fall back to the tiles from the first
 // index that needs the negative rule or the mode; GatherElements along the last axis (rows that
 // each read their own small span of the input) runs on a fused row kernel that prefetches the

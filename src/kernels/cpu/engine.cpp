@@ -11,7 +11,7 @@
 #include "kernels/cpu/cpu.hpp"
 #include "kernels/cpu/cursor.hpp"
 #include "kernels/cpu/element_run.hpp"
-#include "kernels/cpu/element_simd.hpp"
+#include "kernels/cpu/avx512.hpp"
 #include "kernels/cpu/resolve.hpp"
 
 #if defined(MULTIGATHER_HAVE_OPENMP)
@@ -54,6 +54,9 @@ CopyFn<Offset> select_copy_width(const GatherPlan& p) {
   if (bytes == 64) return &cpu::copy_chunked_blocks<W, Offset, kFill, 64>;
   if (bytes == 128) return &cpu::copy_chunked_blocks<W, Offset, kFill, 128>;
   if (bytes <= cpu::kChunkedBlockMaxBytes) return &cpu::copy_chunked_blocks<W, Offset, kFill>;
+  if (bytes < cpu::kAvx512BlockMaxBytes) {
+    if (const CopyFn<Offset> simd = cpu::large_blocks_simd<Offset, kFill>(W)) return simd;
+  }
   return &cpu::copy_large_blocks<W, Offset, kFill>;
 }
 
@@ -114,7 +117,7 @@ cpu::ElementRunFn select_fused_row(const GatherPlan& p) {
 }
 
 /// The plain element loop for an element plan with one coordinate: on AVX-512 gathers
-/// (element_simd.hpp) where the CPU has them, for 4- and 8-byte elements and 32- and 64-bit
+/// (avx512.hpp) where the CPU has them, for 4- and 8-byte elements and 32- and 64-bit
 /// indices, with indices and output contiguous along the row; else element_run.hpp's. nullptr
 /// for other plans (run_threads asks only for plans not on the fused row kernel).
 template <class Index>

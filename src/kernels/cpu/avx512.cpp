@@ -1,5 +1,5 @@
-// The AVX-512 plain element loop: see element_simd.hpp.
-#include "kernels/cpu/element_simd.hpp"
+// The CPU engine's AVX-512 kernels: see avx512.hpp.
+#include "kernels/cpu/avx512.hpp"
 
 #include <atomic>
 #include <cstdlib>
@@ -75,6 +75,19 @@ MULTIGATHER_AVX512 std::int64_t plain_run_avx512(const ElementRun& r, std::int64
   return t + gather_plain_run<W, Index, true>(rest, m - t);
 }
 
+/// copy_large_blocks' mover: 64-byte moves, the stores aligned. bytes >= 64.
+struct Avx512Move {
+  static constexpr std::size_t kPrefetchBytes = 1024;
+  MULTIGATHER_AVX512 static void move(std::byte* dst, const std::byte* src, std::size_t bytes) noexcept {
+    // One unaligned move at the start, aligned stores from the first line boundary past dst,
+    // one unaligned move ending at the block's end (the three may overlap).
+    _mm512_storeu_si512(dst, _mm512_loadu_si512(src));
+    std::size_t b = 64 - (reinterpret_cast<std::uintptr_t>(dst) & 63);
+    for (; b + 64 <= bytes; b += 64) _mm512_store_si512(dst + b, _mm512_loadu_si512(src + b));
+    _mm512_storeu_si512(dst + bytes - 64, _mm512_loadu_si512(src + bytes - 64));
+  }
+};
+
 template <std::size_t W>
 PlainRunFn pick_index(std::size_t index_bytes, bool index_signed) noexcept {
   if (index_bytes == 8) return index_signed ? &plain_run_avx512<W, std::int64_t> : &plain_run_avx512<W, std::uint64_t>;
@@ -102,6 +115,29 @@ bool simd_enabled() noexcept { return enabled_flag().load(std::memory_order_rela
 bool set_simd_enabled(bool on) noexcept {
   return enabled_flag().exchange(on && cpu_has_avx512(), std::memory_order_relaxed);
 }
+
+template <class Offset, bool kFill>
+CopyFn<Offset> large_blocks_simd(std::size_t width) noexcept {
+  if (!simd_enabled()) return nullptr;
+#if defined(MULTIGATHER_X86_SIMD)
+  switch (width) {
+    case 1: return &copy_large_blocks<1, Offset, kFill, Avx512Move>;
+    case 2: return &copy_large_blocks<2, Offset, kFill, Avx512Move>;
+    case 4: return &copy_large_blocks<4, Offset, kFill, Avx512Move>;
+    case 8: return &copy_large_blocks<8, Offset, kFill, Avx512Move>;
+    case 16: return &copy_large_blocks<16, Offset, kFill, Avx512Move>;
+    default: return nullptr;
+  }
+#else
+  (void)width;
+  return nullptr;
+#endif
+}
+
+template CopyFn<std::int32_t> large_blocks_simd<std::int32_t, false>(std::size_t) noexcept;
+template CopyFn<std::int32_t> large_blocks_simd<std::int32_t, true>(std::size_t) noexcept;
+template CopyFn<std::int64_t> large_blocks_simd<std::int64_t, false>(std::size_t) noexcept;
+template CopyFn<std::int64_t> large_blocks_simd<std::int64_t, true>(std::size_t) noexcept;
 
 PlainRunFn plain_run_simd(std::size_t width, std::size_t index_bytes, bool index_signed) noexcept {
   if (!simd_enabled()) return nullptr;

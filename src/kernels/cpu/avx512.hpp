@@ -1,0 +1,54 @@
+// Internal: the CPU engine's AVX-512 kernels, for x86-64 CPUs with AVX-512F and AVX-512DQ,
+// chosen at run time (the library is built for the baseline x86-64; only avx512.cpp's kernels
+// use AVX-512, under a target attribute). Two of them:
+//
+// - The plain element loop (element_run.hpp's gather_plain_run) on AVX-512 gathers. Eight
+//   lookups a step: load eight indices (int32 / uint32 widened to 64 bits), one unsigned
+//   compare against the axis size (a negative index is huge as unsigned), then one
+//   vpgatherqd / vpgatherqq of the eight elements and one store. An index that is not already
+//   in [0, size) is never used as an address: its group of eight goes to the scalar plain loop,
+//   which stops exactly at it, as gather_plain_run does. Far fewer instructions per lookup than
+//   the scalar loop, so more random reads are in flight. C++ bench on this project's machine
+//   (AMD EPYC, Zen 4), 1 thread: elements_axis0 4.5-5.5 -> 3.3-4.5 ms, flat_take 33.6 ->
+//   31.2-32.2 ms.
+// - The block mover of copy_large_blocks (copy.hpp) for blocks of 257 bytes to 2 KiB: 64-byte
+//   moves with the destination aligned (one unaligned move at each end), the whole block (up
+//   to 1 KiB) prefetched two blocks ahead. numpy puts large arrays 16 bytes past a page
+//   boundary, so each row of a numpy output starts mid-line; there `rep movsb` slows down.
+//   Measured in a standalone loop, 1 KiB rows 16 bytes off alignment (mid_axis_block's shape),
+//   1 thread: rep movsb 1.28-1.45 ms, this mover 1.23-1.33; 512-byte rows 0.19-0.23 ->
+//   0.16-0.18 ms. From 2 KiB on, rep movsb is as fast or faster and stays.
+#pragma once
+
+#include <cstddef>
+
+#include "kernels/cpu/copy.hpp"
+#include "kernels/cpu/element_run.hpp"
+
+namespace multigather::detail::cpu {
+
+/// The AVX-512 plain element loop for element width `width` (4 or 8 bytes) and an index type
+/// of `index_bytes` bytes (4 or 8) and signedness `index_signed`, with indices and output
+/// contiguous along the run (kUnit); nullptr when the combination has none, when the CPU lacks
+/// AVX-512F / AVX-512DQ, on other architectures, or when set_simd_enabled(false).
+PlainRunFn plain_run_simd(std::size_t width, std::size_t index_bytes, bool index_signed) noexcept;
+
+/// Blocks of more than kChunkedBlockMaxBytes and less than this take the AVX-512 block mover.
+inline constexpr std::int64_t kAvx512BlockMaxBytes = 2048;
+
+/// copy_large_blocks<W, Offset, kFill> with the AVX-512 block mover, for element width `width`
+/// (1, 2, 4, 8 or 16 bytes) and blocks of more than kChunkedBlockMaxBytes (at least 64) bytes;
+/// nullptr where plain_run_simd would be (no AVX-512, switched off, other widths). Offset:
+/// std::int32_t or std::int64_t.
+template <class Offset, bool kFill>
+CopyFn<Offset> large_blocks_simd(std::size_t width) noexcept;
+
+/// Whether plain_run_simd and large_blocks_simd may return a kernel: the CPU has the instructions, the environment
+/// variable MULTIGATHER_SIMD is not "0" (read once) and set_simd_enabled(false) was not called.
+bool simd_enabled() noexcept;
+
+/// Switches the AVX-512 kernels off (false) or back on where the CPU has them (true); returns
+/// the previous setting. For tests that compare both paths; not thread-safe against running calls.
+bool set_simd_enabled(bool on) noexcept;
+
+}  // namespace multigather::detail::cpu
