@@ -471,33 +471,41 @@ TEST(CpuEquivalence, SimdPlainLoopHandsOverAtEveryLaneAndMatchesScalar) {
   }
 }
 
-TEST(CpuEquivalence, LargeBlockMoverMatchesReferenceAtEveryAlignment) {
-  // Blocks of 257 bytes to 2 KiB take avx512.hpp's block mover where the CPU has AVX-512 (an
-  // unaligned move at each end, aligned stores between): every element width, odd block sizes
-  // (rows of a uint8 output start at every alignment), contiguous and random output layouts,
-  // every mode (kFill writes the fill value over whole blocks), AVX-512 on and off.
+TEST(CpuEquivalence, SimdBlockKernelsMatchReferenceAtEveryAlignment) {
+  // The AVX-512 block kernels (avx512.hpp) where the CPU has AVX-512: blocks of 64 and 128
+  // bytes (copy_chunked_blocks compiled for AVX-512) and of 257 bytes to 2 KiB (the block
+  // mover: an unaligned move at each end, aligned stores between), behind two coordinates per
+  // lookup (the tile resolver compiled for AVX-512), 32- and 64-bit indices. Every element
+  // width, odd block sizes (rows of a uint8 output start at every alignment), contiguous and
+  // random output layouts, every mode (kFill writes the fill value over whole blocks), AVX-512
+  // on and off, against the reference.
   Rng rng(base_seed() ^ 0xb10cULL);
   const mg::DType dtypes[] = {mg::DType::kUInt8, mg::DType::kFloat16, mg::DType::kFloat32,
                               mg::DType::kFloat64, mg::DType::kComplex128};
   for (const mg::DType dtype : dtypes) {
     const auto es = static_cast<std::int64_t>(mg::element_size(dtype));
-    for (const std::int64_t bytes : {257, 300, 511, 1024, 1031, 2047}) {
-      const std::int64_t block = std::max<std::int64_t>(bytes / es, 256 / es + 1);
+    for (const std::int64_t bytes : {64, 128, 257, 300, 511, 1024, 1031, 2047}) {
+      const std::int64_t block = bytes <= 128 ? bytes / es : std::max<std::int64_t>(bytes / es, 256 / es + 1);
       for (const int mode : {0, 1, 2, 3}) {
         for (const bool contiguous : {true, false}) {
           RandomCall c;
           c.dtype = dtype;
-          c.index_dtype = mg::DType::kInt64;
-          c.axes = {0};
+          c.index_dtype = chance(rng, 0.5) ? mg::DType::kInt64 : mg::DType::kInt32;
+          c.axes = {0, 1};
           c.options.index_mode = static_cast<mg::IndexMode>(mode);
+          c.options.negative_indices = chance(rng, 0.5);
           c.options.fill_value = mg::Scalar::from_int(7);
-          const mg::Dims in_shape{9, block};
-          const mg::Dims ix_shape{11, 1};
+          const mg::Dims in_shape{9, 5, block};
+          const mg::Dims ix_shape{70, 1, 2};  // 70 lookups of (i, j)
+          const auto is = static_cast<std::int64_t>(mg::element_size(c.index_dtype));
           c.input = make_buffer(rng, in_shape, static_cast<std::size_t>(es), false);
-          c.indices = contiguous_buffer(rng, ix_shape, 8);
-          for (std::int64_t e = 0; e < 11; ++e) {
-            const bool odd = mode != 0 && chance(rng, 0.3);
-            write_index(c.indices.data() + e * 8, c.index_dtype, odd ? uniform(rng, -30, 30) : uniform(rng, 0, 8));
+          c.indices = contiguous_buffer(rng, ix_shape, static_cast<std::size_t>(is));
+          for (std::int64_t e = 0; e < 140; ++e) {
+            const std::int64_t size = in_shape[static_cast<int>(e % 2)];
+            const bool odd = mode != 0 && chance(rng, 0.1);
+            std::int64_t v = odd ? uniform(rng, -30, 30) : uniform(rng, 0, size - 1);
+            if (!odd && c.options.negative_indices && chance(rng, 0.2)) v -= size;
+            write_index(c.indices.data() + e * is, c.index_dtype, v);
           }
           c.input_view = mg::TensorView(c.input.data(), c.dtype, in_shape, c.input.strides);
           c.indices_view = mg::TensorView(c.indices.data(), c.index_dtype, ix_shape, c.indices.strides);
@@ -507,7 +515,7 @@ TEST(CpuEquivalence, LargeBlockMoverMatchesReferenceAtEveryAlignment) {
             const SimdScope scope(simd);
             for (const int threads : {1, 2}) {
               expect_same_as_reference(
-                  rng, c, simd ? "AVX-512 block mover" : "rep movsb",
+                  rng, c, simd ? "AVX-512 block kernels" : "scalar block kernels",
                   [&](const mg::MutableTensorView& out) { return run_plan(c, out, threads, false); }, contiguous);
             }
           }
@@ -515,6 +523,19 @@ TEST(CpuEquivalence, LargeBlockMoverMatchesReferenceAtEveryAlignment) {
       }
     }
   }
+}
+
+TEST(CpuEquivalence, RandomCasesMatchReferenceWithSimdOff) {
+  // The random cases with the AVX-512 kernels switched off (the other tests run them on where
+  // the CPU has AVX-512): the scalar loops stay tested on an AVX-512 machine.
+  const SimdScope scope(false);
+  for_each_case(600, [](Rng& rng, const RandomCall& c) {
+    for (const int threads : {1, 2}) {
+      expect_same_as_reference(rng, c, "scalar kernels", [&](const mg::MutableTensorView& out) {
+        return run_plan(c, out, threads, false);
+      });
+    }
+  });
 }
 
 }  // namespace

@@ -88,6 +88,23 @@ struct Avx512Move {
   }
 };
 
+/// copy_chunked_blocks<..., kBytes> compiled for AVX-512: flatten inlines its body (and the
+/// fixed-size memcpy, now whole 64-byte moves) into this AVX-512 function.
+template <std::size_t W, class Offset, bool kFill, std::int64_t kBytes>
+MULTIGATHER_AVX512 __attribute__((flatten)) void copy_chunked_avx512(const CopyRun& r, const Offset* offsets,
+                                                                      const std::uint8_t* fill, int m) {
+  copy_chunked_blocks<W, Offset, kFill, kBytes>(r, offsets, fill, m);
+}
+
+/// resolve_tile compiled for AVX-512: flatten inlines its body into this AVX-512 function,
+/// where the compiler vectorizes the lookups' loop.
+template <class Index, class Offset, IndexMode kMode, bool kNegative>
+MULTIGATHER_AVX512 __attribute__((flatten)) bool resolve_tile_avx512(const GatherPlan& p, const TileCoordinates& c,
+                                                                      int m, Offset* offsets,
+                                                                      std::uint8_t* fill) noexcept {
+  return resolve_tile<Index, Offset, kMode, kNegative>(p, c, m, offsets, fill);
+}
+
 template <std::size_t W>
 PlainRunFn pick_index(std::size_t index_bytes, bool index_signed) noexcept {
   if (index_bytes == 8) return index_signed ? &plain_run_avx512<W, std::int64_t> : &plain_run_avx512<W, std::uint64_t>;
@@ -96,7 +113,7 @@ PlainRunFn pick_index(std::size_t index_bytes, bool index_signed) noexcept {
 }
 #else
 bool cpu_has_avx512() noexcept { return false; }
-#endif
+#endif  // MULTIGATHER_X86_SIMD
 
 /// On where the CPU has AVX-512F/DQ, unless the environment says MULTIGATHER_SIMD=0 (to compare
 /// with the scalar loops, like PyTorch's ATEN_CPU_CAPABILITY=default).
@@ -114,6 +131,19 @@ bool simd_enabled() noexcept { return enabled_flag().load(std::memory_order_rela
 
 bool set_simd_enabled(bool on) noexcept {
   return enabled_flag().exchange(on && cpu_has_avx512(), std::memory_order_relaxed);
+}
+
+PlainRunFn plain_run_simd(std::size_t width, std::size_t index_bytes, bool index_signed) noexcept {
+  if (!simd_enabled()) return nullptr;
+#if defined(MULTIGATHER_X86_SIMD)
+  if (width == 4) return pick_index<4>(index_bytes, index_signed);
+  if (width == 8) return pick_index<8>(index_bytes, index_signed);
+#else
+  (void)width;
+  (void)index_bytes;
+  (void)index_signed;
+#endif
+  return nullptr;
 }
 
 template <class Offset, bool kFill>
@@ -139,18 +169,55 @@ template CopyFn<std::int32_t> large_blocks_simd<std::int32_t, true>(std::size_t)
 template CopyFn<std::int64_t> large_blocks_simd<std::int64_t, false>(std::size_t) noexcept;
 template CopyFn<std::int64_t> large_blocks_simd<std::int64_t, true>(std::size_t) noexcept;
 
-PlainRunFn plain_run_simd(std::size_t width, std::size_t index_bytes, bool index_signed) noexcept {
-  if (!simd_enabled()) return nullptr;
+template <class Offset, bool kFill>
+CopyFn<Offset> chunked_blocks_simd(std::size_t width, std::int64_t bytes) noexcept {
+  if (!simd_enabled() || (bytes != 64 && bytes != 128)) return nullptr;
 #if defined(MULTIGATHER_X86_SIMD)
-  if (width == 4) return pick_index<4>(index_bytes, index_signed);
-  if (width == 8) return pick_index<8>(index_bytes, index_signed);
+  const bool b64 = bytes == 64;
+  switch (width) {
+    case 1: return b64 ? &copy_chunked_avx512<1, Offset, kFill, 64> : &copy_chunked_avx512<1, Offset, kFill, 128>;
+    case 2: return b64 ? &copy_chunked_avx512<2, Offset, kFill, 64> : &copy_chunked_avx512<2, Offset, kFill, 128>;
+    case 4: return b64 ? &copy_chunked_avx512<4, Offset, kFill, 64> : &copy_chunked_avx512<4, Offset, kFill, 128>;
+    case 8: return b64 ? &copy_chunked_avx512<8, Offset, kFill, 64> : &copy_chunked_avx512<8, Offset, kFill, 128>;
+    case 16: return b64 ? &copy_chunked_avx512<16, Offset, kFill, 64> : &copy_chunked_avx512<16, Offset, kFill, 128>;
+    default: return nullptr;
+  }
 #else
   (void)width;
-  (void)index_bytes;
-  (void)index_signed;
-#endif
   return nullptr;
+#endif
 }
+
+template CopyFn<std::int32_t> chunked_blocks_simd<std::int32_t, false>(std::size_t, std::int64_t) noexcept;
+template CopyFn<std::int32_t> chunked_blocks_simd<std::int32_t, true>(std::size_t, std::int64_t) noexcept;
+template CopyFn<std::int64_t> chunked_blocks_simd<std::int64_t, false>(std::size_t, std::int64_t) noexcept;
+template CopyFn<std::int64_t> chunked_blocks_simd<std::int64_t, true>(std::size_t, std::int64_t) noexcept;
+
+template <class Index, class Offset, IndexMode kMode, bool kNegative>
+ResolveFn<Offset> resolve_simd() noexcept {
+  if (!simd_enabled()) return nullptr;
+#if defined(MULTIGATHER_X86_SIMD)
+  return &resolve_tile_avx512<Index, Offset, kMode, kNegative>;
+#else
+  return nullptr;
+#endif
+}
+
+// Every mode and negative rule, for 32- and 64-bit signed indices and offsets.
+#define MULTIGATHER_RESOLVE_SIMD(Index, Offset, kMode)                             \
+  template ResolveFn<Offset> resolve_simd<Index, Offset, kMode, false>() noexcept; \
+  template ResolveFn<Offset> resolve_simd<Index, Offset, kMode, true>() noexcept;
+#define MULTIGATHER_RESOLVE_SIMD_MODES(Index, Offset)              \
+  MULTIGATHER_RESOLVE_SIMD(Index, Offset, IndexMode::kError)       \
+  MULTIGATHER_RESOLVE_SIMD(Index, Offset, IndexMode::kClamp)       \
+  MULTIGATHER_RESOLVE_SIMD(Index, Offset, IndexMode::kWrap)        \
+  MULTIGATHER_RESOLVE_SIMD(Index, Offset, IndexMode::kFill)
+MULTIGATHER_RESOLVE_SIMD_MODES(std::int32_t, std::int32_t)
+MULTIGATHER_RESOLVE_SIMD_MODES(std::int32_t, std::int64_t)
+MULTIGATHER_RESOLVE_SIMD_MODES(std::int64_t, std::int32_t)
+MULTIGATHER_RESOLVE_SIMD_MODES(std::int64_t, std::int64_t)
+#undef MULTIGATHER_RESOLVE_SIMD_MODES
+#undef MULTIGATHER_RESOLVE_SIMD
 
 }  // namespace multigather::detail::cpu
 

@@ -1,6 +1,8 @@
 // Internal: the CPU engine's AVX-512 kernels, for x86-64 CPUs with AVX-512F and AVX-512DQ,
 // chosen at run time (the library is built for the baseline x86-64; only avx512.cpp's kernels
-// use AVX-512, under a target attribute). Two of them:
+// use AVX-512, under a target attribute: code is never compiled for AVX-512 where a CPU without
+// it could run it). Measurements: C++ bench on this project's machine (AMD EPYC, Zen 4), 1
+// thread, MULTIGATHER_SIMD=0 against on.
 //
 // - The plain element loop (element_run.hpp's gather_plain_run) on AVX-512 gathers. Eight
 //   lookups a step: load eight indices (int32 / uint32 widened to 64 bits), one unsigned
@@ -8,22 +10,27 @@
 //   vpgatherqd / vpgatherqq of the eight elements and one store. An index that is not already
 //   in [0, size) is never used as an address: its group of eight goes to the scalar plain loop,
 //   which stops exactly at it, as gather_plain_run does. Far fewer instructions per lookup than
-//   the scalar loop, so more random reads are in flight. C++ bench on this project's machine
-//   (AMD EPYC, Zen 4), 1 thread: elements_axis0 4.5-5.5 -> 3.3-4.5 ms, flat_take 33.6 ->
-//   31.2-32.2 ms.
+//   the scalar loop, so more random reads are in flight: elements_axis0 4.5-5.5 -> 3.3-4.5 ms,
+//   flat_take 33.6 -> 31.2-32.2 ms.
+// - The tile resolver (resolve.hpp's resolve_tile) compiled for AVX-512 (flatten inlines its
+//   body into an AVX-512 function, where the compiler vectorizes the loop over the lookups):
+//   nhwc_xy 110-116 -> 96-103 us.
+// - copy_chunked_blocks for 64- and 128-byte blocks compiled for AVX-512 (the fixed-size copy
+//   becomes whole 64-byte moves): gathernd_batch1 4.7-4.9 -> 4.2-4.6 ms (with the resolver).
 // - The block mover of copy_large_blocks (copy.hpp) for blocks of 257 bytes to 2 KiB: 64-byte
 //   moves with the destination aligned (one unaligned move at each end), the whole block (up
 //   to 1 KiB) prefetched two blocks ahead. numpy puts large arrays 16 bytes past a page
 //   boundary, so each row of a numpy output starts mid-line; there `rep movsb` slows down.
-//   Measured in a standalone loop, 1 KiB rows 16 bytes off alignment (mid_axis_block's shape),
-//   1 thread: rep movsb 1.28-1.45 ms, this mover 1.23-1.33; 512-byte rows 0.19-0.23 ->
-//   0.16-0.18 ms. From 2 KiB on, rep movsb is as fast or faster and stays.
+//   Measured in a standalone loop, 1 KiB rows 16 bytes off alignment (mid_axis_block's shape):
+//   rep movsb 1.28-1.45 ms, this mover 1.23-1.33; 512-byte rows 0.19-0.23 -> 0.16-0.18 ms.
+//   From 2 KiB on, rep movsb is as fast or faster and stays.
 #pragma once
 
 #include <cstddef>
 
 #include "kernels/cpu/copy.hpp"
 #include "kernels/cpu/element_run.hpp"
+#include "kernels/cpu/resolve.hpp"
 
 namespace multigather::detail::cpu {
 
@@ -43,8 +50,25 @@ inline constexpr std::int64_t kAvx512BlockMaxBytes = 2048;
 template <class Offset, bool kFill>
 CopyFn<Offset> large_blocks_simd(std::size_t width) noexcept;
 
-/// Whether plain_run_simd and large_blocks_simd may return a kernel: the CPU has the instructions, the environment
-/// variable MULTIGATHER_SIMD is not "0" (read once) and set_simd_enabled(false) was not called.
+/// copy_chunked_blocks<W, Offset, kFill, bytes> (64- and 128-byte blocks: GatherND point
+/// sampling, fp16 embeddings) compiled for AVX-512, for element width `width`; nullptr for
+/// other block sizes and where plain_run_simd would be.
+template <class Offset, bool kFill>
+CopyFn<Offset> chunked_blocks_simd(std::size_t width, std::int64_t bytes) noexcept;
+
+/// resolve_tile (resolve.hpp) as a pointer: the tile resolver the engine calls.
+template <class Offset>
+using ResolveFn = bool (*)(const GatherPlan&, const TileCoordinates&, int, Offset*, std::uint8_t*) noexcept;
+
+/// resolve_tile<Index, Offset, kMode, kNegative> compiled for AVX-512 (the compiler vectorizes
+/// its loop over the lookups), or nullptr where plain_run_simd would be. Instantiated for
+/// Index and Offset std::int32_t / std::int64_t, every mode and negative rule.
+template <class Index, class Offset, IndexMode kMode, bool kNegative>
+ResolveFn<Offset> resolve_simd() noexcept;
+
+/// Whether the *_simd functions above may return a kernel: the CPU has the instructions, the
+/// environment variable MULTIGATHER_SIMD is not "0" (read once) and set_simd_enabled(false)
+/// was not called.
 bool simd_enabled() noexcept;
 
 /// Switches the AVX-512 kernels off (false) or back on where the CPU has them (true); returns

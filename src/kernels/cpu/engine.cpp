@@ -51,6 +51,7 @@ CopyFn<Offset> select_copy_width(const GatherPlan& p) {
   }
   const std::int64_t bytes = p.block * static_cast<std::int64_t>(W);
   if (bytes < cpu::kMemcpyBlockBytes) return &cpu::copy_small_blocks<W, Offset, kFill>;
+  if (const CopyFn<Offset> simd = cpu::chunked_blocks_simd<Offset, kFill>(W, bytes)) return simd;
   if (bytes == 64) return &cpu::copy_chunked_blocks<W, Offset, kFill, 64>;
   if (bytes == 128) return &cpu::copy_chunked_blocks<W, Offset, kFill, 128>;
   if (bytes <= cpu::kChunkedBlockMaxBytes) return &cpu::copy_chunked_blocks<W, Offset, kFill>;
@@ -188,7 +189,7 @@ class RunLookups {
       }
       const int m = static_cast<int>(std::min<std::int64_t>(kTile, n - t0));
       coords_.indices = p_.k > 0 ? p_.indices + (indices + t0 * row_ix_) * kIs : nullptr;
-      const bool ok = cpu::resolve_tile<Index, Offset, kMode, kNegative>(p_, coords_, m, offsets_, fill_);
+      const bool ok = resolve_(p_, coords_, m, offsets_, fill_);
       if (kMode == IndexMode::kError && !ok) return false;
       copy_run_.input = p_.input + (input + t0 * row_in_) * es_;
       copy_run_.output = p_.output + (output + t0 * row_out_) * es_;
@@ -201,10 +202,20 @@ class RunLookups {
 
  private:
   static constexpr auto kIs = static_cast<std::int64_t>(sizeof(Index));
+  /// The tile resolver: compiled for AVX-512 where the CPU has it (avx512.hpp; 32- and 64-bit
+  /// signed indices), else resolve.hpp's.
+  static cpu::ResolveFn<Offset> select_resolve() noexcept {
+    if constexpr (std::is_same_v<Index, std::int32_t> || std::is_same_v<Index, std::int64_t>) {
+      if (const cpu::ResolveFn<Offset> simd = cpu::resolve_simd<Index, Offset, kMode, kNegative>()) return simd;
+    }
+    return &cpu::resolve_tile<Index, Offset, kMode, kNegative>;
+  }
+
   const GatherPlan& p_;
   CopyFn<Offset> copy_;
   cpu::ElementRunFn fused_row_;
   cpu::PlainRunFn plain_run_;
+  cpu::ResolveFn<Offset> resolve_ = select_resolve();
   std::int64_t es_ = static_cast<std::int64_t>(p_.element_size);
   std::int64_t row_in_ = 0, row_ix_ = 0, row_out_ = 0;
   std::int64_t span_lines_ = (lookup_span_bytes(p_) + cpu::kCacheLineBytes - 1) / cpu::kCacheLineBytes;
