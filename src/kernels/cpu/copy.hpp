@@ -93,13 +93,14 @@ void copy_chunked_blocks(const CopyRun& r, const Offset* offsets, const std::uin
   const std::int64_t bytes = kBytes > 0 ? kBytes : r.block * std::int64_t{W};
   const int ahead = m < kPrefetchDistance ? m : kPrefetchDistance;
   auto src_of = [&](int t) { return input + static_cast<std::int64_t>(offsets[t]) * std::int64_t{W}; };
-  // Every cache line of a block ahead (a 128-byte row is two lines; the last byte's line is
-  // the second one when the row is not line-aligned).
+  // Every cache line of a block ahead (a 128-byte row is two lines), and the line of its last
+  // byte: a row that does not start on a line boundary reaches one line further (numpy puts
+  // large arrays 16 bytes past a page boundary, so a 64-byte row there spans two lines).
   auto prefetch = [&](int t) {
     const std::byte* src = src_of(t);
     __builtin_prefetch(src);
     for (std::int64_t b = 64; b < bytes; b += 64) __builtin_prefetch(src + b);
-    if (bytes > 64) __builtin_prefetch(src + bytes - 1);
+    __builtin_prefetch(src + bytes - 1);
   };
   for (int t = 0; t < ahead; ++t) prefetch(t);
   for (int t = 0; t < m; ++t) {
