@@ -40,15 +40,12 @@ namespace multigather::detail::cpu {
 /// AVX-512F / AVX-512DQ, on other architectures, or when set_simd_enabled(false).
 PlainRunFn plain_run_simd(std::size_t width, std::size_t index_bytes, bool index_signed) noexcept;
 
-/// Blocks of more than kChunkedBlockMaxBytes and less than this take the AVX-512 block mover.
-inline constexpr std::int64_t kAvx512BlockMaxBytes = 2048;
-
 /// copy_large_blocks<W, Offset, kFill> with the AVX-512 block mover, for element width `width`
-/// (1, 2, 4, 8 or 16 bytes) and blocks of more than kChunkedBlockMaxBytes (at least 64) bytes;
-/// nullptr where plain_run_simd would be (no AVX-512, switched off, other widths). Offset:
-/// std::int32_t or std::int64_t.
+/// (1, 2, 4, 8 or 16 bytes) and blocks of `bytes` bytes, more than kChunkedBlockMaxBytes and
+/// less than 2 KiB; nullptr for other block sizes and where plain_run_simd would be (no
+/// AVX-512, switched off, other widths). Offset: std::int32_t or std::int64_t.
 template <class Offset, bool kFill>
-CopyFn<Offset> large_blocks_simd(std::size_t width) noexcept;
+CopyFn<Offset> large_blocks_simd(std::size_t width, std::int64_t bytes) noexcept;
 
 /// copy_chunked_blocks<W, Offset, kFill, bytes> (64- and 128-byte blocks: GatherND point
 /// sampling, fp16 embeddings) compiled for AVX-512, for element width `width`; nullptr for

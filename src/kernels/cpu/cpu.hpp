@@ -5,7 +5,8 @@
 // bounds check, over tiles of 1024 lookups; then a copy stage (copy.hpp) templated on the
 // element width: element gathers with software prefetch, width-specialized loops for blocks
 // below 64 bytes, 32-byte chunk loops for 64-256 byte blocks (every line of a block prefetched
-// ahead), rep movsb / memcpy above. Element plans with one coordinate (flat take,
+// ahead), rep movsb / memcpy above. Where the CPU has AVX-512, four of these kernels run
+// compiled for it, chosen at run time (avx512.hpp). Element plans with one coordinate (flat take,
 // GatherElements) run on the plain element loop (element_run.hpp; on AVX-512 gathers where
 // the CPU has them, avx512.hpp) while the indices are in range as they are, the check a
 // never-taken branch, and fall back to the tiles from the first

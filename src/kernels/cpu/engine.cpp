@@ -7,11 +7,11 @@
 #include <cstdlib>
 #include <type_traits>
 
+#include "kernels/cpu/avx512.hpp"
 #include "kernels/cpu/copy.hpp"
 #include "kernels/cpu/cpu.hpp"
 #include "kernels/cpu/cursor.hpp"
 #include "kernels/cpu/element_run.hpp"
-#include "kernels/cpu/avx512.hpp"
 #include "kernels/cpu/resolve.hpp"
 
 #if defined(MULTIGATHER_HAVE_OPENMP)
@@ -55,9 +55,7 @@ CopyFn<Offset> select_copy_width(const GatherPlan& p) {
   if (bytes == 64) return &cpu::copy_chunked_blocks<W, Offset, kFill, 64>;
   if (bytes == 128) return &cpu::copy_chunked_blocks<W, Offset, kFill, 128>;
   if (bytes <= cpu::kChunkedBlockMaxBytes) return &cpu::copy_chunked_blocks<W, Offset, kFill>;
-  if (bytes < cpu::kAvx512BlockMaxBytes) {
-    if (const CopyFn<Offset> simd = cpu::large_blocks_simd<Offset, kFill>(W)) return simd;
-  }
+  if (const CopyFn<Offset> simd = cpu::large_blocks_simd<Offset, kFill>(W, bytes)) return simd;
   return &cpu::copy_large_blocks<W, Offset, kFill>;
 }
 
@@ -135,17 +133,36 @@ cpu::PlainRunFn select_plain_run(const GatherPlan& p) {
   });
 }
 
+/// The tile resolver: compiled for AVX-512 where the CPU has it (avx512.hpp; 32- and 64-bit
+/// signed indices), else resolve.hpp's.
+template <class Index, class Offset, IndexMode kMode, bool kNegative>
+cpu::ResolveFn<Offset> select_resolve() {
+  if constexpr (std::is_same_v<Index, std::int32_t> || std::is_same_v<Index, std::int64_t>) {
+    if (const cpu::ResolveFn<Offset> simd = cpu::resolve_simd<Index, Offset, kMode, kNegative>()) return simd;
+  }
+  return &cpu::resolve_tile<Index, Offset, kMode, kNegative>;
+}
+
+/// The kernels of one call, selected once per call (run_threads) for all its threads.
+template <class Offset>
+struct Kernels {
+  CopyFn<Offset> copy = nullptr;             // the copy stage of the tiles
+  cpu::ResolveFn<Offset> resolve = nullptr;  // the resolve stage of the tiles
+  cpu::ElementRunFn fused_row = nullptr;     // the fused row kernel, when it applies
+  cpu::PlainRunFn plain_run = nullptr;       // the plain element loop, when it applies
+};
+
 /// Runs runs of consecutive lookups along the innermost lookup dimension (the row): on the
 /// fused row kernel when there is one; else on the plain element loop while the indices are in
 /// range as they are (when the plan has one), and in tiles of kTile lookups resolved
-/// /// (resolve.hpp) then copied (copy.hpp) from a lookup it does not take on. Holds the tile
+/// (resolve.hpp) then copied (copy.hpp) from a lookup it does not take on. Holds the tile
 /// buffers (on the stack: nothing is allocated).
 template <class Index, class Offset, IndexMode kMode, bool kNegative>
 class RunLookups {
  public:
-  RunLookups(const GatherPlan& p, CopyFn<Offset> copy, cpu::ElementRunFn fused_row,
-             cpu::PlainRunFn plain_run) noexcept
-      : p_(p), copy_(copy), fused_row_(fused_row), plain_run_(plain_run) {
+  RunLookups(const GatherPlan& p, const Kernels<Offset>& kernels) noexcept
+      : p_(p), copy_(kernels.copy), resolve_(kernels.resolve), fused_row_(kernels.fused_row),
+        plain_run_(kernels.plain_run) {
     const auto row = static_cast<std::size_t>(p.lookup_rank > 0 ? p.lookup_rank - 1 : 0);
     row_in_ = p.lookup_rank > 0 ? p.input_strides[row] : 0;
     row_ix_ = p.lookup_rank > 0 ? p.indices_strides[row] : 0;
@@ -202,20 +219,11 @@ class RunLookups {
 
  private:
   static constexpr auto kIs = static_cast<std::int64_t>(sizeof(Index));
-  /// The tile resolver: compiled for AVX-512 where the CPU has it (avx512.hpp; 32- and 64-bit
-  /// signed indices), else resolve.hpp's.
-  static cpu::ResolveFn<Offset> select_resolve() noexcept {
-    if constexpr (std::is_same_v<Index, std::int32_t> || std::is_same_v<Index, std::int64_t>) {
-      if (const cpu::ResolveFn<Offset> simd = cpu::resolve_simd<Index, Offset, kMode, kNegative>()) return simd;
-    }
-    return &cpu::resolve_tile<Index, Offset, kMode, kNegative>;
-  }
-
   const GatherPlan& p_;
   CopyFn<Offset> copy_;
+  cpu::ResolveFn<Offset> resolve_;
   cpu::ElementRunFn fused_row_;
   cpu::PlainRunFn plain_run_;
-  cpu::ResolveFn<Offset> resolve_ = select_resolve();
   std::int64_t es_ = static_cast<std::int64_t>(p_.element_size);
   std::int64_t row_in_ = 0, row_ix_ = 0, row_out_ = 0;
   std::int64_t span_lines_ = (lookup_span_bytes(p_) + cpu::kCacheLineBytes - 1) / cpu::kCacheLineBytes;
@@ -229,12 +237,11 @@ class RunLookups {
 /// Runs lookups [begin, end) (flat, C order over the first lookup_rank plan dimensions) in
 /// runs along the row.
 template <class Index, class Offset, IndexMode kMode, bool kNegative>
-bool walk(const GatherPlan& p, CopyFn<Offset> copy, cpu::ElementRunFn fused_row,
-          cpu::PlainRunFn plain_run, std::int64_t begin, std::int64_t end) {
+bool walk(const GatherPlan& p, const Kernels<Offset>& kernels, std::int64_t begin, std::int64_t end) {
   const int outer = p.lookup_rank - 1;  // dimensions above the row; -1 or more
   const auto row = static_cast<std::size_t>(outer < 0 ? 0 : outer);
   const std::int64_t row_size = p.lookup_rank > 0 ? p.shape[row] : 1;
-  RunLookups<Index, Offset, kMode, kNegative> runner(p, copy, fused_row, plain_run);
+  RunLookups<Index, Offset, kMode, kNegative> runner(p, kernels);
 
   // Position of `begin`: the cursor over the outer dimensions, r0 along the row.
   cpu::PlanCursor at;
@@ -258,13 +265,15 @@ bool walk(const GatherPlan& p, CopyFn<Offset> copy, cpu::ElementRunFn fused_row,
 
 template <class Index, class Offset, IndexMode kMode, bool kNegative>
 bool run_threads(const GatherPlan& p, int threads) {
-  const CopyFn<Offset> copy = select_copy<Offset, kMode == IndexMode::kFill>(p);
-  if (copy == nullptr) return run_cpu_generic(p);
-  const cpu::ElementRunFn fused_row = select_fused_row<Index, kMode, kNegative>(p);
-  const cpu::PlainRunFn plain_run = fused_row == nullptr ? select_plain_run<Index>(p) : nullptr;
+  Kernels<Offset> kernels;
+  kernels.copy = select_copy<Offset, kMode == IndexMode::kFill>(p);
+  if (kernels.copy == nullptr) return run_cpu_generic(p);
+  kernels.resolve = select_resolve<Index, Offset, kMode, kNegative>();
+  kernels.fused_row = select_fused_row<Index, kMode, kNegative>(p);
+  kernels.plain_run = kernels.fused_row == nullptr ? select_plain_run<Index>(p) : nullptr;
   const std::int64_t lookups = p.lookups;
   if (threads > lookups) threads = static_cast<int>(lookups);
-  if (threads <= 1) return walk<Index, Offset, kMode, kNegative>(p, copy, fused_row, plain_run, 0, lookups);
+  if (threads <= 1) return walk<Index, Offset, kMode, kNegative>(p, kernels, 0, lookups);
   // Chunks of about equal work, handed out dynamically: a thread that the OS schedules late
   // (a shared, busy machine) takes fewer chunks instead of holding every other thread back.
   const std::int64_t by_work = std::max<std::int64_t>(1, p.work_bytes / kBytesPerChunk);
@@ -273,7 +282,7 @@ bool run_threads(const GatherPlan& p, int threads) {
   auto chunk = [&](std::int64_t c) {
     const auto begin = static_cast<std::int64_t>(static_cast<__int128>(lookups) * c / chunks);
     const auto end = static_cast<std::int64_t>(static_cast<__int128>(lookups) * (c + 1) / chunks);
-    return walk<Index, Offset, kMode, kNegative>(p, copy, fused_row, plain_run, begin, end);
+    return walk<Index, Offset, kMode, kNegative>(p, kernels, begin, end);
   };
   bool ok = true;
 #if defined(MULTIGATHER_HAVE_OPENMP)
