@@ -1,4 +1,4 @@
-// Every vector of ../shared/conformance/ (WPT WebNN conformance + validation, ONNX node tests
+// Every vector of tests/data/conformance/ (WPT WebNN conformance + validation, ONNX node tests
 // with concrete .pb data) through the op it names: exact output bytes, or the expected error.
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -12,8 +12,9 @@ using nlohmann::json;
 using testing::make_tensor;
 
 json load(const std::string& file) {
-  std::ifstream in(std::string(MULTIGATHER_SHARED_DIR) + "/conformance/" + file);
-  EXPECT_TRUE(in.good()) << "cannot open " << file;
+  const std::string path = std::string(MULTIGATHER_CONFORMANCE_DIR) + "/" + file;
+  std::ifstream in(path);
+  EXPECT_TRUE(in.good()) << "cannot open " << path;
   json j;
   if (in.good()) in >> j;
   return j;

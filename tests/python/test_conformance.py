@@ -1,4 +1,4 @@
-"""The third-party conformance vectors of ../shared/conformance through the Python surface:
+"""The third-party conformance vectors of tests/data/conformance through the Python surface:
 77 WebNN web-platform-tests cases (gather, gatherElements, gatherND, with float16 data and
 int32/uint32/int64 indices), 20 WebNN validation cases (shapes and dtypes only; 13 must be
 rejected) and the 10 ONNX node tests as transcribed from the .py case files (the concrete .pb
@@ -14,12 +14,13 @@ import pytest
 
 import multigather
 
-SHARED = os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared", "conformance")
+CONFORMANCE = os.path.join(os.path.dirname(__file__), "..", "data", "conformance")
 
 
 def load(name: str) -> list:
-    path = os.path.join(SHARED, name)
-    return json.load(open(path)) if os.path.exists(path) else []
+    """A vector file of the in-tree copy; a missing file fails collection (never a silent skip)."""
+    with open(os.path.join(CONFORMANCE, name)) as f:
+        return json.load(f)
 
 
 def array(tensor: dict) -> np.ndarray:

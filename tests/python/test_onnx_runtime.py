@@ -5,7 +5,7 @@ Each random case builds a one-node opset-13 model with onnx.helper (Gather, Gath
 GatherND), runs it in an onnxruntime.InferenceSession, and compares the output with
 multigather's bit for bit; an out-of-range index must fail in both (ONNX Runtime: a run-time
 error; multigather: IndexError). The node test data comes from the installed onnx package when it
-ships onnx/backend/test/data/node (onnx <= 1.22), else from ../shared/conformance/onnx_node_pb.json
+ships onnx/backend/test/data/node (onnx <= 1.22), else from tests/data/conformance/onnx_node_pb.json
 (the same .pb files, decoded).
 """
 
@@ -33,7 +33,7 @@ ort.set_default_logger_severity(4)  # expected run-time errors are not log noise
 
 ORT_DTYPES = [np.dtype(t) for t in (np.float32, np.float16, np.float64, np.int8, np.uint8,
                                     np.int32, np.int64, np.bool_)]
-SHARED = os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared", "conformance")
+CONFORMANCE = os.path.join(os.path.dirname(__file__), "..", "data", "conformance")
 
 
 def run_onnx_runtime(op: str, data: np.ndarray, indices: np.ndarray, **attrs) -> np.ndarray:
@@ -122,10 +122,9 @@ def node_test_cases():
                 tensors.append(numpy_helper.to_array(t))
             cases.append((os.path.basename(d), "onnx." + node.op_type, attrs, *tensors))
         return cases
-    path = os.path.join(SHARED, "onnx_node_pb.json")
-    if not os.path.exists(path):
-        return []
-    for case in json.load(open(path)):
+    with open(os.path.join(CONFORMANCE, "onnx_node_pb.json")) as f:
+        vectors = json.load(f)
+    for case in vectors:
         def array(t):
             return np.array(t["data"], dtype=t["dtype"]).reshape(t["shape"])
         cases.append((case["name"], case["op"], case["attrs"], array(case["input"]),
@@ -136,8 +135,6 @@ def node_test_cases():
 NODE_CASES = node_test_cases()
 
 
-@pytest.mark.skipif(not NODE_CASES, reason="no ONNX node test data (onnx <= 1.22 or "
-                                           "../shared/conformance/onnx_node_pb.json)")
 @pytest.mark.parametrize("name, op, attrs, data, indices, expected", NODE_CASES,
                          ids=[c[0] for c in NODE_CASES])
 def test_onnx_backend_node_tests(name, op, attrs, data, indices, expected):
