@@ -1,5 +1,6 @@
-// Core ML MIL gather / gather_along_axis / gather_nd (iOS17). Rules: research/semantics.md
-// section 8.
+// Core ML MIL gather / gather_along_axis / gather_nd (iOS17). Rules: docs/semantics.md section 8
+// and https://apple.github.io/coremltools/source/coremltools.converters.mil.mil.ops.defs.html
+// (iOS17.scatter_gather).
 #include "multigather/frontends/coreml.hpp"
 
 #include "frontends/lowering.hpp"

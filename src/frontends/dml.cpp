@@ -1,4 +1,6 @@
-// DirectML GATHER / GATHER_ELEMENTS / GATHER_ND1. Rules: research/semantics.md section 14.
+// DirectML GATHER / GATHER_ELEMENTS / GATHER_ND1. Rules: docs/semantics.md section 14 and
+// https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_gather_operator_desc
+// (dml_gather_elements_operator_desc, dml_gather_nd1_operator_desc).
 // Every DirectML tensor has the same DimensionCount N; the lowering trims the leading 1s that
 // pad the original ranks (views), runs the shared recipe, and right-aligns the output to N.
 #include "multigather/frontends/dml.hpp"

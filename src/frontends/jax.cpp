@@ -1,5 +1,6 @@
-// jax.numpy.take / take_along_axis. Rules: research/semantics.md section 7 and 17 ("Inside JAX,
-// clip means two different things").
+// jax.numpy.take / take_along_axis. Rules: docs/semantics.md section 7 and 17 ("Inside JAX,
+// clip means two different things") and
+// https://docs.jax.dev/en/latest/_autosummary/jax.numpy.take.html (jax.numpy.take_along_axis).
 #include "multigather/frontends/jax.hpp"
 
 #include <limits>

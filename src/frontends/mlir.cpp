@@ -1,5 +1,6 @@
-// MLIR tensor.gather and TCP tcp.gather / tcp.gather_nd. Rules: research/semantics.md
-// sections 10 and 13.
+// MLIR tensor.gather and TCP tcp.gather / tcp.gather_nd. Rules: docs/semantics.md sections 10
+// and 13, https://mlir.llvm.org/docs/Dialects/TensorOps/#tensorgather-tensorgatherop and
+// llvm/mlir-tcp docs/gather.md, TcpOps.td.
 #include "multigather/frontends/mlir.hpp"
 
 #include <algorithm>

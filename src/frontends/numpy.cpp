@@ -1,5 +1,7 @@
-// NumPy take, take_along_axis and advanced integer indexing. Rules: research/semantics.md
-// section 5; mapping: section 16 (block, element broadcasting, advanced indexing rows).
+// NumPy take, take_along_axis and advanced integer indexing. Rules: docs/semantics.md section 5
+// and https://numpy.org/doc/stable/reference/generated/numpy.take.html (numpy.take_along_axis),
+// https://numpy.org/doc/stable/user/basics.indexing.html#integer-array-indexing; mapping:
+// docs/semantics.md section 16 (block, element broadcasting, advanced indexing rows).
 #include "multigather/frontends/numpy.hpp"
 
 #include <algorithm>

@@ -1,4 +1,5 @@
-// ONNX Gather / GatherElements / GatherND (opset 13). Rules: research/semantics.md sections 1-3.
+// ONNX Gather / GatherElements / GatherND (opset 13). Rules: docs/semantics.md sections 1-3 and
+// https://onnx.ai/onnx/operators/onnx__Gather.html (onnx__GatherElements, onnx__GatherND).
 #include "multigather/frontends/onnx.hpp"
 
 #include "frontends/lowering.hpp"

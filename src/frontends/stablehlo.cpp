@@ -1,6 +1,8 @@
 // StableHLO gather: validation (spec constraints C1-C22), point gathers as one core call on
 // views, windowed gathers with materialized clamp(start) + iota coordinates, batching dims, any
-// index_vector_dim. Rules: research/semantics.md section 11; mapping: section 16.
+// index_vector_dim. Rules: docs/semantics.md section 11 and
+// https://github.com/openxla/stablehlo/blob/main/docs/spec.md#gather; mapping: docs/semantics.md
+// section 16.
 #include "multigather/frontends/stablehlo.hpp"
 
 #include <algorithm>

@@ -1,4 +1,5 @@
-// TensorFlow tf.gather / tf.gather_nd. Rules: research/semantics.md section 6.
+// TensorFlow tf.gather / tf.gather_nd. Rules: docs/semantics.md section 6 and
+// https://www.tensorflow.org/api_docs/python/tf/gather (tf/gather_nd).
 #include "multigather/frontends/tf.hpp"
 
 #include "frontends/lowering.hpp"

@@ -1,4 +1,6 @@
-// PyTorch gather, take, take_along_dim, index_select. Rules: research/semantics.md section 4.
+// PyTorch gather, take, take_along_dim, index_select. Rules: docs/semantics.md section 4 and
+// https://docs.pytorch.org/docs/stable/generated/torch.gather.html (torch.take, torch.take_along_dim,
+// torch.index_select); take_along_dim's PyTorch 2.15 modulo rule: docs/spec.md section 2.
 #include "multigather/frontends/torch.hpp"
 
 #include "frontends/lowering.hpp"

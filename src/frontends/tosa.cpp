@@ -1,5 +1,6 @@
-// TOSA GATHER. Rules: research/semantics.md section 9. Mapping: input [N,K,C], indices
-// [N,W,1], axes [1] -> [N,W,C] (exact).
+// TOSA GATHER. Rules: docs/semantics.md section 9 and
+// https://www.mlplatform.org/tosa/tosa_spec.html#_gather (GATHER.tosac). Mapping: input [N,K,C],
+// indices [N,W,1], axes [1] -> [N,W,C] (exact).
 #include "multigather/frontends/tosa.hpp"
 
 #include "frontends/lowering.hpp"

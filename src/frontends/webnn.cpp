@@ -1,4 +1,5 @@
-// WebNN gather / gatherElements / gatherND. Rules: research/semantics.md section 12.
+// WebNN gather / gatherElements / gatherND. Rules: docs/semantics.md section 12 and
+// https://www.w3.org/TR/webnn/ (index rule: WPT conformance tests, clamp).
 #include "multigather/frontends/webnn.hpp"
 
 #include "frontends/lowering.hpp"
