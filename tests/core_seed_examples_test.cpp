@@ -1,7 +1,8 @@
-// Every worked example of the seed (../shared/seeds/Multigather.md) that is written as a
-// gather_multiaxis call: the "intermediate processing values" blocks, the GatherElements
-// examples (which are gather_multiaxis calls as written) and the worked shape example. Expected
-// values are the seed's own printed outputs.
+// Every worked example of the seed (Dwayne Robinson's "Gather Multiaxis Operator" draft,
+// https://github.com/fdwr/MachineLearningOperators/blob/main/Multigather.md, cited in
+// docs/spec.md) that is written as a gather_multiaxis call: the "intermediate processing
+// values" blocks, the GatherElements examples (which are gather_multiaxis calls as written)
+// and the worked shape example. Expected values are the seed's own printed outputs.
 #include <numeric>
 
 #include "core_support.hpp"

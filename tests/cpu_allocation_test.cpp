@@ -35,7 +35,7 @@ std::int64_t allocations_during(const std::function<void()>& call) {
 }
 
 TEST(CpuAllocation, IntoCallsAllocateNothing) {
-  // The tiny case of BENCH.md and a row gather large enough to use every thread.
+  // The tiny case of docs/bench.md and a row gather large enough to use every thread.
   struct Case { mg::Dims input, indices; std::vector<std::int64_t> axes; };
   const Case cases[] = {{{16, 16}, {4, 1}, {0}}, {{4096, 256}, {8192, 1}, {0}},
                         {{64, 64, 8}, {64, 512, 2}, {2, 1}}};

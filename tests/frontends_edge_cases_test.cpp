@@ -1,4 +1,4 @@
-// The edge cases of research/semantics.md section 17, op by op, as one golden table: empty
+// The edge cases of docs/semantics.md section 17, op by op, as one golden table: empty
 // indices, empty inputs, 0-D indices, unsigned index dtypes (accepted or rejected by each
 // framework's dtype list), coordinate-size bounds. Each row runs the op on real buffers and checks
 // the output shape (values: zero elements, or the single element named in the row) or the error

@@ -1,4 +1,4 @@
-// jax.numpy.take / take_along_axis: the JAX index modes (research/semantics.md section 7):
+// jax.numpy.take / take_along_axis: the JAX index modes (docs/semantics.md section 7):
 // fill (default, dtype-dependent fill values), clip (take: no wrap; take_along_axis: wrap first),
 // wrap, promise_in_bounds; empty axes. Values worked by hand from the jax.numpy docs' rules.
 #include <cmath>

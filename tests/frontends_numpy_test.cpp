@@ -81,7 +81,7 @@ TEST(NumpyAdvancedIndex, AdjacentAndSeparated) {
 }
 
 TEST(NumpyAdvancedIndex, LoweringShapes) {
-  // research/semantics.md section 16 worked check: x[i0, :, i1] with X=[4,5,6], B=[7].
+  // docs/semantics.md section 16 worked check: x[i0, :, i1] with X=[4,5,6], B=[7].
   const Lowering sep = lower_shapes("numpy.advanced_index", {4, 5, 6}, {7, 2}, {{"index_dims", "0,2"}});
   EXPECT_EQ(to_string(sep.input.shape), "[1,4,5,6]");
   EXPECT_EQ(to_string(sep.logical_indices_shape), "[7,1,1,1]");

@@ -1,6 +1,6 @@
 // onnx.Gather / GatherElements / GatherND: golden tables from the ONNX operator docs (Operators.md
 // examples), the seed's mapping tables and examples with their intermediate shapes, and the edge
-// cases of research/semantics.md section 17. Values worked out by hand from the documented examples.
+// cases of docs/semantics.md section 17. Values worked out by hand from the documented examples.
 #include "multigather/frontends/onnx.hpp"
 #include "op_test_support.hpp"
 
@@ -24,8 +24,8 @@ TEST(OnnxGather, DocExampleAxis1) {
 }
 
 TEST(OnnxGather, SeedMappingTableShapes) {
-  // seeds/Multigather.md, gatherBlocks table: data, indices, axis -> reshaped input / indices /
-  // output (P, Q, R, S) = (2, 3, 4, 5).
+  // The seed draft's gatherBlocks table (Multigather.md, cited in docs/spec.md): data, indices,
+  // axis -> reshaped input / indices / output (P, Q, R, S) = (2, 3, 4, 5).
   struct Row { Dims data, indices; int axis; Dims input, idx, core, out; };
   const Row rows[] = {
       {{2, 3}, {}, 0, {2, 3}, {1, 1}, {1, 3}, {3}},
@@ -156,8 +156,9 @@ TEST(OnnxGatherND, DocExamples) {
 }
 
 TEST(OnnxGatherND, SeedExamplesWithIntermediateShapes) {
-  // seeds/Multigather.md "Multiple axes blocks" examples 2-4 (the shapes its gatherNdBlocks
-  // computes; example 1's prose shapes [1,2,1*2] disagree with that code, which gives [2,1,2]).
+  // The seed draft's "Multiple axes blocks" examples 2-4 (Multigather.md, cited in docs/spec.md;
+  // the shapes its gatherNdBlocks computes; example 1's prose shapes [1,2,1*2] disagree with that
+  // code, which gives [2,1,2]).
   struct Row { Dims indices; int b; Dims input, idx, core, out; std::vector<std::int64_t> axes; };
   const Row rows[] = {
       {{2, 2}, 0, {2, 2, 2}, {2, 1, 2}, {2, 1, 2}, {2, 2}, {0, 1}},

@@ -19,7 +19,7 @@ TEST(TfGather, DocExamples) {
 }
 
 TEST(TfGather, BatchDims) {
-  // output[b, i] = params[b, indices[b, i]]  (batch_dims=1, axis=1), research/semantics.md 16.
+  // output[b, i] = params[b, indices[b, i]]  (batch_dims=1, axis=1), docs/semantics.md 16.
   const Tensor p = f32({3, 5}, {0, 1, 2, 3, 4, 10, 11, 12, 13, 14, 20, 21, 22, 23, 24});
   const Tensor idx = i64({3, 2}, {2, 4, 1, 3, 0, 0});
   expect_op("tf.gather", p, idx, {{"axis", "1"}, {"batch_dims", "1"}}, {3, 2}, {2, 4, 11, 13, 20, 20});

@@ -16,7 +16,7 @@ TEST(TorchGather, DocExample) {
 }
 
 TEST(TorchGather, SizeOneIndexDimReadsRowZeroWhileTakeAlongDimBroadcasts) {
-  // research/semantics.md 4.3: gather(x[3,4], 1, idx[1,2]) -> [1,2]; take_along_dim -> [3,2].
+  // docs/semantics.md 4.3: gather(x[3,4], 1, idx[1,2]) -> [1,2]; take_along_dim -> [3,2].
   const Tensor x = f32({3, 4}, iota(12));
   const Tensor idx = i64({1, 2}, {3, 1});
   expect_op("torch.gather", x, idx, {{"dim", "1"}}, {1, 2}, {3, 1});

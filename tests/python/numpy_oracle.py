@@ -3,7 +3,7 @@
 It shares no code with multigather: it builds one integer index array per input dimension,
 broadcast to the output shape, resolves the coordinates with Python integers (object arrays, so
 that uint64 and int64 values never wrap), and reads ``input[tuple(index_arrays)]``. Source:
-SPEC.md section 1.
+docs/spec.md section 1.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """multigather.numpy against numpy itself, on random cases: numpy.take in its three modes (with
 and without an axis), numpy.take_along_axis (broadcasting both ways, axis=None), and numpy
 advanced indexing expressed as one gather_multiaxis call (adjacent and separated index arrays:
-the recipe of research/semantics.md section 16). Out-of-range cases must raise IndexError exactly
+the recipe of docs/semantics.md section 16). Out-of-range cases must raise IndexError exactly
 when numpy does."""
 
 from __future__ import annotations

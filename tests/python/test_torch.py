@@ -123,7 +123,7 @@ def test_take_along_dim_wraps_like_torch_2_15():
 
 
 def test_gather_reads_the_leading_part_where_take_along_dim_broadcasts():
-    """research/semantics.md 4.3: gather(x[3,4], 1, idx[1,2]) -> [1,2] reading row 0 only;
+    """docs/semantics.md 4.3: gather(x[3,4], 1, idx[1,2]) -> [1,2] reading row 0 only;
     take_along_dim(x[3,4], idx[1,2], 1) -> [3,2]."""
     x = torch.arange(12.0).reshape(3, 4)
     idx = torch.tensor([[3, 1]])
