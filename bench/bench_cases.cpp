@@ -1,4 +1,4 @@
-// BENCH.md's cases as gather_multiaxis calls and their data.
+// docs/bench.md's cases as gather_multiaxis calls and their data.
 #include "bench_cases.hpp"
 
 #include <cstring>

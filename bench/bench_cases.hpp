@@ -1,4 +1,4 @@
-// The benchmark cases of ../shared/BENCH.md, written as gather_multiaxis calls, with their data
+// The benchmark cases of docs/bench.md, written as gather_multiaxis calls, with their data
 // (input filled with a pattern, indices uniformly random in range from a fixed seed).
 #pragma once
 
@@ -10,17 +10,17 @@
 
 namespace multigather::bench {
 
-/// One BENCH.md case: shapes, axes and the dtypes, in gather_multiaxis terms.
+/// One docs/bench.md case: shapes, axes and the dtypes, in gather_multiaxis terms.
 struct BenchCase {
-  int number = 0;            // BENCH.md's numbering (1..9)
-  std::string name;          // BENCH.md's name ("embedding", "nhwc_xy", ...)
+  int number = 0;            // docs/bench.md's numbering (1..9)
+  std::string name;          // docs/bench.md's name ("embedding", "nhwc_xy", ...)
   DType dtype = DType::kFloat32;
   Dims input_shape;
   Dims indices_shape;        // last dimension = lookups along it x len(axes)
   std::vector<std::int64_t> axes;
 };
 
-/// The nine cases, in BENCH.md order.
+/// The nine cases, in docs/bench.md order.
 const std::vector<BenchCase>& bench_cases();
 
 /// A case's tensors, allocated once: input, int64 indices, a preallocated output.
@@ -28,7 +28,7 @@ struct BenchData {
   Tensor input;
   Tensor indices;
   Tensor output;
-  /// BENCH.md's effective bytes: output bytes + index bytes + gathered input bytes.
+  /// docs/bench.md's effective bytes: output bytes + index bytes + gathered input bytes.
   double effective_bytes = 0;
 };
 

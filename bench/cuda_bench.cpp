@@ -1,7 +1,7 @@
-// GPU benchmark of multigather's CUDA backend on the cases of ../shared/BENCH.md, beside the
+// GPU benchmark of multigather's CUDA backend on the cases of docs/bench.md, beside the
 // limit: a device-to-device copy (cudaMemcpyAsync) of the output's size.
 //
-//   cuda_bench [--warmup N] [--reps N] [--batch N] [case ...]   (cases: BENCH.md names; default all)
+//   cuda_bench [--warmup N] [--reps N] [--batch N] [case ...]   (cases: docs/bench.md names; default all)
 //   cuda_bench --list                                  (each case's shapes; needs no device)
 //
 // Method: the CPU benchmark's cases and data (bench_cases.cpp: a non-zero pattern, random
@@ -14,7 +14,7 @@
 // Columns:
 //   copy us     the D2D copy of the output's bytes (read + write counted in its GB/s)
 //   mg us       multigather, error mode, enqueue form
-//   GB/s        effective: (output + index + gathered input bytes) / time, as in BENCH.md
+//   GB/s        effective: (output + index + gathered input bytes) / time, as in docs/bench.md
 //   vs copy     copy time / multigather time (1.0 = as fast as copying the output)
 // PyTorch CUDA and CuPy peers are timed by bench/cuda_peers.py.
 #include <cuda_runtime.h>

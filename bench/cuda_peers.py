@@ -1,4 +1,4 @@
-"""GPU peers on the cases of ../shared/BENCH.md: PyTorch CUDA (index_select, gather, take,
+"""GPU peers on the cases of docs/bench.md: PyTorch CUDA (index_select, gather, take,
 take_along_dim, fancy indexing, linearized index_select) and CuPy (take, take_along_axis, fancy
 indexing), beside a device-to-device copy of the output's size (the limit), and multigather when
 its Python package can take CUDA arrays (DLPack) -- all in one process.
@@ -11,7 +11,7 @@ Method: random in-range int64 indices from a fixed seed, non-zero data, warm-up 
 batches of back-to-back calls timed with CUDA events (torch.cuda.Event; CuPy runs on torch's
 current stream), the median per-call time reported; operand sets rotate so that a call does not find its input in L2 from the previous one.
 Columns: time in us, effective GB/s = (output + index + gathered input bytes) / time as in
-BENCH.md, and "vs copy" = copy time / time. The C++ benchmark multigather_cuda_bench prints
+docs/bench.md, and "vs copy" = copy time / time. The C++ benchmark multigather_cuda_bench prints
 multigather's own numbers against the same copy limit without Python.
 """
 
@@ -35,7 +35,7 @@ try:
 except ImportError:
     multigather = None
 
-# (name, input shape, dtype, indices shape as BENCH.md writes it)
+# (name, input shape, dtype, indices shape as docs/bench.md writes it)
 CASES = [
     ("embedding", (50000, 512), torch.float32, (8192,)),
     ("mid_axis_block", (32, 1024, 256), torch.float32, (512,)),
@@ -127,7 +127,7 @@ def cupy_peers(name, x, idx):
 
 def multigather_peer(name, x, idx):
     """multigather through its Python package on CUDA tensors (DLPack), when the package
-    dispatches CUDA arrays to the CUDA backend. The lowering follows BENCH.md's 'what' column."""
+    dispatches CUDA arrays to the CUDA backend. The lowering follows docs/bench.md's 'what' column."""
     if multigather is None or not hasattr(multigather, "gather_multiaxis"):
         return {}
     if name in ("embedding", "embedding_fp16", "tiny"):

@@ -1,4 +1,4 @@
-// multigather_bench: the BENCH.md cases through the public C++ API, at 1 thread and at all
+// multigather_bench: the docs/bench.md cases through the public C++ API, at 1 thread and at all
 // cores, each beside a memcpy of the output's size.
 //
 //   gather_into/<case>/threads:<n>     gather_multiaxis_into, preallocated output (validate +
@@ -6,7 +6,7 @@
 //   gather_oneshot/<case>/threads:<n>  gather_multiaxis, which allocates the output
 //   memcpy/<case>/threads:<n>          memcpy of the output's size (OpenMP-split for n > 1)
 //
-// After the runs a summary table prints each case's time, effective GB/s (BENCH.md: output +
+// After the runs a summary table prints each case's time, effective GB/s (docs/bench.md: output +
 // index + gathered input bytes, over time) and the ratio memcpy time / gather time, where the
 // memcpy is the fastest at up to that many threads. With --benchmark_repetitions=N the summary
 // uses the medians.

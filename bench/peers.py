@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""multigather against its CPU peers on the BENCH.md cases, from Python.
+"""multigather against its CPU peers on the docs/bench.md cases, from Python.
 
 Times ``multigather.gather_multiaxis`` (one-shot, and into a preallocated ``out=``) against
 numpy (take, take_along_axis, fancy indexing, and the fastest formulation a practitioner would
@@ -12,7 +12,7 @@ output's size (``np.copyto`` into a preallocated buffer) to multigather's.
 Method: every callable is warmed up, then timed ``--samples`` times (each sample loops the call
 enough times to last about 2 ms); the median sample is reported. Every peer's output is
 compared with numpy's once (a mismatch is printed and the peer dropped). Data: float32 unless
-stated, int64 indices uniformly random in range, seed 1234 (BENCH.md).
+stated, int64 indices uniformly random in range, seed 1234 (docs/bench.md).
 
 Threads: the script runs itself once per thread count (1 and all cores) in a child process
 with OMP_NUM_THREADS, ONNX Runtime's intra_op_num_threads, torch.set_num_threads,
@@ -23,9 +23,9 @@ in 64-bit mode, so that it gathers with the same int64 indices as every other pe
 
 The speed goals of the CPU engine are checked at the end and printed as PASS / FAIL lines:
 multigather >= 1.0x the best peer on every case at every thread count; >= 3x numpy's best on
-gathernd_batch1 and nhwc_xy at all cores (numpy runs on one thread; research/perf-anchors.md's
-4x-8x for a fused C loop are 2-thread figures, its 1-thread figures are about 2x). ``--check``
-makes the exit status 1 when one fails.
+gathernd_batch1 and nhwc_xy at all cores (numpy runs on one thread; the fused C loop of
+docs/bench.md's "Reference figures" is about 4x numpy's best on 2 threads, about 2x on 1 thread).
+``--check`` makes the exit status 1 when one fails.
 
 Usage:  python3 bench/peers.py [--threads 1,2] [--cases 1,5,6] [--samples 11] [--check]
         (run from a checkout where ``import multigather`` works, e.g. after ``pip install .``)
@@ -349,7 +349,7 @@ def run_one_thread_count(threads: int, numbers, samples: int) -> dict:
         inp, indices, axes, peers, reference = build(P)
         expected = reference()
         out_bytes = expected.nbytes
-        eff_bytes = 2 * out_bytes + indices.nbytes  # BENCH.md: output + index + gathered input
+        eff_bytes = 2 * out_bytes + indices.nbytes  # docs/bench.md: output + index + gathered input
         src, dst = np.ones_like(expected), np.empty_like(expected)
         fns = {"memcpy (np.copyto)": lambda: np.copyto(dst, src)}
         mine = {}
@@ -452,7 +452,7 @@ def report(results: list, check: bool) -> int:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--threads", default=None, help="comma-separated thread counts (default: 1,all)")
-    ap.add_argument("--cases", default="1,2,3,4,5,6,7,8,9", help="BENCH.md case numbers")
+    ap.add_argument("--cases", default="1,2,3,4,5,6,7,8,9", help="docs/bench.md case numbers")
     ap.add_argument("--samples", type=int, default=11, help="timed samples per callable (median)")
     ap.add_argument("--check", action="store_true", help="exit 1 when a speed goal is missed")
     ap.add_argument("--json", default=None, help="also write the raw results to this file")
@@ -484,7 +484,7 @@ def main() -> int:
             print(f"child for {t} thread(s) failed with status {proc.returncode}", file=sys.stderr)
             return 2
         results.append(json.loads(proc.stdout.strip().splitlines()[-1]))
-    print(f"# multigather vs peers (BENCH.md cases), machine: {os.cpu_count()} cores, "
+    print(f"# multigather vs peers (docs/bench.md cases), machine: {os.cpu_count()} cores, "
           f"load average {os.getloadavg()[0]:.2f} at the end")
     if args.json:
         with open(args.json, "w") as fh:
