@@ -1,7 +1,7 @@
 // multigather/cuda.hpp: gather_multiaxis on NVIDIA GPUs (the CUDA backend).
 //
 // The same operator, the same validation and the same index policies as the CPU core
-// (multigather/gather.hpp; ../shared/SPEC.md section 1):
+// (multigather/gather.hpp; docs/spec.md section 1):
 //
 //     output[o] = input[i]   with i[axes[j]] = resolve(indices[..., q_{r-1} * c + j], n_j)
 //
