@@ -63,7 +63,7 @@ class CliFrontends : public ScratchDirTest {
 TEST_F(CliFrontends, EveryOpExplainsWithItsAttributeFlags) {
   for (const ExplainCase& c : explain_cases()) {
     std::vector<std::string> args = {"explain", c.op, shape_flag("input-shape", c.x), shape_flag("indices-shape", c.i)};
-    for (const auto& [name, value] : c.a.items()) args.push_back("--" + name + "=" + value);
+    for (const auto& [name, value] : c.a.items()) args.push_back("--" + name + "=" + value.text);  // texts
     const CliResult r = cli_run(args);
     EXPECT_EQ(r.code, 0) << c.op << ": " << r.err;
     if (std::string(c.op) == "gather_multiaxis") continue;  // the CLI's own explain (cli_test.cpp)

@@ -61,7 +61,7 @@ TEST(JaxTake, Errors) {
   expect_error("jax.numpy.take", f32({2}, {0, 1}), i64({1}, {0}), {{"mode", "raise"}}, StatusCode::kInvalidArgument,
                "jax.numpy.take: The 'raise' mode to jnp.take is not supported.");
   expect_error("jax.numpy.take_along_axis", f32({2}, {0, 1}), i64({1}, {0}), {{"mode", "wrap"}},
-               StatusCode::kInvalidArgument, "--mode: 'wrap' is not one of fill, clip, promise_in_bounds");
+               StatusCode::kInvalidArgument, "jax.numpy.take_along_axis: attribute mode: 'wrap' is not one of fill, clip, promise_in_bounds");
 }
 
 }  // namespace

@@ -37,7 +37,7 @@ TEST(NumpyTake, Errors) {
   expect_error("numpy.take", f32({2, 0}, {}), i64({1}, {0}), {{"axis", "1"}}, StatusCode::kOutOfRange,
                "numpy.take: cannot do a non-empty take from an empty axes (axis 1 has size 0, indices shape [1])");
   expect_error("numpy.take", f32({3}, iota(3)), i64({1}, {0}), {{"mode", "fill"}}, StatusCode::kInvalidArgument,
-               "--mode: 'fill' is not one of raise, wrap, clip");
+               "numpy.take: attribute mode: 'fill' is not one of raise, wrap, clip");
   expect_error("numpy.take", f32({3}, iota(3)), f32({1}, {0}), {}, StatusCode::kTypeError,
                "numpy.take: indices dtype float32 is not an integer type");
 }

@@ -85,7 +85,7 @@ TEST(OnnxGather, Errors) {
   expect_error("onnx.Gather", f32({3}, iota(3)), i64({1}, {0}), {{"dim", "0"}}, StatusCode::kInvalidArgument,
                "onnx.Gather has no attribute 'dim' (attributes: axis)");
   expect_error("onnx.Gather", f32({3}, iota(3)), i64({1}, {0}), {{"axis", "x"}}, StatusCode::kInvalidArgument,
-               "--axis: 'x' is not an integer");
+               "onnx.Gather: attribute axis: 'x' is not an integer");
   // 0-size data axis with non-empty output: every lookup is out of range.
   expect_error("onnx.Gather", f32({0, 2}, {}), i64({1}, {0}), {}, StatusCode::kOutOfRange,
                "onnx.Gather: indices[0] = 0 is out of range for axis 0 of size 0 (valid range [0, 0)); "

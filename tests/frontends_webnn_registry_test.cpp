@@ -69,14 +69,16 @@ TEST(Registry, AttributesAreTypedWithDefaults) {
   EXPECT_EQ(s.message(), "tf.gather: attribute 'batch_dims' is given twice");
   const OpSpec* shlo = find_op("stablehlo.gather");
   s = resolve_attributes(*shlo, {{"slice_sizes", "1,x"}}, &v);
-  EXPECT_EQ(s.message(), "--slice-sizes: '1,x' is not a comma-separated list of integers");
+  EXPECT_EQ(s.message(), "stablehlo.gather: attribute slice_sizes: '1,x' is not a list of integers (expected a "
+                         "comma-separated list like 2,1; empty: '')");
   ASSERT_TRUE(resolve_attributes(*shlo, {{"slice_sizes", "[1, 2]"}}, &v).ok());
   EXPECT_EQ(v.get_ints("slice_sizes"), (std::vector<std::int64_t>{1, 2}));
   s = resolve_attributes(*find_op("coreml.gather"), {{"validate_indices", "maybe"}}, &v);
-  EXPECT_EQ(s.message(), "--validate-indices: 'maybe' is not true or false");
+  EXPECT_EQ(s.message(), "coreml.gather: attribute validate_indices: 'maybe' is not a bool (expected true/false, "
+                         "1/0, yes/no, on/off)");
   Lowering l;
   s = lower_op("onnx.Gatherr", TensorView(), TensorView(), {}, &l);
-  EXPECT_EQ(s.message(), "unknown op 'onnx.Gatherr' (`multigather ops` lists them)");
+  EXPECT_EQ(s.message(), "unknown op 'onnx.Gatherr' (did you mean onnx.Gather?)");
 }
 
 TEST(Registry, EveryOpExplainsFromShapesAlone) {

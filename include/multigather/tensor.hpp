@@ -103,6 +103,28 @@ struct MutableTensorView {
   operator TensorView() const { return TensorView(data, dtype, shape, strides); }
 };
 
+// ---- Extents (std::mdspan's required_span_size) --------------------------------------------
+
+/// The number of elements a strided layout spans: 1 + sum_d (shape[d] - 1) * |strides[d]|,
+/// or 0 when the shape has no elements (std::mdspan's required_span_size, with negative strides
+/// counted by magnitude). False when the span overflows int64.
+bool required_span(const Dims& shape, const Dims& strides, std::int64_t* span) noexcept;
+
+/// The byte interval [*first, *last] (inclusive) that a view can touch; false when the view has
+/// no elements or no data. Saturating: only meaningful for views that passed validation.
+bool byte_range(const TensorView& view, std::uintptr_t* first, std::uintptr_t* last) noexcept;
+
+/// True when the byte intervals of two views intersect (conservative: two interleaved views that
+/// share no element still count as overlapping).
+bool views_overlap(const TensorView& a, const TensorView& b) noexcept;
+
+/// True when two different positions of the layout may address the same element: a stride 0 on
+/// a dimension of size > 1, or strides that interleave (checked as: sorted by |stride|, each
+/// dimension's |stride| exceeds the span of the dimensions inside it). Conservative: a few
+/// exotic non-overlapping layouts are reported too. Writing through such a view races on a GPU
+/// and loses data anywhere.
+bool has_self_overlap(const Dims& shape, const Dims& strides) noexcept;
+
 /// An owning, C-contiguous tensor with 64-byte aligned storage.
 class Tensor {
  public:

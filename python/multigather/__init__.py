@@ -13,7 +13,7 @@ is indices.shape with the last entry divided by c. For every output position o::
                            i[axes[j]] = resolve(indices[q[0], ..., q[r-1] * c + j])
                            with q[e] = o[e] (0 where L[e] == 1)
 
-Source: SPEC.md section 1 of the multigather repository (normative). Framework adapters with
+Source: docs/spec.md section 1 of the multigather repository (normative). Framework adapters with
 each framework's own signature live in the submodules ``multigather.numpy``,
 ``multigather.onnx``, ``multigather.torch``, ``multigather.tf``, ``multigather.jax``,
 ``multigather.stablehlo``, ``multigather.coreml``, ``multigather.tosa``, ``multigather.mlir``,

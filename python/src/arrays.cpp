@@ -39,12 +39,18 @@ std::string device_text(int device_type, int device_id) {
 template <class Array>
 void check_host(const Array& array, std::string_view name) {
   if (is_host_memory(array.device_type())) return;
-  // Hook for the CUDA backend: device arrays go to the CUDA engine once the build has one.
+#if defined(MULTIGATHER_PYTHON_HAS_CUDA)
+  const char* why = is_cuda_memory(array.device_type())
+                        ? "; every array of a call must be on one device (input decides)"
+                        : "; multigather runs on host memory and CUDA devices";
+#else
+  const char* why = is_cuda_memory(array.device_type())
+                        ? "; CUDA arrays need a build with MULTIGATHER_CUDA (this build is "
+                          "CPU-only): copy the array to host memory first"
+                        : "; multigather runs on host memory (and CUDA devices in CUDA builds)";
+#endif
   throw nb::value_error((std::string(name) + " is on device " +
-                         device_text(array.device_type(), array.device_id()) +
-                         "; CUDA arrays need a build with MULTIGATHER_CUDA (this build is "
-                         "CPU-only): copy the array to host memory first")
-                            .c_str());
+                         device_text(array.device_type(), array.device_id()) + why).c_str());
 }
 
 // A view for the CUDA backend: the array must live in CUDA device or managed memory.
@@ -64,22 +70,6 @@ void read_layout(const Array& array, Dims* shape, Dims* strides) {
     shape->push_back(static_cast<std::int64_t>(array.shape(d)));
     strides->push_back(array.stride(d));
   }
-}
-
-// Byte interval [lo, hi] a view can touch; false when it has no elements.
-bool byte_interval(const TensorView& v, std::intptr_t* lo, std::intptr_t* hi) {
-  if (v.numel() == 0 || v.data == nullptr) return false;
-  const auto es = static_cast<std::intptr_t>(element_size(v.dtype));
-  std::intptr_t low = 0;
-  std::intptr_t high = 0;
-  for (int d = 0; d < v.rank() && d < kMaxRank; ++d) {
-    const std::intptr_t reach = static_cast<std::intptr_t>(v.strides[d]) * (v.shape[d] - 1) * es;
-    (reach < 0 ? low : high) += reach;
-  }
-  const auto base = reinterpret_cast<std::intptr_t>(v.data);
-  *lo = base + low;
-  *hi = base + high + es - 1;
-  return true;
 }
 
 // set_num_threads: the num_threads option of every call from Python (0: automatic).
@@ -281,20 +271,15 @@ MutableTensorView device_mutable_view_of(const OutputArray& array, std::string_v
   return view_from<MutableTensorView>(array, name, dtype_name, /*on_device=*/true);
 }
 
-void check_out(const MutableTensorView& out, const TensorView& input, const TensorView& indices,
-               const Dims& shape) {
-  if (out.dtype != input.dtype) {
+void check_out(const MutableTensorView& out, DType input_dtype, const Dims& shape) {
+  if (out.dtype != input_dtype) {
     throw nb::type_error(("out dtype " + std::string(dtype_name(out.dtype)) +
-                          " must equal the input dtype " + std::string(dtype_name(input.dtype)))
+                          " must equal the input dtype " + std::string(dtype_name(input_dtype)))
                              .c_str());
   }
   if (!(out.shape == shape)) {
     throw nb::value_error(("out shape " + to_string(out.shape) + " must equal the output shape " +
                            to_string(shape)).c_str());
-  }
-  if (may_overlap(out, input) || may_overlap(out, indices)) {
-    throw nb::value_error("out overlaps input or indices (gather cannot write into memory it "
-                          "reads)");
   }
 }
 
@@ -318,12 +303,6 @@ nb::object to_python(Tensor&& tensor, dl::dtype dtype, std::string_view framewor
   if (framework == "tensorflow") return make(nb::tensorflow());
   if (framework == "cupy") return make(nb::cupy());
   return make(nb::array_api());
-}
-
-bool may_overlap(const TensorView& a, const TensorView& b) noexcept {
-  std::intptr_t alo = 0, ahi = 0, blo = 0, bhi = 0;
-  if (!byte_interval(a, &alo, &ahi) || !byte_interval(b, &blo, &bhi)) return false;
-  return alo <= bhi && blo <= ahi;
 }
 
 }  // namespace multigather::python

@@ -68,19 +68,15 @@ TensorView view_of(const InputArray& array, std::string_view name,
 MutableTensorView mutable_view_of(const OutputArray& array, std::string_view name,
                                   std::optional<std::string_view> dtype_name = std::nullopt);
 
-/// Checks the caller's `out` view against a call: the input's dtype (TypeError), `shape`
-/// (ValueError), and no overlap with input or indices (ValueError).
-void check_out(const MutableTensorView& out, const TensorView& input, const TensorView& indices,
-               const Dims& shape);
+/// Checks the caller's `out` view against a call, in Python's terms: the input's dtype
+/// (TypeError: numpy's `out=` rule, stricter than the core's same-width rule) and `shape`
+/// (ValueError). Overlap and every other output rule are the core's (execute).
+void check_out(const MutableTensorView& out, DType input_dtype, const Dims& shape);
 
 /// Hands `tensor` to Python without a copy, as an array of `framework` ("numpy", "torch",
 /// "jax", "tensorflow", "cupy"; anything else gives an object with __dlpack__). nanobind calls
 /// that framework's from_dlpack. `dtype` is the DLPack dtype the result carries (the input's, so
 /// that bfloat16 stays bfloat16).
 nb::object to_python(Tensor&& tensor, nb::dlpack::dtype dtype, std::string_view framework);
-
-/// True when the bytes that two views can reach intersect (conservative: compares the address
-/// intervals [lowest, highest] of each view).
-bool may_overlap(const TensorView& a, const TensorView& b) noexcept;
 
 }  // namespace multigather::python

@@ -1,4 +1,4 @@
-// CUDA arrays through the CUDA backend (see cuda_arrays.hpp).
+// CUDA arrays: streams and result memory for the one pipeline (see cuda_arrays.hpp).
 #if defined(MULTIGATHER_PYTHON_HAS_CUDA)
 
 #include "cuda_arrays.hpp"
@@ -14,7 +14,11 @@
 namespace multigather::python {
 namespace {
 
-// The framework's current CUDA stream on `device`, as a cudaStream_t (nullptr: legacy default).
+// Device memory for a result, released with cudaFree when the framework drops the array.
+void* allocate_on(int device, std::size_t bytes);
+
+}  // namespace
+
 void* current_stream(std::string_view framework, int device) {
   try {
     if (framework == "torch") {
@@ -32,7 +36,8 @@ void* current_stream(std::string_view framework, int device) {
   return nullptr;
 }
 
-// Device memory for a result, released with cudaFree when the framework drops the array.
+namespace {
+
 void* allocate_on(int device, std::size_t bytes) {
   int previous = 0;
   cudaGetDevice(&previous);
@@ -47,63 +52,32 @@ void* allocate_on(int device, std::size_t bytes) {
   return data;
 }
 
-nb::object device_array(void* data, nb::capsule owner, const Dims& shape, nb::dlpack::dtype dtype,
-                        int device, std::string_view framework) {
+}  // namespace
+
+DeviceResult allocate_device_result(int device, DType dtype, const Dims& shape) {
+  std::int64_t numel = 0;
+  element_count(shape, &numel);
+  const std::size_t bytes = static_cast<std::size_t>(numel) * element_size(dtype);
+  void* data = allocate_on(device, bytes);
+  nb::capsule owner(data, [](void* p) noexcept { cudaFree(p); });
+  return {MutableTensorView(data, dtype, shape), std::move(owner)};
+}
+
+nb::object device_array(DeviceResult&& result, nb::dlpack::dtype dtype, int device,
+                        std::string_view framework) {
+  const Dims& shape = result.view.shape;
   std::vector<std::size_t> sizes(static_cast<std::size_t>(shape.size()));
   for (int d = 0; d < shape.size(); ++d) sizes[static_cast<std::size_t>(d)] = static_cast<std::size_t>(shape[d]);
   auto make = [&](auto framework_tag) {
-    return nb::ndarray<decltype(framework_tag)>(data, sizes.size(), sizes.data(), owner, nullptr,
-                                                dtype, nb::device::cuda::value, device)
+    return nb::ndarray<decltype(framework_tag)>(result.view.data, sizes.size(), sizes.data(),
+                                                result.owner, nullptr, dtype,
+                                                nb::device::cuda::value, device)
         .cast();
   };
   if (framework == "torch") return make(nb::pytorch());
   if (framework == "jax") return make(nb::jax());
   if (framework == "cupy") return make(nb::cupy());
   return make(nb::array_api());
-}
-
-}  // namespace
-
-nb::object gather_cuda(const InputArray& input_array, const InputArray& indices_array,
-                       const std::vector<std::int64_t>& axes, const GatherOptions& options,
-                       std::optional<OutputArray> out, std::optional<std::string_view> input_dtype,
-                       std::optional<std::string_view> out_dtype, std::string_view framework) {
-  const TensorView input = device_view_of(input_array, "input", input_dtype);
-  const TensorView indices = device_view_of(indices_array, "indices");
-  const int device = input_array.device_id();
-  if (indices_array.device_id() != device) {
-    throw nb::value_error(("indices is on cuda:" + std::to_string(indices_array.device_id()) +
-                           " but input is on cuda:" + std::to_string(device) +
-                           " (every array of a call must be on one CUDA device)").c_str());
-  }
-  GatherShape shape;
-  raise_if_error(infer_shape(input.shape, indices.shape, axes, &shape));
-  void* stream = current_stream(framework, device);
-
-  if (out) {
-    const MutableTensorView target = device_mutable_view_of(*out, "out", out_dtype);
-    check_out(target, input, indices, shape.output_shape);
-    Status status;
-    {
-      nb::gil_scoped_release release;
-      status = gather_multiaxis_cuda_into(input, indices, axes, target, options, stream);
-    }
-    raise_if_error(status);
-    return nb::none();
-  }
-
-  const std::size_t bytes = static_cast<std::size_t>(shape.output_numel) * element_size(input.dtype);
-  void* data = allocate_on(device, bytes);
-  nb::capsule owner(data, [](void* p) noexcept { cudaFree(p); });
-  Status status;
-  {
-    nb::gil_scoped_release release;
-    status = gather_multiaxis_cuda_into(input, indices, axes,
-                                        MutableTensorView(data, input.dtype, shape.output_shape),
-                                        options, stream);
-  }
-  raise_if_error(status);
-  return device_array(data, owner, shape.output_shape, input_array.dtype(), device, framework);
 }
 
 }  // namespace multigather::python

@@ -1,7 +1,7 @@
 // The per-call fast path for plain numpy arrays: gather_multiaxis straight on ndarray objects
 // through the NumPy C API (shape, strides and data read from the array struct; the result
 // allocated by numpy), bypassing DLPack / buffer-protocol import and export, which cost more
-// than the whole gather on a tiny call (BENCH.md case 9). Anything it does not take as is
+// than the whole gather on a tiny call (docs/bench.md case 9). Anything it does not take as is
 // (another array type, a non-native byte order, strides that are not whole elements, axes that
 // are not a list or tuple of ints, ...) answers NotImplemented, and the Python wrapper goes the
 // general way (arrays.cpp), which gives the precise message for bad input.
@@ -121,8 +121,8 @@ nb::object gather_numpy(nb::handle input_object, nb::handle indices_object, nb::
     TensorView out_view;
     if (!view_of_ndarray(out_object.ptr(), &out_view) ||
         !PyArray_ISWRITEABLE(reinterpret_cast<PyArrayObject*>(out_object.ptr())) ||
-        out_view.dtype != input.dtype || may_overlap(out_view, input) ||
-        may_overlap(out_view, indices)) {
+        out_view.dtype != input.dtype || views_overlap(out_view, input) ||
+        views_overlap(out_view, indices)) {
       return not_implemented();  // the general path names what is wrong with out
     }
     const MutableTensorView target(const_cast<void*>(out_view.data), out_view.dtype,

@@ -1,16 +1,17 @@
-// The public entry points: validate once, plan, run a kernel; on a bad index, ask the reference
-// kernel for the exact message.
+// The core operator's entry points (multigather/gather.hpp): validate once, plan, run a kernel;
+// on a bad index, ask the reference kernel for the exact message. execute.cpp runs every
+// registry op through run_validated below.
+#include "api/run_validated.hpp"
 #include "kernels/cpu/cpu.hpp"
 #include "kernels/reference/reference.hpp"
 #include "plan/plan.hpp"
 
 namespace multigather {
-namespace {
+namespace detail {
 
-// Plan and run a validated call; on a bad index, the reference kernel names it.
-Status execute(const TensorView& input, const TensorView& indices,
-               const MutableTensorView& output, const detail::ValidatedCall& call,
-               const GatherOptions& options) noexcept {
+Status run_validated(const TensorView& input, const TensorView& indices,
+                     const MutableTensorView& output, const ValidatedCall& call,
+                     const GatherOptions& options) noexcept {
   if (call.shape.output_numel == 0) return Status::Ok();
   detail::GatherPlan plan;
   detail::make_plan(input, indices, output, call, options, &plan);
@@ -23,6 +24,10 @@ Status execute(const TensorView& input, const TensorView& indices,
   return error;
 }
 
+}  // namespace detail
+
+namespace {
+using detail::run_validated;
 }  // namespace
 
 Status gather_multiaxis_into(const TensorView& input, const TensorView& indices,
@@ -30,7 +35,8 @@ Status gather_multiaxis_into(const TensorView& input, const TensorView& indices,
                              const GatherOptions& options) noexcept {
   detail::ValidatedCall call;
   MULTIGATHER_RETURN_IF_ERROR(detail::validate_call(input, indices, axes, output, options, &call));
-  return execute(input, indices, output, call, options);
+  MULTIGATHER_RETURN_IF_ERROR(detail::check_no_overlap(output, input, indices, "output"));
+  return run_validated(input, indices, output, call, options);
 }
 
 Status gather_multiaxis_alloc(const TensorView& input, const TensorView& indices,
@@ -43,7 +49,8 @@ Status gather_multiaxis_alloc(const TensorView& input, const TensorView& indices
     return Status(StatusCode::kInternal, "the output allocator failed");
   }
   MULTIGATHER_RETURN_IF_ERROR(detail::validate_output(output, call));
-  return execute(input, indices, output, call, options);
+  MULTIGATHER_RETURN_IF_ERROR(detail::check_no_overlap(output, input, indices, "output"));
+  return run_validated(input, indices, output, call, options);
 }
 
 Status gather_multiaxis_reference(const TensorView& input, const TensorView& indices,
@@ -61,7 +68,7 @@ Tensor gather_multiaxis(const TensorView& input, const TensorView& indices,
   detail::ValidatedCall call;
   throw_if_error(detail::validate_operands(input, indices, axes, options, &call));
   Tensor out(input.dtype, call.shape.output_shape);
-  throw_if_error(execute(input, indices, out.mutable_view(), call, options));
+  throw_if_error(run_validated(input, indices, out.mutable_view(), call, options));
   return out;
 }
 

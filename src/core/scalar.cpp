@@ -7,7 +7,7 @@
 #include <limits>
 #include <string>
 
-#include "multigather/gather.hpp"
+#include "multigather/options.hpp"
 
 namespace multigather {
 

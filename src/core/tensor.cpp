@@ -1,6 +1,7 @@
 // Dims, views and the owning Tensor.
 #include "multigather/tensor.hpp"
 
+#include <array>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -67,6 +68,78 @@ bool element_count(const Dims& shape, std::int64_t* count) noexcept {
   }
   *count = n;
   return !overflow;
+}
+
+bool required_span(const Dims& shape, const Dims& strides, std::int64_t* span) noexcept {
+  std::int64_t n = 0;
+  if (element_count(shape, &n) && n == 0) {
+    *span = 0;
+    return true;
+  }
+  std::int64_t reach = 0;
+  for (int d = 0; d < shape.size() && d < kMaxRank && d < strides.size(); ++d) {
+    std::int64_t s = strides[d];
+    if (s == INT64_MIN) return false;
+    std::int64_t term = 0;
+    if (__builtin_mul_overflow(s < 0 ? -s : s, shape[d] - 1, &term) ||
+        __builtin_add_overflow(reach, term, &reach)) {
+      return false;
+    }
+  }
+  if (__builtin_add_overflow(reach, 1, &reach)) return false;
+  *span = reach;
+  return true;
+}
+
+bool byte_range(const TensorView& v, std::uintptr_t* first, std::uintptr_t* last) noexcept {
+  if (v.data == nullptr || v.numel() == 0) return false;
+  const auto es = static_cast<std::int64_t>(element_size(v.dtype));
+  std::int64_t low = 0, high = 0;  // element offsets of the lowest and highest reachable element
+  for (int d = 0; d < v.rank() && d < kMaxRank && d < v.strides.size(); ++d) {
+    const std::int64_t reach = v.strides[d] * (v.shape[d] - 1);
+    (reach < 0 ? low : high) += reach;
+  }
+  const auto base = reinterpret_cast<std::uintptr_t>(v.data);
+  *first = base + static_cast<std::uintptr_t>(low * es);
+  *last = base + static_cast<std::uintptr_t>(high * es + es - 1);
+  return true;
+}
+
+bool views_overlap(const TensorView& a, const TensorView& b) noexcept {
+  std::uintptr_t a0 = 0, a1 = 0, b0 = 0, b1 = 0;
+  if (!byte_range(a, &a0, &a1) || !byte_range(b, &b0, &b1)) return false;
+  return a0 <= b1 && b0 <= a1;
+}
+
+bool has_self_overlap(const Dims& shape, const Dims& strides) noexcept {
+  std::int64_t n = 0;
+  if (element_count(shape, &n) && n <= 1) return false;
+  // The dimensions that move (size > 1), sorted by |stride|.
+  std::array<std::int64_t, kMaxRank> size{}, stride{};
+  int m = 0;
+  for (int d = 0; d < shape.size() && d < kMaxRank && d < strides.size(); ++d) {
+    if (shape[d] <= 1) continue;
+    const std::int64_t s = strides[d] < 0 ? -strides[d] : strides[d];
+    int i = m++;
+    while (i > 0 && stride[static_cast<std::size_t>(i - 1)] > s) {
+      stride[static_cast<std::size_t>(i)] = stride[static_cast<std::size_t>(i - 1)];
+      size[static_cast<std::size_t>(i)] = size[static_cast<std::size_t>(i - 1)];
+      --i;
+    }
+    stride[static_cast<std::size_t>(i)] = s;
+    size[static_cast<std::size_t>(i)] = shape[d];
+  }
+  std::int64_t inner_span = 1;  // elements spanned by the dimensions inside the current one
+  for (int i = 0; i < m; ++i) {
+    const std::int64_t s = stride[static_cast<std::size_t>(i)];
+    if (s < inner_span) return true;  // includes stride 0
+    std::int64_t reach = 0;
+    if (__builtin_mul_overflow(s, size[static_cast<std::size_t>(i)] - 1, &reach) ||
+        __builtin_add_overflow(inner_span, reach, &inner_span)) {
+      return false;  // validation rejects such extents anyway
+    }
+  }
+  return false;
 }
 
 Dims contiguous_strides(const Dims& shape) noexcept {

@@ -1,6 +1,5 @@
 // The shared building blocks of every frontend: views built dimension by dimension, coordinate
-// folding, the seed's three recipes (element, block, nd), and execution of a lowering with
-// out-of-range messages in the framework's own terms.
+// folding and the seed's three recipes (element, block, nd). Execution is src/api/execute.cpp.
 #include "frontends/lowering.hpp"
 
 #include <algorithm>
@@ -86,6 +85,11 @@ Status contiguous(const TensorView& v, const std::string& what, Lowering* out,
     *result = TensorView(v.data, v.dtype, v.shape);
     return Status::Ok();
   }
+  if (out->device == Device::kCUDA) {
+    return InvalidArgument(out->op + ": " + what + " is not contiguous and its dimensions cannot "
+                           "be merged by a view; on a CUDA device multigather does not copy it: "
+                           "make it contiguous first");
+  }
   out->notes.push_back(what + " is not contiguous: its dimensions cannot be merged by a view, so "
                        "it is copied once into a contiguous buffer");
   if (v.data == nullptr) {  // explain: shapes only
@@ -162,9 +166,20 @@ Status fold_coordinates(const std::string& op, const ViewBuilder& logical, int k
   return Status::Ok();
 }
 
+Status finish_core_shaped(Lowering* out) {
+  MULTIGATHER_RETURN_IF_ERROR(infer_shape(out->input.shape, out->indices.shape, out->axes, &out->shape));
+  out->logical_indices_shape = out->shape.logical_indices_shape;
+  out->core_output_shape = out->shape.output_shape;
+  out->output_shape = out->shape.output_shape;
+  if (out->core_output_strides.size() != out->shape.output_shape.size()) {
+    out->core_output_strides = contiguous_strides(out->shape.output_shape);
+  }
+  return Status::Ok();
+}
+
 Status finish(const std::vector<std::int64_t>& output_shape, Lowering* out) {
-  GatherShape s;
-  MULTIGATHER_RETURN_IF_ERROR(infer_shape(out->input.shape, out->indices.shape, out->axes, &s));
+  MULTIGATHER_RETURN_IF_ERROR(infer_shape(out->input.shape, out->indices.shape, out->axes, &out->shape));
+  const GatherShape& s = out->shape;
   out->core_output_shape = s.output_shape;
   if (output_shape.size() > static_cast<std::size_t>(kMaxRank)) {
     return InvalidArgument(out->op + ": output rank " +
@@ -275,9 +290,7 @@ Status lower_elements(const std::string& op, const TensorView& x, const TensorVi
     b.add_dims(indices, 0, r);
     return b;
   }(), 1, 1, out));
-  GatherShape s;
-  MULTIGATHER_RETURN_IF_ERROR(infer_shape(out->input.shape, out->indices.shape, out->axes, &s));
-  return finish(dims_vec(s.output_shape), out);
+  return finish_core_shaped(out);
 }
 
 Status check_batch_equal(const std::string& op, const TensorView& x, const TensorView& indices,
@@ -334,100 +347,4 @@ bool read_index(const std::byte* p, DType t, __int128* v) {
   }
 }
 
-namespace {
-
-std::string i128_str(__int128 v) {
-  if (v >= INT64_MIN && v <= INT64_MAX) return std::to_string(static_cast<std::int64_t>(v));
-  return std::to_string(static_cast<unsigned long long>(v));  // only uint64 values get here
-}
-
-// Finds the first out-of-range framework index (C order) and words it in the framework's terms.
-Status describe_out_of_range(const Lowering& l, const Status& core) {
-  const IndexErrorContext& c = l.index_errors;
-  const std::string suffix = c.rule.empty() ? "" : "; " + c.rule;
-  if (c.labels.empty() || c.indices.data == nullptr) {
-    return OutOfRange(l.op + ": " + core.message() + suffix);
-  }
-  const TensorView& v = c.indices;
-  const int r = v.rank();
-  const std::int64_t n = v.numel();
-  const std::size_t es = element_size(v.dtype);
-  std::vector<std::int64_t> pos(static_cast<std::size_t>(r), 0);
-  for (std::int64_t e = 0; e < n; ++e) {
-    std::int64_t off = 0;
-    for (int d = 0; d < r; ++d) off += pos[static_cast<std::size_t>(d)] * v.strides[d];
-    __int128 value = 0;
-    read_index(static_cast<const std::byte*>(v.data) + off * static_cast<std::int64_t>(es), v.dtype, &value);
-    const std::size_t j = c.coordinate_dim < 0 ? 0 : static_cast<std::size_t>(pos[static_cast<std::size_t>(c.coordinate_dim)]);
-    if (j < c.sizes.size()) {
-      const std::int64_t size = c.sizes[j];
-      const std::int64_t lo = c.negatives_wrap ? -size : 0;
-      if (value < lo || value >= size) {
-        std::string p;
-        for (int d = 0; d < r; ++d) {
-          if (d) p += ',';
-          p += str(pos[static_cast<std::size_t>(d)]);
-        }
-        return OutOfRange(l.op + ": " + c.indices_name + "[" + p + "] = " + i128_str(value) +
-                          " is out of range for " + c.labels[j] + " of size " + str(size) +
-                          " (valid range [" + str(lo) + ", " + str(size) + "))" + suffix);
-      }
-    }
-    for (int d = r - 1; d >= 0; --d) {
-      if (++pos[static_cast<std::size_t>(d)] < v.shape[d]) break;
-      pos[static_cast<std::size_t>(d)] = 0;
-    }
-  }
-  return OutOfRange(l.op + ": " + core.message() + suffix);
-}
-
-}  // namespace
 }  // namespace multigather::frontends
-
-namespace multigather {
-
-Status execute_lowering(const Lowering& l, const MutableTensorView& output) noexcept {
-  try {
-    if (!(output.shape == l.output_shape)) {
-      return InvalidArgument(l.op + ": output shape " + to_string(output.shape) +
-                             " does not match the expected output shape " + to_string(l.output_shape));
-    }
-    MutableTensorView core(output.data, output.dtype, l.core_output_shape, l.core_output_strides);
-    Status s = gather_multiaxis_into(l.input, l.indices, l.axes, core, l.options);
-    if (s.code() == StatusCode::kOutOfRange) return frontends::describe_out_of_range(l, s);
-    return s;
-  } catch (...) {
-    return Status(StatusCode::kInternal, "out of memory while running " + l.op);
-  }
-}
-
-Status run_op(std::string_view name, const TensorView& input, const TensorView& indices,
-              const Attributes& attrs, Tensor* output) noexcept {
-  try {
-    Lowering l;
-    MULTIGATHER_RETURN_IF_ERROR(lower_op(name, input, indices, attrs, &l));
-    Tensor out(input.dtype, l.output_shape);
-    MULTIGATHER_RETURN_IF_ERROR(execute_lowering(l, out.mutable_view()));
-    *output = std::move(out);
-    return Status::Ok();
-  } catch (const Error& e) {
-    return Status(e.code(), e.what());
-  } catch (...) {
-    return Status(StatusCode::kInternal, "out of memory while running " + std::string(name));
-  }
-}
-
-Tensor run_op(std::string_view name, const TensorView& input, const TensorView& indices,
-              const Attributes& attrs) {
-  Tensor out;
-  throw_if_error(run_op(name, input, indices, attrs, &out));
-  return out;
-}
-
-Tensor execute(const Lowering& lowering) {
-  Tensor out(lowering.input.dtype, lowering.output_shape);
-  throw_if_error(execute_lowering(lowering, out.mutable_view()));
-  return out;
-}
-
-}  // namespace multigather

@@ -75,10 +75,13 @@ void set_nd_error_context(Lowering* out, const TensorView& indices, const Tensor
                           std::int64_t batch_dims, const std::string& xname, bool negatives_wrap,
                           std::string rule);
 
-/// Completes a lowering: infers the core output shape, checks it has as many elements as the
+/// Completes a lowering: infers the core shape (the one infer_shape of the call, kept in
+/// out->shape), checks it has as many elements as the
 /// framework's `output_shape`, and (unless already set) sets core_output_strides to the
 /// row-major strides of the core shape (a pure reshape of the framework output).
 Status finish(const std::vector<std::int64_t>& output_shape, Lowering* out);
+/// finish() for a framework whose output shape is the core output shape (no reshape).
+Status finish_core_shaped(Lowering* out);
 
 /// Index policy + the framework's wording for out-of-range errors.
 void set_policy(Lowering* out, IndexMode mode, bool negative_indices);
@@ -99,7 +102,7 @@ enum class ElementRule { kEqual, kAtMost, kBroadcast };
 /// Element gather (one axis, same rank): out[.., j, ..] = X[.., I[.., j, ..], ..].
 ///   kEqual: I[d] == X[d] for d != axis; kAtMost: I[d] <= X[d] and the input view is SLICED to
 ///   I[d] (a size-1 index dim reads row 0, it never broadcasts); kBroadcast: bidirectional.
-/// Messages use `xname`/`iname` and the framework's `axis_word` ("axis" / "dim").
+/// Messages name the operands `xname` / `iname`.
 Status lower_elements(const std::string& op, const TensorView& x, const TensorView& indices,
                       std::int64_t axis, ElementRule rule, const std::string& xname,
                       const std::string& iname, Lowering* out);

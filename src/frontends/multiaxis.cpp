@@ -7,7 +7,7 @@ void append_core_ops(std::vector<OpSpec>* ops) {
   ops->push_back(
       {"gather_multiaxis", "core", "multiaxis", "gather_multiaxis(input, indices, axes, index_mode, negative_indices, fill_value)",
        "output[o] = input[i], i[d] = o[d] (d not in axes, broadcast), i[axes[j]] = indices[q.., q_last*c + j]",
-       "SPEC.md section 1; seeds/Multigather.md", "input", "indices",
+       "docs/spec.md section 1", "input", "indices",
        {{"axes", AttrType::kIntList, "", {}, "input dimensions addressed by each coordinate, in order"},
         {"index_mode", AttrType::kEnum, "error", {"error", "clamp", "wrap", "fill"}, "out-of-range policy"},
         {"negative_indices", AttrType::kBool, "true", {}, "v < 0 becomes v + n first"},
@@ -21,11 +21,8 @@ void append_core_ops(std::vector<OpSpec>* ops) {
          parse_index_mode(a.get_enum("index_mode"), &mode);
          set_policy(o, mode, a.get_bool("negative_indices"));
          o->options.fill_value = *a.get_scalar("fill_value");
-         GatherShape s;
-         MULTIGATHER_RETURN_IF_ERROR(infer_shape(x.shape, i.shape, o->axes, &s));
-         MULTIGATHER_RETURN_IF_ERROR(check_integer(o->op, "indices", i.dtype));
-         o->logical_indices_shape = s.logical_indices_shape;
-         return finish(dims_vec(s.output_shape), o);
+         MULTIGATHER_RETURN_IF_ERROR(finish_core_shaped(o));  // the identity lowering
+         return check_integer(o->op, "indices", i.dtype);
        }});
 }
 

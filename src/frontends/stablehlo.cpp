@@ -184,6 +184,11 @@ Status gather(const TensorView& operand, const TensorView& start_indices,
     out->indices = TensorView(nullptr, DType::kInt64, actual);
     return finish(result_shape, out);
   }
+  if (out->device == Device::kCUDA) {
+    return InvalidArgument(out->op + ": windowed slices (slice_sizes > 1 on an indexed "
+                           "dimension) materialize their indices on the host; on a CUDA device "
+                           "this lowering is not supported: copy start_indices to the host");
+  }
   try {
     out->owned_indices = std::make_shared<Tensor>(DType::kInt64, actual);
   } catch (const Error& e) {

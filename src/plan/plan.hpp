@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string_view>
 
 #include "multigather/gather.hpp"
 
@@ -34,11 +35,24 @@ Status validate_operands(const TensorView& input, const TensorView& indices,
                          std::span<const std::int64_t> axes, const GatherOptions& options,
                          ValidatedCall* call) noexcept;
 
+/// validate_operands for a call whose shape is already inferred (call->shape set, e.g. by a
+/// Lowering): dtypes, index mode, view extents, the output's byte size, null data (indices data
+/// only when `reads_indices`, i.e. axes is not empty), the fill value.
+Status check_operands(const TensorView& input, const TensorView& indices, bool reads_indices,
+                      const GatherOptions& options, ValidatedCall* call) noexcept;
+
 /// Validates a caller's output view against validated operands: element size, shape, extent,
-/// null data.
+/// null data, and no self-overlap (a stride 0 or interleaved strides: writes would race).
 Status validate_output(const MutableTensorView& output, const ValidatedCall& call) noexcept;
 
-/// validate_operands, then validate_output: every SPEC section 1 error but the index values.
+/// InvalidArgument "<output_name> overlaps input or indices (...)" when the output's bytes
+/// intersect the input's or the indices' (gather cannot write into memory it reads).
+Status check_no_overlap(const MutableTensorView& output, const TensorView& input,
+                        const TensorView& indices, std::string_view output_name) noexcept;
+
+/// validate_operands, then validate_output: every docs/spec.md section 1 error but the index
+/// values and the overlap of output with the operands (check_no_overlap, which the entry points
+/// call after this; planner tests validate placeholder pointers).
 Status validate_call(const TensorView& input, const TensorView& indices,
                      std::span<const std::int64_t> axes, const MutableTensorView& output,
                      const GatherOptions& options, ValidatedCall* call) noexcept;

@@ -1,4 +1,4 @@
-// Validation of gather_multiaxis calls: every error of SPEC section 1, with messages that name
+// Validation of gather_multiaxis calls: every error of docs/spec.md section 1, with messages that name
 // the argument, the value and the rule.
 #include <string>
 
@@ -134,9 +134,8 @@ Status infer_shape(const Dims& input_shape, const Dims& indices_shape,
 
 namespace detail {
 
-Status validate_operands(const TensorView& input, const TensorView& indices,
-                         std::span<const std::int64_t> axes, const GatherOptions& options,
-                         ValidatedCall* call) noexcept {
+Status check_operands(const TensorView& input, const TensorView& indices, bool reads_indices,
+                      const GatherOptions& options, ValidatedCall* call) noexcept {
   try {
     if (!is_valid(input.dtype)) {
       return TypeError("input dtype " + str(static_cast<int>(input.dtype)) + " is not supported");
@@ -156,7 +155,6 @@ Status validate_operands(const TensorView& input, const TensorView& indices,
     if (options.num_threads < 0) {
       return InvalidArgument("num_threads = " + str(options.num_threads) + " is negative");
     }
-    MULTIGATHER_RETURN_IF_ERROR(infer_shape(input.shape, indices.shape, axes, &call->shape));
     call->input_dtype = input.dtype;
     call->element_size = element_size(input.dtype);
     MULTIGATHER_RETURN_IF_ERROR(check_view_extent(input.shape, input.strides, call->element_size, "input"));
@@ -173,7 +171,7 @@ Status validate_operands(const TensorView& input, const TensorView& indices,
       if (input.data == nullptr && input.numel() > 0) {
         return InvalidArgument("input data is null but input has " + str(input.numel()) + " elements");
       }
-      if (indices.data == nullptr && indices.numel() > 0 && !axes.empty()) {
+      if (indices.data == nullptr && indices.numel() > 0 && reads_indices) {
         return InvalidArgument("indices data is null but indices has " + str(indices.numel()) +
                                " elements");
       }
@@ -189,6 +187,13 @@ Status validate_operands(const TensorView& input, const TensorView& indices,
   } catch (...) {
     return Status(StatusCode::kInternal, "out of memory while validating");
   }
+}
+
+Status validate_operands(const TensorView& input, const TensorView& indices,
+                         std::span<const std::int64_t> axes, const GatherOptions& options,
+                         ValidatedCall* call) noexcept {
+  MULTIGATHER_RETURN_IF_ERROR(infer_shape(input.shape, indices.shape, axes, &call->shape));
+  return check_operands(input, indices, !axes.empty(), options, call);
 }
 
 Status validate_output(const MutableTensorView& output, const ValidatedCall& call) noexcept {
@@ -209,7 +214,24 @@ Status validate_output(const MutableTensorView& output, const ValidatedCall& cal
       return InvalidArgument("output data is null but output has " +
                              str(call.shape.output_numel) + " elements");
     }
+    if (has_self_overlap(output.shape, output.strides)) {
+      return InvalidArgument("output strides " + to_string(output.strides) + " with shape " +
+                             to_string(output.shape) + " address one element from several "
+                             "positions (a stride 0 or interleaved strides): writes through it "
+                             "would race and lose data");
+    }
     return Status::Ok();
+  } catch (...) {
+    return Status(StatusCode::kInternal, "out of memory while validating");
+  }
+}
+
+Status check_no_overlap(const MutableTensorView& output, const TensorView& input,
+                        const TensorView& indices, std::string_view output_name) noexcept {
+  if (!views_overlap(output, input) && !views_overlap(output, indices)) return Status::Ok();
+  try {
+    return InvalidArgument(std::string(output_name) + " overlaps input or indices (gather cannot "
+                           "write into memory it reads)");
   } catch (...) {
     return Status(StatusCode::kInternal, "out of memory while validating");
   }

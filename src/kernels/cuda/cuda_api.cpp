@@ -6,6 +6,9 @@
 
 #include <memory>
 #include <string>
+#include <vector>
+
+#include "api/cuda_hooks.hpp"
 
 #include "kernels/cuda/gather_kernel.hpp"
 #include "kernels/reference/reference.hpp"
@@ -153,6 +156,7 @@ Status prepare(const TensorView& input, const TensorView& indices,
                const GatherOptions& options, Prepared* prep) {
   MULTIGATHER_RETURN_IF_ERROR(
       detail::validate_call(input, indices, axes, output, options, &prep->call));
+  MULTIGATHER_RETURN_IF_ERROR(detail::check_no_overlap(output, input, indices, "output"));
   if (prep->call.shape.output_numel == 0) {
     prep->empty = true;
     return Status::Ok();
@@ -256,3 +260,35 @@ Status gather_multiaxis_cuda_into(const TensorView& input, const TensorView& ind
 }
 
 }  // namespace multigather
+
+namespace multigather::detail {
+
+bool is_cuda_pointer(const void* data) noexcept {
+  if (data == nullptr || !cuda_device_available()) return false;
+  cudaPointerAttributes attributes{};
+  if (cudaPointerGetAttributes(&attributes, data) != cudaSuccess) {
+    cudaGetLastError();
+    return false;
+  }
+  return attributes.type == cudaMemoryTypeDevice || attributes.type == cudaMemoryTypeManaged;
+}
+
+Status copy_view_to_host(const TensorView& view, std::vector<std::byte>* storage,
+                         TensorView* host) noexcept {
+  try {
+    std::uintptr_t first = 0, last = 0;
+    *host = view;
+    if (!byte_range(view, &first, &last)) return Status::Ok();
+    storage->resize(static_cast<std::size_t>(last - first + 1));
+    const cudaError_t error = cudaMemcpy(storage->data(), reinterpret_cast<const void*>(first),
+                                         storage->size(), cudaMemcpyDeviceToHost);
+    if (error != cudaSuccess) return cuda_failure(error, "copy of the indices to the host");
+    const auto offset = reinterpret_cast<std::uintptr_t>(view.data) - first;
+    host->data = storage->data() + offset;
+    return Status::Ok();
+  } catch (...) {
+    return Status(StatusCode::kInternal, "out of memory while copying the indices to the host");
+  }
+}
+
+}  // namespace multigather::detail

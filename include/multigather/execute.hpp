@@ -1,0 +1,62 @@
+// multigather/execute.hpp: step 2 of the one pipeline, execute(Lowering, output, context).
+//
+// The C++ API, the CLI, Python and the C API all run every op through these functions. The
+// engine is chosen here, from the context or from where the operands live: the CPU engine
+// (threads from the context) or, in a CUDA build, the CUDA engine (on the context's stream).
+#pragma once
+
+#include <string_view>
+
+#include "multigather/lowering.hpp"
+
+namespace multigather {
+
+/// How and where a lowered call runs.
+struct ExecutionContext {
+  /// kAuto: CUDA when the input is CUDA device or managed memory (CUDA builds only), else CPU.
+  Device device = Device::kAuto;
+  /// CUDA: the stream (a cudaStream_t; nullptr = the legacy default stream). Error mode
+  /// synchronizes it once to read the error flag; other modes return once enqueued.
+  void* stream = nullptr;
+  /// CPU threads: -1 = the lowering's options.num_threads; 0 = automatic; n = at most n.
+  int num_threads = -1;
+  /// One-shot calls (execute_alloc, run_op): allocates the output (null: the library's Tensor
+  /// storage, CPU only). Called once, on the calling thread, after validation.
+  OutputAllocator allocate = nullptr;
+  void* allocator_context = nullptr;
+  /// How messages name the output argument ("output"; Python: "out").
+  const char* output_name = "output";
+};
+
+/// Runs a lowered call into `output`, a view of lowering.output_shape whose dtype has the
+/// input's element size (any strides: when the framework's reshape of the core output cannot be
+/// expressed by `output`'s strides, the result goes through a staging buffer). Validation not
+/// done by lower_op is done here, before any byte is written: data pointers, view extents, the
+/// fill value, the output's shape and dtype, and that the output neither overlaps the input or
+/// the indices nor itself (stride 0, interleaved strides). Errors: those of
+/// gather_multiaxis_into; OutOfRange names the FRAMEWORK's indices position and rule
+/// ("torch.gather: index[0,1] = -1 is out of range for dim 1 of size 4 (valid range [0, 4));
+/// torch.gather rejects negative indices"); InvalidArgument for operands on a device this build
+/// cannot run ("... this build has no CUDA engine"). On error the output may hold partial data.
+Status execute(const Lowering& lowering, const MutableTensorView& output,
+               const ExecutionContext& context = {}) noexcept;
+
+/// The one-shot form: allocates the output through context.allocate (or, when null, a Tensor
+/// owned by *owned, CPU only) and runs into it. *output receives the allocated view.
+Status execute_alloc(const Lowering& lowering, const ExecutionContext& context,
+                     MutableTensorView* output, Tensor* owned) noexcept;
+
+/// Throwing one-shot (multigather::Error subclasses): a new C-contiguous CPU tensor.
+Tensor execute(const Lowering& lowering, const ExecutionContext& context = {});
+
+/// lower_op + execute_alloc, exception-free; *output receives a new tensor.
+Status run_op(std::string_view name, const TensorView& input, const TensorView& indices,
+              const Attributes& attrs, Tensor* output, const ExecutionContext& context = {}) noexcept;
+/// Throwing convenience.
+Tensor run_op(std::string_view name, const TensorView& input, const TensorView& indices,
+              const Attributes& attrs = {}, const ExecutionContext& context = {});
+
+/// Backward-compatible name of execute(lowering, output) on the CPU with default context.
+Status execute_lowering(const Lowering& lowering, const MutableTensorView& output) noexcept;
+
+}  // namespace multigather

@@ -1,0 +1,55 @@
+// multigather/registry.hpp: the registry of framework ops (docs/spec.md section 2).
+//
+// One row (OpSpec) per framework gather: its name, family, equivalence class, signature,
+// formula, source document, operand names, typed attributes and lowering function. The row is
+// the one source of an op's facts: the CLI (`multigather ops | run OP | explain OP`), the C and
+// Python APIs, `explain`, the README op table and the Python wrappers' checks all read it.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "multigather/attributes.hpp"
+#include "multigather/tensor.hpp"
+
+namespace multigather {
+
+struct Lowering;
+
+using LowerFn = Status (*)(const TensorView& input, const TensorView& indices,
+                           const AttributeValues& attrs, Lowering* out);
+
+/// One registry entry.
+struct OpSpec {
+  std::string name;               // "onnx.GatherND"
+  std::string family;             // "onnx"
+  std::string equivalence_class;  // the seed's classes: "element", "block", "nd", ...
+  std::string signature;          // "GatherND(data, indices, batch_dims=0)"
+  std::string formula;            // "output[b, j.., t..] = data[b, indices[b, j.., :], t..]"
+  std::string source;             // the documentation it follows
+  std::string input_name = "input";
+  std::string indices_name = "indices";
+  std::vector<AttrSpec> attrs;
+  LowerFn lower = nullptr;
+};
+
+/// Every op, in the order `multigather ops` prints them.
+const std::vector<OpSpec>& op_registry();
+/// The op named `name`, or null.
+const OpSpec* find_op(std::string_view name) noexcept;
+/// "unknown op 'onnx.Gatherr' (did you mean onnx.Gather?)".
+std::string unknown_op_message(std::string_view name);
+/// The seed's equivalence classes, in print order, with a one-line description each.
+const std::vector<std::pair<std::string, std::string>>& equivalence_classes();
+
+/// Resolves caller attributes against `op`. InvalidArgument for an unknown or repeated name
+/// ("onnx.Gather has no attribute 'dim' (attributes: axis)") or a bad text or enum value;
+/// TypeError for a typed value of the wrong type. Messages start with the op name.
+Status resolve_attributes(const OpSpec& op, const Attributes& given, AttributeValues* out);
+
+/// The text of `multigather ops`: every op grouped by equivalence class, with attributes.
+std::string list_ops();
+
+}  // namespace multigather

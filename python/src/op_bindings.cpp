@@ -1,0 +1,279 @@
+// The one pipeline from Python (op_bindings.hpp): arrays and typed attributes in, lower_op,
+// execute, arrays out.
+#include "op_bindings.hpp"
+
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/string_view.h>
+#include <nanobind/stl/vector.h>
+
+#include <Python.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "arrays.hpp"
+#include "cuda_arrays.hpp"
+
+namespace multigather::python {
+namespace {
+
+using IntList = std::vector<std::int64_t>;
+
+DType dtype_named(std::string_view name, std::string_view what) {
+  const std::optional<DType> dtype = parse_dtype(name);
+  if (!dtype) {
+    throw nb::type_error((std::string(what) + " dtype " + std::string(name) +
+                          " is not supported").c_str());
+  }
+  return *dtype;
+}
+
+std::string type_name(nb::handle value) {
+  return nb::cast<std::string>(nb::str(value.type().attr("__name__")));
+}
+
+bool is_numpy_bool(nb::handle value) {
+  if (!PyObject_HasAttrString(value.ptr(), "dtype") || !PyObject_HasAttrString(value.ptr(), "item")) return false;
+  nb::object dtype = value.attr("dtype");
+  return PyObject_HasAttrString(dtype.ptr(), "kind") && nb::cast<std::string>(dtype.attr("kind")) == "b" &&
+         nb::cast<int>(nb::len(value.attr("shape"))) == 0;
+}
+
+AttrArg arg_of(const std::string& name, nb::handle value) {
+  AttrArg a;
+  PyObject* o = value.ptr();
+  if (value.is_none()) {
+    a.kind = AttrArg::Kind::kNone;
+  } else if (PyBool_Check(o) || is_numpy_bool(value)) {
+    a.kind = AttrArg::Kind::kBool;
+    a.b = PyObject_IsTrue(o) == 1;
+  } else if (PyUnicode_Check(o)) {
+    a.kind = AttrArg::Kind::kString;
+    a.text = nb::cast<std::string>(value);
+  } else if (PyFloat_Check(o)) {
+    a.kind = AttrArg::Kind::kScalar;
+    a.scalar = Scalar::from_float(PyFloat_AsDouble(o));
+  } else if (PyLong_Check(o) || PyIndex_Check(o)) {
+    const Scalar s = scalar_of(value);  // exact, int64 or uint64
+    if (s.kind == Scalar::Kind::kInt) {
+      a.kind = AttrArg::Kind::kInt;
+      a.i = s.i;
+    } else {
+      a.kind = AttrArg::Kind::kScalar;
+      a.scalar = s;
+    }
+  } else if (PyObject_HasAttrString(o, "__iter__")) {
+    a.kind = AttrArg::Kind::kIntList;
+    std::size_t j = 0;
+    for (nb::handle item : value) {
+      if (PyBool_Check(item.ptr()) || !PyIndex_Check(item.ptr())) {
+        throw nb::type_error(("attribute " + name + "[" + std::to_string(j) +
+                              "] must be an int, not " + type_name(item)).c_str());
+      }
+      a.list.push_back(nb::cast<std::int64_t>(nb::steal(PyNumber_Index(item.ptr()))));
+      ++j;
+    }
+  } else if (PyObject_HasAttrString(o, "__float__")) {
+    a.kind = AttrArg::Kind::kScalar;
+    a.scalar = scalar_of(value);
+  } else {
+    throw nb::type_error(("attribute " + name + " must be an int, float, bool, str, None or a "
+                          "list of ints, not " + type_name(value)).c_str());
+  }
+  return a;
+}
+
+// Views of the operands and the device they live on: CUDA memory in a CUDA build (both arrays
+// on one device), else host memory (view_of raises for any other device).
+Device operand_views(const InputArray& input_array, const InputArray& indices_array,
+                     std::optional<std::string_view> input_dtype, TensorView* input,
+                     TensorView* indices) {
+#if defined(MULTIGATHER_PYTHON_HAS_CUDA)
+  if (is_cuda_memory(input_array.device_type())) {
+    *input = device_view_of(input_array, "input", input_dtype);
+    *indices = device_view_of(indices_array, "indices");
+    if (indices_array.device_id() != input_array.device_id()) {
+      throw nb::value_error(("indices is on cuda:" + std::to_string(indices_array.device_id()) +
+                             " but input is on cuda:" + std::to_string(input_array.device_id()) +
+                             " (every array of a call must be on one CUDA device)").c_str());
+    }
+    return Device::kCUDA;
+  }
+#endif
+  *input = view_of(input_array, "input", input_dtype);
+  *indices = view_of(indices_array, "indices");
+  return Device::kCPU;
+}
+
+// Runs a lowered call on `input`'s device: into `out`, or into a new array of `framework`.
+nb::object execute_call(Lowering& lowering, const InputArray& input_array, Device device,
+                        std::optional<OutputArray> out, std::optional<std::string_view> out_dtype,
+                        std::string_view framework) {
+  ExecutionContext context;
+  context.device = device;
+  context.num_threads = get_num_threads();
+  context.output_name = "out";
+#if defined(MULTIGATHER_PYTHON_HAS_CUDA)
+  if (device == Device::kCUDA) context.stream = current_stream(framework, input_array.device_id());
+#endif
+  if (out) {
+    const MutableTensorView target = device == Device::kCUDA
+                                         ? device_mutable_view_of(*out, "out", out_dtype)
+                                         : mutable_view_of(*out, "out", out_dtype);
+    check_out(target, lowering.input.dtype, lowering.output_shape);
+    Status status;
+    {
+      nb::gil_scoped_release release;
+      status = execute(lowering, target, context);
+    }
+    raise_if_error(status);
+    return nb::none();
+  }
+#if defined(MULTIGATHER_PYTHON_HAS_CUDA)
+  if (device == Device::kCUDA) {
+    DeviceResult result = allocate_device_result(input_array.device_id(), lowering.input.dtype,
+                                                 lowering.output_shape);
+    Status status;
+    {
+      nb::gil_scoped_release release;
+      status = execute(lowering, result.view, context);
+    }
+    raise_if_error(status);
+    return device_array(std::move(result), input_array.dtype(), input_array.device_id(), framework);
+  }
+#endif
+  Tensor result;
+  Status status;
+  {
+    nb::gil_scoped_release release;
+    MutableTensorView view;
+    status = execute_alloc(lowering, context, &view, &result);
+  }
+  raise_if_error(status);
+  return to_python(std::move(result), input_array.dtype(), framework);
+}
+
+nb::object run(std::string_view op, const InputArray& input_array, const InputArray& indices_array,
+               nb::handle attrs, std::optional<OutputArray> out,
+               std::optional<std::string_view> input_dtype,
+               std::optional<std::string_view> out_dtype, std::string_view framework) {
+  TensorView input, indices;
+  const Device device = operand_views(input_array, indices_array, input_dtype, &input, &indices);
+  Lowering lowering;
+  raise_if_error(lower_op(op, input, indices, attributes_of(attrs), &lowering, device));
+  return execute_call(lowering, input_array, device, out, out_dtype, framework);
+}
+
+/// gather_multiaxis on framework arrays: the registry's identity lowering, run like every op.
+nb::object gather(const InputArray& input_array, const InputArray& indices_array,
+                  const IntList& axes, std::string_view index_mode, bool negative_indices,
+                  nb::handle fill_value, std::optional<OutputArray> out,
+                  std::optional<std::string_view> input_dtype,
+                  std::optional<std::string_view> out_dtype, std::string_view framework) {
+  const GatherOptions options = options_of(index_mode, negative_indices, fill_value);  // messages
+  Attributes attrs;
+  attrs.set_ints("axes", axes)
+      .set_string("index_mode", std::string(index_mode))
+      .set_bool("negative_indices", negative_indices)
+      .set_scalar("fill_value", options.fill_value);
+  TensorView input, indices;
+  const Device device = operand_views(input_array, indices_array, input_dtype, &input, &indices);
+  Lowering lowering;
+  raise_if_error(lower_op("gather_multiaxis", input, indices, attrs, &lowering, device));
+  return execute_call(lowering, input_array, device, out, out_dtype, framework);
+}
+
+nb::list registry_ops() {
+  nb::list ops;
+  for (const OpSpec& op : op_registry()) {
+    nb::list attrs;
+    for (const AttrSpec& a : op.attrs) {
+      nb::dict attr;
+      attr["name"] = a.name;
+      attr["type"] = std::string(attr_type_name(a.type));
+      attr["default"] = a.default_text;
+      attr["choices"] = a.choices;
+      attr["help"] = a.help;
+      attrs.append(attr);
+    }
+    nb::dict entry;
+    entry["name"] = op.name;
+    entry["family"] = op.family;
+    entry["equivalence_class"] = op.equivalence_class;
+    entry["signature"] = op.signature;
+    entry["formula"] = op.formula;
+    entry["source"] = op.source;
+    entry["input_name"] = op.input_name;
+    entry["indices_name"] = op.indices_name;
+    entry["attrs"] = attrs;
+    ops.append(entry);
+  }
+  return ops;
+}
+
+nb::tuple lower_op_shape(std::string_view op, const IntList& input_shape,
+                         std::string_view input_dtype, const IntList& indices_shape,
+                         std::string_view indices_dtype, nb::handle attrs) {
+  const TensorView input(nullptr, dtype_named(input_dtype, "input"),
+                         Dims(std::span<const std::int64_t>(input_shape)));
+  const TensorView indices(nullptr, dtype_named(indices_dtype, "indices"),
+                           Dims(std::span<const std::int64_t>(indices_shape)));
+  Lowering lowering;
+  raise_if_error(lower_op(op, input, indices, attributes_of(attrs), &lowering));
+  nb::list shape;
+  for (int d = 0; d < lowering.output_shape.size(); ++d) shape.append(lowering.output_shape[d]);
+  return nb::tuple(shape);
+}
+
+std::string explain(std::string_view op, const IntList& input_shape, std::string_view input_dtype,
+                    const IntList& indices_shape, std::string_view indices_dtype, nb::handle attrs) {
+  std::string text;
+  raise_if_error(explain_op(op, Dims(std::span<const std::int64_t>(input_shape)),
+                            dtype_named(input_dtype, "input"),
+                            Dims(std::span<const std::int64_t>(indices_shape)),
+                            dtype_named(indices_dtype, "indices"), attributes_of(attrs), &text));
+  return text;
+}
+
+}  // namespace
+
+Attributes attributes_of(nb::handle attrs) {
+  Attributes result;
+  if (attrs.is_none()) return result;
+  if (!PyDict_Check(attrs.ptr())) throw nb::type_error("attrs must be a dict");
+  PyObject* key = nullptr;
+  PyObject* value = nullptr;
+  Py_ssize_t pos = 0;
+  while (PyDict_Next(attrs.ptr(), &pos, &key, &value)) {
+    if (!PyUnicode_Check(key)) throw nb::type_error("attribute names must be strings");
+    std::string name = nb::cast<std::string>(nb::handle(key));
+    AttrArg arg = arg_of(name, nb::handle(value));
+    result.set_arg(std::move(name), std::move(arg));
+  }
+  return result;
+}
+
+void bind_ops(nb::module_& m) {
+  using namespace nb::literals;
+  m.def("gather", &gather, "input"_a, "indices"_a, "axes"_a, "index_mode"_a = "error",
+        "negative_indices"_a = true, "fill_value"_a = 0, "out"_a = nb::none(),
+        "input_dtype"_a = nb::none(), "out_dtype"_a = nb::none(), "framework"_a = "numpy",
+        "gather_multiaxis on any DLPack / buffer-protocol arrays (the registry's identity "
+        "lowering, run by execute); returns an array of `framework`, or None with out=.");
+  m.def("registry_ops", &registry_ops, "Every registry op with its attributes.");
+  m.def("run_op", &run, "op"_a, "input"_a, "indices"_a, "attrs"_a, "out"_a = nb::none(),
+        "input_dtype"_a = nb::none(), "out_dtype"_a = nb::none(), "framework"_a = "numpy",
+        "Runs a registry op on arrays with typed attributes (a dict); returns an array of "
+        "`framework`, or None with out=.");
+  m.def("lower_op_shape", &lower_op_shape, "op"_a, "input_shape"_a, "input_dtype"_a,
+        "indices_shape"_a, "indices_dtype"_a, "attrs"_a,
+        "The framework output shape of a registry op call, from shapes and dtypes alone.");
+  m.def("explain_op", &explain, "op"_a, "input_shape"_a, "input_dtype"_a, "indices_shape"_a,
+        "indices_dtype"_a, "attrs"_a, "The text of `multigather explain OP`.");
+}
+
+}  // namespace multigather::python

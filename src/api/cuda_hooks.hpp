@@ -1,0 +1,20 @@
+// Internal (not installed): what execute.cpp asks of the CUDA backend (kernels/cuda/cuda_api.cpp),
+// declared only in CUDA builds.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "multigather/cuda.hpp"
+
+namespace multigather::detail {
+
+/// True when `data` is CUDA device or managed memory (false without a usable device).
+bool is_cuda_pointer(const void* data) noexcept;
+
+/// Copies the bytes that `view` (device memory) reaches into `storage`; *host is the same view
+/// over the host copy. For out-of-range messages, which read the framework's indices.
+Status copy_view_to_host(const TensorView& view, std::vector<std::byte>* storage,
+                         TensorView* host) noexcept;
+
+}  // namespace multigather::detail

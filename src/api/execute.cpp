@@ -1,0 +1,285 @@
+// Step 2 of the one pipeline (multigather/execute.hpp): execute(Lowering, output, context).
+// Every surface (C++ API, C API, CLI, Python) runs every op here: the engine is chosen from the
+// context or from where the operands live, the framework output is viewed as the core output
+// (a reshape by strides; a staging buffer when strides cannot express it), the checks that need
+// the output or the data run once, and an out-of-range index is named in the framework's terms.
+#include "multigather/execute.hpp"
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "api/run_validated.hpp"
+#include "frontends/lowering.hpp"
+#include "plan/plan.hpp"
+
+#if defined(MULTIGATHER_HAVE_CUDA)
+#include "api/cuda_hooks.hpp"
+#endif
+
+namespace multigather {
+namespace {
+
+std::string str(std::int64_t v) { return std::to_string(v); }
+
+std::string i128_str(__int128 v) {
+  if (v >= INT64_MIN && v <= INT64_MAX) return std::to_string(static_cast<std::int64_t>(v));
+  return std::to_string(static_cast<unsigned long long>(v));  // only uint64 values get here
+}
+
+// Finds the first out-of-range framework index (C order) in host memory and words it in the
+// framework's terms; `core` is the core's own message, used when there is no context.
+Status describe_out_of_range(const Lowering& l, const TensorView& indices, const Status& core) {
+  const IndexErrorContext& c = l.index_errors;
+  const std::string suffix = c.rule.empty() ? "" : "; " + c.rule;
+  if (c.labels.empty() || indices.data == nullptr) {
+    return OutOfRange(l.op + ": " + core.message() + suffix);
+  }
+  const TensorView& v = indices;
+  const int r = v.rank();
+  const std::int64_t n = v.numel();
+  const std::size_t es = element_size(v.dtype);
+  std::vector<std::int64_t> pos(static_cast<std::size_t>(r), 0);
+  for (std::int64_t e = 0; e < n; ++e) {
+    std::int64_t off = 0;
+    for (int d = 0; d < r; ++d) off += pos[static_cast<std::size_t>(d)] * v.strides[d];
+    __int128 value = 0;
+    frontends::read_index(static_cast<const std::byte*>(v.data) + off * static_cast<std::int64_t>(es),
+                          v.dtype, &value);
+    const std::size_t j = c.coordinate_dim < 0 ? 0 : static_cast<std::size_t>(pos[static_cast<std::size_t>(c.coordinate_dim)]);
+    if (j < c.sizes.size()) {
+      const std::int64_t size = c.sizes[j];
+      const std::int64_t lo = c.negatives_wrap ? -size : 0;
+      if (value < lo || value >= size) {
+        std::string p;
+        for (int d = 0; d < r; ++d) {
+          if (d) p += ',';
+          p += str(pos[static_cast<std::size_t>(d)]);
+        }
+        return OutOfRange(l.op + ": " + c.indices_name + "[" + p + "] = " + i128_str(value) +
+                          " is out of range for " + c.labels[j] + " of size " + str(size) +
+                          " (valid range [" + str(lo) + ", " + str(size) + "))" + suffix);
+      }
+    }
+    for (int d = r - 1; d >= 0; --d) {
+      if (++pos[static_cast<std::size_t>(d)] < v.shape[d]) break;
+      pos[static_cast<std::size_t>(d)] = 0;
+    }
+  }
+  return OutOfRange(l.op + ": " + core.message() + suffix);
+}
+
+// Strides that view `output` (any strides) as `shape` with the same C-order element sequence,
+// without a copy (numpy's no-copy reshape); false when the strides cannot express it.
+bool reshape_strides(const MutableTensorView& output, const Dims& shape, Dims* strides) {
+  std::int64_t n = 0;
+  element_count(shape, &n);
+  *strides = contiguous_strides(shape);
+  if (n <= 1) return true;
+  // Old dimensions of size > 1.
+  std::vector<std::int64_t> os, ost;
+  for (int d = 0; d < output.rank(); ++d) {
+    if (output.shape[d] != 1) {
+      os.push_back(output.shape[d]);
+      ost.push_back(output.strides[d]);
+    }
+  }
+  const int nold = static_cast<int>(os.size()), nnew = shape.size();
+  int oi = 0, oj = 1, ni = 0, nj = 1;
+  while (ni < nnew && oi < nold) {
+    std::int64_t np = shape[ni], op = os[static_cast<std::size_t>(oi)];
+    while (np != op) {
+      if (np < op) {
+        np *= shape[nj++];
+      } else {
+        op *= os[static_cast<std::size_t>(oj++)];
+      }
+    }
+    // The old dimensions [oi, oj) must be contiguous relative to each other.
+    for (int k = oi; k < oj - 1; ++k) {
+      if (ost[static_cast<std::size_t>(k)] != os[static_cast<std::size_t>(k + 1)] * ost[static_cast<std::size_t>(k + 1)]) {
+        return false;
+      }
+    }
+    (*strides)[nj - 1] = ost[static_cast<std::size_t>(oj - 1)];
+    for (int k = nj - 1; k > ni; --k) (*strides)[k - 1] = (*strides)[k] * shape[k];
+    ni = nj++;
+    oi = oj++;
+  }
+  // Trailing size-1 dimensions keep the contiguous strides (never stepped).
+  return true;
+}
+
+// A gather_multiaxis call with no axes: copies `source` into `target` (same shape) on the CPU.
+Status copy_into(const TensorView& source, const MutableTensorView& target, int num_threads) {
+  static const std::int64_t zero = 0;
+  const TensorView no_indices(&zero, DType::kInt64, Dims::filled(source.rank(), 1),
+                              Dims::filled(source.rank(), 0));
+  GatherOptions options;
+  options.num_threads = num_threads;
+  return gather_multiaxis_into(source, no_indices, {}, target, options);
+}
+
+Device resolve_device(const Lowering& l, const ExecutionContext& context) {
+  if (context.device != Device::kAuto) return context.device;
+  if (l.device == Device::kCUDA) return Device::kCUDA;
+#if defined(MULTIGATHER_HAVE_CUDA)
+  if (l.input.numel() > 0 && detail::is_cuda_pointer(l.input.data)) return Device::kCUDA;
+  if (!l.axes.empty() && l.indices.numel() > 0 && detail::is_cuda_pointer(l.indices.data)) return Device::kCUDA;
+#endif
+  return Device::kCPU;
+}
+
+// Runs the validated core call into `core` (the core-shaped view of the caller's output).
+Status run_core(const Lowering& l, const MutableTensorView& core, const GatherOptions& options,
+                Device device, const ExecutionContext& context, std::string_view output_name) {
+  if (device == Device::kCUDA) {
+#if defined(MULTIGATHER_HAVE_CUDA)
+    MULTIGATHER_RETURN_IF_ERROR(detail::check_no_overlap(core, l.input, l.indices, output_name));
+    Status s = gather_multiaxis_cuda_into(l.input, l.indices, l.axes, core, options, context.stream);
+    if (s.code() != StatusCode::kOutOfRange) return s;
+    std::vector<std::byte> storage;
+    TensorView host;
+    MULTIGATHER_RETURN_IF_ERROR(detail::copy_view_to_host(l.index_errors.indices, &storage, &host));
+    return describe_out_of_range(l, host, s);
+#else
+    (void)context;
+    return InvalidArgument(l.op + ": the operands are on a CUDA device, but this build has no "
+                           "CUDA engine (build with MULTIGATHER_CUDA=ON)");
+#endif
+  }
+  detail::ValidatedCall call;
+  call.shape = l.shape;
+  MULTIGATHER_RETURN_IF_ERROR(detail::check_operands(l.input, l.indices, !l.axes.empty(), options, &call));
+  MULTIGATHER_RETURN_IF_ERROR(detail::validate_output(core, call));
+  MULTIGATHER_RETURN_IF_ERROR(detail::check_no_overlap(core, l.input, l.indices, output_name));
+  Status s = detail::run_validated(l.input, l.indices, core, call, options);
+  if (s.code() == StatusCode::kOutOfRange) return describe_out_of_range(l, l.index_errors.indices, s);
+  return s;
+}
+
+Status execute_impl(const Lowering& l, const MutableTensorView& output,
+                    const ExecutionContext& context, std::string_view output_name) {
+  if (!(output.shape == l.output_shape)) {
+    return InvalidArgument(l.op + ": " + std::string(output_name) + " shape " +
+                           to_string(output.shape) + " does not match the output shape " +
+                           to_string(l.output_shape));
+  }
+  if (output.strides.size() != output.shape.size()) {
+    return InvalidArgument(l.op + ": " + std::string(output_name) + " has " +
+                           str(output.strides.size()) + " strides for rank " + str(output.rank()));
+  }
+  GatherOptions options = l.options;
+  if (context.num_threads >= 0) options.num_threads = context.num_threads;
+  const Device device = resolve_device(l, context);
+
+  // The core output as a view of the caller's buffer.
+  const bool pure_reshape = l.core_output_strides == contiguous_strides(l.core_output_shape);
+  const bool contiguous_output = output.strides == contiguous_strides(output.shape) ||
+                                 output.numel() <= 1;
+  Dims core_strides;
+  if (contiguous_output) {
+    core_strides = l.core_output_strides;
+  } else if (pure_reshape && reshape_strides(output, l.core_output_shape, &core_strides)) {
+    // a strided output that the reshape can still address
+  } else {
+    if (device == Device::kCUDA) {
+      return InvalidArgument(l.op + ": " + std::string(output_name) + " strides " +
+                             to_string(output.strides) + " cannot hold the core output " +
+                             to_string(l.core_output_shape) + " as a view; on a CUDA device pass "
+                             "a C-contiguous " + std::string(output_name));
+    }
+    // Staging: a contiguous buffer, then one copy into the caller's strides. The caller's view
+    // is validated first, so nothing is written to a bad output.
+    detail::ValidatedCall target;
+    target.shape.output_shape = output.shape;
+    target.shape.output_numel = output.numel();
+    target.element_size = element_size(l.input.dtype);
+    target.input_dtype = l.input.dtype;
+    MULTIGATHER_RETURN_IF_ERROR(detail::validate_output(output, target));
+    MULTIGATHER_RETURN_IF_ERROR(detail::check_no_overlap(output, l.input, l.indices, output_name));
+    Tensor staging(l.input.dtype, l.output_shape);
+    MutableTensorView core(staging.data(), output.dtype, l.core_output_shape, l.core_output_strides);
+    MULTIGATHER_RETURN_IF_ERROR(run_core(l, core, options, device, context, output_name));
+    return copy_into(TensorView(staging.data(), output.dtype, output.shape), output, options.num_threads);
+  }
+  const MutableTensorView core(output.data, output.dtype, l.core_output_shape, core_strides);
+  return run_core(l, core, options, device, context, output_name);
+}
+
+Status guarded(const std::string& op, const auto& body) noexcept {
+  try {
+    return body();
+  } catch (const Error& e) {
+    return Status(e.code(), e.what());
+  } catch (...) {
+    return Status(StatusCode::kInternal, "out of memory while running " + op);
+  }
+}
+
+}  // namespace
+
+Status execute(const Lowering& lowering, const MutableTensorView& output,
+               const ExecutionContext& context) noexcept {
+  return guarded(lowering.op, [&] { return execute_impl(lowering, output, context, context.output_name); });
+}
+
+Status execute_alloc(const Lowering& lowering, const ExecutionContext& context,
+                     MutableTensorView* output, Tensor* owned) noexcept {
+  return guarded(lowering.op, [&]() -> Status {
+    MutableTensorView target;
+    if (context.allocate != nullptr) {
+      if (!context.allocate(context.allocator_context, lowering.input.dtype, lowering.output_shape,
+                            &target)) {
+        return Status(StatusCode::kInternal, lowering.op + ": the output allocator failed");
+      }
+    } else {
+      if (resolve_device(lowering, context) == Device::kCUDA) {
+        return InvalidArgument(lowering.op + ": a one-shot call on CUDA operands needs an "
+                               "allocator in the ExecutionContext (Tensor storage is host memory)");
+      }
+      *owned = Tensor(lowering.input.dtype, lowering.output_shape);
+      target = owned->mutable_view();
+    }
+    MULTIGATHER_RETURN_IF_ERROR(execute_impl(lowering, target, context, context.output_name));
+    *output = target;
+    return Status::Ok();
+  });
+}
+
+Tensor execute(const Lowering& lowering, const ExecutionContext& context) {
+  Tensor out;
+  MutableTensorView view;
+  ExecutionContext host = context;
+  host.allocate = nullptr;
+  throw_if_error(execute_alloc(lowering, host, &view, &out));
+  return out;
+}
+
+Status execute_lowering(const Lowering& lowering, const MutableTensorView& output) noexcept {
+  return execute(lowering, output, ExecutionContext{});
+}
+
+Status run_op(std::string_view name, const TensorView& input, const TensorView& indices,
+              const Attributes& attrs, Tensor* output, const ExecutionContext& context) noexcept {
+  return guarded(std::string(name), [&]() -> Status {
+    Lowering l;
+    MULTIGATHER_RETURN_IF_ERROR(lower_op(name, input, indices, attrs, &l, context.device));
+    Tensor out;
+    MutableTensorView view;
+    ExecutionContext host = context;
+    host.allocate = nullptr;
+    MULTIGATHER_RETURN_IF_ERROR(execute_alloc(l, host, &view, &out));
+    *output = std::move(out);
+    return Status::Ok();
+  });
+}
+
+Tensor run_op(std::string_view name, const TensorView& input, const TensorView& indices,
+              const Attributes& attrs, const ExecutionContext& context) {
+  Tensor out;
+  throw_if_error(run_op(name, input, indices, attrs, &out, context));
+  return out;
+}
+
+}  // namespace multigather

@@ -1,0 +1,205 @@
+// The one registry of framework ops (multigather/registry.hpp): lookup, attribute resolution,
+// lowering (multigather/lowering.hpp's lower_op) and the `ops` listing.
+#include <algorithm>
+#include <cctype>
+#include <stdexcept>
+#include <string>
+
+#include "frontends/lowering.hpp"
+
+namespace multigather {
+namespace {
+
+// Attribute names are accepted with dashes or underscores (batch-dims == batch_dims).
+std::string canonical_name(std::string_view given) {
+  std::string name(given);
+  std::replace(name.begin(), name.end(), '-', '_');
+  return name;
+}
+
+// The CLI spelling of an attribute, for `multigather ops`: batch_dims -> --batch-dims.
+std::string flag_name(const std::string& name) {
+  std::string f = "--" + name;
+  std::replace(f.begin(), f.end(), '_', '-');
+  return f;
+}
+
+std::vector<AttrValue> parse_defaults(const OpSpec& op) {
+  std::vector<AttrValue> values(op.attrs.size());
+  for (std::size_t j = 0; j < op.attrs.size(); ++j) {
+    const Status s = parse_attribute(op.attrs[j], op.attrs[j].default_text, &values[j]);
+    if (!s.ok()) throw std::logic_error(op.name + ": bad default of " + op.attrs[j].name + ": " + s.message());
+  }
+  return values;
+}
+
+std::vector<OpSpec> build_registry() {
+  std::vector<OpSpec> v;
+  frontends::append_core_ops(&v);
+  frontends::append_onnx_ops(&v);
+  frontends::append_torch_ops(&v);
+  frontends::append_numpy_ops(&v);
+  frontends::append_tf_ops(&v);
+  frontends::append_jax_ops(&v);
+  frontends::append_coreml_ops(&v);
+  frontends::append_tosa_ops(&v);
+  frontends::append_mlir_ops(&v);
+  frontends::append_stablehlo_ops(&v);
+  frontends::append_webnn_ops(&v);
+  frontends::append_dml_ops(&v);
+  return v;
+}
+
+// Every op's attribute defaults, parsed once by the one text parser, in op_registry() order.
+const std::vector<std::vector<AttrValue>>& registry_defaults() {
+  static const std::vector<std::vector<AttrValue>> defaults = [] {
+    std::vector<std::vector<AttrValue>> all;
+    for (const OpSpec& op : op_registry()) all.push_back(parse_defaults(op));
+    return all;
+  }();
+  return defaults;
+}
+
+// Levenshtein distance, case-insensitive (for "did you mean").
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      const bool same = std::tolower(static_cast<unsigned char>(a[i - 1])) ==
+                        std::tolower(static_cast<unsigned char>(b[j - 1]));
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (same ? 0 : 1)});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+
+}  // namespace
+
+std::string unknown_op_message(std::string_view name) {
+  std::string best;
+  std::size_t best_distance = 3;  // suggest only close names
+  for (const OpSpec& op : op_registry()) {
+    const std::size_t d = edit_distance(name, op.name);
+    if (d < best_distance) {
+      best_distance = d;
+      best = op.name;
+    }
+  }
+  std::string m = "unknown op '" + std::string(name) + "'";
+  if (!best.empty()) m += " (did you mean " + best + "?)";
+  return m;
+}
+
+const std::vector<OpSpec>& op_registry() {
+  static const std::vector<OpSpec> ops = build_registry();
+  return ops;
+}
+
+const OpSpec* find_op(std::string_view name) noexcept {
+  for (const OpSpec& op : op_registry()) {
+    if (op.name == name) return &op;
+  }
+  return nullptr;
+}
+
+const std::vector<std::pair<std::string, std::string>>& equivalence_classes() {
+  static const std::vector<std::pair<std::string, std::string>> classes = {
+      {"multiaxis", "the operator itself: any axes, any order, broadcasting"},
+      {"element", "single axis element gather: same rank, output shape = indices shape"},
+      {"flat", "single axis element gather on the flattened input"},
+      {"block", "single axis block gather: output = X[:a] ++ I[b:] ++ X[a+1:]"},
+      {"nd", "multiple contiguous axes block gather: coordinates on the last indices dimension"},
+      {"advanced", "numpy-style advanced indexing: several index arrays, adjacent or separated"},
+      {"windowed", "StableHLO gather: point gathers, windows, batching dims, any index_vector_dim"},
+  };
+  return classes;
+}
+
+Status resolve_attributes(const OpSpec& op, const Attributes& given, AttributeValues* out) {
+  const std::vector<OpSpec>& all = op_registry();
+  const bool registered = &op >= all.data() && &op < all.data() + all.size();
+  const std::vector<AttrValue> own = registered ? std::vector<AttrValue>{} : parse_defaults(op);
+  const std::vector<AttrValue>& defaults = registered ? registry_defaults()[static_cast<std::size_t>(&op - all.data())] : own;
+  AttributeValues r;
+  r.values.reserve(op.attrs.size());
+  for (std::size_t j = 0; j < op.attrs.size(); ++j) r.values.emplace_back(op.attrs[j].name, defaults[j]);
+  std::vector<bool> seen(op.attrs.size(), false);
+  for (const auto& [given_name, arg] : given.items()) {
+    const std::string name = canonical_name(given_name);
+    std::size_t j = 0;
+    while (j < op.attrs.size() && op.attrs[j].name != name) ++j;
+    if (j == op.attrs.size()) {
+      std::string list;
+      for (const auto& a : op.attrs) list += (list.empty() ? "" : ", ") + a.name;
+      return InvalidArgument(op.name + " has no attribute '" + name + "' (attributes: " +
+                             (list.empty() ? "none" : list) + ")");
+    }
+    if (seen[j]) return InvalidArgument(op.name + ": attribute '" + name + "' is given twice");
+    seen[j] = true;
+    const Status s = convert_attribute(op.attrs[j], defaults[j], arg, &r.values[j].second);
+    if (!s.ok()) return Status(s.code(), op.name + ": " + s.message());
+  }
+  *out = std::move(r);
+  return Status::Ok();
+}
+
+std::string_view device_name(Device device) noexcept {
+  switch (device) {
+    case Device::kAuto: return "auto";
+    case Device::kCPU: return "cpu";
+    case Device::kCUDA: return "cuda";
+  }
+  return "?";
+}
+
+Status lower_op(std::string_view name, const TensorView& input, const TensorView& indices,
+                const Attributes& attrs, Lowering* out, Device device) {
+  const OpSpec* op = find_op(name);
+  if (op == nullptr) return InvalidArgument(unknown_op_message(name));
+  if (!is_valid(input.dtype)) {
+    return TypeError(op->name + ": " + op->input_name + " dtype " +
+                     std::to_string(static_cast<int>(input.dtype)) + " is not supported");
+  }
+  Lowering l;
+  l.op = op->name;
+  l.spec = op;
+  l.device = device == Device::kAuto ? Device::kCPU : device;
+  MULTIGATHER_RETURN_IF_ERROR(resolve_attributes(*op, attrs, &l.attributes));
+  try {
+    MULTIGATHER_RETURN_IF_ERROR(op->lower(input, indices, l.attributes, &l));
+  } catch (const Error& e) {
+    return Status(e.code(), e.what());
+  } catch (const std::bad_alloc&) {
+    return Status(StatusCode::kInternal, "out of memory while lowering " + op->name);
+  }
+  *out = std::move(l);
+  return Status::Ok();
+}
+
+std::string list_ops() {
+  std::string s;
+  for (const auto& [cls, what] : equivalence_classes()) {
+    s += cls + ": " + what + "\n";
+    for (const OpSpec& op : op_registry()) {
+      if (op.equivalence_class != cls) continue;
+      s += "  " + op.name + std::string(op.name.size() < 30 ? 30 - op.name.size() : 1, ' ') + op.signature + "\n";
+      for (const AttrSpec& a : op.attrs) {
+        s += "      " + flag_name(a.name) + " (" + std::string(attr_type_name(a.type));
+        if (!a.choices.empty()) {
+          std::string c;
+          for (const auto& x : a.choices) c += (c.empty() ? ": " : "|") + x;
+          s += c;
+        }
+        s += ", default " + (a.default_text.empty() ? std::string("\"\"") : a.default_text) + ") " + a.help + "\n";
+      }
+    }
+  }
+  return s;
+}
+
+}  // namespace multigather
