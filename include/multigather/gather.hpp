@@ -63,6 +63,10 @@ struct GatherShape {
 Status infer_shape(const Dims& input_shape, const Dims& indices_shape,
                    std::span<const std::int64_t> axes, GatherShape* out) noexcept;
 
+/// TypeError unless `dtype` is an index dtype (int8-64, uint8-64): "indices dtype float32 is
+/// not an integer type (expected int8, ...)".
+Status check_indices_dtype(DType dtype) noexcept;
+
 /// Validates once, then gathers into `output`, a caller-provided view of the inferred shape
 /// whose dtype has the input's element size (any strides; it must not overlap input/indices).
 /// Errors: those of infer_shape; indices dtype not an integer type (TypeError); unsupported

@@ -32,15 +32,21 @@ DType dtype_named(std::string_view name, std::string_view what) {
   return *dtype;
 }
 
-std::string type_name(nb::handle value) {
+std::string python_type_name(nb::handle value) {
   return nb::cast<std::string>(nb::str(value.type().attr("__name__")));
 }
 
+// A numpy bool scalar (np.True_): not a Python bool and without __index__.
 bool is_numpy_bool(nb::handle value) {
-  if (!PyObject_HasAttrString(value.ptr(), "dtype") || !PyObject_HasAttrString(value.ptr(), "item")) return false;
+  if (PyLong_Check(value.ptr()) || !PyObject_HasAttrString(value.ptr(), "dtype") ||
+      !PyObject_HasAttrString(value.ptr(), "item")) {
+    return false;
+  }
   nb::object dtype = value.attr("dtype");
-  return PyObject_HasAttrString(dtype.ptr(), "kind") && nb::cast<std::string>(dtype.attr("kind")) == "b" &&
-         nb::cast<int>(nb::len(value.attr("shape"))) == 0;
+  nb::object shape = value.attr("shape");
+  return PyObject_HasAttrString(dtype.ptr(), "kind") &&
+         nb::cast<std::string>(dtype.attr("kind")) == "b" && PyTuple_Check(shape.ptr()) &&
+         PyTuple_GET_SIZE(shape.ptr()) == 0;
 }
 
 AttrArg arg_of(const std::string& name, nb::handle value) {
@@ -72,7 +78,7 @@ AttrArg arg_of(const std::string& name, nb::handle value) {
     for (nb::handle item : value) {
       if (PyBool_Check(item.ptr()) || !PyIndex_Check(item.ptr())) {
         throw nb::type_error(("attribute " + name + "[" + std::to_string(j) +
-                              "] must be an int, not " + type_name(item)).c_str());
+                              "] must be an int, not " + python_type_name(item)).c_str());
       }
       a.list.push_back(nb::cast<std::int64_t>(nb::steal(PyNumber_Index(item.ptr()))));
       ++j;
@@ -82,7 +88,7 @@ AttrArg arg_of(const std::string& name, nb::handle value) {
     a.scalar = scalar_of(value);
   } else {
     throw nb::type_error(("attribute " + name + " must be an int, float, bool, str, None or a "
-                          "list of ints, not " + type_name(value)).c_str());
+                          "list of ints, not " + python_type_name(value)).c_str());
   }
   return a;
 }

@@ -13,7 +13,7 @@ void append_core_ops(std::vector<OpSpec>* ops) {
         {"negative_indices", AttrType::kBool, "true", {}, "v < 0 becomes v + n first"},
         {"fill_value", AttrType::kScalar, "0", {}, "value of out-of-range elements when index_mode=fill"}},
        [](const TensorView& x, const TensorView& i, const AttributeValues& a, Lowering* o) {
-         MULTIGATHER_RETURN_IF_ERROR(begin_op("gather_multiaxis", x, i, o));
+         // The identity lowering: the core's own checks and messages, no op prefix.
          o->input = x;
          o->indices = i;
          o->axes = a.get_ints("axes");
@@ -21,8 +21,8 @@ void append_core_ops(std::vector<OpSpec>* ops) {
          parse_index_mode(a.get_enum("index_mode"), &mode);
          set_policy(o, mode, a.get_bool("negative_indices"));
          o->options.fill_value = *a.get_scalar("fill_value");
-         MULTIGATHER_RETURN_IF_ERROR(finish_core_shaped(o));  // the identity lowering
-         return check_integer(o->op, "indices", i.dtype);
+         MULTIGATHER_RETURN_IF_ERROR(finish_core_shaped(o));
+         return check_indices_dtype(i.dtype);
        }});
 }
 

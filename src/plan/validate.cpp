@@ -132,6 +132,17 @@ Status infer_shape(const Dims& input_shape, const Dims& indices_shape,
   }
 }
 
+Status check_indices_dtype(DType dtype) noexcept {
+  if (is_index_type(dtype)) return Status::Ok();
+  try {
+    return TypeError("indices dtype " + std::string(dtype_name(dtype)) +
+                     " is not an integer type (expected int8, int16, int32, int64, uint8, "
+                     "uint16, uint32 or uint64)");
+  } catch (...) {
+    return Status(StatusCode::kInternal, "out of memory while validating");
+  }
+}
+
 namespace detail {
 
 Status check_operands(const TensorView& input, const TensorView& indices, bool reads_indices,
@@ -140,11 +151,7 @@ Status check_operands(const TensorView& input, const TensorView& indices, bool r
     if (!is_valid(input.dtype)) {
       return TypeError("input dtype " + str(static_cast<int>(input.dtype)) + " is not supported");
     }
-    if (!is_index_type(indices.dtype)) {
-      return TypeError("indices dtype " + std::string(dtype_name(indices.dtype)) +
-                       " is not an integer type (expected int8, int16, int32, int64, uint8, "
-                       "uint16, uint32 or uint64)");
-    }
+    MULTIGATHER_RETURN_IF_ERROR(check_indices_dtype(indices.dtype));
     switch (options.index_mode) {
       case IndexMode::kError: case IndexMode::kClamp: case IndexMode::kWrap: case IndexMode::kFill:
         break;
