@@ -47,6 +47,16 @@
 /* Largest rank of a tensor (multigather::kMaxRank, include/multigather/tensor.hpp). */
 #define MG_MAX_RANK 16
 
+/* Compiled as C++ (by the library itself, or a C++ caller), the enums get int as their fixed
+ * underlying type: every int is then a valid value of the type, as in C, so a value outside an
+ * enum that a C caller passes is reported as MG_ERROR_INVALID_ARGUMENT / MG_ERROR_TYPE instead
+ * of being undefined behaviour. Size and calling convention are those of int either way. */
+#ifdef __cplusplus
+#define MG_ENUM_INT : int
+#else
+#define MG_ENUM_INT
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -54,7 +64,7 @@ extern "C" {
 /* ---- Status codes and messages -------------------------------------------------------------- */
 
 /* The result of every fallible call (mirrors multigather::StatusCode, status.hpp). */
-typedef enum mg_status {
+typedef enum mg_status MG_ENUM_INT {
   MG_OK = 0,
   /* Shapes, ranks, axes, attributes, views, an unknown op or attribute, a NULL argument, an
    * output that overlaps an operand, a buffer too small (Python: ValueError). */
@@ -86,7 +96,7 @@ int mg_c_api_version(void);
 /* Element types (the values of multigather::DType, include/multigather/dtype.hpp; docs/spec.md
  * section 1, "Arguments"). The operator moves bytes and never looks at values, so an input
  * dtype matters only through its width; indices must be one of the eight integer types. */
-typedef enum mg_dtype {
+typedef enum mg_dtype MG_ENUM_INT {
   MG_DTYPE_BOOL = 0,        /* 1 byte */
   MG_DTYPE_INT8 = 1,
   MG_DTYPE_UINT8 = 2,
@@ -143,7 +153,7 @@ typedef struct mg_tensor_mut {
 /* ---- Execution context ---------------------------------------------------------------------- */
 
 /* Where operands live (multigather::Device, lowering.hpp). */
-typedef enum mg_device {
+typedef enum mg_device MG_ENUM_INT {
   MG_DEVICE_AUTO = 0, /* CUDA when the input or indices are CUDA memory (CUDA builds), else CPU */
   MG_DEVICE_CPU = 1,
   MG_DEVICE_CUDA = 2  /* needs a build with the CUDA engine (MULTIGATHER_CUDA=ON) */
@@ -171,7 +181,7 @@ typedef struct mg_context {
 /* The kind of value an mg_attr carries. An op's attribute has a declared type (`multigather ops`
  * lists them: int, int|none, int list, enum, scalar, scalar|none, bool); a value of another kind
  * is MG_ERROR_TYPE, except that an INT is accepted where a scalar is expected. */
-typedef enum mg_attr_kind {
+typedef enum mg_attr_kind MG_ENUM_INT {
   MG_ATTR_NONE = 0,     /* none: absent for optional attributes (axis=None), else the default */
   MG_ATTR_INT = 1,      /* i */
   MG_ATTR_INT_LIST = 2, /* ints[0 .. count) (count 0: the empty list; ints may then be NULL) */
@@ -281,7 +291,7 @@ mg_status mg_infer_shape(const char* op, const mg_tensor* input, const mg_tensor
 
 /* What an out-of-range index does (multigather::IndexMode; docs/spec.md section 1, "Index
  * resolution"). */
-typedef enum mg_index_mode {
+typedef enum mg_index_mode MG_ENUM_INT {
   MG_INDEX_ERROR = 0, /* the call fails with MG_ERROR_OUT_OF_RANGE naming the index */
   MG_INDEX_CLAMP = 1, /* clamp to [0, n-1] */
   MG_INDEX_WRAP = 2,  /* v mod n (floor modulo); the negative rule is not applied first */
@@ -289,7 +299,7 @@ typedef enum mg_index_mode {
 } mg_index_mode;
 
 /* A fill value before it is converted to the input dtype. Integers stay exact. */
-typedef enum mg_scalar_kind {
+typedef enum mg_scalar_kind MG_ENUM_INT {
   MG_SCALAR_INT = 0,   /* i */
   MG_SCALAR_UINT = 1,  /* u */
   MG_SCALAR_FLOAT = 2  /* f (NaN and infinities allowed for float dtypes) */
