@@ -29,8 +29,9 @@
  *
  *     cc -std=c99 -I$PREFIX/include app.c $PREFIX/lib/libmultigather.a -lstdc++ -lm -fopenmp
  *
- * or, with CMake, `find_package(multigather)` and `target_link_libraries(app multigather::multigather)`
- * with `set_target_properties(app PROPERTIES LINKER_LANGUAGE CXX)`.
+ * or, with CMake, `project(app C CXX)`, `find_package(multigather)`,
+ * `target_link_libraries(app multigather::multigather)` and
+ * `set_target_properties(app PROPERTIES LINKER_LANGUAGE CXX)` (the package needs OpenMP for CXX).
  */
 #ifndef MULTIGATHER_MULTIGATHER_H
 #define MULTIGATHER_MULTIGATHER_H
