@@ -1,5 +1,5 @@
-// `multigather run/explain/ops` for the framework ops (tools/cli/framework_ops.cpp): every op
-// explains through the CLI with its framework attribute flags; runs through .npy files give the
+// `multigather run/explain/ops` for the registry ops (tools/cli/framework_ops.cpp): every op,
+// gather_multiaxis included, explains through the CLI with its framework attribute flags; runs through .npy files give the
 // documented golden values (ONNX GatherND batch_dims=1, tf.gather batch_dims=1, the StableHLO
 // interpreter's windowed gather, WebNN's clamp); framework errors keep their message and exit code.
 #include <gtest/gtest.h>
@@ -66,7 +66,7 @@ TEST_F(CliFrontends, EveryOpExplainsWithItsAttributeFlags) {
     for (const auto& [name, value] : c.a.items()) args.push_back("--" + name + "=" + value.text);  // texts
     const CliResult r = cli_run(args);
     EXPECT_EQ(r.code, 0) << c.op << ": " << r.err;
-    if (std::string(c.op) == "gather_multiaxis") continue;  // the CLI's own explain (cli_test.cpp)
+    EXPECT_NE(r.out.find("op:                 " + std::string(c.op) + "    ["), std::string::npos) << c.op << r.out;
     EXPECT_NE(r.out.find("lowered call:       gather_multiaxis("), std::string::npos) << c.op << r.out;
   }
 }
@@ -131,17 +131,26 @@ TEST_F(CliFrontends, FrameworkErrorsKeepTheirMessageAndExitCode) {
   EXPECT_EQ(r.code, cli::kExitUsage);
 }
 
+// The README's `explain` examples (gather_multiaxis in "The multigather command-line tool",
+// tf.gather in "Framework ops") are the real output of the commands they show.
 TEST_F(CliFrontends, ReadmeExplainExampleIsTheRealOutput) {
   std::ifstream f(std::string(MULTIGATHER_SOURCE_DIR) + "/README.md");
   const std::string readme((std::istreambuf_iterator<char>(f)), {});
-  const std::string command = "$ build/multigather explain tf.gather --input-shape=3,5 --indices-shape=3,2 --axis=1 --batch-dims=1\n";
-  const std::size_t begin = readme.find(command);
-  ASSERT_NE(begin, std::string::npos);
-  const std::size_t end = readme.find("```", begin);
-  const std::string shown = readme.substr(begin + command.size(), end - begin - command.size());
-  const CliResult r = cli_run({"explain", "tf.gather", "--input-shape=3,5", "--indices-shape=3,2", "--axis=1", "--batch-dims=1"});
-  EXPECT_EQ(r.code, 0);
-  EXPECT_EQ(r.out, shown);
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {"explain", "gather_multiaxis", "--input-shape=4,2,1,2", "--indices-shape=1,3,2,2", "--axes=1"},
+           {"explain", "tf.gather", "--input-shape=3,5", "--indices-shape=3,2", "--axis=1", "--batch-dims=1"}}) {
+    std::string command = "$ build/multigather";
+    for (const std::string& a : args) command += " " + a;
+    command += "\n";
+    SCOPED_TRACE(command);
+    const std::size_t begin = readme.find(command);
+    ASSERT_NE(begin, std::string::npos);
+    const std::size_t end = readme.find("```", begin);
+    const std::string shown = readme.substr(begin + command.size(), end - begin - command.size());
+    const CliResult r = cli_run(args);
+    EXPECT_EQ(r.code, 0) << r.err;
+    EXPECT_EQ(r.out, shown);
+  }
 }
 
 }  // namespace

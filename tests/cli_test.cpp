@@ -244,6 +244,59 @@ TEST_F(CliTest, OptionSpellingsAgree) {
   }
 }
 
+// Flag values go through the library's one attribute parser, so every op accepts the same
+// spellings: bools true/false, 1/0, yes/no, on/off in any case; lists "0", "[0]", "(0)", " 0 ".
+// gather_multiaxis --negative-indices and coreml.gather_along_axis --validate-indices (which
+// the CLI once parsed with two different parsers) agree on every one.
+TEST_F(CliTest, BoolAndListSpellingsAreTheLibrarys) {
+  const std::string in = example("elements_axis0", "input.npy");  // [4,3]
+  const std::int64_t neg[3] = {-1, 0, 1};
+  const std::string neg_idx = save("neg.npy", TensorView(neg, DType::kInt64, {1, 3}));
+  const std::int64_t big[3] = {9, 0, 1};
+  const std::string big_idx = save("big.npy", TensorView(big, DType::kInt64, {1, 3}));
+  const std::vector<std::string> yes = {"true", "True", "TRUE", "1", "yes", "Yes", "on", "ON"};
+  const std::vector<std::string> no = {"false", "False", "0", "no", "NO", "off", "Off"};
+  const auto run = [&](const std::string& op, const std::string& idx, std::vector<std::string> flags) {
+    std::vector<std::string> args = {"run", op, "--input", in, "--indices", idx};
+    args.insert(args.end(), flags.begin(), flags.end());
+    return cli(args);
+  };
+  for (const std::string& t : yes) {
+    SCOPED_TRACE(t);
+    // -1 wraps to row 3: [[30 1 12]].
+    Result r = run("gather_multiaxis", neg_idx, {"--axes=0", "--negative-indices=" + t});
+    EXPECT_EQ(r.code, 0) << r.err;
+    EXPECT_EQ(r.out, "int64 [1,3]\n[[30  1 12]]\n");
+    // 9 is out of range for axis 0 of size 4: an error when validated.
+    r = run("coreml.gather_along_axis", big_idx, {"--axis=0", "--validate-indices=" + t});
+    EXPECT_EQ(r.code, cli::kExitOutOfRange) << r.err;
+  }
+  for (const std::string& f : no) {
+    SCOPED_TRACE(f);
+    Result r = run("gather_multiaxis", neg_idx, {"--axes=0", "--negative-indices=" + f});
+    EXPECT_EQ(r.code, cli::kExitOutOfRange) << r.err;
+    // Not validated: Core ML's "undefined but memory safe", which multigather clamps: 9 -> 3.
+    r = run("coreml.gather_along_axis", big_idx, {"--axis=0", "--validate_indices", f});
+    EXPECT_EQ(r.code, 0) << r.err;
+    EXPECT_EQ(r.out, "int64 [1,3]\n[[30  1 12]]\n");
+  }
+  for (const std::string& axes : {"--axes=0", "--axes=[0]", "--axes=(0)", "--axes= 0 ", "--axes=[ 0 ]"}) {
+    SCOPED_TRACE(axes);
+    const Result r = run("gather_multiaxis", neg_idx, {axes});
+    EXPECT_EQ(r.code, 0) << r.err;
+    EXPECT_EQ(r.out, "int64 [1,3]\n[[30  1 12]]\n");
+  }
+  // The same wording of a bad bool for both ops: the library's, naming op and attribute.
+  Result r = run("gather_multiaxis", neg_idx, {"--axes=0", "--negative-indices=maybe"});
+  EXPECT_EQ(r.code, cli::kExitUsage);
+  EXPECT_EQ(r.err, "multigather: error: gather_multiaxis: attribute negative_indices: 'maybe' is not a "
+                   "bool (expected true/false, 1/0, yes/no, on/off)\n");
+  r = run("coreml.gather_along_axis", big_idx, {"--validate-indices=maybe"});
+  EXPECT_EQ(r.code, cli::kExitUsage);
+  EXPECT_EQ(r.err, "multigather: error: coreml.gather_along_axis: attribute validate_indices: 'maybe' is "
+                   "not a bool (expected true/false, 1/0, yes/no, on/off)\n");
+}
+
 // ---- explain and ops -------------------------------------------------------------------------
 
 // The seed's worked example: input [4,2,1,2], indices [1,3,2,2], axes [1] -> output [4,3,2,2];
@@ -253,12 +306,22 @@ TEST_F(CliTest, ExplainSeedExample) {
                         "--indices-shape=1,3,2,2", "--axes=1"});
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.out,
-            "gather_multiaxis\n"
-            "  input shape            [4,2,1,2]\n"
-            "  indices shape          [1,3,2,2]\n"
-            "  axes                   [1]  (k = 1, coordinate size c = 1)\n"
-            "  logical indices shape  [1,3,2,2]  (indices shape, last size / c)\n"
-            "  output shape           [4,3,2,2]  (48 elements)\n"
+            "op:                 gather_multiaxis    [multiaxis]\n"
+            "signature:          gather_multiaxis(input, indices, axes, index_mode, negative_indices, "
+            "fill_value)\n"
+            "formula:            output[o] = input[i], i[d] = o[d] (d not in axes, broadcast), "
+            "i[axes[j]] = indices[q.., q_last*c + j]\n"
+            "follows:            docs/spec.md section 1\n"
+            "attributes:         axes=[1] index_mode=error negative_indices=true fill_value=0\n"
+            "input:              [4,2,1,2] float32\n"
+            "indices:            [1,3,2,2] int64\n"
+            "lowered call:       gather_multiaxis(input [4,2,1,2], indices [1,3,2,2], axes [1])\n"
+            "  input view:       shape [4,2,1,2] strides [4,2,2,1]\n"
+            "  indices view:     actual [1,3,2,2] logical [1,3,2,2] strides [12,4,2,1]\n"
+            "  axes:             [1]  (k = 1, coordinate size c = 1)\n"
+            "  index mode:       error, negative_indices=true\n"
+            "core output:        [4,3,2,2]  (48 elements)\n"
+            "output:             [4,3,2,2]\n"
             "\n"
             "  dim  input  indices  output  how\n"
             "    0      4        1       4  indices broadcast (1 -> 4)\n"
@@ -269,7 +332,8 @@ TEST_F(CliTest, ExplainSeedExample) {
             "\n"
             "  output[o0,o1,o2,o3] = input[o0, indices[0,o1,o2,o3], 0, o3]\n"
             "  each index v for an axis of size n (index_mode=error): v < 0 becomes v + n "
-            "(signed index dtypes), then v outside [0, n) is an error (exit code 4)\n");
+            "(signed index dtypes), then v outside [0, n) is an error (IndexError; CLI exit code "
+            "4)\n");
 }
 
 // Two-axis coordinates in (x, y) order: indices [2,2,2*... ] -> L = [2,2,1]; coordinate j of
@@ -278,8 +342,10 @@ TEST_F(CliTest, ExplainMultiaxisFormula) {
   const Result r = cli({"explain", "gather_multiaxis", "--input_shape", "2,3,4", "--indices_shape",
                         "2,2,2", "--axes", "2,1", "--index-mode=wrap"});
   EXPECT_EQ(r.code, 0) << r.err;
-  EXPECT_NE(r.out.find("  logical indices shape  [2,2,1]"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("  output shape           [2,2,1]  (4 elements)"), std::string::npos);
+  EXPECT_NE(r.out.find("  indices view:     actual [2,2,2] logical [2,2,1]"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("  axes:             [2,1]  (k = 2, coordinate size c = 2)\n"), std::string::npos);
+  EXPECT_NE(r.out.find("core output:        [2,2,1]  (4 elements)\n"), std::string::npos);
+  EXPECT_NE(r.out.find("\noutput:             [2,2,1]\n"), std::string::npos);
   EXPECT_NE(r.out.find("  output[o0,o1,o2] = input[o0, indices[o0,o1,1], indices[o0,o1,0]]\n"),
             std::string::npos) << r.out;
   EXPECT_NE(r.out.find("(index_mode=wrap): v becomes v mod n (floor modulo)"), std::string::npos);
@@ -337,16 +403,17 @@ TEST_F(CliTest, ErrorsHaveExitCodesAndOneLine) {
                    "(multigather ops lists the ops)"},
       {{"frobnicate"}, 2, "unknown command 'frobnicate' (expected run, explain or ops; see multigather --help)"},
       {with(idx, {}), 2, "--axes is required"},
-      {with(idx, {"--axes=1,x"}), 2, "--axes: 'x' is not a 64-bit integer (expected a "
-                                     "comma-separated list like 2,1; an empty list is --axes=)"},
+      {with(idx, {"--axes=1,x"}), 2, "gather_multiaxis: attribute axes: '1,x' is not a list of "
+                                     "integers (expected a comma-separated list like 2,1; empty: '')"},
       {with(idx, {"--axes=5"}), 2, "axes[0] = 5 is out of range [-2, 2) for input rank 2"},
       {with(idx, {"--axes=0", "--index-mode=bogus"}), 2,
-       "--index-mode: 'bogus' is not an index mode (expected error, clamp, wrap or fill)"},
+       "gather_multiaxis: attribute index_mode: 'bogus' is not one of error, clamp, wrap, fill"},
       {with(idx, {"--axes=0", "--negative-indices=maybe"}), 2,
-       "--negative-indices: 'maybe' is not a boolean (expected true or false)"},
+       "gather_multiaxis: attribute negative_indices: 'maybe' is not a bool (expected true/false, "
+       "1/0, yes/no, on/off)"},
       {with(idx, {"--axes=0", "--fill-value=abc"}), 2,
-       "--fill-value: 'abc' is not a number (expected an integer, a float, nan, inf, true or "
-       "false)"},
+       "gather_multiaxis: attribute fill_value: 'abc' is not a number (expected an integer, a "
+       "float, nan, inf, true or false)"},
       {with(bad_idx, {"--axes=0", "--index-mode=fill", "--fill-value=1.5"}), 2,
        "fill_value 1.5 is not representable in int64"},
       {with(float_idx, {"--axes=0"}), 2,
@@ -365,6 +432,10 @@ TEST_F(CliTest, ErrorsHaveExitCodesAndOneLine) {
            path("no/dir") + "': No such file or directory"},
       {{"explain", "gather_multiaxis", "--input-shape=4,3", "--indices-shape=2", "--axes=0"}, 2,
        "indices rank 1 must equal input rank 2"},
+      {{"explain", "gather_multiaxis", "--input-shape=4,x", "--indices-shape=2", "--axes=0"}, 2,
+       "--input-shape: '4,x' is not a list of integers (expected a comma-separated list like 2,1; "
+       "empty: '')"},
+      {{"explain", "gather_multiaxis", "--input-shape=4,3", "--indices-shape=4,3"}, 2, "--axes is required"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.args.back());

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "../npy.hpp"
+#include "multigather/attributes.hpp"
 #include "op.hpp"
 #include "print.hpp"
 
@@ -119,10 +120,25 @@ int do_run(const CliOp& op, const RunArgs& a, std::ostream& out, std::ostream& e
   return kExitOk;
 }
 
+/// A shape flag's text through the library's one list parser (parse_attribute): "4,2,1,2",
+/// "[4, 2]", "" (rank 0). Errors name the flag: "--input-shape: '4,x' is not a list of ...".
+Status parse_shape(const std::string& text, const std::string& flag, std::vector<std::int64_t>* out) {
+  const AttrSpec spec{flag, AttrType::kIntList, "", {}, ""};
+  AttrValue value;
+  const Status s = parse_attribute(spec, text, &value);
+  if (!s.ok()) {
+    const std::string prefix = "attribute " + flag + ": ";
+    const std::string& m = s.message();
+    return Status(s.code(), flag + ": " + (m.rfind(prefix, 0) == 0 ? m.substr(prefix.size()) : m));
+  }
+  *out = std::move(value.list);
+  return Status::Ok();
+}
+
 int do_explain(const CliOp& op, const ExplainArgs& a, std::ostream& out, std::ostream& err) {
   std::vector<std::int64_t> input_shape, indices_shape;
-  Status s = parse_int_list(a.input_shape, "--input-shape", &input_shape);
-  if (s.ok()) s = parse_int_list(a.indices_shape, "--indices-shape", &indices_shape);
+  Status s = parse_shape(a.input_shape, "--input-shape", &input_shape);
+  if (s.ok()) s = parse_shape(a.indices_shape, "--indices-shape", &indices_shape);
   if (s.ok()) s = op.explain(Dims(input_shape), Dims(indices_shape), out);
   if (!s.ok()) return fail(err, exit_code_of(s), s.message());
   return kExitOk;
@@ -180,7 +196,13 @@ int run_tool(std::vector<std::string> args, std::ostream& out, std::ostream& err
   CLI::App* explain = app.add_subcommand(
       "explain", "Print an op's output shape, broadcasting and formula for given shapes (no data)");
   add_op_commands(explain, explain_ops, [&](CLI::App& sub) { add_explain_flags(sub, explain_args); });
-  CLI::App* ops = app.add_subcommand("ops", "List the available ops");
+  CLI::App* ops = app.add_subcommand("ops", "List the available ops (from the op registry)");
+  std::string ops_format = "text";
+  ops->add_option("--format", ops_format,
+                  "text (default): names and formulas; md: the README's op table; json: the "
+                  "registry rows; reference: docs/quick_reference.md")
+      ->check(CLI::IsMember({"text", "md", "json", "reference"}))
+      ->type_name("FORMAT");
 
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
@@ -196,7 +218,10 @@ int run_tool(std::vector<std::string> args, std::ostream& out, std::ostream& err
   }
 
   if (ops->parsed()) {
-    for (const auto& op : run_ops) out << op->name() << "\n    " << op->summary() << "\n";
+    out << (ops_format == "md"          ? ops_markdown_table()
+            : ops_format == "json"      ? ops_json()
+            : ops_format == "reference" ? ops_quick_reference()
+                                        : ops_text());
     return kExitOk;
   }
   for (CLI::App* parent : {run, explain}) {

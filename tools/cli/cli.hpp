@@ -3,7 +3,7 @@
 //
 //   multigather run OP --input X.npy --indices I.npy [--output OUT.npy] [op flags...]
 //   multigather explain OP --input-shape=4,2,1,2 --indices-shape=1,3,2,2 [op flags...]
-//   multigather ops
+//   multigather ops [--format=text|md|json|reference]
 //
 // Every option accepts `--name=value` and `--name value`, spelled with dashes or underscores.
 // On failure one line starting "multigather: error: " goes to `err` and the exit code says

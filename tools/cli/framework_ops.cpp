@@ -1,10 +1,11 @@
-// `multigather run/explain OP` for every framework op of the registry (include/multigather/ops.hpp):
-// one CliOp per OpSpec, whose flags are the op's attributes spelled the framework's way
-// (--axis, --dim, --batch-dims, --mode, --fill-value, --offset-dims=2,3, ...), typed and
-// defaulted by the registry. `run` lowers and executes the op; `explain` prints the lowering
-// from shapes alone (the indices dtype, which some frameworks restrict, is --indices-dtype).
-//
-// make_cli_ops (registry.cpp) appends these after gather_multiaxis.
+// `multigather run/explain OP` for every op of the registry (include/multigather/registry.hpp),
+// the core operator gather_multiaxis included: one CliOp per OpSpec, whose flags are the op's
+// attributes spelled the framework's way (--axes, --axis, --dim, --batch-dims, --mode,
+// --fill-value, --offset-dims=2,3, ...). Flag values are passed as text to the library
+// (Attributes::set), whose one parser types, defaults and checks them and words the errors
+// ("gather_multiaxis: attribute negative_indices: 'maybe' is not a bool (...)"). `run` lowers
+// and executes the op (run_op); `explain` prints the library's explanation of the lowering from
+// shapes alone (the indices dtype, which some frameworks restrict, is --indices-dtype).
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -16,9 +17,18 @@
 namespace multigather::cli {
 namespace {
 
-std::string dashed(std::string name) {
-  std::replace(name.begin(), name.end(), '_', '-');
-  return name;
+/// The placeholder `--help` shows for an attribute's value.
+const char* value_name(AttrType type) {
+  switch (type) {
+    case AttrType::kInt: return "INT";
+    case AttrType::kOptionalInt: return "INT|none";
+    case AttrType::kIntList: return "LIST";
+    case AttrType::kEnum: return "CHOICE";
+    case AttrType::kScalar: return "V";
+    case AttrType::kOptionalScalar: return "V|none";
+    case AttrType::kBool: return "BOOL";
+  }
+  return "VALUE";
 }
 
 class RegistryCliOp final : public CliOp {
@@ -33,11 +43,16 @@ class RegistryCliOp final : public CliOp {
   void add_flags(CLI::App& command) override {
     for (std::size_t i = 0; i < spec_.attrs.size(); ++i) {
       const AttrSpec& a = spec_.attrs[i];
+      const bool required = flag_is_required(spec_, a);
       std::string help = a.help + " (" + std::string(attr_type_name(a.type));
       for (std::size_t c = 0; c < a.choices.size(); ++c) help += (c ? "|" : ": ") + a.choices[c];
-      help += ", default " + (a.default_text.empty() ? std::string("empty") : a.default_text) + ")";
-      CLI::Option* o = command.add_option("--" + dashed(a.name), values_[i], help)->type_name("VALUE");
-      if (a.type == AttrType::kIntList) o->expected(0, 1);  // "--offset-dims=" is the empty list
+      if (a.type == AttrType::kIntList) help += ", e.g. 2,1; the empty list is " + flag_of(a.name) + "=";
+      if (a.type == AttrType::kBool) help += ": true/false, 1/0, yes/no, on/off";
+      if (!required) help += "; default " + (a.default_text.empty() ? std::string("empty") : a.default_text);
+      help += ")";
+      CLI::Option* o = command.add_option(flag_of(a.name), values_[i], help)->type_name(value_name(a.type));
+      if (a.type == AttrType::kIntList) o->expected(0, 1);  // "--axes=" is the empty list
+      if (required) o->required();
       options_[i] = o;
     }
     command.add_option("--indices-dtype", indices_dtype_,
@@ -60,6 +75,8 @@ class RegistryCliOp final : public CliOp {
   }
 
  private:
+  /// The flags given, as texts for the library's attribute parser; absent flags take the
+  /// registry's defaults.
   Attributes attributes() const {
     Attributes a;
     for (std::size_t i = 0; i < spec_.attrs.size(); ++i) {
@@ -77,17 +94,35 @@ class RegistryCliOp final : public CliOp {
 
 }  // namespace
 
-/// One CliOp per framework op of the registry (gather_multiaxis keeps its own CliOp), grouped by
-/// the seed's equivalence classes so that `multigather ops` lists them class by class.
-std::vector<std::unique_ptr<CliOp>> make_framework_cli_ops() {
-  std::vector<std::unique_ptr<CliOp>> ops;
+std::string flag_of(std::string_view attribute) {
+  std::string flag = "--" + std::string(attribute);
+  std::replace(flag.begin(), flag.end(), '_', '-');
+  return flag;
+}
+
+bool flag_is_required(const OpSpec& op, const AttrSpec& attribute) {
+  // The registry's AttrSpec has no "required": gather_multiaxis's axes defaults to the empty
+  // list there (the C++/Python callers always pass it). The CLI keeps the documented rule that
+  // --axes must be given, so that a forgotten --axes is an error instead of a k = 0 copy.
+  return op.name == "gather_multiaxis" && attribute.name == "axes";
+}
+
+std::vector<const OpSpec*> ops_in_listing_order() {
+  std::vector<const OpSpec*> ops;
   for (const auto& [cls, what] : equivalence_classes()) {
     for (const OpSpec& spec : op_registry()) {
-      if (spec.equivalence_class == cls && spec.name != "gather_multiaxis") {
-        ops.push_back(std::make_unique<RegistryCliOp>(spec));
-      }
+      if (spec.equivalence_class == cls) ops.push_back(&spec);
     }
   }
+  for (const OpSpec& spec : op_registry()) {  // a class missing from the list: last, not lost
+    if (std::find(ops.begin(), ops.end(), &spec) == ops.end()) ops.push_back(&spec);
+  }
+  return ops;
+}
+
+std::vector<std::unique_ptr<CliOp>> make_cli_ops() {
+  std::vector<std::unique_ptr<CliOp>> ops;
+  for (const OpSpec* spec : ops_in_listing_order()) ops.push_back(std::make_unique<RegistryCliOp>(*spec));
   return ops;
 }
 

@@ -1,19 +1,23 @@
 // tools/cli/op.hpp: what an operator contributes to the command line.
 //
 // `multigather run OP` and `multigather explain OP` dispatch on the op name through the list
-// make_cli_ops() returns (registry.cpp). Each op adds its own attribute flags (gather_multiaxis:
-// --axes, --index-mode, --negative-indices, --fill-value) to its `run` and `explain`
-// subcommands; the tool adds the common ones (--input, --indices, --output, --input-dtype,
-// --input-shape, --indices-shape). Adding an op is one class and one line in registry.cpp.
+// make_cli_ops() returns (framework_ops.cpp): one CliOp per row of the library's op registry
+// (multigather/registry.hpp), gather_multiaxis included. Each op's attributes become flags of
+// its `run` and `explain` subcommands, spelled with dashes (batch_dims -> --batch-dims), their
+// values passed as text to the library's one attribute parser; the tool adds the common flags
+// (--input, --indices, --output, --input-dtype, --input-shape, --indices-shape). Adding an op
+// to the CLI needs nothing here: a new registry row is a new CLI op.
+//
+// `multigather ops --format=text|md|json|reference` prints the registry (op_tables.cpp).
 #pragma once
 
-#include <cstdint>
 #include <memory>
 #include <ostream>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "multigather/registry.hpp"
 #include "multigather/status.hpp"
 #include "multigather/tensor.hpp"
 
@@ -26,9 +30,9 @@ namespace multigather::cli {
 class CliOp {
  public:
   virtual ~CliOp() = default;
-  /// The name typed after `run` / `explain` ("gather_multiaxis", later "onnx.Gather", ...).
+  /// The name typed after `run` / `explain` ("gather_multiaxis", "onnx.Gather", ...).
   virtual std::string_view name() const = 0;
-  /// One line for `multigather ops`.
+  /// One line for `multigather ops` and the subcommand's help.
   virtual std::string_view summary() const = 0;
   /// Adds the op's attribute flags to `command`, storing their values in this object.
   virtual void add_flags(CLI::App& command) = 0;
@@ -40,20 +44,29 @@ class CliOp {
                          std::ostream& out) const = 0;
 };
 
-/// A fresh instance of every op the CLI offers, in `multigather ops` order.
+/// A fresh instance of every op the CLI offers: one per registry row, grouped by equivalence
+/// class (gather_multiaxis first), in `multigather ops` order.
 std::vector<std::unique_ptr<CliOp>> make_cli_ops();
 
-std::unique_ptr<CliOp> make_gather_multiaxis_cli_op();
+/// The registry rows in `multigather ops` order: grouped by equivalence class.
+std::vector<const OpSpec*> ops_in_listing_order();
 
-/// One CliOp per framework op of the registry (framework_ops.cpp): flags = the op's attributes.
-std::vector<std::unique_ptr<CliOp>> make_framework_cli_ops();
+/// "batch_dims" -> "--batch-dims": the CLI flag of an attribute.
+std::string flag_of(std::string_view attribute);
 
-/// Parses a comma-separated integer list: "2,1", "-1", "[4, 2, 1]"; "" and "[]" are empty.
-/// Errors name `flag`: "--axes: 'x' is not an integer (expected a comma-separated list like
-/// 2,1)".
-Status parse_int_list(std::string_view text, std::string_view flag, std::vector<std::int64_t>* out);
+/// Whether the CLI requires the attribute's flag although the registry gives it a default
+/// (gather_multiaxis --axes: the README documents it as required, `--axes=` is the empty list).
+bool flag_is_required(const OpSpec& op, const AttrSpec& attribute);
 
-/// Parses true/false (also 1/0, yes/no, on/off). Errors name `flag`.
-Status parse_bool_flag(std::string_view text, std::string_view flag, bool* out);
+/// The texts of `multigather ops --format=...` (op_tables.cpp), generated from the registry:
+///  - text: each op's name, then "    [class] signature: formula";
+///  - md: the README's framework-op table (class | ops | flags);
+///  - json: the registry rows (name, family, class, signature, formula, source, operand names,
+///    attributes with flag, type, default, choices, help, required);
+///  - reference: docs/quick_reference.md (one section per op).
+std::string ops_text();
+std::string ops_markdown_table();
+std::string ops_json();
+std::string ops_quick_reference();
 
 }  // namespace multigather::cli
