@@ -41,7 +41,4 @@ int cpu_thread_count(const GatherPlan& plan) noexcept;
 /// Work (GatherPlan::work_bytes) below which a call stays on one thread, and per extra thread.
 inline constexpr std::int64_t kBytesPerThread = std::int64_t{256} << 10;
 
-/// The generic odometer kernel: one thread, one element at a time, any element size.
-bool run_cpu_generic(const GatherPlan& plan) noexcept;
-
 }  // namespace multigather::detail

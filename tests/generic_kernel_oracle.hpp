@@ -1,18 +1,28 @@
-// The generic CPU kernel: one odometer over the normalized plan, one element at a time, any
-// element size. The engine (engine.cpp) runs the specialized kernels; this one serves element
-// sizes they do not cover and is a second, independent check in the equivalence tests.
+// A second, independent oracle for the CPU engine's tests: the plain odometer kernel over a
+// normalized GatherPlan, one element at a time, any element size (memcpy of element_size bytes),
+// one thread. It used to live in the library as run_cpu_generic (src/kernels/cpu/generic.cpp),
+// as a fallback for element sizes the specialized kernels do not cover; every DType has a width
+// of 1, 2, 4, 8 or 16 bytes, all covered, so the library never called it and it moved here.
+// Same contract as detail::run_cpu: false when an index is out of range under kError (or a
+// lookup hits an empty axis in clamp/wrap mode); an out-of-range index is never dereferenced.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
 #include <cstring>
+#include <type_traits>
 
-#include "kernels/cpu/cpu.hpp"
 #include "kernels/cpu/cursor.hpp"
+#include "plan/plan.hpp"
 
-namespace multigather::detail {
-namespace {
+namespace multigather::testing {
+
+using detail::GatherPlan;
 
 template <class Index>
-bool run_generic(const GatherPlan& p) {
+inline bool generic_odometer(const GatherPlan& p) {
   const auto es = static_cast<std::int64_t>(p.element_size);
-  cpu::PlanCursor at;
+  detail::cpu::PlanCursor at;
   bool ok = true;
   for (std::int64_t n = 0; n < p.numel; ++n) {
     std::int64_t src = at.input;
@@ -65,21 +75,20 @@ bool run_generic(const GatherPlan& p) {
   return ok;
 }
 
-}  // namespace
-
-bool run_cpu_generic(const GatherPlan& plan) noexcept {
+/// Runs `plan` with the odometer (see the top of this file).
+inline bool run_generic_plan(const GatherPlan& plan) noexcept {
   if (plan.numel == 0) return true;
   switch (plan.index_dtype) {
-    case DType::kInt8: return run_generic<std::int8_t>(plan);
-    case DType::kUInt8: return run_generic<std::uint8_t>(plan);
-    case DType::kInt16: return run_generic<std::int16_t>(plan);
-    case DType::kUInt16: return run_generic<std::uint16_t>(plan);
-    case DType::kInt32: return run_generic<std::int32_t>(plan);
-    case DType::kUInt32: return run_generic<std::uint32_t>(plan);
-    case DType::kInt64: return run_generic<std::int64_t>(plan);
-    case DType::kUInt64: return run_generic<std::uint64_t>(plan);
+    case DType::kInt8: return generic_odometer<std::int8_t>(plan);
+    case DType::kUInt8: return generic_odometer<std::uint8_t>(plan);
+    case DType::kInt16: return generic_odometer<std::int16_t>(plan);
+    case DType::kUInt16: return generic_odometer<std::uint16_t>(plan);
+    case DType::kInt32: return generic_odometer<std::int32_t>(plan);
+    case DType::kUInt32: return generic_odometer<std::uint32_t>(plan);
+    case DType::kInt64: return generic_odometer<std::int64_t>(plan);
+    case DType::kUInt64: return generic_odometer<std::uint64_t>(plan);
     default: return false;
   }
 }
 
-}  // namespace multigather::detail
+}  // namespace multigather::testing
