@@ -13,7 +13,8 @@
 namespace multigather {
 
 /// Every element type of SPEC section 1 (ONNX's list minus strings), plus the 1-byte float8
-/// types of ml_dtypes. Values are stable (they appear in serialized plans and the Python module).
+/// types of ml_dtypes. Values are stable: the C API's mg_dtype (multigather.h) uses the same
+/// numbers.
 enum class DType : std::uint8_t {
   kBool = 0,
   kInt8,

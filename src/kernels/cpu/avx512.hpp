@@ -1,8 +1,9 @@
 // Internal: the CPU engine's AVX-512 kernels, for x86-64 CPUs with AVX-512F and AVX-512DQ,
 // chosen at run time (the library is built for the baseline x86-64; only avx512.cpp's kernels
 // use AVX-512, under a target attribute: code is never compiled for AVX-512 where a CPU without
-// it could run it). Measurements: C++ bench on this project's machine (AMD EPYC, Zen 4), 1
-// thread, MULTIGATHER_SIMD=0 against on.
+// it could run it). Each kernel was kept because the C++ bench (1 thread, MULTIGATHER_SIMD=0
+// against on) measured it faster on the cases named below; the figures are in the commit
+// messages that introduced them.
 //
 // - The plain element loop (element_run.hpp's gather_plain_run) on AVX-512 gathers. Eight
 //   lookups a step: load eight indices (int32 / uint32 widened to 64 bits), one unsigned
@@ -10,20 +11,19 @@
 //   vpgatherqd / vpgatherqq of the eight elements and one store. An index that is not already
 //   in [0, size) is never used as an address: its group of eight goes to the scalar plain loop,
 //   which stops exactly at it, as gather_plain_run does. Far fewer instructions per lookup than
-//   the scalar loop, so more random reads are in flight: elements_axis0 4.5-5.5 -> 3.3-4.5 ms,
-//   flat_take 33.6 -> 31.2-32.2 ms.
+//   the scalar loop, so more random reads are in flight (elements_axis0, flat_take).
 // - The tile resolver (resolve.hpp's resolve_tile) compiled for AVX-512 (flatten inlines its
-//   body into an AVX-512 function, where the compiler vectorizes the loop over the lookups):
-//   nhwc_xy 110-116 -> 96-103 us.
+//   body into an AVX-512 function, where the compiler vectorizes the loop over the lookups;
+//   nhwc_xy).
 // - copy_chunked_blocks for 64- and 128-byte blocks compiled for AVX-512 (the fixed-size copy
-//   becomes whole 64-byte moves): gathernd_batch1 4.7-4.9 -> 4.2-4.6 ms (with the resolver).
+//   becomes whole 64-byte moves; gathernd_batch1, with the resolver).
 // - The block mover of copy_large_blocks (copy.hpp) for blocks of 257 bytes to 2 KiB: 64-byte
 //   moves with the destination aligned (one unaligned move at each end), the whole block (up
 //   to 1 KiB) prefetched two blocks ahead. numpy puts large arrays 16 bytes past a page
 //   boundary, so each row of a numpy output starts mid-line; there `rep movsb` slows down.
-//   Measured in a standalone loop, 1 KiB rows 16 bytes off alignment (mid_axis_block's shape):
-//   rep movsb 1.28-1.45 ms, this mover 1.23-1.33; 512-byte rows 0.19-0.23 -> 0.16-0.18 ms.
-//   From 2 KiB on, rep movsb is as fast or faster and stays.
+//   Measured in a standalone loop on 512-byte and 1 KiB rows 16 bytes off alignment
+//   (mid_axis_block's shape), this mover beats rep movsb; from 2 KiB on, rep movsb is as fast
+//   or faster and stays.
 #pragma once
 
 #include <cstddef>
