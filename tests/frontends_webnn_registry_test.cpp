@@ -101,7 +101,7 @@ TEST(Registry, GatherMultiaxisEntry) {
   expect_op("gather_multiaxis", f32({2, 3}, iota(6)), i64({2, 2}, {1, 2, 0, 7}),
             {{"axes", "0,1"}, {"index_mode", "fill"}, {"fill_value", "-1"}}, {2, 1}, {5, -1});
   expect_error("gather_multiaxis", f32({2, 3}, iota(6)), i64({1, 1}, {5}), {{"axes", "1"}}, StatusCode::kOutOfRange,
-               "gather_multiaxis: indices[0,0] = 5 is out of range for axis 1 of size 3 (valid range [-3, 3))");
+               "indices[0,0] = 5 is out of range for axis 1 of size 3 (valid range [-3, 3))");
 }
 
 TEST(Registry, ThrowingConvenienceMapsStatusToExceptions) {
@@ -125,7 +125,9 @@ TEST(Registry, ViewsAboveTheMaximumRankAreRejectedBeforeAnyLowering) {
     AttributeValues defaults;
     ASSERT_TRUE(resolve_attributes(op, {}, &defaults).ok()) << op.name;
     const Status s = op.lower(x, i, defaults, &l);
-    EXPECT_EQ(s.message(), op.name + ": input rank 17 exceeds the maximum rank 16") << op.name;
+    // The core op is the identity lowering: its messages are the core's own, unprefixed.
+    const std::string prefix = op.name == "gather_multiaxis" ? "" : op.name + ": ";
+    EXPECT_EQ(s.message(), prefix + "input rank 17 exceeds the maximum rank 16") << op.name;
   }
 }
 

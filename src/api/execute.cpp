@@ -31,6 +31,7 @@ std::string i128_str(__int128 v) {
 // framework's terms; `core` is the core's own message, used when there is no context.
 Status describe_out_of_range(const Lowering& l, const TensorView& indices, const Status& core) {
   const IndexErrorContext& c = l.index_errors;
+  if (c.labels.empty() && c.rule.empty()) return core;  // the identity lowering: the core's words
   const std::string suffix = c.rule.empty() ? "" : "; " + c.rule;
   if (c.labels.empty() || indices.data == nullptr) {
     return OutOfRange(l.op + ": " + core.message() + suffix);
