@@ -49,6 +49,13 @@ bool is_numpy_bool(nb::handle value) {
          PyTuple_GET_SIZE(shape.ptr()) == 0;
 }
 
+// A list-like value (an ndarray of rank >= 1 has __index__ too, which fails).
+bool is_sequence(nb::handle value) {
+  if (!PyObject_HasAttrString(value.ptr(), "__iter__")) return false;
+  if (!PyObject_HasAttrString(value.ptr(), "ndim")) return true;
+  return nb::cast<int>(value.attr("ndim")) != 0;
+}
+
 AttrArg arg_of(const std::string& name, nb::handle value) {
   AttrArg a;
   PyObject* o = value.ptr();
@@ -63,7 +70,7 @@ AttrArg arg_of(const std::string& name, nb::handle value) {
   } else if (PyFloat_Check(o)) {
     a.kind = AttrArg::Kind::kScalar;
     a.scalar = Scalar::from_float(PyFloat_AsDouble(o));
-  } else if (PyLong_Check(o) || PyIndex_Check(o)) {
+  } else if (PyLong_Check(o) || (PyIndex_Check(o) && !is_sequence(value))) {
     const Scalar s = scalar_of(value);  // exact, int64 or uint64
     if (s.kind == Scalar::Kind::kInt) {
       a.kind = AttrArg::Kind::kInt;

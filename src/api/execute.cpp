@@ -136,6 +136,10 @@ Status run_core(const Lowering& l, const MutableTensorView& core, const GatherOp
                 Device device, const ExecutionContext& context, std::string_view output_name) {
   if (device == Device::kCUDA) {
 #if defined(MULTIGATHER_HAVE_CUDA)
+    if (!cuda_device_available()) {
+      return InvalidArgument(l.op + ": the CUDA engine was asked for, but no CUDA device is "
+                             "available (no driver or no GPU)");
+    }
     MULTIGATHER_RETURN_IF_ERROR(detail::check_no_overlap(core, l.input, l.indices, output_name));
     Status s = gather_multiaxis_cuda_into(l.input, l.indices, l.axes, core, options, context.stream);
     if (s.code() != StatusCode::kOutOfRange) return s;
@@ -169,6 +173,12 @@ Status execute_impl(const Lowering& l, const MutableTensorView& output,
   if (output.strides.size() != output.shape.size()) {
     return InvalidArgument(l.op + ": " + std::string(output_name) + " has " +
                            str(output.strides.size()) + " strides for rank " + str(output.rank()));
+  }
+  if (has_self_overlap(output.shape, output.strides)) {
+    return InvalidArgument(std::string(output_name) + " strides " + to_string(output.strides) +
+                           " with shape " + to_string(output.shape) + " address one element from "
+                           "several positions (a stride 0 or interleaved strides): writes through "
+                           "it would race and lose data");
   }
   GatherOptions options = l.options;
   if (context.num_threads >= 0) options.num_threads = context.num_threads;
@@ -228,6 +238,11 @@ Status execute(const Lowering& lowering, const MutableTensorView& output,
 Status execute_alloc(const Lowering& lowering, const ExecutionContext& context,
                      MutableTensorView* output, Tensor* owned) noexcept {
   return guarded(lowering.op, [&]() -> Status {
+    // Everything that needs no output is checked before anything is allocated.
+    detail::ValidatedCall call;
+    call.shape = lowering.shape;
+    MULTIGATHER_RETURN_IF_ERROR(detail::check_operands(lowering.input, lowering.indices,
+                                                       !lowering.axes.empty(), lowering.options, &call));
     MutableTensorView target;
     if (context.allocate != nullptr) {
       if (!context.allocate(context.allocator_context, lowering.input.dtype, lowering.output_shape,

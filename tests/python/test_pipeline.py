@@ -56,11 +56,6 @@ def test_int_list_and_tuple_attributes():
         np.testing.assert_array_equal(multigather.gather_multiaxis(x, ids.reshape(1, 2, 2), axes), want)
 
 
-@pytest.mark.xfail(strict=True, raises=TypeError,
-                   reason="KNOWN BUG: python/src/op_bindings.cpp arg_of tests PyIndex_Check before "
-                          "__iter__, and numpy arrays have __index__, so a 1-D array is taken as "
-                          "an int and fails with numpy's 'only integer scalar arrays can be "
-                          "converted to a scalar index'")
 def test_numpy_array_as_an_int_list_attribute():
     x = floats((4, 5, 6))
     ids = np.array([[3, 1], [0, 2]], dtype=np.int64).reshape(1, 2, 2)
@@ -246,11 +241,6 @@ def test_stride_zero_and_interleaved_out_is_refused_and_nothing_is_written(call)
         np.testing.assert_array_equal(base, SENTINEL)
 
 
-@pytest.mark.xfail(strict=True,
-                   reason="KNOWN BUG: src/api/execute.cpp validates the core's view of out (onnx."
-                          "Gather: core [1,4,3]) with detail::validate_output, whose message says "
-                          "'output strides [0,0,1] with shape [1,4,3]' instead of naming out and "
-                          "the strides and shape the caller passed")
 def test_stride_zero_out_message_names_the_callers_view():
     x = floats((5, 3))
     j = np.array([4, 0, 1, 2], dtype=np.int64)
