@@ -7,10 +7,7 @@
 #include <cstring>
 #include <new>
 
-#if defined(__linux__)
-#include <sys/mman.h>
-#endif
-
+#include "multigather/output_memory.hpp"
 #include "multigather/status.hpp"
 
 namespace multigather {
@@ -182,43 +179,11 @@ MutableTensorView::MutableTensorView(void* d, DType t, Dims s, Dims st)
     : data(d), dtype(t), shape(s), strides(st) {}
 std::int64_t MutableTensorView::numel() const noexcept { return saturating_numel(shape); }
 
-namespace {
-
-// Tensor storage: malloc'd, 64-byte aligned by hand (the distance back to malloc's pointer,
-// 1 to 64, is kept in the byte just below the aligned one). Not aligned_alloc: glibc serves a
-// large size again from its heap once such a block has been freed (its mmap threshold rises),
-// which it did not do for the 2 MiB-aligned requests tried first; a repeated one-shot call
-// then pays no fresh page faults (the embedding output: 2.7 -> 1.4 ms, 1 thread). numpy
-// allocates the same way.
-constexpr std::size_t kStorageAlign = 64;
-constexpr std::size_t kHugePage = std::size_t{2} << 20;
-
-void* allocate_storage(std::size_t bytes) {
-  auto* raw = static_cast<unsigned char*>(std::malloc(bytes + kStorageAlign));
-  if (raw == nullptr) throw std::bad_alloc();
-  const auto base = reinterpret_cast<std::uintptr_t>(raw);
-  const std::uintptr_t aligned = (base + kStorageAlign) & ~std::uintptr_t{kStorageAlign - 1};
-  auto* p = reinterpret_cast<unsigned char*>(aligned);
-  p[-1] = static_cast<unsigned char>(aligned - base);
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-  // Large tensors ask for transparent huge pages over their 2 MiB-aligned interior, as numpy
-  // does: a first touch then costs one page fault per 2 MiB instead of one per 4 KiB.
-  if (bytes >= 2 * kHugePage) {
-    const std::uintptr_t lo = (aligned + kHugePage - 1) & ~(kHugePage - 1);
-    const std::uintptr_t hi = (aligned + bytes) & ~(kHugePage - 1);
-    if (hi > lo) madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_HUGEPAGE);  // advisory
-  }
-#endif
-  return p;
-}
-
-}  // namespace
-
-void Tensor::AlignedFree::operator()(void* p) const noexcept {
-  if (p == nullptr) return;
-  auto* q = static_cast<unsigned char*>(p);
-  std::free(q - q[-1]);
-}
+// Tensor storage: allocate_output_memory (multigather/output_memory.hpp), 64-byte aligned:
+// malloc for small tensors; large ones are mapped (2 MiB-aligned with transparent huge pages
+// from 2 MiB on) and, once freed, kept in a bounded cache that the next tensor of a similar
+// size reuses, so that a repeated one-shot call pays no fresh page faults.
+void Tensor::AlignedFree::operator()(void* p) const noexcept { free_output_memory(p); }
 
 Tensor::Tensor(DType dtype, Dims shape) : dtype_(dtype), shape_(shape) {
   if (!is_valid(dtype)) throw TypeMismatchError("dtype " + std::to_string(int(dtype)) + " is not supported");
@@ -239,8 +204,7 @@ Tensor::Tensor(DType dtype, Dims shape) : dtype_(dtype), shape_(shape) {
     throw InvalidArgumentError("tensor shape " + to_string(shape) + " of " +
                                std::string(dtype_name(dtype)) + " overflows 64-bit byte sizes");
   }
-  void* p = allocate_storage(static_cast<std::size_t>(bytes));
-  storage_.reset(p);
+  storage_.reset(allocate_output_memory(static_cast<std::size_t>(bytes)));
 }
 
 Tensor Tensor::copy_of(const TensorView& view) {
