@@ -15,6 +15,30 @@ from . import _multigather as _core
 #: Every registry op by name: family, signature, formula, source, attribute specs.
 OPS: dict[str, dict] = {op["name"]: op for op in _core.registry_ops()}
 
+#: The extension's per-call fast path (python/src/op_fast.cpp): run_op_fast(handle, input,
+#: indices, out, *attrs) with the attributes positionally in the op's declaration order, on
+#: numpy ndarrays, lists and CPU torch tensors; NotImplemented for any call it does not take.
+run_fast = _core.run_op_fast
+#: Passed to run_fast for an attribute the caller did not give (the op's default applies).
+DEFAULT = _core.default_attr
+
+# op name -> (fast-path handle, attribute names in declaration order)
+_FAST: dict[str, tuple[int, tuple[str, ...]]] = {}
+
+
+def fast_op(op: str, *attr_names: str) -> int:
+    """The run_fast handle of ``op``, whose attributes must be ``attr_names`` in declaration
+    order (ValueError otherwise: a wrapper passes them positionally)."""
+    return _core.op_handle(op, list(attr_names))
+
+
+def _fast_entry(op: str) -> tuple[int, tuple[str, ...]] | None:
+    entry = _FAST.get(op)
+    if entry is None and op in OPS:
+        names = tuple(a["name"] for a in OPS[op]["attrs"])
+        entry = _FAST[op] = (fast_op(op, *names), names)
+    return entry
+
 
 def names() -> list[str]:
     """Every op of the registry, sorted."""
@@ -30,7 +54,20 @@ def spec(op: str) -> dict:
 
 
 def run(op: str, input: Any, indices: Any, out: Any = None, **attrs: Any) -> Any:
-    """Runs registry op ``op`` on framework arrays (see ``multigather.run``)."""
+    """Runs registry op ``op`` on framework arrays (see ``multigather.run``): the fast path
+    when it takes the call, else the general one (DLPack, every framework, the messages)."""
+    entry = _FAST.get(op) or _fast_entry(op)
+    if entry is not None:
+        handle, names = entry
+        if all(k in names for k in attrs):
+            result = run_fast(handle, input, indices, out, *[attrs.get(n, DEFAULT) for n in names])
+            if result is not NotImplemented:
+                return result
+    return run_general(op, input, indices, out, **attrs)
+
+
+def run_general(op: str, input: Any, indices: Any, out: Any = None, **attrs: Any) -> Any:
+    """``run`` without the fast path: every array type through DLPack / the buffer protocol."""
     return _interop.call_core(_core.run_op, input, indices, out, op=op, attrs=attrs)
 
 

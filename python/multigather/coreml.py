@@ -14,7 +14,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._registry import run
+from ._registry import fast_op, run_fast, run_general
+
+_GATHER = fast_op("coreml.gather", "axis", "batch_dims", "validate_indices")
+_GATHER_ALONG_AXIS = fast_op("coreml.gather_along_axis", "axis", "validate_indices")
+_GATHER_ND = fast_op("coreml.gather_nd", "batch_dims", "validate_indices")
 
 __all__ = ["gather", "gather_along_axis", "gather_nd"]
 
@@ -22,18 +26,27 @@ __all__ = ["gather", "gather_along_axis", "gather_nd"]
 def gather(x: Any, indices: Any, axis: int = 0, batch_dims: int = 0,
            validate_indices: bool = False) -> Any:
     """coreml gather: out = x.shape[:axis] + indices.shape[batch_dims:] + x.shape[axis+1:]."""
-    return run("coreml.gather", x, indices, axis=axis, batch_dims=batch_dims,
-               validate_indices=validate_indices)
+    result = run_fast(_GATHER, x, indices, None, axis, batch_dims, validate_indices)
+    if result is NotImplemented:
+        result = run_general("coreml.gather", x, indices, axis=axis, batch_dims=batch_dims,
+                             validate_indices=validate_indices)
+    return result
 
 
 def gather_along_axis(x: Any, indices: Any, axis: int = 0, validate_indices: bool = False) -> Any:
     """coreml gather_along_axis: out.shape = indices.shape, out[p, j, s] = x[p, indices[p, j, s],
     s]; the dims other than axis must be equal."""
-    return run("coreml.gather_along_axis", x, indices, axis=axis,
-               validate_indices=validate_indices)
+    result = run_fast(_GATHER_ALONG_AXIS, x, indices, None, axis, validate_indices)
+    if result is NotImplemented:
+        result = run_general("coreml.gather_along_axis", x, indices, axis=axis,
+                             validate_indices=validate_indices)
+    return result
 
 
 def gather_nd(x: Any, indices: Any, batch_dims: int = 0, validate_indices: bool = False) -> Any:
     """coreml gather_nd: out = indices.shape[:-1] + x.shape[batch_dims + indices.shape[-1]:]."""
-    return run("coreml.gather_nd", x, indices, batch_dims=batch_dims,
-               validate_indices=validate_indices)
+    result = run_fast(_GATHER_ND, x, indices, None, batch_dims, validate_indices)
+    if result is NotImplemented:
+        result = run_general("coreml.gather_nd", x, indices, batch_dims=batch_dims,
+                             validate_indices=validate_indices)
+    return result

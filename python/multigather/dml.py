@@ -16,7 +16,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._registry import run
+from ._registry import fast_op, run_fast, run_general
+
+_GATHER = fast_op("dml.Gather", "axis", "index_dimensions")
+_GATHER_ELEMENTS = fast_op("dml.GatherElements", "axis")
+_GATHER_ND = fast_op("dml.GatherND", "input_dimension_count", "indices_dimension_count",
+                     "batch_dimension_count")
 
 __all__ = ["gather", "gather_elements", "gather_nd"]
 
@@ -24,19 +29,31 @@ __all__ = ["gather", "gather_elements", "gather_nd"]
 def gather(input: Any, indices: Any, axis: int = 0, index_dimensions: int = 1) -> Any:
     """DML_GATHER: Output.Sizes = Input.Sizes[:Axis] ++ Indices.Sizes[last IndexDimensions] ++
     Input.Sizes[Axis+1:] (all tensors of one DimensionCount)."""
-    return run("dml.Gather", input, indices, axis=axis, index_dimensions=index_dimensions)
+    result = run_fast(_GATHER, input, indices, None, axis, index_dimensions)
+    if result is NotImplemented:
+        result = run_general("dml.Gather", input, indices, axis=axis,
+                             index_dimensions=index_dimensions)
+    return result
 
 
 def gather_elements(input: Any, indices: Any, axis: int = 0) -> Any:
     """DML_GATHER_ELEMENTS: output sizes = indices sizes, which must match the input's except
     at Axis."""
-    return run("dml.GatherElements", input, indices, axis=axis)
+    result = run_fast(_GATHER_ELEMENTS, input, indices, None, axis)
+    if result is NotImplemented:
+        result = run_general("dml.GatherElements", input, indices, axis=axis)
+    return result
 
 
 def gather_nd(input: Any, indices: Any, input_dimension_count: int = 0,
               indices_dimension_count: int = 0, batch_dimension_count: int = 0) -> Any:
     """DML_GATHER_ND1: GatherND with batch dimensions over the trailing InputDimensionCount /
     IndicesDimensionCount dims of each tensor (0 = the tensor's rank)."""
-    return run("dml.GatherND", input, indices, input_dimension_count=input_dimension_count,
-               indices_dimension_count=indices_dimension_count,
-               batch_dimension_count=batch_dimension_count)
+    result = run_fast(_GATHER_ND, input, indices, None, input_dimension_count,
+                      indices_dimension_count, batch_dimension_count)
+    if result is NotImplemented:
+        result = run_general("dml.GatherND", input, indices,
+                             input_dimension_count=input_dimension_count,
+                             indices_dimension_count=indices_dimension_count,
+                             batch_dimension_count=batch_dimension_count)
+    return result

@@ -18,7 +18,10 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from ._registry import run
+from ._registry import fast_op, run_fast, run_general
+
+_TAKE = fast_op("jax.numpy.take", "axis", "mode", "fill_value")
+_TAKE_ALONG_AXIS = fast_op("jax.numpy.take_along_axis", "axis", "mode", "fill_value")
 
 __all__ = ["take", "take_along_axis"]
 
@@ -28,7 +31,11 @@ def take(a: Any, indices: Any, axis: Optional[int] = None, mode: Optional[str] =
     """jax.numpy.take: numpy.take's shapes with jax's modes (see the module docstring).
     Raises IndexError for a non-empty take from an empty axis, ValueError (axis, mode),
     TypeError (dtypes)."""
-    return run("jax.numpy.take", a, indices, axis=axis, mode=mode, fill_value=fill_value)
+    result = run_fast(_TAKE, a, indices, None, axis, mode, fill_value)
+    if result is NotImplemented:
+        result = run_general("jax.numpy.take", a, indices, axis=axis, mode=mode,
+                             fill_value=fill_value)
+    return result
 
 
 def take_along_axis(arr: Any, indices: Any, axis: Optional[int] = -1, mode: Optional[str] = None,
@@ -36,5 +43,8 @@ def take_along_axis(arr: Any, indices: Any, axis: Optional[int] = -1, mode: Opti
     """jax.numpy.take_along_axis: numpy.take_along_axis's shapes (broadcasting) with jax's
     modes (see the module docstring); an empty axis gives zeros. Raises ValueError (ranks,
     broadcasting, axis, mode), TypeError (dtypes)."""
-    return run("jax.numpy.take_along_axis", arr, indices, axis=axis, mode=mode,
-               fill_value=fill_value)
+    result = run_fast(_TAKE_ALONG_AXIS, arr, indices, None, axis, mode, fill_value)
+    if result is NotImplemented:
+        result = run_general("jax.numpy.take_along_axis", arr, indices, axis=axis, mode=mode,
+                             fill_value=fill_value)
+    return result

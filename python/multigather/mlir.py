@@ -10,7 +10,11 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from ._registry import run
+from ._registry import fast_op, run_fast, run_general
+
+_TENSOR_GATHER = fast_op("tensor.gather", "gather_dims", "rank_reduced")
+_TCP_GATHER = fast_op("tcp.gather", "dim")
+_TCP_GATHER_ND = fast_op("tcp.gather_nd")
 
 __all__ = ["tensor_gather", "tcp_gather", "tcp_gather_nd"]
 
@@ -20,15 +24,24 @@ def tensor_gather(source: Any, indices: Any, gather_dims: Sequence[int],
     """tensor.gather %source[%indices] gather_dims(...): indices [J..., k] with k =
     len(gather_dims) (strictly increasing); result J ++ source.shape with the gather dims set to 1
     (or dropped when ``rank_reduced``)."""
-    return run("tensor.gather", source, indices, gather_dims=gather_dims,
-               rank_reduced=rank_reduced)
+    result = run_fast(_TENSOR_GATHER, source, indices, None, gather_dims, rank_reduced)
+    if result is NotImplemented:
+        result = run_general("tensor.gather", source, indices, gather_dims=gather_dims,
+                             rank_reduced=rank_reduced)
+    return result
 
 
 def tcp_gather(input: Any, indices: Any, dim: int = 0) -> Any:
     """tcp.gather {dim}: torch.gather's rule (indices no larger than input off dim)."""
-    return run("tcp.gather", input, indices, dim=dim)
+    result = run_fast(_TCP_GATHER, input, indices, None, dim)
+    if result is NotImplemented:
+        result = run_general("tcp.gather", input, indices, dim=dim)
+    return result
 
 
 def tcp_gather_nd(input: Any, indices: Any) -> Any:
     """tcp.gather_nd: out = indices.shape[:-1] ++ input.shape[indices.shape[-1]:]."""
-    return run("tcp.gather_nd", input, indices)
+    result = run_fast(_TCP_GATHER_ND, input, indices, None)
+    if result is NotImplemented:
+        result = run_general("tcp.gather_nd", input, indices)
+    return result

@@ -14,7 +14,11 @@ from __future__ import annotations
 
 from typing import Any, Optional, Sequence
 
-from ._registry import run
+from ._registry import fast_op, run_fast, run_general
+
+_TAKE = fast_op("numpy.take", "axis", "mode")
+_TAKE_ALONG_AXIS = fast_op("numpy.take_along_axis", "axis")
+_ADVANCED_INDEX = fast_op("numpy.advanced_index", "index_dims")
 
 __all__ = ["take", "take_along_axis", "advanced_index"]
 
@@ -29,7 +33,10 @@ def take(a: Any, indices: Any, axis: Optional[int] = None, out: Any = None,
     Raises IndexError (mode "raise", or any non-empty take from an empty axis), ValueError
     (axis, mode), TypeError (dtypes). ``out``: writable array of the output shape.
     """
-    return run("numpy.take", a, indices, out=out, axis=axis, mode=mode)
+    result = run_fast(_TAKE, a, indices, out, axis, mode)
+    if result is NotImplemented:
+        result = run_general("numpy.take", a, indices, out, axis=axis, mode=mode)
+    return result
 
 
 def take_along_axis(arr: Any, indices: Any, axis: Optional[int] = -1) -> Any:
@@ -39,7 +46,10 @@ def take_along_axis(arr: Any, indices: Any, axis: Optional[int] = -1) -> Any:
     flattens ``arr`` and needs 1-D indices. Negatives wrap once; out of range is IndexError.
     Raises ValueError (ranks, broadcasting, axis), TypeError (dtypes).
     """
-    return run("numpy.take_along_axis", arr, indices, axis=axis)
+    result = run_fast(_TAKE_ALONG_AXIS, arr, indices, None, axis)
+    if result is NotImplemented:
+        result = run_general("numpy.take_along_axis", arr, indices, axis=axis)
+    return result
 
 
 def advanced_index(a: Any, indices: Any, index_dims: Sequence[int]) -> Any:
@@ -49,5 +59,8 @@ def advanced_index(a: Any, indices: Any, index_dims: Sequence[int]) -> Any:
     place, separated ones put it first (numpy's rule). Negatives wrap once; out of range is
     IndexError (https://numpy.org/doc/stable/user/basics.indexing.html#integer-array-indexing).
     """
-    return run("numpy.advanced_index", a, indices, index_dims=index_dims)
+    result = run_fast(_ADVANCED_INDEX, a, indices, None, index_dims)
+    if result is NotImplemented:
+        result = run_general("numpy.advanced_index", a, indices, index_dims=index_dims)
+    return result
 

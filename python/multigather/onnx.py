@@ -15,7 +15,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._registry import run
+from ._registry import fast_op, run_fast, run_general
+
+_GATHER = fast_op("onnx.Gather", "axis")
+_GATHER_ELEMENTS = fast_op("onnx.GatherElements", "axis")
+_GATHER_ND = fast_op("onnx.GatherND", "batch_dims")
 
 __all__ = ["gather", "gather_elements", "gather_nd"]
 
@@ -25,7 +29,10 @@ def gather(data: Any, indices: Any, axis: int = 0) -> Any:
     output[p, j, s] = data[p, indices[j], s]. data rank >= 1, any dtype; integer indices (ONNX
     allows int32 and int64; every integer dtype is accepted here). Raises IndexError (index
     outside [-s, s-1]), ValueError (axis, rank), TypeError (dtypes)."""
-    return run("onnx.Gather", data, indices, axis=axis)
+    result = run_fast(_GATHER, data, indices, None, axis)
+    if result is NotImplemented:
+        result = run_general("onnx.Gather", data, indices, axis=axis)
+    return result
 
 
 def gather_elements(data: Any, indices: Any, axis: int = 0) -> Any:
@@ -33,11 +40,17 @@ def gather_elements(data: Any, indices: Any, axis: int = 0) -> Any:
     data[p, indices[p, j, s], s]. Same rank; indices.shape[d] <= data.shape[d] for d != axis
     (the leading part of data is read, never broadcast). Raises IndexError, ValueError,
     TypeError as onnx.Gather."""
-    return run("onnx.GatherElements", data, indices, axis=axis)
+    result = run_fast(_GATHER_ELEMENTS, data, indices, None, axis)
+    if result is NotImplemented:
+        result = run_general("onnx.GatherElements", data, indices, axis=axis)
+    return result
 
 
 def gather_nd(data: Any, indices: Any, batch_dims: int = 0) -> Any:
     """onnx.GatherND: with data = B + Xk + T and indices = B + J + [k], output.shape = B + J + T,
     output[b, j, t] = data[b, indices[b, j, :], t]. 1 <= k <= rank - batch_dims; batch
     dimensions must be equal. Raises IndexError, ValueError, TypeError as onnx.Gather."""
-    return run("onnx.GatherND", data, indices, batch_dims=batch_dims)
+    result = run_fast(_GATHER_ND, data, indices, None, batch_dims)
+    if result is NotImplemented:
+        result = run_general("onnx.GatherND", data, indices, batch_dims=batch_dims)
+    return result

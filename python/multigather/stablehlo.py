@@ -16,7 +16,11 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from ._registry import run
+from ._registry import fast_op, run_fast, run_general
+
+_GATHER = fast_op("stablehlo.gather", "offset_dims", "collapsed_slice_dims", "operand_batching_dims",
+                  "start_indices_batching_dims", "start_index_map", "index_vector_dim",
+                  "slice_sizes", "indices_are_sorted")
 
 __all__ = ["gather"]
 
@@ -33,9 +37,14 @@ def gather(operand: Any, start_indices: Any, *, offset_dims: Sequence[int],
     start_indices (unsigned ones clamp as unsigned). Raises ValueError for dimension numbers
     that break the StableHLO constraints (C1-C22), TypeError for dtypes. Never IndexError:
     starts are clamped."""
-    return run("stablehlo.gather", operand, start_indices, offset_dims=offset_dims,
-               collapsed_slice_dims=collapsed_slice_dims, start_index_map=start_index_map,
-               index_vector_dim=index_vector_dim, slice_sizes=slice_sizes,
-               operand_batching_dims=operand_batching_dims,
-               start_indices_batching_dims=start_indices_batching_dims,
-               indices_are_sorted=indices_are_sorted)
+    result = run_fast(_GATHER, operand, start_indices, None, offset_dims, collapsed_slice_dims,
+                      operand_batching_dims, start_indices_batching_dims, start_index_map,
+                      index_vector_dim, slice_sizes, indices_are_sorted)
+    if result is NotImplemented:
+        result = run_general("stablehlo.gather", operand, start_indices, offset_dims=offset_dims,
+                             collapsed_slice_dims=collapsed_slice_dims,
+                             start_index_map=start_index_map, index_vector_dim=index_vector_dim,
+                             slice_sizes=slice_sizes, operand_batching_dims=operand_batching_dims,
+                             start_indices_batching_dims=start_indices_batching_dims,
+                             indices_are_sorted=indices_are_sorted)
+    return result

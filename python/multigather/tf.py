@@ -14,7 +14,10 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from ._registry import run
+from ._registry import DEFAULT, fast_op, run_fast, run_general
+
+_GATHER = fast_op("tf.gather", "axis", "batch_dims", "index_mode")
+_GATHER_ND = fast_op("tf.gather_nd", "batch_dims", "index_mode")
 
 __all__ = ["gather", "gather_nd"]
 
@@ -26,11 +29,17 @@ def gather(params: Any, indices: Any, axis: Optional[int] = None, batch_dims: in
     params' rank for the axis and from indices' rank for the batch dims, as in TensorFlow).
     Indices in [0, params.shape[axis]) (negatives are out of range). Raises IndexError,
     ValueError (axis, batch_dims, shapes), TypeError (dtypes)."""
-    return run("tf.gather", params, indices, axis=axis, batch_dims=batch_dims)
+    result = run_fast(_GATHER, params, indices, None, axis, batch_dims, DEFAULT)
+    if result is NotImplemented:
+        result = run_general("tf.gather", params, indices, axis=axis, batch_dims=batch_dims)
+    return result
 
 
 def gather_nd(params: Any, indices: Any, batch_dims: int = 0) -> Any:
     """tf.gather_nd: with params = B + Xk + T and indices = B + J + [k], output.shape =
     B + J + T, output[b, j, t] = params[b, indices[b, j, :], t]. Indices in [0, size).
     Raises IndexError, ValueError, TypeError as tf.gather."""
-    return run("tf.gather_nd", params, indices, batch_dims=batch_dims)
+    result = run_fast(_GATHER_ND, params, indices, None, batch_dims, DEFAULT)
+    if result is NotImplemented:
+        result = run_general("tf.gather_nd", params, indices, batch_dims=batch_dims)
+    return result

@@ -19,7 +19,12 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from ._registry import run
+from ._registry import fast_op, run_fast, run_general
+
+_GATHER = fast_op("torch.gather", "dim")
+_TAKE = fast_op("torch.take")
+_TAKE_ALONG_DIM = fast_op("torch.take_along_dim", "dim")
+_INDEX_SELECT = fast_op("torch.index_select", "dim")
 
 __all__ = ["gather", "take", "take_along_dim", "index_select"]
 
@@ -29,13 +34,19 @@ def gather(input: Any, dim: int, index: Any) -> Any:
     Same number of dims; index.size(d) <= input.size(d) for d != dim (the leading part of input
     is read, no broadcasting). Indices in [0, input.size(dim)): negatives are IndexError.
     Raises IndexError, ValueError (dims, sizes), TypeError (dtypes)."""
-    return run("torch.gather", input, index, dim=dim)
+    result = run_fast(_GATHER, input, index, None, dim)
+    if result is NotImplemented:
+        result = run_general("torch.gather", input, index, dim=dim)
+    return result
 
 
 def take(input: Any, index: Any) -> Any:
     """torch.take: input treated as 1-D; out.shape = index.shape; negatives wrap once, other
     out-of-range indices (and any non-empty take from an empty input) are IndexError."""
-    return run("torch.take", input, index)
+    result = run_fast(_TAKE, input, index, None)
+    if result is NotImplemented:
+        result = run_general("torch.take", input, index)
+    return result
 
 
 def take_along_dim(input: Any, indices: Any, dim: Optional[int] = None) -> Any:
@@ -44,10 +55,16 @@ def take_along_dim(input: Any, indices: Any, dim: Optional[int] = None) -> Any:
     indices are taken modulo input.size(dim) as in PyTorch 2.15 (an empty dim is IndexError);
     with dim=None, negative and out-of-range indices are IndexError. Raises IndexError,
     ValueError, TypeError."""
-    return run("torch.take_along_dim", input, indices, dim=dim)
+    result = run_fast(_TAKE_ALONG_DIM, input, indices, None, dim)
+    if result is NotImplemented:
+        result = run_general("torch.take_along_dim", input, indices, dim=dim)
+    return result
 
 
 def index_select(input: Any, dim: int, index: Any) -> Any:
     """torch.index_select: out = input with out.size(dim) = len(index), out[p, j, s] =
     input[p, index[j], s]. index 1-D (or 0-D). Negatives are IndexError."""
-    return run("torch.index_select", input, index, dim=dim)
+    result = run_fast(_INDEX_SELECT, input, index, None, dim)
+    if result is NotImplemented:
+        result = run_general("torch.index_select", input, index, dim=dim)
+    return result

@@ -8,11 +8,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._registry import run
+from ._registry import fast_op, run_fast, run_general
+
+_GATHER = fast_op("tosa.gather")
 
 __all__ = ["gather"]
 
 
 def gather(values: Any, indices: Any) -> Any:
     """tosa.gather: output[n, w, c] = values[n, indices[n, w], c]."""
-    return run("tosa.gather", values, indices)
+    result = run_fast(_GATHER, values, indices, None)
+    if result is NotImplemented:
+        result = run_general("tosa.gather", values, indices)
+    return result

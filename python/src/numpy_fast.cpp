@@ -1,10 +1,14 @@
 // The per-call fast path for plain numpy arrays: gather_multiaxis straight on ndarray objects
-// through the NumPy C API (shape, strides and data read from the array struct; the result
-// allocated by numpy), bypassing DLPack / buffer-protocol import and export, which cost more
-// than the whole gather on a tiny call (docs/bench.md case 9). Anything it does not take as is
-// (another array type, a non-native byte order, strides that are not whole elements, axes that
-// are not a list or tuple of ints, ...) answers NotImplemented, and the Python wrapper goes the
-// general way (arrays.cpp), which gives the precise message for bad input.
+// through the NumPy C API (shape, strides and data read from the array struct), bypassing
+// DLPack / buffer-protocol import and export, which cost more than the whole gather on a tiny
+// call (docs/bench.md case 9). Anything it does not take as is (another array type, a
+// non-native byte order, strides that are not whole elements, axes that are not a list or tuple
+// of ints, ...) answers NotImplemented, and the Python wrapper goes the general way
+// (arrays.cpp), which gives the precise message for bad input. Also the NumPy helpers of the
+// registry fast path (op_fast.cpp; numpy_fast.hpp): this is the one file with NumPy's headers.
+// Results of kOutputCacheMinBytes and more live in allocate_output_memory's blocks (a cache of
+// freed blocks: a repeated one-shot call reuses pages that are already mapped), smaller ones
+// in numpy's memory.
 #include "numpy_fast.hpp"
 
 #include <nanobind/nanobind.h>
@@ -12,10 +16,12 @@
 #include <Python.h>
 
 #include <cstdint>
+#include <new>
 #include <optional>
 #include <string_view>
 
 #include "arrays.hpp"
+#include "multigather/output_memory.hpp"
 
 #if defined(MULTIGATHER_PYTHON_NUMPY_FAST)
 #define PY_ARRAY_UNIQUE_SYMBOL multigather_numpy_fast_api
@@ -31,10 +37,6 @@ namespace nb = nanobind;
 bool numpy_ready = false;
 
 #if defined(MULTIGATHER_PYTHON_NUMPY_FAST)
-
-/// Work (output bytes) from which the GIL is released around the kernel; below, releasing and
-/// taking it back costs more than the gather.
-constexpr std::int64_t kReleaseGilBytes = std::int64_t{64} << 10;
 
 /// The DType of a native-byte-order numpy array, nullopt for any other (multigather's general
 /// path then decides: ml_dtypes bfloat16 / float8 go through DLPack there). numpy's kind and
@@ -141,8 +143,8 @@ nb::object gather_numpy(nb::handle input_object, nb::handle indices_object, nb::
     return nb::borrow(out_object);
   }
 
-  // One validation: the result is allocated by numpy (in the allocator callback, GIL held),
-  // then the GIL is let go for a large gather and taken back after it.
+  // One validation: the result is allocated (new_output_ndarray, GIL held) after the
+  // operands are validated, then the GIL is let go for a large gather and taken back after it.
   struct Allocation {
     PyArray_Descr* descr;
     PyObject* array = nullptr;
@@ -150,17 +152,12 @@ nb::object gather_numpy(nb::handle input_object, nb::handle indices_object, nb::
   } allocation{PyArray_DESCR(reinterpret_cast<PyArrayObject*>(input_object.ptr()))};
   auto allocate = [](void* context, DType dtype, const Dims& shape, MutableTensorView* output) {
     auto* a = static_cast<Allocation*>(context);
-    npy_intp dims[kMaxRank];
-    std::int64_t numel = 1;
-    for (int d = 0; d < shape.size(); ++d) {
-      dims[d] = static_cast<npy_intp>(shape[d]);
-      numel *= shape[d];
-    }
     Py_INCREF(a->descr);  // stolen by the call
-    a->array = PyArray_NewFromDescr(&PyArray_Type, a->descr, shape.size(), dims, nullptr, nullptr,
-                                    0, nullptr);
+    void* data = nullptr;
+    a->array = new_output_ndarray(reinterpret_cast<PyObject*>(a->descr), shape, &data);
     if (a->array == nullptr) return false;  // MemoryError is set
-    *output = MutableTensorView(PyArray_DATA(reinterpret_cast<PyArrayObject*>(a->array)), dtype, shape);
+    *output = MutableTensorView(data, dtype, shape);
+    const std::int64_t numel = PyArray_SIZE(reinterpret_cast<PyArrayObject*>(a->array));
     if (numel * static_cast<std::int64_t>(element_size(dtype)) >= kReleaseGilBytes) {
       a->released = PyEval_SaveThread();
     }
@@ -188,6 +185,129 @@ nb::object gather_numpy(nb::handle, nb::handle, nb::handle, nb::handle, nb::hand
 
 }  // namespace
 
+bool numpy_fast_ready() noexcept { return numpy_ready; }
+
+#if defined(MULTIGATHER_PYTHON_NUMPY_FAST)
+
+bool ndarray_view(PyObject* object, TensorView* view) {
+  return numpy_ready && view_of_ndarray(object, view);
+}
+
+bool ndarray_mutable_view(PyObject* object, MutableTensorView* view) {
+  TensorView v;
+  if (!numpy_ready || !view_of_ndarray(object, &v) ||
+      !PyArray_ISWRITEABLE(reinterpret_cast<PyArrayObject*>(object))) {
+    return false;
+  }
+  *view = MutableTensorView(const_cast<void*>(v.data), v.dtype, v.shape, v.strides);
+  return true;
+}
+
+PyObject* ndarray_from_sequence(PyObject* object) {
+  if (!numpy_ready || !(PyList_CheckExact(object) || PyTuple_CheckExact(object) ||
+                        PyLong_CheckExact(object) || PyFloat_CheckExact(object))) {
+    return nullptr;
+  }
+  PyObject* array = PyArray_FromAny(object, nullptr, 0, 0, 0, nullptr);  // np.asarray
+  if (array == nullptr) PyErr_Clear();  // the general path raises numpy's error
+  return array;
+}
+
+PyObject* ndarray_descr(PyObject* array) {
+  PyArray_Descr* descr = PyArray_DESCR(reinterpret_cast<PyArrayObject*>(array));
+  Py_INCREF(descr);
+  return reinterpret_cast<PyObject*>(descr);
+}
+
+PyObject* numpy_descr_of(DType dtype) {
+  int type = -1;
+  switch (dtype) {
+    case DType::kBool: type = NPY_BOOL; break;
+    case DType::kInt8: type = NPY_INT8; break;
+    case DType::kInt16: type = NPY_INT16; break;
+    case DType::kInt32: type = NPY_INT32; break;
+    case DType::kInt64: type = NPY_INT64; break;
+    case DType::kUInt8: type = NPY_UINT8; break;
+    case DType::kUInt16: type = NPY_UINT16; break;
+    case DType::kUInt32: type = NPY_UINT32; break;
+    case DType::kUInt64: type = NPY_UINT64; break;
+    case DType::kFloat16: type = NPY_FLOAT16; break;
+    case DType::kFloat32: type = NPY_FLOAT32; break;
+    case DType::kFloat64: type = NPY_FLOAT64; break;
+    case DType::kComplex64: type = NPY_COMPLEX64; break;
+    case DType::kComplex128: type = NPY_COMPLEX128; break;
+    default: return nullptr;  // bfloat16, float8: not numpy's own types
+  }
+  return reinterpret_cast<PyObject*>(PyArray_DescrFromType(type));
+}
+
+namespace {
+
+constexpr const char* kOutputCapsule = "multigather.output_memory";
+
+void free_output_capsule(PyObject* capsule) {
+  free_output_memory(PyCapsule_GetPointer(capsule, kOutputCapsule));
+}
+
+}  // namespace
+
+PyObject* new_output_ndarray(PyObject* descr_object, const Dims& shape, void** data) {
+  auto* descr = reinterpret_cast<PyArray_Descr*>(descr_object);
+  npy_intp dims[kMaxRank];
+  std::int64_t numel = 1;
+  for (int d = 0; d < shape.size(); ++d) {
+    dims[d] = static_cast<npy_intp>(shape[d]);
+    numel *= shape[d];
+  }
+  const auto bytes = static_cast<std::size_t>(numel) * static_cast<std::size_t>(PyDataType_ELSIZE(descr));
+  if (bytes < kOutputCacheMinBytes) {
+    PyObject* array = PyArray_NewFromDescr(&PyArray_Type, descr, shape.size(), dims, nullptr,
+                                           nullptr, 0, nullptr);
+    if (array != nullptr) *data = PyArray_DATA(reinterpret_cast<PyArrayObject*>(array));
+    return array;
+  }
+  void* memory = nullptr;
+  try {
+    memory = allocate_output_memory(bytes);
+  } catch (const std::bad_alloc&) {
+    Py_DECREF(descr);
+    return PyErr_NoMemory();
+  }
+  PyObject* owner = PyCapsule_New(memory, kOutputCapsule, free_output_capsule);
+  if (owner == nullptr) {
+    free_output_memory(memory);
+    Py_DECREF(descr);
+    return nullptr;
+  }
+  PyObject* array = PyArray_NewFromDescr(&PyArray_Type, descr, shape.size(), dims, nullptr, memory,
+                                         NPY_ARRAY_CARRAY, nullptr);
+  if (array == nullptr) {
+    Py_DECREF(owner);  // frees the memory
+    return nullptr;
+  }
+  if (PyArray_SetBaseObject(reinterpret_cast<PyArrayObject*>(array), owner) < 0) {  // steals owner
+    Py_DECREF(array);
+    return nullptr;
+  }
+  *data = memory;
+  return array;
+}
+
+#else
+
+bool ndarray_view(PyObject*, TensorView*) { return false; }
+bool ndarray_mutable_view(PyObject*, MutableTensorView*) { return false; }
+PyObject* ndarray_from_sequence(PyObject*) { return nullptr; }
+PyObject* ndarray_descr(PyObject*) { return nullptr; }
+PyObject* numpy_descr_of(DType) { return nullptr; }
+PyObject* new_output_ndarray(PyObject* descr, const Dims&, void**) {
+  Py_XDECREF(descr);
+  PyErr_SetString(PyExc_RuntimeError, "multigather was built without NumPy's headers");
+  return nullptr;
+}
+
+#endif
+
 void bind_numpy_fast(nb::module_& m) {
 #if defined(MULTIGATHER_PYTHON_NUMPY_FAST)
   // numpy missing or broken at import time: the fast path stays off (NotImplemented).
@@ -201,6 +321,7 @@ void bind_numpy_fast(nb::module_& m) {
         "gather_multiaxis(input, indices, axes, index_mode, negative_indices, fill_value, out) "
         "on exact numpy ndarrays of native dtypes through the NumPy C API; NotImplemented for "
         "any call it does not take as is (the caller then takes the general path).");
+  bind_op_fast(m);
 }
 
 }  // namespace multigather::python

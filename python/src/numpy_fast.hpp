@@ -1,12 +1,56 @@
-// python/src/numpy_fast.hpp: the NumPy C-API fast path of gather_multiaxis (numpy_fast.cpp).
+// python/src/numpy_fast.hpp: the per-call fast paths for plain arrays.
+//
+// numpy_fast.cpp: gather_multiaxis straight on numpy ndarrays through the NumPy C API, and the
+// NumPy helpers below (the only file that includes NumPy's headers). op_fast.cpp: every registry
+// op (run_op_fast) on numpy ndarrays, Python lists and CPU torch tensors. Both answer
+// NotImplemented for any call they do not take as is; the Python wrappers then take the general
+// path (arrays.cpp, op_bindings.cpp), which gives the precise message for bad input.
 #pragma once
 
 #include <nanobind/nanobind.h>
 
+#include <Python.h>
+
+#include <cstdint>
+
+#include "multigather/multigather.hpp"
+
 namespace multigather::python {
 
-/// Adds `gather_numpy` and `has_numpy_fast_path` to the module (imports the NumPy C API when
-/// the build found NumPy's headers).
+/// Adds `gather_numpy`, `has_numpy_fast_path` and the registry fast path (op_fast.cpp:
+/// `op_handle`, `run_op_fast`, `default_attr`, `output_memory_stats`, ...) to the module
+/// (imports the NumPy C API when the build found NumPy's headers).
 void bind_numpy_fast(nanobind::module_& m);
+
+/// op_fast.cpp's part of bind_numpy_fast.
+void bind_op_fast(nanobind::module_& m);
+
+/// Whether the NumPy C API was imported (the fast paths are off otherwise).
+bool numpy_fast_ready() noexcept;
+
+/// Outputs of at least this many bytes are computed with the GIL released.
+inline constexpr std::int64_t kReleaseGilBytes = std::int64_t{64} << 10;
+
+/// A view of an exact numpy ndarray of a native dtype; false (no Python error set) when the
+/// fast path does not take it (another type, byte order, dtype, partial-element strides).
+bool ndarray_view(PyObject* object, TensorView* view);
+/// As ndarray_view, for a writable ndarray.
+bool ndarray_mutable_view(PyObject* object, MutableTensorView* view);
+
+/// np.asarray(object) for a Python list, tuple, int or float (a new reference); null with no
+/// Python error set for any other object or when numpy cannot convert it.
+PyObject* ndarray_from_sequence(PyObject* object);
+
+/// The dtype (a new reference) of an ndarray that ndarray_view took.
+PyObject* ndarray_descr(PyObject* array);
+
+/// The numpy dtype (a new reference) of a DType that numpy has natively; null otherwise.
+PyObject* numpy_descr_of(DType dtype);
+
+/// A new C-contiguous ndarray of `shape` with dtype `descr` (stolen): outputs of
+/// kOutputCacheMinBytes and more live in allocate_output_memory's blocks (freed back to its
+/// cache with the array), smaller ones in numpy's own memory. Null with a Python error set on
+/// failure. *data receives the array's data pointer.
+PyObject* new_output_ndarray(PyObject* descr, const Dims& shape, void** data);
 
 }  // namespace multigather::python

@@ -1,0 +1,613 @@
+// The per-call fast path of every registry op from Python: run_op_fast(handle, input, indices,
+// out, *attrs), called by the framework wrappers (multigather.numpy.take, onnx.gather_elements,
+// torch.gather, ...) before the general path (op_bindings.cpp's run_op).
+//
+// What makes a tiny call cost about what numpy's own take does:
+//  - the op is looked up once (op_handle: its registry index) and the attributes come
+//    positionally in the op's declaration order, as plain Python values (no dict, no kwargs);
+//  - operands are read without DLPack: numpy ndarrays through the NumPy C API (numpy_fast.cpp),
+//    Python lists and scalars through np.asarray's C function, CPU torch tensors through a few
+//    attribute reads (data_ptr, shape, stride, dtype, ...);
+//  - the Lowering of a call is kept, per op, for the next call with the same shapes, strides,
+//    dtypes and attributes (lower_op is a pure function of those: only the data pointers
+//    change, at the same offsets from the operands), so a repeated call goes straight to
+//    execute;
+//  - the result is a numpy array (for a torch input, torch.from_numpy of it), in numpy's memory
+//    when small, in allocate_output_memory's reused blocks when large.
+// Anything else (another array type, ml_dtypes, a non-native byte order, an attribute value of
+// another Python type, a lowering or execution error, ...) answers NotImplemented and the
+// wrapper takes the general path, which gives the same results and the precise messages.
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/string_view.h>
+#include <nanobind/stl/vector.h>
+
+#include <Python.h>
+
+#include <array>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "arrays.hpp"
+#include "multigather/output_memory.hpp"
+#include "numpy_fast.hpp"
+
+namespace multigather::python {
+namespace {
+
+namespace nb = nanobind;
+
+// ---- torch tensors -----------------------------------------------------------------------------
+
+/// A torch.Tensor attribute or no-argument method, read through its C descriptor (looked up
+/// once on the type: no attribute lookup, no bound method per call); through
+/// PyObject_GetAttr / CallMethod when torch defines it in Python instead.
+struct TorchMember {
+  PyObject* name = nullptr;
+  PyObject* descr = nullptr;  // a getset or method descriptor of torch.Tensor, or null
+  bool method = false;
+
+  void init(PyTypeObject* type, const char* text, bool is_method) {
+    name = PyUnicode_InternFromString(text);
+    method = is_method;
+    PyObject* d = PyObject_GetAttr(reinterpret_cast<PyObject*>(type), name);
+    if (d == nullptr) {
+      PyErr_Clear();
+      return;
+    }
+    const bool c_level = is_method ? Py_TYPE(d) == &PyMethodDescr_Type : Py_TYPE(d) == &PyGetSetDescr_Type;
+    if (c_level) {
+      descr = d;  // kept for the life of the process
+    } else {
+      Py_DECREF(d);
+    }
+  }
+
+  /// A new reference, or null with a Python error set.
+  PyObject* get(PyObject* object) const {
+    if (descr != nullptr) {
+      if (method) return PyObject_Vectorcall(descr, &object, 1, nullptr);
+      return Py_TYPE(descr)->tp_descr_get(descr, object, reinterpret_cast<PyObject*>(Py_TYPE(object)));
+    }
+    return method ? PyObject_CallMethodNoArgs(object, name) : PyObject_GetAttr(object, name);
+  }
+};
+
+/// What the fast path needs of torch, looked up the first time a torch.Tensor is seen (torch is
+/// never imported here).
+struct TorchApi {
+  PyTypeObject* tensor_type = nullptr;  // null: not seen yet
+  PyObject* from_numpy = nullptr;
+  PyObject* strided = nullptr;
+  struct DtypeEntry {
+    PyObject* dtype;
+    DType type;
+  };
+  std::vector<DtypeEntry> dtypes;
+  TorchMember data_ptr, shape, stride, dtype, layout, is_cpu, requires_grad, is_neg, is_conj;
+};
+
+TorchApi torch_api;
+
+bool init_torch(PyTypeObject* type) {
+  PyObject* torch = PyImport_GetModule(nb::str("torch").ptr());  // only if already imported
+  if (torch == nullptr) {
+    PyErr_Clear();
+    return false;
+  }
+  nb::object module = nb::steal(torch);
+  try {
+    // Another library's class named Tensor: not torch's (asked again on its next call).
+    nb::object tensor = module.attr("Tensor");
+    if (tensor.ptr() != reinterpret_cast<PyObject*>(type)) return false;
+    torch_api.from_numpy = nb::object(module.attr("from_numpy")).release().ptr();
+    torch_api.strided = nb::object(module.attr("strided")).release().ptr();
+    const std::pair<const char*, DType> names[] = {
+        {"bool", DType::kBool},         {"int8", DType::kInt8},       {"int16", DType::kInt16},
+        {"int32", DType::kInt32},       {"int64", DType::kInt64},     {"uint8", DType::kUInt8},
+        {"uint16", DType::kUInt16},     {"uint32", DType::kUInt32},   {"uint64", DType::kUInt64},
+        {"float16", DType::kFloat16},   {"float32", DType::kFloat32}, {"float64", DType::kFloat64},
+        {"complex64", DType::kComplex64}, {"complex128", DType::kComplex128}};
+    for (const auto& [name, dtype] : names) {
+      if (!nb::hasattr(module, name)) continue;  // older torch: no uint16..uint64
+      torch_api.dtypes.push_back({nb::object(module.attr(name)).release().ptr(), dtype});
+    }
+  } catch (const nb::python_error&) {
+    PyErr_Clear();
+    return false;
+  }
+  TorchApi& api = torch_api;
+  api.data_ptr.init(type, "data_ptr", true);
+  api.shape.init(type, "shape", false);
+  api.stride.init(type, "stride", true);
+  api.dtype.init(type, "dtype", false);
+  api.layout.init(type, "layout", false);
+  api.is_cpu.init(type, "is_cpu", false);
+  api.requires_grad.init(type, "requires_grad", false);
+  api.is_neg.init(type, "is_neg", true);
+  api.is_conj.init(type, "is_conj", true);
+  api.tensor_type = type;
+  return true;
+}
+
+bool is_torch_tensor(PyObject* object) {
+  PyTypeObject* type = Py_TYPE(object);
+  if (type == torch_api.tensor_type) return true;
+  if (torch_api.tensor_type != nullptr || std::strcmp(type->tp_name, "Tensor") != 0) return false;
+  return init_torch(type);
+}
+
+/// Whether member `m` of `object` is `expected` (a singleton: True, False).
+bool member_is(PyObject* object, const TorchMember& m, PyObject* expected) {
+  PyObject* v = m.get(object);
+  if (v == nullptr) {
+    PyErr_Clear();
+    return false;
+  }
+  const bool same = v == expected;
+  Py_DECREF(v);
+  return same;
+}
+
+/// int64 values of a tuple (torch.Size, stride()) into `dims`.
+bool dims_of_tuple(PyObject* tuple, Dims* dims) {
+  if (tuple == nullptr || !PyTuple_Check(tuple)) return false;
+  const Py_ssize_t n = PyTuple_GET_SIZE(tuple);
+  if (n > kMaxRank) return false;
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    const long long v = PyLong_AsLongLong(PyTuple_GET_ITEM(tuple, i));
+    if (v == -1 && PyErr_Occurred()) {
+      PyErr_Clear();
+      return false;
+    }
+    dims->push_back(v);
+  }
+  return true;
+}
+
+/// A view of a CPU torch tensor of strided layout, a dtype numpy has and no negative or
+/// conjugate bit (what the general path reads after resolve_neg / resolve_conj); `writable`:
+/// also not requiring grad (the general path cannot export such an `out`). False, no Python
+/// error set, for anything else.
+bool torch_view(PyObject* t, TensorView* view, bool writable) {
+  const TorchApi& api = torch_api;
+  if (!member_is(t, api.is_cpu, Py_True) || !member_is(t, api.layout, api.strided)) return false;
+  if (writable && !member_is(t, api.requires_grad, Py_False)) return false;
+  PyObject* dtype = api.dtype.get(t);
+  if (dtype == nullptr) {
+    PyErr_Clear();
+    return false;
+  }
+  Py_DECREF(dtype);  // torch's dtype objects live as long as the torch module (held above)
+  bool found = false;
+  for (const auto& entry : api.dtypes) {
+    if (entry.dtype == dtype) {
+      view->dtype = entry.type;
+      found = true;
+      break;
+    }
+  }
+  if (!found) return false;
+  if (!member_is(t, api.is_neg, Py_False)) return false;
+  if ((view->dtype == DType::kComplex64 || view->dtype == DType::kComplex128) &&
+      !member_is(t, api.is_conj, Py_False)) {
+    return false;
+  }
+  nb::object strides = nb::steal(api.stride.get(t));
+  nb::object shape = nb::steal(api.shape.get(t));
+  nb::object data = nb::steal(api.data_ptr.get(t));
+  view->shape = Dims();
+  view->strides = Dims();
+  if (!data.is_valid() || !dims_of_tuple(shape.ptr(), &view->shape) ||
+      !dims_of_tuple(strides.ptr(), &view->strides) || view->shape.size() != view->strides.size()) {
+    PyErr_Clear();
+    return false;
+  }
+  view->data = PyLong_AsVoidPtr(data.ptr());
+  if (view->data == nullptr && PyErr_Occurred()) {
+    PyErr_Clear();
+    return false;
+  }
+  return true;
+}
+
+// ---- operands ----------------------------------------------------------------------------------
+
+enum class Framework : std::uint8_t { kNumpy, kTorch };
+
+/// One operand as a view; `keep` holds a converted list. False when the fast path does not
+/// take it.
+bool operand_view(PyObject* object, TensorView* view, Framework* framework, nb::object* keep) {
+  if (ndarray_view(object, view)) {
+    *framework = Framework::kNumpy;
+    return true;
+  }
+  if (is_torch_tensor(object)) {
+    *framework = Framework::kTorch;
+    return torch_view(object, view, false);
+  }
+  PyObject* array = ndarray_from_sequence(object);
+  if (array == nullptr) return false;
+  *keep = nb::steal(array);
+  *framework = Framework::kNumpy;
+  return ndarray_view(array, view);
+}
+
+// ---- attributes --------------------------------------------------------------------------------
+
+/// The sentinel for "attribute not given" (multigather._registry.run passes it for attributes
+/// the caller left out: the op's default applies, which for an optional attribute is not None).
+PyObject* default_attr = nullptr;
+
+/// The attribute values of a call as words (the cache key): a tag per attribute and its value.
+struct AttrKey {
+  static constexpr int kCapacity = 96;
+  std::array<std::int64_t, kCapacity> words;
+  int size = 0;
+  bool add(std::int64_t w) {
+    if (size == kCapacity) return false;
+    words[static_cast<std::size_t>(size++)] = w;
+    return true;
+  }
+  bool operator==(const AttrKey& other) const {
+    return size == other.size &&
+           std::memcmp(words.data(), other.words.data(), sizeof(std::int64_t) * static_cast<std::size_t>(size)) == 0;
+  }
+};
+
+enum AttrTag : std::int64_t { kTagDefault, kTagNone, kTagBool, kTagInt, kTagFloat, kTagEnum, kTagList };
+
+/// Encodes one attribute value as the general path's typed AttrArg would hold it (op_bindings'
+/// arg_of): bool, int (within int64), float, str (one of the spec's choices), None, a list or
+/// tuple of ints. False for any other value (the general path takes the call).
+bool encode_attr(const AttrSpec& spec, PyObject* value, AttrKey* key) {
+  if (value == default_attr) return key->add(kTagDefault);
+  if (value == Py_None) return key->add(kTagNone);
+  if (PyBool_Check(value)) return key->add(kTagBool) && key->add(value == Py_True ? 1 : 0);
+  if (PyLong_CheckExact(value)) {
+    int overflow = 0;
+    const long long v = PyLong_AsLongLongAndOverflow(value, &overflow);
+    if (overflow != 0) return false;
+    return key->add(kTagInt) && key->add(v);
+  }
+  if (PyFloat_CheckExact(value)) {
+    const double f = PyFloat_AS_DOUBLE(value);
+    std::int64_t bits = 0;
+    std::memcpy(&bits, &f, sizeof bits);
+    return key->add(kTagFloat) && key->add(bits);
+  }
+  if (PyUnicode_CheckExact(value)) {
+    Py_ssize_t n = 0;
+    const char* text = PyUnicode_AsUTF8AndSize(value, &n);
+    if (text == nullptr) {
+      PyErr_Clear();
+      return false;
+    }
+    const std::string_view s(text, static_cast<std::size_t>(n));
+    for (std::size_t j = 0; j < spec.choices.size(); ++j) {
+      if (spec.choices[j] == s) return key->add(kTagEnum) && key->add(static_cast<std::int64_t>(j));
+    }
+    return false;
+  }
+  const bool list = PyList_CheckExact(value);
+  if (list || PyTuple_CheckExact(value)) {
+    const Py_ssize_t n = list ? PyList_GET_SIZE(value) : PyTuple_GET_SIZE(value);
+    if (!key->add(kTagList) || !key->add(n)) return false;
+    for (Py_ssize_t i = 0; i < n; ++i) {
+      PyObject* item = list ? PyList_GET_ITEM(value, i) : PyTuple_GET_ITEM(value, i);
+      if (!PyLong_CheckExact(item)) return false;
+      int overflow = 0;
+      const long long v = PyLong_AsLongLongAndOverflow(item, &overflow);
+      if (overflow != 0 || !key->add(v)) return false;
+    }
+    return true;
+  }
+  return false;
+}
+
+/// The Attributes of an encoded call (only on a cache miss).
+Attributes attributes_of_key(const OpSpec& op, const AttrKey& key) {
+  Attributes attrs;
+  int w = 0;
+  auto next = [&] { return key.words[static_cast<std::size_t>(w++)]; };
+  for (const AttrSpec& spec : op.attrs) {
+    switch (next()) {
+      case kTagDefault: break;
+      case kTagNone: attrs.set_none(spec.name); break;
+      case kTagBool: attrs.set_bool(spec.name, next() != 0); break;
+      case kTagInt: attrs.set_int(spec.name, next()); break;
+      case kTagFloat: {
+        const std::int64_t bits = next();
+        double f = 0;
+        std::memcpy(&f, &bits, sizeof f);
+        attrs.set_float(spec.name, f);
+        break;
+      }
+      case kTagEnum: attrs.set_string(spec.name, spec.choices[static_cast<std::size_t>(next())]); break;
+      case kTagList: {
+        std::vector<std::int64_t> values(static_cast<std::size_t>(next()));
+        for (auto& v : values) v = next();
+        attrs.set_ints(spec.name, std::move(values));
+        break;
+      }
+    }
+  }
+  return attrs;
+}
+
+// ---- the lowering cache ------------------------------------------------------------------------
+
+struct CacheEntry {
+  std::uint64_t generation = 0;  // bumped when the slot gets another key
+  bool valid = false;
+  DType input_dtype = DType::kFloat32, indices_dtype = DType::kFloat32;
+  Dims input_shape, input_strides, indices_shape, indices_strides;
+  AttrKey attrs;
+  std::unique_ptr<Lowering> lowering;  // null while a call uses it
+  // Byte offsets of the lowered views' data from the operands' data.
+  std::ptrdiff_t input_offset = 0, indices_offset = 0, error_indices_offset = 0;
+  bool has_error_indices = false;
+};
+
+struct FastOp {
+  const OpSpec* spec = nullptr;
+  static constexpr int kEntries = 4;
+  std::array<CacheEntry, kEntries> entries;
+  int next = 0;
+};
+
+std::vector<std::unique_ptr<FastOp>> fast_ops;  // by registry index, made on first use
+
+bool same_key(const CacheEntry& e, const TensorView& input, const TensorView& indices,
+              const AttrKey& attrs) {
+  return e.valid && e.input_dtype == input.dtype && e.indices_dtype == indices.dtype &&
+         e.input_shape == input.shape && e.input_strides == input.strides &&
+         e.indices_shape == indices.shape && e.indices_strides == indices.strides &&
+         e.attrs == attrs;
+}
+
+/// The offset of `lowered` from `source`'s data when it points inside `source`'s bytes.
+bool offset_inside(const void* lowered, const TensorView& source, std::ptrdiff_t* offset) {
+  std::uintptr_t first = 0, last = 0;
+  if (!byte_range(source, &first, &last)) return false;
+  const auto p = reinterpret_cast<std::uintptr_t>(lowered);
+  if (p < first || p > last) return false;
+  *offset = static_cast<std::ptrdiff_t>(p - reinterpret_cast<std::uintptr_t>(source.data));
+  return true;
+}
+
+const char* byte_at(const void* p, std::ptrdiff_t offset) {
+  return static_cast<const char*>(p) + offset;
+}
+
+/// A Lowering in use by one call: taken from its cache slot (or new), put back after the call
+/// when the slot still holds the same key.
+struct LoweringLease {
+  std::unique_ptr<Lowering> lowering;
+  CacheEntry* entry = nullptr;
+  std::uint64_t generation = 0;
+  ~LoweringLease() {
+    if (entry != nullptr && entry->generation == generation && entry->valid && !entry->lowering) {
+      entry->lowering = std::move(lowering);
+    }
+  }
+};
+
+/// The Lowering of this call: a cached one with its data pointers moved to these operands, or a
+/// new one (cached when its views are offsets into the operands and it made no copies). False
+/// when lower_op fails (the general path raises its error).
+bool lowering_for(FastOp& op, const TensorView& input, const TensorView& indices,
+                  const AttrKey& attrs, LoweringLease* lease) {
+  const bool cacheable_operands = input.data != nullptr && indices.data != nullptr &&
+                                  input.numel() > 0 && indices.numel() > 0;
+  if (cacheable_operands) {
+    for (CacheEntry& e : op.entries) {
+      if (!e.lowering || !same_key(e, input, indices, attrs)) continue;
+      lease->lowering = std::move(e.lowering);
+      lease->entry = &e;
+      lease->generation = e.generation;
+      Lowering& l = *lease->lowering;
+      l.input.data = byte_at(input.data, e.input_offset);
+      l.indices.data = byte_at(indices.data, e.indices_offset);
+      if (e.has_error_indices) l.index_errors.indices.data = byte_at(indices.data, e.error_indices_offset);
+      return true;
+    }
+  }
+  auto lowering = std::make_unique<Lowering>();
+  const Status status = lower_op(op.spec->name, input, indices, attributes_of_key(*op.spec, attrs),
+                                 lowering.get(), Device::kCPU);
+  if (!status.ok()) return false;
+  lease->lowering = std::move(lowering);
+  const Lowering& l = *lease->lowering;
+  if (!cacheable_operands || l.owned_input || l.owned_indices) return true;
+  std::ptrdiff_t input_offset = 0, indices_offset = 0, error_offset = 0;
+  const bool has_error_indices = l.index_errors.indices.data != nullptr;
+  if (!offset_inside(l.input.data, input, &input_offset) ||
+      !offset_inside(l.indices.data, indices, &indices_offset) ||
+      (has_error_indices && !offset_inside(l.index_errors.indices.data, indices, &error_offset))) {
+    return true;  // a view into other memory: not cached
+  }
+  CacheEntry& e = op.entries[static_cast<std::size_t>(op.next)];
+  op.next = (op.next + 1) % FastOp::kEntries;
+  ++e.generation;
+  e.valid = true;
+  e.input_dtype = input.dtype;
+  e.indices_dtype = indices.dtype;
+  e.input_shape = input.shape;
+  e.input_strides = input.strides;
+  e.indices_shape = indices.shape;
+  e.indices_strides = indices.strides;
+  e.attrs = attrs;
+  e.lowering.reset();
+  e.input_offset = input_offset;
+  e.indices_offset = indices_offset;
+  e.error_indices_offset = error_offset;
+  e.has_error_indices = has_error_indices;
+  lease->entry = &e;
+  lease->generation = e.generation;
+  return true;
+}
+
+// ---- the entry point ---------------------------------------------------------------------------
+
+PyObject* not_implemented() { Py_RETURN_NOTIMPLEMENTED; }
+
+std::int64_t output_bytes(const Lowering& l) {
+  std::int64_t n = 0;
+  if (!element_count(l.output_shape, &n)) return INT64_MAX;
+  return n * static_cast<std::int64_t>(element_size(l.input.dtype));
+}
+
+Status run_into(const Lowering& l, const MutableTensorView& target) {
+  ExecutionContext context;
+  context.device = Device::kCPU;
+  context.num_threads = get_num_threads();
+  context.output_name = "out";
+  if (output_bytes(l) >= kReleaseGilBytes) {
+    nb::gil_scoped_release release;
+    return execute(l, target, context);
+  }
+  return execute(l, target, context);
+}
+
+/// run_op_fast(handle, input, indices, out, *attrs): see the file comment.
+PyObject* run_op_fast(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs < 4) {
+    PyErr_SetString(PyExc_TypeError, "run_op_fast(handle, input, indices, out, *attrs)");
+    return nullptr;
+  }
+  const long handle = PyLong_AsLong(args[0]);
+  if (handle == -1 && PyErr_Occurred()) return nullptr;
+  if (handle < 0 || static_cast<std::size_t>(handle) >= fast_ops.size() || !fast_ops[static_cast<std::size_t>(handle)]) {
+    PyErr_SetString(PyExc_ValueError, "run_op_fast: not a handle from op_handle");
+    return nullptr;
+  }
+  FastOp& op = *fast_ops[static_cast<std::size_t>(handle)];
+  const OpSpec& spec = *op.spec;
+  if (static_cast<std::size_t>(nargs - 4) != spec.attrs.size()) {
+    PyErr_Format(PyExc_TypeError, "run_op_fast: %s takes %d attributes, %d given", spec.name.c_str(),
+                 static_cast<int>(spec.attrs.size()), static_cast<int>(nargs - 4));
+    return nullptr;
+  }
+  if (!numpy_fast_ready()) return not_implemented();
+
+  TensorView input, indices;
+  Framework framework = Framework::kNumpy, indices_framework = Framework::kNumpy;
+  nb::object input_keep, indices_keep;
+  if (!operand_view(args[1], &input, &framework, &input_keep) ||
+      !operand_view(args[2], &indices, &indices_framework, &indices_keep)) {
+    return not_implemented();
+  }
+  AttrKey key;
+  for (std::size_t j = 0; j < spec.attrs.size(); ++j) {
+    if (!encode_attr(spec.attrs[j], args[4 + j], &key)) return not_implemented();
+  }
+
+  LoweringLease lease;
+  if (!lowering_for(op, input, indices, key, &lease)) return not_implemented();
+  const Lowering& l = *lease.lowering;
+
+  PyObject* out = args[3];
+  if (out != Py_None) {
+    MutableTensorView target;
+    bool viewed = ndarray_mutable_view(out, &target);
+    if (!viewed && is_torch_tensor(out)) {
+      TensorView v;
+      viewed = torch_view(out, &v, true);
+      target = MutableTensorView(const_cast<void*>(v.data), v.dtype, v.shape, v.strides);
+    }
+    // Another array type, dtype or shape: the general path (and its messages).
+    if (!viewed || target.dtype != l.input.dtype || !(target.shape == l.output_shape)) {
+      return not_implemented();
+    }
+    if (!run_into(l, target).ok()) return not_implemented();
+    Py_INCREF(out);
+    return out;
+  }
+
+  PyObject* descr = nullptr;
+  if (framework == Framework::kNumpy && input_keep.ptr() == nullptr) {
+    descr = ndarray_descr(args[1]);  // the input's own dtype object
+  } else {
+    descr = numpy_descr_of(l.input.dtype);
+  }
+  if (descr == nullptr) return not_implemented();
+  void* data = nullptr;
+  nb::object result = nb::steal(new_output_ndarray(descr, l.output_shape, &data));  // steals descr
+  if (!result.is_valid()) return nullptr;  // MemoryError
+  const MutableTensorView target(data, l.input.dtype, l.output_shape);
+  if (!run_into(l, target).ok()) return not_implemented();
+  if (framework == Framework::kTorch) {
+    return PyObject_CallOneArg(torch_api.from_numpy, result.ptr());
+  }
+  return result.release().ptr();
+}
+
+PyMethodDef run_op_fast_def = {
+    "run_op_fast", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&run_op_fast)),
+    METH_FASTCALL,
+    "run_op_fast(handle, input, indices, out, *attrs): registry op `handle` (op_handle) on numpy "
+    "ndarrays, lists or CPU torch tensors, the attributes positionally in the op's declaration "
+    "order (default_attr: not given); the result (numpy, or torch for a torch input), `out`, or "
+    "NotImplemented for a call the fast path does not take (the caller then takes the general "
+    "path)."};
+
+/// op_handle(name, attr_names): the handle of registry op `name` for run_op_fast; ValueError
+/// unless `attr_names` are the op's attributes in declaration order (the wrappers' contract).
+int op_handle(std::string_view name, const std::vector<std::string>& attr_names) {
+  const std::vector<OpSpec>& registry = op_registry();
+  const OpSpec* spec = find_op(name);
+  if (spec == nullptr) throw nb::value_error(unknown_op_message(name).c_str());
+  std::string declared;
+  bool same = attr_names.size() == spec->attrs.size();
+  for (std::size_t j = 0; j < spec->attrs.size(); ++j) {
+    declared += (j ? ", " : "") + spec->attrs[j].name;
+    if (same && attr_names[j] != spec->attrs[j].name) same = false;
+  }
+  if (!same) {
+    throw nb::value_error((std::string(name) + "'s attributes are (" + declared +
+                           "), in this order").c_str());
+  }
+  const auto index = static_cast<std::size_t>(spec - registry.data());
+  if (fast_ops.size() < registry.size()) fast_ops.resize(registry.size());
+  if (!fast_ops[index]) {
+    fast_ops[index] = std::make_unique<FastOp>();
+    fast_ops[index]->spec = spec;
+  }
+  return static_cast<int>(index);
+}
+
+nb::dict memory_stats() {
+  const OutputMemoryStats s = output_memory_stats();
+  nb::dict d;
+  d["cached_bytes"] = s.cached_bytes;
+  d["cached_blocks"] = s.cached_blocks;
+  d["limit_bytes"] = s.limit_bytes;
+  d["reused"] = s.reused;
+  d["mapped"] = s.mapped;
+  return d;
+}
+
+}  // namespace
+
+void bind_op_fast(nb::module_& m) {
+  using namespace nb::literals;
+  default_attr = PyObject_CallNoArgs(reinterpret_cast<PyObject*>(&PyBaseObject_Type));
+  m.attr("default_attr") = nb::borrow(default_attr);
+  m.def("op_handle", &op_handle, "name"_a, "attr_names"_a,
+        "The run_op_fast handle of registry op `name`; ValueError unless attr_names are its "
+        "attributes in declaration order.");
+  nb::object function = nb::steal(PyCFunction_NewEx(&run_op_fast_def, nullptr, m.attr("__name__").ptr()));
+  if (!function.is_valid()) throw nb::python_error();
+  m.attr("run_op_fast") = function;
+  m.def("output_memory_stats", &memory_stats,
+        "The cache of freed output blocks: cached_bytes, cached_blocks, limit_bytes, reused, "
+        "mapped (multigather/output_memory.hpp).");
+  m.def("set_output_memory_cache_limit", [](std::size_t bytes) { set_output_memory_cache_limit(bytes); },
+        "bytes"_a, "Bounds the cache of freed output blocks (0: off).");
+}
+
+}  // namespace multigather::python

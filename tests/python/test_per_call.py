@@ -1,0 +1,324 @@
+"""The per-call fast path of the registry ops (python/src/op_fast.cpp: run_op_fast) and the
+output memory (src/core/output_memory.cpp) against the general path and numpy.
+
+Every op of the registry runs once through the fast path and once through the general DLPack
+path (multigather._registry.run_general) on the same operands; the results must be equal, of the
+same dtype and framework. Repeated calls (the cached lowering, its data pointers moved to new
+operands), other strides, lists, out=, errors and torch tensors are checked the same way. No
+timing here: bench/peers.py measures.
+"""
+
+from __future__ import annotations
+
+import gc
+import threading
+
+import numpy as np
+import pytest
+
+import multigather
+from multigather import _multigather as core
+from multigather import _registry
+
+RNG = np.random.default_rng(20261122)
+
+
+def data(shape, dtype=np.float32):
+    return (RNG.standard_normal(shape) * 100).astype(dtype)
+
+
+def ints(lo, hi, shape, dtype=np.int64):
+    return RNG.integers(lo, hi, shape).astype(dtype)
+
+
+# op, input shape, indices factory, attributes (by name; the op's defaults for the others)
+CALLS = [
+    ("gather_multiaxis", (3, 4, 5), lambda: np.stack([ints(0, 4, (3, 2, 1)), ints(0, 5, (3, 2, 1))], -1).reshape(3, 2, 2), {"axes": [1, 2]}),
+    ("gather_multiaxis", (3, 4, 5), lambda: ints(-9, 9, (3, 2, 1)), {"axes": [1], "index_mode": "wrap"}),
+    ("gather_multiaxis", (3, 4, 5), lambda: ints(-9, 9, (3, 2, 1)), {"axes": [1], "index_mode": "fill", "fill_value": 7.5}),
+    ("onnx.Gather", (3, 4, 5), lambda: ints(-4, 4, (2, 3)), {"axis": 1}),
+    ("onnx.GatherElements", (3, 4, 5), lambda: ints(-4, 4, (3, 2, 5)), {"axis": 1}),
+    ("onnx.GatherND", (3, 4, 5), lambda: ints(0, 4, (3, 2, 1)), {"batch_dims": 1}),
+    ("torch.gather", (3, 4, 5), lambda: ints(0, 4, (3, 2, 5)), {"dim": 1}),
+    ("torch.take", (3, 4, 5), lambda: ints(-60, 60, (2, 3)), {}),
+    ("torch.take_along_dim", (3, 4, 5), lambda: ints(-8, 8, (3, 2, 5)), {"dim": 1}),
+    ("torch.take_along_dim", (3, 4, 5), lambda: ints(0, 60, (7,)), {"dim": None}),
+    ("torch.index_select", (3, 4, 5), lambda: ints(0, 4, (6,)), {"dim": 1}),
+    ("numpy.take", (3, 4, 5), lambda: ints(-4, 4, (2, 3)), {"axis": 1}),
+    ("numpy.take", (3, 4, 5), lambda: ints(-70, 70, (2, 3)), {"axis": None, "mode": "clip"}),
+    ("numpy.take", (3, 4, 5), lambda: ints(-70, 70, (4,)), {"axis": 2, "mode": "wrap"}),
+    ("numpy.take_along_axis", (3, 4, 5), lambda: ints(-4, 4, (3, 2, 1)), {"axis": 1}),
+    ("numpy.take_along_axis", (3, 4, 5), lambda: ints(0, 60, (9,)), {"axis": None}),
+    ("numpy.advanced_index", (3, 4, 5), lambda: np.stack([ints(0, 3, (2, 3)), ints(0, 5, (2, 3))], -1), {"index_dims": [0, 2]}),
+    ("tf.gather", (3, 4, 5), lambda: ints(0, 4, (2,)), {"axis": 1}),
+    ("tf.gather", (3, 4, 5), lambda: ints(0, 4, (3, 2)), {"axis": 1, "batch_dims": 1}),
+    ("tf.gather_nd", (3, 4, 5), lambda: np.stack([ints(0, 3, (2,)), ints(0, 4, (2,))], -1), {}),
+    ("jax.numpy.take", (3, 4, 5), lambda: ints(-9, 9, (2, 3)), {"axis": 1}),
+    ("jax.numpy.take", (3, 4, 5), lambda: ints(-9, 9, (2, 3)), {"axis": 1, "mode": "fill", "fill_value": -1.0}),
+    ("jax.numpy.take_along_axis", (3, 4, 5), lambda: ints(-9, 9, (3, 2, 5)), {"axis": 1, "mode": "clip"}),
+    ("coreml.gather", (3, 4, 5), lambda: ints(0, 4, (2, 3)), {"axis": 1}),
+    ("coreml.gather_along_axis", (3, 4, 5), lambda: ints(0, 4, (3, 2, 5)), {"axis": 1}),
+    ("coreml.gather_nd", (3, 4, 5), lambda: np.stack([ints(0, 3, (2,)), ints(0, 4, (2,))], -1), {}),
+    ("tosa.gather", (2, 5, 3), lambda: ints(0, 5, (2, 4), np.int32), {}),
+    ("tensor.gather", (3, 4, 5), lambda: ints(0, 4, (2, 1)), {"gather_dims": [1]}),
+    ("tcp.gather", (3, 4, 5), lambda: ints(0, 4, (3, 2, 5)), {"dim": 1}),
+    ("tcp.gather_nd", (3, 4, 5), lambda: np.stack([ints(0, 3, (2,)), ints(0, 4, (2,))], -1), {}),
+    ("stablehlo.gather", (3, 4, 5), lambda: ints(0, 3, (2, 1)),
+     {"offset_dims": [1, 2], "collapsed_slice_dims": [0], "start_index_map": [0],
+      "index_vector_dim": 1, "slice_sizes": [1, 4, 5]}),
+    ("webnn.gather", (3, 4, 5), lambda: ints(0, 4, (2, 3)), {"axis": 1}),
+    ("webnn.gatherElements", (3, 4, 5), lambda: ints(0, 4, (3, 2, 5)), {"axis": 1}),
+    ("webnn.gatherND", (3, 4, 5), lambda: np.stack([ints(0, 3, (2,)), ints(0, 4, (2,))], -1), {}),
+    ("dml.Gather", (3, 4, 5), lambda: ints(0, 4, (1, 1, 6)), {"axis": 1, "index_dimensions": 1}),
+    ("dml.GatherElements", (3, 4, 5), lambda: ints(0, 4, (3, 2, 5)), {"axis": 1}),
+    ("dml.GatherND", (3, 4, 5), lambda: np.stack([ints(0, 3, (1, 2)), ints(0, 4, (1, 2))], -1),
+     {"input_dimension_count": 3, "indices_dimension_count": 2}),
+]
+
+
+def fast(op, input, indices, out=None, **attrs):
+    """run_op_fast with the attributes in declaration order (the op's defaults for the rest)."""
+    handle, names = _registry._fast_entry(op)
+    return core.run_op_fast(handle, input, indices, out,
+                            *[attrs.get(n, _registry.DEFAULT) for n in names])
+
+
+def general(op, input, indices, out=None, **attrs):
+    return _registry.run_general(op, input, indices, out, **attrs)
+
+
+def assert_same(got, expected):
+    assert type(got) is type(expected)
+    got, expected = np.asarray(got), np.asarray(expected)
+    assert got.dtype == expected.dtype and got.shape == expected.shape
+    assert got.flags.c_contiguous
+    np.testing.assert_array_equal(got, expected)
+
+
+def test_every_registry_op_has_a_case():
+    assert {c[0] for c in CALLS} == set(multigather.ops())
+
+
+@pytest.mark.parametrize("op,shape,make_indices,attrs", CALLS,
+                         ids=[f"{c[0]}-{j}" for j, c in enumerate(CALLS)])
+def test_fast_path_equals_the_general_path(op, shape, make_indices, attrs):
+    for _ in range(3):  # the first call lowers; the next ones reuse the lowering, new data
+        x, i = data(shape), make_indices()
+        got = fast(op, x, i, **attrs)
+        assert got is not NotImplemented
+        assert_same(got, general(op, x, i, **attrs))
+        assert_same(multigather.run(op, x, i, **attrs), got)
+    # Other strides, same shapes: a reversed, strided input and a Fortran-ordered copy of i.
+    x = data((shape[0], shape[1], 2 * shape[2]))[:, ::-1, ::2]
+    i = np.asfortranarray(make_indices())
+    got = fast(op, x, i, **attrs)
+    assert got is not NotImplemented
+    assert_same(got, general(op, x, i, **attrs))
+
+
+@pytest.mark.parametrize("op,shape,make_indices,attrs", CALLS[:8],
+                         ids=[c[0] for c in CALLS[:8]])
+def test_out_is_written_and_returned(op, shape, make_indices, attrs):
+    x, i = data(shape), make_indices()
+    expected = general(op, x, i, **attrs)
+    out = np.full(expected.shape, -1, expected.dtype)
+    assert fast(op, x, i, out, **attrs) is out
+    np.testing.assert_array_equal(out, expected)
+    # A strided out of the right shape.
+    big = np.full(expected.shape + (2,), -1, expected.dtype)
+    strided = big[..., 0]
+    assert fast(op, x, i, strided, **attrs) is strided
+    np.testing.assert_array_equal(strided, expected)
+
+
+def test_wrappers_match_numpy_on_lists_and_arrays():
+    x = data((16, 16))
+    np.testing.assert_array_equal(multigather.numpy.take(x, [3, 1, 4, 1], axis=0),
+                                  np.take(x, [3, 1, 4, 1], axis=0))
+    np.testing.assert_array_equal(multigather.numpy.take(x, (3, -1), axis=1),
+                                  np.take(x, (3, -1), axis=1))
+    np.testing.assert_array_equal(multigather.numpy.take(x, 5), np.take(x, 5))
+    i = ints(0, 16, (16, 4))
+    np.testing.assert_array_equal(multigather.onnx.gather_elements(x, i, axis=1),
+                                  np.take_along_axis(x, i, axis=1))
+    np.testing.assert_array_equal(multigather.numpy.take_along_axis(x, i.tolist(), axis=1),
+                                  np.take_along_axis(x, i, axis=1))
+    out = np.empty((4, 16), np.float32)
+    assert multigather.numpy.take(x, [3, 1, 4, 1], axis=0, out=out) is out
+    np.testing.assert_array_equal(out, x[[3, 1, 4, 1]])
+
+
+def test_run_fills_in_defaults_that_are_not_none():
+    x, i = data((3, 4)), ints(0, 4, (3, 2))
+    # numpy.take_along_axis's axis defaults to -1 (None would flatten).
+    np.testing.assert_array_equal(multigather.run("numpy.take_along_axis", x, i),
+                                  np.take_along_axis(x, i, axis=-1))
+    j = ints(0, 3, (2,))
+    assert_same(multigather.run("tf.gather", x, j), general("tf.gather", x, j))
+    assert_same(multigather.run("jax.numpy.take", x, j, axis=0), general("jax.numpy.take", x, j, axis=0))
+
+
+@pytest.mark.parametrize("call", [
+    lambda: multigather.numpy.take(data((3, 4)), [0, 9], axis=1),  # IndexError
+    lambda: multigather.onnx.gather(data((3, 4)), ints(0, 3, (2,)), axis=5),  # ValueError
+    lambda: multigather.onnx.gather(data((3, 4)), np.zeros(2, np.float32)),  # TypeError
+    lambda: multigather.numpy.take(data((3, 4)), [0], axis=0, mode="nope"),  # ValueError
+    lambda: multigather.onnx.gather(data((3, 4)), [0], axis="x"),  # TypeError
+    lambda: multigather.torch.gather(data((3, 4)), 1, ints(-1, 0, (3, 4))),  # IndexError
+])
+def test_errors_are_the_general_paths(call):
+    with pytest.raises(Exception) as fast_error:
+        call()
+    run_fast = _registry.run_fast
+    try:
+        # The same call with the fast path off: the general path's exception and message.
+        _registry.run_fast = lambda *a: NotImplemented
+        for module in (multigather.numpy, multigather.onnx, multigather.torch):
+            module.run_fast = _registry.run_fast
+        with pytest.raises(Exception) as general_error:
+            call()
+    finally:
+        _registry.run_fast = run_fast
+        for module in (multigather.numpy, multigather.onnx, multigather.torch):
+            module.run_fast = run_fast
+    assert type(fast_error.value) is type(general_error.value)
+    assert str(fast_error.value) == str(general_error.value)
+
+
+def test_bad_out_gets_the_general_messages():
+    x, i = data((3, 4)), [0, 2]
+    with pytest.raises(TypeError, match="out dtype"):
+        multigather.numpy.take(x, i, axis=0, out=np.empty((2, 4), np.float64))
+    with pytest.raises(ValueError, match="out shape"):
+        multigather.numpy.take(x, i, axis=0, out=np.empty((3, 4), np.float32))
+    read_only = np.empty((2, 4), np.float32)
+    read_only.flags.writeable = False
+    with pytest.raises(ValueError, match="read-only"):
+        multigather.numpy.take(x, i, axis=0, out=read_only)
+    with pytest.raises(ValueError, match="overlaps"):
+        multigather.numpy.take(x, i, axis=0, out=x[:2])
+
+
+def test_calls_it_does_not_take_fall_back():
+    x = data((3, 4))
+    handle, _ = _registry._fast_entry("onnx.Gather")
+    assert core.run_op_fast(handle, x, np.array([0, 1]), None, np.int64(1)) is NotImplemented
+    assert core.run_op_fast(handle, x.astype(">f4"), np.array([0, 1]), None, 0) is NotImplemented
+    assert core.run_op_fast(handle, memoryview(x), np.array([0, 1]), None, 0) is NotImplemented
+    # ... and the wrappers still answer through the general path.
+    np.testing.assert_array_equal(multigather.onnx.gather(x, np.array([0, 1]), axis=np.int64(1)),
+                                  x[:, [0, 1]])
+    with pytest.raises(TypeError, match="non-native byte order"):
+        multigather.onnx.gather(x.astype(">f4"), [0, 1])
+
+
+def test_op_handle_checks_the_attribute_order():
+    with pytest.raises(ValueError, match="in this order"):
+        core.op_handle("numpy.take", ["mode", "axis"])
+    with pytest.raises(ValueError, match="unknown op"):
+        core.op_handle("numpy.takee", [])
+    with pytest.raises(TypeError):
+        core.run_op_fast(_registry._fast_entry("numpy.take")[0], data((2,)), [0], None, None)
+
+
+# ---- the output memory ------------------------------------------------------------------------
+
+
+def test_large_results_own_their_memory_and_blocks_are_reused():
+    x = data((1024, 256))
+    i = ints(0, 1024, (512,))
+    before = core.output_memory_stats()
+    a = multigather.numpy.take(x, i, axis=0)  # 512 KiB: a mapped block
+    assert a.base is not None and type(a.base).__name__ == "PyCapsule"
+    expected = np.take(x, i, axis=0)
+    del x, i
+    gc.collect()
+    np.testing.assert_array_equal(a, expected)
+    del a
+    x, i = data((1024, 256)), ints(0, 1024, (512,))
+    for _ in range(3):
+        np.testing.assert_array_equal(multigather.numpy.take(x, i, axis=0), np.take(x, i, axis=0))
+    after = core.output_memory_stats()
+    assert after["reused"] >= before["reused"] + 3
+    assert after["cached_bytes"] <= after["limit_bytes"]
+
+
+def test_cache_limit_zero_unmaps_and_still_works():
+    limit = core.output_memory_stats()["limit_bytes"]
+    try:
+        core.set_output_memory_cache_limit(0)
+        assert core.output_memory_stats()["cached_bytes"] == 0
+        x, i = data((1024, 256)), ints(0, 1024, (512, 1))
+        for _ in range(2):
+            np.testing.assert_array_equal(multigather.gather_multiaxis(x, i, [0]), x[i[:, 0]])
+        assert core.output_memory_stats()["cached_bytes"] == 0
+    finally:
+        core.set_output_memory_cache_limit(limit)
+
+
+def test_general_path_results_use_the_output_memory_too():
+    x = data((1024, 256))
+    i = ints(0, 1024, (512,))
+    expected = np.take(x, i, axis=0)
+    for _ in range(2):  # Tensor storage through DLPack (the general path)
+        np.testing.assert_array_equal(general("numpy.take", x, i, axis=0), expected)
+
+
+def test_threads_share_the_cached_lowerings():
+    x = data((512, 512))
+    indices = [ints(0, 512, (256,)) for _ in range(4)]
+    errors = []
+
+    def work(i):
+        try:
+            for _ in range(20):
+                np.testing.assert_array_equal(multigather.numpy.take(x, i, axis=0), x[i])
+        except Exception as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in indices]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+
+
+# ---- torch tensors ----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def torch():
+    return pytest.importorskip("torch")
+
+
+def test_torch_in_torch_out(torch):
+    x = torch.from_numpy(data((16, 16)))
+    i = torch.from_numpy(ints(0, 16, (16, 4)))
+    for _ in range(2):
+        got = multigather.torch.gather(x, 1, i)
+        assert isinstance(got, torch.Tensor)
+        assert torch.equal(got, torch.gather(x, 1, i))
+    assert torch.equal(multigather.torch.index_select(x.t(), 0, i[:, 0]),
+                       torch.index_select(x.t(), 0, i[:, 0]))
+    assert torch.equal(multigather.torch.take(x, i), torch.take(x, i))
+    out = torch.empty(16, 4)
+    assert multigather.run("torch.gather", x, i, out=out, dim=1) is out
+    assert torch.equal(out, torch.gather(x, 1, i))
+
+
+def test_torch_tensors_the_fast_path_leaves_to_the_general_path(torch):
+    x = torch.randn(4, 5, requires_grad=True)
+    i = torch.tensor([[0, 2], [1, 1], [4, 0], [3, 3]])
+    got = multigather.torch.gather(x, 1, i)
+    assert torch.equal(got, torch.gather(x.detach(), 1, i)) and not got.requires_grad
+    c = torch.randn(4, 5, dtype=torch.complex64)
+    assert torch.equal(multigather.torch.gather(c.conj(), 1, i), torch.gather(c.conj(), 1, i))
+    neg = c.conj().imag  # a real tensor with the negative bit
+    assert neg.is_neg()
+    assert torch.equal(multigather.torch.gather(neg, 1, i), torch.gather(neg.resolve_neg(), 1, i))
+    b = torch.randn(4, 5).to(torch.bfloat16)
+    assert torch.equal(multigather.torch.gather(b, 1, i), torch.gather(b, 1, i))
+    sparse = torch.eye(4).to_sparse()
+    with pytest.raises(Exception):
+        multigather.torch.gather(sparse, 1, i[:, :1])
