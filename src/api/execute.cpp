@@ -132,8 +132,12 @@ Device resolve_device(const Lowering& l, const ExecutionContext& context) {
 }
 
 // Runs the validated core call into `core` (the core-shaped view of the caller's output).
+// `checked`: the operands' checks already made by execute_alloc (they depend on the lowering
+// alone: context.num_threads, the only option the context changes, is valid when set), or
+// null.
 Status run_core(const Lowering& l, const MutableTensorView& core, const GatherOptions& options,
-                Device device, const ExecutionContext& context, std::string_view output_name) {
+                Device device, const ExecutionContext& context, std::string_view output_name,
+                const detail::ValidatedCall* checked) {
   if (device == Device::kCUDA) {
 #if defined(MULTIGATHER_HAVE_CUDA)
     if (!cuda_device_available()) {
@@ -153,9 +157,12 @@ Status run_core(const Lowering& l, const MutableTensorView& core, const GatherOp
                            "CUDA engine (build with MULTIGATHER_CUDA=ON)");
 #endif
   }
-  detail::ValidatedCall call;
-  call.shape = l.shape;
-  MULTIGATHER_RETURN_IF_ERROR(detail::check_operands(l.input, l.indices, !l.axes.empty(), options, &call));
+  detail::ValidatedCall own;
+  if (checked == nullptr) {
+    own.shape = l.shape;
+    MULTIGATHER_RETURN_IF_ERROR(detail::check_operands(l.input, l.indices, !l.axes.empty(), options, &own));
+  }
+  const detail::ValidatedCall& call = checked != nullptr ? *checked : own;
   MULTIGATHER_RETURN_IF_ERROR(detail::validate_output(core, call));
   MULTIGATHER_RETURN_IF_ERROR(detail::check_no_overlap(core, l.input, l.indices, output_name));
   Status s = detail::run_validated(l.input, l.indices, core, call, options);
@@ -164,7 +171,8 @@ Status run_core(const Lowering& l, const MutableTensorView& core, const GatherOp
 }
 
 Status execute_impl(const Lowering& l, const MutableTensorView& output,
-                    const ExecutionContext& context, std::string_view output_name) {
+                    const ExecutionContext& context, std::string_view output_name,
+                    const detail::ValidatedCall* checked = nullptr) {
   if (!(output.shape == l.output_shape)) {
     return InvalidArgument(l.op + ": " + std::string(output_name) + " shape " +
                            to_string(output.shape) + " does not match the output shape " +
@@ -174,7 +182,10 @@ Status execute_impl(const Lowering& l, const MutableTensorView& output,
     return InvalidArgument(l.op + ": " + std::string(output_name) + " has " +
                            str(output.strides.size()) + " strides for rank " + str(output.rank()));
   }
-  if (has_self_overlap(output.shape, output.strides)) {
+  // A C-contiguous output (every one-shot output) cannot address an element twice.
+  const bool contiguous_output = output.strides == contiguous_strides(output.shape) ||
+                                 output.numel() <= 1;
+  if (!contiguous_output && has_self_overlap(output.shape, output.strides)) {
     return InvalidArgument(std::string(output_name) + " strides " + to_string(output.strides) +
                            " with shape " + to_string(output.shape) + " address one element from "
                            "several positions (a stride 0 or interleaved strides): writes through "
@@ -186,8 +197,6 @@ Status execute_impl(const Lowering& l, const MutableTensorView& output,
 
   // The core output as a view of the caller's buffer.
   const bool pure_reshape = l.core_output_strides == contiguous_strides(l.core_output_shape);
-  const bool contiguous_output = output.strides == contiguous_strides(output.shape) ||
-                                 output.numel() <= 1;
   Dims core_strides;
   if (contiguous_output) {
     core_strides = l.core_output_strides;
@@ -211,20 +220,24 @@ Status execute_impl(const Lowering& l, const MutableTensorView& output,
     MULTIGATHER_RETURN_IF_ERROR(detail::check_no_overlap(output, l.input, l.indices, output_name));
     Tensor staging(l.input.dtype, l.output_shape);
     MutableTensorView core(staging.data(), output.dtype, l.core_output_shape, l.core_output_strides);
-    MULTIGATHER_RETURN_IF_ERROR(run_core(l, core, options, device, context, output_name));
+    MULTIGATHER_RETURN_IF_ERROR(run_core(l, core, options, device, context, output_name, checked));
     return copy_into(TensorView(staging.data(), output.dtype, output.shape), output, options.num_threads);
   }
   const MutableTensorView core(output.data, output.dtype, l.core_output_shape, core_strides);
-  return run_core(l, core, options, device, context, output_name);
+  return run_core(l, core, options, device, context, output_name, checked);
 }
 
-Status guarded(const std::string& op, const auto& body) noexcept {
+Status guarded(std::string_view op, const auto& body) noexcept {
   try {
     return body();
   } catch (const Error& e) {
     return Status(e.code(), e.what());
   } catch (...) {
-    return Status(StatusCode::kInternal, "out of memory while running " + op);
+    try {
+      return Status(StatusCode::kInternal, "out of memory while running " + std::string(op));
+    } catch (...) {
+      return Status(StatusCode::kInternal, "out of memory");
+    }
   }
 }
 
@@ -257,7 +270,7 @@ Status execute_alloc(const Lowering& lowering, const ExecutionContext& context,
       *owned = Tensor(lowering.input.dtype, lowering.output_shape);
       target = owned->mutable_view();
     }
-    MULTIGATHER_RETURN_IF_ERROR(execute_impl(lowering, target, context, context.output_name));
+    MULTIGATHER_RETURN_IF_ERROR(execute_impl(lowering, target, context, context.output_name, &call));
     *output = target;
     return Status::Ok();
   });
@@ -278,7 +291,7 @@ Status execute_lowering(const Lowering& lowering, const MutableTensorView& outpu
 
 Status run_op(std::string_view name, const TensorView& input, const TensorView& indices,
               const Attributes& attrs, Tensor* output, const ExecutionContext& context) noexcept {
-  return guarded(std::string(name), [&]() -> Status {
+  return guarded(name, [&]() -> Status {
     Lowering l;
     MULTIGATHER_RETURN_IF_ERROR(lower_op(name, input, indices, attrs, &l, context.device));
     Tensor out;

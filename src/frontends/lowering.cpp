@@ -137,8 +137,13 @@ void set_nd_error_context(Lowering* out, const TensorView& indices, const Tensor
 
 Status fold_coordinates(const std::string& op, const ViewBuilder& logical, int k,
                         std::int64_t coord_stride, Lowering* out) {
+  if (k <= 1 || logical.shape.empty()) {  // nothing to fold: the logical view is the actual one
+    MULTIGATHER_RETURN_IF_ERROR(to_view(op, logical, "indices", &out->indices));
+    out->logical_indices_shape = Dims(std::span<const std::int64_t>(logical.shape));
+    return Status::Ok();
+  }
   ViewBuilder actual = logical;
-  if (k > 1 && !actual.shape.empty()) {
+  {
     const std::size_t last = actual.shape.size() - 1;
     if (actual.shape[last] == 1) {
       actual.shape[last] = k;
@@ -221,15 +226,28 @@ void set_error_context(Lowering* out, const TensorView& indices, const std::stri
 
 // ---- Recipes ---------------------------------------------------------------------------------
 
+namespace {
+
+// A ViewBuilder of `v`'s data with room for `rank` dimensions (one allocation per vector
+// instead of one per doubling).
+ViewBuilder builder_of(const TensorView& v, int rank) {
+  ViewBuilder b = ViewBuilder::of(v);
+  b.shape.reserve(static_cast<std::size_t>(rank > 0 ? rank : 0));
+  b.strides.reserve(static_cast<std::size_t>(rank > 0 ? rank : 0));
+  return b;
+}
+
+}  // namespace
+
 Status lower_block(const std::string& op, const TensorView& x, const TensorView& indices,
                    std::int64_t axis, std::int64_t batch_dims, Lowering* out) {
   const int r = x.rank(), q = indices.rank();
   const int a = static_cast<int>(axis), b = static_cast<int>(batch_dims);
-  ViewBuilder in = ViewBuilder::of(x);
+  ViewBuilder in = builder_of(x, r + q - b);
   in.add_dims(x, 0, a + 1);
   in.add_unit(q - b);
   in.add_dims(x, a + 1, r);
-  ViewBuilder ix = ViewBuilder::of(indices);
+  ViewBuilder ix = builder_of(indices, r + q - b);
   ix.add_dims(indices, 0, b);
   ix.add_unit(a - b + 1);
   ix.add_dims(indices, b, q);
@@ -237,7 +255,9 @@ Status lower_block(const std::string& op, const TensorView& x, const TensorView&
   MULTIGATHER_RETURN_IF_ERROR(to_view(op, in, "input", &out->input));
   MULTIGATHER_RETURN_IF_ERROR(fold_coordinates(op, ix, 1, 1, out));
   out->axes = {axis};
-  std::vector<std::int64_t> shape(x.shape.begin(), x.shape.begin() + a);
+  std::vector<std::int64_t> shape;
+  shape.reserve(static_cast<std::size_t>(r - 1 + q - b));
+  shape.assign(x.shape.begin(), x.shape.begin() + a);
   shape.insert(shape.end(), indices.shape.begin() + b, indices.shape.end());
   shape.insert(shape.end(), x.shape.begin() + a + 1, x.shape.end());
   return finish(shape, out);
@@ -255,25 +275,28 @@ Status lower_elements(const std::string& op, const TensorView& x, const TensorVi
   for (int d = 0; d < r; ++d) {
     if (d == axis) continue;
     const std::int64_t xs = x.shape[d], is = indices.shape[d];
-    const std::string pair = iname + ".shape[" + str(d) + "] = " + str(is) + " and " + xname +
-                             ".shape[" + str(d) + "] = " + str(xs);
+    // The pair of sizes, worded only for a message (no strings on the way of a valid call).
+    const auto pair = [&] {
+      return iname + ".shape[" + str(d) + "] = " + str(is) + " and " + xname + ".shape[" +
+             str(d) + "] = " + str(xs);
+    };
     switch (rule) {
       case ElementRule::kEqual:
         if (is != xs) {
-          return InvalidArgument(op + ": " + pair + " must be equal (only axis " + str(axis) +
+          return InvalidArgument(op + ": " + pair() + " must be equal (only axis " + str(axis) +
                                  " may differ)");
         }
         break;
       case ElementRule::kAtMost:
         if (is > xs) {
-          return InvalidArgument(op + ": " + pair + ": the index size must not exceed the " +
+          return InvalidArgument(op + ": " + pair() + ": the index size must not exceed the " +
                                  xname + " size on every dimension but " + str(axis));
         }
         sliced.shape[d] = is;  // read the leading part, never broadcast
         break;
       case ElementRule::kBroadcast:
         if (is != xs && is != 1 && xs != 1) {
-          return InvalidArgument(op + ": " + pair + " are not broadcastable (dimension " +
+          return InvalidArgument(op + ": " + pair() + " are not broadcastable (dimension " +
                                  str(d) + " is not the gather axis)");
         }
         break;
@@ -285,11 +308,10 @@ Status lower_elements(const std::string& op, const TensorView& x, const TensorVi
   }
   out->input = sliced;
   out->axes = {axis};
-  MULTIGATHER_RETURN_IF_ERROR(fold_coordinates(op, [&] {
-    ViewBuilder b = ViewBuilder::of(indices);
-    b.add_dims(indices, 0, r);
-    return b;
-  }(), 1, 1, out));
+  // One coordinate per position: the indices view is the framework's, as is (fold_coordinates
+  // with k = 1 would copy it dimension by dimension into the same view).
+  out->indices = TensorView(indices.data, indices.dtype, indices.shape, indices.strides);
+  out->logical_indices_shape = indices.shape;
   return finish_core_shaped(out);
 }
 
@@ -314,11 +336,11 @@ Status lower_nd(const std::string& op, const TensorView& x, const TensorView& in
   // The seed's gatherNdBlocks: index dims J overlap the indexed dims (the output takes the
   // logical indices size on axes), so the lowered rank is max(b + k, q - 1) + len(T).
   const int lead = std::max(b + k, q - 1);
-  ViewBuilder in = ViewBuilder::of(x);
+  ViewBuilder in = builder_of(x, lead + r - b - k);
   in.add_dims(x, 0, b + k);
   in.add_unit(lead - (b + k));
   in.add_dims(x, b + k, r);
-  ViewBuilder ix = ViewBuilder::of(indices);
+  ViewBuilder ix = builder_of(indices, lead + r - b - k);
   ix.add_dims(indices, 0, q - 1);
   ix.add_unit(lead - (q - 1) + (r - b - k));
   MULTIGATHER_RETURN_IF_ERROR(to_view(op, in, "input", &out->input));
@@ -326,7 +348,9 @@ Status lower_nd(const std::string& op, const TensorView& x, const TensorView& in
   out->axes.clear();
   for (int j = 0; j < k; ++j) out->axes.push_back(b + j);
   if (k == 0) out->notes.push_back("indices.shape[-1] = 0: no coordinates, whole slices are copied");
-  std::vector<std::int64_t> shape(indices.shape.begin(), indices.shape.end() - 1);
+  std::vector<std::int64_t> shape;
+  shape.reserve(static_cast<std::size_t>(q - 1 + r - b - k));
+  shape.assign(indices.shape.begin(), indices.shape.end() - 1);
   shape.insert(shape.end(), x.shape.begin() + b + k, x.shape.end());
   return finish(shape, out);
 }

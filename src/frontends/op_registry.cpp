@@ -2,6 +2,7 @@
 // lowering (multigather/lowering.hpp's lower_op) and the `ops` listing.
 #include <algorithm>
 #include <cctype>
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 
@@ -101,8 +102,15 @@ const std::vector<OpSpec>& op_registry() {
 }
 
 const OpSpec* find_op(std::string_view name) noexcept {
-  for (const OpSpec& op : op_registry()) {
-    if (op.name == name) return &op;
+  const std::vector<OpSpec>& ops = op_registry();
+  // A caller that passes an op's own name (the Python fast path, the C API's handles) is
+  // answered by address; anything else by comparing names, the shortest test (the length)
+  // first.
+  for (const OpSpec& op : ops) {
+    if (op.name.data() == name.data() && op.name.size() == name.size()) return &op;
+  }
+  for (const OpSpec& op : ops) {
+    if (op.name.size() == name.size() && op.name == name) return &op;
   }
   return nullptr;
 }
@@ -128,9 +136,24 @@ Status resolve_attributes(const OpSpec& op, const Attributes& given, AttributeVa
   AttributeValues r;
   r.values.reserve(op.attrs.size());
   for (std::size_t j = 0; j < op.attrs.size(); ++j) r.values.emplace_back(op.attrs[j].name, defaults[j]);
-  std::vector<bool> seen(op.attrs.size(), false);
+  // Attributes seen so far: a bit each (a vector past 64 attributes).
+  std::uint64_t seen_bits = 0;
+  std::vector<bool> seen_more(op.attrs.size() > 64 ? op.attrs.size() : 0, false);
+  auto seen = [&](std::size_t j) -> bool {
+    if (j < 64) {
+      const bool was = (seen_bits >> j) & 1U;
+      seen_bits |= std::uint64_t{1} << j;
+      return was;
+    }
+    const bool was = seen_more[j];
+    seen_more[j] = true;
+    return was;
+  };
   for (const auto& [given_name, arg] : given.items()) {
-    const std::string name = canonical_name(given_name);
+    // Dashes spelled as underscores (batch-dims == batch_dims); no copy for a name without.
+    const bool dashed = given_name.find('-') != std::string::npos;
+    const std::string canonical = dashed ? canonical_name(given_name) : std::string();
+    const std::string& name = dashed ? canonical : given_name;
     std::size_t j = 0;
     while (j < op.attrs.size() && op.attrs[j].name != name) ++j;
     if (j == op.attrs.size()) {
@@ -139,8 +162,7 @@ Status resolve_attributes(const OpSpec& op, const Attributes& given, AttributeVa
       return InvalidArgument(op.name + " has no attribute '" + name + "' (attributes: " +
                              (list.empty() ? "none" : list) + ")");
     }
-    if (seen[j]) return InvalidArgument(op.name + ": attribute '" + name + "' is given twice");
-    seen[j] = true;
+    if (seen(j)) return InvalidArgument(op.name + ": attribute '" + name + "' is given twice");
     const Status s = convert_attribute(op.attrs[j], defaults[j], arg, &r.values[j].second);
     if (!s.ok()) return Status(s.code(), op.name + ": " + s.message());
   }
