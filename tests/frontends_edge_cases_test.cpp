@@ -170,5 +170,93 @@ TEST(EdgeCases, BatchDimsMustMatchExactly) {
   });
 }
 
+// ---- Differences from the frameworks found by comparing them on edge cases (PyTorch 2.15,
+// numpy 2.4, ONNX Runtime 1.31; tests/python/test_edge_cases.py checks the same cases against the
+// installed frameworks). The expected results follow each framework's rule as its source states
+// it, cited per test; none needs a framework here.
+
+constexpr DType Bool = DType::kBool, F32 = DType::kFloat32, I8 = DType::kInt8, I16 = DType::kInt16;
+
+TEST(EdgeCases, TorchGatherEmptyIndexIsCheckedForDimOnly) {
+  // ATen's gather meta function wraps dim against input.dim() (a 0-D input counts as 1-D), then:
+  // "When index is empty, we always return an empty output with the same shape without further
+  // error checking": no dtype check (torch.gather(x, 0, torch.empty(0, 4, dtype=torch.uint8))
+  // is an empty tensor), no rank or size check. A non-empty index must be int32/int64.
+  run_table({
+      {"torch.gather", {3, 4}, {0, 4}, U8, {}, "[0,4]"},
+      {"torch.gather", {3, 4}, {0, 9}, Bool, {{"dim", "1"}}, "[0,9]"},
+      {"torch.gather", {3, 4}, {0}, F32, {}, "[0]"},            // rank 1 against rank 2
+      {"torch.gather", {3, 4}, {2, 0, 5}, I16, {}, "[2,0,5]"},  // rank 3, larger sizes
+      {"torch.gather", {}, {0, 3}, U64, {{"dim", "-1"}}, "[0,3]"},
+      {"torch.gather", {3, 4}, {0, 4}, U8, {{"dim", "2"}}, nullptr, kInvalid},
+      {"torch.gather", {}, {0}, I64, {{"dim", "1"}}, nullptr, kInvalid},
+      {"torch.gather", {3, 4}, {1, 4}, U8, {}, nullptr, kType},
+      {"torch.gather", {3, 4}, {1, 4}, Bool, {}, nullptr, kType},
+      // dim is checked before the dtype, the dtype before the ranks.
+      {"torch.gather", {3, 4}, {1, 4}, U8, {{"dim", "5"}}, nullptr, kInvalid},
+      {"torch.gather", {3, 4}, {4}, U8, {}, nullptr, kType},
+  });
+}
+
+TEST(EdgeCases, TorchTakeAlongDimWithoutDimFollowsGather) {
+  // ATen: take_along_dim(input, indices, dim=None) is input.view(-1).gather(0, indices.view(-1)),
+  // so gather's dtype rule applies (int32 too; an empty index of any dtype); with a dim,
+  // _take_along_dim_helper checks the ranks, then int64 only.
+  run_table({
+      {"torch.take_along_dim", {3, 4}, {2, 2}, I32, {}, "[4]"},
+      {"torch.take_along_dim", {}, {}, I32, {}, "[1]"},
+      {"torch.take_along_dim", {3, 4}, {0, 2}, F32, {}, "[0]"},
+      {"torch.take_along_dim", {3, 4}, {2, 0}, U8, {}, "[0]"},
+      {"torch.take_along_dim", {3, 4}, {2}, U8, {}, nullptr, kType},
+      {"torch.take_along_dim", {3, 4}, {1, 4}, I32, {{"dim", "0"}}, nullptr, kType},
+      {"torch.take_along_dim", {3, 4}, {0, 4}, U8, {{"dim", "0"}}, nullptr, kType},
+      {"torch.take_along_dim", {3, 4}, {4}, U8, {{"dim", "0"}}, nullptr, kInvalid},  // ranks first
+  });
+  expect_op("torch.take_along_dim", f32({2, 3}, iota(6)), i32({2, 2}, {5, 0, 3, 1}), {}, {4}, {5, 0, 3, 1});
+  expect_error("torch.take_along_dim", f32({2, 3}, iota(6)), i32({2}, {1, -1}), {}, StatusCode::kOutOfRange,
+               "torch.take_along_dim: indices.flatten()[1] = -1 is out of range for the flattened input of "
+               "size 6 (valid range [0, 6)); torch.take_along_dim rejects negative indices (pytorch#55143)");
+}
+
+TEST(EdgeCases, TorchIndexSelectOnZeroDimensionalInput) {
+  // ATen index_select_out_cpu_: a 0-D input takes exactly one index ("Index to scalar can have
+  // only 1 value"), which must be 0, and gives a 0-D result.
+  expect_op("torch.index_select", f32({}, {7}), i64({1}, {0}), {}, {}, {7});
+  expect_op("torch.index_select", f32({}, {7}), i32({}, {0}), {{"dim", "-1"}}, {}, {7});
+  expect_error("torch.index_select", f32({}, {7}), i64({1}, {1}), {}, StatusCode::kOutOfRange,
+               "torch.index_select: index[0] = 1 is out of range for dim 0 of size 1 (valid range [0, 1)); "
+               "torch.index_select rejects negative indices (pytorch#55143)");
+  expect_error("torch.index_select", f32({}, {7}), i64({2}, {0, 0}), {}, StatusCode::kInvalidArgument,
+               "torch.index_select: index_select(): Index to scalar can have only 1 value, got 2 value(s)");
+  expect_error("torch.index_select", f32({}, {7}), i64({0}, {}), {}, StatusCode::kInvalidArgument,
+               "torch.index_select: index_select(): Index to scalar can have only 1 value, got 0 value(s)");
+  // The order: dim, vector index, one value for a 0-D input, then the dtype.
+  run_table({
+      {"torch.index_select", {}, {2}, U8, {{"dim", "1"}}, nullptr, kInvalid},
+      {"torch.index_select", {3, 4}, {1, 1}, U8, {}, nullptr, kInvalid},
+      {"torch.index_select", {}, {2}, U8, {}, nullptr, kInvalid},
+      {"torch.index_select", {}, {1}, U8, {}, nullptr, kType},
+  });
+}
+
+TEST(EdgeCases, TorchIndexSelectChecksIndicesWhenTheOutputIsEmpty) {
+  // ATen index_select_out_cpu_ checks every index against self.size(dim) even when self has no
+  // elements (another dimension is 0): index_select(zeros(3, 0), 0, [0, 5]) is an error.
+  expect_error("torch.index_select", f32({3, 0}, {}), i64({2}, {0, 5}), {}, StatusCode::kOutOfRange,
+               "torch.index_select: index[1] = 5 is out of range for dim 0 of size 3 (valid range [0, 3)); "
+               "torch.index_select rejects negative indices (pytorch#55143)");
+  expect_error("torch.index_select", f32({0, 4}, {}), i32({1}, {-1}), {{"dim", "1"}}, StatusCode::kOutOfRange,
+               "torch.index_select: index[0] = -1 is out of range for dim 1 of size 4 (valid range [0, 4)); "
+               "torch.index_select rejects negative indices (pytorch#55143)");
+  expect_error("torch.index_select", f32({0, 0}, {}), i64({1}, {0}), {}, StatusCode::kOutOfRange,
+               "torch.index_select: index[0] = 0 is out of range for dim 0 of size 0 (valid range [0, 0)); "
+               "torch.index_select rejects negative indices (pytorch#55143)");
+  expect_op("torch.index_select", f32({3, 0}, {}), i64({2}, {2, 0}), {}, {2, 0}, {});
+  // Index values are never read on the host for CUDA operands (nor for shapes alone).
+  const Tensor x = f32({3, 0}, {}), idx = i64({1}, {5});
+  Lowering l;
+  EXPECT_TRUE(lower_op("torch.index_select", x.view(), idx.view(), {}, &l, Device::kCUDA).ok());
+}
+
 }  // namespace
 }  // namespace multigather

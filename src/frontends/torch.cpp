@@ -21,33 +21,78 @@ std::string reject_rule(const std::string& op) {
   return op + " rejects negative indices (pytorch#55143)";
 }
 
+// PyTorch's gather with an empty index: "we always return an empty output with the same shape
+// without further error checking" (no dtype, rank or size check). The core call: a stride-0
+// input view and an int64 view of `shape`, axes [0]; nothing is read.
+Status empty_result(const TensorView& input, const TensorView& index, const Dims& shape,
+                    Lowering* out) {
+  out->input = TensorView(input.data, input.dtype, shape, Dims::filled(shape.size(), 0));
+  ViewBuilder ix{index.data, DType::kInt64, dims_vec(shape), dims_vec(contiguous_strides(shape))};
+  out->axes = {0};
+  out->notes.push_back("the index is empty: an empty result without further checks (any index dtype)");
+  MULTIGATHER_RETURN_IF_ERROR(fold_coordinates(out->op, ix, 1, 1, out));
+  return finish(dims_vec(shape), out);
+}
+
+// Checks every index value of the error context now, with the message execute gives for an
+// index found out of range. For frameworks that check indices even when the output is empty
+// (the core then reads none). Not for shapes alone (explain), nor on a CUDA device (values are
+// not read on the host). Callers use it only when an input dimension is 0, so the lowering
+// reads data only for empty inputs, which the Python per-call cache (python/src/op_fast.cpp)
+// never keeps for another call's data. The same helper is in torch.cpp, numpy.cpp and onnx.cpp.
+Status check_indices_now(const Lowering& l) {
+  const IndexErrorContext& c = l.index_errors;
+  const TensorView& v = c.indices;
+  if (v.data == nullptr || l.device == Device::kCUDA || c.labels.empty()) return Status::Ok();
+  const int r = v.rank();
+  const std::int64_t es = static_cast<std::int64_t>(element_size(v.dtype));
+  std::vector<std::int64_t> pos(static_cast<std::size_t>(r), 0);
+  for (std::int64_t e = 0, n = v.numel(); e < n; ++e) {
+    std::int64_t off = 0;
+    for (int d = 0; d < r; ++d) off += pos[static_cast<std::size_t>(d)] * v.strides[d];
+    __int128 value = 0;
+    read_index(static_cast<const std::byte*>(v.data) + off * es, v.dtype, &value);
+    const std::size_t j = c.coordinate_dim < 0 ? 0 : static_cast<std::size_t>(pos[static_cast<std::size_t>(c.coordinate_dim)]);
+    const std::int64_t size = j < c.sizes.size() ? c.sizes[j] : 0, lo = c.negatives_wrap ? -size : 0;
+    if (j < c.sizes.size() && (value < lo || value >= size)) {
+      std::string p;
+      for (int d = 0; d < r; ++d) p += (d ? "," : "") + str(pos[static_cast<std::size_t>(d)]);
+      const std::string text = value > INT64_MAX ? std::to_string(static_cast<unsigned long long>(value))
+                                                 : str(static_cast<std::int64_t>(value));
+      return OutOfRange(l.op + ": " + c.indices_name + "[" + p + "] = " + text + " is out of range for " +
+                        c.labels[j] + " of size " + str(size) + " (valid range [" + str(lo) + ", " +
+                        str(size) + "))" + (c.rule.empty() ? "" : "; " + c.rule));
+    }
+    for (int d = r - 1; d >= 0; --d) {
+      if (++pos[static_cast<std::size_t>(d)] < v.shape[d]) break;
+      pos[static_cast<std::size_t>(d)] = 0;
+    }
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status gather(const TensorView& input, std::int64_t dim, const TensorView& index, Lowering* out) {
   MULTIGATHER_RETURN_IF_ERROR(begin_op("torch.gather", input, index, out));
+  // PyTorch's order (gather's meta function): dim against the input (0-D counts as 1-D), then,
+  // for an empty index, an empty output of its shape with nothing else checked: any dtype, rank
+  // and sizes (PyTorch 2.15 accepts gather(x, 0, torch.empty(0, dtype=torch.uint8))).
+  const TensorView x = as_1d_if_scalar(input);
+  std::int64_t d = 0;
+  MULTIGATHER_RETURN_IF_ERROR(normalize_axis(out->op, "dim", dim, x.rank(), true, &d));
+  if (index.numel() == 0) return empty_result(input, index, index.shape, out);
   MULTIGATHER_RETURN_IF_ERROR(check_dtype(out->op, "index", index.dtype, {DType::kInt64, DType::kInt32}));
-  const TensorView x = as_1d_if_scalar(input), i = as_1d_if_scalar(index);
+  const TensorView i = as_1d_if_scalar(index);
   if (x.rank() != i.rank()) {
     return InvalidArgument(out->op + ": Index tensor must have the same number of dimensions as "
                            "input tensor (index rank " + str(index.rank()) + ", input rank " +
                            str(input.rank()) + ")");
   }
-  std::int64_t d = 0;
-  MULTIGATHER_RETURN_IF_ERROR(normalize_axis(out->op, "dim", dim, x.rank(), true, &d));
   set_policy(out, IndexMode::kError, false);
   set_error_context(out, i, "index", -1, {"dim " + str(d)}, {x.shape[static_cast<int>(d)]}, false,
                     reject_rule(out->op));
-  if (i.numel() == 0) {
-    // "When index is empty, we always return an empty output with the same shape without
-    // further error checking": a stride-0 input view of the index's shape (nothing is read).
-    TensorView empty = x;
-    for (int e = 0; e < x.rank(); ++e) {
-      if (e != d) { empty.shape[e] = i.shape[e]; empty.strides[e] = 0; }
-    }
-    MULTIGATHER_RETURN_IF_ERROR(lower_elements(out->op, empty, i, d, ElementRule::kEqual, "input", "index", out));
-  } else {
-    MULTIGATHER_RETURN_IF_ERROR(lower_elements(out->op, x, i, d, ElementRule::kAtMost, "input", "index", out));
-  }
+  MULTIGATHER_RETURN_IF_ERROR(lower_elements(out->op, x, i, d, ElementRule::kAtMost, "input", "index", out));
   return finish(dims_vec(index.shape), out);
 }
 
@@ -80,10 +125,13 @@ Status take(const TensorView& input, const TensorView& index, Lowering* out) {
 Status take_along_dim(const TensorView& input, const TensorView& indices,
                       std::optional<std::int64_t> dim, Lowering* out) {
   MULTIGATHER_RETURN_IF_ERROR(begin_op("torch.take_along_dim", input, indices, out));
-  MULTIGATHER_RETURN_IF_ERROR(check_dtype(out->op, "indices", indices.dtype, {DType::kInt64}));
   if (!dim) {
     // dim=None flattens both tensors: views when contiguous, else copies (noted). PyTorch
-    // 2.15 indexes the flattened input directly here: negatives and out of range raise.
+    // 2.15 computes input.view(-1).gather(0, indices.view(-1)), so gather's rules apply:
+    // negatives and out of range raise, int32 indices are accepted, and an empty index gives an
+    // empty result whatever its dtype.
+    if (indices.numel() == 0) return empty_result(input, indices, Dims{0}, out);
+    MULTIGATHER_RETURN_IF_ERROR(check_dtype(out->op, "indices", indices.dtype, {DType::kInt64, DType::kInt32}));
     set_policy(out, IndexMode::kError, false);
     TensorView x, i;
     MULTIGATHER_RETURN_IF_ERROR(contiguous(input, "input", out, &out->owned_input, &x));
@@ -95,11 +143,13 @@ Status take_along_dim(const TensorView& input, const TensorView& indices,
     const TensorView flat_x = out->input;
     return lower_elements(out->op, flat_x, flat_i, 0, ElementRule::kBroadcast, "input", "indices", out);
   }
+  // PyTorch's order with a dim: ranks, then the dtype (int64 only), then dim.
   if (input.rank() != indices.rank()) {
     return InvalidArgument(out->op + ": input and indices should have the same number of "
                            "dimensions, but got " + str(input.rank()) + " dimensions for input, and " +
                            str(indices.rank()) + " dimensions for indices");
   }
+  MULTIGATHER_RETURN_IF_ERROR(check_dtype(out->op, "indices", indices.dtype, {DType::kInt64}));
   std::int64_t d = 0;
   MULTIGATHER_RETURN_IF_ERROR(normalize_axis(out->op, "dim", *dim, input.rank(), true, &d));
   // With a dim, PyTorch 2.15 (torch/_refs and ATen) gathers indices % input.size(dim): floor
@@ -114,28 +164,39 @@ Status take_along_dim(const TensorView& input, const TensorView& indices,
 Status index_select(const TensorView& input, std::int64_t dim, const TensorView& index,
                     Lowering* out) {
   MULTIGATHER_RETURN_IF_ERROR(begin_op("torch.index_select", input, index, out));
-  MULTIGATHER_RETURN_IF_ERROR(check_dtype(out->op, "index", index.dtype, {DType::kInt64, DType::kInt32}));
+  // PyTorch's order (index_select_out_cpu_): dim (a 0-D input counts as 1-D), a vector index,
+  // one index value for a 0-D input, the dtype, then every index value.
+  const TensorView x = as_1d_if_scalar(input);
+  std::int64_t d = 0;
+  MULTIGATHER_RETURN_IF_ERROR(normalize_axis(out->op, "dim", dim, x.rank(), true, &d));
   if (index.rank() > 1) {
     return InvalidArgument(out->op + ": index_select(): Index is supposed to be a vector (got index shape " +
                            to_string(index.shape) + ")");
   }
-  if (input.rank() < 1) return InvalidArgument(out->op + ": input must have rank >= 1 in multigather");
-  std::int64_t d = 0;
-  MULTIGATHER_RETURN_IF_ERROR(normalize_axis(out->op, "dim", dim, input.rank(), true, &d));
-  const int r = input.rank(), a = static_cast<int>(d);
+  if (input.rank() == 0 && index.numel() != 1) {
+    return InvalidArgument(out->op + ": index_select(): Index to scalar can have only 1 value, got " +
+                           str(index.numel()) + " value(s)");
+  }
+  MULTIGATHER_RETURN_IF_ERROR(check_dtype(out->op, "index", index.dtype, {DType::kInt64, DType::kInt32}));
+  const int r = x.rank(), a = static_cast<int>(d);
   const std::int64_t n = index.rank() == 1 ? index.shape[0] : 1;
   ViewBuilder ix = ViewBuilder::of(index);
   ix.add_unit(a);
   ix.add(n, index.rank() == 1 ? index.strides[0] : 0);
   ix.add_unit(r - a - 1);
-  out->input = input;
+  out->input = x;
   out->axes = {d};
   MULTIGATHER_RETURN_IF_ERROR(fold_coordinates(out->op, ix, 1, 1, out));
   set_policy(out, IndexMode::kError, false);
-  set_error_context(out, index, "index", -1, {"dim " + str(d)}, {input.shape[a]}, false,
+  set_error_context(out, index, "index", -1, {"dim " + str(d)}, {x.shape[a]}, false,
                     reject_rule(out->op));
+  // A 0-D input gives a 0-D result (its one index must be 0).
   std::vector<std::int64_t> shape = dims_vec(input.shape);
-  shape[static_cast<std::size_t>(a)] = n;
+  if (input.rank() > 0) shape[static_cast<std::size_t>(a)] = n;
+  if (input.numel() == 0 && n > 0) {
+    // PyTorch checks the indices even when the output is empty (another dimension is 0).
+    MULTIGATHER_RETURN_IF_ERROR(check_indices_now(*out));
+  }
   return finish(shape, out);
 }
 

@@ -13,7 +13,10 @@ namespace multigather::torch {
 ///   out[i][j][k] = input[index[i][j][k]][j][k]  (dim = 0; likewise for other dims)
 /// Same number of dimensions (a 0-D tensor counts as 1-D of size 1); index.size(d) <=
 /// input.size(d) for d != dim: the LEADING part of input is read (never broadcast). Output shape =
-/// index shape. index int64 or int32. An empty index gives an empty output without further checks.
+/// index shape. index int64 or int32. dim is checked first (against a 0-D input: [-1, 0]); then
+/// an empty index gives an empty output of its shape without further checks, whatever its dtype,
+/// rank and sizes (ATen: "we always return an empty output with the same shape without further
+/// error checking").
 Status gather(const TensorView& input, std::int64_t dim, const TensorView& index, Lowering* out);
 
 /// torch.take(input, index), docs .../generated/torch.take.html
@@ -23,15 +26,18 @@ Status take(const TensorView& input, const TensorView& index, Lowering* out);
 
 /// torch.take_along_dim(input, indices, dim=None), docs .../generated/torch.take_along_dim.html
 ///   out[i][j][k] = input[indices[i][j][k]][j][k]  (dim = 0), input and indices BROADCAST on
-/// d != dim; dim=None: input.flatten()[indices.flatten()]. indices int64. With a dim, indices
-/// are taken modulo input.size(dim) (floor modulo, as PyTorch 2.15 computes them; an empty dim
-/// is an error); with dim=None, negatives and out-of-range indices are rejected.
+/// d != dim; dim=None: input.flatten()[indices.flatten()]. With a dim: same rank (checked first),
+/// indices int64, taken modulo input.size(dim) (floor modulo, as PyTorch 2.15 computes them; an
+/// empty dim is an error). dim=None is gather(input.view(-1), 0, indices.view(-1)): indices
+/// int32/int64 (any dtype when empty), negatives and out-of-range indices are rejected.
 Status take_along_dim(const TensorView& input, const TensorView& indices,
                       std::optional<std::int64_t> dim, Lowering* out);
 
 /// torch.index_select(input, dim, index), docs .../generated/torch.index_select.html
 ///   out[i.., j, k..] = input[i.., index[j], k..]; index 1-D (or 0-D = one element), int32/int64;
-/// output = input.shape with out[dim] = len(index). Negatives rejected.
+/// output = input.shape with out[dim] = len(index). A 0-D input takes exactly one index (0) and
+/// gives a 0-D result. Negatives rejected. Every index is checked, also when the output is empty
+/// because another input dimension is 0 (as ATen does; on host memory: not for Device::kCUDA).
 Status index_select(const TensorView& input, std::int64_t dim, const TensorView& index,
                     Lowering* out);
 

@@ -1,0 +1,171 @@
+"""The framework adapters against the real frameworks on edge cases: empty inputs, empty indices,
+empty non-axis dimensions, 0-d tensors, and every index dtype each framework accepts or rejects
+(int8/16/32/64, uint8/16/32/64, bool, float32).
+
+Each case runs the framework (PyTorch on the CPU, numpy, ONNX Runtime's CPU provider) and the
+multigather adapter: both must compute the same shape, dtype and bytes, or both must fail, with
+the framework's error mapped onto multigather's convention (tests/python/test_errors.py):
+IndexError for an index out of range, ValueError for shapes, dims and axes (also where the
+framework raises IndexError for them: torch's "Dimension out of range", numpy's AxisError and
+"shape mismatch"), TypeError for dtypes (also numpy's IndexError "`indices` must be an integer
+array"). The grids run case by case and report every mismatch at once. Each framework's part
+skips when the framework is not installed.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+
+import numpy as np
+import pytest
+
+import multigather
+
+INDEX_DTYPES = [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64,
+                np.bool_, np.float32]
+
+
+def shapes(max_rank, sizes):
+    for rank in range(max_rank + 1):
+        yield from itertools.product(sizes, repeat=rank)
+
+
+def index_values(rng, shape, dtype, size):
+    """Values around [-size, size) (negative, in range, out of range) in ``dtype``."""
+    n = max(size, 1)
+    values = rng.integers(-n - 1, n + 1, size=shape)
+    dtype = np.dtype(dtype)
+    if dtype == np.bool_:
+        return np.asarray(values % 2 == 1)
+    if dtype.kind == "u":
+        values = np.abs(values)
+    return np.asarray(values).astype(dtype)
+
+
+def outcome(fn):
+    try:
+        return "ok", fn()
+    except Exception as error:  # noqa: BLE001 - any framework error is an outcome to compare
+        return type(error), error
+
+
+def check(case, expected, got, error_map, as_numpy, mismatches):
+    """Compares one framework outcome with multigather's; appends a line per mismatch."""
+    (ekind, evalue), (gkind, gvalue) = expected, got
+    if ekind == "ok" and gkind == "ok":
+        want, have = as_numpy(evalue), as_numpy(gvalue)
+        if (want.shape, want.dtype, want.tobytes()) != (have.shape, have.dtype, have.tobytes()):
+            mismatches.append(f"{case}: framework {want.shape} {want.dtype} {want.ravel()[:6]}, "
+                              f"multigather {have.shape} {have.dtype} {have.ravel()[:6]}")
+    elif ekind == "ok":
+        mismatches.append(f"{case}: framework computes {as_numpy(evalue).shape}, multigather "
+                          f"raises {gkind.__name__}: {gvalue}")
+    elif gkind == "ok":
+        mismatches.append(f"{case}: framework raises {ekind.__name__}: {evalue}, multigather "
+                          f"computes {as_numpy(gvalue).shape}")
+    elif gkind is not error_map(evalue):
+        mismatches.append(f"{case}: framework {ekind.__name__}: {evalue} (expected "
+                          f"{error_map(evalue).__name__}), multigather {gkind.__name__}: {gvalue}")
+
+
+def assert_no_mismatch(mismatches, count):
+    assert count > 0
+    assert not mismatches, f"{len(mismatches)} of {count} cases differ:\n" + "\n".join(mismatches[:40])
+
+
+# ---- PyTorch ---------------------------------------------------------------------------------
+
+
+def torch_error(error):
+    text = str(error).splitlines()[0].lower()
+    if re.search(r"expected dtype|expected a long tensor|dtype of indices", text):
+        return TypeError
+    if re.search(r"out of bounds|out of range in self|out of data bounds|take from an empty|"
+                 r"should be positive|zerodivision|tried to access index", text):
+        return IndexError
+    return ValueError  # sizes, ranks, dims ("Dimension out of range"), vector index
+
+
+def torch_tensor(torch, array):
+    return torch.from_numpy(np.ascontiguousarray(array))
+
+
+def run_torch_grid(torch, ops):
+    rng = np.random.default_rng(0)
+    mismatches, count = [], 0
+    to_numpy = lambda t: t.contiguous().numpy()  # noqa: E731
+    for x_shape in shapes(2, (0, 1, 3)):
+        x = torch_tensor(torch, np.arange(1, 1 + int(np.prod(x_shape)), dtype=np.float32).reshape(x_shape))
+        for dtype, i_shape in itertools.product(INDEX_DTYPES, shapes(2, (0, 1, 2))):
+            for name, torch_fn, mg_fn, dims in ops(x):
+                for dim in dims:
+                    in_range = dim is not None and -x.ndim <= dim < x.ndim
+                    size = x.shape[dim] if in_range else (1 if x.ndim == 0 else x.numel())
+                    index = torch_tensor(torch, index_values(rng, i_shape, dtype, size))
+                    case = f"{name}(x{tuple(x.shape)}, dim={dim}, index{i_shape} {np.dtype(dtype)} " \
+                           f"{index.flatten().tolist()})"
+                    count += 1
+                    check(case, outcome(lambda: torch_fn(x, dim, index)),
+                          outcome(lambda: mg_fn(x, dim, index)), torch_error, to_numpy, mismatches)
+    return mismatches, count
+
+
+def all_dims(x, with_none=False):
+    r = max(x.ndim, 1)
+    return ([None] if with_none else []) + list(range(-r - 1, r + 1))  # one out of range each way
+
+
+def test_torch_gather_and_take_edge_cases():
+    torch = pytest.importorskip("torch", reason="torch is not installed")
+    mt = multigather.torch
+
+    def ops(x):
+        return [("gather", lambda a, d, i: torch.gather(a, d, i), lambda a, d, i: mt.gather(a, d, i),
+                 all_dims(x)),
+                ("take", lambda a, d, i: torch.take(a, i), lambda a, d, i: mt.take(a, i), [None])]
+
+    assert_no_mismatch(*run_torch_grid(torch, ops))
+
+
+def test_torch_take_along_dim_edge_cases():
+    torch = pytest.importorskip("torch", reason="torch is not installed")
+    mt = multigather.torch
+
+    def ops(x):
+        return [("take_along_dim", lambda a, d, i: torch.take_along_dim(a, i, dim=d),
+                 lambda a, d, i: mt.take_along_dim(a, i, dim=d), all_dims(x, with_none=True))]
+
+    assert_no_mismatch(*run_torch_grid(torch, ops))
+
+
+def test_torch_index_select_edge_cases():
+    torch = pytest.importorskip("torch", reason="torch is not installed")
+    mt = multigather.torch
+
+    def ops(x):
+        return [("index_select", lambda a, d, i: torch.index_select(a, d, i),
+                 lambda a, d, i: mt.index_select(a, d, i), all_dims(x))]
+
+    assert_no_mismatch(*run_torch_grid(torch, ops))
+
+
+def test_torch_known_cases():
+    """The cases that first showed the differences (now fixed), spelled out."""
+    torch = pytest.importorskip("torch", reason="torch is not installed")
+    mt = multigather.torch
+    scalar = torch.tensor(5.0)
+    for index in (torch.tensor([0]), torch.tensor(0, dtype=torch.int32)):
+        want = torch.index_select(scalar, 0, index)
+        got = mt.index_select(scalar, 0, index)
+        assert got.shape == want.shape == () and torch.equal(got, want)
+    x = torch.arange(12.0).reshape(3, 4)
+    for dtype in (torch.uint8, torch.bool, torch.float32):
+        empty = torch.empty(0, 4, dtype=dtype)
+        assert mt.gather(x, 0, empty).shape == torch.gather(x, 0, empty).shape == (0, 4)
+        with pytest.raises(TypeError):
+            mt.gather(x, 0, torch.zeros(1, 4, dtype=dtype))
+    index = torch.tensor([[1, 2], [3, 11]], dtype=torch.int32)
+    assert torch.equal(mt.take_along_dim(x, index), torch.take_along_dim(x, index))
+    with pytest.raises(IndexError):
+        mt.index_select(torch.zeros(3, 0), 0, torch.tensor([0, 5]))
