@@ -3,6 +3,8 @@
 // framework's dtype list), coordinate-size bounds. Each row runs the op on real buffers and checks
 // the output shape (values: zero elements, or the single element named in the row) or the error
 // code. The exact messages of these errors are asserted in the per-family test files.
+#include <cstring>
+
 #include "op_test_support.hpp"
 
 namespace multigather {
@@ -177,6 +179,13 @@ TEST(EdgeCases, BatchDimsMustMatchExactly) {
 
 constexpr DType Bool = DType::kBool, F32 = DType::kFloat32, I8 = DType::kInt8, I16 = DType::kInt16;
 
+// A uint64 tensor holding `values` exactly (make_tensor converts through double).
+Tensor u64(Dims shape, const std::vector<std::uint64_t>& values) {
+  Tensor t(DType::kUInt64, shape);
+  std::memcpy(t.data(), values.data(), values.size() * sizeof(std::uint64_t));
+  return t;
+}
+
 TEST(EdgeCases, TorchGatherEmptyIndexIsCheckedForDimOnly) {
   // ATen's gather meta function wraps dim against input.dim() (a 0-D input counts as 1-D), then:
   // "When index is empty, we always return an empty output with the same shape without further
@@ -256,6 +265,70 @@ TEST(EdgeCases, TorchIndexSelectChecksIndicesWhenTheOutputIsEmpty) {
   const Tensor x = f32({3, 0}, {}), idx = i64({1}, {5});
   Lowering l;
   EXPECT_TRUE(lower_op("torch.index_select", x.view(), idx.view(), {}, &l, Device::kCUDA).ok());
+}
+
+TEST(EdgeCases, NumpyTakeCastsIndicesToIntp) {
+  // numpy.take casts indices to intp with casting='same_kind' (PyArray_TakeFrom): bool indices
+  // are 0 and 1, and uint64 values of 2**63 and above wrap to negatives (2**64 - 1 is -1).
+  const Tensor a = f32({4}, {4, 3, 5, 7});
+  expect_op("numpy.take", a, make_tensor(Bool, {3}, {1, 0, 1}), {}, {3}, {3, 4, 3});
+  expect_op("numpy.take", a, make_tensor(Bool, {2}, {1, 1}), {{"axis", "0"}, {"mode", "clip"}}, {2}, {3, 3});
+  expect_op("numpy.take", a, u64({2}, {~0ull, 1}), {}, {2}, {7, 3});
+  expect_op("numpy.take", a, u64({1}, {~0ull}), {{"mode", "clip"}}, {1}, {4});  // -1 clips to 0
+  expect_op("numpy.take", a, u64({1}, {~0ull - 4}), {{"mode", "wrap"}}, {1}, {7});  // -5 mod 4 = 3
+  expect_error("numpy.take", a, u64({1}, {1ull << 63}), {}, StatusCode::kOutOfRange,
+               "numpy.take: indices[0] = -9223372036854775808 is out of range for the flattened input of "
+               "size 4 (valid range [-4, 4))");
+  expect_op("numpy.take_along_axis", a, u64({2}, {~0ull, 0}), {{"axis", "0"}}, {2}, {7, 4});
+  expect_op("numpy.advanced_index", a, u64({2, 1}, {~0ull - 1, 0}), {{"index_dims", "0"}}, {2}, {5, 4});
+}
+
+TEST(EdgeCases, NumpyTakeOnEmptyAxesAndEmptyOutputs) {
+  // PyArray_TakeFrom: "cannot do a non-empty take from an empty axes" only when the OUTPUT is
+  // not empty; mode 'raise' checks the indices once per outer row (n = prod(a.shape[:axis]))
+  // even when a later dimension makes the output empty; 'clip' never fails there.
+  run_table({
+      {"numpy.take", {0, 0}, {1}, I64, {{"axis", "0"}, {"mode", "clip"}}, "[1,0]"},
+      {"numpy.take", {3, 0}, {2}, I64, {{"axis", "0"}, {"mode", "clip"}}, "[2,0]"},
+      {"numpy.take", {0, 3}, {2}, I64, {{"axis", "1"}}, "[0,2]"},  // no outer row: not checked
+      {"numpy.take", {0, 0}, {1}, I64, {{"axis", "0"}}, nullptr, kRange},
+      {"numpy.take", {0, 0}, {1}, I64, {{"axis", "0"}, {"mode", "wrap"}}, nullptr, kRange},  // numpy hangs
+      {"numpy.take", {0, 3}, {1}, I64, {{"axis", "0"}, {"mode", "clip"}}, nullptr, kRange},
+  });
+  expect_error("numpy.take", f32({3, 0}, {}), i64({2}, {1, 5}), {{"axis", "0"}}, StatusCode::kOutOfRange,
+               "numpy.take: indices[1] = 5 is out of range for axis 0 of size 3 (valid range [-3, 3))");
+  expect_op("numpy.take", f32({3, 0}, {}), i64({2}, {1, 5}), {{"axis", "0"}, {"mode", "wrap"}}, {2, 0}, {});
+}
+
+TEST(EdgeCases, NumpyTakeFromZeroDimensionalArrayWithAxis) {
+  // PyArray_CheckAxis views a 0-D array as 1-D: np.take(np.array(7.), [0, 0, -1], axis=0).
+  expect_op("numpy.take", f32({}, {7}), i64({3}, {0, 0, -1}), {{"axis", "0"}}, {3}, {7, 7, 7});
+  expect_op("numpy.take", f32({}, {7}), i64({1, 1}, {0}), {{"axis", "-1"}}, {1, 1}, {7});
+  run_table({{"numpy.take", {}, {1}, I64, {{"axis", "1"}}, nullptr, kInvalid}});
+}
+
+TEST(EdgeCases, NumpyTakeAlongAxisCheckOrder) {
+  // numpy.take_along_axis: axis=None needs 1-D indices (ValueError) before the dtype is looked at;
+  // else the axis, then the dtype (not bool), then the ranks.
+  run_table({
+      {"numpy.take_along_axis", {3, 4}, {2, 2}, Bool, {{"axis", "none"}}, nullptr, kInvalid},
+      {"numpy.take_along_axis", {3, 4}, {2}, Bool, {{"axis", "none"}}, nullptr, kType},
+      {"numpy.take_along_axis", {3, 4}, {2}, F32, {{"axis", "2"}}, nullptr, kInvalid},
+      {"numpy.take_along_axis", {3, 4}, {2}, F32, {{"axis", "1"}}, nullptr, kType},
+  });
+}
+
+TEST(EdgeCases, NumpyAdvancedIndexChecksIndicesWhenTheResultIsEmpty) {
+  // numpy checks every value of non-empty index arrays, whatever the other dimensions:
+  // np.zeros((3, 0))[[5]] and np.zeros((0, 3))[:, [5]] are IndexErrors; empty ones check nothing.
+  expect_error("numpy.advanced_index", f32({3, 0}, {}), i64({2, 1}, {1, 5}), {{"index_dims", "0"}},
+               StatusCode::kOutOfRange,
+               "numpy.advanced_index: indices[1,0] = 5 is out of range for axis 0 of size 3 (valid range [-3, 3))");
+  expect_error("numpy.advanced_index", f32({0, 3}, {}), i64({1, 1}, {-4}), {{"index_dims", "1"}},
+               StatusCode::kOutOfRange,
+               "numpy.advanced_index: indices[0,0] = -4 is out of range for axis 1 of size 3 (valid range [-3, 3))");
+  expect_op("numpy.advanced_index", f32({3, 0}, {}), i64({2, 1}, {1, -3}), {{"index_dims", "0"}}, {2, 0}, {});
+  expect_op("numpy.advanced_index", f32({3, 3}, iota(9)), i64({0, 2}, {}), {{"index_dims", "0,1"}}, {0}, {});
 }
 
 }  // namespace

@@ -12,15 +12,81 @@ namespace multigather::numpy {
 
 using namespace frontends;
 
-Status take(const TensorView& a, const TensorView& indices, std::optional<std::int64_t> axis,
+namespace {
+
+// numpy converts index arrays to intp (int64) with a 'same_kind' cast before using them, so
+// uint64 values of 2**63 and above wrap to negatives: np.take(a, np.uint64(2**64 - 1)) is a[-1].
+TensorView as_intp(const TensorView& v) {
+  if (v.dtype != DType::kUInt64) return v;
+  return TensorView(v.data, DType::kInt64, v.shape, v.strides);
+}
+
+std::int64_t product(const Dims& shape, int from, int to) {
+  std::int64_t p = 1;
+  for (int d = from; d < to; ++d) p *= shape[d];
+  return p;
+}
+
+// Checks every index value of the error context now, with the message execute gives for an
+// index found out of range. For frameworks that check indices even when the output is empty
+// (the core then reads none). Not for shapes alone (explain), nor on a CUDA device (values are
+// not read on the host). Callers use it only when an input dimension is 0, so the lowering
+// reads data only for empty inputs, which the Python per-call cache (python/src/op_fast.cpp)
+// never keeps for another call's data. The same helper is in torch.cpp, numpy.cpp and onnx.cpp.
+Status check_indices_now(const Lowering& l) {
+  const IndexErrorContext& c = l.index_errors;
+  const TensorView& v = c.indices;
+  if (v.data == nullptr || l.device == Device::kCUDA || c.labels.empty()) return Status::Ok();
+  const int r = v.rank();
+  const std::int64_t es = static_cast<std::int64_t>(element_size(v.dtype));
+  std::vector<std::int64_t> pos(static_cast<std::size_t>(r), 0);
+  for (std::int64_t e = 0, n = v.numel(); e < n; ++e) {
+    std::int64_t off = 0;
+    for (int d = 0; d < r; ++d) off += pos[static_cast<std::size_t>(d)] * v.strides[d];
+    __int128 value = 0;
+    read_index(static_cast<const std::byte*>(v.data) + off * es, v.dtype, &value);
+    const std::size_t j = c.coordinate_dim < 0 ? 0 : static_cast<std::size_t>(pos[static_cast<std::size_t>(c.coordinate_dim)]);
+    const std::int64_t size = j < c.sizes.size() ? c.sizes[j] : 0, lo = c.negatives_wrap ? -size : 0;
+    if (j < c.sizes.size() && (value < lo || value >= size)) {
+      std::string p;
+      for (int d = 0; d < r; ++d) p += (d ? "," : "") + str(pos[static_cast<std::size_t>(d)]);
+      const std::string text = value > INT64_MAX ? std::to_string(static_cast<unsigned long long>(value))
+                                                 : str(static_cast<std::int64_t>(value));
+      return OutOfRange(l.op + ": " + c.indices_name + "[" + p + "] = " + text + " is out of range for " +
+                        c.labels[j] + " of size " + str(size) + " (valid range [" + str(lo) + ", " +
+                        str(size) + "))" + (c.rule.empty() ? "" : "; " + c.rule));
+    }
+    for (int d = r - 1; d >= 0; --d) {
+      if (++pos[static_cast<std::size_t>(d)] < v.shape[d]) break;
+      pos[static_cast<std::size_t>(d)] = 0;
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status take(const TensorView& a, const TensorView& raw_indices, std::optional<std::int64_t> axis,
             std::string_view mode, Lowering* out) {
-  MULTIGATHER_RETURN_IF_ERROR(begin_op("numpy.take", a, indices, out));
-  MULTIGATHER_RETURN_IF_ERROR(check_integer(out->op, "indices", indices.dtype));
-  TensorView x;
+  MULTIGATHER_RETURN_IF_ERROR(begin_op("numpy.take", a, raw_indices, out));
+  // With an axis, numpy takes from a 0-D array as from a 1-D array of size 1 (axis 0 or -1).
+  const TensorView a1 = a.rank() == 0 && axis ? TensorView(a.data, a.dtype, Dims{1}, Dims{1}) : a;
   std::int64_t ax = 0;
-  MULTIGATHER_RETURN_IF_ERROR(flatten_or_axis(out->op, "a", a, axis, out, &x, &ax));
-  const std::int64_t size = x.shape[static_cast<int>(ax)];
-  if (size == 0 && indices.numel() != 0) {
+  if (axis) MULTIGATHER_RETURN_IF_ERROR(normalize_axis(out->op, "axis", *axis, a1.rank(), true, &ax));
+  // Then numpy casts the indices to intp ('same_kind'): bool indices are 0 and 1, uint64 wraps.
+  if (raw_indices.dtype != DType::kBool) {
+    MULTIGATHER_RETURN_IF_ERROR(check_integer(out->op, "indices", raw_indices.dtype));
+  }
+  const TensorView indices = raw_indices.dtype == DType::kBool
+      ? TensorView(raw_indices.data, DType::kUInt8, raw_indices.shape, raw_indices.strides)
+      : as_intp(raw_indices);
+  TensorView x;
+  MULTIGATHER_RETURN_IF_ERROR(flatten_or_axis(out->op, "a", a1, axis, out, &x, &ax));
+  const int axis_dim = static_cast<int>(ax);
+  const std::int64_t size = x.shape[axis_dim], m = indices.numel();
+  const std::int64_t outer = product(x.shape, 0, axis_dim), inner = product(x.shape, axis_dim + 1, x.rank());
+  // numpy (PyArray_TakeFrom) refuses an empty axis only when the OUTPUT is not empty.
+  if (size == 0 && outer != 0 && m != 0 && inner != 0) {
     return OutOfRange(out->op + ": cannot do a non-empty take from an empty axes (axis " + str(ax) +
                       " has size 0, indices shape " + to_string(indices.shape) + ")");
   }
@@ -36,24 +102,35 @@ Status take(const TensorView& a, const TensorView& indices, std::optional<std::i
     return InvalidArgument(out->op + ": mode = '" + std::string(mode) + "' must be one of raise, wrap, clip");
   }
   set_error_context(out, indices, "indices", -1, {label}, {size}, true, "");
-  return lower_block(out->op, x, indices, ax, 0, out);
+  MULTIGATHER_RETURN_IF_ERROR(lower_block(out->op, x, indices, ax, 0, out));
+  // numpy checks the indices once per outer row even when the output is empty because a later
+  // dimension is 0 (mode 'raise'; mode 'wrap' on an empty axis never ends in numpy 2.4, here it
+  // is the same IndexError). The core reads no index for an empty output.
+  if (outer != 0 && m != 0 && inner == 0 && (mode == "raise" || (mode == "wrap" && size == 0))) {
+    MULTIGATHER_RETURN_IF_ERROR(check_indices_now(*out));
+  }
+  return Status::Ok();
 }
 
-Status take_along_axis(const TensorView& arr, const TensorView& indices,
+Status take_along_axis(const TensorView& arr, const TensorView& raw_indices,
                        std::optional<std::int64_t> axis, Lowering* out) {
-  MULTIGATHER_RETURN_IF_ERROR(begin_op("numpy.take_along_axis", arr, indices, out));
-  if (!is_index_type(indices.dtype)) {
-    return TypeError(out->op + ": `indices` must be an integer array (got " +
-                     std::string(dtype_name(indices.dtype)) + ")");
+  MULTIGATHER_RETURN_IF_ERROR(begin_op("numpy.take_along_axis", arr, raw_indices, out));
+  // numpy's order: axis=None needs 1-D indices, else the axis; then the dtype (bool is not an
+  // integer here; numpy raises IndexError, multigather TypeError); then the ranks.
+  if (!axis && raw_indices.rank() != 1) {
+    return InvalidArgument(out->op + ": when axis=None, `indices` must have a single dimension (got shape " +
+                           to_string(raw_indices.shape) + ")");
   }
+  std::int64_t ax = 0;
+  if (axis) MULTIGATHER_RETURN_IF_ERROR(normalize_axis(out->op, "axis", *axis, arr.rank(), true, &ax));
+  if (!is_index_type(raw_indices.dtype)) {
+    return TypeError(out->op + ": `indices` must be an integer array (got " +
+                     std::string(dtype_name(raw_indices.dtype)) + ")");
+  }
+  const TensorView indices = as_intp(raw_indices);
   set_policy(out, IndexMode::kError, true);
   if (!axis) {
-    if (indices.rank() != 1) {
-      return InvalidArgument(out->op + ": when axis=None, `indices` must have a single dimension (got shape " +
-                             to_string(indices.shape) + ")");
-    }
     TensorView x;
-    std::int64_t ax = 0;
     MULTIGATHER_RETURN_IF_ERROR(flatten_or_axis(out->op, "arr", arr, axis, out, &x, &ax));
     set_error_context(out, indices, "indices", -1, {"the flattened arr"}, {arr.numel()}, true, "");
     return lower_elements(out->op, x, indices, 0, ElementRule::kBroadcast, "arr", "indices", out);
@@ -62,16 +139,16 @@ Status take_along_axis(const TensorView& arr, const TensorView& indices,
     return InvalidArgument(out->op + ": `indices` and `arr` must have the same number of dimensions (" +
                            str(indices.rank()) + " and " + str(arr.rank()) + ")");
   }
-  std::int64_t ax = 0;
-  MULTIGATHER_RETURN_IF_ERROR(normalize_axis(out->op, "axis", *axis, arr.rank(), true, &ax));
   set_error_context(out, indices, "indices", -1, {"axis " + str(ax)}, {arr.shape[static_cast<int>(ax)]}, true, "");
   return lower_elements(out->op, arr, indices, ax, ElementRule::kBroadcast, "arr", "indices", out);
 }
 
-Status advanced_index(const TensorView& a, const TensorView& indices,
+Status advanced_index(const TensorView& a, const TensorView& raw_indices,
                       const std::vector<std::int64_t>& index_dims, Lowering* out) {
-  MULTIGATHER_RETURN_IF_ERROR(begin_op("numpy.advanced_index", a, indices, out));
-  MULTIGATHER_RETURN_IF_ERROR(check_integer(out->op, "indices", indices.dtype));
+  MULTIGATHER_RETURN_IF_ERROR(begin_op("numpy.advanced_index", a, raw_indices, out));
+  // Integer index arrays only (a bool array in a[...] is a mask, another operation).
+  MULTIGATHER_RETURN_IF_ERROR(check_integer(out->op, "indices", raw_indices.dtype));
+  const TensorView indices = as_intp(raw_indices);
   const int r = a.rank(), q = indices.rank();
   const int k = static_cast<int>(index_dims.size());
   if (k < 1) return InvalidArgument(out->op + ": index_dims must name at least one dimension");
@@ -139,7 +216,15 @@ Status advanced_index(const TensorView& a, const TensorView& indices,
   }
   MULTIGATHER_RETURN_IF_ERROR(to_view(out->op, in, "input", &out->input));
   MULTIGATHER_RETURN_IF_ERROR(fold_coordinates(out->op, ix, k, indices.strides[q - 1], out));
-  return finish(shape, out);
+  MULTIGATHER_RETURN_IF_ERROR(finish(shape, out));
+  // numpy checks every index of non-empty index arrays, even when the result is empty because
+  // a dimension that is not indexed is 0 (np.zeros((3, 0))[[5]] is an IndexError).
+  std::int64_t result_numel = 0;
+  element_count(out->output_shape, &result_numel);
+  if (indices.numel() != 0 && result_numel == 0) {
+    MULTIGATHER_RETURN_IF_ERROR(check_indices_now(*out));
+  }
+  return Status::Ok();
 }
 
 }  // namespace multigather::numpy

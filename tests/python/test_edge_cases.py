@@ -169,3 +169,105 @@ def test_torch_known_cases():
     assert torch.equal(mt.take_along_dim(x, index), torch.take_along_dim(x, index))
     with pytest.raises(IndexError):
         mt.index_select(torch.zeros(3, 0), 0, torch.tensor([0, 5]))
+
+
+# ---- numpy -----------------------------------------------------------------------------------
+
+
+def numpy_error(error):
+    text = str(error).lower()
+    if isinstance(error, TypeError) or "must be an integer array" in text or \
+            "used as indices must be of integer" in text:
+        return TypeError
+    if isinstance(error, np.exceptions.AxisError) or "shape mismatch" in text or \
+            "too many indices" in text or "single dimension" in text or "same number" in text:
+        return ValueError
+    if "out of bounds" in text or "empty axes" in text:
+        return IndexError
+    return ValueError
+
+
+def numpy_would_hang(a, indices, axis, mode):
+    """numpy.take(mode='wrap') never returns when an empty axis is read by a non-empty outer row
+    (its wrap loop subtracts the axis size, 0); multigather raises IndexError there."""
+    a_shape = (a.size,) if axis is None else (a.shape or (1,))
+    if mode != "wrap" or indices.size == 0 or not -len(a_shape) <= (axis or 0) < len(a_shape):
+        return False
+    ax = 0 if axis is None else axis % len(a_shape)
+    return a_shape[ax] == 0 and int(np.prod(a_shape[:ax])) > 0
+
+
+def test_numpy_take_edge_cases():
+    rng = np.random.default_rng(1)
+    mismatches, count = [], 0
+    for a_shape in shapes(3, (0, 1, 3)):
+        a = np.arange(1, 1 + int(np.prod(a_shape)), dtype=np.float32).reshape(a_shape)
+        r = max(a.ndim, 1)
+        for dtype, i_shape in itertools.product(INDEX_DTYPES, shapes(2, (0, 1, 2))):
+            for axis in [None] + list(range(-r - 1, r + 1)):
+                size = a.size if axis is None or not -r <= axis < r else (a.shape or (1,))[axis]
+                indices = index_values(rng, i_shape, dtype, size)
+                for mode in ("raise", "wrap", "clip"):
+                    if numpy_would_hang(a, indices, axis, mode):
+                        continue
+                    count += 1
+                    check(f"take(a{a_shape}, {indices.tolist()} {indices.dtype}, axis={axis}, {mode})",
+                          outcome(lambda: np.take(a, indices, axis=axis, mode=mode)),
+                          outcome(lambda: multigather.numpy.take(a, indices, axis=axis, mode=mode)),
+                          numpy_error, np.asarray, mismatches)
+    assert_no_mismatch(mismatches, count)
+
+
+def test_numpy_take_along_axis_edge_cases():
+    rng = np.random.default_rng(2)
+    mismatches, count = [], 0
+    for a_shape in shapes(3, (0, 1, 3)):
+        a = np.arange(1, 1 + int(np.prod(a_shape)), dtype=np.float32).reshape(a_shape)
+        for dtype, i_shape in itertools.product(INDEX_DTYPES, shapes(3, (0, 1, 2))):
+            for axis in [None] + list(range(-a.ndim - 1, a.ndim + 1)):
+                size = a.size if axis is None or not -a.ndim <= axis < a.ndim else a.shape[axis]
+                indices = index_values(rng, i_shape, dtype, size)
+                count += 1
+                check(f"take_along_axis(a{a_shape}, {indices.tolist()} {indices.dtype}, axis={axis})",
+                      outcome(lambda: np.take_along_axis(a, indices, axis=axis)),
+                      outcome(lambda: multigather.numpy.take_along_axis(a, indices, axis=axis)),
+                      numpy_error, np.asarray, mismatches)
+    assert_no_mismatch(mismatches, count)
+
+
+def test_numpy_advanced_index_edge_cases():
+    """Integer index arrays only: a bool array in a[...] is a mask (another operation), which
+    numpy.advanced_index rejects with TypeError, so bool is left out of this grid."""
+    rng = np.random.default_rng(3)
+    mismatches, count = [], 0
+    for a_shape in shapes(3, (0, 1, 3)):
+        a = np.arange(1, 1 + int(np.prod(a_shape)), dtype=np.float32).reshape(a_shape)
+        for k in range(1, a.ndim + 1):
+            for dims in itertools.combinations(range(a.ndim), k):
+                for dtype, b_shape in itertools.product(INDEX_DTYPES[:8], shapes(2, (0, 1, 2))):
+                    arrays = [index_values(rng, b_shape, dtype, a_shape[d]) for d in dims]
+                    key = [slice(None)] * a.ndim
+                    for d, array in zip(dims, arrays):
+                        key[d] = array
+                    stacked = np.stack(arrays, axis=-1)
+                    count += 1
+                    check(f"a{a_shape}[{dims}: {stacked.tolist()} {stacked.dtype}]",
+                          outcome(lambda: a[tuple(key)]),
+                          outcome(lambda: multigather.numpy.advanced_index(a, stacked, list(dims))),
+                          numpy_error, np.asarray, mismatches)
+    assert_no_mismatch(mismatches, count)
+
+
+def test_numpy_known_cases():
+    a = np.array([4.0, 3.0, 5.0, 7.0])
+    big = np.array([2**64 - 1, 1], np.uint64)  # numpy casts to intp: -1, 1
+    np.testing.assert_array_equal(multigather.numpy.take(a, big), np.take(a, big))
+    np.testing.assert_array_equal(multigather.numpy.take(a, big, mode="clip"), np.take(a, big, mode="clip"))
+    np.testing.assert_array_equal(multigather.numpy.take_along_axis(a, big, 0), np.take_along_axis(a, big, 0))
+    mask = np.array([True, False, True])
+    np.testing.assert_array_equal(multigather.numpy.take(a, mask), np.take(a, mask))
+    scalar = np.array(7.0)
+    np.testing.assert_array_equal(multigather.numpy.take(scalar, [0, -1], axis=0),
+                                  np.take(scalar, [0, -1], axis=0))
+    with pytest.raises(IndexError):  # numpy: index 5 is out of bounds for axis 0 with size 3
+        multigather.numpy.advanced_index(np.zeros((3, 0)), np.array([[5]]), [0])

@@ -1,7 +1,8 @@
 // multigather/frontends/numpy.hpp: NumPy gathers (https://numpy.org/doc/stable/).
 // Index rule: negative indices wrap once and out of range raises IndexError (mode='raise');
 // numpy.take also has mode='wrap' (modulo) and mode='clip' (clamp to [0, D-1] WITHOUT the
-// negative wrap: -1 -> 0). Any integer dtype is accepted for indices.
+// negative wrap: -1 -> 0). Any integer dtype is accepted for indices, converted as numpy casts
+// them to intp: uint64 values of 2**63 and above wrap to negatives (2**64 - 1 is -1).
 #pragma once
 
 #include <optional>
@@ -14,14 +15,20 @@ namespace multigather::numpy {
 
 /// numpy.take(a, indices, axis=None, mode='raise'), .../generated/numpy.take.html
 ///   out[i.., j.., k..] = a[i.., indices[j..], k..];  axis=None: a.flatten()[indices[j..]].
-/// Output shape a.shape[:axis] ++ indices.shape ++ a.shape[axis+1:]; a non-empty take from an
-/// empty axis raises IndexError. mode: "raise" | "wrap" | "clip".
+/// Output shape a.shape[:axis] ++ indices.shape ++ a.shape[axis+1:]; a 0-D `a` with an axis
+/// (0 or -1) is taken as 1-D of size 1. Bool indices are 0 and 1 (numpy's cast). mode: "raise" |
+/// "wrap" | "clip". Like numpy's PyArray_TakeFrom: an empty axis raises IndexError when the
+/// OUTPUT is not empty; mode "raise" checks the indices once per outer row (a.shape[:axis] not
+/// empty) even when a later dimension makes the output empty; so does "wrap" on an empty axis
+/// (where numpy 2.4 never returns).
 Status take(const TensorView& a, const TensorView& indices, std::optional<std::int64_t> axis,
             std::string_view mode, Lowering* out);
 
 /// numpy.take_along_axis(arr, indices, axis=-1), .../generated/numpy.take_along_axis.html
 ///   out[i.., j, k..] = arr[i.., indices[i.., j, k..], k..], arr and indices BROADCAST on the
-/// other dimensions (same ndim). axis=None: indices must be 1-D and arr is flattened.
+/// other dimensions (same ndim). axis=None: indices must be 1-D and arr is flattened. Integer
+/// indices only (bool is a TypeError; numpy raises IndexError there). Checked in numpy's order:
+/// axis=None's 1-D rule, the axis, the dtype, the ranks.
 Status take_along_axis(const TensorView& arr, const TensorView& indices,
                        std::optional<std::int64_t> axis, Lowering* out);
 
@@ -33,7 +40,9 @@ Status take_along_axis(const TensorView& arr, const TensorView& indices,
 ///   adjacent index_dims (s, s+1, .., s+k-1):  out.shape = a.shape[:s] ++ B ++ a.shape[s+k:]
 ///   separated index_dims:                     out.shape = B ++ (a.shape without index_dims)
 ///   out[b.., rest..] = a[.., idx_0[b..], .., idx_{k-1}[b..], ..]
-/// Negatives wrap once; out of range raises IndexError.
+/// Negatives wrap once; out of range raises IndexError, also when the result is empty because a
+/// dimension without index array is 0 (numpy checks every value of non-empty index arrays).
+/// Integer indices only: a bool array in a[...] is a mask, another operation (TypeError).
 Status advanced_index(const TensorView& a, const TensorView& indices,
                       const std::vector<std::int64_t>& index_dims, Lowering* out);
 
