@@ -331,5 +331,36 @@ TEST(EdgeCases, NumpyAdvancedIndexChecksIndicesWhenTheResultIsEmpty) {
   expect_op("numpy.advanced_index", f32({3, 3}, iota(9)), i64({0, 2}, {}), {{"index_dims", "0,1"}}, {0}, {});
 }
 
+TEST(EdgeCases, OnnxGatherChecksIndicesWhenTheOutputIsEmpty) {
+  // ONNX Gather: "It is an error if any of the index values are out of bounds"; ONNX Runtime's
+  // CPU kernel checks them all before copying, also when another data dimension is 0.
+  expect_error("onnx.Gather", f32({3, 0}, {}), i64({2}, {1, 3}), {}, StatusCode::kOutOfRange,
+               "onnx.Gather: indices[1] = 3 is out of range for axis 0 of size 3 (valid range [-3, 3)); "
+               "ONNX indices must lie in [-s, s-1]");
+  expect_error("onnx.Gather", f32({0, 3}, {}), i32({1, 1}, {-4}), {{"axis", "1"}}, StatusCode::kOutOfRange,
+               "onnx.Gather: indices[0,0] = -4 is out of range for axis 1 of size 3 (valid range [-3, 3)); "
+               "ONNX indices must lie in [-s, s-1]");
+  expect_op("onnx.Gather", f32({3, 0}, {}), i64({2}, {-3, 2}), {}, {2, 0}, {});
+}
+
+TEST(EdgeCases, OnnxIndexDtypes) {
+  // The ONNX operator schemas (opset 13): Gather and GatherElements take tensor(int32) or
+  // tensor(int64) indices, GatherND tensor(int64) only; ONNX Runtime refuses any other type
+  // when it loads the model.
+  run_table({
+      {"onnx.Gather", {3, 4}, {2}, I32, {}, "[2,4]"},
+      {"onnx.GatherElements", {3, 4}, {1, 4}, I32, {}, "[1,4]"},
+      {"onnx.GatherND", {3, 4}, {2, 1}, I64, {}, "[2,4]"},
+  });
+  for (DType t : {I8, I16, U8, DType::kUInt16, U32, U64, Bool}) {
+    run_table({
+        {"onnx.Gather", {3, 4}, {2}, t, {}, nullptr, kType},
+        {"onnx.GatherElements", {3, 4}, {1, 4}, t, {}, nullptr, kType},
+        {"onnx.GatherND", {3, 4}, {2, 1}, t, {}, nullptr, kType},
+    });
+  }
+  run_table({{"onnx.GatherND", {3, 4}, {2, 1}, I32, {}, nullptr, kType}});
+}
+
 }  // namespace
 }  // namespace multigather

@@ -8,7 +8,9 @@
   (https://onnx.ai/onnx/operators/onnx__GatherND.html).
 
 Negative indices wrap once ([-s, s-1] is valid); anything else out of range is an IndexError
-(ONNX: "it is an error"; ONNX Runtime CPU fails the run).
+(ONNX: "it is an error"; ONNX Runtime CPU fails the run). Index dtypes are the opset-13
+schemas': int32 or int64 for Gather and GatherElements, int64 for GatherND; any other dtype is a
+TypeError (ONNX Runtime refuses such a model when it loads it).
 """
 
 from __future__ import annotations
@@ -26,9 +28,10 @@ __all__ = ["gather", "gather_elements", "gather_nd"]
 
 def gather(data: Any, indices: Any, axis: int = 0) -> Any:
     """onnx.Gather: output = data.shape[:axis] + indices.shape + data.shape[axis+1:],
-    output[p, j, s] = data[p, indices[j], s]. data rank >= 1, any dtype; integer indices (ONNX
-    allows int32 and int64; every integer dtype is accepted here). Raises IndexError (index
-    outside [-s, s-1]), ValueError (axis, rank), TypeError (dtypes)."""
+    output[p, j, s] = data[p, indices[j], s]. data rank >= 1, any dtype; indices int32 or int64
+    (the ONNX schema's types: uint32 and the other integer dtypes are TypeError). Every index is
+    checked, also when the output is empty. Raises IndexError (index outside [-s, s-1]),
+    ValueError (axis, rank), TypeError (dtypes)."""
     result = run_fast(_GATHER, data, indices, None, axis)
     if result is NotImplemented:
         result = run_general("onnx.Gather", data, indices, axis=axis)
@@ -38,8 +41,8 @@ def gather(data: Any, indices: Any, axis: int = 0) -> Any:
 def gather_elements(data: Any, indices: Any, axis: int = 0) -> Any:
     """onnx.GatherElements: output.shape = indices.shape, output[p, j, s] =
     data[p, indices[p, j, s], s]. Same rank; indices.shape[d] <= data.shape[d] for d != axis
-    (the leading part of data is read, never broadcast). Raises IndexError, ValueError,
-    TypeError as onnx.Gather."""
+    (the leading part of data is read, never broadcast). indices int32 or int64. Raises
+    IndexError, ValueError, TypeError as onnx.Gather."""
     result = run_fast(_GATHER_ELEMENTS, data, indices, None, axis)
     if result is NotImplemented:
         result = run_general("onnx.GatherElements", data, indices, axis=axis)
@@ -49,7 +52,8 @@ def gather_elements(data: Any, indices: Any, axis: int = 0) -> Any:
 def gather_nd(data: Any, indices: Any, batch_dims: int = 0) -> Any:
     """onnx.GatherND: with data = B + Xk + T and indices = B + J + [k], output.shape = B + J + T,
     output[b, j, t] = data[b, indices[b, j, :], t]. 1 <= k <= rank - batch_dims; batch
-    dimensions must be equal. Raises IndexError, ValueError, TypeError as onnx.Gather."""
+    dimensions must be equal; indices int64 only. Raises IndexError, ValueError, TypeError as
+    onnx.Gather."""
     result = run_fast(_GATHER_ND, data, indices, None, batch_dims)
     if result is NotImplemented:
         result = run_general("onnx.GatherND", data, indices, batch_dims=batch_dims)

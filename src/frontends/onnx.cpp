@@ -22,14 +22,53 @@ Status check_ranks(const std::string& op, const TensorView& data, const TensorVi
   return Status::Ok();
 }
 
-// The shared part of Gather and GatherElements: ranks, int32/int64 indices, the axis, the rule.
+// The shared part of Gather and GatherElements: int32/int64 indices, ranks, the axis, the rule.
 Status single_axis(const TensorView& data, const TensorView& indices, std::int64_t axis,
                    int min_indices_rank, Lowering* out, std::int64_t* a) {
-  MULTIGATHER_RETURN_IF_ERROR(check_ranks(out->op, data, indices, min_indices_rank));
+  // The indices type first: ONNX Runtime checks the operator's type constraints when it loads
+  // the model, before shape inference looks at ranks.
   MULTIGATHER_RETURN_IF_ERROR(check_dtype(out->op, "indices", indices.dtype, {DType::kInt32, DType::kInt64}));
+  MULTIGATHER_RETURN_IF_ERROR(check_ranks(out->op, data, indices, min_indices_rank));
   MULTIGATHER_RETURN_IF_ERROR(normalize_axis(out->op, "axis", axis, data.rank(), true, a));
   set_policy(out, IndexMode::kError, true);
   set_error_context(out, indices, "indices", -1, {"axis " + str(*a)}, {data.shape[static_cast<int>(*a)]}, true, kRule);
+  return Status::Ok();
+}
+
+// Checks every index value of the error context now, with the message execute gives for an
+// index found out of range. For frameworks that check indices even when the output is empty
+// (the core then reads none). Not for shapes alone (explain), nor on a CUDA device (values are
+// not read on the host). Callers use it only when an input dimension is 0, so the lowering
+// reads data only for empty inputs, which the Python per-call cache (python/src/op_fast.cpp)
+// never keeps for another call's data. The same helper is in torch.cpp, numpy.cpp and onnx.cpp.
+Status check_indices_now(const Lowering& l) {
+  const IndexErrorContext& c = l.index_errors;
+  const TensorView& v = c.indices;
+  if (v.data == nullptr || l.device == Device::kCUDA || c.labels.empty()) return Status::Ok();
+  const int r = v.rank();
+  const std::int64_t es = static_cast<std::int64_t>(element_size(v.dtype));
+  std::vector<std::int64_t> pos(static_cast<std::size_t>(r), 0);
+  for (std::int64_t e = 0, n = v.numel(); e < n; ++e) {
+    std::int64_t off = 0;
+    for (int d = 0; d < r; ++d) off += pos[static_cast<std::size_t>(d)] * v.strides[d];
+    __int128 value = 0;
+    read_index(static_cast<const std::byte*>(v.data) + off * es, v.dtype, &value);
+    const std::size_t j = c.coordinate_dim < 0 ? 0 : static_cast<std::size_t>(pos[static_cast<std::size_t>(c.coordinate_dim)]);
+    const std::int64_t size = j < c.sizes.size() ? c.sizes[j] : 0, lo = c.negatives_wrap ? -size : 0;
+    if (j < c.sizes.size() && (value < lo || value >= size)) {
+      std::string p;
+      for (int d = 0; d < r; ++d) p += (d ? "," : "") + str(pos[static_cast<std::size_t>(d)]);
+      const std::string text = value > INT64_MAX ? std::to_string(static_cast<unsigned long long>(value))
+                                                 : str(static_cast<std::int64_t>(value));
+      return OutOfRange(l.op + ": " + c.indices_name + "[" + p + "] = " + text + " is out of range for " +
+                        c.labels[j] + " of size " + str(size) + " (valid range [" + str(lo) + ", " +
+                        str(size) + "))" + (c.rule.empty() ? "" : "; " + c.rule));
+    }
+    for (int d = r - 1; d >= 0; --d) {
+      if (++pos[static_cast<std::size_t>(d)] < v.shape[d]) break;
+      pos[static_cast<std::size_t>(d)] = 0;
+    }
+  }
   return Status::Ok();
 }
 
@@ -39,7 +78,14 @@ Status Gather(const TensorView& data, const TensorView& indices, std::int64_t ax
   MULTIGATHER_RETURN_IF_ERROR(begin_op("onnx.Gather", data, indices, out));
   std::int64_t a = 0;
   MULTIGATHER_RETURN_IF_ERROR(single_axis(data, indices, axis, 0, out, &a));
-  return lower_block(out->op, data, indices, a, 0, out);
+  MULTIGATHER_RETURN_IF_ERROR(lower_block(out->op, data, indices, a, 0, out));
+  // ONNX: "it is an error if any of the index values are out of bounds", and ONNX Runtime checks
+  // every index before copying, also when the output is empty because another data dimension is
+  // 0 (where the core reads no index). GatherND in ONNX Runtime 1.31 does not: nor does it here.
+  std::int64_t output_numel = 0;
+  element_count(out->output_shape, &output_numel);
+  if (indices.numel() != 0 && output_numel == 0) MULTIGATHER_RETURN_IF_ERROR(check_indices_now(*out));
+  return Status::Ok();
 }
 
 Status GatherElements(const TensorView& data, const TensorView& indices, std::int64_t axis,
@@ -53,8 +99,8 @@ Status GatherElements(const TensorView& data, const TensorView& indices, std::in
 Status GatherND(const TensorView& data, const TensorView& indices, std::int64_t batch_dims,
                 Lowering* out) {
   MULTIGATHER_RETURN_IF_ERROR(begin_op("onnx.GatherND", data, indices, out));
-  MULTIGATHER_RETURN_IF_ERROR(check_ranks(out->op, data, indices, 1));
   MULTIGATHER_RETURN_IF_ERROR(check_dtype(out->op, "indices", indices.dtype, {DType::kInt64}));
+  MULTIGATHER_RETURN_IF_ERROR(check_ranks(out->op, data, indices, 1));
   const int r = data.rank(), q = indices.rank();
   const std::int64_t b = batch_dims;
   if (b < 0 || b >= std::min(q, r)) {

@@ -271,3 +271,89 @@ def test_numpy_known_cases():
                                   np.take(scalar, [0, -1], axis=0))
     with pytest.raises(IndexError):  # numpy: index 5 is out of bounds for axis 0 with size 3
         multigather.numpy.advanced_index(np.zeros((3, 0)), np.array([[5]]), [0])
+
+
+# ---- ONNX Runtime ----------------------------------------------------------------------------
+
+
+def onnx_runtime():
+    onnx = pytest.importorskip("onnx", reason="onnx is not installed")
+    ort = pytest.importorskip("onnxruntime", reason="onnxruntime is not installed")
+    ort.set_default_logger_severity(4)
+    from onnx import helper
+
+    def run(op, data, indices, **attrs):
+        elem = helper.np_dtype_to_tensor_dtype
+        node = helper.make_node(op, ["data", "indices"], ["output"], **attrs)
+        graph = helper.make_graph(
+            [node], "g",
+            [helper.make_tensor_value_info("data", elem(data.dtype), data.shape),
+             helper.make_tensor_value_info("indices", elem(indices.dtype), indices.shape)],
+            [helper.make_tensor_value_info("output", elem(data.dtype), None)])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+        model.ir_version = 8
+        session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+        return session.run(None, {"data": data, "indices": indices})[0]
+
+    del onnx
+    return run
+
+
+def onnx_error(error):
+    text = str(error).lower()
+    if "type error" in text and "indices" in text:
+        return TypeError
+    if re.search(r"out of (data )?bounds|out of range|invalid index", text):
+        return IndexError
+    return ValueError
+
+
+ONNX_OPS = [("Gather", "gather", "axis"), ("GatherElements", "gather_elements", "axis")]
+
+
+def test_onnx_gather_and_gather_elements_edge_cases():
+    run = onnx_runtime()
+    rng = np.random.default_rng(4)
+    mismatches, count = [], 0
+    for x_shape in shapes(2, (0, 1, 3)):
+        x = np.arange(1, 1 + int(np.prod(x_shape)), dtype=np.float32).reshape(x_shape)
+        r = max(x.ndim, 1)
+        for (op, fn, attr), dtype, i_shape in itertools.product(ONNX_OPS, INDEX_DTYPES[:8],
+                                                                 shapes(2, (0, 1, 2))):
+            for axis in range(-r, r):
+                indices = index_values(rng, i_shape, dtype, x_shape[axis] if x.ndim else 1)
+                count += 1
+                check(f"{op}(data{x_shape}, {indices.tolist()} {indices.dtype}, axis={axis})",
+                      outcome(lambda: run(op, x, indices, axis=axis)),
+                      outcome(lambda: getattr(multigather.onnx, fn)(x, indices, axis=axis)),
+                      onnx_error, np.asarray, mismatches)
+    assert_no_mismatch(mismatches, count)
+
+
+def test_onnx_gather_nd_index_dtypes():
+    """GatherND takes tensor(int64) only (ONNX Runtime refuses int32 when loading the model)."""
+    run = onnx_runtime()
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    mismatches = []
+    for dtype in INDEX_DTYPES[:8]:
+        indices = np.array([[2], [0]], dtype)
+        check(f"GatherND(data(3, 4), {dtype.__name__})", outcome(lambda: run("GatherND", x, indices)),
+              outcome(lambda: multigather.onnx.gather_nd(x, indices)), onnx_error, np.asarray, mismatches)
+    assert_no_mismatch(mismatches, len(INDEX_DTYPES[:8]))
+
+
+def test_onnx_gather_nd_empty_outputs():
+    """GatherND on data with an empty dimension: ONNX Runtime 1.31 checks no index when the output
+    is empty, and neither does multigather; out of range with a non-empty output fails in both.
+    (ONNX Runtime also runs models that the ONNX spec calls invalid: indices.shape[-1] = 0,
+    unequal batch dimensions, batch_dims >= rank; multigather rejects those as the spec says.)"""
+    run = onnx_runtime()
+    mismatches, count = [], 0
+    for x_shape, i_values in [((3, 0), [[5]]), ((3, 0), [[-3]]), ((3, 3, 0), [[5, 1]]),
+                              ((0, 3), [[0]]), ((0, 3), np.zeros((0, 1))), ((3, 0, 2), [[0, 1]])]:
+        x = np.zeros(x_shape, np.float32)
+        indices = np.asarray(i_values, np.int64)
+        count += 1
+        check(f"GatherND(data{x_shape}, {indices.tolist()})", outcome(lambda: run("GatherND", x, indices)),
+              outcome(lambda: multigather.onnx.gather_nd(x, indices)), onnx_error, np.asarray, mismatches)
+    assert_no_mismatch(mismatches, count)

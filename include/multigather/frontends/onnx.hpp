@@ -4,6 +4,9 @@
 // Run the result with multigather::execute(out) or execute_lowering(out, view).
 // Index rule (all three): negative indices wrap once ([-s, s-1]); out of range is an error
 // (ONNX Runtime CPU's behaviour; the spec says "it is an error").
+// Index types (the opset-13 schemas; ONNX Runtime refuses others when it loads a model): Gather
+// and GatherElements int32/int64, GatherND int64; any other type is a TypeError, checked
+// before the ranks (ONNX Runtime checks types before shape inference).
 #pragma once
 
 #include "multigather/ops.hpp"
@@ -14,6 +17,8 @@ namespace multigather::onnx {
 ///   output[i_0..i_{a-1}, j_0..j_{q-1}, i_{a+1}..] = data[i_0..i_{a-1}, indices[j_0..j_{q-1}], i_{a+1}..]
 /// data rank r >= 1, any dtype; indices int32/int64, rank q >= 0 (0-D drops the axis);
 /// axis in [-r, r-1]. Output shape data.shape[:a] ++ indices.shape ++ data.shape[a+1:].
+/// Every index is checked, also when the output is empty because another data dimension is 0
+/// (as ONNX Runtime does; on host memory: not for Device::kCUDA operands).
 Status Gather(const TensorView& data, const TensorView& indices, std::int64_t axis, Lowering* out);
 
 /// onnx.GatherElements(data, indices, axis=0),
@@ -28,7 +33,9 @@ Status GatherElements(const TensorView& data, const TensorView& indices, std::in
 /// onnx.GatherND(data, indices, batch_dims=0), https://onnx.ai/onnx/operators/onnx__GatherND.html
 ///   output[b.., j..] = data[b.., indices[b.., j.., 0], ..., indices[b.., j.., k-1], t..]
 /// r >= 1, q >= 1, 0 <= b < min(q, r), data.shape[:b] == indices.shape[:b] (exactly),
-/// 1 <= k = indices.shape[-1] <= r - b; indices int64 only.
+/// 1 <= k = indices.shape[-1] <= r - b; indices int64 only. (ONNX Runtime 1.31 also runs k = 0,
+/// unequal batch dimensions and b >= r, which the spec rules out; those are errors here.) An
+/// empty output checks no index (ONNX Runtime neither).
 /// Output shape indices.shape[:-1] ++ data.shape[b+k:] (rank q + r - k - 1 - b).
 Status GatherND(const TensorView& data, const TensorView& indices, std::int64_t batch_dims,
                 Lowering* out);
