@@ -28,10 +28,12 @@ def take(a: Any, indices: Any, axis: Optional[int] = None, out: Any = None,
     """numpy.take: elements of ``a`` at ``indices`` along ``axis`` (flattened when None).
 
     Shapes: a.shape[:axis] + indices.shape + a.shape[axis+1:] (indices.shape for axis=None).
-    Dtypes: any ``a``; integer ``indices``. Modes: "raise" (negatives wrap once, otherwise
-    IndexError), "wrap" (modulo), "clip" (clamp to [0, n-1], negatives become 0).
-    Raises IndexError (mode "raise", or any non-empty take from an empty axis), ValueError
-    (axis, mode), TypeError (dtypes). ``out``: writable array of the output shape.
+    Dtypes: any ``a``; integer or bool ``indices``, converted as numpy casts them to intp
+    (bool is 0/1, uint64 values from 2**63 wrap to negatives). A 0-D ``a`` with axis 0 or -1 is
+    taken as 1-D. Modes: "raise" (negatives wrap once, otherwise IndexError), "wrap" (modulo),
+    "clip" (clamp to [0, n-1], negatives become 0). Raises IndexError (mode "raise"; a take
+    with a non-empty output from an empty axis), ValueError (axis, mode), TypeError (dtypes).
+    ``out``: writable array of the output shape.
     """
     result = run_fast(_TAKE, a, indices, out, axis, mode)
     if result is NotImplemented:
@@ -43,8 +45,10 @@ def take_along_axis(arr: Any, indices: Any, axis: Optional[int] = -1) -> Any:
     """numpy.take_along_axis: out[p, j, s] = arr[p, indices[p, j, s], s].
 
     Shapes: same rank; the dimensions other than ``axis`` broadcast both ways; axis=None
-    flattens ``arr`` and needs 1-D indices. Negatives wrap once; out of range is IndexError.
-    Raises ValueError (ranks, broadcasting, axis), TypeError (dtypes).
+    flattens ``arr`` and needs 1-D indices. Integer indices (uint64 wraps as numpy's intp cast;
+    bool is TypeError, where numpy raises IndexError). Negatives wrap once; out of range is
+    IndexError. Raises ValueError (ranks, broadcasting, axis; numpy raises IndexError for
+    shapes that do not broadcast), TypeError (dtypes).
     """
     result = run_fast(_TAKE_ALONG_AXIS, arr, indices, None, axis)
     if result is NotImplemented:
@@ -56,8 +60,9 @@ def advanced_index(a: Any, indices: Any, index_dims: Sequence[int]) -> Any:
     """numpy advanced integer indexing ``a[..., idx_0, ..., idx_{k-1}, ...]`` with the index
     arrays on the increasing dims ``index_dims``, given stacked: indices = stack(broadcast(
     idx_0, ..., idx_{k-1}), axis=-1). Adjacent index dims put the broadcast shape in their
-    place, separated ones put it first (numpy's rule). Negatives wrap once; out of range is
-    IndexError (https://numpy.org/doc/stable/user/basics.indexing.html#integer-array-indexing).
+    place, separated ones put it first (numpy's rule). Integer indices only (a bool array in
+    a[...] is a mask: TypeError here). Negatives wrap once; out of range is IndexError, also
+    when the result is empty (https://numpy.org/doc/stable/user/basics.indexing.html).
     """
     result = run_fast(_ADVANCED_INDEX, a, indices, None, index_dims)
     if result is NotImplemented:
