@@ -22,52 +22,14 @@ namespace {
 
 std::string str(std::int64_t v) { return std::to_string(v); }
 
-std::string i128_str(__int128 v) {
-  if (v >= INT64_MIN && v <= INT64_MAX) return std::to_string(static_cast<std::int64_t>(v));
-  return std::to_string(static_cast<unsigned long long>(v));  // only uint64 values get here
-}
-
-// Finds the first out-of-range framework index (C order) in host memory and words it in the
-// framework's terms; `core` is the core's own message, used when there is no context.
+// The framework's words for an out-of-range index (`core` is the core's own message, kept when
+// the framework's indices show none, or there is no context: the identity lowering).
 Status describe_out_of_range(const Lowering& l, const TensorView& indices, const Status& core) {
   const IndexErrorContext& c = l.index_errors;
-  if (c.labels.empty() && c.rule.empty()) return core;  // the identity lowering: the core's words
-  const std::string suffix = c.rule.empty() ? "" : "; " + c.rule;
-  if (c.labels.empty() || indices.data == nullptr) {
-    return OutOfRange(l.op + ": " + core.message() + suffix);
-  }
-  const TensorView& v = indices;
-  const int r = v.rank();
-  const std::int64_t n = v.numel();
-  const std::size_t es = element_size(v.dtype);
-  std::vector<std::int64_t> pos(static_cast<std::size_t>(r), 0);
-  for (std::int64_t e = 0; e < n; ++e) {
-    std::int64_t off = 0;
-    for (int d = 0; d < r; ++d) off += pos[static_cast<std::size_t>(d)] * v.strides[d];
-    __int128 value = 0;
-    frontends::read_index(static_cast<const std::byte*>(v.data) + off * static_cast<std::int64_t>(es),
-                          v.dtype, &value);
-    const std::size_t j = c.coordinate_dim < 0 ? 0 : static_cast<std::size_t>(pos[static_cast<std::size_t>(c.coordinate_dim)]);
-    if (j < c.sizes.size()) {
-      const std::int64_t size = c.sizes[j];
-      const std::int64_t lo = c.negatives_wrap ? -size : 0;
-      if (value < lo || value >= size) {
-        std::string p;
-        for (int d = 0; d < r; ++d) {
-          if (d) p += ',';
-          p += str(pos[static_cast<std::size_t>(d)]);
-        }
-        return OutOfRange(l.op + ": " + c.indices_name + "[" + p + "] = " + i128_str(value) +
-                          " is out of range for " + c.labels[j] + " of size " + str(size) +
-                          " (valid range [" + str(lo) + ", " + str(size) + "))" + suffix);
-      }
-    }
-    for (int d = r - 1; d >= 0; --d) {
-      if (++pos[static_cast<std::size_t>(d)] < v.shape[d]) break;
-      pos[static_cast<std::size_t>(d)] = 0;
-    }
-  }
-  return OutOfRange(l.op + ": " + core.message() + suffix);
+  if (c.labels.empty() && c.rule.empty()) return core;
+  Status s = frontends::find_out_of_range(l, indices);
+  if (!s.ok()) return s;
+  return OutOfRange(l.op + ": " + core.message() + (c.rule.empty() ? "" : "; " + c.rule));
 }
 
 // Strides that view `output` (any strides) as `shape` with the same C-order element sequence,

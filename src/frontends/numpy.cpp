@@ -27,43 +27,6 @@ std::int64_t product(const Dims& shape, int from, int to) {
   return p;
 }
 
-// Checks every index value of the error context now, with the message execute gives for an
-// index found out of range. For frameworks that check indices even when the output is empty
-// (the core then reads none). Not for shapes alone (explain), nor on a CUDA device (values are
-// not read on the host). Callers use it only when an input dimension is 0, so the lowering
-// reads data only for empty inputs, which the Python per-call cache (python/src/op_fast.cpp)
-// never keeps for another call's data. The same helper is in torch.cpp, numpy.cpp and onnx.cpp.
-Status check_indices_now(const Lowering& l) {
-  const IndexErrorContext& c = l.index_errors;
-  const TensorView& v = c.indices;
-  if (v.data == nullptr || l.device == Device::kCUDA || c.labels.empty()) return Status::Ok();
-  const int r = v.rank();
-  const std::int64_t es = static_cast<std::int64_t>(element_size(v.dtype));
-  std::vector<std::int64_t> pos(static_cast<std::size_t>(r), 0);
-  for (std::int64_t e = 0, n = v.numel(); e < n; ++e) {
-    std::int64_t off = 0;
-    for (int d = 0; d < r; ++d) off += pos[static_cast<std::size_t>(d)] * v.strides[d];
-    __int128 value = 0;
-    read_index(static_cast<const std::byte*>(v.data) + off * es, v.dtype, &value);
-    const std::size_t j = c.coordinate_dim < 0 ? 0 : static_cast<std::size_t>(pos[static_cast<std::size_t>(c.coordinate_dim)]);
-    const std::int64_t size = j < c.sizes.size() ? c.sizes[j] : 0, lo = c.negatives_wrap ? -size : 0;
-    if (j < c.sizes.size() && (value < lo || value >= size)) {
-      std::string p;
-      for (int d = 0; d < r; ++d) p += (d ? "," : "") + str(pos[static_cast<std::size_t>(d)]);
-      const std::string text = value > INT64_MAX ? std::to_string(static_cast<unsigned long long>(value))
-                                                 : str(static_cast<std::int64_t>(value));
-      return OutOfRange(l.op + ": " + c.indices_name + "[" + p + "] = " + text + " is out of range for " +
-                        c.labels[j] + " of size " + str(size) + " (valid range [" + str(lo) + ", " +
-                        str(size) + "))" + (c.rule.empty() ? "" : "; " + c.rule));
-    }
-    for (int d = r - 1; d >= 0; --d) {
-      if (++pos[static_cast<std::size_t>(d)] < v.shape[d]) break;
-      pos[static_cast<std::size_t>(d)] = 0;
-    }
-  }
-  return Status::Ok();
-}
-
 }  // namespace
 
 Status take(const TensorView& a, const TensorView& raw_indices, std::optional<std::int64_t> axis,
