@@ -395,6 +395,7 @@ def percall_rows(P):
     x = rng.standard_normal((16, 16)).astype(np.float32)
     rows_list = [3, 1, 4, 1]
     idx = np.array(rows_list, dtype=np.int64)
+    idx_column = idx.reshape(4, 1)  # gather_multiaxis' indices: made once, as idx is for x[idx]
     elements = rng.integers(0, 16, (16, 4), dtype=np.int64)
     rows = [
         ("mg.numpy.take(x16x16, [3,1,4,1], axis=0)", lambda: mg.numpy.take(x, rows_list, axis=0),
@@ -405,7 +406,7 @@ def percall_rows(P):
          lambda: mg.onnx.gather_elements(x, elements, axis=1),
          "np.take_along_axis", lambda: np.take_along_axis(x, elements, axis=1)),
         ("mg.gather_multiaxis(x16x16, idx[4,1], [0])",
-         lambda: mg.gather_multiaxis(x, idx.reshape(4, 1), [0]),
+         lambda: mg.gather_multiaxis(x, idx_column, [0]),
          "numpy x[idx]", lambda: x[idx]),
     ]
     if P.torch:

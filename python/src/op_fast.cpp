@@ -6,8 +6,8 @@
 //  - the op is looked up once (op_handle: its registry index) and the attributes come
 //    positionally in the op's declaration order, as plain Python values (no dict, no kwargs);
 //  - operands are read without DLPack: numpy ndarrays through the NumPy C API (numpy_fast.cpp),
-//    Python lists and scalars through np.asarray's C function, CPU torch tensors through a few
-//    attribute reads (data_ptr, shape, stride, dtype, ...);
+//    Python lists and scalars through np.asarray's C function, CPU torch tensors through
+//    torch._C._to_dlpack (one C call; the negative and conjugate bits read besides);
 //  - the Lowering of a call is kept, per op, for the next call with the same shapes, strides,
 //    dtypes and attributes (lower_op is a pure function of those: only the data pointers
 //    change, at the same offsets from the operands), so a repeated call goes straight to
@@ -28,6 +28,7 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -76,10 +77,30 @@ struct TorchMember {
   }
 };
 
+/// DLPack's C structs (https://dmlc.github.io/dlpack/latest/c_api.html; ABI-stable): what
+/// torch._C._to_dlpack hands back in a capsule named "dltensor".
+struct DLTensorC {
+  void* data;
+  std::int32_t device_type;  // kDLCPU = 1
+  std::int32_t device_id;
+  std::int32_t ndim;
+  std::uint8_t code, bits;
+  std::uint16_t lanes;
+  std::int64_t* shape;
+  std::int64_t* strides;  // null: C-contiguous
+  std::uint64_t byte_offset;
+};
+struct DLManagedTensorC {
+  DLTensorC dl_tensor;
+  void* manager_ctx;
+  void (*deleter)(DLManagedTensorC*);
+};
+
 /// What the fast path needs of torch, looked up the first time a torch.Tensor is seen (torch is
 /// never imported here).
 struct TorchApi {
   PyTypeObject* tensor_type = nullptr;  // null: not seen yet
+  PyObject* to_dlpack = nullptr;        // torch._C._to_dlpack, or null
   PyObject* from_numpy = nullptr;
   PyObject* strided = nullptr;
   struct DtypeEntry {
@@ -104,6 +125,12 @@ bool init_torch(PyTypeObject* type) {
     nb::object tensor = module.attr("Tensor");
     if (tensor.ptr() != reinterpret_cast<PyObject*>(type)) return false;
     torch_api.from_numpy = nb::object(module.attr("from_numpy")).release().ptr();
+    // The tensor's data, shape, strides, dtype and device in one C call (no Python-level
+    // __dlpack__ checks; the fast path makes its own below).
+    nb::object c_module = module.attr("_C");
+    if (nb::hasattr(c_module, "_to_dlpack")) {
+      torch_api.to_dlpack = nb::object(c_module.attr("_to_dlpack")).release().ptr();
+    }
     torch_api.strided = nb::object(module.attr("strided")).release().ptr();
     const std::pair<const char*, DType> names[] = {
         {"bool", DType::kBool},         {"int8", DType::kInt8},       {"int16", DType::kInt16},
@@ -168,11 +195,62 @@ bool dims_of_tuple(PyObject* tuple, Dims* dims) {
   return true;
 }
 
-/// A view of a CPU torch tensor of strided layout, a dtype numpy has and no negative or
-/// conjugate bit (what the general path reads after resolve_neg / resolve_conj); `writable`:
-/// also not requiring grad (the general path cannot export such an `out`). False, no Python
-/// error set, for anything else.
-bool torch_view(PyObject* t, TensorView* view, bool writable) {
+/// A view of a CPU torch tensor of strided layout, no negative or conjugate bit (what the
+/// general path reads after resolve_neg / resolve_conj) and a dtype multigather has (numpy's,
+/// when read through its members); `writable`: also not requiring grad (the general path cannot
+/// export such an `out`). False, no Python error set, for anything else.
+bool torch_view(PyObject* t, TensorView* view, bool writable);
+bool torch_view_by_members(PyObject* t, TensorView* view, bool writable);
+
+/// torch_view through torch._C._to_dlpack: one call for data, shape, strides, dtype and device
+/// (it fails for layouts without storage: sparse, mkldnn), then the negative and conjugate bits
+/// (which DLPack does not carry) and, for `out`, requires_grad. 1: read; 0: not taken; -1: the
+/// capsule is not the expected one (the member path decides).
+int torch_view_by_dlpack(PyObject* t, TensorView* view, bool writable) {
+  const TorchApi& api = torch_api;
+  PyObject* capsule = PyObject_CallOneArg(api.to_dlpack, t);
+  if (capsule == nullptr) {
+    PyErr_Clear();
+    return 0;  // not a tensor the fast path reads
+  }
+  nb::object keep = nb::steal(capsule);  // its destructor calls the deleter
+  auto* managed = static_cast<DLManagedTensorC*>(PyCapsule_GetPointer(capsule, "dltensor"));
+  if (managed == nullptr) {
+    PyErr_Clear();
+    return -1;
+  }
+  const DLTensorC& dl = managed->dl_tensor;
+  if (dl.device_type != 1 || dl.ndim < 0 || dl.ndim > kMaxRank) return 0;
+  const std::optional<DType> dtype = dtype_from_dlpack(nb::dlpack::dtype{dl.code, dl.bits, dl.lanes});
+  if (!dtype) return 0;
+  view->dtype = *dtype;
+  view->shape = Dims();
+  view->strides = Dims();
+  for (int d = 0; d < dl.ndim; ++d) view->shape.push_back(dl.shape[d]);
+  if (dl.strides != nullptr) {
+    for (int d = 0; d < dl.ndim; ++d) view->strides.push_back(dl.strides[d]);
+  } else {
+    view->strides = contiguous_strides(view->shape);
+  }
+  view->data = static_cast<const char*>(dl.data) + dl.byte_offset;
+  if (!member_is(t, api.is_neg, Py_False)) return 0;
+  if ((view->dtype == DType::kComplex64 || view->dtype == DType::kComplex128) &&
+      !member_is(t, api.is_conj, Py_False)) {
+    return 0;
+  }
+  if (writable && !member_is(t, api.requires_grad, Py_False)) return 0;
+  return 1;
+}
+
+bool torch_view(PyObject* t, TensorView* view, bool writable) {  // see above
+  if (torch_api.to_dlpack != nullptr) {
+    const int read = torch_view_by_dlpack(t, view, writable);
+    if (read >= 0) return read == 1;
+  }
+  return torch_view_by_members(t, view, writable);
+}
+
+bool torch_view_by_members(PyObject* t, TensorView* view, bool writable) {
   const TorchApi& api = torch_api;
   if (!member_is(t, api.is_cpu, Py_True) || !member_is(t, api.layout, api.strided)) return false;
   if (writable && !member_is(t, api.requires_grad, Py_False)) return false;

@@ -322,3 +322,22 @@ def test_torch_tensors_the_fast_path_leaves_to_the_general_path(torch):
     sparse = torch.eye(4).to_sparse()
     with pytest.raises(Exception):
         multigather.torch.gather(sparse, 1, i[:, :1])
+
+
+def test_torch_views_offsets_and_dtypes(torch):
+    base = torch.arange(6 * 8 * 5, dtype=torch.float32).reshape(6, 8, 5)
+    x = base[1:, ::2, :].transpose(0, 2)  # storage offset, strides, transposed: [5, 4, 5]
+    i = torch.from_numpy(ints(0, 4, (5, 3, 5)))
+    assert torch.equal(multigather.torch.gather(x, 1, i), torch.gather(x, 1, i))
+    for dtype in (torch.bool, torch.int8, torch.float16, torch.float64, torch.complex64):
+        y = (base * 3 % 7).to(dtype)
+        j = torch.from_numpy(ints(0, 8, (6, 2, 5)))
+        got = multigather.torch.gather(y, 1, j)
+        assert got.dtype == dtype and torch.equal(got, torch.gather(y, 1, j))
+    b = base.to(torch.bfloat16)
+    j = torch.from_numpy(ints(0, 8, (6, 2, 5)))
+    out = torch.empty(6, 2, 5, dtype=torch.bfloat16)
+    assert multigather.run("torch.gather", b, j, out=out, dim=1) is out
+    assert torch.equal(out, torch.gather(b, 1, j))
+    i32 = j.to(torch.int32)
+    assert torch.equal(multigather.torch.gather(base, 1, i32), torch.gather(base, 1, j))
