@@ -12,8 +12,9 @@
 //    dtypes and attributes (lower_op is a pure function of those: only the data pointers
 //    change, at the same offsets from the operands), so a repeated call goes straight to
 //    execute;
-//  - the result is a numpy array (for a torch input, torch.from_numpy of it), in numpy's memory
-//    when small, in allocate_output_memory's reused blocks when large.
+//  - the result is a numpy array, in numpy's memory when small, in allocate_output_memory's
+//    reused blocks when large; for a torch input, a torch tensor on output memory handed over
+//    through a DLPack capsule (torch._C._from_dlpack).
 // Anything else (another array type, ml_dtypes, a non-native byte order, an attribute value of
 // another Python type, a lowering or execution error, ...) answers NotImplemented and the
 // wrapper takes the general path, which gives the same results and the precise messages.
@@ -28,6 +29,7 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <new>
 #include <optional>
 #include <string>
 #include <vector>
@@ -101,6 +103,7 @@ struct DLManagedTensorC {
 struct TorchApi {
   PyTypeObject* tensor_type = nullptr;  // null: not seen yet
   PyObject* to_dlpack = nullptr;        // torch._C._to_dlpack, or null
+  PyObject* from_dlpack = nullptr;      // torch._C._from_dlpack, or null
   PyObject* from_numpy = nullptr;
   PyObject* strided = nullptr;
   struct DtypeEntry {
@@ -130,6 +133,9 @@ bool init_torch(PyTypeObject* type) {
     nb::object c_module = module.attr("_C");
     if (nb::hasattr(c_module, "_to_dlpack")) {
       torch_api.to_dlpack = nb::object(c_module.attr("_to_dlpack")).release().ptr();
+    }
+    if (nb::hasattr(c_module, "_from_dlpack")) {
+      torch_api.from_dlpack = nb::object(c_module.attr("_from_dlpack")).release().ptr();
     }
     torch_api.strided = nb::object(module.attr("strided")).release().ptr();
     const std::pair<const char*, DType> names[] = {
@@ -290,6 +296,83 @@ bool torch_view_by_members(PyObject* t, TensorView* view, bool writable) {
     return false;
   }
   return true;
+}
+
+/// A result for torch: output memory handed to torch._C._from_dlpack in a DLPack capsule (no
+/// numpy array in between; torch calls the deleter when the tensor's storage dies, on any
+/// thread: free_output_memory is thread-safe).
+struct TorchResult {
+  DLManagedTensorC managed;  // first: the deleter casts back
+  std::int64_t shape[kMaxRank];
+  std::int64_t strides[kMaxRank];
+};
+
+void delete_torch_result(DLManagedTensorC* managed) {
+  free_output_memory(managed->dl_tensor.data);
+  delete reinterpret_cast<TorchResult*>(managed);
+}
+
+void dltensor_capsule_destructor(PyObject* capsule) {
+  if (PyCapsule_IsValid(capsule, "used_dltensor")) return;  // torch took it
+  auto* managed = static_cast<DLManagedTensorC*>(PyCapsule_GetPointer(capsule, "dltensor"));
+  if (managed == nullptr) {
+    PyErr_Clear();
+    return;
+  }
+  managed->deleter(managed);
+}
+
+/// New output memory of `shape` as a TorchResult; null (MemoryError set) when memory runs out.
+TorchResult* new_torch_result(DType dtype, const Dims& shape) {
+  std::int64_t numel = 0;
+  if (!element_count(shape, &numel)) {
+    PyErr_NoMemory();
+    return nullptr;
+  }
+  auto* r = new (std::nothrow) TorchResult();
+  if (r == nullptr) {
+    PyErr_NoMemory();
+    return nullptr;
+  }
+  try {
+    r->managed.dl_tensor.data =
+        allocate_output_memory(static_cast<std::size_t>(numel) * element_size(dtype));
+  } catch (const std::bad_alloc&) {
+    delete r;
+    PyErr_NoMemory();
+    return nullptr;
+  }
+  const nb::dlpack::dtype dl = dlpack_from_dtype(dtype);
+  DLTensorC& t = r->managed.dl_tensor;
+  t.device_type = 1;  // kDLCPU
+  t.device_id = 0;
+  t.ndim = shape.size();
+  t.code = dl.code;
+  t.bits = dl.bits;
+  t.lanes = dl.lanes;
+  const Dims strides = contiguous_strides(shape);
+  for (int d = 0; d < shape.size(); ++d) {
+    r->shape[d] = shape[d];
+    r->strides[d] = strides[d];
+  }
+  t.shape = r->shape;
+  t.strides = r->strides;
+  t.byte_offset = 0;
+  r->managed.manager_ctx = r;
+  r->managed.deleter = delete_torch_result;
+  return r;
+}
+
+/// The torch tensor of a written TorchResult (consumed either way).
+PyObject* torch_tensor_of(TorchResult* r) {
+  PyObject* capsule = PyCapsule_New(&r->managed, "dltensor", dltensor_capsule_destructor);
+  if (capsule == nullptr) {
+    delete_torch_result(&r->managed);
+    return nullptr;
+  }
+  PyObject* tensor = PyObject_CallOneArg(torch_api.from_dlpack, capsule);
+  Py_DECREF(capsule);  // frees the result unless torch took it
+  return tensor;
 }
 
 // ---- operands ----------------------------------------------------------------------------------
@@ -606,6 +689,16 @@ PyObject* run_op_fast(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
     return out;
   }
 
+  if (framework == Framework::kTorch && torch_api.from_dlpack != nullptr) {
+    TorchResult* r = new_torch_result(l.input.dtype, l.output_shape);
+    if (r == nullptr) return nullptr;  // MemoryError
+    const MutableTensorView target(r->managed.dl_tensor.data, l.input.dtype, l.output_shape);
+    if (!run_into(l, target).ok()) {
+      delete_torch_result(&r->managed);
+      return not_implemented();
+    }
+    return torch_tensor_of(r);
+  }
   PyObject* descr = nullptr;
   if (framework == Framework::kNumpy && input_keep.ptr() == nullptr) {
     descr = ndarray_descr(args[1]);  // the input's own dtype object

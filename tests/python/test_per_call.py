@@ -341,3 +341,29 @@ def test_torch_views_offsets_and_dtypes(torch):
     assert torch.equal(out, torch.gather(b, 1, j))
     i32 = j.to(torch.int32)
     assert torch.equal(multigather.torch.gather(base, 1, i32), torch.gather(base, 1, j))
+
+
+def test_torch_results_own_their_memory(torch):
+    x = torch.randn(1024, 256)
+    i = torch.randint(0, 1024, (512,))
+    before = core.output_memory_stats()
+    got = multigather.torch.index_select(x, 0, i)  # 512 KiB: output memory through DLPack
+    expected = torch.index_select(x, 0, i)
+    del x
+    gc.collect()
+    assert torch.equal(got, expected)
+    view = got[3:]
+    del got
+    gc.collect()
+    assert torch.equal(view, expected[3:])  # the storage lives as long as a view of it
+    freed = []
+    t = threading.Thread(target=lambda: freed.append(view.sum()))
+    t.start()
+    t.join()
+    del view
+    gc.collect()
+    assert core.output_memory_stats()["cached_bytes"] >= before["cached_bytes"]
+    b = torch.randn(4, 5).to(torch.bfloat16)
+    j = torch.tensor([[0, 2], [1, 1], [4, 0], [3, 3]])
+    got = multigather.torch.gather(b, 1, j)
+    assert got.dtype == torch.bfloat16 and torch.equal(got, torch.gather(b, 1, j))
