@@ -16,6 +16,7 @@
 #include <vector>
 
 #if defined(__linux__)
+#include <pthread.h>
 #include <sys/mman.h>
 #define MULTIGATHER_MAPPED_OUTPUTS 1
 #endif
@@ -108,6 +109,9 @@ class BlockCache {
     while (!blocks_.empty() && cached_bytes_ > limit_) evict_oldest();
   }
 
+  void lock() { mutex_.lock(); }
+  void unlock() { mutex_.unlock(); }
+
   OutputMemoryStats stats() noexcept {
     std::lock_guard<std::mutex> lock(mutex_);
     OutputMemoryStats s;
@@ -153,9 +157,14 @@ class BlockCache {
 };
 
 // Never destroyed: arrays handed to Python may be freed during interpreter shutdown, after
-// static destructors would have run.
+// static destructors would have run. A fork waits for the cache's lock, so that the child never
+// inherits it locked by a thread that does not exist there.
 BlockCache& cache() {
-  static BlockCache* instance = new BlockCache();
+  static BlockCache* instance = [] {
+    auto* c = new BlockCache();
+    pthread_atfork([] { cache().lock(); }, [] { cache().unlock(); }, [] { cache().unlock(); });
+    return c;
+  }();
   return *instance;
 }
 

@@ -367,3 +367,29 @@ def test_torch_results_own_their_memory(torch):
     j = torch.tensor([[0, 2], [1, 1], [4, 0], [3, 3]])
     got = multigather.torch.gather(b, 1, j)
     assert got.dtype == torch.bfloat16 and torch.equal(got, torch.gather(b, 1, j))
+
+
+FORK_SCRIPT = """
+import os, numpy as np, multigather
+x = np.arange(1024 * 256, dtype=np.float32).reshape(1024, 256)
+i = np.arange(511, -1, -1)
+kept = multigather.numpy.take(x, i, axis=0)  # a live mapped block, then a cached one
+del kept
+pid = os.fork()
+if pid == 0:  # the child: allocate, free, allocate again (one thread: OpenMP's pool of the
+    # parent does not survive a fork)
+    multigather.set_num_threads(1)
+    ok = all(np.array_equal(multigather.numpy.take(x, i, axis=0), x[i]) for _ in range(3))
+    os._exit(0 if ok else 1)
+_, status = os.waitpid(pid, 0)
+assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0, status
+assert np.array_equal(multigather.numpy.take(x, i, axis=0), x[i])
+"""
+
+
+def test_fork_keeps_the_output_memory_usable():
+    # In a fresh interpreter: this one may hold other libraries' threads (JAX, torch).
+    import subprocess
+    import sys
+
+    subprocess.run([sys.executable, "-c", FORK_SCRIPT], check=True, timeout=120)
