@@ -583,7 +583,14 @@ bool lowering_for(FastOp& op, const TensorView& input, const TensorView& indices
   if (!status.ok()) return false;
   lease->lowering = std::move(lowering);
   const Lowering& l = *lease->lowering;
-  if (!cacheable_operands || l.owned_input || l.owned_indices) return true;
+  // Kept only when it is a function of the keyed facts alone: no copies of data, and a non-empty
+  // input and output (a lowering reads index values, for the framework's errors, only when one
+  // of them is empty: frontends' check_indices_now).
+  std::int64_t output_numel = 0;
+  if (!cacheable_operands || l.owned_input || l.owned_indices ||
+      !element_count(l.output_shape, &output_numel) || output_numel == 0) {
+    return true;
+  }
   std::ptrdiff_t input_offset = 0, indices_offset = 0, error_offset = 0;
   const bool has_error_indices = l.index_errors.indices.data != nullptr;
   if (!offset_inside(l.input.data, input, &input_offset) ||

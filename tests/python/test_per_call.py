@@ -393,3 +393,18 @@ def test_fork_keeps_the_output_memory_usable():
     import sys
 
     subprocess.run([sys.executable, "-c", FORK_SCRIPT], check=True, timeout=120)
+
+
+def test_empty_results_check_every_call_s_indices():
+    # The lowering reads index values when the result is empty (numpy, ONNX, torch check them):
+    # a repeated call with other values must check them again.
+    x = np.zeros((3, 0), np.float32)
+    assert multigather.numpy.take(x, [1, 2], axis=0).shape == (2, 0)
+    with pytest.raises(IndexError):
+        multigather.numpy.take(x, [1, 5], axis=0)
+    assert multigather.numpy.advanced_index(x, np.array([[1]]), [0]).shape == (1, 0)
+    with pytest.raises(IndexError):
+        multigather.numpy.advanced_index(x, np.array([[7]]), [0])
+    assert multigather.onnx.gather(x, np.array([0, 1]), axis=0).shape == (2, 0)
+    with pytest.raises(IndexError):
+        multigather.onnx.gather(x, np.array([0, 9]), axis=0)
