@@ -171,21 +171,29 @@ Status fold_coordinates(const std::string& op, const ViewBuilder& logical, int k
   return Status::Ok();
 }
 
-Status finish_core_shaped(Lowering* out) {
+namespace {
+
+// The one infer_shape of a lowering: the core shape, kept in out->shape, and (unless a lowering
+// set them) the row-major strides of the core output inside the framework output.
+Status infer_core(Lowering* out) {
   MULTIGATHER_RETURN_IF_ERROR(infer_shape(out->input.shape, out->indices.shape, out->axes, &out->shape));
-  out->logical_indices_shape = out->shape.logical_indices_shape;
   out->core_output_shape = out->shape.output_shape;
-  out->output_shape = out->shape.output_shape;
   if (out->core_output_strides.size() != out->shape.output_shape.size()) {
     out->core_output_strides = contiguous_strides(out->shape.output_shape);
   }
   return Status::Ok();
 }
 
-Status finish(const std::vector<std::int64_t>& output_shape, Lowering* out) {
-  MULTIGATHER_RETURN_IF_ERROR(infer_shape(out->input.shape, out->indices.shape, out->axes, &out->shape));
-  const GatherShape& s = out->shape;
-  out->core_output_shape = s.output_shape;
+}  // namespace
+
+Status finish_core_shaped(Lowering* out) {
+  MULTIGATHER_RETURN_IF_ERROR(infer_core(out));
+  out->logical_indices_shape = out->shape.logical_indices_shape;
+  out->output_shape = out->shape.output_shape;
+  return Status::Ok();
+}
+
+Status reshape_output(const std::vector<std::int64_t>& output_shape, Lowering* out) {
   if (output_shape.size() > static_cast<std::size_t>(kMaxRank)) {
     return InvalidArgument(out->op + ": output rank " +
                            str(static_cast<std::int64_t>(output_shape.size())) +
@@ -194,16 +202,18 @@ Status finish(const std::vector<std::int64_t>& output_shape, Lowering* out) {
   out->output_shape = Dims(std::span<const std::int64_t>(output_shape));
   std::int64_t a = 0, b = 0;
   element_count(out->output_shape, &b);
-  element_count(s.output_shape, &a);
+  element_count(out->shape.output_shape, &a);
   if (a != b) {
     return Status(StatusCode::kInternal, out->op + ": lowering bug: core output " +
-                                             to_string(s.output_shape) + " and output " +
+                                             to_string(out->shape.output_shape) + " and output " +
                                              to_string(out->output_shape) + " differ in size");
   }
-  if (out->core_output_strides.size() != s.output_shape.size()) {
-    out->core_output_strides = contiguous_strides(s.output_shape);
-  }
   return Status::Ok();
+}
+
+Status finish(const std::vector<std::int64_t>& output_shape, Lowering* out) {
+  MULTIGATHER_RETURN_IF_ERROR(infer_core(out));
+  return reshape_output(output_shape, out);
 }
 
 void set_policy(Lowering* out, IndexMode mode, bool negative_indices) {

@@ -82,6 +82,9 @@ void set_nd_error_context(Lowering* out, const TensorView& indices, const Tensor
 Status finish(const std::vector<std::int64_t>& output_shape, Lowering* out);
 /// finish() for a framework whose output shape is the core output shape (no reshape).
 Status finish_core_shaped(Lowering* out);
+/// For a finished lowering: the framework's output shape becomes `output_shape`, a reshape of
+/// the core output already inferred (checked to have as many elements; nothing inferred again).
+Status reshape_output(const std::vector<std::int64_t>& output_shape, Lowering* out);
 
 /// Index policy + the framework's wording for out-of-range errors.
 void set_policy(Lowering* out, IndexMode mode, bool negative_indices);

@@ -56,7 +56,7 @@ Status gather(const TensorView& input, std::int64_t dim, const TensorView& index
   set_error_context(out, i, "index", -1, {"dim " + str(d)}, {x.shape[static_cast<int>(d)]}, false,
                     reject_rule(out->op));
   MULTIGATHER_RETURN_IF_ERROR(lower_elements(out->op, x, i, d, ElementRule::kAtMost, "input", "index", out));
-  return finish(dims_vec(index.shape), out);
+  return reshape_output(dims_vec(index.shape), out);  // a 0-D index gives a 0-D output
 }
 
 Status take(const TensorView& input, const TensorView& index, Lowering* out) {
