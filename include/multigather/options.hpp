@@ -18,10 +18,11 @@ enum class IndexMode : std::uint8_t {
   kClamp = 1,  // clamp to [0, n-1] (WebNN; numpy clip = clamp with negative_indices=false)
   kWrap = 2,   // floor modulo n (numpy mode='wrap'); the negative rule is not applied first
   kFill = 3,   // the output element becomes fill_value (TF on GPU, JAX mode='fill')
+  kDrop = 4,   // scatter only: the update is skipped (JAX mode='drop', StableHLO, TF on GPU)
 };
 
-std::string_view index_mode_name(IndexMode mode) noexcept;  // "error", "clamp", "wrap", "fill"
-/// Parses "error" / "clamp" / "wrap" / "fill"; false for anything else.
+std::string_view index_mode_name(IndexMode mode) noexcept;  // "error", "clamp", "wrap", "fill", "drop"
+/// Parses "error" / "clamp" / "wrap" / "fill" / "drop"; false for anything else.
 bool parse_index_mode(std::string_view name, IndexMode* mode) noexcept;
 
 /// A fill value before it is converted to the input's dtype. Integers stay exact (int64 and

@@ -17,12 +17,14 @@ std::string_view index_mode_name(IndexMode mode) noexcept {
     case IndexMode::kClamp: return "clamp";
     case IndexMode::kWrap: return "wrap";
     case IndexMode::kFill: return "fill";
+    case IndexMode::kDrop: return "drop";
   }
   return "unknown";
 }
 
 bool parse_index_mode(std::string_view name, IndexMode* mode) noexcept {
-  for (IndexMode m : {IndexMode::kError, IndexMode::kClamp, IndexMode::kWrap, IndexMode::kFill}) {
+  for (IndexMode m : {IndexMode::kError, IndexMode::kClamp, IndexMode::kWrap, IndexMode::kFill,
+                      IndexMode::kDrop}) {
     if (index_mode_name(m) == name) {
       *mode = m;
       return true;

@@ -104,6 +104,7 @@ std::string resolution(const Lowering& l) {
     case IndexMode::kFill:
       rule = "v outside [0, n) makes the element fill_value = " + options.fill_value.to_string();
       break;
+    case IndexMode::kDrop: rule = "an update whose v is outside [0, n) is skipped"; break;
   }
   return "each index v for an axis of size n (index_mode=" + mode + "): " + neg + rule;
 }

@@ -50,6 +50,11 @@ Status validate_output(const MutableTensorView& output, const ValidatedCall& cal
 Status check_no_overlap(const MutableTensorView& output, const TensorView& input,
                         const TensorView& indices, std::string_view output_name) noexcept;
 
+/// InvalidArgument when a view's strides do not match its rank or reach byte offsets that
+/// overflow 64 bits ("<name> strides [...] with shape [...] reach byte offsets that overflow").
+Status check_extent(const Dims& shape, const Dims& strides, std::size_t element_size,
+                    const char* name) noexcept;
+
 /// validate_operands, then validate_output: every docs/spec.md section 1 error but the index
 /// values and the overlap of output with the operands (check_no_overlap, which the entry points
 /// call after this; planner tests validate placeholder pointers).

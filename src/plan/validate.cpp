@@ -155,6 +155,9 @@ Status check_operands(const TensorView& input, const TensorView& indices, bool r
     switch (options.index_mode) {
       case IndexMode::kError: case IndexMode::kClamp: case IndexMode::kWrap: case IndexMode::kFill:
         break;
+      case IndexMode::kDrop:
+        return InvalidArgument("index_mode drop applies to scatter only (a gather has no update "
+                               "to skip; use fill)");
       default:
         return InvalidArgument("index_mode " + str(static_cast<int>(options.index_mode)) +
                                " is not one of error, clamp, wrap, fill");
@@ -239,6 +242,15 @@ Status check_no_overlap(const MutableTensorView& output, const TensorView& input
   try {
     return InvalidArgument(std::string(output_name) + " overlaps input or indices (gather cannot "
                            "write into memory it reads)");
+  } catch (...) {
+    return Status(StatusCode::kInternal, "out of memory while validating");
+  }
+}
+
+Status check_extent(const Dims& shape, const Dims& strides, std::size_t element_size,
+                    const char* name) noexcept {
+  try {
+    return check_view_extent(shape, strides, element_size, name);
   } catch (...) {
     return Status(StatusCode::kInternal, "out of memory while validating");
   }

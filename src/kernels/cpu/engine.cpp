@@ -311,6 +311,8 @@ bool run_index(const GatherPlan& p, int threads) {
     case IndexMode::kFill:
       return neg ? run_threads<Index, Offset, IndexMode::kFill, std::is_signed_v<Index>>(p, threads)
                  : run_threads<Index, Offset, IndexMode::kFill, false>(p, threads);
+    case IndexMode::kDrop:  // scatter only; validation rejects it for a gather
+      return false;
   }
   return false;
 }

@@ -1,0 +1,108 @@
+// The scatter operator's entry points (multigather/scatter.hpp): validate everything once,
+// check the index values, copy input into output, combine (CPU engine). Every check happens
+// before the first write, so a failed call leaves the output unchanged.
+#include "kernels/cpu/cpu.hpp"
+#include "kernels/cpu/scatter.hpp"
+#include "kernels/reference/reference.hpp"
+#include "plan/scatter.hpp"
+
+namespace multigather {
+namespace detail {
+namespace {
+
+// output = input on the CPU: a gather_multiaxis call with no axes.
+Status copy_view(const TensorView& input, const MutableTensorView& output, int num_threads) {
+  static const std::int64_t zero = 0;
+  const TensorView no_indices(&zero, DType::kInt64, Dims::filled(input.rank(), 1),
+                              Dims::filled(input.rank(), 0));
+  GatherOptions options;
+  options.num_threads = num_threads;
+  return gather_multiaxis_into(input, no_indices, {}, output, options);
+}
+
+}  // namespace
+
+Status run_scatter_validated(const TensorView& input, const TensorView& indices,
+                             const MutableTensorView& output, const ValidatedScatter& call,
+                             const ScatterOptions& options) noexcept {
+  const bool in_place = scatters_in_place(output, input);
+  if (call.gather.shape.output_numel == 0) {
+    return in_place ? Status::Ok() : copy_view(input, output, options.num_threads);
+  }
+  const GatherOptions gather = gather_options_of(options);
+  const TensorView targets(output.data, output.dtype, output.shape, output.strides);
+  const MutableTensorView updates(const_cast<void*>(call.updates.data), call.updates.dtype,
+                                  call.updates.shape, call.updates.strides);  // read only
+  GatherPlan plan;
+  make_plan(targets, indices, updates, call.gather, gather, &plan);
+  auto bad_index = [&]() -> Status {
+    Status error = reference_gather(targets, indices, call.gather, gather, MutableTensorView{});
+    if (!error.ok()) return error;
+    return Status(StatusCode::kInternal, "the CPU scatter engine reported a bad index that the "
+                                         "reference kernel does not find (please report this bug)");
+  };
+  // 1. The index values, before anything is written.
+  if (!scatter_indices_ok(plan)) return bad_index();
+  // 2. output = input.
+  if (!in_place) MULTIGATHER_RETURN_IF_ERROR(copy_view(input, output, options.num_threads));
+  // 3. The combine.
+  ScatterRun run;
+  run.dtype = input.dtype;
+  run.reduction = call.reduction;
+  run.include_input = call.include_input;
+  for (int d = 0; d < output.rank(); ++d) {
+    const std::int64_t reach = (output.shape[d] - 1) * output.strides[d];
+    (reach < 0 ? run.output_lo : run.output_hi) += reach;
+  }
+  switch (run_scatter_cpu(plan, run, cpu_thread_count(plan))) {
+    case ScatterResult::kOk: return Status::Ok();
+    case ScatterResult::kBadIndex: return bad_index();
+    case ScatterResult::kOutOfMemory:
+      return Status(StatusCode::kInternal, "out of memory: include_input = false needs one byte "
+                                           "per output element");
+    default: break;
+  }
+  return Status(StatusCode::kInternal, "the CPU scatter engine has no kernel for " +
+                                           std::string(dtype_name(input.dtype)) + " with reduction " +
+                                           std::string(reduction_name(call.reduction)));
+}
+
+}  // namespace detail
+
+Status scatter_multiaxis_into(const TensorView& input, const TensorView& indices,
+                              const TensorView& updates, std::span<const std::int64_t> axes,
+                              const MutableTensorView& output, const ScatterOptions& options) noexcept {
+  detail::ValidatedScatter call;
+  MULTIGATHER_RETURN_IF_ERROR(detail::validate_scatter_operands(input, indices, updates, axes, options, &call));
+  MULTIGATHER_RETURN_IF_ERROR(detail::validate_scatter_output(output, input, indices, updates, call, "output"));
+  return detail::run_scatter_validated(input, indices, output, call, options);
+}
+
+Status scatter_multiaxis_reference(const TensorView& input, const TensorView& indices,
+                                   const TensorView& updates, std::span<const std::int64_t> axes,
+                                   const MutableTensorView& output,
+                                   const ScatterOptions& options) noexcept {
+  detail::ValidatedScatter call;
+  MULTIGATHER_RETURN_IF_ERROR(detail::validate_scatter_operands(input, indices, updates, axes, options, &call));
+  MULTIGATHER_RETURN_IF_ERROR(detail::validate_scatter_output(output, input, indices, updates, call, "output"));
+  return detail::reference_scatter(input, indices, output, call, options);
+}
+
+Tensor scatter_multiaxis(const TensorView& input, const TensorView& indices,
+                         const TensorView& updates, std::span<const std::int64_t> axes,
+                         const ScatterOptions& options) {
+  detail::ValidatedScatter call;
+  throw_if_error(detail::validate_scatter_operands(input, indices, updates, axes, options, &call));
+  Tensor out(input.dtype, input.shape);
+  throw_if_error(detail::run_scatter_validated(input, indices, out.mutable_view(), call, options));
+  return out;
+}
+
+Tensor scatter_multiaxis(const TensorView& input, const TensorView& indices,
+                         const TensorView& updates, std::initializer_list<std::int64_t> axes,
+                         const ScatterOptions& options) {
+  return scatter_multiaxis(input, indices, updates,
+                           std::span<const std::int64_t>(axes.begin(), axes.size()), options);
+}
+
+}  // namespace multigather

@@ -1,0 +1,33 @@
+// Internal: the CPU scatter engine (scatter_engine.cpp), deterministic at every thread count.
+#pragma once
+
+#include "multigather/scatter.hpp"
+#include "plan/plan.hpp"
+
+namespace multigather::detail {
+
+/// What a scatter plan does besides the gather plan of its targets (plan/scatter.hpp: the
+/// plan's input is the scatter's output, its output the updates viewed with shape G, its index
+/// mode fill for drop).
+struct ScatterRun {
+  DType dtype = DType::kFloat32;
+  Reduction reduction = Reduction::kNone;
+  bool include_input = true;
+  /// The lowest and highest element offsets the output view reaches (its owners' ranges).
+  std::int64_t output_lo = 0, output_hi = 0;
+};
+
+enum class ScatterResult : std::uint8_t { kOk, kBadIndex, kOutOfMemory, kInternal };
+
+/// Checks the index values without writing: false when one is out of range under kError, or
+/// when an axis is empty under clamp / wrap (and G is not empty).
+bool scatter_indices_ok(const GatherPlan& plan) noexcept;
+
+/// Combines the updates into the output (which already holds the input). `threads` threads
+/// (1: the calling thread, no allocation); the bytes written do not depend on it. kBadIndex:
+/// an index out of range (only possible when scatter_indices_ok was not asked first; nothing
+/// is written then on more than one thread, partial writes on one); kOutOfMemory: the buckets
+/// or the first-reach marks could not be allocated (nothing written).
+ScatterResult run_scatter_cpu(const GatherPlan& plan, const ScatterRun& run, int threads) noexcept;
+
+}  // namespace multigather::detail

@@ -1,0 +1,330 @@
+// The CPU scatter engine (docs/spec.md section 4), deterministic at every thread count.
+//
+// A scatter runs on the GatherPlan of the gather that reads its targets (plan/scatter.hpp):
+// plan.input is the OUTPUT (the targets, written here), plan.output is the updates viewed with
+// shape G (read only). Lookups are walked in the plan's C order, which is the row-major order of
+// G, and resolved in tiles by the gather engine's resolvers (resolve.hpp; drop runs as fill:
+// an out-of-range lookup is flagged, and skipped).
+//
+// One thread: tiles of 1024 lookups are resolved on the stack and combined in order. Nothing is
+// allocated (include_input = false aside).
+//
+// T threads: the OUTPUT is partitioned, not the updates. Each target offset has one owner
+// thread (T equal ranges of the output's offsets). Phase 1 counts, per chunk of lookups and per
+// owner, the lookups that land there; phase 2 resolves again and writes each lookup's (target,
+// update) offset pair into its owner's bucket, chunk by chunk, so that a bucket lists its
+// lookups in row-major order; phase 3 has each owner combine its bucket in order. Every output
+// element thus sees exactly the sequence of combines of the one-thread walk: the bytes are
+// identical at any thread count. What determinism costs: 16 bytes per lookup (the buckets) and
+// T * T counters. A lookup's block (the inner run of elements its index moves together) is an
+// interval of the output that no other lookup's block partly overlaps (the output view has no
+// self-overlap), so a block is owned by the owner of its first element.
+//
+// include_input = false: one byte per output offset marks the elements already reached (the
+// first update reaching an element is assigned, the next ones combine).
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <new>
+#include <type_traits>
+#include <vector>
+
+#include "kernels/combine.hpp"
+#include "kernels/cpu/cpu.hpp"
+#include "kernels/cpu/cursor.hpp"
+#include "kernels/cpu/resolve.hpp"
+#include "kernels/cpu/scatter.hpp"
+
+#if defined(MULTIGATHER_HAVE_OPENMP)
+#include <omp.h>
+#endif
+
+namespace multigather::detail {
+namespace {
+
+constexpr int kTile = 1024;
+/// The target of a dropped lookup (a real target offset may be negative: negative strides).
+constexpr std::int64_t kDropped = INT64_MIN;
+
+/// Resolves lookups [begin, end) (flat, C order over the plan's lookup dimensions): targets[t]
+/// = the output element offset of lookup begin + t (kDropped when dropped), updates[t] = its updates
+/// element offset. False when an index is out of range under kError.
+using ResolveRangeFn = bool (*)(const GatherPlan& p, std::int64_t begin, std::int64_t end,
+                                std::int64_t* targets, std::int64_t* updates);
+
+template <class Index, IndexMode kMode, bool kNegative>
+bool resolve_range(const GatherPlan& p, std::int64_t begin, std::int64_t end, std::int64_t* targets,
+                   std::int64_t* updates) {
+  constexpr auto kIs = static_cast<std::int64_t>(sizeof(Index));
+  const int outer = p.lookup_rank - 1;
+  const auto row = static_cast<std::size_t>(outer < 0 ? 0 : outer);
+  const std::int64_t row_size = p.lookup_rank > 0 ? p.shape[row] : 1;
+  const std::int64_t row_in = p.lookup_rank > 0 ? p.input_strides[row] : 0;
+  const std::int64_t row_ix = p.lookup_rank > 0 ? p.indices_strides[row] : 0;
+  const std::int64_t row_out = p.lookup_rank > 0 ? p.output_strides[row] : 0;
+  cpu::TileCoordinates coords;
+  coords.index_step = row_ix * kIs;
+  coords.coord_step = p.coord_stride * kIs;
+  coords.input_step = row_in;
+  alignas(64) std::int64_t offsets[kTile];
+  alignas(64) std::uint8_t flagged[kTile];
+  cpu::PlanCursor at;
+  std::int64_t r0 = begin % row_size;
+  at.seek(p, outer, begin / row_size);
+  bool ok = true;
+  std::int64_t f = begin;
+  while (f < end) {
+    const std::int64_t n = std::min(row_size - r0, end - f);
+    for (std::int64_t t0 = 0; t0 < n; t0 += kTile) {
+      const int m = static_cast<int>(std::min<std::int64_t>(kTile, n - t0));
+      const std::int64_t base_in = at.input + (r0 + t0) * row_in;
+      const std::int64_t base_out = at.output + (r0 + t0) * row_out;
+      coords.indices = p.k > 0 ? p.indices + (at.indices + (r0 + t0) * row_ix) * kIs : nullptr;
+      if (p.k > 0) {
+        ok = cpu::resolve_tile<Index, std::int64_t, kMode, kNegative>(p, coords, m, offsets, flagged) && ok;
+      } else {
+        for (int t = 0; t < m; ++t) offsets[t] = t * row_in;
+        if constexpr (kMode == IndexMode::kFill) std::memset(flagged, 0, static_cast<std::size_t>(m));
+      }
+      const std::int64_t at_out = f + t0 - begin;
+      for (int t = 0; t < m; ++t) {
+        std::int64_t target = base_in + offsets[t];
+        if constexpr (kMode == IndexMode::kFill) target = flagged[t] ? kDropped : target;
+        targets[at_out + t] = target;
+        updates[at_out + t] = base_out + t * row_out;
+      }
+    }
+    if (kMode == IndexMode::kError && !ok) return false;
+    f += n;
+    r0 = 0;
+    at.advance(p, outer);
+  }
+  return ok || kMode != IndexMode::kError;
+}
+
+template <class Index>
+ResolveRangeFn select_for_index(const GatherPlan& p) {
+  const bool neg = std::is_signed_v<Index> && p.negative_indices;
+  switch (p.index_mode) {
+    case IndexMode::kError:
+      return neg ? &resolve_range<Index, IndexMode::kError, std::is_signed_v<Index>>
+                 : &resolve_range<Index, IndexMode::kError, false>;
+    case IndexMode::kClamp:
+      return neg ? &resolve_range<Index, IndexMode::kClamp, std::is_signed_v<Index>>
+                 : &resolve_range<Index, IndexMode::kClamp, false>;
+    case IndexMode::kWrap: return &resolve_range<Index, IndexMode::kWrap, false>;
+    case IndexMode::kFill:  // drop: the plan of a scatter says fill
+      return neg ? &resolve_range<Index, IndexMode::kFill, std::is_signed_v<Index>>
+                 : &resolve_range<Index, IndexMode::kFill, false>;
+    default: return nullptr;
+  }
+}
+
+ResolveRangeFn select_resolve_range(const GatherPlan& p) {
+  switch (p.index_dtype) {
+    case DType::kInt8: return select_for_index<std::int8_t>(p);
+    case DType::kUInt8: return select_for_index<std::uint8_t>(p);
+    case DType::kInt16: return select_for_index<std::int16_t>(p);
+    case DType::kUInt16: return select_for_index<std::uint16_t>(p);
+    case DType::kInt32: return select_for_index<std::int32_t>(p);
+    case DType::kUInt32: return select_for_index<std::uint32_t>(p);
+    case DType::kInt64: return select_for_index<std::int64_t>(p);
+    case DType::kUInt64: return select_for_index<std::uint64_t>(p);
+    default: return nullptr;
+  }
+}
+
+/// Where the combine writes and reads, and the first-reach marks (include_input = false).
+struct Apply {
+  std::byte* output = nullptr;
+  const std::byte* updates = nullptr;
+  std::int64_t es = 0;
+  std::int64_t block = 1;
+  std::uint8_t* reached = nullptr;  // indexed by output offset - lo; null: include_input
+  std::int64_t lo = 0;
+};
+
+/// Combines m (target, update) offset pairs in order.
+template <class Op>
+void apply_pairs(const Apply& a, const std::int64_t* targets, const std::int64_t* updates, std::int64_t m) {
+  for (std::int64_t t = 0; t < m; ++t) {
+    const std::int64_t target = targets[t];
+    if (target == kDropped) continue;
+    std::byte* dst = a.output + target * a.es;
+    const std::byte* src = a.updates + updates[t] * a.es;
+    if (a.reached == nullptr) {
+      Op::apply(dst, src, a.block);
+      continue;
+    }
+    std::uint8_t* mark = a.reached + (target - a.lo);
+    for (std::int64_t e = 0; e < a.block; ++e) {
+      if (mark[e]) {
+        Op::apply(dst + e * a.es, src + e * a.es, 1);
+      } else {
+        mark[e] = 1;
+        std::memcpy(dst + e * a.es, src + e * a.es, static_cast<std::size_t>(a.es));
+      }
+    }
+  }
+}
+
+template <class Op>
+bool run_one_thread(const GatherPlan& p, ResolveRangeFn resolve, const Apply& a) {
+  alignas(64) std::int64_t targets[kTile];
+  alignas(64) std::int64_t updates[kTile];
+  for (std::int64_t l = 0; l < p.lookups; l += kTile) {
+    const std::int64_t m = std::min<std::int64_t>(kTile, p.lookups - l);
+    if (!resolve(p, l, l + m, targets, updates)) return false;
+    apply_pairs<Op>(a, targets, updates, m);
+  }
+  return true;
+}
+
+/// The owner of a target offset among `owners` equal ranges of [lo, lo + span).
+inline int owner_of(std::int64_t target, std::int64_t lo, std::int64_t span, int owners) {
+  return static_cast<int>(static_cast<__int128>(target - lo) * owners / span);
+}
+
+template <class Op>
+bool run_threads(const GatherPlan& p, ResolveRangeFn resolve, const Apply& a, std::int64_t span,
+                 int threads) {
+  const std::int64_t lookups = p.lookups;
+  const int T = threads;
+  auto chunk_begin = [&](int c) {
+    return static_cast<std::int64_t>(static_cast<__int128>(lookups) * c / T);
+  };
+  // counts[c * T + w]: lookups of chunk c owned by w; then each one's first slot in `pairs`.
+  std::vector<std::int64_t> counts(static_cast<std::size_t>(T) * static_cast<std::size_t>(T), 0);
+  bool ok = true;
+#if defined(MULTIGATHER_HAVE_OPENMP)
+#pragma omp parallel for num_threads(T) schedule(static, 1) reduction(&& : ok)
+#endif
+  for (int c = 0; c < T; ++c) {
+    alignas(64) std::int64_t targets[kTile];
+    alignas(64) std::int64_t updates[kTile];
+    std::int64_t* count = counts.data() + static_cast<std::size_t>(c) * static_cast<std::size_t>(T);
+    bool chunk_ok = true;
+    for (std::int64_t l = chunk_begin(c), end = chunk_begin(c + 1); l < end && chunk_ok; l += kTile) {
+      const std::int64_t m = std::min<std::int64_t>(kTile, end - l);
+      chunk_ok = resolve(p, l, l + m, targets, updates);
+      for (std::int64_t t = 0; t < m && chunk_ok; ++t) {
+        if (targets[t] != kDropped) ++count[owner_of(targets[t], a.lo, span, T)];
+      }
+    }
+    ok = chunk_ok && ok;
+  }
+  if (!ok) return false;
+  // Bucket w holds chunk 0's lookups owned by w, then chunk 1's, ...: row-major order.
+  std::vector<std::int64_t> bucket_begin(static_cast<std::size_t>(T) + 1, 0);
+  std::int64_t total = 0;
+  for (int w = 0; w < T; ++w) {
+    bucket_begin[static_cast<std::size_t>(w)] = total;
+    for (int c = 0; c < T; ++c) {
+      std::int64_t& slot = counts[static_cast<std::size_t>(c) * static_cast<std::size_t>(T) + static_cast<std::size_t>(w)];
+      const std::int64_t n = slot;
+      slot = total;
+      total += n;
+    }
+  }
+  bucket_begin[static_cast<std::size_t>(T)] = total;
+  std::unique_ptr<std::int64_t[]> pair_targets(new std::int64_t[static_cast<std::size_t>(total > 0 ? total : 1)]);
+  std::unique_ptr<std::int64_t[]> pair_updates(new std::int64_t[static_cast<std::size_t>(total > 0 ? total : 1)]);
+#if defined(MULTIGATHER_HAVE_OPENMP)
+#pragma omp parallel num_threads(T)
+#endif
+  {
+#if defined(MULTIGATHER_HAVE_OPENMP)
+    const int me = omp_get_thread_num();
+    const int team = omp_get_num_threads();
+#else
+    const int me = 0, team = 1;
+#endif
+    alignas(64) std::int64_t targets[kTile];
+    alignas(64) std::int64_t updates[kTile];
+    // Phase 2: each chunk writes its lookups into the owners' buckets, in order.
+    for (int c = me; c < T; c += team) {
+      std::int64_t* next = counts.data() + static_cast<std::size_t>(c) * static_cast<std::size_t>(T);
+      for (std::int64_t l = chunk_begin(c), end = chunk_begin(c + 1); l < end; l += kTile) {
+        const std::int64_t m = std::min<std::int64_t>(kTile, end - l);
+        resolve(p, l, l + m, targets, updates);
+        for (std::int64_t t = 0; t < m; ++t) {
+          if (targets[t] == kDropped) continue;
+          const std::int64_t slot = next[owner_of(targets[t], a.lo, span, T)]++;
+          pair_targets[static_cast<std::size_t>(slot)] = targets[t];
+          pair_updates[static_cast<std::size_t>(slot)] = updates[t];
+        }
+      }
+    }
+#if defined(MULTIGATHER_HAVE_OPENMP)
+#pragma omp barrier
+#endif
+    // Phase 3: each owner combines its bucket in order.
+    for (int w = me; w < T; w += team) {
+      const std::int64_t b = bucket_begin[static_cast<std::size_t>(w)];
+      const std::int64_t e = bucket_begin[static_cast<std::size_t>(w) + 1];
+      apply_pairs<Op>(a, pair_targets.get() + b, pair_updates.get() + b, e - b);
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+bool scatter_indices_ok(const GatherPlan& plan) noexcept {
+  if (plan.numel == 0) return true;
+  for (int j = 0; j < plan.k; ++j) {
+    // An empty axis: clamp and wrap have no position to resolve to; drop skips every update.
+    if (plan.axis_sizes[static_cast<std::size_t>(j)] == 0) return plan.index_mode == IndexMode::kFill;
+  }
+  if (plan.index_mode != IndexMode::kError) return true;
+  const ResolveRangeFn resolve = select_resolve_range(plan);
+  if (resolve == nullptr) return false;
+  alignas(64) std::int64_t targets[kTile];
+  alignas(64) std::int64_t updates[kTile];
+  for (std::int64_t l = 0; l < plan.lookups; l += kTile) {
+    const std::int64_t m = std::min<std::int64_t>(kTile, plan.lookups - l);
+    if (!resolve(plan, l, l + m, targets, updates)) return false;
+  }
+  return true;
+}
+
+ScatterResult run_scatter_cpu(const GatherPlan& plan, const ScatterRun& run, int threads) noexcept {
+  if (plan.numel == 0) return ScatterResult::kOk;
+  for (int j = 0; j < plan.k; ++j) {
+    if (plan.axis_sizes[static_cast<std::size_t>(j)] == 0) {
+      return plan.index_mode == IndexMode::kFill ? ScatterResult::kOk : ScatterResult::kBadIndex;
+    }
+  }
+  const ResolveRangeFn resolve = select_resolve_range(plan);
+  if (resolve == nullptr) return ScatterResult::kInternal;
+  Apply a;
+  a.output = const_cast<std::byte*>(plan.input);  // the scatter's output (see the file comment)
+  a.updates = plan.output;
+  a.es = static_cast<std::int64_t>(plan.element_size);
+  a.block = plan.block;
+  a.lo = run.output_lo;
+  const std::int64_t span = run.output_hi - run.output_lo + 1;
+  std::unique_ptr<std::uint8_t[]> reached;
+  if (!run.include_input && run.reduction != Reduction::kNone) {
+    reached.reset(new (std::nothrow) std::uint8_t[static_cast<std::size_t>(span)]());
+    if (reached == nullptr) return ScatterResult::kOutOfMemory;
+    a.reached = reached.get();
+  }
+  if (threads > plan.lookups) threads = static_cast<int>(plan.lookups);
+  ScatterResult result = ScatterResult::kInternal;
+  combine::visit_combine(run.dtype, run.reduction, [&]<class Op>() {
+    if (threads > 1) {
+      try {
+        result = run_threads<Op>(plan, resolve, a, span, threads) ? ScatterResult::kOk
+                                                                  : ScatterResult::kBadIndex;
+        return;
+      } catch (const std::bad_alloc&) {
+        // The buckets do not fit: nothing was written yet; one thread needs none.
+      }
+    }
+    result = run_one_thread<Op>(plan, resolve, a) ? ScatterResult::kOk : ScatterResult::kBadIndex;
+  });
+  return result;
+}
+
+}  // namespace multigather::detail

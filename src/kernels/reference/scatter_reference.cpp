@@ -1,0 +1,124 @@
+// The scatter reference kernel: docs/spec.md section 4, transcribed plainly. One thread, a
+// C-order walk of G; each update's target is the input position gather_multiaxis would read.
+#include <cstring>
+#include <vector>
+
+#include "kernels/combine.hpp"
+#include "kernels/reference/reference.hpp"
+#include "plan/scatter.hpp"
+
+namespace multigather::detail {
+namespace {
+
+__int128 read_index(const std::byte* p, DType t) {
+  switch (t) {
+    case DType::kInt8: { std::int8_t v; std::memcpy(&v, p, 1); return v; }
+    case DType::kUInt8: { std::uint8_t v; std::memcpy(&v, p, 1); return v; }
+    case DType::kInt16: { std::int16_t v; std::memcpy(&v, p, 2); return v; }
+    case DType::kUInt16: { std::uint16_t v; std::memcpy(&v, p, 2); return v; }
+    case DType::kInt32: { std::int32_t v; std::memcpy(&v, p, 4); return v; }
+    case DType::kUInt32: { std::uint32_t v; std::memcpy(&v, p, 4); return v; }
+    case DType::kInt64: { std::int64_t v; std::memcpy(&v, p, 8); return v; }
+    case DType::kUInt64: { std::uint64_t v; std::memcpy(&v, p, 8); return v; }
+    default: return 0;
+  }
+}
+
+// Steps a C-order position over `shape`.
+void advance(Dims& pos, const Dims& shape) {
+  for (int d = shape.size() - 1; d >= 0; --d) {
+    if (++pos[d] < shape[d]) return;
+    pos[d] = 0;
+  }
+}
+
+std::int64_t offset_of(const Dims& pos, const Dims& strides) {
+  std::int64_t off = 0;
+  for (int d = 0; d < pos.size(); ++d) off += pos[d] * strides[d];
+  return off;
+}
+
+}  // namespace
+
+Status reference_scatter(const TensorView& input, const TensorView& indices,
+                         const MutableTensorView& output, const ValidatedScatter& call,
+                         const ScatterOptions& options) noexcept {
+  try {
+    const GatherShape& s = call.gather.shape;
+    const GatherOptions gather = gather_options_of(options);
+    const TensorView targets(output.data, output.dtype, output.shape, output.strides);
+    // 1. Index values, before anything is written: the gather that reads the targets reports
+    //    the first out-of-range index (error mode, or an empty axis under clamp / wrap).
+    MULTIGATHER_RETURN_IF_ERROR(reference_gather(targets, indices, call.gather, gather, MutableTensorView{}));
+    const int r = input.rank();
+    const std::int64_t es = static_cast<std::int64_t>(call.gather.element_size);
+    const auto* in = static_cast<const std::byte*>(input.data);
+    auto* out = static_cast<std::byte*>(output.data);
+    const auto* up = static_cast<const std::byte*>(call.updates.data);
+    const auto* ix = static_cast<const std::byte*>(indices.data);
+    // 2. output = input.
+    if (!scatters_in_place(output, input)) {
+      Dims p = Dims::filled(r, 0);
+      for (std::int64_t n = 0; n < input.numel(); ++n, advance(p, input.shape)) {
+        std::memmove(out + offset_of(p, output.strides) * es, in + offset_of(p, input.strides) * es,
+                     static_cast<std::size_t>(es));
+      }
+    }
+    if (s.output_numel == 0) return Status::Ok();
+    // 3. For every o of G in C order: the target i, then combine (the first update of a target
+    //    is assigned when include_input is false).
+    std::int64_t positions = 0;
+    element_count(input.shape, &positions);
+    std::vector<bool> reached(call.include_input ? 0 : static_cast<std::size_t>(positions));
+    const Dims in_c = contiguous_strides(input.shape);
+    const int k = s.axes.size(), c = s.coordinate_size;
+    const std::size_t is = element_size(indices.dtype);
+    auto run = [&]<class Op>() {
+      Dims o = Dims::filled(r, 0);
+      for (std::int64_t n = 0; n < s.output_numel; ++n, advance(o, s.output_shape)) {
+        Dims i = Dims::filled(r, 0);
+        for (int e = 0; e < r; ++e) {
+          i[e] = (s.is_axis[static_cast<std::size_t>(e)] || input.shape[e] == 1) ? 0 : o[e];
+        }
+        bool dropped = false;
+        for (int j = 0; j < k; ++j) {
+          Dims p = Dims::filled(r, 0);
+          for (int e = 0; e < r; ++e) p[e] = s.logical_indices_shape[e] == 1 ? 0 : o[e];
+          p[r - 1] = p[r - 1] * c + j;
+          __int128 v = read_index(ix + offset_of(p, indices.strides) * static_cast<std::int64_t>(is),
+                                      indices.dtype);
+          const std::int64_t size = input.shape[static_cast<int>(s.axes[j])];
+          if (call.gather.negative_indices && v < 0) v += size;
+          if (v < 0 || v >= size) {
+            switch (options.index_mode) {
+              case IndexMode::kClamp: v = v < 0 ? 0 : size - 1; break;
+              case IndexMode::kWrap: v = ((v % size) + size) % size; break;
+              default: dropped = true; break;  // drop (error mode failed in step 1)
+            }
+          }
+          i[static_cast<int>(s.axes[j])] = static_cast<std::int64_t>(v);
+        }
+        if (dropped) continue;
+        std::byte* dst = out + offset_of(i, output.strides) * es;
+        const std::byte* src = up + offset_of(o, call.updates.strides) * es;
+        if (!call.include_input && call.reduction != Reduction::kNone) {
+          const auto flat = static_cast<std::size_t>(offset_of(i, in_c));
+          if (!reached[flat]) {
+            reached[flat] = true;
+            std::memcpy(dst, src, static_cast<std::size_t>(es));
+            continue;
+          }
+        }
+        Op::apply(dst, src, 1);
+      }
+    };
+    if (!combine::visit_combine(input.dtype, call.reduction, run)) {
+      return Status(StatusCode::kInternal, "scatter: no combine for this dtype and reduction");
+    }
+    return Status::Ok();
+  } catch (...) {
+    return Status(StatusCode::kInternal, "out of memory while scattering");
+  }
+}
+
+}  // namespace multigather::detail

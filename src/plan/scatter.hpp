@@ -1,0 +1,56 @@
+// Internal: validation of a scatter_multiaxis call (docs/spec.md section 4). A scatter is
+// planned as the gather that reads its targets: gather_multiaxis(output, indices, axes) visits,
+// for every position o of G in row-major order, exactly the output element that o's update
+// combines into. So the gather's validation gives G and the index rules, and make_plan (with
+// the output as the gather's input and the updates, broadcast to G, as the gather's output)
+// gives the normalized loop nest the scatter kernels walk.
+#pragma once
+
+#include "multigather/scatter.hpp"
+#include "plan/plan.hpp"
+
+namespace multigather::detail {
+
+/// What validation establishes about a scatter call.
+struct ValidatedScatter {
+  ValidatedCall gather;     // the gather view of the call: G, dtypes, the negative rule
+  TensorView updates;       // the caller's updates viewed with shape G (stride 0 where broadcast)
+  Reduction reduction = Reduction::kNone;
+  bool include_input = true;
+};
+
+/// The options of the gather that reads the scatter's targets: drop becomes fill (an
+/// out-of-range lookup is flagged, never an error), the rest is copied.
+GatherOptions gather_options_of(const ScatterOptions& options) noexcept;
+
+/// Validates input, indices, updates, axes and options (everything but the output view and
+/// the index values): every error of SPEC section 4 that needs no data.
+Status validate_scatter_operands(const TensorView& input, const TensorView& indices,
+                                 const TensorView& updates, std::span<const std::int64_t> axes,
+                                 const ScatterOptions& options, ValidatedScatter* call) noexcept;
+
+/// Validates the output view against validated operands: input's shape, element size, extent,
+/// null data, no self-overlap; it is `input` itself (in place) or does not overlap input; it
+/// overlaps neither indices nor updates. `output_name` names it in messages ("output", "out").
+Status validate_scatter_output(const MutableTensorView& output, const TensorView& input,
+                               const TensorView& indices, const TensorView& updates,
+                               const ValidatedScatter& call, std::string_view output_name) noexcept;
+
+/// True when `output` is `input` itself (same data, dtype width, shape and strides): the scatter
+/// runs in place and the copy of input is skipped.
+bool scatters_in_place(const MutableTensorView& output, const TensorView& input) noexcept;
+
+/// Runs a validated scatter (operands and output checked) on the CPU: first the index values
+/// (error mode: the first out-of-range index, worded by the gather reference kernel, fails the
+/// call before anything is written), then the copy of input into output (unless in place), then
+/// the combine (the CPU engine, deterministic at any thread count).
+Status run_scatter_validated(const TensorView& input, const TensorView& indices,
+                             const MutableTensorView& output, const ValidatedScatter& call,
+                             const ScatterOptions& options) noexcept;
+
+/// The reference: SPEC section 4 transcribed plainly (one thread, no plan). Same checks first.
+Status reference_scatter(const TensorView& input, const TensorView& indices,
+                         const MutableTensorView& output, const ValidatedScatter& call,
+                         const ScatterOptions& options) noexcept;
+
+}  // namespace multigather::detail
