@@ -511,3 +511,40 @@ TEST_F(CliTest, RealBinary) {
 }
 
 }  // namespace
+
+namespace {
+
+// scatter_multiaxis through the CLI: --updates, the reduction flag, explain with
+// --updates-shape, and the errors (a scatter without --updates; a bad updates shape).
+TEST_F(CliTest, ScatterMultiaxisRunAndExplain) {
+  std::vector<float> x(6, 1.0f);
+  std::vector<std::int64_t> ix{2, 0, 2};
+  std::vector<float> u{10, 20, 30};
+  const std::string in = save("x.npy", TensorView(x.data(), DType::kFloat32, {6}));
+  const std::string idx = save("i.npy", TensorView(ix.data(), DType::kInt64, {3}));
+  const std::string up = save("u.npy", TensorView(u.data(), DType::kFloat32, {3}));
+  // numpy: x = np.ones(6, 'f4'); np.add.at(x, [2, 0, 2], [10, 20, 30]) -> [21, 1, 41, 1, 1, 1]
+  Result r = cli({"run", "scatter_multiaxis", "--input", in, "--indices", idx, "--updates", up,
+                  "--axes=0", "--reduction=add"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, "float32 [6]\n[21.  1. 41.  1.  1.  1.]\n");
+  // Assign: the last update of a duplicate wins (x[[2, 0, 2]] = [10, 20, 30] in numpy: 30).
+  r = cli({"run", "scatter_multiaxis", "--input", in, "--indices", idx, "--updates", up, "--axes=0"});
+  EXPECT_EQ(r.out, "float32 [6]\n[20.  1. 30.  1.  1.  1.]\n");
+  r = cli({"run", "scatter_multiaxis", "--input", in, "--indices", idx, "--axes=0"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err, "multigather: error: --updates is required\n");
+  r = cli({"run", "scatter_multiaxis", "--input", in, "--indices", idx, "--updates", in, "--axes=0"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err, "multigather: error: updates shape [6] does not broadcast to the scatter shape [3] "
+                   "(the gather shape of input and indices): updates.shape[0] = 6 must be 3 or 1\n");
+  r = cli({"explain", "scatter_multiaxis", "--input-shape=4,3", "--indices-shape=2,1",
+           "--updates-shape=2,3", "--axes=0", "--reduction=max"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("lowered call:       scatter_multiaxis(updates [2,3], input [4,3], indices [2,1], axes [0])"),
+            std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("reduction:        max (updates reaching one element combine in row-major order"),
+            std::string::npos) << r.out;
+}
+
+}  // namespace

@@ -41,6 +41,7 @@ TEST(Registry, EveryOpOfSpecSection2IsRegistered) {
       "dml.Gather", "dml.GatherElements", "dml.GatherND"};
   std::set<std::string> have;
   for (const OpSpec& op : op_registry()) {
+    if (op.kind != OpKind::kGather) continue;
     EXPECT_TRUE(have.insert(op.name).second) << "duplicate " << op.name;
     EXPECT_FALSE(op.formula.empty()) << op.name;
     EXPECT_FALSE(op.source.empty()) << op.name;
@@ -91,7 +92,37 @@ TEST(Registry, EveryOpExplainsFromShapesAlone) {
     EXPECT_NE(text.find("formula:"), std::string::npos) << c.op;
     seen.insert(c.op);
   }
+  for (const ScatterExplainCase& c : scatter_explain_cases()) {
+    std::string text;
+    const Status s = explain_op(c.op, c.x, DType::kFloat32, c.i, DType::kInt64, c.u, c.a, &text);
+    ASSERT_TRUE(s.ok()) << c.op << ": " << s.message();
+    EXPECT_NE(text.find("lowered call:       scatter_multiaxis(updates"), std::string::npos) << c.op << text;
+    EXPECT_NE(text.find("reduction:"), std::string::npos) << c.op;
+    EXPECT_NE(text.find("formula:"), std::string::npos) << c.op;
+    seen.insert(c.op);
+  }
   EXPECT_EQ(seen.size(), op_registry().size());
+}
+
+TEST(Registry, ScatterOpsAreRegisteredAndNeedUpdates) {
+  std::set<std::string> have;
+  for (const OpSpec& op : op_registry()) {
+    if (op.kind != OpKind::kScatter) continue;
+    have.insert(op.name);
+    EXPECT_NE(op.lower_scatter, nullptr) << op.name;
+    EXPECT_EQ(op.lower, nullptr) << op.name;
+    Lowering l;
+    const Status s = lower_op(op.name, TensorView(nullptr, DType::kFloat32, Dims{3}),
+                              TensorView(nullptr, DType::kInt64, Dims{2}), {}, &l);
+    EXPECT_EQ(s.message(), op.name + " is a scatter: it needs " + op.updates_name +
+                               " (the values it writes), besides " + op.input_name + " and " + op.indices_name);
+  }
+  EXPECT_TRUE(have.count("scatter_multiaxis"));
+  Lowering l;
+  const Status s = lower_op("onnx.Gather", TensorView(nullptr, DType::kFloat32, Dims{3}),
+                            TensorView(nullptr, DType::kInt64, Dims{2}), TensorView(nullptr, DType::kFloat32, Dims{2}),
+                            {}, &l);
+  EXPECT_EQ(s.message(), "onnx.Gather is a gather: it takes no updates");
 }
 
 TEST(Registry, GatherMultiaxisEntry) {
@@ -124,9 +155,10 @@ TEST(Registry, ViewsAboveTheMaximumRankAreRejectedBeforeAnyLowering) {
   for (const OpSpec& op : op_registry()) {
     AttributeValues defaults;
     ASSERT_TRUE(resolve_attributes(op, {}, &defaults).ok()) << op.name;
-    const Status s = op.lower(x, i, defaults, &l);
+    const Status s = op.kind == OpKind::kScatter ? op.lower_scatter(x, i, x, defaults, &l)
+                                                 : op.lower(x, i, defaults, &l);
     // The core op is the identity lowering: its messages are the core's own, unprefixed.
-    const std::string prefix = op.name == "gather_multiaxis" ? "" : op.name + ": ";
+    const std::string prefix = op.family == "core" ? "" : op.name + ": ";
     EXPECT_EQ(s.message(), prefix + "input rank 17 exceeds the maximum rank 16") << op.name;
   }
 }

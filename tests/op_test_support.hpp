@@ -91,6 +91,19 @@ inline Lowering lower_shapes(const std::string& op, Dims input_shape, Dims indic
 
 /// One valid call of every registry op (shapes and attributes; int64 indices), for the tests
 /// that walk the whole registry (explain through the API and through the CLI).
+/// One explain case per scatter op of the registry (with the updates' shape).
+struct ScatterExplainCase {
+  const char* op;
+  Dims x, i, u;
+  Attributes a;
+};
+inline const std::vector<ScatterExplainCase>& scatter_explain_cases() {
+  static const std::vector<ScatterExplainCase> cases = {
+      {"scatter_multiaxis", {4, 3}, {2, 1}, {2, 3}, {{"axes", "0"}, {"reduction", "add"}}},
+  };
+  return cases;
+}
+
 struct ExplainCase {
   const char* op;
   Dims x, i;

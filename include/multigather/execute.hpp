@@ -29,6 +29,10 @@ struct ExecutionContext {
 };
 
 /// Runs a lowered call into `output`, a view of lowering.output_shape whose dtype has the
+/// input's element size. A scatter op's output may be its input itself (in place: the
+/// framework's input viewed with the same data and strides); else the overlap rules are those
+/// of scatter_multiaxis_into. Scatter ops run on the CPU engine only (CUDA operands:
+/// InvalidArgument). For a gather:
 /// input's element size (any strides: when the framework's reshape of the core output cannot be
 /// expressed by `output`'s strides, the result goes through a staging buffer). Validation not
 /// done by lower_op is done here, before any byte is written: data pointers, view extents, the
@@ -55,6 +59,15 @@ Status run_op(std::string_view name, const TensorView& input, const TensorView& 
 /// Throwing convenience.
 Tensor run_op(std::string_view name, const TensorView& input, const TensorView& indices,
               const Attributes& attrs = {}, const ExecutionContext& context = {});
+
+/// The scatter ops' forms (lower_op with updates + execute_alloc): a new tensor of the
+/// framework's output shape (its input's shape).
+Status run_op(std::string_view name, const TensorView& input, const TensorView& indices,
+              const TensorView& updates, const Attributes& attrs, Tensor* output,
+              const ExecutionContext& context = {}) noexcept;
+Tensor run_op(std::string_view name, const TensorView& input, const TensorView& indices,
+              const TensorView& updates, const Attributes& attrs = {},
+              const ExecutionContext& context = {});
 
 /// Backward-compatible name of execute(lowering, output) on the CPU with default context.
 Status execute_lowering(const Lowering& lowering, const MutableTensorView& output) noexcept;

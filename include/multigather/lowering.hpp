@@ -20,6 +20,7 @@
 
 #include "multigather/gather.hpp"
 #include "multigather/registry.hpp"
+#include "multigather/scatter.hpp"
 
 namespace multigather {
 
@@ -44,11 +45,19 @@ struct IndexErrorContext {
   std::string rule;                // the framework's rule, appended: "torch.gather rejects ..."
 };
 
-/// The result of lowering one op call onto gather_multiaxis: made once per call, it carries the
-/// validated core shape, so execute infers nothing again.
+/// The result of lowering one op call onto gather_multiaxis (or, for a scatter op, onto
+/// scatter_multiaxis): made once per call, it carries the validated core shape, so execute
+/// infers nothing again.
+///
+/// A scatter's Lowering reads the same fields with these meanings: `input`, `indices`, `axes`
+/// and `options` are the core scatter's (its index_mode may be drop); `shape` is G, the shape
+/// of the gather that reads the targets; `updates` broadcasts to G; `core_output_shape` is the
+/// core input's shape (a scatter's output has its input's shape), `output_shape` the framework's
+/// output shape, `core_output_strides` the core output's place inside it.
 struct Lowering {
   std::string op;
   const OpSpec* spec = nullptr;  // the registry row
+  OpKind kind = OpKind::kGather;
   AttributeValues attributes;    // resolved, in spec order (explain prints them)
   Device device = Device::kCPU;  // where the operands live (lowerings never read device memory)
   TensorView input;    // the core's input view (a reshape/slice of the framework input)
@@ -66,6 +75,21 @@ struct Lowering {
   std::shared_ptr<Tensor> owned_input;
   std::vector<std::string> notes;  // printed by explain (copies made, policies chosen)
   IndexErrorContext index_errors;
+  // Scatter ops only:
+  TensorView updates;  // the core's updates view (rank r; each dimension G's size or 1)
+  Reduction reduction = Reduction::kNone;
+  bool include_input = true;
+  std::shared_ptr<Tensor> owned_updates;  // a copy made by the lowering (a scalar value, alpha)
+  /// The core scatter's options (reduction, index policy, include_input, threads).
+  ScatterOptions scatter_options() const noexcept {
+    ScatterOptions o;
+    o.reduction = reduction;
+    o.index_mode = options.index_mode;
+    o.negative_indices = options.negative_indices;
+    o.include_input = include_input;
+    o.num_threads = options.num_threads;
+    return o;
+  }
 };
 
 /// Lowers a call of registry op `name` (data pointers may be null: shapes and dtypes alone
@@ -80,6 +104,13 @@ struct Lowering {
 Status lower_op(std::string_view name, const TensorView& input, const TensorView& indices,
                 const Attributes& attrs, Lowering* out, Device device = Device::kCPU);
 
+/// Lowers a call of scatter op `name` (spec->kind == OpKind::kScatter) with the framework's
+/// `updates`. The same errors as the gather form; a gather op called with updates, or a scatter
+/// op called without (the form above), is an InvalidArgument naming the op and what it takes.
+Status lower_op(std::string_view name, const TensorView& input, const TensorView& indices,
+                const TensorView& updates, const Attributes& attrs, Lowering* out,
+                Device device = Device::kCPU);
+
 /// The text of `multigather explain OP`, built from the Lowering of shapes and dtypes alone:
 /// the framework's signature, formula and source, the attributes, the lowered core call (views,
 /// axes, index policy), the per-dimension table (which dimension is an axis, which operand
@@ -87,6 +118,10 @@ Status lower_op(std::string_view name, const TensorView& input, const TensorView
 Status explain_op(std::string_view name, const Dims& input_shape, DType input_dtype,
                   const Dims& indices_shape, DType indices_dtype, const Attributes& attrs,
                   std::string* text);
+/// explain_op for a scatter op, with the updates' shape (its dtype is the input's).
+Status explain_op(std::string_view name, const Dims& input_shape, DType input_dtype,
+                  const Dims& indices_shape, DType indices_dtype, const Dims& updates_shape,
+                  const Attributes& attrs, std::string* text);
 /// The same text for an existing lowering (input/indices: the framework's operands).
 std::string explain_lowering(const Lowering& lowering, const TensorView& input,
                              const TensorView& indices);

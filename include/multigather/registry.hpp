@@ -6,6 +6,7 @@
 // Python APIs, `explain`, the README op table and the Python wrappers' checks all read it.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -20,6 +21,16 @@ struct Lowering;
 
 using LowerFn = Status (*)(const TensorView& input, const TensorView& indices,
                            const AttributeValues& attrs, Lowering* out);
+/// A scatter's lowering: also the framework's updates.
+using ScatterLowerFn = Status (*)(const TensorView& input, const TensorView& indices,
+                                  const TensorView& updates, const AttributeValues& attrs,
+                                  Lowering* out);
+
+/// Which core operator an op lowers onto.
+enum class OpKind : std::uint8_t {
+  kGather = 0,   // gather_multiaxis (docs/spec.md sections 1-3)
+  kScatter = 1,  // scatter_multiaxis (sections 4-5): the op also takes updates
+};
 
 /// One registry entry.
 struct OpSpec {
@@ -32,7 +43,10 @@ struct OpSpec {
   std::string input_name = "input";
   std::string indices_name = "indices";
   std::vector<AttrSpec> attrs;
-  LowerFn lower = nullptr;
+  LowerFn lower = nullptr;               // gathers
+  OpKind kind = OpKind::kGather;
+  std::string updates_name = "updates";  // scatters: the framework's name of the updates
+  ScatterLowerFn lower_scatter = nullptr;  // scatters
 };
 
 /// Every op, in the order `multigather ops` prints them.

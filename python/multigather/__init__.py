@@ -29,7 +29,7 @@ import numpy as _np
 from . import _interop, _registry
 from . import _multigather as _core
 
-__all__ = ["gather_multiaxis", "run", "ops", "output_shape", "explain", "max_rank",
+__all__ = ["gather_multiaxis", "scatter_multiaxis", "run", "ops", "output_shape", "explain", "max_rank",
            "set_num_threads", "get_num_threads", "__version__"]
 __version__ = "0.1.0"
 
@@ -129,7 +129,74 @@ def gather_multiaxis(
     )
 
 
-def run(op: str, input: Any, indices: Any, *, out: Any = None, **attrs: Any) -> Any:
+def scatter_multiaxis(
+    input: Any,
+    indices: Any,
+    updates: Any,
+    axes: Sequence[int],
+    *,
+    reduction: str = "none",
+    index_mode: str = "error",
+    negative_indices: bool = True,
+    include_input: bool = True,
+    out: Any = None,
+) -> Any:
+    """The dual of :func:`gather_multiaxis`: ``output`` starts as a copy of ``input``, then each
+    update is combined into the element that gather_multiaxis would read for its position.
+
+    G is the shape ``gather_multiaxis(input, indices, axes)`` would return (same rules and
+    errors). For every position o of G in row-major (C) order::
+
+        i = the input position gather_multiaxis reads for o
+        output[i] = combine(output[i], updates[o])     (updates broadcast to G)
+
+    Args:
+      input: array of rank r, any dtype gather_multiaxis takes (numpy, torch, jax, cupy,
+        tensorflow, DLPack or buffer protocol; read in place).
+      indices: integer array of rank r, exactly as for gather_multiaxis.
+      updates: array of rank r and input's dtype whose shape broadcasts to G (each dimension
+        G's size or 1: a size-1 dimension repeats its value).
+      axes: k distinct ints in [-r, r), as for gather_multiaxis.
+      reduction: "none" (the LAST update reaching an element, in row-major order of G, wins),
+        "add", "mul", "min", "max" (the updates reaching an element combine in row-major order).
+        Integers wrap; float16/bfloat16 round each step to their own precision; NaN propagates
+        through min/max; bool: add/max = or, mul/min = and; complex: add and mul only.
+      index_mode: "error" (IndexError, raised before anything is written), "clamp", "wrap",
+        or "drop" (an update whose index is out of range is skipped, as JAX mode="drop").
+      negative_indices: v < 0 becomes v + n first (signed index dtypes; not in "wrap").
+      include_input: add/mul/min/max start from input's element (True) or from the first
+        update reaching it (False; elements no update reaches keep input's value).
+      out: optional writable array of input's shape and dtype; it may be ``input`` itself
+        (in place), else it must not overlap input, indices or updates.
+
+    Determinism: the result is bit-identical at every thread count and on every run (each
+    output element is combined by one owning thread, in row-major order), float add included.
+
+    Returns:
+      A new C-contiguous array of input's shape, dtype and framework, or ``out``.
+
+    Raises:
+      IndexError: an index out of range under "error" (nothing is written, even in place).
+      ValueError: the errors of gather_multiaxis; updates rank or shape not broadcastable to G
+        ("updates shape [2,5] does not broadcast to the scatter shape [2,3] ...:
+        updates.shape[1] = 5 must be 3 or 1"); index_mode "fill"; out overlapping input
+        without being it, or overlapping indices or updates.
+      TypeError: updates dtype different from input's; a reduction the dtype lacks (complex
+        min/max, float8 arithmetic); non-integer indices.
+
+    Source: docs/spec.md section 4. The GIL is released while the kernel runs. Scatter runs on
+    the CPU engine (CUDA arrays raise ValueError).
+    """
+    if isinstance(axes, (str, bytes)) or not hasattr(axes, "__iter__"):
+        raise TypeError(f"axes must be a sequence of ints, not {type(axes).__name__}")
+    return _registry.run_scatter(
+        "scatter_multiaxis", input, indices, updates, out,
+        axes=_interop._ints(axes, "axes"), reduction=reduction, index_mode=index_mode,
+        negative_indices=bool(negative_indices), include_input=bool(include_input))
+
+
+def run(op: str, input: Any, indices: Any, *, updates: Any = None, out: Any = None,
+        **attrs: Any) -> Any:
     """Runs registry op ``op`` ("gather_multiaxis", "onnx.GatherND", "torch.gather",
     "numpy.take", "tf.gather", "jax.numpy.take", "stablehlo.gather", "webnn.gather", ...; see
     ``ops()``) with the framework's attribute names, e.g.
@@ -137,12 +204,15 @@ def run(op: str, input: Any, indices: Any, *, out: Any = None, **attrs: Any) -> 
     floats, enum strings; None means the default (or "none" where the framework allows it, as
     numpy.take's axis).
 
+    A scatter op ("scatter_multiaxis", ...) takes ``updates`` and returns a new array of
+    input's shape, or writes ``out``, which may be ``input`` itself (in place).
+
     Returns an array of input's framework (or ``out``, a writable array of the output shape).
     Raises IndexError for out-of-range indices (the position in the caller's indices),
     ValueError for an unknown op or attribute and for shapes and attributes the op's rules
-    reject, TypeError for dtypes.
+    reject (and for a scatter op without updates), TypeError for dtypes.
     """
-    return _registry.run(op, input, indices, out=out, **attrs)
+    return _registry.run(op, input, indices, out=out, updates=updates, **attrs)
 
 
 def ops() -> list[str]:
@@ -152,22 +222,25 @@ def ops() -> list[str]:
 
 def output_shape(op: str, input_shape: Sequence[int], indices_shape: Sequence[int], *,
                  input_dtype: str = "float32", indices_dtype: str = "int64",
-                 **attrs: Any) -> tuple[int, ...]:
+                 updates_shape: Sequence[int] | None = None, **attrs: Any) -> tuple[int, ...]:
     """The output shape of registry op ``op`` for these shapes, dtypes and attributes, without
-    data. Raises ValueError like ``run`` for shapes and attributes that break the op's rules,
-    TypeError for dtypes."""
+    data (a scatter op needs ``updates_shape``, and its output has the input's shape). Raises
+    ValueError like ``run`` for shapes and attributes that break the op's rules, TypeError for
+    dtypes."""
     return _registry.output_shape(op, input_shape, indices_shape, input_dtype, indices_dtype,
-                                  **attrs)
+                                  updates_shape, **attrs)
 
 
 def explain(op: str, input_shape: Sequence[int], indices_shape: Sequence[int], *,
-            input_dtype: str = "float32", indices_dtype: str = "int64", **attrs: Any) -> str:
+            input_dtype: str = "float32", indices_dtype: str = "int64",
+            updates_shape: Sequence[int] | None = None, **attrs: Any) -> str:
     """How registry op ``op`` runs on these shapes: its signature, formula and source, the one
-    gather_multiaxis call it becomes (input and indices views, axes, index policy), the core's
-    output shape and the framework's (the text of ``multigather explain OP``). Raises
-    ValueError like ``output_shape``."""
+    gather_multiaxis (or scatter_multiaxis: give ``updates_shape``) call it becomes (views,
+    axes, index policy, for a scatter the reduction and duplicate rule), the core's output
+    shape and the framework's (the text of ``multigather explain OP``). Raises ValueError like
+    ``output_shape``."""
     return _registry.explain(op, input_shape, indices_shape, input_dtype, indices_dtype,
-                             **attrs)
+                             updates_shape, **attrs)
 
 
 # The framework modules: each registry op with its framework's signature.

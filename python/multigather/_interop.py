@@ -112,6 +112,24 @@ def call_core(function: Any, input: Any, indices: Any, out: Any = None, **kwargs
     return result.view(input.dtype) if input_dtype is not None else result
 
 
+def call_core_scatter(function: Any, input: Any, indices: Any, updates: Any, out: Any = None,
+                      **kwargs: Any) -> Any:
+    """``call_core`` for a scatter: ``function(input=, indices=, updates=, out=, input_dtype=,
+    updates_dtype=, out_dtype=, framework=, **kwargs)``. ``out`` may be ``input`` itself (in
+    place)."""
+    framework = framework_of(input)
+    core_input, input_dtype = to_core(input, "input")
+    core_indices, _ = to_core(indices, "indices")
+    core_updates, updates_dtype = to_core(updates, "updates")
+    core_out, out_dtype = (None, None) if out is None else to_core(out, "out", writable=True)
+    result = function(input=core_input, indices=core_indices, updates=core_updates, out=core_out,
+                      input_dtype=input_dtype, updates_dtype=updates_dtype, out_dtype=out_dtype,
+                      framework=framework, **kwargs)
+    if out is not None:
+        return out
+    return result.view(input.dtype) if input_dtype is not None else result
+
+
 def call(input: Any, indices: Any, axes: Sequence[int], *, index_mode: str = "error",
          negative_indices: bool = True, fill_value: Any = 0, out: Any = None) -> Any:
     """One gather_multiaxis call on framework arrays; the result is in the input's framework,

@@ -53,10 +53,20 @@ def spec(op: str) -> dict:
         raise ValueError(f"unknown op '{op}' (known: {', '.join(names())})") from None
 
 
-def run(op: str, input: Any, indices: Any, out: Any = None, **attrs: Any) -> Any:
+def is_scatter(op: str) -> bool:
+    """Whether registry op ``op`` is a scatter (it takes updates)."""
+    entry = OPS.get(op)
+    return entry is not None and entry["kind"] == "scatter"
+
+
+def run(op: str, input: Any, indices: Any, out: Any = None, updates: Any = None,
+        **attrs: Any) -> Any:
     """Runs registry op ``op`` on framework arrays (see ``multigather.run``): the fast path
-    when it takes the call, else the general one (DLPack, every framework, the messages)."""
-    entry = _FAST.get(op) or _fast_entry(op)
+    when it takes the call, else the general one (DLPack, every framework, the messages).
+    A scatter op takes ``updates`` (and ``out`` may be ``input``: in place)."""
+    if updates is not None:
+        return run_scatter(op, input, indices, updates, out, **attrs)
+    entry = None if is_scatter(op) else (_FAST.get(op) or _fast_entry(op))
     if entry is not None:
         handle, names = entry
         if all(k in names for k in attrs):
@@ -71,13 +81,28 @@ def run_general(op: str, input: Any, indices: Any, out: Any = None, **attrs: Any
     return _interop.call_core(_core.run_op, input, indices, out, op=op, attrs=attrs)
 
 
+def run_scatter(op: str, input: Any, indices: Any, updates: Any, out: Any = None,
+                **attrs: Any) -> Any:
+    """A scatter op on framework arrays (DLPack / buffer protocol); ``out`` may be ``input``."""
+    return _interop.call_core_scatter(_core.run_scatter_op, input, indices, updates, out, op=op,
+                                      attrs=attrs)
+
+
+def _shape(values: Sequence[int] | None) -> list[int] | None:
+    return None if values is None else [int(s) for s in values]
+
+
 def output_shape(op: str, input_shape: Sequence[int], indices_shape: Sequence[int],
-                 input_dtype: str, indices_dtype: str, **attrs: Any) -> tuple[int, ...]:
+                 input_dtype: str, indices_dtype: str, updates_shape: Sequence[int] | None = None,
+                 **attrs: Any) -> tuple[int, ...]:
     return tuple(_core.lower_op_shape(op, [int(s) for s in input_shape], input_dtype,
-                                      [int(s) for s in indices_shape], indices_dtype, attrs))
+                                      [int(s) for s in indices_shape], indices_dtype, attrs,
+                                      _shape(updates_shape)))
 
 
 def explain(op: str, input_shape: Sequence[int], indices_shape: Sequence[int],
-            input_dtype: str, indices_dtype: str, **attrs: Any) -> str:
+            input_dtype: str, indices_dtype: str, updates_shape: Sequence[int] | None = None,
+            **attrs: Any) -> str:
     return _core.explain_op(op, [int(s) for s in input_shape], input_dtype,
-                            [int(s) for s in indices_shape], indices_dtype, attrs)
+                            [int(s) for s in indices_shape], indices_dtype, attrs,
+                            _shape(updates_shape))

@@ -181,6 +181,27 @@ nb::object run(std::string_view op, const InputArray& input_array, const InputAr
   return execute_call(lowering, input_array, device, out, out_dtype, framework);
 }
 
+// A scatter op: updates besides input and indices (on the input's device); `out` may be the
+// input itself (in place).
+nb::object run_scatter(std::string_view op, const InputArray& input_array,
+                       const InputArray& indices_array, const InputArray& updates_array,
+                       nb::handle attrs, std::optional<OutputArray> out,
+                       std::optional<std::string_view> input_dtype,
+                       std::optional<std::string_view> updates_dtype,
+                       std::optional<std::string_view> out_dtype, std::string_view framework) {
+  TensorView input, indices, updates;
+  const Device device = operand_views(input_array, indices_array, input_dtype, &input, &indices);
+#if defined(MULTIGATHER_PYTHON_HAS_CUDA)
+  updates = device == Device::kCUDA ? device_view_of(updates_array, "updates", updates_dtype)
+                                    : view_of(updates_array, "updates", updates_dtype);
+#else
+  updates = view_of(updates_array, "updates", updates_dtype);
+#endif
+  Lowering lowering;
+  raise_if_error(lower_op(op, input, indices, updates, attributes_of(attrs), &lowering, device));
+  return execute_call(lowering, input_array, device, out, out_dtype, framework);
+}
+
 /// gather_multiaxis on framework arrays: the registry's identity lowering, run like every op.
 nb::object gather(const InputArray& input_array, const InputArray& indices_array,
                   const IntList& axes, std::string_view index_mode, bool negative_indices,
@@ -222,6 +243,8 @@ nb::list registry_ops() {
     entry["source"] = op.source;
     entry["input_name"] = op.input_name;
     entry["indices_name"] = op.indices_name;
+    entry["kind"] = op.kind == OpKind::kScatter ? "scatter" : "gather";
+    entry["updates_name"] = op.updates_name;
     entry["attrs"] = attrs;
     ops.append(entry);
   }
@@ -230,21 +253,36 @@ nb::list registry_ops() {
 
 nb::tuple lower_op_shape(std::string_view op, const IntList& input_shape,
                          std::string_view input_dtype, const IntList& indices_shape,
-                         std::string_view indices_dtype, nb::handle attrs) {
+                         std::string_view indices_dtype, nb::handle attrs,
+                         std::optional<IntList> updates_shape) {
   const TensorView input(nullptr, dtype_named(input_dtype, "input"),
                          Dims(std::span<const std::int64_t>(input_shape)));
   const TensorView indices(nullptr, dtype_named(indices_dtype, "indices"),
                            Dims(std::span<const std::int64_t>(indices_shape)));
   Lowering lowering;
-  raise_if_error(lower_op(op, input, indices, attributes_of(attrs), &lowering));
+  if (updates_shape) {
+    const TensorView updates(nullptr, input.dtype, Dims(std::span<const std::int64_t>(*updates_shape)));
+    raise_if_error(lower_op(op, input, indices, updates, attributes_of(attrs), &lowering));
+  } else {
+    raise_if_error(lower_op(op, input, indices, attributes_of(attrs), &lowering));
+  }
   nb::list shape;
   for (int d = 0; d < lowering.output_shape.size(); ++d) shape.append(lowering.output_shape[d]);
   return nb::tuple(shape);
 }
 
 std::string explain(std::string_view op, const IntList& input_shape, std::string_view input_dtype,
-                    const IntList& indices_shape, std::string_view indices_dtype, nb::handle attrs) {
+                    const IntList& indices_shape, std::string_view indices_dtype, nb::handle attrs,
+                    std::optional<IntList> updates_shape) {
   std::string text;
+  if (updates_shape) {
+    raise_if_error(explain_op(op, Dims(std::span<const std::int64_t>(input_shape)),
+                              dtype_named(input_dtype, "input"),
+                              Dims(std::span<const std::int64_t>(indices_shape)),
+                              dtype_named(indices_dtype, "indices"),
+                              Dims(std::span<const std::int64_t>(*updates_shape)), attributes_of(attrs), &text));
+    return text;
+  }
   raise_if_error(explain_op(op, Dims(std::span<const std::int64_t>(input_shape)),
                             dtype_named(input_dtype, "input"),
                             Dims(std::span<const std::int64_t>(indices_shape)),
@@ -282,11 +320,17 @@ void bind_ops(nb::module_& m) {
         "input_dtype"_a = nb::none(), "out_dtype"_a = nb::none(), "framework"_a = "numpy",
         "Runs a registry op on arrays with typed attributes (a dict); returns an array of "
         "`framework`, or None with out=.");
+  m.def("run_scatter_op", &run_scatter, "op"_a, "input"_a, "indices"_a, "updates"_a, "attrs"_a,
+        "out"_a = nb::none(), "input_dtype"_a = nb::none(), "updates_dtype"_a = nb::none(),
+        "out_dtype"_a = nb::none(), "framework"_a = "numpy",
+        "Runs a registry scatter op on arrays with typed attributes (a dict); returns a new array "
+        "of `framework`, or None with out= (out may be input itself: in place).");
   m.def("lower_op_shape", &lower_op_shape, "op"_a, "input_shape"_a, "input_dtype"_a,
-        "indices_shape"_a, "indices_dtype"_a, "attrs"_a,
+        "indices_shape"_a, "indices_dtype"_a, "attrs"_a, "updates_shape"_a = nb::none(),
         "The framework output shape of a registry op call, from shapes and dtypes alone.");
   m.def("explain_op", &explain, "op"_a, "input_shape"_a, "input_dtype"_a, "indices_shape"_a,
-        "indices_dtype"_a, "attrs"_a, "The text of `multigather explain OP`.");
+        "indices_dtype"_a, "attrs"_a, "updates_shape"_a = nb::none(),
+        "The text of `multigather explain OP`.");
 }
 
 }  // namespace multigather::python

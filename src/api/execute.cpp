@@ -12,6 +12,7 @@
 #include "api/run_validated.hpp"
 #include "frontends/lowering.hpp"
 #include "plan/plan.hpp"
+#include "plan/scatter.hpp"
 
 #if defined(MULTIGATHER_HAVE_CUDA)
 #include "api/cuda_hooks.hpp"
@@ -132,6 +133,23 @@ Status run_core(const Lowering& l, const MutableTensorView& core, const GatherOp
   return s;
 }
 
+// The scatter form of run_core: validates the scatter (operands, then the core output view:
+// input itself for in place, else no overlap), then runs it on the CPU engine.
+Status run_scatter_core(const Lowering& l, const MutableTensorView& core, const ScatterOptions& options,
+                        Device device, std::string_view output_name) {
+  if (device == Device::kCUDA) {
+    return InvalidArgument(l.op + ": scatter ops run on the CPU engine only in this version (the "
+                           "operands are on a CUDA device; copy them to the host)");
+  }
+  detail::ValidatedScatter call;
+  call.gather.shape = l.shape;
+  MULTIGATHER_RETURN_IF_ERROR(detail::validate_scatter_operands(l.input, l.indices, l.updates, l.axes, options, &call));
+  MULTIGATHER_RETURN_IF_ERROR(detail::validate_scatter_output(core, l.input, l.indices, l.updates, call, output_name));
+  Status s = detail::run_scatter_validated(l.input, l.indices, core, call, options);
+  if (s.code() == StatusCode::kOutOfRange) return describe_out_of_range(l, l.index_errors.indices, s);
+  return s;
+}
+
 Status execute_impl(const Lowering& l, const MutableTensorView& output,
                     const ExecutionContext& context, std::string_view output_name,
                     const detail::ValidatedCall* checked = nullptr) {
@@ -156,6 +174,9 @@ Status execute_impl(const Lowering& l, const MutableTensorView& output,
   GatherOptions options = l.options;
   if (context.num_threads >= 0) options.num_threads = context.num_threads;
   const Device device = resolve_device(l, context);
+  ScatterOptions scatter = l.scatter_options();
+  scatter.num_threads = options.num_threads;
+  const bool is_scatter = l.kind == OpKind::kScatter;
 
   // The core output as a view of the caller's buffer.
   const bool pure_reshape = l.core_output_strides == contiguous_strides(l.core_output_shape);
@@ -179,13 +200,25 @@ Status execute_impl(const Lowering& l, const MutableTensorView& output,
     target.element_size = element_size(l.input.dtype);
     target.input_dtype = l.input.dtype;
     MULTIGATHER_RETURN_IF_ERROR(detail::validate_output(output, target));
-    MULTIGATHER_RETURN_IF_ERROR(detail::check_no_overlap(output, l.input, l.indices, output_name));
+    if (is_scatter) {
+      // The staging buffer is a new output (never in place), so the output may overlap input:
+      // input is read whole into the staging buffer before the output is written. It must not
+      // overlap what is read afterwards: nothing (the copy reads the staging buffer only).
+      if (views_overlap(output, l.indices) || views_overlap(output, l.updates)) {
+        return InvalidArgument(std::string(output_name) + " overlaps indices or updates (a "
+                               "scatter cannot write into memory it reads)");
+      }
+    } else {
+      MULTIGATHER_RETURN_IF_ERROR(detail::check_no_overlap(output, l.input, l.indices, output_name));
+    }
     Tensor staging(l.input.dtype, l.output_shape);
     MutableTensorView core(staging.data(), output.dtype, l.core_output_shape, l.core_output_strides);
-    MULTIGATHER_RETURN_IF_ERROR(run_core(l, core, options, device, context, output_name, checked));
+    MULTIGATHER_RETURN_IF_ERROR(is_scatter ? run_scatter_core(l, core, scatter, device, output_name)
+                                           : run_core(l, core, options, device, context, output_name, checked));
     return copy_into(TensorView(staging.data(), output.dtype, output.shape), output, options.num_threads);
   }
   const MutableTensorView core(output.data, output.dtype, l.core_output_shape, core_strides);
+  if (is_scatter) return run_scatter_core(l, core, scatter, device, output_name);
   return run_core(l, core, options, device, context, output_name, checked);
 }
 
@@ -216,8 +249,15 @@ Status execute_alloc(const Lowering& lowering, const ExecutionContext& context,
     // Everything that needs no output is checked before anything is allocated.
     detail::ValidatedCall call;
     call.shape = lowering.shape;
-    MULTIGATHER_RETURN_IF_ERROR(detail::check_operands(lowering.input, lowering.indices,
-                                                       !lowering.axes.empty(), lowering.options, &call));
+    if (lowering.kind == OpKind::kScatter) {
+      detail::ValidatedScatter scatter;
+      scatter.gather.shape = lowering.shape;
+      MULTIGATHER_RETURN_IF_ERROR(detail::validate_scatter_operands(
+          lowering.input, lowering.indices, lowering.updates, lowering.axes, lowering.scatter_options(), &scatter));
+    } else {
+      MULTIGATHER_RETURN_IF_ERROR(detail::check_operands(lowering.input, lowering.indices,
+                                                         !lowering.axes.empty(), lowering.options, &call));
+    }
     MutableTensorView target;
     if (context.allocate != nullptr) {
       if (!context.allocate(context.allocator_context, lowering.input.dtype, lowering.output_shape,
@@ -232,7 +272,8 @@ Status execute_alloc(const Lowering& lowering, const ExecutionContext& context,
       *owned = Tensor(lowering.input.dtype, lowering.output_shape);
       target = owned->mutable_view();
     }
-    MULTIGATHER_RETURN_IF_ERROR(execute_impl(lowering, target, context, context.output_name, &call));
+    MULTIGATHER_RETURN_IF_ERROR(execute_impl(lowering, target, context, context.output_name,
+                                             lowering.kind == OpKind::kScatter ? nullptr : &call));
     *output = target;
     return Status::Ok();
   });
@@ -264,6 +305,29 @@ Status run_op(std::string_view name, const TensorView& input, const TensorView& 
     *output = std::move(out);
     return Status::Ok();
   });
+}
+
+Status run_op(std::string_view name, const TensorView& input, const TensorView& indices,
+              const TensorView& updates, const Attributes& attrs, Tensor* output,
+              const ExecutionContext& context) noexcept {
+  return guarded(name, [&]() -> Status {
+    Lowering l;
+    MULTIGATHER_RETURN_IF_ERROR(lower_op(name, input, indices, updates, attrs, &l, context.device));
+    Tensor out;
+    MutableTensorView view;
+    ExecutionContext host = context;
+    host.allocate = nullptr;
+    MULTIGATHER_RETURN_IF_ERROR(execute_alloc(l, host, &view, &out));
+    *output = std::move(out);
+    return Status::Ok();
+  });
+}
+
+Tensor run_op(std::string_view name, const TensorView& input, const TensorView& indices,
+              const TensorView& updates, const Attributes& attrs, const ExecutionContext& context) {
+  Tensor out;
+  throw_if_error(run_op(name, input, indices, updates, attrs, &out, context));
+  return out;
 }
 
 Tensor run_op(std::string_view name, const TensorView& input, const TensorView& indices,

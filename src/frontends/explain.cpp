@@ -109,9 +109,26 @@ std::string resolution(const Lowering& l) {
   return "each index v for an axis of size n (index_mode=" + mode + "): " + neg + rule;
 }
 
+// The scatter lines: the updates, the combine and the duplicate rule.
+std::string scatter_lines(const Lowering& l) {
+  std::string s;
+  s += "  updates view:     shape " + to_string(l.updates.shape) + " strides " + to_string(l.updates.strides) +
+       " (broadcast to G = " + to_string(l.shape.output_shape) + ")\n";
+  s += "  reduction:        " + std::string(reduction_name(l.reduction));
+  if (l.reduction == Reduction::kNone) {
+    s += " (updates reaching one element: the LAST in row-major order of G wins)\n";
+  } else {
+    s += std::string(" (updates reaching one element combine in row-major order of G, starting from ") +
+         (l.include_input ? "the input element" : "the first update; include_input=false") + ")\n";
+  }
+  s += "  determinism:      the same bytes at every thread count and every run\n";
+  return s;
+}
+
 }  // namespace
 
-std::string explain_lowering(const Lowering& l, const TensorView& input, const TensorView& indices) {
+// The text of a gather's lowering (and the base of a scatter's).
+static std::string explain_lowering_gather(const Lowering& l, const TensorView& input, const TensorView& indices) {
   static const OpSpec kNoSpec;
   const OpSpec& op = l.spec != nullptr ? *l.spec : kNoSpec;
   const std::string axes = frontends::shape_str(l.axes);
@@ -146,6 +163,50 @@ std::string explain_lowering(const Lowering& l, const TensorView& input, const T
   s += "\n  " + written_formula(l) + "\n";
   s += "  " + resolution(l) + "\n";
   return s;
+}
+
+std::string explain_lowering(const Lowering& l, const TensorView& input, const TensorView& indices) {
+  if (l.kind == OpKind::kScatter) {
+    // The gather text with the scatter's call; the formula reads "input[...]" as the target.
+    std::string s = explain_lowering_gather(l, input, indices);
+    const std::string gather_call = "lowered call:       gather_multiaxis(";
+    const auto at = s.find(gather_call);
+    if (at != std::string::npos) {
+      s.replace(at, gather_call.size(), "lowered call:       scatter_multiaxis(updates " +
+                                            to_string(l.updates.shape) + ", ");
+    }
+    const auto core = s.find("core output:");
+    if (core != std::string::npos) {
+      s.insert(core, scatter_lines(l) + "  G (gather shape): " + to_string(l.shape.output_shape) +
+                         "  (" + std::to_string(l.shape.output_numel) + " updates)\n");
+    }
+    s += "  scatter: for every o of G in row-major order, output[i(o)] = combine(output[i(o)], "
+         "updates[o]), where i(o) is the input position in the formula above\n";
+    return s;
+  }
+  return explain_lowering_gather(l, input, indices);
+}
+
+Status explain_op(std::string_view name, const Dims& input_shape, DType input_dtype,
+                  const Dims& indices_shape, DType indices_dtype, const Dims& updates_shape,
+                  const Attributes& attrs, std::string* text) {
+  try {
+    const TensorView input(nullptr, input_dtype, input_shape);
+    const TensorView indices(nullptr, indices_dtype, indices_shape);
+    const TensorView updates(nullptr, input_dtype, updates_shape);
+    Lowering l;
+    MULTIGATHER_RETURN_IF_ERROR(lower_op(name, input, indices, updates, attrs, &l));
+    *text = explain_lowering(l, input, indices);
+    const std::string updates_line = "updates:            " + to_string(updates_shape) + " " +
+                                     std::string(dtype_name(input_dtype)) + "\n";
+    const auto at = text->find("lowered call:");
+    if (at != std::string::npos) text->insert(at, updates_line);
+    return Status::Ok();
+  } catch (const Error& e) {
+    return Status(e.code(), e.what());
+  } catch (const std::bad_alloc&) {
+    return Status(StatusCode::kInternal, "out of memory while explaining " + std::string(name));
+  }
 }
 
 Status explain_op(std::string_view name, const Dims& input_shape, DType input_dtype,

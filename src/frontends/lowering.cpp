@@ -193,6 +193,39 @@ Status finish_core_shaped(Lowering* out) {
   return Status::Ok();
 }
 
+Status finish_scatter(Lowering* out) {
+  MULTIGATHER_RETURN_IF_ERROR(infer_scatter_shape(out->input.shape, out->indices.shape,
+                                                  out->updates.shape, out->axes, &out->shape));
+  out->logical_indices_shape = out->shape.logical_indices_shape;
+  out->core_output_shape = out->input.shape;
+  if (out->core_output_strides.size() != out->input.shape.size()) {
+    out->core_output_strides = contiguous_strides(out->input.shape);
+  }
+  if (out->output_shape.size() != out->input.shape.size() || out->output_shape.empty()) {
+    out->output_shape = out->input.shape;
+  }
+  return Status::Ok();
+}
+
+Status finish_scatter(const std::vector<std::int64_t>& output_shape, Lowering* out) {
+  MULTIGATHER_RETURN_IF_ERROR(finish_scatter(out));
+  if (output_shape.size() > static_cast<std::size_t>(kMaxRank)) {
+    return InvalidArgument(out->op + ": output rank " +
+                           str(static_cast<std::int64_t>(output_shape.size())) +
+                           " exceeds the maximum rank " + str(kMaxRank));
+  }
+  out->output_shape = Dims(std::span<const std::int64_t>(output_shape));
+  std::int64_t a = 0, b = 0;
+  element_count(out->output_shape, &b);
+  element_count(out->input.shape, &a);
+  if (a != b) {
+    return Status(StatusCode::kInternal, out->op + ": lowering bug: core input " +
+                                             to_string(out->input.shape) + " and output " +
+                                             to_string(out->output_shape) + " differ in size");
+  }
+  return Status::Ok();
+}
+
 Status reshape_output(const std::vector<std::int64_t>& output_shape, Lowering* out) {
   if (output_shape.size() > static_cast<std::size_t>(kMaxRank)) {
     return InvalidArgument(out->op + ": output rank " +

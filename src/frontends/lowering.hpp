@@ -86,6 +86,13 @@ Status finish_core_shaped(Lowering* out);
 /// the core output already inferred (checked to have as many elements; nothing inferred again).
 Status reshape_output(const std::vector<std::int64_t>& output_shape, Lowering* out);
 
+/// Completes a scatter's lowering (out->input, indices, updates, axes set): infers G (kept in
+/// out->shape) and checks the updates broadcast to it; the core output is the core input's
+/// shape, and the framework's output shape is `output_shape` (a reshape of it; the form without
+/// it: the core input's shape).
+Status finish_scatter(Lowering* out);
+Status finish_scatter(const std::vector<std::int64_t>& output_shape, Lowering* out);
+
 /// Index policy + the framework's wording for out-of-range errors.
 void set_policy(Lowering* out, IndexMode mode, bool negative_indices);
 void set_error_context(Lowering* out, const TensorView& indices, const std::string& indices_name,

@@ -124,6 +124,7 @@ const std::vector<std::pair<std::string, std::string>>& equivalence_classes() {
       {"nd", "multiple contiguous axes block gather: coordinates on the last indices dimension"},
       {"advanced", "numpy-style advanced indexing: several index arrays, adjacent or separated"},
       {"windowed", "StableHLO gather: point gathers, windows, batching dims, any index_vector_dim"},
+      {"scatter", "the dual operator itself: updates combined into a copy of the input (reductions)"},
   };
   return classes;
 }
@@ -179,10 +180,21 @@ std::string_view device_name(Device device) noexcept {
   return "?";
 }
 
-Status lower_op(std::string_view name, const TensorView& input, const TensorView& indices,
-                const Attributes& attrs, Lowering* out, Device device) {
+namespace {
+
+// Both forms of lower_op: `updates` is null for a gather.
+Status lower_any(std::string_view name, const TensorView& input, const TensorView& indices,
+                 const TensorView* updates, const Attributes& attrs, Lowering* out, Device device) {
   const OpSpec* op = find_op(name);
   if (op == nullptr) return InvalidArgument(unknown_op_message(name));
+  if (op->kind == OpKind::kScatter && updates == nullptr) {
+    return InvalidArgument(op->name + " is a scatter: it needs " + op->updates_name +
+                           " (the values it writes), besides " + op->input_name + " and " +
+                           op->indices_name);
+  }
+  if (op->kind == OpKind::kGather && updates != nullptr) {
+    return InvalidArgument(op->name + " is a gather: it takes no updates");
+  }
   if (!is_valid(input.dtype)) {
     return TypeError(op->name + ": " + op->input_name + " dtype " +
                      std::to_string(static_cast<int>(input.dtype)) + " is not supported");
@@ -190,10 +202,19 @@ Status lower_op(std::string_view name, const TensorView& input, const TensorView
   Lowering l;
   l.op = op->name;
   l.spec = op;
+  l.kind = op->kind;
   l.device = device == Device::kAuto ? Device::kCPU : device;
   MULTIGATHER_RETURN_IF_ERROR(resolve_attributes(*op, attrs, &l.attributes));
   try {
-    MULTIGATHER_RETURN_IF_ERROR(op->lower(input, indices, l.attributes, &l));
+    if (op->kind == OpKind::kScatter) {
+      if (!is_valid(updates->dtype)) {
+        return TypeError(op->name + ": " + op->updates_name + " dtype " +
+                         std::to_string(static_cast<int>(updates->dtype)) + " is not supported");
+      }
+      MULTIGATHER_RETURN_IF_ERROR(op->lower_scatter(input, indices, *updates, l.attributes, &l));
+    } else {
+      MULTIGATHER_RETURN_IF_ERROR(op->lower(input, indices, l.attributes, &l));
+    }
   } catch (const Error& e) {
     return Status(e.code(), e.what());
   } catch (const std::bad_alloc&) {
@@ -201,6 +222,18 @@ Status lower_op(std::string_view name, const TensorView& input, const TensorView
   }
   *out = std::move(l);
   return Status::Ok();
+}
+
+}  // namespace
+
+Status lower_op(std::string_view name, const TensorView& input, const TensorView& indices,
+                const Attributes& attrs, Lowering* out, Device device) {
+  return lower_any(name, input, indices, nullptr, attrs, out, device);
+}
+
+Status lower_op(std::string_view name, const TensorView& input, const TensorView& indices,
+                const TensorView& updates, const Attributes& attrs, Lowering* out, Device device) {
+  return lower_any(name, input, indices, &updates, attrs, out, device);
 }
 
 std::string list_ops() {

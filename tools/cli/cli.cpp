@@ -57,14 +57,21 @@ int exit_code_of(const Status& status) {
 }
 
 struct RunArgs {
-  std::string input, indices, output, input_dtype;
+  std::string input, indices, updates, output, input_dtype;
 };
 
 struct ExplainArgs {
-  std::string input_shape, indices_shape;
+  std::string input_shape, indices_shape, updates_shape;
 };
 
-void add_run_flags(CLI::App& command, RunArgs& a) {
+void add_run_flags(CLI::App& command, RunArgs& a, const CliOp& op) {
+  if (op.is_scatter()) {
+    command.add_option("--updates", a.updates,
+                       "Updates tensor (.npy, the input's dtype; its shape broadcasts to the "
+                       "scatter shape)")
+        ->required()
+        ->type_name("FILE");
+  }
   command.add_option("--input", a.input, "Input tensor (.npy, any supported dtype)")
       ->required()
       ->type_name("FILE");
@@ -81,7 +88,13 @@ void add_run_flags(CLI::App& command, RunArgs& a) {
       ->type_name("DTYPE");
 }
 
-void add_explain_flags(CLI::App& command, ExplainArgs& a) {
+void add_explain_flags(CLI::App& command, ExplainArgs& a, const CliOp& op) {
+  if (op.is_scatter()) {
+    command.add_option("--updates-shape", a.updates_shape, "Updates shape, e.g. 2,3")
+        ->required()
+        ->expected(0, 1)
+        ->type_name("LIST");
+  }
   command.add_option("--input-shape", a.input_shape, "Input shape, e.g. 4,2,1,2 (rank 0: --input-shape=)")
       ->required()
       ->expected(0, 1)
@@ -105,9 +118,14 @@ int do_run(const CliOp& op, const RunArgs& a, std::ostream& out, std::ostream& e
   if (!s.ok()) return fail(err, kExitIo, "--input " + s.message());
   s = npy::read_npy(a.indices, &indices);
   if (!s.ok()) return fail(err, kExitIo, "--indices " + s.message());
+  npy::NpyArray updates;
+  if (op.is_scatter()) {
+    s = npy::read_npy(a.updates, &updates, read_options);
+    if (!s.ok()) return fail(err, kExitIo, "--updates " + s.message());
+  }
 
   Tensor output;
-  s = op.run(input.view, indices.view, &output);
+  s = op.run(input.view, indices.view, op.is_scatter() ? &updates.view : nullptr, &output);
   if (!s.ok()) return fail(err, exit_code_of(s), s.message());
 
   if (!a.output.empty()) {
@@ -139,7 +157,10 @@ int do_explain(const CliOp& op, const ExplainArgs& a, std::ostream& out, std::os
   std::vector<std::int64_t> input_shape, indices_shape;
   Status s = parse_shape(a.input_shape, "--input-shape", &input_shape);
   if (s.ok()) s = parse_shape(a.indices_shape, "--indices-shape", &indices_shape);
-  if (s.ok()) s = op.explain(Dims(input_shape), Dims(indices_shape), out);
+  std::vector<std::int64_t> updates_shape;
+  if (s.ok() && op.is_scatter()) s = parse_shape(a.updates_shape, "--updates-shape", &updates_shape);
+  const Dims updates_dims(updates_shape);
+  if (s.ok()) s = op.explain(Dims(input_shape), Dims(indices_shape), op.is_scatter() ? &updates_dims : nullptr, out);
   if (!s.ok()) return fail(err, exit_code_of(s), s.message());
   return kExitOk;
 }
@@ -185,17 +206,19 @@ int run_tool(std::vector<std::string> args, std::ostream& out, std::ostream& err
     parent->require_subcommand(1);
     for (const auto& op : list) {
       CLI::App* sub = parent->add_subcommand(std::string(op->name()), std::string(op->summary()));
-      add_common_flags(*sub);
+      add_common_flags(*sub, *op);
       op->add_flags(*sub);
       op_of[sub] = op.get();
     }
   };
   CLI::App* run = app.add_subcommand("run", "Run an op on .npy files: run OP --input X.npy "
-                                            "--indices I.npy [--output OUT.npy] [op flags]");
-  add_op_commands(run, run_ops, [&](CLI::App& sub) { add_run_flags(sub, run_args); });
+                                            "--indices I.npy [--updates U.npy (scatter ops)] "
+                                            "[--output OUT.npy] [op flags]");
+  add_op_commands(run, run_ops, [&](CLI::App& sub, const CliOp& op) { add_run_flags(sub, run_args, op); });
   CLI::App* explain = app.add_subcommand(
       "explain", "Print an op's output shape, broadcasting and formula for given shapes (no data)");
-  add_op_commands(explain, explain_ops, [&](CLI::App& sub) { add_explain_flags(sub, explain_args); });
+  add_op_commands(explain, explain_ops,
+                  [&](CLI::App& sub, const CliOp& op) { add_explain_flags(sub, explain_args, op); });
   CLI::App* ops = app.add_subcommand("ops", "List the available ops (from the op registry)");
   std::string ops_format = "text";
   ops->add_option("--format", ops_format,

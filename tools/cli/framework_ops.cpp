@@ -60,16 +60,26 @@ class RegistryCliOp final : public CliOp {
         ->type_name("DTYPE");
   }
 
-  Status run(const TensorView& input, const TensorView& indices, Tensor* output) const override {
+  bool is_scatter() const override { return spec_.kind == OpKind::kScatter; }
+
+  Status run(const TensorView& input, const TensorView& indices, const TensorView* updates,
+             Tensor* output) const override {
+    if (updates != nullptr) return run_op(spec_.name, input, indices, *updates, attributes(), output);
     return run_op(spec_.name, input, indices, attributes(), output);
   }
 
-  Status explain(const Dims& input_shape, const Dims& indices_shape, std::ostream& out) const override {
+  Status explain(const Dims& input_shape, const Dims& indices_shape, const Dims* updates_shape,
+                 std::ostream& out) const override {
     const std::optional<DType> dtype = parse_dtype(indices_dtype_);
     if (!dtype) return InvalidArgument("--indices-dtype: '" + indices_dtype_ + "' is not a dtype name");
     std::string text;
-    MULTIGATHER_RETURN_IF_ERROR(
-        explain_op(spec_.name, input_shape, DType::kFloat32, indices_shape, *dtype, attributes(), &text));
+    if (updates_shape != nullptr) {
+      MULTIGATHER_RETURN_IF_ERROR(explain_op(spec_.name, input_shape, DType::kFloat32, indices_shape, *dtype,
+                                             *updates_shape, attributes(), &text));
+    } else {
+      MULTIGATHER_RETURN_IF_ERROR(
+          explain_op(spec_.name, input_shape, DType::kFloat32, indices_shape, *dtype, attributes(), &text));
+    }
     out << text;
     return Status::Ok();
   }
@@ -104,7 +114,7 @@ bool flag_is_required(const OpSpec& op, const AttrSpec& attribute) {
   // The registry's AttrSpec has no "required": gather_multiaxis's axes defaults to the empty
   // list there (the C++/Python callers always pass it). The CLI keeps the documented rule that
   // --axes must be given, so that a forgotten --axes is an error instead of a k = 0 copy.
-  return op.name == "gather_multiaxis" && attribute.name == "axes";
+  return op.family == "core" && attribute.name == "axes";
 }
 
 std::vector<const OpSpec*> ops_in_listing_order() {

@@ -36,11 +36,15 @@ class CliOp {
   virtual std::string_view summary() const = 0;
   /// Adds the op's attribute flags to `command`, storing their values in this object.
   virtual void add_flags(CLI::App& command) = 0;
-  /// Computes the output from the parsed flags. Errors: InvalidArgument / TypeError for flag
-  /// values or inputs the op rejects (exit code 2), OutOfRange for a bad index (exit code 4).
-  virtual Status run(const TensorView& input, const TensorView& indices, Tensor* output) const = 0;
+  /// Whether the op is a scatter (its run and explain take updates: --updates, --updates-shape).
+  virtual bool is_scatter() const = 0;
+  /// Computes the output from the parsed flags (`updates`: null for a gather). Errors:
+  /// InvalidArgument / TypeError for flag values or inputs the op rejects (exit code 2),
+  /// OutOfRange for a bad index (exit code 4).
+  virtual Status run(const TensorView& input, const TensorView& indices, const TensorView* updates,
+                     Tensor* output) const = 0;
   /// Prints what run would do for these shapes: output shape, broadcasting, formula. No data.
-  virtual Status explain(const Dims& input_shape, const Dims& indices_shape,
+  virtual Status explain(const Dims& input_shape, const Dims& indices_shape, const Dims* updates_shape,
                          std::ostream& out) const = 0;
 };
 

@@ -133,6 +133,8 @@ std::string ops_json() {
     s += "    \"source\": " + json_string(op.source) + ",\n";
     s += "    \"input_name\": " + json_string(op.input_name) + ",\n";
     s += "    \"indices_name\": " + json_string(op.indices_name) + ",\n";
+    s += "    \"kind\": " + json_string(op.kind == OpKind::kScatter ? "scatter" : "gather") + ",\n";
+    if (op.kind == OpKind::kScatter) s += "    \"updates_name\": " + json_string(op.updates_name) + ",\n";
     s += "    \"attributes\": [";
     for (std::size_t j = 0; j < op.attrs.size(); ++j) {
       const AttrSpec& a = op.attrs[j];
@@ -174,7 +176,8 @@ std::string ops_quick_reference() {
       s += "\n### " + op->name + "\n\n";
       s += "- signature: " + code(op->signature) + "\n";
       s += "- formula: " + code(op->formula) + "\n";
-      s += "- operands: " + code(op->input_name) + ", " + code(op->indices_name) + "\n";
+      s += "- operands: " + code(op->input_name) + ", " + code(op->indices_name) +
+           (op->kind == OpKind::kScatter ? ", " + code(op->updates_name) : std::string()) + "\n";
       if (op->attrs.empty()) {
         s += "- attributes: none\n";
       } else {
