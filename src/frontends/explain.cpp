@@ -110,6 +110,12 @@ std::string resolution(const Lowering& l) {
 
 }  // namespace
 
+namespace frontends {
+std::string explain_formula(const Lowering& l) { return written_formula(l); }
+std::string explain_resolution(const Lowering& l) { return resolution(l); }
+std::string explain_dimension_table(const Lowering& l) { return dimension_table(l); }
+}  // namespace frontends
+
 std::string explain_lowering(const Lowering& l, const TensorView& input, const TensorView& indices) {
   static const OpSpec kNoSpec;
   const OpSpec& op = l.spec != nullptr ? *l.spec : kNoSpec;
