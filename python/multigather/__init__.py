@@ -186,7 +186,7 @@ def explain(op: str, input_shape: Sequence[int] | None = None,
     the lowered call's input, indices (actual and logical shape) and output as grids laid out
     the way numpy prints arrays; every output cell coloured like the input cell it takes;
     arrows for the lookups of ``cells`` (C-order positions in the output; default: all for at
-    most 12 output cells, else 4 spread out) from the input cell and from the indices cells
+    most 6 output cells, else 4 spread out) from the input cell and from the indices cells
     that gave each coordinate; broadcast dimensions, negative, clamped, wrapped and filled
     lookups marked; the framework call, the lowered call and the formula as captions. Every
     output ``<rect class="output">`` carries ``data-output`` (its C-order position in the

@@ -541,7 +541,8 @@ std::string draw(const Lowering& l, const TensorView& fw_input, const TensorView
   }
   for (std::int64_t e = 0; e < n_idx; ++e) {
     rect(gidx, e, k > 0 ? "#eef2f7" : "#f4f4f4", idx_res[static_cast<std::size_t>(e)],
-         " id=\"idx-" + str(e) + "\" class=\"indices\" data-offset=\"" + str(indices_offset(e)) + "\"");
+         " id=\"idx-" + str(e) + "\" class=\"indices\" data-offset=\"" + str(indices_offset(e)) +
+             "\" data-value=\"" + (k > 0 ? idx_label[static_cast<std::size_t>(e)] : std::string()) + "\"");
     label(gidx, e, idx_label[static_cast<std::size_t>(e)]);
   }
   for (std::int64_t e = 0; e < n_log; ++e) {
@@ -679,7 +680,7 @@ Status explain_svg(std::string_view name, const TensorView& input, const TensorV
       }
     }
     if (chosen.empty()) {
-      if (n <= 12) {
+      if (n <= 6) {
         for (std::int64_t e = 0; e < n; ++e) chosen.push_back(e);
       } else {
         for (std::int64_t e : {std::int64_t{0}, n / 3, 2 * n / 3, n - 1}) {

@@ -111,7 +111,7 @@ void add_explain_flags(CLI::App& command, ExplainArgs& a) {
       ->type_name("DTYPE");
   command.add_option("--cells", a.cells,
                      "With --svg: the output cells (C-order positions in the output) whose lookups "
-                     "get arrows, e.g. 0,5 (default: all for at most 12 cells, else 4 spread out)")
+                     "get arrows, e.g. 0,5 (default: all for at most 6 cells, else 4 spread out)")
       ->expected(0, 1)
       ->type_name("LIST");
   command.add_option(
