@@ -15,9 +15,10 @@ APT_PACKAGES=(
   libbenchmark-dev=1.7.1-1
   libcli11-dev=2.1.2+ds-1
   nlohmann-json3-dev=3.11.2-2
+  librsvg2-bin=2.54.7+dfsg-1~deb12u1   # rsvg-convert: the tests render explain --svg pictures to PNG
 )
 
-declare -A COMMAND_OF=([g++]=g++ [make]=make [cmake]=cmake)
+declare -A COMMAND_OF=([g++]=g++ [make]=make [cmake]=cmake [librsvg2-bin]=rsvg-convert)
 
 missing=()
 for spec in "${APT_PACKAGES[@]}"; do

@@ -126,4 +126,79 @@ Status explain_op(std::string_view name, const Dims& input_shape, DType input_dt
 std::string explain_lowering(const Lowering& lowering, const TensorView& input,
                              const TensorView& indices);
 
+// ---- Pictures: what explain --svg draws -------------------------------------------------------
+
+/// How one coordinate of one lookup was resolved (docs/spec.md section 1, resolve(v, n)).
+enum class Resolution : std::uint8_t {
+  kInRange = 0,     // v in [0, n), taken as is
+  kNegative = 1,    // v < 0 became v + n (negative_indices), then in range
+  kClamped = 2,     // index_mode=clamp moved v into [0, n-1]
+  kWrapped = 3,     // index_mode=wrap: v mod n differs from v
+  kFilled = 4,      // index_mode=fill: v out of range, the element is fill_value
+};
+std::string_view resolution_name(Resolution r) noexcept;  // "in-range", "negative", ...
+
+/// One element of a lowered call's core output: which core input element it takes, and which
+/// core indices elements gave its coordinates. Positions are row-major (C order) positions in
+/// the core views of the Lowering (l.input, l.indices actual shape, l.core_output_shape).
+struct CellTrace {
+  std::int64_t output = 0;            // position in the core output
+  std::int64_t framework_output = 0;  // its position in the framework output (C order)
+  std::int64_t input = -1;            // position in the core input view; -1: filled
+  std::vector<std::int64_t> indices;  // per coordinate j: position in the core indices view
+  std::vector<std::int64_t> values;   // per coordinate j: the index value read (saturated to int64)
+  std::vector<Resolution> resolutions;  // per coordinate j
+  Resolution resolution = Resolution::kInRange;  // the cell's: the highest of its coordinates'
+};
+
+/// The lookup of every core output element of `lowering`, in core output order: the SPEC
+/// formula (gather.hpp) applied to the lowering's views, reading index values from host memory.
+/// It is the one function behind the pictures; the tests check it against the kernel's result.
+/// Errors: InvalidArgument when the indices data is null and k > 0 (shapes alone do not say
+/// where elements go) or lives on a CUDA device; OutOfRange, in the framework's words, for an
+/// index out of range under index_mode=error (the call itself would fail the same way);
+/// InvalidArgument for more than `max_cells` output elements.
+Status trace_lowering(const Lowering& lowering, std::vector<CellTrace>* cells,
+                      std::int64_t max_cells = 1 << 20);
+
+/// What explain_svg draws and how much.
+struct SvgOptions {
+  /// Largest number of cells drawn for any one of input, indices and output.
+  std::int64_t max_cells = 400;
+  /// Framework output positions (C order) whose lookups are drawn with arrows (from the input
+  /// cell and from each indices cell that gave a coordinate). Empty: every cell when the output
+  /// has at most 6 cells, else 4 spread over the output (first, 1/3, 2/3, last).
+  std::vector<std::int64_t> cells;
+};
+
+/// The indices that a picture of shapes alone uses ("positions mode"): a C-contiguous tensor of
+/// `indices_shape` and `indices_dtype` in which each element that indexes a dimension of size n
+/// holds n-1, n-2, ..., 0, n-1, ... (counting the elements of that coordinate in C order), so
+/// every index is in range for every framework. Errors: those of lower_op.
+Status position_indices(std::string_view name, const Dims& input_shape, DType input_dtype,
+                        const Dims& indices_shape, DType indices_dtype, const Attributes& attrs,
+                        Tensor* indices);
+
+/// `multigather explain OP --svg FILE`: an SVG picture (UTF-8 text, no external resources,
+/// byte-for-byte deterministic) of how the op moves data, drawn from the Lowering: the core
+/// input view, the indices (actual and logical shape) and the core output as grids of cells
+/// laid out the way numpy prints arrays (last dimension across, the one before down, higher
+/// ones as blocks stacked with growing gaps); every output cell coloured like the input cell
+/// it takes; chosen cells (SvgOptions::cells) linked by arrows to their input cell and to the
+/// indices cells that gave each coordinate; broadcast dimensions and clamped, wrapped, negative
+/// and filled lookups marked; the framework call, the lowered gather_multiaxis call and the
+/// formula as captions.
+///
+/// `input` / `indices` are the framework's operands (host memory). Null data means shapes only:
+/// a null input draws positions (each input cell labelled with its C-order position, as if the
+/// input were np.arange), null indices are position_indices(). Non-null data draws values.
+/// Every output cell carries data-output, data-input (the element offset in the framework
+/// input's storage, -1 for a filled cell), data-indices and data-resolution attributes, so
+/// that tests read the mapping the picture encodes.
+/// Errors: those of lower_op and trace_lowering; InvalidArgument naming the tensor for a grid
+/// of more than max_cells cells ("the output has 4096 cells; pictures are drawn up to 400
+/// cells") and for a chosen cell outside the output.
+Status explain_svg(std::string_view name, const TensorView& input, const TensorView& indices,
+                   const Attributes& attrs, const SvgOptions& options, std::string* svg);
+
 }  // namespace multigather

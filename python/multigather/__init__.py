@@ -29,7 +29,8 @@ import numpy as _np
 from . import _interop, _registry
 from . import _multigather as _core
 
-__all__ = ["gather_multiaxis", "scatter_multiaxis", "run", "ops", "output_shape", "explain", "max_rank",
+__all__ = ["gather_multiaxis", "scatter_multiaxis", "run", "ops", "output_shape", "explain", "Svg",
+           "max_rank",
            "set_num_threads", "get_num_threads", "__version__"]
 __version__ = "0.1.0"
 
@@ -231,16 +232,99 @@ def output_shape(op: str, input_shape: Sequence[int], indices_shape: Sequence[in
                                   updates_shape, **attrs)
 
 
-def explain(op: str, input_shape: Sequence[int], indices_shape: Sequence[int], *,
-            input_dtype: str = "float32", indices_dtype: str = "int64",
+class Svg(str):
+    """An SVG picture (the text, a ``str``) that Jupyter and IPython show inline through
+    ``_repr_svg_``. Write it with ``open("out.svg", "w").write(picture)``."""
+
+    __slots__ = ()
+
+    def _repr_svg_(self) -> str:
+        return str(self)
+
+
+def explain(op: str, input_shape: Sequence[int] | None = None,
+            indices_shape: Sequence[int] | None = None, *, input_dtype: str = "float32",
+            indices_dtype: str = "int64", format: str = "text", input: Any = None,
+            indices: Any = None, cells: Sequence[int] | None = None, max_cells: int = 400,
             updates_shape: Sequence[int] | None = None, **attrs: Any) -> str:
-    """How registry op ``op`` runs on these shapes: its signature, formula and source, the one
-    gather_multiaxis (or scatter_multiaxis: give ``updates_shape``) call it becomes (views,
-    axes, index policy, for a scatter the reduction and duplicate rule), the core's output
-    shape and the framework's (the text of ``multigather explain OP``). Raises ValueError like
-    ``output_shape``."""
-    return _registry.explain(op, input_shape, indices_shape, input_dtype, indices_dtype,
-                             updates_shape, **attrs)
+    """How registry op ``op`` runs on these shapes.
+
+    format="text" (the default): its signature, formula and source, the one gather_multiaxis
+    call it becomes (input and indices views, axes, index policy), the core's output shape and
+    the framework's (the text of ``multigather explain OP``). A scatter op needs
+    ``updates_shape``; its text shows the scatter_multiaxis call, the updates view, the
+    reduction and the duplicate rule.
+
+    format="svg": a picture of how the op moves data (``multigather explain OP --svg FILE``),
+    returned as an :class:`Svg` (a ``str`` with ``_repr_svg_``, shown inline in notebooks):
+    the lowered call's input, indices (actual and logical shape) and output as grids laid out
+    the way numpy prints arrays; every output cell coloured like the input cell it takes;
+    arrows for the lookups of ``cells`` (C-order positions in the output; default: all for at
+    most 6 output cells, else 4 spread out) from the input cell and from the indices cells
+    that gave each coordinate; broadcast dimensions, negative, clamped, wrapped and filled
+    lookups marked; the framework call, the lowered call and the formula as captions. Every
+    output ``<rect class="output">`` carries ``data-output`` (its C-order position in the
+    output), ``data-input`` (the element offset of the input element it takes, -1 when filled),
+    ``data-indices`` and ``data-resolution``. Source: ``src/frontends/explain_svg.cpp``.
+
+    Args:
+      op: a registry op name (``ops()``).
+      input_shape, indices_shape: the shapes (tuples of ints); each may be left out when the
+        array (``input`` / ``indices``) is given.
+      input_dtype, indices_dtype: dtype names, used when the array is not given.
+      format: "text" or "svg".
+      input: optional host array (numpy or anything with the buffer protocol / DLPack on the
+        CPU), format="svg" only: the picture shows its values; without it, input cells show
+        their C-order positions (as if input were np.arange).
+      indices: optional integer host array, format="svg" only: the lookups use it; without
+        it, the indices are filled n-1, n-2, ..., 0 per coordinate (always in range).
+      cells: the output cells whose lookups get arrows (format="svg").
+      updates_shape: a scatter op's updates shape (format="text"; scatter ops are not drawn).
+      max_cells: the most cells drawn for input, indices or output (format="svg").
+      **attrs: the op's attributes, as for ``run``.
+
+    Raises:
+      ValueError: an unknown op or format, shapes or attributes the op's rules reject, a
+        picture larger than max_cells ("format='svg': the output has 4096 cells; pictures are
+        drawn up to 400 cells ..."), a cell outside the output, input/indices/cells/max_cells
+        with format="text", a shape missing with its array missing too.
+      IndexError: indices out of range under the op's error rule (format="svg" with indices).
+      TypeError: dtypes.
+    """
+    if format not in ("text", "svg"):
+        raise ValueError(f"format: {format!r} is not one of 'text', 'svg'")
+    if format == "text":
+        for name, value in (("input", input), ("indices", indices), ("cells", cells)):
+            if value is not None:
+                raise ValueError(f"{name}= is an argument of format='svg' (the text explains "
+                                 "shapes only)")
+        if input_shape is None or indices_shape is None:
+            raise ValueError("input_shape and indices_shape are required with format='text'")
+        return _registry.explain(op, input_shape, indices_shape, input_dtype, indices_dtype,
+                                 updates_shape, **attrs)
+    if _registry.is_scatter(op) or updates_shape is not None:
+        raise ValueError(f"format='svg': {op} is a scatter; pictures of scatter ops are not "
+                         "drawn yet (format='text' explains it)")
+    if input is not None:
+        input = _np.asarray(input)
+        if input_shape is not None and tuple(input_shape) != input.shape:
+            raise ValueError(f"input_shape {tuple(input_shape)} differs from input.shape "
+                             f"{input.shape} (give one of them)")
+        input_shape = input.shape
+    if indices is not None:
+        indices = _np.asarray(indices)
+        if indices_shape is not None and tuple(indices_shape) != indices.shape:
+            raise ValueError(f"indices_shape {tuple(indices_shape)} differs from "
+                             f"indices.shape {indices.shape} (give one of them)")
+        indices_shape = indices.shape
+    if input_shape is None:
+        raise ValueError("input_shape is required (or input=, an array)")
+    if indices_shape is None:
+        raise ValueError("indices_shape is required (or indices=, an array)")
+    return Svg(_core.explain_svg(op, [int(s) for s in input_shape], input_dtype,
+                                 [int(s) for s in indices_shape], indices_dtype, attrs,
+                                 input, indices, [int(c) for c in (cells or [])],
+                                 int(max_cells)))
 
 
 # The framework modules: each registry op with its framework's signature.

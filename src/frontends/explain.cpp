@@ -127,6 +127,12 @@ std::string scatter_lines(const Lowering& l) {
 
 }  // namespace
 
+namespace frontends {
+std::string explain_formula(const Lowering& l) { return written_formula(l); }
+std::string explain_resolution(const Lowering& l) { return resolution(l); }
+std::string explain_dimension_table(const Lowering& l) { return dimension_table(l); }
+}  // namespace frontends
+
 // The text of a gather's lowering (and the base of a scatter's).
 static std::string explain_lowering_gather(const Lowering& l, const TensorView& input, const TensorView& indices) {
   static const OpSpec kNoSpec;

@@ -144,6 +144,13 @@ Status check_indices_now(const Lowering& l);
 /// Reads one integer index element (any integer dtype) at byte address `p`; false otherwise.
 bool read_index(const std::byte* p, DType dtype, __int128* value);
 
+/// explain's formula for these shapes ("output[o0,o1] = input[o0, indices[o0,o1]]") and its
+/// index-resolution sentence (explain.cpp), shared with the pictures (explain_svg.cpp).
+std::string explain_formula(const Lowering& l);
+std::string explain_resolution(const Lowering& l);
+/// explain's per-dimension table ("  dim  input  indices  output  how\n..."), empty for rank 0.
+std::string explain_dimension_table(const Lowering& l);
+
 /// Registration of each family's ops (one function per frontend file).
 void append_core_ops(std::vector<OpSpec>* ops);
 void append_onnx_ops(std::vector<OpSpec>* ops);

@@ -3,6 +3,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <fstream>
 #include <map>
 #include <new>
 #include <string>
@@ -62,6 +63,8 @@ struct RunArgs {
 
 struct ExplainArgs {
   std::string input_shape, indices_shape, updates_shape;
+  std::string svg, input, indices, input_dtype, cells;
+  std::int64_t max_cells = 400;
 };
 
 void add_run_flags(CLI::App& command, RunArgs& a, const CliOp& op) {
@@ -95,14 +98,39 @@ void add_explain_flags(CLI::App& command, ExplainArgs& a, const CliOp& op) {
         ->expected(0, 1)
         ->type_name("LIST");
   }
-  command.add_option("--input-shape", a.input_shape, "Input shape, e.g. 4,2,1,2 (rank 0: --input-shape=)")
-      ->required()
+  command.add_option("--input-shape", a.input_shape,
+                         "Input shape, e.g. 4,2,1,2 (rank 0: --input-shape=); required unless --input is given")
+          ->expected(0, 1)
+          ->type_name("LIST");
+  command.add_option("--indices-shape", a.indices_shape,
+                         "Indices shape, e.g. 1,3,2,2; required unless --indices is given")
+          ->expected(0, 1)
+          ->type_name("LIST");
+  command.add_option("--svg", a.svg,
+                     "Draw the gather as an SVG picture into FILE ('-': standard output): input, "
+                     "indices and output cells, which input cell each output cell takes, the "
+                     "indices cells that gave its coordinates (small shapes only, see --max-cells)")
+      ->type_name("FILE");
+  command.add_option("--input", a.input,
+                     "With --svg: the input tensor (.npy) whose values the picture shows (without "
+                     "it, input cells show their positions)")
+      ->type_name("FILE");
+  command.add_option("--indices", a.indices,
+                     "With --svg: the indices tensor (.npy) the picture uses (without it, indices "
+                     "are filled n-1, n-2, ..., 0 per coordinate)")
+      ->type_name("FILE");
+  command.add_option("--input-dtype", a.input_dtype,
+                     "Element dtype of an --input whose descr is raw void ('|V2', '<V1')")
+      ->type_name("DTYPE");
+  command.add_option("--cells", a.cells,
+                     "With --svg: the output cells (C-order positions in the output) whose lookups "
+                     "get arrows, e.g. 0,5 (default: all for at most 6 cells, else 4 spread out)")
       ->expected(0, 1)
       ->type_name("LIST");
-  command.add_option("--indices-shape", a.indices_shape, "Indices shape, e.g. 1,3,2,2")
-      ->required()
-      ->expected(0, 1)
-      ->type_name("LIST");
+  command.add_option(
+      "--max-cells", a.max_cells,
+      "With --svg: the most cells drawn for input, indices or output (default 400)")
+      ->type_name("N");
 }
 
 int do_run(const CliOp& op, const RunArgs& a, std::ostream& out, std::ostream& err) {
@@ -153,15 +181,82 @@ Status parse_shape(const std::string& text, const std::string& flag, std::vector
   return Status::Ok();
 }
 
-int do_explain(const CliOp& op, const ExplainArgs& a, std::ostream& out, std::ostream& err) {
+int do_explain(const CliOp& op, const CLI::App& command, const ExplainArgs& a, std::ostream& out,
+               std::ostream& err) {
+  const bool have_input = !a.input.empty(), have_indices = !a.indices.empty();
+  const bool have_input_shape = command.get_option("--input-shape")->count() > 0;
+  const bool have_indices_shape = command.get_option("--indices-shape")->count() > 0;
+  if (a.svg.empty()) {
+    for (const char* flag : {"--input", "--indices", "--cells"}) {
+      const bool given = std::string(flag) == "--input" ? have_input : std::string(flag) == "--indices" ? have_indices : !a.cells.empty();
+      if (given) return fail(err, kExitUsage, std::string(flag) + " is an option of explain --svg FILE (the picture); the text explain takes shapes only");
+    }
+    if (command.get_option("--max-cells")->count() > 0) return fail(err, kExitUsage, "--max-cells is an option of explain --svg FILE");
+  }
+  if (have_input && have_input_shape) return fail(err, kExitUsage, "--input and --input-shape: give one of them (the shape is read from the file)");
+  if (have_indices && have_indices_shape) return fail(err, kExitUsage, "--indices and --indices-shape: give one of them (the shape is read from the file)");
+  if (!have_input && !have_input_shape) return fail(err, kExitUsage, "--input-shape is required (or, with --svg, --input FILE)");
+  if (!have_indices && !have_indices_shape) return fail(err, kExitUsage, "--indices-shape is required (or, with --svg, --indices FILE)");
+  if (!a.input_dtype.empty() && !have_input) return fail(err, kExitUsage, "--input-dtype describes an --input FILE; there is none");
+
   std::vector<std::int64_t> input_shape, indices_shape;
-  Status s = parse_shape(a.input_shape, "--input-shape", &input_shape);
-  if (s.ok()) s = parse_shape(a.indices_shape, "--indices-shape", &indices_shape);
+  Status s;
+  if (have_input_shape) s = parse_shape(a.input_shape, "--input-shape", &input_shape);
+  if (s.ok() && have_indices_shape) s = parse_shape(a.indices_shape, "--indices-shape", &indices_shape);
   std::vector<std::int64_t> updates_shape;
   if (s.ok() && op.is_scatter()) s = parse_shape(a.updates_shape, "--updates-shape", &updates_shape);
-  const Dims updates_dims(updates_shape);
-  if (s.ok()) s = op.explain(Dims(input_shape), Dims(indices_shape), op.is_scatter() ? &updates_dims : nullptr, out);
   if (!s.ok()) return fail(err, exit_code_of(s), s.message());
+  if (op.is_scatter() && !a.svg.empty()) {
+    return fail(err, kExitUsage, "--svg: pictures of scatter ops are not drawn yet (explain "
+                                 "without --svg prints the text)");
+  }
+  if (a.svg.empty()) {
+    const Dims updates_dims(updates_shape);
+    s = op.explain(Dims(input_shape), Dims(indices_shape), op.is_scatter() ? &updates_dims : nullptr, out);
+    if (!s.ok()) return fail(err, exit_code_of(s), s.message());
+    return kExitOk;
+  }
+
+  SvgOptions options;
+  if (a.max_cells < 1) return fail(err, kExitUsage, "--max-cells: " + std::to_string(a.max_cells) + " is not a positive number of cells");
+  options.max_cells = a.max_cells;
+  if (!a.cells.empty()) {
+    s = parse_shape(a.cells, "--cells", &options.cells);
+    if (!s.ok()) return fail(err, exit_code_of(s), s.message());
+  }
+  npy::ReadOptions read_options;
+  if (!a.input_dtype.empty()) {
+    read_options.void_dtype = parse_dtype(a.input_dtype);
+    if (!read_options.void_dtype) return fail(err, kExitUsage, "--input-dtype: '" + a.input_dtype + "' is not a dtype name");
+  }
+  npy::NpyArray input_file, indices_file;
+  TensorView input(nullptr, DType::kFloat32, Dims(input_shape));
+  TensorView indices(nullptr, DType::kInt64, Dims(indices_shape));  // explain_svg: --indices-dtype
+  if (have_input) {
+    s = npy::read_npy(a.input, &input_file, read_options);
+    if (!s.ok()) return fail(err, kExitIo, "--input " + s.message());
+    input = input_file.view;
+  }
+  if (have_indices) {
+    s = npy::read_npy(a.indices, &indices_file);
+    if (!s.ok()) return fail(err, kExitIo, "--indices " + s.message());
+    indices = indices_file.view;
+  }
+  std::string svg;
+  s = op.explain_svg(input, indices, options, &svg);
+  if (!s.ok()) {
+    // Size limits are the picture's own rule: name the flag.
+    const std::string m = s.message();
+    return fail(err, exit_code_of(s), (m.rfind("the ", 0) == 0 ? "--svg: " : m.rfind("cells:", 0) == 0 ? "--" : "") + m);
+  }
+  if (a.svg == "-") {
+    out << svg;
+    return kExitOk;
+  }
+  std::ofstream file(a.svg, std::ios::binary | std::ios::trunc);
+  file << svg;
+  file.close();
+  if (!file) return fail(err, kExitIo, "--svg " + a.svg + ": cannot write the file");
   return kExitOk;
 }
 
@@ -252,7 +347,7 @@ int run_tool(std::vector<std::string> args, std::ostream& out, std::ostream& err
     for (const CLI::App* sub : parent->get_subcommands()) {
       const CliOp& op = *op_of.at(sub);
       return parent == run ? do_run(op, run_args, out, err)
-                           : do_explain(op, explain_args, out, err);
+                           : do_explain(op, *sub, explain_args, out, err);
     }
   }
   return fail(err, kExitInternal, "no command was selected");

@@ -84,6 +84,17 @@ class RegistryCliOp final : public CliOp {
     return Status::Ok();
   }
 
+  Status explain_svg(const TensorView& input, const TensorView& indices, const SvgOptions& options,
+                     std::string* svg) const override {
+    TensorView i = indices;
+    if (i.data == nullptr) {
+      const std::optional<DType> dtype = parse_dtype(indices_dtype_);
+      if (!dtype) return InvalidArgument("--indices-dtype: '" + indices_dtype_ + "' is not a dtype name");
+      i = TensorView(nullptr, *dtype, indices.shape);
+    }
+    return multigather::explain_svg(spec_.name, input, i, attributes(), options, svg);
+  }
+
  private:
   /// The flags given, as texts for the library's attribute parser; absent flags take the
   /// registry's defaults.
