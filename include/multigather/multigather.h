@@ -296,7 +296,8 @@ typedef enum mg_index_mode MG_ENUM_INT {
   MG_INDEX_ERROR = 0, /* the call fails with MG_ERROR_OUT_OF_RANGE naming the index */
   MG_INDEX_CLAMP = 1, /* clamp to [0, n-1] */
   MG_INDEX_WRAP = 2,  /* v mod n (floor modulo); the negative rule is not applied first */
-  MG_INDEX_FILL = 3   /* the output element becomes the fill value */
+  MG_INDEX_FILL = 3,  /* the output element becomes the fill value (gather only) */
+  MG_INDEX_DROP = 4   /* the update is skipped (scatter only) */
 } mg_index_mode;
 
 /* A fill value before it is converted to the input dtype. Integers stay exact. */
@@ -375,6 +376,57 @@ mg_status mg_gather_multiaxis(const mg_tensor* input, const mg_tensor* indices,
 mg_status mg_run_op(const char* op, const mg_tensor* input, const mg_tensor* indices,
                     const mg_attr* attrs, size_t attr_count, const mg_tensor_mut* output,
                     const mg_context* context);
+
+/* ---- Scatter (docs/spec.md sections 4-5) ---------------------------------------------------- */
+
+/* How the updates that reach one output element combine (multigather::Reduction). */
+typedef enum mg_reduction MG_ENUM_INT {
+  MG_REDUCTION_NONE = 0, /* assign: the last update in row-major order of G wins */
+  MG_REDUCTION_ADD = 1,
+  MG_REDUCTION_MUL = 2,
+  MG_REDUCTION_MIN = 3,
+  MG_REDUCTION_MAX = 4
+} mg_reduction;
+
+/* The options of scatter_multiaxis. MG_SCATTER_OPTIONS_DEFAULT: reduction none, error mode,
+ * negative indices on, include_input on (NULL options mean the same).
+ *  index_mode:       MG_INDEX_ERROR / CLAMP / WRAP / DROP (FILL is INVALID_ARGUMENT).
+ *  include_input:    nonzero: add/mul/min/max start from the input element; zero: from the
+ *                    first update reaching it. */
+typedef struct mg_scatter_options {
+  mg_reduction reduction;
+  mg_index_mode index_mode;
+  int32_t negative_indices;
+  int32_t include_input;
+} mg_scatter_options;
+
+#define MG_SCATTER_OPTIONS_DEFAULT { MG_REDUCTION_NONE, MG_INDEX_ERROR, 1, 1 }
+
+/* scatter_multiaxis(input, indices, updates, axes) into `output` (docs/spec.md section 4):
+ * output = input (copied, unless output IS input: same data and strides, in place); then for
+ * every position o of G = the shape gather_multiaxis(input, indices, axes) would produce, in
+ * row-major order, output[i] = combine(output[i], updates[o]) where i is the input position
+ * that gather reads for o. Deterministic: the same bytes at every thread count.
+ *  updates: rank r, the input's dtype, each dimension G's size or 1 (broadcast).
+ *  output:  the input's shape, a dtype of the input's width, any strides without self-overlap;
+ *           the input itself or not overlapping it; not overlapping indices or updates.
+ * Errors: those of mg_gather_multiaxis, plus INVALID_ARGUMENT for an updates shape that does
+ * not broadcast to G ("updates shape [2,5] does not broadcast to the scatter shape [2,3] (...):
+ * updates.shape[1] = 5 must be 3 or 1"), MG_INDEX_FILL, an invalid reduction; TYPE for an
+ * updates dtype other than the input's, a reduction the dtype lacks (complex min/max). Every
+ * check, index values included, happens before the first write: on error `output` is
+ * unchanged. CPU engine only. */
+mg_status mg_scatter_multiaxis(const mg_tensor* input, const mg_tensor* indices,
+                               const mg_tensor* updates, const int64_t* axes, size_t axis_count,
+                               const mg_scatter_options* options, const mg_tensor_mut* output,
+                               const mg_context* context);
+
+/* Runs registry scatter op `op` ("scatter_multiaxis", ...) with the framework's attributes into
+ * `output` (the framework's output shape: its input's), which may be the input itself (in
+ * place). Errors as mg_run_op; a gather op given updates is INVALID_ARGUMENT. */
+mg_status mg_run_scatter_op(const char* op, const mg_tensor* input, const mg_tensor* indices,
+                            const mg_tensor* updates, const mg_attr* attrs, size_t attr_count,
+                            const mg_tensor_mut* output, const mg_context* context);
 
 /* ---- Explain -------------------------------------------------------------------------------- */
 

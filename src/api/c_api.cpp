@@ -51,6 +51,8 @@ static_assert(MG_INDEX_ERROR == static_cast<int>(mg::IndexMode::kError));
 static_assert(MG_INDEX_CLAMP == static_cast<int>(mg::IndexMode::kClamp));
 static_assert(MG_INDEX_WRAP == static_cast<int>(mg::IndexMode::kWrap));
 static_assert(MG_INDEX_FILL == static_cast<int>(mg::IndexMode::kFill));
+static_assert(MG_INDEX_DROP == static_cast<int>(mg::IndexMode::kDrop));
+static_assert(MG_REDUCTION_MAX == static_cast<int>(mg::Reduction::kMax));
 static_assert(MG_DEVICE_AUTO == static_cast<int>(mg::Device::kAuto));
 static_assert(MG_DEVICE_CPU == static_cast<int>(mg::Device::kCPU));
 static_assert(MG_DEVICE_CUDA == static_cast<int>(mg::Device::kCUDA));
@@ -244,16 +246,21 @@ mg::Device lowering_device(const mg::ExecutionContext& context, const mg::Tensor
   return mg::Device::kCPU;
 }
 
-// lower_op + execute, from C arguments already converted.
+// lower_op + execute, from C arguments already converted (`updates`: null for a gather).
 mg::Status run(std::string_view op, const mg::TensorView& input, const mg::TensorView& indices,
-               const mg::Attributes& attrs, const mg_tensor_mut* output, const mg_context* c) {
+               const mg::Attributes& attrs, const mg_tensor_mut* output, const mg_context* c,
+               const mg::TensorView* updates = nullptr) {
   mg::MutableTensorView out;
   MULTIGATHER_RETURN_IF_ERROR(output_view_of(output, &out));
   mg::ExecutionContext context;
   MULTIGATHER_RETURN_IF_ERROR(context_of(c, &context));
   mg::Lowering lowering;
-  MULTIGATHER_RETURN_IF_ERROR(
-      mg::lower_op(op, input, indices, attrs, &lowering, lowering_device(context, input, indices)));
+  const mg::Device device = lowering_device(context, input, indices);
+  if (updates != nullptr) {
+    MULTIGATHER_RETURN_IF_ERROR(mg::lower_op(op, input, indices, *updates, attrs, &lowering, device));
+  } else {
+    MULTIGATHER_RETURN_IF_ERROR(mg::lower_op(op, input, indices, attrs, &lowering, device));
+  }
   return mg::execute(lowering, out, context);
 }
 
@@ -379,6 +386,59 @@ mg_status mg_run_op(const char* op, const mg_tensor* input, const mg_tensor* ind
     mg::Attributes a;
     MULTIGATHER_RETURN_IF_ERROR(attributes_of(attrs, attr_count, &a));
     return run(name, in, idx, a, output, context);
+  });
+}
+
+mg_status mg_scatter_multiaxis(const mg_tensor* input, const mg_tensor* indices,
+                               const mg_tensor* updates, const int64_t* axes, size_t axis_count,
+                               const mg_scatter_options* options, const mg_tensor_mut* output,
+                               const mg_context* context) {
+  return guarded([&]() -> mg::Status {
+    mg::TensorView in, idx, upd;
+    MULTIGATHER_RETURN_IF_ERROR(view_of("input", input, false, &in));
+    MULTIGATHER_RETURN_IF_ERROR(view_of("indices", indices, false, &idx));
+    MULTIGATHER_RETURN_IF_ERROR(view_of("updates", updates, false, &upd));
+    if (axis_count > 0 && axes == nullptr) {
+      return mg::InvalidArgument("axes is NULL but axis_count is " + std::to_string(axis_count));
+    }
+    const mg_scatter_options defaults = MG_SCATTER_OPTIONS_DEFAULT;
+    const mg_scatter_options& o = options != nullptr ? *options : defaults;
+    const int mode = static_cast<int>(o.index_mode);
+    if (mode < 0 || mode > 4) {
+      return mg::InvalidArgument("index_mode " + std::to_string(mode) + " is not an mg_index_mode (0 to 4)");
+    }
+    if (mode == MG_INDEX_FILL) {
+      return mg::InvalidArgument("index_mode fill has no meaning for a scatter (there is no output "
+                                 "element to fill; drop skips out-of-range updates)");
+    }
+    const int reduction = static_cast<int>(o.reduction);
+    if (reduction < 0 || reduction > 4) {
+      return mg::InvalidArgument("reduction " + std::to_string(reduction) + " is not an mg_reduction (0 to 4)");
+    }
+    mg::Attributes attrs;
+    attrs.set_ints("axes", axis_count > 0 ? std::vector<std::int64_t>(axes, axes + axis_count)
+                                          : std::vector<std::int64_t>())
+        .set_string("reduction", std::string(mg::reduction_name(static_cast<mg::Reduction>(reduction))))
+        .set_string("index_mode", std::string(mg::index_mode_name(static_cast<mg::IndexMode>(mode))))
+        .set_bool("negative_indices", o.negative_indices != 0)
+        .set_bool("include_input", o.include_input != 0);
+    return run("scatter_multiaxis", in, idx, attrs, output, context, &upd);
+  });
+}
+
+mg_status mg_run_scatter_op(const char* op, const mg_tensor* input, const mg_tensor* indices,
+                            const mg_tensor* updates, const mg_attr* attrs, size_t attr_count,
+                            const mg_tensor_mut* output, const mg_context* context) {
+  return guarded([&]() -> mg::Status {
+    std::string_view name;
+    MULTIGATHER_RETURN_IF_ERROR(op_name_of(op, &name));
+    mg::TensorView in, idx, upd;
+    MULTIGATHER_RETURN_IF_ERROR(view_of("input", input, false, &in));
+    MULTIGATHER_RETURN_IF_ERROR(view_of("indices", indices, false, &idx));
+    MULTIGATHER_RETURN_IF_ERROR(view_of("updates", updates, false, &upd));
+    mg::Attributes a;
+    MULTIGATHER_RETURN_IF_ERROR(attributes_of(attrs, attr_count, &a));
+    return run(name, in, idx, a, output, context, &upd);
   });
 }
 

@@ -646,6 +646,49 @@ static void test_basics(void) {
   CHECK(strcmp(mg_last_error(), "") == 0);
 }
 
+/* scatter_multiaxis: rows of a [4,3] float input, indices {3, 1, 3} along axis 0, reduction add
+ * (np.add.at(x, [3, 1, 3], u)), in place; then a bad index leaves the output unchanged; then
+ * the registry form with attributes. */
+static void test_scatter(void) {
+  float x[4][3] = {{0, 0, 0}, {1, 1, 1}, {2, 2, 2}, {3, 3, 3}};
+  const float u[3][3] = {{1, 2, 3}, {10, 20, 30}, {100, 200, 300}};
+  int64_t ix[3][1] = {{3}, {1}, {3}};
+  const int64_t x_shape[2] = {4, 3}, ix_shape[2] = {3, 1}, u_shape[2] = {3, 3};
+  const int64_t axes[1] = {0};
+  const float want[4][3] = {{0, 0, 0}, {11, 21, 31}, {2, 2, 2}, {104, 205, 306}};
+  mg_scatter_options o = MG_SCATTER_OPTIONS_DEFAULT;
+  mg_tensor in = tensor(x, MG_DTYPE_FLOAT32, 2, x_shape, NULL);
+  mg_tensor idx = tensor(ix, MG_DTYPE_INT64, 2, ix_shape, NULL);
+  mg_tensor upd = tensor(u, MG_DTYPE_FLOAT32, 2, u_shape, NULL);
+  mg_tensor_mut out = tensor_mut(x, MG_DTYPE_FLOAT32, 2, x_shape, NULL);
+  mg_attr attrs[2];
+  const int64_t axis0[1] = {0};
+  o.reduction = MG_REDUCTION_ADD;
+  CHECK_OK(mg_scatter_multiaxis(&in, &idx, &upd, axes, 1, &o, &out, NULL));
+  CHECK(memcmp(x, want, sizeof x) == 0);
+  ix[1][0] = 4;
+  CHECK_ERROR(mg_scatter_multiaxis(&in, &idx, &upd, axes, 1, &o, &out, NULL), MG_ERROR_OUT_OF_RANGE,
+              "indices[1,0] = 4 is out of range for axis 0 of size 4 (valid range [-4, 4))");
+  CHECK(memcmp(x, want, sizeof x) == 0);
+  ix[1][0] = 1;
+  o.index_mode = MG_INDEX_FILL;
+  CHECK_ERROR(mg_scatter_multiaxis(&in, &idx, &upd, axes, 1, &o, &out, NULL), MG_ERROR_INVALID_ARGUMENT,
+              "index_mode fill has no meaning for a scatter (there is no output element to fill; drop skips out-of-range updates)");
+  /* The registry form: reduction max, the last of the duplicates combine in order. */
+  memset(attrs, 0, sizeof attrs);
+  attrs[0].name = "axes";
+  attrs[0].kind = MG_ATTR_INT_LIST;
+  attrs[0].ints = axis0;
+  attrs[0].count = 1;
+  attrs[1].name = "reduction";
+  attrs[1].kind = MG_ATTR_STRING;
+  attrs[1].str = "max";
+  CHECK_OK(mg_run_scatter_op("scatter_multiaxis", &in, &idx, &upd, attrs, 2, &out, NULL));
+  CHECK(x[3][0] == 104 && x[3][1] == 205 && x[3][2] == 306 && x[1][0] == 11);
+  CHECK_ERROR(mg_run_scatter_op("onnx.Gather", &in, &idx, &upd, NULL, 0, &out, NULL), MG_ERROR_INVALID_ARGUMENT,
+              "onnx.Gather is a gather: it takes no updates");
+}
+
 int main(void) {
   test_basics();
   test_elements_axis0();
@@ -663,6 +706,7 @@ int main(void) {
   test_infer_shape();
   test_explain();
   test_errors();
+  test_scatter();
   printf("%d passed, %d failed\n", passed, failed);
   return failed == 0 ? 0 : 1;
 }
