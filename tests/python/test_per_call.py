@@ -96,7 +96,9 @@ def assert_same(got, expected):
 
 
 def test_every_registry_op_has_a_case():
-    assert {c[0] for c in CALLS} == set(multigather.ops())
+    # Gathers: the per-call fast path (scatter ops take the general path).
+    gathers = {op for op in multigather.ops() if not multigather._registry.is_scatter(op)}
+    assert {c[0] for c in CALLS} == gathers
 
 
 @pytest.mark.parametrize("op,shape,make_indices,attrs", CALLS,

@@ -53,7 +53,7 @@ def test_run_gives_the_output_shape(op, x, i, attrs, expected):
 
 
 FUNCTIONS = {  # registry op -> the Python function with the framework's signature
-    "gather_multiaxis": "gather_multiaxis",
+    "gather_multiaxis": "gather_multiaxis", "scatter_multiaxis": "scatter_multiaxis",
     "onnx.Gather": "onnx.gather", "onnx.GatherElements": "onnx.gather_elements",
     "onnx.GatherND": "onnx.gather_nd",
     "torch.gather": "torch.gather", "torch.take": "torch.take",
