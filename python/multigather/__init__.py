@@ -188,6 +188,13 @@ def scatter_multiaxis(
     Source: docs/spec.md section 4. The GIL is released while the kernel runs. Scatter runs on
     the CPU engine (CUDA arrays raise ValueError).
     """
+    # Plain numpy arrays: the extension's NumPy C-API path (the per-call cost of tiny scatters);
+    # NotImplemented for anything it does not take as is, and for bad arguments (the general
+    # path below words the message).
+    result = _core.scatter_numpy(input, indices, updates, axes, reduction, index_mode,
+                                 negative_indices, include_input, out)
+    if result is not NotImplemented:
+        return result
     if isinstance(axes, (str, bytes)) or not hasattr(axes, "__iter__"):
         raise TypeError(f"axes must be a sequence of ints, not {type(axes).__name__}")
     return _registry.run_scatter(

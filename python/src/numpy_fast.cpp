@@ -22,6 +22,7 @@
 
 #include "arrays.hpp"
 #include "multigather/output_memory.hpp"
+#include "multigather/scatter.hpp"
 
 #if defined(MULTIGATHER_PYTHON_NUMPY_FAST)
 #define PY_ARRAY_UNIQUE_SYMBOL multigather_numpy_fast_api
@@ -174,10 +175,89 @@ nb::object gather_numpy(nb::handle input_object, nb::handle indices_object, nb::
   return result;
 }
 
+/// A str argument as a view; false when it is not a str.
+bool text_of(nb::handle object, std::string_view* text) {
+  if (!PyUnicode_Check(object.ptr())) return false;
+  Py_ssize_t length = 0;
+  const char* data = PyUnicode_AsUTF8AndSize(object.ptr(), &length);
+  if (data == nullptr) throw nb::python_error();
+  *text = std::string_view(data, static_cast<std::size_t>(length));
+  return true;
+}
+
+/// scatter_multiaxis on exact numpy ndarrays: the core call itself (validation, index check,
+/// copy, combine), its result a new ndarray of input's dtype or `out` (which may be input:
+/// in place). NotImplemented for anything it does not take as is (another array type, a
+/// reduction or mode name it does not know, an out it cannot write): the general path
+/// (the registry row scatter_multiaxis) then gives the result or the registry's message.
+nb::object scatter_numpy(nb::handle input_object, nb::handle indices_object, nb::handle updates_object,
+                         nb::handle axes_object, nb::handle reduction_object, nb::handle index_mode_object,
+                         nb::handle negative_object, nb::handle include_object, nb::handle out_object) {
+  if (!numpy_ready) return not_implemented();
+  TensorView input, indices, updates;
+  Dims axes;
+  std::string_view reduction_name_text, mode_name;
+  ScatterOptions options;
+  if (!view_of_ndarray(input_object.ptr(), &input) || !view_of_ndarray(indices_object.ptr(), &indices) ||
+      !view_of_ndarray(updates_object.ptr(), &updates) || !axes_of(axes_object.ptr(), &axes) ||
+      !text_of(reduction_object, &reduction_name_text) || !text_of(index_mode_object, &mode_name) ||
+      !parse_reduction(reduction_name_text, &options.reduction) ||
+      !parse_index_mode(mode_name, &options.index_mode) || options.index_mode == IndexMode::kFill ||
+      !PyBool_Check(negative_object.ptr()) || !PyBool_Check(include_object.ptr())) {
+    return not_implemented();
+  }
+  options.negative_indices = negative_object.ptr() == Py_True;
+  options.include_input = include_object.ptr() == Py_True;
+  options.num_threads = get_num_threads();
+  const std::span<const std::int64_t> axis_span(axes.data(), static_cast<std::size_t>(axes.size()));
+  nb::object result;
+  MutableTensorView target;
+  if (!out_object.is_none()) {
+    TensorView out_view;
+    if (!view_of_ndarray(out_object.ptr(), &out_view) ||
+        !PyArray_ISWRITEABLE(reinterpret_cast<PyArrayObject*>(out_object.ptr())) ||
+        out_view.dtype != input.dtype) {
+      return not_implemented();  // the general path names what is wrong with out
+    }
+    target = MutableTensorView(const_cast<void*>(out_view.data), out_view.dtype, out_view.shape,
+                               out_view.strides);
+    result = nb::borrow(out_object);
+  } else {
+    PyArray_Descr* descr = PyArray_DESCR(reinterpret_cast<PyArrayObject*>(input_object.ptr()));
+    Py_INCREF(descr);  // stolen by the call
+    void* data = nullptr;
+    PyObject* array = new_output_ndarray(reinterpret_cast<PyObject*>(descr), input.shape, &data);
+    if (array == nullptr) throw nb::python_error();
+    result = nb::steal(array);
+    target = MutableTensorView(data, input.dtype, input.shape);
+  }
+  Status status;
+  std::int64_t numel = 0;
+  if (element_count(input.shape, &numel) &&
+      numel * static_cast<std::int64_t>(element_size(input.dtype)) >= kReleaseGilBytes) {
+    nb::gil_scoped_release release;
+    status = scatter_multiaxis_into(input, indices, updates, axis_span, target, options);
+  } else {
+    status = scatter_multiaxis_into(input, indices, updates, axis_span, target, options);
+  }
+  // Bad arguments (nothing was written): the general path words them (names `out`, the
+  // registry's attribute rules); an index out of range is raised here, as there.
+  if (status.code() == StatusCode::kInvalidArgument || status.code() == StatusCode::kTypeError) {
+    return not_implemented();
+  }
+  raise_if_error(status);
+  return result;
+}
+
 #else  // no NumPy headers at build time: the general path serves numpy arrays too
 
 nb::object gather_numpy(nb::handle, nb::handle, nb::handle, nb::handle, nb::handle, nb::handle,
                         nb::handle) {
+  return nb::borrow(Py_NotImplemented);
+}
+
+nb::object scatter_numpy(nb::handle, nb::handle, nb::handle, nb::handle, nb::handle, nb::handle,
+                         nb::handle, nb::handle, nb::handle) {
   return nb::borrow(Py_NotImplemented);
 }
 
@@ -321,6 +401,13 @@ void bind_numpy_fast(nb::module_& m) {
         "gather_multiaxis(input, indices, axes, index_mode, negative_indices, fill_value, out) "
         "on exact numpy ndarrays of native dtypes through the NumPy C API; NotImplemented for "
         "any call it does not take as is (the caller then takes the general path).");
+  m.def("scatter_numpy", &scatter_numpy, nb::arg("input").none(), nb::arg("indices").none(),
+        nb::arg("updates").none(), nb::arg("axes").none(), nb::arg("reduction").none(),
+        nb::arg("index_mode").none(), nb::arg("negative_indices").none(),
+        nb::arg("include_input").none(), nb::arg("out").none(),
+        "scatter_multiaxis(input, indices, updates, axes, reduction, index_mode, "
+        "negative_indices, include_input, out) on exact numpy ndarrays of native dtypes through "
+        "the NumPy C API; NotImplemented for any call it does not take as is.");
   bind_op_fast(m);
 }
 

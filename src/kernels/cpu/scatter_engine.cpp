@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "kernels/combine.hpp"
+#include "kernels/cpu/avx512.hpp"
 #include "kernels/cpu/cpu.hpp"
 #include "kernels/cpu/cursor.hpp"
 #include "kernels/cpu/resolve.hpp"
@@ -134,6 +135,48 @@ ResolveRangeFn select_resolve_range(const GatherPlan& p) {
   }
 }
 
+/// The tile resolver of a plan: resolve.hpp's, or the AVX-512 one where the CPU has it (32- and
+/// 64-bit signed indices), as the gather engine picks it.
+template <class Index, IndexMode kMode, bool kNegative>
+cpu::ResolveFn<std::int64_t> tile_resolver() {
+  if constexpr (std::is_same_v<Index, std::int32_t> || std::is_same_v<Index, std::int64_t>) {
+    if (const auto simd = cpu::resolve_simd<Index, std::int64_t, kMode, kNegative>()) return simd;
+  }
+  return &cpu::resolve_tile<Index, std::int64_t, kMode, kNegative>;
+}
+
+template <class Index>
+cpu::ResolveFn<std::int64_t> select_tile_for_index(const GatherPlan& p) {
+  const bool neg = std::is_signed_v<Index> && p.negative_indices;
+  switch (p.index_mode) {
+    case IndexMode::kError:
+      return neg ? tile_resolver<Index, IndexMode::kError, std::is_signed_v<Index>>()
+                 : tile_resolver<Index, IndexMode::kError, false>();
+    case IndexMode::kClamp:
+      return neg ? tile_resolver<Index, IndexMode::kClamp, std::is_signed_v<Index>>()
+                 : tile_resolver<Index, IndexMode::kClamp, false>();
+    case IndexMode::kWrap: return tile_resolver<Index, IndexMode::kWrap, false>();
+    case IndexMode::kFill:
+      return neg ? tile_resolver<Index, IndexMode::kFill, std::is_signed_v<Index>>()
+                 : tile_resolver<Index, IndexMode::kFill, false>();
+    default: return nullptr;
+  }
+}
+
+cpu::ResolveFn<std::int64_t> select_tile_resolver(const GatherPlan& p) {
+  switch (p.index_dtype) {
+    case DType::kInt8: return select_tile_for_index<std::int8_t>(p);
+    case DType::kUInt8: return select_tile_for_index<std::uint8_t>(p);
+    case DType::kInt16: return select_tile_for_index<std::int16_t>(p);
+    case DType::kUInt16: return select_tile_for_index<std::uint16_t>(p);
+    case DType::kInt32: return select_tile_for_index<std::int32_t>(p);
+    case DType::kUInt32: return select_tile_for_index<std::uint32_t>(p);
+    case DType::kInt64: return select_tile_for_index<std::int64_t>(p);
+    case DType::kUInt64: return select_tile_for_index<std::uint64_t>(p);
+    default: return nullptr;
+  }
+}
+
 /// Where the combine writes and reads, and the first-reach marks (include_input = false).
 struct Apply {
   std::byte* output = nullptr;
@@ -144,11 +187,30 @@ struct Apply {
   std::int64_t lo = 0;
 };
 
+/// Prefetch distance of the element loop (lookups ahead): the targets of a tile are known before
+/// it is combined, so the random read-modify-writes are fetched ahead of their turn.
+constexpr std::int64_t kPrefetchAhead = 16;
+/// Blocks up to this many bytes are prefetched whole, one lookup ahead.
+constexpr std::int64_t kPrefetchBlockBytes = 4096;
+
 /// Combines m (target, update) offset pairs in order.
 template <class Op>
 void apply_pairs(const Apply& a, const std::int64_t* targets, const std::int64_t* updates, std::int64_t m) {
+  const std::int64_t block_bytes = a.block * a.es;
   for (std::int64_t t = 0; t < m; ++t) {
     const std::int64_t target = targets[t];
+    if (block_bytes <= 64) {
+      if (t + kPrefetchAhead < m && targets[t + kPrefetchAhead] != kDropped) {
+        __builtin_prefetch(a.output + targets[t + kPrefetchAhead] * a.es, 1, 1);
+      }
+    } else if (block_bytes <= kPrefetchBlockBytes && t + 1 < m && targets[t + 1] != kDropped) {
+      const std::byte* next = a.output + targets[t + 1] * a.es;
+      const std::byte* next_src = a.updates + updates[t + 1] * a.es;
+      for (std::int64_t b = 0; b < block_bytes; b += 64) {
+        __builtin_prefetch(next + b, 1, 1);
+        __builtin_prefetch(next_src + b, 0, 1);
+      }
+    }
     if (target == kDropped) continue;
     std::byte* dst = a.output + target * a.es;
     const std::byte* src = a.updates + updates[t] * a.es;
@@ -168,14 +230,59 @@ void apply_pairs(const Apply& a, const std::int64_t* targets, const std::int64_t
   }
 }
 
+/// One thread: runs along the rows of the plan in tiles, each tile resolved (the plan's tile
+/// resolver) and combined at once in order, with no intermediate arrays: the targets are the
+/// tile's input offsets from its base, the updates a step of the row. Under kFill (drop) a
+/// flagged lookup is skipped. False: an index out of range under kError (tiles before it are
+/// already combined: the caller checks the indices first).
 template <class Op>
-bool run_one_thread(const GatherPlan& p, ResolveRangeFn resolve, const Apply& a) {
-  alignas(64) std::int64_t targets[kTile];
+bool run_one_thread(const GatherPlan& p, cpu::ResolveFn<std::int64_t> resolve, const Apply& a) {
+  const std::int64_t is = static_cast<std::int64_t>(element_size(p.index_dtype));
+  const int outer = p.lookup_rank - 1;
+  const auto row = static_cast<std::size_t>(outer < 0 ? 0 : outer);
+  const std::int64_t row_size = p.lookup_rank > 0 ? p.shape[row] : 1;
+  const std::int64_t row_in = p.lookup_rank > 0 ? p.input_strides[row] : 0;
+  const std::int64_t row_ix = p.lookup_rank > 0 ? p.indices_strides[row] : 0;
+  const std::int64_t row_out = p.lookup_rank > 0 ? p.output_strides[row] : 0;
+  const bool drop = p.index_mode == IndexMode::kFill;
+  cpu::TileCoordinates coords;
+  coords.index_step = row_ix * is;
+  coords.coord_step = p.coord_stride * is;
+  coords.input_step = row_in;
+  alignas(64) std::int64_t offsets[kTile];
   alignas(64) std::int64_t updates[kTile];
-  for (std::int64_t l = 0; l < p.lookups; l += kTile) {
-    const std::int64_t m = std::min<std::int64_t>(kTile, p.lookups - l);
-    if (!resolve(p, l, l + m, targets, updates)) return false;
-    apply_pairs<Op>(a, targets, updates, m);
+  alignas(64) std::uint8_t flagged[kTile];
+  cpu::PlanCursor at;
+  at.seek(p, outer, 0);
+  for (std::int64_t f = 0; f < p.lookups; f += row_size, at.advance(p, outer)) {
+    for (std::int64_t t0 = 0; t0 < row_size; t0 += kTile) {
+      const int m = static_cast<int>(std::min<std::int64_t>(kTile, row_size - t0));
+      const std::int64_t base_in = at.input + t0 * row_in;
+      const std::int64_t base_out = at.output + t0 * row_out;
+      bool ok = true;
+      if (p.k > 0) {
+        coords.indices = p.indices + (at.indices + t0 * row_ix) * is;
+        ok = resolve(p, coords, m, offsets, flagged);
+      } else {
+        for (int t = 0; t < m; ++t) offsets[t] = t * row_in;
+      }
+      if (!ok && !drop) return false;
+      if (a.block == 1 && a.reached == nullptr && ok) {
+        // The element loop: straight from the tile's offsets, the next targets prefetched.
+        std::byte* out = a.output + base_in * a.es;
+        const std::byte* src = a.updates + base_out * a.es;
+        for (int t = 0; t < m; ++t) {
+          if (t + kPrefetchAhead < m) __builtin_prefetch(out + offsets[t + kPrefetchAhead] * a.es, 1, 1);
+          Op::apply(out + offsets[t] * a.es, src + t * row_out * a.es, 1);
+        }
+        continue;
+      }
+      for (int t = 0; t < m; ++t) {
+        offsets[t] = (drop && !ok && flagged[t]) ? kDropped : base_in + offsets[t];
+        updates[t] = base_out + t * row_out;
+      }
+      apply_pairs<Op>(a, offsets, updates, m);
+    }
   }
   return true;
 }
@@ -296,7 +403,8 @@ ScatterResult run_scatter_cpu(const GatherPlan& plan, const ScatterRun& run, int
     }
   }
   const ResolveRangeFn resolve = select_resolve_range(plan);
-  if (resolve == nullptr) return ScatterResult::kInternal;
+  const cpu::ResolveFn<std::int64_t> tiles = select_tile_resolver(plan);
+  if (resolve == nullptr || tiles == nullptr) return ScatterResult::kInternal;
   Apply a;
   a.output = const_cast<std::byte*>(plan.input);  // the scatter's output (see the file comment)
   a.updates = plan.output;
@@ -322,7 +430,7 @@ ScatterResult run_scatter_cpu(const GatherPlan& plan, const ScatterRun& run, int
         // The buckets do not fit: nothing was written yet; one thread needs none.
       }
     }
-    result = run_one_thread<Op>(plan, resolve, a) ? ScatterResult::kOk : ScatterResult::kBadIndex;
+    result = run_one_thread<Op>(plan, tiles, a) ? ScatterResult::kOk : ScatterResult::kBadIndex;
   });
   return result;
 }
