@@ -358,6 +358,10 @@ mg_status mg_gather_multiaxis(const mg_tensor* input, const mg_tensor* indices,
     const mg_gather_options defaults = MG_GATHER_OPTIONS_DEFAULT;
     const mg_gather_options& o = options != nullptr ? *options : defaults;
     const int mode = static_cast<int>(o.index_mode);
+    if (mode == MG_INDEX_DROP) {
+      return mg::InvalidArgument("index_mode drop applies to scatter only (a gather has no update "
+                                 "to skip; use fill)");
+    }
     if (mode < 0 || mode > 3) {
       return mg::InvalidArgument("index_mode " + std::to_string(mode) +
                                  " is not an mg_index_mode (0 to 3)");
