@@ -316,7 +316,16 @@ Status finish_framework_scatter(const TensorView& data, const TensorView& update
     for (int d = 0; d < g.size(); ++d) core.add(g[d], st[d]);
   }
   MULTIGATHER_RETURN_IF_ERROR(to_view(out->op, core, "updates", &out->updates));
-  // 3. The scatter's own completion: the gather's output strides do not apply.
+  // 3. Size-1 dimensions the recipe inserted into the input view (stride 0) take the row-major
+  // stride instead (never used to address an element): an in-place output, the framework's
+  // data viewed in the core shape, then has the input view's very strides.
+  {
+    const Dims row_major = contiguous_strides(out->input.shape);
+    for (int d = 0; d < out->input.rank(); ++d) {
+      if (out->input.shape[d] == 1) out->input.strides[d] = row_major[d];
+    }
+  }
+  // 4. The scatter's own completion: the gather's output strides do not apply.
   out->core_output_strides = Dims();
   out->output_shape = Dims();
   return finish_scatter(dims_vec(data.shape), out);
