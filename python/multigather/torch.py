@@ -94,7 +94,9 @@ def scatter(input: Any, dim: int, index: Any, src: Any, reduce: Optional[str] = 
     likewise for other dims); reduce "add" or "multiply" combines instead of assigning.
     Duplicates without reduce: PyTorch picks one nondeterministically; here the last update in
     row-major order of index wins. (The ``value=`` scalar form is not provided.)"""
-    return run_scatter("torch.scatter", input, index, src, dim=dim, reduce="none" if reduce is None else reduce)
+    if reduce is None:
+        reduce = "none"
+    return run_scatter("torch.scatter", input, index, src, dim=dim, reduce=reduce)
 
 
 def scatter_add(input: Any, dim: int, index: Any, src: Any) -> Any:
@@ -110,7 +112,7 @@ def scatter_reduce(input: Any, dim: int, index: Any, src: Any, reduce: str, *, i
     include_self=False the input's value at a position some update reaches takes no part.
     reduce="mean" is not supported (it divides by a count after the scatter): ValueError."""
     return run_scatter("torch.scatter_reduce", input, index, src, dim=dim, reduce=reduce,
-                       include_self=bool(include_self))
+                       include_self=include_self)
 
 
 def index_add(input: Any, dim: int, index: Any, source: Any, *, alpha: Any = 1) -> Any:
