@@ -96,7 +96,9 @@ def assert_same(got, expected):
 
 
 def test_every_registry_op_has_a_case():
-    assert {c[0] for c in CALLS} == set(multigather.ops())
+    # The gathers: scatter ops have no per-call fast path (they run through run_scatter).
+    from multigather import _registry
+    assert {c[0] for c in CALLS} == {op for op in multigather.ops() if not _registry.is_scatter(op)}
 
 
 @pytest.mark.parametrize("op,shape,make_indices,attrs", CALLS,
