@@ -117,7 +117,10 @@ TEST(Registry, ScatterOpsAreRegisteredAndNeedUpdates) {
     EXPECT_EQ(s.message(), op.name + " is a scatter: it needs " + op.updates_name +
                                " (the values it writes), besides " + op.input_name + " and " + op.indices_name);
   }
-  EXPECT_TRUE(have.count("scatter_multiaxis"));
+  const std::set<std::string> want = {"scatter_multiaxis", "onnx.ScatterElements", "onnx.ScatterND",
+                                      "torch.scatter", "torch.scatter_add", "torch.scatter_reduce",
+                                      "torch.index_add", "numpy.put_along_axis", "numpy.add_at"};
+  EXPECT_EQ(have, want);
   Lowering l;
   const Status s = lower_op("onnx.Gather", TensorView(nullptr, DType::kFloat32, Dims{3}),
                             TensorView(nullptr, DType::kInt64, Dims{2}), TensorView(nullptr, DType::kFloat32, Dims{2}),

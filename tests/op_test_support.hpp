@@ -100,6 +100,14 @@ struct ScatterExplainCase {
 inline const std::vector<ScatterExplainCase>& scatter_explain_cases() {
   static const std::vector<ScatterExplainCase> cases = {
       {"scatter_multiaxis", {4, 3}, {2, 1}, {2, 3}, {{"axes", "0"}, {"reduction", "add"}}},
+      {"onnx.ScatterElements", {4, 3}, {2, 3}, {2, 3}, {{"reduction", "add"}}},
+      {"onnx.ScatterND", {4, 3}, {2, 1}, {2, 3}, {{"reduction", "max"}}},
+      {"torch.scatter", {4, 3}, {2, 3}, {3, 3}, {{"dim", "0"}}},
+      {"torch.scatter_add", {4, 3}, {4, 2}, {4, 2}, {{"dim", "1"}}},
+      {"torch.scatter_reduce", {4, 3}, {2, 3}, {2, 3}, {{"reduce", "amax"}, {"include_self", "false"}}},
+      {"torch.index_add", {4, 3}, {2}, {2, 3}, {{"alpha", "2"}}},
+      {"numpy.put_along_axis", {4, 3}, {4, 1}, {1}, {{"axis", "1"}}},
+      {"numpy.add_at", {4, 3}, {5}, {3}, {}},
   };
   return cases;
 }

@@ -14,13 +14,13 @@ from __future__ import annotations
 
 from typing import Any, Optional, Sequence
 
-from ._registry import fast_op, run_fast, run_general
+from ._registry import fast_op, run_fast, run_general, run_scatter
 
 _TAKE = fast_op("numpy.take", "axis", "mode")
 _TAKE_ALONG_AXIS = fast_op("numpy.take_along_axis", "axis")
 _ADVANCED_INDEX = fast_op("numpy.advanced_index", "index_dims")
 
-__all__ = ["take", "take_along_axis", "advanced_index"]
+__all__ = ["take", "take_along_axis", "advanced_index", "put_along_axis", "add_at"]
 
 
 def take(a: Any, indices: Any, axis: Optional[int] = None, out: Any = None,
@@ -69,3 +69,44 @@ def advanced_index(a: Any, indices: Any, index_dims: Sequence[int]) -> Any:
         result = run_general("numpy.advanced_index", a, indices, index_dims=index_dims)
     return result
 
+
+
+def _values_for(arr: Any, values: Any, casting: str, name: str) -> Any:
+    """values as an array of arr's dtype when arr is a numpy array (numpy casts them; the C++ op
+    does not): ``casting`` is numpy's rule for the call ('unsafe' for assignment, 'same_kind' for
+    ufunc.at)."""
+    import numpy as np
+
+    if not isinstance(arr, np.ndarray):
+        return values
+    if not isinstance(values, np.ndarray):
+        return np.asarray(values, dtype=arr.dtype)
+    if values.dtype != arr.dtype:
+        if not np.can_cast(values.dtype, arr.dtype, casting):
+            raise TypeError(f"{name}: cannot cast {values.dtype} to {arr.dtype} with casting rule '{casting}'")
+        return values.astype(arr.dtype)
+    return values
+
+
+def put_along_axis(arr: Any, indices: Any, values: Any, axis: Optional[int]) -> None:
+    """numpy.put_along_axis, IN PLACE like numpy (returns None): arr[i.., indices[i.., j, k..],
+    k..] = values[i.., j, k..]. Same rules as take_along_axis: indices integer with arr's rank,
+    broadcasting against arr on the other dimensions (axis=None: arr flattened, 1-D indices);
+    values broadcast to that result shape and are cast to arr's dtype (numpy arrays). Duplicates:
+    the last value in row-major order wins (numpy's fancy assignment). Negative indices wrap
+    once; out of range is an IndexError. Raises ValueError (ranks, broadcasting), TypeError
+    (dtypes). Source: https://numpy.org/doc/stable/reference/generated/numpy.put_along_axis.html"""
+    values = _values_for(arr, values, "unsafe", "numpy.put_along_axis")
+    run_scatter("numpy.put_along_axis", arr, indices, values, arr, axis=axis)
+
+
+def add_at(a: Any, indices: Any, b: Any) -> None:
+    """numpy.add.at(a, indices, b) with ONE integer index array, IN PLACE like numpy (returns
+    None): a[indices[j..], k..] += b[j.., k..], unbuffered (every duplicate adds, in row-major
+    order of indices). b broadcasts to indices.shape + a.shape[1:] and is cast to a's dtype under
+    numpy's 'same_kind' rule (numpy arrays). Negative indices wrap once; out of range is an
+    IndexError. Tuples of index arrays, slices and masks are not supported. Raises ValueError
+    (broadcasting), TypeError (dtypes). Source:
+    https://numpy.org/doc/stable/reference/generated/numpy.ufunc.at.html"""
+    b = _values_for(a, b, "same_kind", "numpy.add_at")
+    run_scatter("numpy.add_at", a, indices, b, a)

@@ -8,6 +8,11 @@
 - ``index_select(input, dim, index)``: torch.index_select
   (https://pytorch.org/docs/stable/generated/torch.index_select.html)
 
+Scatters (out of place, as the torch functions): ``scatter(input, dim, index, src, reduce=None)``,
+``scatter_add(input, dim, index, src)``, ``scatter_reduce(input, dim, index, src, reduce,
+include_self=True)`` (sum, prod, amax, amin; not mean), ``index_add(input, dim, index, source,
+alpha=1)``. They reject negative indices.
+
 gather and index_select reject negative indices (IndexError); torch.take wraps them once.
 take_along_dim with a dim takes ``indices % input.size(dim)`` (floor modulo) as PyTorch 2.15
 does, so negatives and out-of-range indices wrap; with dim=None they raise. Arrays of any framework
@@ -19,14 +24,15 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from ._registry import fast_op, run_fast, run_general
+from ._registry import fast_op, run_fast, run_general, run_scatter
 
 _GATHER = fast_op("torch.gather", "dim")
 _TAKE = fast_op("torch.take")
 _TAKE_ALONG_DIM = fast_op("torch.take_along_dim", "dim")
 _INDEX_SELECT = fast_op("torch.index_select", "dim")
 
-__all__ = ["gather", "take", "take_along_dim", "index_select"]
+__all__ = ["gather", "take", "take_along_dim", "index_select", "scatter", "scatter_add",
+           "scatter_reduce", "index_add"]
 
 
 def gather(input: Any, dim: int, index: Any) -> Any:
@@ -74,3 +80,52 @@ def index_select(input: Any, dim: int, index: Any) -> Any:
     if result is NotImplemented:
         result = run_general("torch.index_select", input, index, dim=dim)
     return result
+
+
+_SCATTER_DOC = """ Same number of dims for input, index and src (0-D counts as 1-D); index int64 (or
+    int32, as PyTorch 2.15 accepts); src dtype == input dtype; index.size(d) <= src.size(d) for
+    every d (src's leading part is read) and <= input.size(d) for d != dim (a smaller size is
+    refused as not supported yet: ValueError). Indices in [0, input.size(dim)): negatives and
+    out of range are IndexError. Raises ValueError (dims, sizes, reduce), TypeError (dtypes)."""
+
+
+def scatter(input: Any, dim: int, index: Any, src: Any, reduce: Optional[str] = None) -> Any:
+    """torch.scatter: a new tensor, out = input; out[index[i][j][k]][j][k] = src[i][j][k] (dim 0;
+    likewise for other dims); reduce "add" or "multiply" combines instead of assigning.
+    Duplicates without reduce: PyTorch picks one nondeterministically; here the last update in
+    row-major order of index wins. (The ``value=`` scalar form is not provided.)"""
+    if reduce is None:
+        reduce = "none"
+    return run_scatter("torch.scatter", input, index, src, dim=dim, reduce=reduce)
+
+
+def scatter_add(input: Any, dim: int, index: Any, src: Any) -> Any:
+    """torch.scatter_add: a new tensor, out = input; out[index[i][j][k]][j][k] += src[i][j][k]
+    (dim 0), every duplicate added in row-major order of index (bit-identical at any thread
+    count)."""
+    return run_scatter("torch.scatter_add", input, index, src, dim=dim)
+
+
+def scatter_reduce(input: Any, dim: int, index: Any, src: Any, reduce: str, *, include_self: bool = True) -> Any:
+    """torch.scatter_reduce: a new tensor, out = input; out[index[i][j][k]][j][k] =
+    f(out[..], src[i][j][k]) (dim 0) with reduce "sum", "prod", "amax" or "amin"; with
+    include_self=False the input's value at a position some update reaches takes no part.
+    reduce="mean" is not supported (it divides by a count after the scatter): ValueError."""
+    return run_scatter("torch.scatter_reduce", input, index, src, dim=dim, reduce=reduce,
+                       include_self=include_self)
+
+
+def index_add(input: Any, dim: int, index: Any, source: Any, *, alpha: Any = 1) -> Any:
+    """torch.index_add: a new tensor, out = input; out[.., index[j], ..] += alpha * source[.., j, ..]
+    (index on dimension dim). index a vector (int64 or int32), source.size(dim) == len(index),
+    source's other sizes == input's, source dtype == input dtype; duplicates all add. alpha != 1
+    multiplies a copy of source first (integer inputs: alpha truncated to an integer, as PyTorch
+    2.15; float16/bfloat16 sources with alpha != 1 are TypeError). Indices in
+    [0, input.size(dim)): negatives and out of range are IndexError. Raises ValueError (shapes),
+    TypeError (dtypes)."""
+    return run_scatter("torch.index_add", input, index, source, dim=dim, alpha=alpha)
+
+
+for _f in (scatter, scatter_add, scatter_reduce):
+    _f.__doc__ += _SCATTER_DOC
+del _f

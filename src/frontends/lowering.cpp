@@ -40,6 +40,38 @@ Status begin_op(const char* op, const TensorView& input, const TensorView& indic
   return Status::Ok();
 }
 
+Status begin_scatter(const char* op, const TensorView& input, const TensorView& indices,
+                     const TensorView& updates, Lowering* out) {
+  MULTIGATHER_RETURN_IF_ERROR(begin_op(op, input, indices, out));
+  if (updates.shape.overflowed()) {
+    return InvalidArgument(out->op + ": updates rank " + str(updates.rank()) + " exceeds the maximum rank " +
+                           str(kMaxRank));
+  }
+  if (updates.strides.size() != updates.shape.size()) {
+    return InvalidArgument(out->op + ": updates has " + str(updates.strides.size()) + " strides for rank " +
+                           str(updates.rank()));
+  }
+  return Status::Ok();
+}
+
+Status check_scatter_element_sizes(const std::string& op, const TensorView& x, const TensorView& indices,
+                                   std::int64_t axis, const std::string& xname, const std::string& iname,
+                                   const std::string& too_big) {
+  for (int d = 0; d < x.rank() && d < indices.rank(); ++d) {
+    if (d == axis) continue;
+    const std::int64_t xs = x.shape[d], is = indices.shape[d];
+    const std::string pair = iname + ".shape[" + str(d) + "] = " + str(is) + " and " + xname + ".shape[" +
+                             str(d) + "] = " + str(xs);
+    if (is > xs) return InvalidArgument(op + ": " + pair + ": " + too_big);
+    if (is < xs) {
+      return InvalidArgument(op + ": " + pair + ": an index smaller than " + xname + " on a dimension other than " +
+                             str(axis) + " (a partial write) is not supported by multigather yet; make the " +
+                             "sizes equal");
+    }
+  }
+  return Status::Ok();
+}
+
 Status to_view(const std::string& op, const ViewBuilder& b, const char* what, TensorView* out) {
   if (b.shape.size() > static_cast<std::size_t>(kMaxRank)) {
     return InvalidArgument(op + ": the lowered " + what + " view " + shape_str(b.shape) +
@@ -224,6 +256,79 @@ Status finish_scatter(const std::vector<std::int64_t>& output_shape, Lowering* o
                                              to_string(out->output_shape) + " differ in size");
   }
   return Status::Ok();
+}
+
+Status check_updates_dtype(const std::string& op, const TensorView& data, const TensorView& updates,
+                           const std::string& dname, const std::string& uname, const std::string& rule) {
+  if (updates.dtype == data.dtype) return Status::Ok();
+  return TypeError(op + ": " + uname + " dtype " + std::string(dtype_name(updates.dtype)) + " must equal " +
+                   dname + " dtype " + std::string(dtype_name(data.dtype)) + (rule.empty() ? "" : " (" + rule + ")"));
+}
+
+Status finish_framework_scatter(const TensorView& data, const TensorView& updates,
+                                const std::vector<std::int64_t>& framework_shape, Lowering* out) {
+  // 1. updates broadcast to the framework shape (a view: stride 0 where it repeats).
+  const int R = static_cast<int>(framework_shape.size()), u = updates.rank();
+  if (u > R) {
+    return InvalidArgument(out->op + ": updates shape " + to_string(updates.shape) +
+                           " does not broadcast to " + shape_str(framework_shape));
+  }
+  ViewBuilder b = ViewBuilder::of(updates);
+  for (int d = 0; d < R; ++d) {
+    const int ud = d - (R - u);
+    const std::int64_t n = framework_shape[static_cast<std::size_t>(d)];
+    if (ud < 0) {
+      b.add(n, 0);
+    } else if (updates.shape[ud] == n) {
+      b.add(n, updates.strides[ud]);
+    } else if (updates.shape[ud] == 1) {
+      b.add(n, 0);
+    } else {
+      return InvalidArgument(out->op + ": updates shape " + to_string(updates.shape) +
+                             " does not broadcast to " + shape_str(framework_shape));
+    }
+  }
+  // 2. The same elements with G's shape: the non-unit dimensions of both, in order, when they
+  // are the same sequence (the recipes only insert or drop unit dimensions); else a copy.
+  const Dims& g = out->shape.output_shape;
+  std::vector<std::int64_t> fs_sizes, fs_strides, g_sizes;
+  for (int d = 0; d < R; ++d) {
+    if (b.shape[static_cast<std::size_t>(d)] != 1) {
+      fs_sizes.push_back(b.shape[static_cast<std::size_t>(d)]);
+      fs_strides.push_back(b.strides[static_cast<std::size_t>(d)]);
+    }
+  }
+  for (int d = 0; d < g.size(); ++d) if (g[d] != 1) g_sizes.push_back(g[d]);
+  ViewBuilder core = ViewBuilder::of(updates);
+  if (fs_sizes == g_sizes) {
+    std::size_t j = 0;
+    for (int d = 0; d < g.size(); ++d) {
+      if (g[d] == 1) core.add(1, 0);
+      else { core.add(g[d], fs_strides[j]); ++j; }
+    }
+  } else {
+    TensorView broadcast, dense;
+    MULTIGATHER_RETURN_IF_ERROR(to_view(out->op, b, "updates", &broadcast));
+    MULTIGATHER_RETURN_IF_ERROR(contiguous(broadcast, "updates (reshaped to the core shape " + to_string(g) + ")",
+                                           out, &out->owned_updates, &dense));
+    core = ViewBuilder::of(dense);
+    const Dims st = contiguous_strides(g);
+    for (int d = 0; d < g.size(); ++d) core.add(g[d], st[d]);
+  }
+  MULTIGATHER_RETURN_IF_ERROR(to_view(out->op, core, "updates", &out->updates));
+  // 3. Size-1 dimensions the recipe inserted into the input view (stride 0) take the row-major
+  // stride instead (never used to address an element): an in-place output, the framework's
+  // data viewed in the core shape, then has the input view's very strides.
+  {
+    const Dims row_major = contiguous_strides(out->input.shape);
+    for (int d = 0; d < out->input.rank(); ++d) {
+      if (out->input.shape[d] == 1) out->input.strides[d] = row_major[d];
+    }
+  }
+  // 4. The scatter's own completion: the gather's output strides do not apply.
+  out->core_output_strides = Dims();
+  out->output_shape = Dims();
+  return finish_scatter(dims_vec(data.shape), out);
 }
 
 Status reshape_output(const std::vector<std::int64_t>& output_shape, Lowering* out) {

@@ -39,6 +39,19 @@ struct ViewBuilder {
 /// strides for every dim (so no frontend reads past a Dims).
 Status begin_op(const char* op, const TensorView& input, const TensorView& indices, Lowering* out);
 
+/// begin_op for a scatter: also checks the updates view (rank, strides).
+Status begin_scatter(const char* op, const TensorView& input, const TensorView& indices,
+                     const TensorView& updates, Lowering* out);
+
+/// Scatter-by-element ops (onnx.ScatterElements, torch.scatter*, numpy.put_along_axis with
+/// equal shapes): for d != axis the index size must not exceed `xname`'s (`>`: the framework's
+/// error, worded by the caller's `too_big` rule); a SMALLER index dimension (the framework writes
+/// the leading part only) is refused as not supported: the one core call writes into the whole
+/// input, and a partial window would need the output beyond it copied separately.
+Status check_scatter_element_sizes(const std::string& op, const TensorView& x, const TensorView& indices,
+                                   std::int64_t axis, const std::string& xname, const std::string& iname,
+                                   const std::string& too_big);
+
 /// Converts a built view, failing when its rank exceeds kMaxRank.
 Status to_view(const std::string& op, const ViewBuilder& b, const char* what, TensorView* out);
 
@@ -92,6 +105,22 @@ Status reshape_output(const std::vector<std::int64_t>& output_shape, Lowering* o
 /// it: the core input's shape).
 Status finish_scatter(Lowering* out);
 Status finish_scatter(const std::vector<std::int64_t>& output_shape, Lowering* out);
+
+/// Completes a FRAMEWORK scatter lowered through the matching gather's recipe (lower_elements,
+/// lower_block, lower_nd already ran on (data, indices): out->input/indices/axes are the core's,
+/// out->shape.output_shape is G and out->output_shape the gather's framework output shape).
+/// `updates`, whose shape the caller has checked to broadcast (numpy-style: right-aligned, size 1
+/// or missing dimensions repeat) to `framework_shape` (that gather output shape), becomes the core
+/// updates view of shape G: a view (unit dimensions dropped or inserted, broadcast dimensions
+/// with stride 0), or a contiguous copy (noted) when the strides cannot be regrouped. The
+/// framework output is data's shape, a reshape of the core input.
+Status finish_framework_scatter(const TensorView& data, const TensorView& updates,
+                                const std::vector<std::int64_t>& framework_shape, Lowering* out);
+
+/// TypeError unless updates.dtype == data.dtype: "OP: UNAME dtype float64 must equal DNAME
+/// dtype float32" + `rule`.
+Status check_updates_dtype(const std::string& op, const TensorView& data, const TensorView& updates,
+                           const std::string& dname, const std::string& uname, const std::string& rule);
 
 /// Index policy + the framework's wording for out-of-range errors.
 void set_policy(Lowering* out, IndexMode mode, bool negative_indices);

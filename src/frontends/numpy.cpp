@@ -190,6 +190,76 @@ Status advanced_index(const TensorView& a, const TensorView& raw_indices,
   return Status::Ok();
 }
 
+// ---- Scatters -------------------------------------------------------------------------------
+
+Status put_along_axis(const TensorView& arr, const TensorView& raw_indices, const TensorView& values,
+                      std::optional<std::int64_t> axis, Lowering* out) {
+  MULTIGATHER_RETURN_IF_ERROR(begin_scatter("numpy.put_along_axis", arr, raw_indices, values, out));
+  // take_along_axis's checks in numpy's order, then the values' dtype; the lowering is
+  // take_along_axis's, the values broadcast to its output shape (numpy's fancy assignment).
+  if (!axis && raw_indices.rank() != 1) {
+    return InvalidArgument(out->op + ": when axis=None, `indices` must have a single dimension (got shape " +
+                           to_string(raw_indices.shape) + ")");
+  }
+  std::int64_t ax = 0;
+  if (axis) MULTIGATHER_RETURN_IF_ERROR(normalize_axis(out->op, "axis", *axis, arr.rank(), true, &ax));
+  if (!is_index_type(raw_indices.dtype)) {
+    return TypeError(out->op + ": `indices` must be an integer array (got " +
+                     std::string(dtype_name(raw_indices.dtype)) + ")");
+  }
+  MULTIGATHER_RETURN_IF_ERROR(check_updates_dtype(out->op, arr, values, "arr", "values",
+                                                  "multigather does not cast values; cast them to arr's dtype"));
+  const TensorView indices = as_intp(raw_indices);
+  set_policy(out, IndexMode::kError, true);
+  out->reduction = Reduction::kNone;
+  out->notes.push_back("duplicate indices: numpy's fancy assignment keeps the last value (row-major order), as here");
+  if (!axis) {
+    TensorView x;
+    MULTIGATHER_RETURN_IF_ERROR(flatten_or_axis(out->op, "arr", arr, axis, out, &x, &ax));
+    set_error_context(out, indices, "indices", -1, {"the flattened arr"}, {arr.numel()}, true, "");
+    MULTIGATHER_RETURN_IF_ERROR(lower_elements(out->op, x, indices, 0, ElementRule::kBroadcast, "arr", "indices", out));
+  } else {
+    if (indices.rank() != arr.rank()) {
+      return InvalidArgument(out->op + ": `indices` and `arr` must have the same number of dimensions (" +
+                             str(indices.rank()) + " and " + str(arr.rank()) + ")");
+    }
+    set_error_context(out, indices, "indices", -1, {"axis " + str(ax)}, {arr.shape[static_cast<int>(ax)]}, true, "");
+    MULTIGATHER_RETURN_IF_ERROR(lower_elements(out->op, arr, indices, ax, ElementRule::kBroadcast, "arr", "indices", out));
+  }
+  const std::vector<std::int64_t> target = dims_vec(out->shape.output_shape);
+  Status s = finish_framework_scatter(arr, values, target, out);
+  if (!s.ok() && s.code() == StatusCode::kInvalidArgument && s.message().find("does not broadcast") != std::string::npos) {
+    return InvalidArgument(out->op + ": shape mismatch: value array of shape " + to_string(values.shape) +
+                           " could not be broadcast to indexing result of shape " + shape_str(target));
+  }
+  return s;
+}
+
+Status add_at(const TensorView& a, const TensorView& raw_indices, const TensorView& b, Lowering* out) {
+  MULTIGATHER_RETURN_IF_ERROR(begin_scatter("numpy.add_at", a, raw_indices, b, out));
+  // np.add.at(a, indices, b) with one integer index array: a[indices] += b, unbuffered (every
+  // duplicate adds). a[indices] is numpy.take(a, indices, axis=0): its lowering, b broadcast to
+  // its shape indices.shape ++ a.shape[1:].
+  if (a.rank() < 1) {
+    return InvalidArgument(out->op + ": too many indices for array: array is 0-dimensional, but 1 were indexed");
+  }
+  MULTIGATHER_RETURN_IF_ERROR(check_integer(out->op, "indices", raw_indices.dtype));
+  MULTIGATHER_RETURN_IF_ERROR(check_updates_dtype(out->op, a, b, "a", "b",
+                                                  "multigather does not cast b; cast it to a's dtype"));
+  const TensorView indices = as_intp(raw_indices);
+  set_policy(out, IndexMode::kError, true);
+  out->reduction = Reduction::kAdd;
+  set_error_context(out, indices, "indices", -1, {"axis 0"}, {a.shape[0]}, true, "");
+  MULTIGATHER_RETURN_IF_ERROR(lower_block(out->op, a, indices, 0, 0, out));
+  const std::vector<std::int64_t> target = dims_vec(out->output_shape);
+  Status s = finish_framework_scatter(a, b, target, out);
+  if (!s.ok() && s.code() == StatusCode::kInvalidArgument && s.message().find("does not broadcast") != std::string::npos) {
+    return InvalidArgument(out->op + ": operands could not be broadcast together: b shape " + to_string(b.shape) +
+                           " and a[indices] shape " + shape_str(target));
+  }
+  return s;
+}
+
 }  // namespace multigather::numpy
 
 namespace multigather::frontends {
@@ -218,6 +288,27 @@ void append_numpy_ops(std::vector<OpSpec>* ops) {
                   [](const TensorView& x, const TensorView& i, const AttributeValues& a, Lowering* o) {
                     return numpy::advanced_index(x, i, a.get_ints("index_dims"), o);
                   }});
+  {
+    OpSpec op{"numpy.put_along_axis", "numpy", "scatter_element", "numpy.put_along_axis(arr, indices, values, axis)",
+              "arr[i.., indices[i.., j, k..], k..] = values[i.., j, k..]  (broadcasting; in place)",
+              docs + "numpy.put_along_axis.html", "arr", "indices",
+              {{"axis", AttrType::kOptionalInt, "-1", {}, "scatter axis (none: flatten arr, 1-D indices)"}}, nullptr};
+    op.kind = OpKind::kScatter;
+    op.updates_name = "values";
+    op.lower_scatter = [](const TensorView& x, const TensorView& i, const TensorView& u, const AttributeValues& a,
+                          Lowering* o) { return numpy::put_along_axis(x, i, u, a.get_optional_int("axis"), o); };
+    ops->push_back(std::move(op));
+  }
+  {
+    OpSpec op{"numpy.add_at", "numpy", "scatter_block", "numpy.add.at(a, indices, b)",
+              "a[indices[j..], k..] += b[j.., k..]  (unbuffered: duplicates all add; b broadcasts; in place)",
+              "https://numpy.org/doc/stable/reference/generated/numpy.ufunc.at.html", "a", "indices", {}, nullptr};
+    op.kind = OpKind::kScatter;
+    op.updates_name = "b";
+    op.lower_scatter = [](const TensorView& x, const TensorView& i, const TensorView& u, const AttributeValues&,
+                          Lowering* o) { return numpy::add_at(x, i, u, o); };
+    ops->push_back(std::move(op));
+  }
 }
 
 }  // namespace multigather::frontends

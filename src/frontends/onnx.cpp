@@ -81,12 +81,86 @@ Status GatherND(const TensorView& data, const TensorView& indices, std::int64_t 
   return lower_nd(out->op, data, indices, b, out);
 }
 
+// ---- Scatters (opset 18) ----------------------------------------------------------------------
+
+namespace {
+
+constexpr const char* kDuplicatesNote =
+    "reduction = none with duplicate indices: ONNX leaves the result undefined (\"should not have "
+    "duplicates\"); multigather writes the last update in row-major order of indices";
+
+Status scatter_reduction(const std::string& op, std::string_view name, Lowering* out) {
+  if (!parse_reduction(name, &out->reduction)) {
+    return InvalidArgument(op + ": reduction = '" + std::string(name) + "' must be one of none, add, mul, max, min");
+  }
+  if (out->reduction == Reduction::kNone) out->notes.push_back(kDuplicatesNote);
+  out->include_input = true;
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status ScatterElements(const TensorView& data, const TensorView& indices, const TensorView& updates,
+                       std::int64_t axis, std::string_view reduction, Lowering* out) {
+  MULTIGATHER_RETURN_IF_ERROR(begin_scatter("onnx.ScatterElements", data, indices, updates, out));
+  MULTIGATHER_RETURN_IF_ERROR(check_dtype(out->op, "indices", indices.dtype, {DType::kInt32, DType::kInt64}));
+  MULTIGATHER_RETURN_IF_ERROR(check_updates_dtype(out->op, data, updates, "data", "updates", "both are type T"));
+  MULTIGATHER_RETURN_IF_ERROR(scatter_reduction(out->op, reduction, out));
+  MULTIGATHER_RETURN_IF_ERROR(check_ranks(out->op, data, indices, 1));
+  if (indices.rank() != data.rank()) {
+    return InvalidArgument(out->op + ": indices rank " + str(indices.rank()) + " must equal data rank " +
+                           str(data.rank()));
+  }
+  if (!(updates.shape == indices.shape)) {
+    return InvalidArgument(out->op + ": updates shape " + to_string(updates.shape) +
+                           " must equal indices shape " + to_string(indices.shape));
+  }
+  std::int64_t a = 0;
+  MULTIGATHER_RETURN_IF_ERROR(normalize_axis(out->op, "axis", axis, data.rank(), true, &a));
+  MULTIGATHER_RETURN_IF_ERROR(check_scatter_element_sizes(
+      out->op, data, indices, a, "data", "indices",
+      "the index size must not exceed the data size on every dimension but axis " + str(a)));
+  set_policy(out, IndexMode::kError, true);
+  set_error_context(out, indices, "indices", -1, {"axis " + str(a)}, {data.shape[static_cast<int>(a)]}, true, kRule);
+  MULTIGATHER_RETURN_IF_ERROR(
+      lower_elements(out->op, data, indices, a, ElementRule::kEqual, "data", "indices", out));
+  return finish_framework_scatter(data, updates, dims_vec(indices.shape), out);
+}
+
+Status ScatterND(const TensorView& data, const TensorView& indices, const TensorView& updates,
+                 std::string_view reduction, Lowering* out) {
+  MULTIGATHER_RETURN_IF_ERROR(begin_scatter("onnx.ScatterND", data, indices, updates, out));
+  MULTIGATHER_RETURN_IF_ERROR(check_dtype(out->op, "indices", indices.dtype, {DType::kInt64}));
+  MULTIGATHER_RETURN_IF_ERROR(check_updates_dtype(out->op, data, updates, "data", "updates", "both are type T"));
+  MULTIGATHER_RETURN_IF_ERROR(scatter_reduction(out->op, reduction, out));
+  MULTIGATHER_RETURN_IF_ERROR(check_ranks(out->op, data, indices, 1));
+  const int r = data.rank(), q = indices.rank();
+  const std::int64_t k = indices.shape[q - 1];
+  if (k < 1 || k > r) {
+    return InvalidArgument(out->op + ": indices.shape[-1] = " + str(k) + " must be in [1, rank(data)] = [1, " +
+                           str(r) + "]");
+  }
+  std::vector<std::int64_t> want(indices.shape.begin(), indices.shape.end() - 1);
+  want.insert(want.end(), data.shape.begin() + k, data.shape.end());
+  if (dims_vec(updates.shape) != want) {
+    return InvalidArgument(out->op + ": updates shape " + to_string(updates.shape) +
+                           " must equal indices.shape[:-1] ++ data.shape[k:] = " + shape_str(want) +
+                           " (k = indices.shape[-1] = " + str(k) + ")");
+  }
+  set_policy(out, IndexMode::kError, true);
+  set_nd_error_context(out, indices, data, 0, "data", true, kRule);
+  MULTIGATHER_RETURN_IF_ERROR(lower_nd(out->op, data, indices, 0, out));
+  return finish_framework_scatter(data, updates, want, out);
+}
+
 }  // namespace multigather::onnx
 
 namespace multigather::frontends {
 
 void append_onnx_ops(std::vector<OpSpec>* ops) {
   const AttrSpec axis{"axis", AttrType::kInt, "0", {}, "gather axis in [-r, r-1]"};
+  const AttrSpec reduction{"reduction", AttrType::kEnum, "none", {"none", "add", "mul", "max", "min"},
+                           "how updates combine with data (none: duplicates undefined in ONNX, last wins here)"};
   ops->push_back({"onnx.Gather", "onnx", "block", "Gather(data, indices, axis=0)",
                   "output[i.., j.., k..] = data[i.., indices[j..], k..]  (i.. = axis leading dims)",
                   "https://onnx.ai/onnx/operators/onnx__Gather.html (opset 13)", "data", "indices",
@@ -109,6 +183,31 @@ void append_onnx_ops(std::vector<OpSpec>* ops) {
                   [](const TensorView& x, const TensorView& i, const AttributeValues& a, Lowering* o) {
                     return onnx::GatherND(x, i, a.get_int("batch_dims"), o);
                   }});
+  {
+    OpSpec op{"onnx.ScatterElements", "onnx", "scatter_element",
+              "ScatterElements(data, indices, updates, axis=0, reduction='none')",
+              "output = data; output[i][indices[i][j][k]][k] = f(output[..], updates[i][j][k])  (axis 1)",
+              "https://onnx.ai/onnx/operators/onnx__ScatterElements.html (opset 18)", "data", "indices",
+              {axis, reduction}, nullptr};
+    op.kind = OpKind::kScatter;
+    op.lower_scatter = [](const TensorView& x, const TensorView& i, const TensorView& u, const AttributeValues& a,
+                          Lowering* o) {
+      return onnx::ScatterElements(x, i, u, a.get_int("axis"), a.get_enum("reduction"), o);
+    };
+    ops->push_back(std::move(op));
+  }
+  {
+    OpSpec op{"onnx.ScatterND", "onnx", "scatter_nd", "ScatterND(data, indices, updates, reduction='none')",
+              "output = data; output[indices[j.., :], t..] = f(output[..], updates[j.., t..])",
+              "https://onnx.ai/onnx/operators/onnx__ScatterND.html (opset 18)", "data", "indices",
+              {reduction}, nullptr};
+    op.kind = OpKind::kScatter;
+    op.lower_scatter = [](const TensorView& x, const TensorView& i, const TensorView& u, const AttributeValues& a,
+                          Lowering* o) {
+      return onnx::ScatterND(x, i, u, a.get_enum("reduction"), o);
+    };
+    ops->push_back(std::move(op));
+  }
 }
 
 }  // namespace multigather::frontends

@@ -125,6 +125,9 @@ const std::vector<std::pair<std::string, std::string>>& equivalence_classes() {
       {"advanced", "numpy-style advanced indexing: several index arrays, adjacent or separated"},
       {"windowed", "StableHLO gather: point gathers, windows, batching dims, any index_vector_dim"},
       {"scatter", "the dual operator itself: updates combined into a copy of the input (reductions)"},
+      {"scatter_element", "single axis element scatter: the dual of an element gather (updates shaped like indices)"},
+      {"scatter_block", "single axis block scatter: the dual of a block gather (updates = X[:a] ++ I ++ X[a+1:])"},
+      {"scatter_nd", "multiple contiguous axes block scatter: the dual of an nd gather"},
   };
   return classes;
 }

@@ -163,6 +163,194 @@ Status index_select(const TensorView& input, std::int64_t dim, const TensorView&
   return finish(shape, out);
 }
 
+// ---- Scatters -------------------------------------------------------------------------------
+
+namespace {
+
+constexpr const char* kScatterDuplicates =
+    "duplicate indices with no reduction: PyTorch picks one update nondeterministically; "
+    "multigather writes the last in row-major order of index";
+
+// scatter / scatter_add / scatter_reduce: PyTorch's checks in its order (dim, the index dtype,
+// self vs src dtype, ranks, sizes), then onnx-like element lowering with src sliced to index.
+Status scatter_elements(const TensorView& input, std::int64_t dim, const TensorView& index,
+                        const TensorView& src, Reduction reduction, bool include_self, Lowering* out) {
+  const TensorView x = as_1d_if_scalar(input), i = as_1d_if_scalar(index), u = as_1d_if_scalar(src);
+  std::int64_t d = 0;
+  MULTIGATHER_RETURN_IF_ERROR(normalize_axis(out->op, "dim", dim, x.rank(), true, &d));
+  MULTIGATHER_RETURN_IF_ERROR(check_dtype(out->op, "index", index.dtype, {DType::kInt64, DType::kInt32}));
+  if (src.dtype != input.dtype) {
+    return TypeError(out->op + ": scatter(): Expected self.dtype to be equal to src.dtype (self " +
+                     std::string(dtype_name(input.dtype)) + ", src " + std::string(dtype_name(src.dtype)) + ")");
+  }
+  if (i.rank() != x.rank() || u.rank() != x.rank()) {
+    return InvalidArgument(out->op + ": Index tensor must have the same number of dimensions as self tensor "
+                           "and src tensor (index rank " + str(index.rank()) + ", self rank " +
+                           str(input.rank()) + ", src rank " + str(src.rank()) + ")");
+  }
+  for (int k = 0; k < x.rank(); ++k) {
+    if ((k != d && i.shape[k] > x.shape[k]) || i.shape[k] > u.shape[k]) {
+      return InvalidArgument(out->op + ": Expected index " + to_string(index.shape) + " to be no larger than self " +
+                             to_string(input.shape) + " apart from dimension " + str(d) +
+                             " and to be no larger size than src " + to_string(src.shape));
+    }
+  }
+  MULTIGATHER_RETURN_IF_ERROR(check_scatter_element_sizes(out->op, x, i, d, "self", "index", ""));
+  out->reduction = reduction;
+  out->include_input = include_self;
+  if (reduction == Reduction::kNone) out->notes.push_back(kScatterDuplicates);
+  set_policy(out, IndexMode::kError, false);
+  set_error_context(out, i, "index", -1, {"dim " + str(d)}, {x.shape[static_cast<int>(d)]}, false,
+                    reject_rule(out->op));
+  // src may be larger than index: its leading part is read (a sliced view).
+  TensorView sliced = u;
+  for (int k = 0; k < u.rank(); ++k) sliced.shape[k] = i.shape[k];
+  if (!(sliced.shape == u.shape)) {
+    out->notes.push_back("src sliced to the index shape " + to_string(i.shape) + " (a view: its leading part is read)");
+  }
+  MULTIGATHER_RETURN_IF_ERROR(lower_elements(out->op, x, i, d, ElementRule::kEqual, "self", "index", out));
+  return finish_framework_scatter(input, sliced, dims_vec(i.shape), out);
+}
+
+template <typename T>
+void scale_into(const TensorView& v, T alpha, Tensor* dst) {
+  const Tensor c = Tensor::copy_of(v);
+  const T* s = static_cast<const T*>(c.data());
+  T* o = static_cast<T*>(dst->data());
+  for (std::int64_t e = 0, n = v.numel(); e < n; ++e) o[e] = static_cast<T>(s[e] * alpha);
+}
+
+// source * alpha, a contiguous copy owned by the lowering (PyTorch: integer inputs take alpha
+// truncated to an integer).
+Status scaled_copy(const TensorView& source, const Scalar& alpha, Lowering* out, TensorView* result) {
+  const double fa = alpha.kind == Scalar::Kind::kFloat ? alpha.f
+                    : alpha.kind == Scalar::Kind::kInt ? static_cast<double>(alpha.i) : static_cast<double>(alpha.u);
+  const std::int64_t ia = alpha.kind == Scalar::Kind::kFloat ? static_cast<std::int64_t>(alpha.f)
+                          : alpha.kind == Scalar::Kind::kInt ? alpha.i : static_cast<std::int64_t>(alpha.u);
+  switch (source.dtype) {
+    case DType::kFloat32: case DType::kFloat64: case DType::kInt8: case DType::kUInt8: case DType::kInt16:
+    case DType::kInt32: case DType::kInt64: break;
+    default:
+      return TypeError(out->op + ": alpha = " + alpha.to_string() + " != 1 is supported for float32, float64 and "
+                       "integer sources only (source dtype " + std::string(dtype_name(source.dtype)) + ")");
+  }
+  out->notes.push_back("alpha = " + alpha.to_string() + ": source * alpha is copied once (a contiguous buffer)");
+  if (source.data == nullptr) {
+    *result = TensorView(nullptr, source.dtype, source.shape);
+    return Status::Ok();
+  }
+  try {
+    auto t = std::make_shared<Tensor>(source.dtype, source.shape);
+    switch (source.dtype) {
+      case DType::kFloat32: scale_into<float>(source, static_cast<float>(fa), t.get()); break;
+      case DType::kFloat64: scale_into<double>(source, fa, t.get()); break;
+      case DType::kInt8: scale_into<std::int8_t>(source, static_cast<std::int8_t>(ia), t.get()); break;
+      case DType::kUInt8: scale_into<std::uint8_t>(source, static_cast<std::uint8_t>(ia), t.get()); break;
+      case DType::kInt16: scale_into<std::int16_t>(source, static_cast<std::int16_t>(ia), t.get()); break;
+      case DType::kInt32: scale_into<std::int32_t>(source, static_cast<std::int32_t>(ia), t.get()); break;
+      default: scale_into<std::int64_t>(source, ia, t.get()); break;
+    }
+    out->owned_updates = t;
+    *result = t->view();
+  } catch (const Error& e) {
+    return Status(e.code(), e.what());
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status scatter(const TensorView& input, std::int64_t dim, const TensorView& index, const TensorView& src,
+               std::string_view reduce, Lowering* out) {
+  MULTIGATHER_RETURN_IF_ERROR(begin_scatter("torch.scatter", input, index, src, out));
+  Reduction r = Reduction::kNone;
+  if (reduce == "add") r = Reduction::kAdd;
+  else if (reduce == "multiply") r = Reduction::kMul;
+  else if (reduce != "none") {
+    return InvalidArgument(out->op + ": reduce argument must be either add or multiply (got '" + std::string(reduce) + "')");
+  }
+  return scatter_elements(input, dim, index, src, r, true, out);
+}
+
+Status scatter_add(const TensorView& input, std::int64_t dim, const TensorView& index, const TensorView& src,
+                   Lowering* out) {
+  MULTIGATHER_RETURN_IF_ERROR(begin_scatter("torch.scatter_add", input, index, src, out));
+  return scatter_elements(input, dim, index, src, Reduction::kAdd, true, out);
+}
+
+Status scatter_reduce(const TensorView& input, std::int64_t dim, const TensorView& index, const TensorView& src,
+                      std::string_view reduce, bool include_self, Lowering* out) {
+  MULTIGATHER_RETURN_IF_ERROR(begin_scatter("torch.scatter_reduce", input, index, src, out));
+  Reduction r = Reduction::kAdd;
+  if (reduce == "sum") r = Reduction::kAdd;
+  else if (reduce == "prod") r = Reduction::kMul;
+  else if (reduce == "amax") r = Reduction::kMax;
+  else if (reduce == "amin") r = Reduction::kMin;
+  else if (reduce == "mean") {
+    return InvalidArgument(out->op + ": reduce = 'mean' is not supported by multigather yet (it divides by the "
+                           "count of updates after the scatter, which one scatter_multiaxis call cannot do)");
+  } else {
+    return InvalidArgument(out->op + ": reduce argument must be either sum, prod, mean, amax or amin, got " +
+                           std::string(reduce));
+  }
+  return scatter_elements(input, dim, index, src, r, include_self, out);
+}
+
+Status index_add(const TensorView& input, std::int64_t dim, const TensorView& index, const TensorView& source,
+                 const Scalar& alpha, Lowering* out) {
+  MULTIGATHER_RETURN_IF_ERROR(begin_scatter("torch.index_add", input, index, source, out));
+  // PyTorch's order (index_add_cpu_ / index_func_meta_impl): dim, a vector index, the index
+  // dtype, the source dtype, the number of indices, the slice shapes, then the index values.
+  const TensorView x = as_1d_if_scalar(input), s = as_1d_if_scalar(source);
+  std::int64_t d = 0;
+  MULTIGATHER_RETURN_IF_ERROR(normalize_axis(out->op, "dim", dim, x.rank(), true, &d));
+  if (index.rank() > 1) {
+    return InvalidArgument(out->op + ": index_add_(): Index is supposed to be a vector, but got dim: " +
+                           str(index.rank()) + " (index shape " + to_string(index.shape) + ")");
+  }
+  MULTIGATHER_RETURN_IF_ERROR(check_dtype(out->op, "index", index.dtype, {DType::kInt64, DType::kInt32}));
+  if (source.dtype != input.dtype) {
+    return TypeError(out->op + ": index_add_(): self (" + std::string(dtype_name(input.dtype)) + ") and source (" +
+                     std::string(dtype_name(source.dtype)) + ") must have the same scalar type");
+  }
+  const int a = static_cast<int>(d), r = x.rank();
+  const std::int64_t n = index.numel();
+  if (s.rank() != r || n != s.shape[a]) {
+    if (s.rank() == r) {
+      return InvalidArgument(out->op + ": index_add_(): Number of indices (" + str(n) +
+                             ") should be equal to source.size(dim): (" + str(s.shape[a]) + "), for dim: " + str(d));
+    }
+  }
+  bool same = s.rank() == r;
+  for (int k = 0; same && k < r; ++k) same = k == a || s.shape[k] == x.shape[k];
+  if (!same) {
+    return InvalidArgument(out->op + ": source tensor shape must match self tensor shape, excluding the specified "
+                           "dimension. Got self.shape = " + to_string(input.shape) + " source.shape = " +
+                           to_string(source.shape));
+  }
+  TensorView updates = s;
+  const bool unit_alpha = (alpha.kind == Scalar::Kind::kInt && alpha.i == 1) ||
+                          (alpha.kind == Scalar::Kind::kUInt && alpha.u == 1) ||
+                          (alpha.kind == Scalar::Kind::kFloat && alpha.f == 1.0);
+  if (!unit_alpha) MULTIGATHER_RETURN_IF_ERROR(scaled_copy(s, alpha, out, &updates));
+  // index_select's lowering: the index along dim, unit dimensions elsewhere.
+  ViewBuilder ix = ViewBuilder::of(index);
+  ix.add_unit(a);
+  ix.add(n, index.rank() == 1 ? index.strides[0] : 0);
+  ix.add_unit(r - a - 1);
+  out->input = x;
+  out->axes = {d};
+  MULTIGATHER_RETURN_IF_ERROR(fold_coordinates(out->op, ix, 1, 1, out));
+  out->reduction = Reduction::kAdd;
+  out->include_input = true;
+  set_policy(out, IndexMode::kError, false);
+  set_error_context(out, index, "index", -1, {"dim " + str(d)}, {x.shape[a]}, false, reject_rule(out->op));
+  std::vector<std::int64_t> shape = dims_vec(x.shape);
+  shape[static_cast<std::size_t>(a)] = n;
+  MULTIGATHER_RETURN_IF_ERROR(finish(shape, out));
+  return finish_framework_scatter(input, updates, shape, out);
+}
+
 }  // namespace multigather::torch
 
 namespace multigather::frontends {
@@ -193,6 +381,60 @@ void append_torch_ops(std::vector<OpSpec>* ops) {
                   [](const TensorView& x, const TensorView& i, const AttributeValues& a, Lowering* o) {
                     return torch::index_select(x, a.get_int("dim"), i, o);
                   }});
+  const AttrSpec dim{"dim", AttrType::kInt, "0", {}, "scatter dimension"};
+  {
+    OpSpec op{"torch.scatter", "torch", "scatter_element", "torch.scatter(input, dim, index, src, reduce=None)",
+              "out = input; out[index[i][j][k]][j][k] = src[i][j][k]  (dim = 0; reduce: += or *=)",
+              docs + "torch.Tensor.scatter_.html", "input", "index",
+              {dim, {"reduce", AttrType::kEnum, "none", {"none", "add", "multiply"},
+                     "none (duplicates: PyTorch picks any, last wins here), add or multiply"}},
+              nullptr};
+    op.kind = OpKind::kScatter;
+    op.updates_name = "src";
+    op.lower_scatter = [](const TensorView& x, const TensorView& i, const TensorView& u, const AttributeValues& a,
+                          Lowering* o) { return torch::scatter(x, a.get_int("dim"), i, u, a.get_enum("reduce"), o); };
+    ops->push_back(std::move(op));
+  }
+  {
+    OpSpec op{"torch.scatter_add", "torch", "scatter_element", "torch.scatter_add(input, dim, index, src)",
+              "out = input; out[index[i][j][k]][j][k] += src[i][j][k]  (dim = 0)",
+              docs + "torch.Tensor.scatter_add_.html", "input", "index", {dim}, nullptr};
+    op.kind = OpKind::kScatter;
+    op.updates_name = "src";
+    op.lower_scatter = [](const TensorView& x, const TensorView& i, const TensorView& u, const AttributeValues& a,
+                          Lowering* o) { return torch::scatter_add(x, a.get_int("dim"), i, u, o); };
+    ops->push_back(std::move(op));
+  }
+  {
+    OpSpec op{"torch.scatter_reduce", "torch", "scatter_element",
+              "torch.scatter_reduce(input, dim, index, src, reduce, *, include_self=True)",
+              "out = input; out[index[i][j][k]][j][k] = f(out[..], src[i][j][k])  (dim = 0; f: sum prod amax amin)",
+              docs + "torch.Tensor.scatter_reduce_.html", "input", "index",
+              {dim, {"reduce", AttrType::kEnum, "sum", {"sum", "prod", "mean", "amax", "amin"},
+                     "how src values reaching one element combine (mean: not supported yet)"},
+               {"include_self", AttrType::kBool, "true", {}, "whether input's values take part in the reduction"}},
+              nullptr};
+    op.kind = OpKind::kScatter;
+    op.updates_name = "src";
+    op.lower_scatter = [](const TensorView& x, const TensorView& i, const TensorView& u, const AttributeValues& a,
+                          Lowering* o) {
+      return torch::scatter_reduce(x, a.get_int("dim"), i, u, a.get_enum("reduce"), a.get_bool("include_self"), o);
+    };
+    ops->push_back(std::move(op));
+  }
+  {
+    OpSpec op{"torch.index_add", "torch", "scatter_block", "torch.index_add(input, dim, index, source, *, alpha=1)",
+              "out = input; out[i.., index[j], k..] += alpha * source[i.., j, k..]",
+              docs + "torch.Tensor.index_add_.html", "input", "index",
+              {{"dim", AttrType::kInt, "0", {}, "dimension indexed by index"},
+               {"alpha", AttrType::kScalar, "1", {}, "scalar multiplier for source (!= 1: a scaled copy)"}},
+              nullptr};
+    op.kind = OpKind::kScatter;
+    op.updates_name = "source";
+    op.lower_scatter = [](const TensorView& x, const TensorView& i, const TensorView& u, const AttributeValues& a,
+                          Lowering* o) { return torch::index_add(x, a.get_int("dim"), i, u, *a.get_scalar("alpha"), o); };
+    ops->push_back(std::move(op));
+  }
 }
 
 }  // namespace multigather::frontends

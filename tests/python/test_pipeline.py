@@ -556,6 +556,8 @@ def expected_params(op: str) -> list[str]:
         names = [row["input_name"], row["indices_name"]] + [a["name"] for a in row["attrs"]]
     out = []
     for n in names:
+        if n == "*":  # Python's keyword-only marker (torch.index_add(..., *, alpha=1)): not a name
+            continue
         out.extend(STRUCT_FIELDS.get(n, [n]))
     return out
 
@@ -619,11 +621,17 @@ def test_wrapper_passes_its_parameters_to_the_registry_under_their_names(mod_nam
     attrs = [a["name"] for a in row["attrs"]]
     # The general call: run(op, <input>, <indices>[, out], name=name, ...): every keyword is a
     # registry attribute fed from the parameter of the same name; the operands are parameters.
-    assert 3 <= len(call.args) <= 4, ast.dump(call)
-    operands = [a.id for a in call.args[1:3]]
+    # A scatter's call is run_scatter(op, <input>, <indices>, <updates>[, out]); an in-place
+    # scatter (numpy.put_along_axis, numpy.add_at) passes its input as out.
+    scatter = isinstance(call.func, ast.Name) and call.func.id == "run_scatter"
+    n_operands = 3 if scatter else 2
+    assert 1 + n_operands <= len(call.args) <= 2 + n_operands, ast.dump(call)
+    operands = [a.id for a in call.args[1:1 + n_operands]]
     assert all(o in params for o in operands), operands
-    if len(call.args) == 4:
-        assert isinstance(call.args[3], ast.Name) and call.args[3].id == "out", ast.dump(call)
+    if len(call.args) == 2 + n_operands:
+        last = call.args[-1]
+        assert isinstance(last, ast.Name) and (last.id == "out" or (scatter and last.id == operands[0])), \
+            ast.dump(call)
     for kw in call.keywords:
         if kw.arg == "out":
             continue

@@ -69,6 +69,11 @@ FUNCTIONS = {  # registry op -> the Python function with the framework's signatu
     "webnn.gather": "webnn.gather", "webnn.gatherElements": "webnn.gather_elements",
     "webnn.gatherND": "webnn.gather_nd", "dml.Gather": "dml.gather",
     "dml.GatherElements": "dml.gather_elements", "dml.GatherND": "dml.gather_nd",
+    "scatter_multiaxis": "scatter_multiaxis",
+    "onnx.ScatterElements": "onnx.scatter_elements", "onnx.ScatterND": "onnx.scatter_nd",
+    "torch.scatter": "torch.scatter", "torch.scatter_add": "torch.scatter_add",
+    "torch.scatter_reduce": "torch.scatter_reduce", "torch.index_add": "torch.index_add",
+    "numpy.put_along_axis": "numpy.put_along_axis", "numpy.add_at": "numpy.add_at",
 }
 
 

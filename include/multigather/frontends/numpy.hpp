@@ -46,4 +46,15 @@ Status take_along_axis(const TensorView& arr, const TensorView& indices,
 Status advanced_index(const TensorView& a, const TensorView& indices,
                       const std::vector<std::int64_t>& index_dims, Lowering* out);
 
+/// numpy.put_along_axis(arr, indices, values, axis) (in place in numpy; here the framework
+/// output, which may be arr itself): arr[i.., indices[i.., j, k..], k..] = values[..]. The
+/// rules of take_along_axis (same rank, broadcasting, axis=None flattens with 1-D indices,
+/// integer indices, negatives wrap, out of range an error); values (arr's dtype) broadcast to
+/// the take_along_axis output shape. Duplicates: the last value in row-major order wins.
+Status put_along_axis(const TensorView& arr, const TensorView& indices, const TensorView& values,
+                      std::optional<std::int64_t> axis, Lowering* out);
+/// numpy.add.at(a, indices, b) with one integer index array (a[indices] += b along axis 0,
+/// unbuffered: every duplicate adds); b (a's dtype) broadcasts to indices.shape ++ a.shape[1:].
+Status add_at(const TensorView& a, const TensorView& indices, const TensorView& b, Lowering* out);
+
 }  // namespace multigather::numpy

@@ -40,4 +40,24 @@ Status GatherElements(const TensorView& data, const TensorView& indices, std::in
 Status GatherND(const TensorView& data, const TensorView& indices, std::int64_t batch_dims,
                 Lowering* out);
 
+/// onnx.ScatterElements(data, indices, updates, axis=0, reduction="none") (opset 18),
+/// https://onnx.ai/onnx/operators/onnx__ScatterElements.html
+///   output = data; output[.., indices[p], ..] = f(output[..], updates[p])  (axis position)
+/// Same rank r >= 1 for data and indices; updates shape == indices shape; indices int32/int64;
+/// updates dtype == data dtype. indices.shape[d] > data.shape[d] (d != axis) is an error; a
+/// smaller size (ONNX Runtime writes a leading window) is refused as not supported yet.
+/// reduction none/add/mul/max/min; with none, duplicates are undefined in ONNX and the last
+/// update in row-major order wins here. Negative indices wrap once; out of range is an error.
+Status ScatterElements(const TensorView& data, const TensorView& indices, const TensorView& updates,
+                       std::int64_t axis, std::string_view reduction, Lowering* out);
+
+/// onnx.ScatterND(data, indices, updates, reduction="none") (opset 18),
+/// https://onnx.ai/onnx/operators/onnx__ScatterND.html
+///   output = data; output[indices[j.., :], t..] = f(output[..], updates[j.., t..])
+/// indices int64, rank q >= 1, 1 <= k = indices.shape[-1] <= r; updates shape ==
+/// indices.shape[:-1] ++ data.shape[k:]. The lowering is onnx.GatherND's (batch_dims 0) with the
+/// updates viewed in its core shape. Duplicates and index rule as ScatterElements.
+Status ScatterND(const TensorView& data, const TensorView& indices, const TensorView& updates,
+                 std::string_view reduction, Lowering* out);
+
 }  // namespace multigather::onnx

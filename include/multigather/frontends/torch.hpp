@@ -41,4 +41,27 @@ Status take_along_dim(const TensorView& input, const TensorView& indices,
 Status index_select(const TensorView& input, std::int64_t dim, const TensorView& index,
                     Lowering* out);
 
+/// torch.scatter(input, dim, index, src, reduce=None) (Tensor.scatter_ out of place):
+///   out = input; out[index[i][j][k]][j][k] = src[i][j][k] (dim 0), reduce "add" / "multiply".
+/// Same rank for input, index and src (0-D counts as 1-D); index int64 (int32 accepted, as
+/// PyTorch 2.15 does); src dtype == input dtype; index.size(d) <= src.size(d) for every d (src's
+/// leading part is read) and <= input.size(d) for d != dim (a smaller size is refused as not
+/// supported yet). Negative indices are errors. Duplicates without reduce: PyTorch leaves the
+/// pick undefined; the last update in row-major order of index wins here.
+Status scatter(const TensorView& input, std::int64_t dim, const TensorView& index, const TensorView& src,
+               std::string_view reduce, Lowering* out);
+/// torch.scatter_add(input, dim, index, src): scatter with reduce add (all duplicates summed).
+Status scatter_add(const TensorView& input, std::int64_t dim, const TensorView& index, const TensorView& src,
+                   Lowering* out);
+/// torch.scatter_reduce(input, dim, index, src, reduce, include_self=True): reduce sum, prod,
+/// amax, amin ('mean' is refused: it needs a division after the scatter).
+Status scatter_reduce(const TensorView& input, std::int64_t dim, const TensorView& index, const TensorView& src,
+                      std::string_view reduce, bool include_self, Lowering* out);
+/// torch.index_add(input, dim, index, source, alpha=1):
+///   out = input; out[.., index[j], ..] += alpha * source[.., j, ..]
+/// index a vector (int64/int32); source.size(dim) == index.numel(), other dims equal input's;
+/// alpha != 1: source * alpha is copied once (integer inputs: alpha truncated, as PyTorch).
+Status index_add(const TensorView& input, std::int64_t dim, const TensorView& index, const TensorView& source,
+                 const Scalar& alpha, Lowering* out);
+
 }  // namespace multigather::torch

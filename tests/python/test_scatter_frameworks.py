@@ -1,0 +1,282 @@
+"""The framework scatters against the real frameworks: onnx.ScatterElements / ScatterND against
+ONNX Runtime one-node opset-18 models (every reduction; reduction "none" on unique indices, where
+ONNX defines the result), torch.scatter / scatter_add / scatter_reduce / index_add against torch,
+numpy.put_along_axis / add_at against numpy, on seeded random cases (exact comparisons: integer
+data, or float data whose sums are exact), plus the ONNX node-test vectors of
+tests/data/conformance/onnx_node_scatter_pb.json bit for bit, and the errors.
+"""
+from __future__ import annotations
+
+import json
+import os
+
+import numpy as np
+import pytest
+
+import multigather
+from conftest import require
+
+CONFORMANCE = os.path.join(os.path.dirname(__file__), "..", "data", "conformance")
+SEEDS = range(40)
+
+
+def small_ints(rng, shape, dtype=np.float32):
+    """Integers in [-4, 4] as `dtype`: sums and products stay exact in float32."""
+    return rng.randint(-4, 5, size=shape).astype(dtype)
+
+
+def rand_shape(rng, rank, lo=1, hi=4):
+    return tuple(int(s) for s in rng.randint(lo, hi + 1, size=rank))
+
+
+# ---- ONNX Runtime --------------------------------------------------------------------------------
+
+def run_ort(op, data, indices, updates, **attrs):
+    onnx = require("onnx")
+    ort = require("onnxruntime")
+    from onnx import helper
+    ort.set_default_logger_severity(4)
+    elem = helper.np_dtype_to_tensor_dtype
+    node = helper.make_node(op, ["data", "indices", "updates"], ["output"], **attrs)
+    graph = helper.make_graph(
+        [node], "g",
+        [helper.make_tensor_value_info("data", elem(data.dtype), data.shape),
+         helper.make_tensor_value_info("indices", elem(indices.dtype), indices.shape),
+         helper.make_tensor_value_info("updates", elem(updates.dtype), updates.shape)],
+        [helper.make_tensor_value_info("output", elem(data.dtype), None)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    model.ir_version = 8
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    return session.run(None, {"data": data, "indices": indices, "updates": updates})[0]
+
+
+REDUCTIONS = ["none", "add", "mul", "max", "min"]
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("seed", SEEDS)
+def test_scatter_elements_vs_onnxruntime(seed, reduction):
+    rng = np.random.RandomState(seed)
+    rank = rng.randint(1, 4)
+    shape = rand_shape(rng, rank)
+    axis = int(rng.randint(-rank, rank))
+    a = axis % rank
+    ishape = list(shape)
+    if reduction == "none":  # unique targets along the axis: a permutation prefix per line
+        ishape[a] = int(rng.randint(1, shape[a] + 1))
+        perm = np.argsort(rng.rand(*shape), axis=a)
+        indices = np.take(perm, np.arange(ishape[a]), axis=a)
+    else:
+        ishape[a] = int(rng.randint(1, 6))
+        indices = rng.randint(0, shape[a], size=ishape)
+    indices = indices - shape[a] * rng.randint(0, 2, size=indices.shape)  # some negatives
+    indices = indices.astype(rng.choice([np.int64, np.int32]))
+    data = small_ints(rng, shape)
+    updates = small_ints(rng, indices.shape)
+    want = run_ort("ScatterElements", data, indices, updates, axis=axis, reduction=reduction)
+    got = multigather.onnx.scatter_elements(data, indices, updates, axis=axis, reduction=reduction)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("seed", SEEDS)
+def test_scatter_nd_vs_onnxruntime(seed, reduction):
+    rng = np.random.RandomState(seed)
+    r = rng.randint(1, 4)
+    shape = rand_shape(rng, r)
+    k = int(rng.randint(1, r + 1))
+    jshape = rand_shape(rng, int(rng.randint(0, 3)), 1, 3)
+    n = int(np.prod(jshape))
+    cells = int(np.prod(shape[:k]))
+    if reduction == "none":  # unique targets
+        if n > cells:
+            jshape, n = (cells,), cells
+        flat = rng.permutation(cells)[:n]
+    else:
+        flat = rng.randint(0, cells, size=n)
+    coords = np.stack(np.unravel_index(flat, shape[:k]), axis=-1).reshape(jshape + (k,))
+    coords = coords - np.array(shape[:k]) * rng.randint(0, 2, size=coords.shape)  # negatives
+    indices = coords.astype(np.int64)
+    data = small_ints(rng, shape)
+    updates = small_ints(rng, jshape + shape[k:])
+    want = run_ort("ScatterND", data, indices, updates, reduction=reduction)
+    got = multigather.onnx.scatter_nd(data, indices, updates, reduction=reduction)
+    np.testing.assert_array_equal(got, want)
+
+
+def test_onnx_scatter_errors():
+    data = np.zeros((2, 3), np.float32)
+    with pytest.raises(IndexError, match=r"onnx.ScatterElements: indices\[0,0\] = 3 is out of range for axis 1"):
+        multigather.onnx.scatter_elements(data, np.array([[3], [0]]), np.ones((2, 1), np.float32), axis=1)
+    with pytest.raises(ValueError, match=r"updates shape \[2,2\] must equal indices shape \[2,1\]"):
+        multigather.onnx.scatter_elements(data, np.array([[1], [0]]), np.ones((2, 2), np.float32), axis=1)
+    with pytest.raises(TypeError, match="updates dtype float64 must equal data dtype float32"):
+        multigather.onnx.scatter_elements(data, np.array([[1], [0]]), np.ones((2, 1)), axis=1)
+    with pytest.raises(ValueError, match=r"must equal indices.shape\[:-1\] \+\+ data.shape\[k:\] = \[1,3\]"):
+        multigather.onnx.scatter_nd(data, np.array([[1]]), np.ones((1, 2), np.float32))
+    with pytest.raises(TypeError, match="indices dtype int32 is not supported"):
+        multigather.onnx.scatter_nd(data, np.array([[1]], np.int32), np.ones((1, 3), np.float32))
+
+
+SCATTER_CASES = [c for c in json.load(open(os.path.join(CONFORMANCE, "onnx_node_scatter_pb.json")))
+                 if c["op"] != "onnx.Scatter"]  # deprecated opset-10 Scatter is not implemented
+
+
+def array(t):
+    return np.array(t["data"], dtype=t["dtype"]).reshape(t["shape"])
+
+
+@pytest.mark.parametrize("case", SCATTER_CASES, ids=[c["name"] for c in SCATTER_CASES])
+def test_onnx_node_scatter_vectors(case):
+    got = multigather.run(case["op"], array(case["input"]), array(case["indices"]),
+                          updates=array(case["updates"]), **case["attrs"])
+    want = array(case["expected"])
+    assert got.shape == want.shape and got.tobytes() == want.tobytes()
+
+
+# ---- torch ---------------------------------------------------------------------------------------
+
+def element_case(rng, torch, same_src=False):
+    rank = rng.randint(1, 4)
+    shape = rand_shape(rng, rank)
+    dim = int(rng.randint(-rank, rank))
+    d = dim % rank
+    ishape = list(shape)
+    ishape[d] = int(rng.randint(1, 6))
+    index = torch.from_numpy(rng.randint(0, shape[d], size=ishape).astype(np.int64))
+    sshape = [s + (0 if same_src else int(rng.randint(0, 2))) for s in ishape]
+    src = torch.from_numpy(small_ints(rng, sshape))
+    x = torch.from_numpy(small_ints(rng, shape))
+    return x, dim, index, src
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_torch_scatter_add_and_reduce(seed):
+    torch = require("torch")
+    rng = np.random.RandomState(seed)
+    x, dim, index, src = element_case(rng, torch)
+    assert torch.equal(multigather.torch.scatter_add(x, dim, index, src), torch.scatter_add(x, dim, index, src))
+    for reduce in ["sum", "prod", "amax", "amin"]:
+        for include_self in [True, False]:
+            want = torch.scatter_reduce(x, dim, index, src, reduce, include_self=include_self)
+            got = multigather.torch.scatter_reduce(x, dim, index, src, reduce, include_self=include_self)
+            assert torch.equal(got, want), (reduce, include_self)
+    for reduce in ["add", "multiply"]:
+        want = torch.scatter(x, dim, index, src, reduce=reduce)
+        assert torch.equal(multigather.torch.scatter(x, dim, index, src, reduce=reduce), want)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_torch_scatter_unique(seed):
+    torch = require("torch")
+    rng = np.random.RandomState(seed)
+    rank = rng.randint(1, 4)
+    shape = rand_shape(rng, rank)
+    dim = int(rng.randint(0, rank))
+    perm = np.argsort(rng.rand(*shape), axis=dim)
+    m = int(rng.randint(1, shape[dim] + 1))
+    index = torch.from_numpy(np.take(perm, np.arange(m), axis=dim).astype(np.int64))
+    src = torch.from_numpy(small_ints(rng, index.shape))
+    x = torch.from_numpy(small_ints(rng, shape))
+    assert torch.equal(multigather.torch.scatter(x, dim, index, src), torch.scatter(x, dim, index, src))
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_torch_index_add(seed):
+    torch = require("torch")
+    rng = np.random.RandomState(seed)
+    rank = rng.randint(1, 4)
+    shape = rand_shape(rng, rank)
+    dim = int(rng.randint(-rank, rank))
+    n = int(rng.randint(0, 6))
+    index = torch.from_numpy(rng.randint(0, shape[dim], size=n).astype(rng.choice([np.int64, np.int32])))
+    sshape = list(shape)
+    sshape[dim] = n
+    source = torch.from_numpy(small_ints(rng, sshape))
+    x = torch.from_numpy(small_ints(rng, shape))
+    for alpha in [1, 2, -0.5]:
+        want = torch.index_add(x, dim, index, source, alpha=alpha)
+        assert torch.equal(multigather.torch.index_add(x, dim, index, source, alpha=alpha), want), alpha
+    xi, si = x.long(), source.long()
+    assert torch.equal(multigather.torch.index_add(xi, dim, index, si, alpha=3),
+                       torch.index_add(xi, dim, index, si, alpha=3))
+
+
+def test_torch_errors():
+    torch = require("torch")
+    x = torch.zeros(3, 2)
+    with pytest.raises(IndexError, match=r"torch.scatter_add: index\[0,0\] = -1 is out of range for dim 0"):
+        multigather.torch.scatter_add(x, 0, torch.tensor([[-1, 0]]), torch.ones(1, 2))
+    with pytest.raises(ValueError, match=r"Expected index \[1,3\] to be no larger than self \[3,2\]"):
+        multigather.torch.scatter_add(x, 0, torch.tensor([[1, 0, 0]]), torch.ones(1, 3))
+    with pytest.raises(ValueError, match="reduce = 'mean' is not supported"):
+        multigather.torch.scatter_reduce(x, 0, torch.tensor([[1, 0]]), torch.ones(1, 2), "mean")
+    with pytest.raises(TypeError, match=r"self \(float32\) and source \(float64\) must have the same scalar type"):
+        multigather.torch.index_add(x, 0, torch.tensor([0]), torch.ones(1, 2, dtype=torch.float64))
+    with pytest.raises(ValueError, match=r"Number of indices \(2\) should be equal to source.size\(dim\): \(1\)"):
+        multigather.torch.index_add(x, 0, torch.tensor([0, 1]), torch.ones(1, 2))
+
+
+# ---- numpy ---------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_numpy_put_along_axis(seed):
+    rng = np.random.RandomState(seed)
+    rank = rng.randint(1, 4)
+    shape = rand_shape(rng, rank)
+    axis = int(rng.randint(-rank, rank))
+    a = axis % rank
+    ishape = [s if rng.rand() < 0.7 else 1 for s in shape]
+    ishape[a] = int(rng.randint(1, 5))
+    indices = rng.randint(-shape[a], shape[a], size=ishape)
+    arr = small_ints(rng, shape)
+    fancy = np.broadcast_shapes(tuple(ishape), tuple(s if d != a else 1 for d, s in enumerate(shape)))
+    vshape = fancy[int(rng.randint(0, len(fancy) + 1)):]
+    values = small_ints(rng, vshape)
+    want = arr.copy()
+    np.put_along_axis(want, indices, values, axis)
+    got = arr.copy()
+    assert multigather.numpy.put_along_axis(got, indices, values, axis) is None
+    np.testing.assert_array_equal(got, want)
+    # axis=None on the flattened array (numpy 2 keeps the last duplicate).
+    flat = rng.randint(-arr.size, arr.size, size=int(rng.randint(1, 6)))
+    want, got = arr.copy(), arr.copy()
+    np.put_along_axis(want, flat, 7, None)
+    multigather.numpy.put_along_axis(got, flat, 7, None)
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_numpy_add_at(seed):
+    rng = np.random.RandomState(seed)
+    rank = rng.randint(1, 4)
+    shape = rand_shape(rng, rank)
+    idx = rng.randint(-shape[0], shape[0], size=rand_shape(rng, int(rng.randint(0, 3)), 1, 5))
+    target = idx.shape + shape[1:]
+    b = small_ints(rng, target[int(rng.randint(0, len(target) + 1)):])
+    dtype = rng.choice([np.float32, np.int64])
+    a = small_ints(rng, shape, dtype)
+    want = a.copy()
+    # The oracle gets b broadcast explicitly: numpy 2.4.6's add.at reads garbage when b has fewer
+    # dimensions than a[idx] and idx is 2-D (np.add.at(np.zeros(3, np.float32),
+    # [[2,-3,1],[1,-2,2],[1,2,-2],[0,-3,0],[1,2,0]], np.float32([2,-4,-4])) gives a[0] = 5080.6,
+    # not -14); broadcasting b first is what ufunc.at documents.
+    np.add.at(want, idx, np.broadcast_to(b.astype(dtype), target).copy())
+    got = a.copy()
+    assert multigather.numpy.add_at(got, idx, b.astype(dtype)) is None
+    np.testing.assert_array_equal(got, want)
+
+
+def test_numpy_errors_and_casting():
+    a = np.zeros(3, np.float32)
+    with pytest.raises(IndexError, match=r"numpy.add_at: indices\[0\] = 3 is out of range for axis 0 of size 3"):
+        multigather.numpy.add_at(a, np.array([3]), 1.0)
+    with pytest.raises(TypeError, match="cannot cast float64 to int64 with casting rule 'same_kind'"):
+        multigather.numpy.add_at(np.zeros(3, np.int64), np.array([0]), np.ones(1))
+    with pytest.raises(ValueError, match="could not be broadcast"):
+        multigather.numpy.put_along_axis(np.zeros((2, 3)), np.zeros((2, 1), np.int64), np.ones(3), 1)
+    # A Python scalar and float64 values are cast to arr's dtype, as numpy does.
+    arr = np.zeros((2, 2), np.float32)
+    multigather.numpy.put_along_axis(arr, np.array([[1], [0]]), np.array([[1.5], [2.5]]), 1)
+    np.testing.assert_array_equal(arr, [[0, 1.5], [2.5, 0]])
