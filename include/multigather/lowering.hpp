@@ -80,6 +80,12 @@ struct Lowering {
   Reduction reduction = Reduction::kNone;
   bool include_input = true;
   std::shared_ptr<Tensor> owned_updates;  // a copy made by the lowering (a scalar value, alpha)
+  /// A partial write (ONNX Runtime / torch: an index smaller than the data on a dimension that
+  /// is not scattered): the core input is a leading part of the framework's input, and the
+  /// output starts as a copy of the WHOLE framework input `scatter_base` (output_shape), into
+  /// whose leading part (core_output_strides) the core scatters. Unset (rank 0, no data) else.
+  bool has_scatter_base = false;
+  TensorView scatter_base;
   /// The core scatter's options (reduction, index policy, include_input, threads).
   ScatterOptions scatter_options() const noexcept {
     ScatterOptions o;

@@ -136,7 +136,7 @@ Status run_core(const Lowering& l, const MutableTensorView& core, const GatherOp
 // The scatter form of run_core: validates the scatter (operands, then the core output view:
 // input itself for in place, else no overlap), then runs it on the CPU engine.
 Status run_scatter_core(const Lowering& l, const MutableTensorView& core, const ScatterOptions& options,
-                        Device device, std::string_view output_name) {
+                        Device device, std::string_view output_name, const MutableTensorView& full) {
   if (device == Device::kCUDA) {
     return InvalidArgument(l.op + ": scatter ops run on the CPU engine only in this version (the "
                            "operands are on a CUDA device; copy them to the host)");
@@ -144,6 +144,31 @@ Status run_scatter_core(const Lowering& l, const MutableTensorView& core, const 
   detail::ValidatedScatter call;
   call.gather.shape = l.shape;
   MULTIGATHER_RETURN_IF_ERROR(detail::validate_scatter_operands(l.input, l.indices, l.updates, l.axes, options, &call));
+  if (l.has_scatter_base) {
+    // A partial write: the whole output starts as the framework's input; it may be that input
+    // (in place), else not overlap it; it never overlaps indices or updates.
+    const bool same = detail::scatters_in_place(full, l.scatter_base);
+    if (!same && views_overlap(full, l.scatter_base)) {
+      return InvalidArgument(std::string(output_name) + " overlaps input but is not input itself (a "
+                             "scatter writes in place only into the same view: same data and strides)");
+    }
+    if (views_overlap(full, l.indices) || views_overlap(full, l.updates)) {
+      return InvalidArgument(std::string(output_name) + " overlaps indices or updates (a scatter "
+                             "cannot write into memory it reads)");
+    }
+    if (!same) {
+      // The core input (a part of the framework's input) is read after the copy: read it from
+      // the output's part instead, which holds the same values by then.
+      MULTIGATHER_RETURN_IF_ERROR(detail::validate_scatter_output(
+          core, TensorView(core.data, core.dtype, core.shape, core.strides), l.indices, l.updates, call, output_name));
+    } else {
+      MULTIGATHER_RETURN_IF_ERROR(detail::validate_scatter_output(core, l.input, l.indices, l.updates, call, output_name));
+    }
+    const TensorView in_place_input(core.data, core.dtype, core.shape, core.strides);
+    Status s = detail::run_scatter_validated(in_place_input, l.indices, core, call, options, &l.scatter_base, &full);
+    if (s.code() == StatusCode::kOutOfRange) return describe_out_of_range(l, l.index_errors.indices, s);
+    return s;
+  }
   MULTIGATHER_RETURN_IF_ERROR(detail::validate_scatter_output(core, l.input, l.indices, l.updates, call, output_name));
   Status s = detail::run_scatter_validated(l.input, l.indices, core, call, options);
   if (s.code() == StatusCode::kOutOfRange) return describe_out_of_range(l, l.index_errors.indices, s);
@@ -179,7 +204,8 @@ Status execute_impl(const Lowering& l, const MutableTensorView& output,
   const bool is_scatter = l.kind == OpKind::kScatter;
 
   // The core output as a view of the caller's buffer.
-  const bool pure_reshape = l.core_output_strides == contiguous_strides(l.core_output_shape);
+  // (A partial write's core output is a part of the output, not a reshape of it.)
+  const bool pure_reshape = !l.has_scatter_base && l.core_output_strides == contiguous_strides(l.core_output_shape);
   Dims core_strides;
   if (contiguous_output) {
     core_strides = l.core_output_strides;
@@ -213,12 +239,13 @@ Status execute_impl(const Lowering& l, const MutableTensorView& output,
     }
     Tensor staging(l.input.dtype, l.output_shape);
     MutableTensorView core(staging.data(), output.dtype, l.core_output_shape, l.core_output_strides);
-    MULTIGATHER_RETURN_IF_ERROR(is_scatter ? run_scatter_core(l, core, scatter, device, output_name)
+    MULTIGATHER_RETURN_IF_ERROR(is_scatter ? run_scatter_core(l, core, scatter, device, output_name,
+                                                              staging.mutable_view())
                                            : run_core(l, core, options, device, context, output_name, checked));
     return copy_into(TensorView(staging.data(), output.dtype, output.shape), output, options.num_threads);
   }
   const MutableTensorView core(output.data, output.dtype, l.core_output_shape, core_strides);
-  if (is_scatter) return run_scatter_core(l, core, scatter, device, output_name);
+  if (is_scatter) return run_scatter_core(l, core, scatter, device, output_name, output);
   return run_core(l, core, options, device, context, output_name, checked);
 }
 

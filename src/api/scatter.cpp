@@ -24,11 +24,16 @@ Status copy_view(const TensorView& input, const MutableTensorView& output, int n
 
 Status run_scatter_validated(const TensorView& input, const TensorView& indices,
                              const MutableTensorView& output, const ValidatedScatter& call,
-                             const ScatterOptions& options) noexcept {
-  const bool in_place = scatters_in_place(output, input);
-  if (call.gather.shape.output_numel == 0) {
-    return in_place ? Status::Ok() : copy_view(input, output, options.num_threads);
-  }
+                             const ScatterOptions& options, const TensorView* base,
+                             const MutableTensorView* base_output) noexcept {
+  const bool partial = base != nullptr && base_output != nullptr;
+  const bool in_place = partial ? scatters_in_place(*base_output, *base) : scatters_in_place(output, input);
+  auto copy_input = [&]() -> Status {
+    if (in_place) return Status::Ok();
+    return partial ? copy_view(*base, *base_output, options.num_threads)
+                   : copy_view(input, output, options.num_threads);
+  };
+  if (call.gather.shape.output_numel == 0) return copy_input();
   const GatherOptions gather = gather_options_of(options);
   const TensorView targets(output.data, output.dtype, output.shape, output.strides);
   const MutableTensorView updates(const_cast<void*>(call.updates.data), call.updates.dtype,
@@ -43,8 +48,8 @@ Status run_scatter_validated(const TensorView& input, const TensorView& indices,
   };
   // 1. The index values, before anything is written.
   if (!scatter_indices_ok(plan)) return bad_index();
-  // 2. output = input.
-  if (!in_place) MULTIGATHER_RETURN_IF_ERROR(copy_view(input, output, options.num_threads));
+  // 2. output = input (a partial write: the whole base).
+  MULTIGATHER_RETURN_IF_ERROR(copy_input());
   // 3. The combine.
   ScatterRun run;
   run.dtype = input.dtype;

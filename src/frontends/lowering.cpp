@@ -63,11 +63,7 @@ Status check_scatter_element_sizes(const std::string& op, const TensorView& x, c
     const std::string pair = iname + ".shape[" + str(d) + "] = " + str(is) + " and " + xname + ".shape[" +
                              str(d) + "] = " + str(xs);
     if (is > xs) return InvalidArgument(op + ": " + pair + ": " + too_big);
-    if (is < xs) {
-      return InvalidArgument(op + ": " + pair + ": an index smaller than " + xname + " on a dimension other than " +
-                             str(axis) + " (a partial write) is not supported by multigather yet; make the " +
-                             "sizes equal");
-    }
+    // is < xs: a partial write (the leading part; the rest keeps the input's values).
   }
   return Status::Ok();
 }
@@ -328,6 +324,23 @@ Status finish_framework_scatter(const TensorView& data, const TensorView& update
   // 4. The scatter's own completion: the gather's output strides do not apply.
   out->core_output_strides = Dims();
   out->output_shape = Dims();
+  // A partial write: the core input is a leading part of data (same rank, the same strides,
+  // sizes at most data's); the output starts as all of data, the core writes its leading part.
+  const TensorView& in = out->input;
+  bool part = in.rank() == data.rank() && !(in.shape == data.shape) && in.data == data.data;
+  for (int d = 0; part && d < in.rank(); ++d) {
+    part = in.shape[d] <= data.shape[d] && (in.shape[d] == 1 || in.strides[d] == data.strides[d]);
+  }
+  if (part) {
+    out->has_scatter_base = true;
+    out->scatter_base = data;
+    out->core_output_strides = contiguous_strides(data.shape);
+    MULTIGATHER_RETURN_IF_ERROR(finish_scatter(out));
+    out->output_shape = data.shape;
+    out->notes.push_back("a partial write: the output starts as a copy of all of " + to_string(data.shape) +
+                         "; the scatter writes into its leading part " + to_string(in.shape));
+    return Status::Ok();
+  }
   return finish_scatter(dims_vec(data.shape), out);
 }
 

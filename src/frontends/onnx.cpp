@@ -123,7 +123,7 @@ Status ScatterElements(const TensorView& data, const TensorView& indices, const 
   set_policy(out, IndexMode::kError, true);
   set_error_context(out, indices, "indices", -1, {"axis " + str(a)}, {data.shape[static_cast<int>(a)]}, true, kRule);
   MULTIGATHER_RETURN_IF_ERROR(
-      lower_elements(out->op, data, indices, a, ElementRule::kEqual, "data", "indices", out));
+      lower_elements(out->op, data, indices, a, ElementRule::kAtMost, "data", "indices", out));
   return finish_framework_scatter(data, updates, dims_vec(indices.shape), out);
 }
 

@@ -208,7 +208,7 @@ Status scatter_elements(const TensorView& input, std::int64_t dim, const TensorV
   if (!(sliced.shape == u.shape)) {
     out->notes.push_back("src sliced to the index shape " + to_string(i.shape) + " (a view: its leading part is read)");
   }
-  MULTIGATHER_RETURN_IF_ERROR(lower_elements(out->op, x, i, d, ElementRule::kEqual, "self", "index", out));
+  MULTIGATHER_RETURN_IF_ERROR(lower_elements(out->op, x, i, d, ElementRule::kAtMost, "self", "index", out));
   return finish_framework_scatter(input, sliced, dims_vec(i.shape), out);
 }
 

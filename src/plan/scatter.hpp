@@ -44,9 +44,13 @@ bool scatters_in_place(const MutableTensorView& output, const TensorView& input)
 /// (error mode: the first out-of-range index, worded by the gather reference kernel, fails the
 /// call before anything is written), then the copy of input into output (unless in place), then
 /// the combine (the CPU engine, deterministic at any thread count).
+/// `base` / `base_output` (a partial write, both or neither): step 2 copies `base` into
+/// `base_output` (which holds `output`) instead of input into output, unless they are the same
+/// view (in place).
 Status run_scatter_validated(const TensorView& input, const TensorView& indices,
                              const MutableTensorView& output, const ValidatedScatter& call,
-                             const ScatterOptions& options) noexcept;
+                             const ScatterOptions& options, const TensorView* base = nullptr,
+                             const MutableTensorView* base_output = nullptr) noexcept;
 
 /// The reference: SPEC section 4 transcribed plainly (one thread, no plan). Same checks first.
 Status reference_scatter(const TensorView& input, const TensorView& indices,

@@ -280,3 +280,38 @@ def test_numpy_errors_and_casting():
     arr = np.zeros((2, 2), np.float32)
     multigather.numpy.put_along_axis(arr, np.array([[1], [0]]), np.array([[1.5], [2.5]]), 1)
     np.testing.assert_array_equal(arr, [[0, 1.5], [2.5, 0]])
+
+
+def test_partial_writes_match_torch_and_onnxruntime():
+    """An index smaller than the input on a dimension that is not scattered writes only its
+    leading part (the rest keeps the input's values), in torch and in ONNX Runtime."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(11)
+    for _ in range(20):
+        x = rng.standard_normal((4, 6)).astype(np.float32)
+        index = rng.integers(0, 4, (int(rng.integers(1, 4)), int(rng.integers(1, 6))))
+        src = rng.standard_normal((index.shape[0] + 1, index.shape[1] + 2)).astype(np.float32)
+        want = torch.from_numpy(x).scatter_add(0, torch.from_numpy(index), torch.from_numpy(src)).numpy()
+        got = multigather.torch.scatter_add(torch.from_numpy(x), 0, torch.from_numpy(index), torch.from_numpy(src))
+        np.testing.assert_array_equal(got.numpy(), want)
+        inplace = torch.from_numpy(x.copy())
+        multigather.run("torch.scatter_add", inplace, torch.from_numpy(index), updates=torch.from_numpy(src), dim=0,
+                        out=inplace)
+        np.testing.assert_array_equal(inplace.numpy(), want)
+    ort = pytest.importorskip("onnxruntime")
+    from onnx import TensorProto, helper
+
+    x = rng.standard_normal((3, 5)).astype(np.float32)
+    idx = np.array([[4, 0, 2]], np.int64)
+    upd = rng.standard_normal((1, 3)).astype(np.float32)
+    node = helper.make_node("ScatterElements", ["data", "indices", "updates"], ["out"], axis=1, reduction="add")
+    graph = helper.make_graph([node], "g", [
+        helper.make_tensor_value_info("data", TensorProto.FLOAT, [3, 5]),
+        helper.make_tensor_value_info("indices", TensorProto.INT64, [1, 3]),
+        helper.make_tensor_value_info("updates", TensorProto.FLOAT, [1, 3])],
+        [helper.make_tensor_value_info("out", TensorProto.FLOAT, [3, 5])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    model.ir_version = 9
+    sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    want = sess.run(None, {"data": x, "indices": idx, "updates": upd})[0]
+    np.testing.assert_array_equal(multigather.onnx.scatter_elements(x, idx, upd, axis=1, reduction="add"), want)
