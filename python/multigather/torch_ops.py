@@ -46,7 +46,7 @@ import torch
 from torch import Tensor
 from torch.types import Number
 
-from . import _interop, _registry
+from . import _registry
 from . import torch as _mgtorch
 
 __all__ = ["gather_multiaxis", "scatter_multiaxis", "gather", "take", "take_along_dim",
@@ -99,6 +99,13 @@ def _plain(t: Tensor) -> Tensor:
     return t.detach() if t.requires_grad else t
 
 
+def _zeros(like: Tensor, shape) -> Tensor:
+    """zeros of ``shape`` (like's dtype and device) as a broadcast view of one zero: the scatter
+    reads it in place and writes its own output (no zero-filled buffer of the full size; for
+    large gradients that first touch of fresh memory costs more than the scatter)."""
+    return like.new_zeros(()).expand(list(shape))
+
+
 def _gather_mode_of_scatter(index_mode: str) -> str:
     return "fill" if index_mode == "drop" else index_mode
 
@@ -115,9 +122,9 @@ def gather_multiaxis(input: Tensor, indices: Tensor, axes: List[int], index_mode
     """``multigather.gather_multiaxis`` as a PyTorch op (see its docstring for the shape rules:
     output.shape[d] = L[d] for d in axes, broadcast(input.shape[d], L[d]) otherwise). Any dtype
     the core takes; int indices. Raises IndexError, ValueError, TypeError like the core."""
-    return _fresh(_interop.call(_plain(input), indices, axes, index_mode=index_mode,
-                                negative_indices=negative_indices, fill_value=fill_value),
-                  input, indices)
+    return _fresh(_registry.run("gather_multiaxis", _plain(input), indices, axes=list(axes),
+                                index_mode=index_mode, negative_indices=bool(negative_indices),
+                                fill_value=fill_value), input, indices)
 
 
 @gather_multiaxis.register_fake
@@ -137,7 +144,7 @@ def _gather_multiaxis_setup(ctx, inputs, output):
 def _gather_multiaxis_backward(ctx, grad):
     (indices,) = ctx.saved_tensors
     axes, index_mode, negative_indices = ctx.args
-    grad_input = scatter_multiaxis(grad.new_zeros(ctx.input_shape), indices, grad, axes, "add",
+    grad_input = scatter_multiaxis(_zeros(grad, ctx.input_shape), indices, grad, axes, "add",
                                    _scatter_mode_of_gather(index_mode), negative_indices, True)
     return grad_input, None, None, None, None, None
 
@@ -201,7 +208,7 @@ def _scatter_multiaxis_backward(ctx, grad):
         # The elements some update overwrites (or, add without input, replaces): no gradient to
         # input there.
         reached = scatter_multiaxis(
-            torch.zeros(ctx.input_shape, dtype=torch.bool, device=grad.device), indices,
+            torch.zeros((), dtype=torch.bool, device=grad.device).expand(ctx.input_shape), indices,
             torch.ones([1] * rank, dtype=torch.bool, device=grad.device), axes, "none",
             index_mode, negative_indices, True)
     grad_input = grad_updates = None
@@ -214,7 +221,8 @@ def _scatter_multiaxis_backward(ctx, grad):
             order = torch.arange(taken.numel(), dtype=torch.int64,
                                  device=grad.device).reshape(taken.shape)
             owner = scatter_multiaxis(
-                torch.full(ctx.input_shape, -1, dtype=torch.int64, device=grad.device), indices,
+                torch.full((), -1, dtype=torch.int64, device=grad.device).expand(ctx.input_shape),
+                indices,
                 order, axes, "none", index_mode, negative_indices, True)
             wins = gather_multiaxis(owner, indices, axes, gather_mode, negative_indices, -1) == order
             taken = taken.masked_fill(~wins, 0)
@@ -229,7 +237,7 @@ scatter_multiaxis.register_autograd(_scatter_multiaxis_backward,
 def _scatter_add(input_shape, indices: Tensor, updates: Tensor, axes: List[int],
                  index_mode: str = "error", negative_indices: bool = True) -> Tensor:
     """zeros(input_shape) with updates added at the targets: the adjoint of a gather."""
-    return scatter_multiaxis(updates.new_zeros(input_shape), indices, updates, axes, "add",
+    return scatter_multiaxis(_zeros(updates, input_shape), indices, updates, axes, "add",
                              index_mode, negative_indices, True)
 
 
