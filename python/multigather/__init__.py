@@ -97,9 +97,10 @@ def gather_multiaxis(
 
     torch tensors (without ``out``) go through ``torch.ops.multigather.gather_multiaxis``
     (``multigather.torch_ops``) whenever autograd or PyTorch's tracing can see the call (an
-    input that requires grad, torch.compile, torch.export, modes): differentiable in input (the gradient is scatter_multiaxis add,
-    docs/spec.md section 4), traceable by torch.compile and torch.export. With ``out``, a
-    tensor that requires grad is a RuntimeError (the result could not carry a grad_fn).
+    input that requires grad, torch.compile, torch.export, modes): differentiable in input
+    (the gradient is scatter_multiaxis add, docs/spec.md section 4), traceable by torch.compile
+    and torch.export. With ``out``, a tensor that requires grad is a RuntimeError (the result
+    could not carry a grad_fn).
 
     CUDA arrays (torch, cupy, jax: DLPack device kDLCUDA), in a build with the CUDA engine
     (``multigather._multigather.has_cuda``): gathered on their device, on the framework's

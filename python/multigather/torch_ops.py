@@ -149,14 +149,15 @@ def _gather_multiaxis_backward(ctx, grad):
     return grad_input, None, None, None, None, None
 
 
-gather_multiaxis.register_autograd(_gather_multiaxis_backward, setup_context=_gather_multiaxis_setup)
+gather_multiaxis.register_autograd(_gather_multiaxis_backward,
+                                   setup_context=_gather_multiaxis_setup)
 
 
 # ---- scatter_multiaxis --------------------------------------------------------------------------
 
 def _require_cpu(op: str, **tensors: Tensor) -> None:
     for name, t in tensors.items():
-        if t.device.type != "cpu":
+        if t.device.type not in ("cpu", "meta"):  # meta: shapes only (the fake kernel)
             raise ValueError(
                 f"multigather::{op}: {name} is on {t.device}; scatter_multiaxis runs on the CPU "
                 f"engine only (move the tensors with .cpu())")
@@ -170,8 +171,8 @@ def scatter_multiaxis(input: Tensor, indices: Tensor, updates: Tensor, axes: Lis
     CPU tensors only (ValueError naming the argument on another device)."""
     _require_cpu("scatter_multiaxis", input=input, indices=indices, updates=updates)
     return _fresh(_registry.run_scatter(
-        "scatter_multiaxis", _plain(input), indices, _plain(updates), None, axes=list(axes), reduction=reduction,
-        index_mode=index_mode, negative_indices=bool(negative_indices),
+        "scatter_multiaxis", _plain(input), indices, _plain(updates), None, axes=list(axes),
+        reduction=reduction, index_mode=index_mode, negative_indices=bool(negative_indices),
         include_input=bool(include_input)), input, indices, updates)
 
 
@@ -224,7 +225,8 @@ def _scatter_multiaxis_backward(ctx, grad):
                 torch.full((), -1, dtype=torch.int64, device=grad.device).expand(ctx.input_shape),
                 indices,
                 order, axes, "none", index_mode, negative_indices, True)
-            wins = gather_multiaxis(owner, indices, axes, gather_mode, negative_indices, -1) == order
+            back = gather_multiaxis(owner, indices, axes, gather_mode, negative_indices, -1)
+            wins = back == order
             taken = taken.masked_fill(~wins, 0)
         grad_updates = taken.sum_to_size(ctx.updates_shape)
     return grad_input, None, grad_updates, None, None, None, None, None

@@ -261,6 +261,41 @@ def test_errors_pass_through_the_ops():
         ops.gather_multiaxis(x, torch.tensor([[0]]), [0, 1, 2])
 
 
+def test_meta_tensors_get_shapes_from_the_core_inference():
+    x = torch.empty(5, 1, 3, device="meta")
+    idx = torch.empty(5, 4, 2, dtype=torch.int64, device="meta")
+    y = ops.gather_multiaxis(x, idx, [0, 1])
+    assert y.device.type == "meta" and tuple(y.shape) == (5, 4, 3)
+    s = ops.scatter_multiaxis(x, idx, torch.empty(5, 4, 3, device="meta"), [0, 1], "add")
+    assert s.device.type == "meta" and tuple(s.shape) == (5, 1, 3)
+    e = ops.embedding(torch.empty(2, 7, dtype=torch.int64, device="meta"),
+                      torch.empty(10, 4, device="meta"))
+    assert tuple(e.shape) == (2, 7, 4)
+    with pytest.raises(ValueError, match="updates shape"):
+        ops.scatter_multiaxis(x, idx, torch.empty(5, 2, 3, device="meta"), [0, 1], "add")
+
+
+def test_plain_eager_tensors_and_no_grad_give_the_same_values():
+    x = rand(6, 5, requires_grad=True)
+    i = ints(0, 5, (6, 3))
+    with torch.no_grad():
+        a = mt.gather(x, 1, i)
+    b = mt.gather(x.detach(), 1, i)
+    c = mt.gather(x, 1, i)
+    assert a.grad_fn is None and b.grad_fn is None and c.grad_fn is not None
+    assert torch.equal(a, torch.gather(x.detach(), 1, i)) and torch.equal(a, b)
+    assert torch.equal(a, c.detach())
+
+
+def test_torch_compile_dynamic_shapes():
+    torch._dynamo.reset()
+    fn = torch.compile(lambda a, b: mt.take_along_dim(a, b, 1), fullgraph=True, dynamic=True,
+                       backend="aot_eager")
+    for n in (3, 5, 8):
+        a, b = rand(n, 4), ints(-4, 8, (n, 6), seed=n)
+        assert torch.equal(fn(a, b), torch.take_along_dim(a, b, 1))
+
+
 def test_numpy_inputs_keep_numpy_behaviour():
     x = np.arange(12.0).reshape(3, 4)
     got = mt.gather(x, 1, np.array([[0], [3], [1]]))
