@@ -25,7 +25,9 @@ padding_idx=None)``                                         padding_idx >= 0 her
 Real implementations run the one execute path (the registry op or core call on the tensors,
 zero-copy; CUDA tensors gather on their device in a CUDA build, scatter raises ValueError).
 Fake implementations take the output shape from multigather's own shape inference
-(``multigather.output_shape``; no data is read), so shape errors surface while tracing.
+(``multigather.output_shape``; no data is read), so shape errors surface while tracing. Symbolic
+sizes (dynamic shapes, torch.export's Dim) stay symbolic: the core checks their hints, and the
+op's shape rule in torch sizes, checked against the core's answer, gives the symbolic shape.
 
 Gradients (source: docs/spec.md section 4, "Adjoint"): every gather's input gradient is
 ``scatter_multiaxis(zeros_like(input), indices, grad, axes, reduction="add")`` in the same index
@@ -71,17 +73,42 @@ def _dtype(t: Tensor, name: str) -> str:
         raise TypeError(f"{name} dtype {t.dtype} is not supported by multigather") from None
 
 
+def _hint(size) -> int:
+    if isinstance(size, torch.SymInt):
+        from torch.fx.experimental.symbolic_shapes import guarding_hint_or_throw
+
+        return int(guarding_hint_or_throw(size))
+    return int(size)
+
+
 def _shape(t: Tensor) -> list[int]:
-    # Symbolic sizes (dynamic shapes) are specialized to their hints: the core's shape inference
-    # works on concrete sizes.
-    return [int(s) for s in t.shape]
+    """t's sizes as ints (a symbolic size: its hint, no guard)."""
+    return [_hint(s) for s in t.shape]
 
 
 def _infer(op: str, input: Tensor, indices: Tensor, updates: Optional[Tensor] = None,
-           **attrs) -> list[int]:
-    return list(_registry.output_shape(
+           symbolic=None, **attrs) -> list:
+    """The output shape of registry op ``op`` from the core's shape inference (its rules and
+    errors; no data). With symbolic sizes (dynamic shapes), the core checks the sizes' hints and
+    ``symbolic()`` gives the shape in the symbolic sizes (the op's rule, written in torch), which
+    must agree with the core's answer on the hints; without ``symbolic`` the sizes are
+    specialized to their hints."""
+    shape = list(_registry.output_shape(
         op, _shape(input), _shape(indices), _dtype(input, "input"), _dtype(indices, "indices"),
         None if updates is None else _shape(updates), **attrs))
+    tensors = [t for t in (input, indices, updates) if t is not None]
+    if not any(isinstance(s, torch.SymInt) for t in tensors for s in t.shape):
+        return shape
+    if symbolic is None:
+        for t in tensors:  # specialize: guards that each size equals its hint
+            for s in t.shape:
+                int(s)
+        return shape
+    sym = list(symbolic())
+    if [_hint(s) for s in sym] != shape:
+        raise AssertionError(f"multigather::{op}: symbolic shape {sym} disagrees with the core's "
+                             f"{shape}")
+    return sym
 
 
 def _fresh(result: Tensor, *inputs: Tensor) -> Tensor:
@@ -129,8 +156,15 @@ def gather_multiaxis(input: Tensor, indices: Tensor, axes: List[int], index_mode
 
 @gather_multiaxis.register_fake
 def _(input, indices, axes, index_mode="error", negative_indices=True, fill_value=0):
-    shape = _infer("gather_multiaxis", input, indices, axes=list(axes), index_mode=index_mode,
-                   negative_indices=bool(negative_indices))
+    def symbolic():
+        rank, c = input.dim(), max(len(axes), 1)
+        logical = list(indices.shape[:-1]) + [indices.shape[-1] // c] if rank else []
+        dims = {a % rank for a in axes} if rank else set()
+        return [logical[d] if d in dims or input.shape[d] == 1 else input.shape[d]
+                for d in range(rank)]
+
+    shape = _infer("gather_multiaxis", input, indices, symbolic=symbolic, axes=list(axes),
+                   index_mode=index_mode, negative_indices=bool(negative_indices))
     return input.new_empty(shape)
 
 
@@ -180,7 +214,8 @@ def scatter_multiaxis(input: Tensor, indices: Tensor, updates: Tensor, axes: Lis
 def _(input, indices, updates, axes, reduction="none", index_mode="error", negative_indices=True,
       include_input=True):
     _require_cpu("scatter_multiaxis", input=input, indices=indices, updates=updates)
-    shape = _infer("scatter_multiaxis", input, indices, updates, axes=list(axes),
+    shape = _infer("scatter_multiaxis", input, indices, updates, symbolic=lambda: input.shape,
+                   axes=list(axes),
                    reduction=reduction, index_mode=index_mode,
                    negative_indices=bool(negative_indices), include_input=bool(include_input))
     return input.new_empty(shape)
@@ -253,7 +288,8 @@ def gather(input: Tensor, dim: int, index: Tensor) -> Tensor:
 
 @gather.register_fake
 def _(input, dim, index):
-    return input.new_empty(_infer("torch.gather", input, index, dim=dim))
+    return input.new_empty(_infer("torch.gather", input, index, symbolic=lambda: index.shape,
+                                  dim=dim))
 
 
 def _gather_setup(ctx, inputs, output):
@@ -297,7 +333,7 @@ def take(input: Tensor, index: Tensor) -> Tensor:
 
 @take.register_fake
 def _(input, index):
-    return input.new_empty(_infer("torch.take", input, index))
+    return input.new_empty(_infer("torch.take", input, index, symbolic=lambda: index.shape))
 
 
 def _take_setup(ctx, inputs, output):
@@ -327,7 +363,15 @@ def take_along_dim(input: Tensor, indices: Tensor, dim: Optional[int] = None) ->
 
 @take_along_dim.register_fake
 def _(input, indices, dim=None):
-    return input.new_empty(_infer("torch.take_along_dim", input, indices, dim=dim))
+    def symbolic():
+        if dim is None:
+            return [indices.numel()]
+        d0 = dim % input.dim()
+        return [indices.shape[d] if d == d0 or input.shape[d] == 1 else input.shape[d]
+                for d in range(input.dim())]
+
+    return input.new_empty(_infer("torch.take_along_dim", input, indices, symbolic=symbolic,
+                                  dim=dim))
 
 
 def _take_along_dim_setup(ctx, inputs, output):
@@ -363,7 +407,14 @@ def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
 
 @index_select.register_fake
 def _(input, dim, index):
-    return input.new_empty(_infer("torch.index_select", input, index, dim=dim))
+    def symbolic():
+        if input.dim() == 0:
+            return []
+        shape = list(input.shape)
+        shape[dim % input.dim()] = index.numel()
+        return shape
+
+    return input.new_empty(_infer("torch.index_select", input, index, symbolic=symbolic, dim=dim))
 
 
 def _index_select_setup(ctx, inputs, output):
@@ -401,7 +452,8 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: Optional[int] = None) 
 @embedding.register_fake
 def _(input, weight, padding_idx=None):
     _mgtorch._check_embedding(weight, padding_idx)
-    rows = _infer("torch.index_select", weight, input.reshape(-1), dim=0)
+    rows = _infer("torch.index_select", weight, input.reshape(-1), dim=0,
+                  symbolic=lambda: [input.numel(), weight.shape[1]])
     return weight.new_empty(list(input.shape) + rows[1:])
 
 

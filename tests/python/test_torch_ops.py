@@ -385,6 +385,40 @@ def test_torch_export_has_multigather_nodes():
                                model(tokens, features, points), rtol=0, atol=0)
 
 
+def test_torch_export_dynamic_batch():
+    model = PointModel()
+    tokens, features, points = model_inputs()
+    batch = torch.export.Dim("batch", min=2, max=64)
+    program = torch.export.export(model, (tokens, features.detach(), points),
+                                  dynamic_shapes=({0: batch}, {0: batch}, {0: batch}))
+    for b in (3, 5):
+        t = ints(0, 20, (b, 5), seed=b)
+        f = rand(b, 6, 7, 8, dtype=torch.float32, seed=b)
+        p = torch.stack([ints(0, 6, (b, 4), seed=b + 1), ints(0, 7, (b, 4), seed=b + 2)], -1)
+        torch.testing.assert_close(program.module()(t, f, p), model(t, f, p), rtol=0, atol=0)
+
+
+def test_fake_shapes_stay_symbolic():
+    torch._dynamo.reset()
+    cases = [  # (fn, input shape, indices shape for growth g)
+        (lambda a, b: multigather.gather_multiaxis(a, b, [0]), (4, 3), lambda g: (5 + g, 1)),
+        (lambda a, b: mt.gather(a, 1, b), (6, 3), lambda g: (6, 2 + g)),
+        (lambda a, b: mt.take(a, b), (4, 3), lambda g: (7 + g,)),
+        (lambda a, b: mt.take_along_dim(a, b, 0), (4, 3), lambda g: (9 + g, 3)),
+        (lambda a, b: mt.take_along_dim(a, b), (4, 3), lambda g: (5 + g,)),
+        (lambda a, b: mt.index_select(a, 0, b), (4, 3), lambda g: (8 + g,)),
+        (lambda a, b: mt.embedding(b, a), (4, 3), lambda g: (2 + g, 5 + g)),
+    ]
+    counters = torch._dynamo.utils.counters
+    counters.clear()
+    for fn, xs, ishape in cases:
+        compiled = torch.compile(fn, fullgraph=True, dynamic=True, backend="aot_eager")
+        for grow in (0, 2, 5):  # the indices' sizes change: same values as eager
+            a, b = rand(*xs), ints(0, 3, ishape(grow), seed=grow)
+            assert torch.equal(compiled(a, b), fn(a, b))
+    assert counters["stats"]["unique_graphs"] == len(cases)  # one graph each: no recompiles
+
+
 # ---- CUDA ----------------------------------------------------------------------------------------
 
 cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
