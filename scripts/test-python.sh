@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds and installs the Python package, then runs its tests (tests/python): the hypothesis
 # differential suite of gather_multiaxis and the framework suites (numpy, ONNX Runtime,
-# TensorFlow, JAX; PyTorch when installed). About 2 minutes on 2 cores, plus the build.
+# TensorFlow, JAX, PyTorch: scripts/install-torch.sh installs torch 2.15.0 when `import torch`
+# fails). About 2 minutes on 2 cores, plus the build.
 #
 #   scripts/test-python.sh              pinned test requirements + `pip install .` + pytest
 #   MULTIGATHER_HYPOTHESIS_EXAMPLES=N   examples of the core differential suites (default 2000)
@@ -12,5 +13,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python3}
 "$PYTHON" -m pip install -q -r requirements-test.txt
+source scripts/install-torch.sh  # pinned torch; exports LD_LIBRARY_PATH
 "$PYTHON" -m pip install -q .
 "$PYTHON" -m pytest tests/python -q "$@"

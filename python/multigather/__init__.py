@@ -24,6 +24,8 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+import sys as _sys
+
 import numpy as _np
 
 from . import _interop, _registry
@@ -93,6 +95,13 @@ def gather_multiaxis(
       out: optional writable array of the output shape and input's dtype (any strides, on
         input's device, not overlapping input or indices); it is filled and returned.
 
+    torch tensors (without ``out``) go through ``torch.ops.multigather.gather_multiaxis``
+    (``multigather.torch_ops``) whenever autograd or PyTorch's tracing can see the call (an
+    input that requires grad, torch.compile, torch.export, modes): differentiable in input
+    (the gradient is scatter_multiaxis add, docs/spec.md section 4), traceable by torch.compile
+    and torch.export. With ``out``, a tensor that requires grad is a RuntimeError (the result
+    could not carry a grad_fn).
+
     CUDA arrays (torch, cupy, jax: DLPack device kDLCUDA), in a build with the CUDA engine
     (``multigather._multigather.has_cuda``): gathered on their device, on the framework's
     current stream, zero-copy; the result is new memory on the same device. index_mode="error"
@@ -116,6 +125,10 @@ def gather_multiaxis(
     # Plain numpy arrays of native dtypes: the extension's NumPy C-API path (the per-call cost
     # of tiny gathers). NotImplemented for anything it does not take as is: the general way
     # below, which also gives the precise message for bad input.
+    if out is None and _interop.torch_op_needed(input, indices):
+        # torch.ops.multigather.gather_multiaxis: autograd, torch.compile, torch.export.
+        return _interop.torch_ops().gather_multiaxis(input, indices, list(axes), index_mode,
+                                                     bool(negative_indices), fill_value)
     result = _gather_numpy(input, indices, axes, index_mode, negative_indices, fill_value, out)
     if result is not NotImplemented:
         return result
@@ -185,12 +198,23 @@ def scatter_multiaxis(
       TypeError: updates dtype different from input's; a reduction the dtype lacks (complex
         min/max, float8 arithmetic); non-integer indices.
 
+    torch tensors (without ``out``) go through ``torch.ops.multigather.scatter_multiaxis`` when
+    autograd or tracing can see the call:
+    reduction "none" and "add" are differentiable in input and updates (under "none" only the
+    winning update of each element gets a gradient); "mul", "min", "max" raise
+    NotImplementedError in backward.
+
     Source: docs/spec.md section 4. The GIL is released while the kernel runs. Scatter runs on
     the CPU engine (CUDA arrays raise ValueError).
     """
     # Plain numpy arrays: the extension's NumPy C-API path (the per-call cost of tiny scatters);
     # NotImplemented for anything it does not take as is, and for bad arguments (the general
     # path below words the message).
+    if out is None and _interop.torch_op_needed(input, indices, updates):
+        # torch.ops.multigather.scatter_multiaxis: autograd, torch.compile, torch.export.
+        return _interop.torch_ops().scatter_multiaxis(
+            input, indices, updates, list(axes), reduction, index_mode, bool(negative_indices),
+            bool(include_input))
     result = _core.scatter_numpy(input, indices, updates, axes, reduction, index_mode,
                                  negative_indices, include_input, out)
     if result is not NotImplemented:
@@ -336,3 +360,6 @@ def explain(op: str, input_shape: Sequence[int] | None = None,
 
 # The framework modules: each registry op with its framework's signature.
 from . import coreml, dml, jax, mlir, numpy, onnx, stablehlo, tf, torch, tosa, webnn  # noqa: E402,F401
+
+if "torch" in _sys.modules:  # register torch.ops.multigather.* now (before any tracing)
+    _interop.torch_ops()

@@ -12,6 +12,7 @@ out; torch in, torch out (through that framework's ``from_dlpack``, zero-copy).
 from __future__ import annotations
 
 import operator
+import sys
 from typing import Any, Optional, Sequence
 
 import numpy as np
@@ -30,6 +31,58 @@ def framework_of(array: Any) -> str:
     if root == "jaxlib":
         return "jax"
     return root if root in _FRAMEWORKS else "numpy"
+
+
+# torch.Tensor once the PyTorch ops are registered (multigather.torch_ops), else None.
+_TORCH_TENSOR: Any = None
+_TORCH_OPS: Any = None
+
+
+def torch_ops() -> Any:
+    """The module multigather.torch_ops (its import registers torch.ops.multigather.*)."""
+    global _TORCH_OPS, _TORCH_TENSOR
+    if _TORCH_OPS is None:
+        from . import torch_ops as module
+
+        _TORCH_TENSOR = sys.modules["torch"].Tensor
+        _TORCH_OPS = module
+    return _TORCH_OPS
+
+
+def torch_op_needed(input: Any, *others: Any) -> bool:
+    """Whether a call on ``input`` (and ``others``) must go through ``torch.ops.multigather.*``:
+    input is a torch tensor and autograd or PyTorch's tracing could see the call (an operand
+    that requires grad in grad mode, torch.compile / torch.export, a FakeTensor or other tensor
+    subclass, an active torch function or dispatch mode). False for plain tensors in eager mode:
+    the caller runs the op's real implementation directly (the same execute path, without the
+    dispatcher's ~20 us), and for non-torch arrays. Registers the ops the first time torch is
+    seen imported; never imports torch itself."""
+    cls = _TORCH_TENSOR
+    if cls is None:
+        if "torch" not in sys.modules:
+            return False
+        torch_ops()
+        cls = _TORCH_TENSOR
+    if not isinstance(input, cls):
+        return False
+    torch = sys.modules["torch"]
+    if (torch.compiler.is_compiling() or torch._C._is_torch_function_mode_enabled()
+            or torch._C._len_torch_dispatch_stack()):
+        return True
+    grad = torch.is_grad_enabled()
+    for t in (input, *others):
+        if isinstance(t, cls) and (type(t) is not cls or (grad and t.requires_grad)):
+            return True
+    return False
+
+
+def _no_grad_check(array: Any, name: str) -> None:
+    if array.requires_grad and sys.modules["torch"].is_grad_enabled():
+        raise RuntimeError(
+            f"{name} requires grad, but this call runs outside autograd (its result would have "
+            f"no grad_fn): use multigather.gather_multiaxis / scatter_multiaxis or "
+            f"multigather.torch.* (torch.ops.multigather.*, differentiable) without out=, or "
+            f"pass {name}.detach()")
 
 
 def _is_array(obj: Any) -> bool:
@@ -69,6 +122,7 @@ def to_core(array: Any, name: str, *, writable: bool = False) -> tuple[Any, Opti
         if writable:
             return array, None
         if array.requires_grad:
+            _no_grad_check(array, name)
             array = array.detach()
         if array.is_conj():
             array = array.resolve_conj()

@@ -64,6 +64,10 @@ def run(op: str, input: Any, indices: Any, out: Any = None, updates: Any = None,
     """Runs registry op ``op`` on framework arrays (see ``multigather.run``): the fast path
     when it takes the call, else the general one (DLPack, every framework, the messages).
     A scatter op takes ``updates`` (and ``out`` may be ``input``: in place)."""
+    if getattr(input, "requires_grad", False) or getattr(updates, "requires_grad", False):
+        # registry ops run outside autograd: never a result silently without a grad_fn.
+        _interop._no_grad_check(input if getattr(input, "requires_grad", False) else updates,
+                                "input" if getattr(input, "requires_grad", False) else "updates")
     if updates is not None:
         return run_scatter(op, input, indices, updates, out, **attrs)
     entry = None if is_scatter(op) else (_FAST.get(op) or _fast_entry(op))

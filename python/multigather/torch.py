@@ -7,6 +7,17 @@
   (https://pytorch.org/docs/stable/generated/torch.take_along_dim.html)
 - ``index_select(input, dim, index)``: torch.index_select
   (https://pytorch.org/docs/stable/generated/torch.index_select.html)
+- ``embedding(input, weight, padding_idx=None)``: torch.nn.functional.embedding
+  (https://pytorch.org/docs/stable/generated/torch.nn.functional.embedding.html)
+
+Torch tensors go through the PyTorch ops ``torch.ops.multigather.gather`` / ``take`` /
+``take_along_dim`` / ``index_select`` / ``embedding`` (``multigather.torch_ops``) whenever
+autograd or PyTorch's tracing can see the call (an input that requires grad in grad mode,
+torch.compile, torch.export, FakeTensors, torch function / dispatch modes): they have gradients
+(input's, as a scatter_multiaxis add; indices get none), fake implementations for
+``torch.compile(fullgraph=True)`` and ``torch.export``, and run the same registry op. Plain
+tensors in eager mode without autograd run that registry op directly (the op's real
+implementation, without the dispatcher's overhead); other arrays (numpy, lists, jax, ...) too.
 
 Scatters (out of place, as the torch functions): ``scatter(input, dim, index, src, reduce=None)``,
 ``scatter_add(input, dim, index, src)``, ``scatter_reduce(input, dim, index, src, reduce,
@@ -24,6 +35,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
+from ._interop import torch_op_needed, torch_ops
 from ._registry import fast_op, run_fast, run_general, run_scatter
 
 _GATHER = fast_op("torch.gather", "dim")
@@ -31,8 +43,44 @@ _TAKE = fast_op("torch.take")
 _TAKE_ALONG_DIM = fast_op("torch.take_along_dim", "dim")
 _INDEX_SELECT = fast_op("torch.index_select", "dim")
 
-__all__ = ["gather", "take", "take_along_dim", "index_select", "scatter", "scatter_add",
+__all__ = ["gather", "take", "take_along_dim", "index_select", "embedding", "scatter", "scatter_add",
            "scatter_reduce", "index_add"]
+
+
+def _gather(input: Any, dim: int, index: Any) -> Any:
+    """``gather`` on any array, without the torch-op route: the real implementation of
+    torch.ops.multigather.gather (registry op "torch.gather")."""
+    result = run_fast(_GATHER, input, index, None, dim)
+    if result is NotImplemented:
+        result = run_general("torch.gather", input, index, dim=dim)
+    return result
+
+
+def _take(input: Any, index: Any) -> Any:
+    """``take`` on any array, without the torch-op route: the real implementation of
+    torch.ops.multigather.take (registry op "torch.take")."""
+    result = run_fast(_TAKE, input, index, None)
+    if result is NotImplemented:
+        result = run_general("torch.take", input, index)
+    return result
+
+
+def _take_along_dim(input: Any, indices: Any, dim: Optional[int] = None) -> Any:
+    """``take_along_dim`` on any array, without the torch-op route: the real implementation of
+    torch.ops.multigather.take_along_dim (registry op "torch.take_along_dim")."""
+    result = run_fast(_TAKE_ALONG_DIM, input, indices, None, dim)
+    if result is NotImplemented:
+        result = run_general("torch.take_along_dim", input, indices, dim=dim)
+    return result
+
+
+def _index_select(input: Any, dim: int, index: Any) -> Any:
+    """``index_select`` on any array, without the torch-op route: the real implementation of
+    torch.ops.multigather.index_select (registry op "torch.index_select")."""
+    result = run_fast(_INDEX_SELECT, input, index, None, dim)
+    if result is NotImplemented:
+        result = run_general("torch.index_select", input, index, dim=dim)
+    return result
 
 
 def gather(input: Any, dim: int, index: Any) -> Any:
@@ -41,7 +89,10 @@ def gather(input: Any, dim: int, index: Any) -> Any:
     is read, no broadcasting). index int32 or int64; indices in [0, input.size(dim)): negatives
     are IndexError. An empty index gives an empty result of its shape after checking dim only
     (any dtype, rank and sizes, as PyTorch does). Raises IndexError, ValueError (dims, sizes),
-    TypeError (dtypes)."""
+    TypeError (dtypes). Torch tensors needing autograd or tracing: ``torch.ops.multigather.gather``
+    (differentiable in input). Registry op "torch.gather"."""
+    if torch_op_needed(input, index):
+        return torch_ops().gather(input, dim, index)
     result = run_fast(_GATHER, input, index, None, dim)
     if result is NotImplemented:
         result = run_general("torch.gather", input, index, dim=dim)
@@ -51,7 +102,10 @@ def gather(input: Any, dim: int, index: Any) -> Any:
 def take(input: Any, index: Any) -> Any:
     """torch.take: input treated as 1-D; out.shape = index.shape; index int64 only; negatives
     wrap once, other out-of-range indices (and any non-empty take from an empty input) are
-    IndexError."""
+    IndexError. Torch tensors: ``torch.ops.multigather.take`` (differentiable in input).
+    Registry op "torch.take"."""
+    if torch_op_needed(input, index):
+        return torch_ops().take(input, index)
     result = run_fast(_TAKE, input, index, None)
     if result is NotImplemented:
         result = run_general("torch.take", input, index)
@@ -64,7 +118,10 @@ def take_along_dim(input: Any, indices: Any, dim: Optional[int] = None) -> Any:
     indices must be int64 and are taken modulo input.size(dim) as in PyTorch 2.15 (an empty dim
     is IndexError); dim=None is torch.gather on the flattened tensors: int32 or int64 indices
     (any dtype when empty), negative and out-of-range indices are IndexError. Raises
-    IndexError, ValueError, TypeError."""
+    IndexError, ValueError, TypeError. Torch tensors: ``torch.ops.multigather.take_along_dim``
+    (differentiable in input). Registry op "torch.take_along_dim"."""
+    if torch_op_needed(input, indices):
+        return torch_ops().take_along_dim(input, indices, dim)
     result = run_fast(_TAKE_ALONG_DIM, input, indices, None, dim)
     if result is NotImplemented:
         result = run_general("torch.take_along_dim", input, indices, dim=dim)
@@ -75,17 +132,60 @@ def index_select(input: Any, dim: int, index: Any) -> Any:
     """torch.index_select: out = input with out.size(dim) = len(index), out[p, j, s] =
     input[p, index[j], s]. index 1-D (or 0-D), int32 or int64. A 0-D input takes exactly one
     index (0) and gives a 0-D result. Negatives are IndexError; every index is checked, also
-    when another dim of input is 0 (an empty result), as PyTorch does."""
+    when another dim of input is 0 (an empty result), as PyTorch does. Torch tensors:
+    ``torch.ops.multigather.index_select`` (differentiable in input). Registry op
+    "torch.index_select"."""
+    if torch_op_needed(input, index):
+        return torch_ops().index_select(input, dim, index)
     result = run_fast(_INDEX_SELECT, input, index, None, dim)
     if result is NotImplemented:
         result = run_general("torch.index_select", input, index, dim=dim)
     return result
 
 
+def embedding(input: Any, weight: Any, padding_idx: Optional[int] = None) -> Any:
+    """torch.nn.functional.embedding(input, weight, padding_idx): rows of ``weight``
+    [num_embeddings, embedding_dim] at the int32/int64 indices ``input`` (any shape); the result
+    has shape input.shape + [embedding_dim] and weight's dtype. Indices must be in
+    [0, num_embeddings) (IndexError otherwise; negatives too, as PyTorch). padding_idx (negative
+    counts from the end, as PyTorch) gets no gradient. Raises ValueError for a weight that is
+    not 2-D or a padding_idx out of range. Torch tensors: ``torch.ops.multigather.embedding``
+    (differentiable in weight); other arrays: index_select of the rows (registry op
+    "torch.index_select", dim 0)."""
+    if padding_idx is not None and padding_idx < 0:
+        padding_idx += int(weight.shape[0])
+    if torch_op_needed(weight, input):
+        return torch_ops().embedding(input, weight, padding_idx)
+    return _embedding(input, weight, padding_idx)
+
+
+def _check_embedding(weight: Any, padding_idx: Optional[int]) -> None:
+    if len(weight.shape) != 2:
+        raise ValueError(f"embedding: weight must be 2-D (num_embeddings, embedding_dim), not "
+                         f"{len(weight.shape)}-D of shape {list(weight.shape)}")
+    if padding_idx is not None and not 0 <= padding_idx < weight.shape[0]:
+        raise ValueError(f"embedding: padding_idx = {padding_idx} must be within "
+                         f"[-num_embeddings, num_embeddings) = [{-weight.shape[0]}, "
+                         f"{weight.shape[0]})")
+
+
+def _embedding(input: Any, weight: Any, padding_idx: Optional[int] = None) -> Any:
+    """``embedding`` on any array, without the torch-op route (padding_idx already
+    non-negative): the real implementation of torch.ops.multigather.embedding, registry op
+    "torch.index_select" (dim 0) on the flattened indices."""
+    _check_embedding(weight, padding_idx)
+    if not hasattr(input, "reshape"):
+        import numpy as np
+
+        input = np.asarray(input)
+    rows = _index_select(weight, 0, input.reshape(-1))
+    return rows.reshape(tuple(input.shape) + (int(weight.shape[1]),))
+
+
 _SCATTER_DOC = """ Same number of dims for input, index and src (0-D counts as 1-D); index int64 (or
     int32, as PyTorch 2.15 accepts); src dtype == input dtype; index.size(d) <= src.size(d) for
-    every d (src's leading part is read) and <= input.size(d) for d != dim (a smaller size is
-    refused as not supported yet: ValueError). Indices in [0, input.size(dim)): negatives and
+    every d (src's leading part is read) and <= input.size(d) for d != dim (a smaller size writes
+    only the leading part, as PyTorch: the rest of the output keeps input's values). Indices in [0, input.size(dim)): negatives and
     out of range are IndexError. Raises ValueError (dims, sizes, reduce), TypeError (dtypes)."""
 
 

@@ -203,8 +203,8 @@ bool dims_of_tuple(PyObject* tuple, Dims* dims) {
 
 /// A view of a CPU torch tensor of strided layout, no negative or conjugate bit (what the
 /// general path reads after resolve_neg / resolve_conj) and a dtype multigather has (numpy's,
-/// when read through its members); `writable`: also not requiring grad (the general path cannot
-/// export such an `out`). False, no Python error set, for anything else.
+/// when read through its members), not requiring grad (the general path refuses such an input in
+/// grad mode and cannot export such an `out`). False, no Python error set, for anything else.
 bool torch_view(PyObject* t, TensorView* view, bool writable);
 bool torch_view_by_members(PyObject* t, TensorView* view, bool writable);
 
@@ -244,7 +244,10 @@ int torch_view_by_dlpack(PyObject* t, TensorView* view, bool writable) {
       !member_is(t, api.is_conj, Py_False)) {
     return 0;
   }
-  if (writable && !member_is(t, api.requires_grad, Py_False)) return 0;
+  // A tensor that requires grad takes the general path, which refuses it in grad mode (the
+  // result would silently lack a grad_fn) and reads it detached otherwise.
+  if (!member_is(t, api.requires_grad, Py_False)) return 0;
+  (void)writable;  // out and inputs alike
   return 1;
 }
 
@@ -259,7 +262,8 @@ bool torch_view(PyObject* t, TensorView* view, bool writable) {  // see above
 bool torch_view_by_members(PyObject* t, TensorView* view, bool writable) {
   const TorchApi& api = torch_api;
   if (!member_is(t, api.is_cpu, Py_True) || !member_is(t, api.layout, api.strided)) return false;
-  if (writable && !member_is(t, api.requires_grad, Py_False)) return false;
+  if (!member_is(t, api.requires_grad, Py_False)) return false;  // see torch_view_by_dlpack
+  (void)writable;
   PyObject* dtype = api.dtype.get(t);
   if (dtype == nullptr) {
     PyErr_Clear();

@@ -8,6 +8,7 @@ switches to fresh random examples (hypothesis then prints the seed of a failing 
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 
@@ -30,5 +31,9 @@ settings.load_profile("multigather")
 
 
 def require(module: str):
-    """Imports ``module`` or skips the test with a reason naming the missing package."""
+    """Imports ``module`` or skips the test with a reason naming the missing package. In CI
+    (CI=true) torch is required: scripts/test-python.sh installs it (scripts/install-torch.sh),
+    so its tests fail instead of skipping when it does not import."""
+    if module == "torch" and os.environ.get("CI") == "true":
+        return importlib.import_module(module)
     return pytest.importorskip(module, reason=f"{module} is not installed (pip install {module})")

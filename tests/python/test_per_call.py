@@ -312,8 +312,12 @@ def test_torch_in_torch_out(torch):
 def test_torch_tensors_the_fast_path_leaves_to_the_general_path(torch):
     x = torch.randn(4, 5, requires_grad=True)
     i = torch.tensor([[0, 2], [1, 1], [4, 0], [3, 3]])
-    got = multigather.torch.gather(x, 1, i)
-    assert torch.equal(got, torch.gather(x.detach(), 1, i)) and not got.requires_grad
+    got = multigather.torch.gather(x, 1, i)  # torch.ops.multigather.gather: differentiable
+    assert torch.equal(got, torch.gather(x.detach(), 1, i)) and got.grad_fn is not None
+    with pytest.raises(RuntimeError, match="requires grad"):  # no autograd here: refused
+        multigather.run("torch.gather", x, i, dim=1)
+    with torch.no_grad():  # read detached
+        assert torch.equal(multigather.run("torch.gather", x, i, dim=1), torch.gather(x, 1, i))
     c = torch.randn(4, 5, dtype=torch.complex64)
     assert torch.equal(multigather.torch.gather(c.conj(), 1, i), torch.gather(c.conj(), 1, i))
     neg = c.conj().imag  # a real tensor with the negative bit

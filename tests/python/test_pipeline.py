@@ -473,6 +473,11 @@ def _fast_handles(module) -> dict[str, tuple[str, list[str]]]:
     return handles
 
 
+# Public adapter functions that are compositions, not one registry op: torch.embedding is
+# index_select (registry op "torch.index_select", dim 0) of the flattened indices, reshaped.
+COMPOSITE_WRAPPERS = {("torch", "embedding")}
+
+
 def _wrappers():
     """(module, function name, function, op, general call, fast calls) for every public wrapper
     function. The op is read from the wrapper's source: the registry op name passed as the first
@@ -484,6 +489,8 @@ def _wrappers():
         mod = importlib.import_module(f"multigather.{mod_name}")
         handles = _fast_handles(mod)
         for name in mod.__all__:
+            if (mod_name, name) in COMPOSITE_WRAPPERS:
+                continue
             fn = getattr(mod, name)
             tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
             calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
