@@ -75,6 +75,10 @@ Status parse_header(std::string_view bytes, const ReadOptions& options, NpyHeade
 /// Reads `path`. Errors (InvalidArgument) start with the path: "'x.npy': truncated file: ...".
 Status read_npy(const std::string& path, NpyArray* out, const ReadOptions& options = {});
 
+/// Reads a whole .npy image held in memory (what read_npy reads from a file): the same checks
+/// and errors, without the path prefix. Used by the fuzz target fuzz/npy_fuzz.cpp.
+Status read_npy_bytes(std::string_view bytes, NpyArray* out, const ReadOptions& options = {});
+
 /// The descr this module writes for `dtype` ("<f4", "|b1", "<V2" for bfloat16, "<V1" for the
 /// float8 types, ...).
 std::string_view descr_of(DType dtype) noexcept;
