@@ -15,9 +15,12 @@ APT_PACKAGES=(
   libbenchmark-dev=1.7.1-1
   libcli11-dev=2.1.2+ds-1
   nlohmann-json3-dev=3.11.2-2
+  # The libFuzzer targets (scripts/fuzz.sh): clang 14 and its sanitizer/fuzzer runtimes.
+  clang-14=1:14.0.6-12
+  libclang-rt-14-dev=1:14.0.6-12
 )
 
-declare -A COMMAND_OF=([g++]=g++ [make]=make [cmake]=cmake)
+declare -A COMMAND_OF=([g++]=g++ [make]=make [cmake]=cmake [clang-14]=clang-14)
 
 missing=()
 for spec in "${APT_PACKAGES[@]}"; do
