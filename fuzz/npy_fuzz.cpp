@@ -22,17 +22,11 @@ using namespace multigather::fuzz;
 
 namespace {
 
-void remove_temp();
-
-std::string temp_path() {
-  static const std::string path = [] {
-    std::atexit(remove_temp);
-    return "/tmp/multigather-npy-fuzz-" + std::to_string(::getpid()) + ".npy";
-  }();
-  return path;
+/// The per-process file of the read_npy check (removed right after each read).
+const char* temp_path() {
+  static const std::string path = "/tmp/multigather-npy-fuzz-" + std::to_string(::getpid()) + ".npy";
+  return path.c_str();
 }
-
-void remove_temp() { ::unlink(temp_path().c_str()); }
 
 }  // namespace
 
@@ -63,13 +57,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
 
   if (data[0] % 16 == 0) {
-    std::FILE* f = std::fopen(temp_path().c_str(), "wb");
+    std::FILE* f = std::fopen(temp_path(), "wb");
     if (!f) return 0;
     std::fwrite(bytes.data(), 1, bytes.size(), f);
     std::fclose(f);
     npy::NpyArray c;
     const Status sf = npy::read_npy(temp_path(), &c, options);
-    ::unlink(temp_path().c_str());
+    ::unlink(temp_path());
     if (sf.ok() != s.ok()) die("file and memory reads disagree:", s.message() + " | " + sf.message());
     if (sf.ok()) {
       const Tensor ca = Tensor::copy_of(a.view), cc = Tensor::copy_of(c.view);

@@ -2,6 +2,7 @@
 #include "npy.hpp"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -295,6 +296,27 @@ std::string truncated_message(const NpyHeader& h, std::uint64_t available) {
          " bytes) but only " + std::to_string(available) + " bytes of data follow";
 }
 
+/// Removes the temporary files that writers of `name` killed before their rename (kill -9,
+/// a power cut) left in `dir`: ".<name>.tmp-<pid>-<n>" whose process <pid> no longer exists.
+/// A live writer's file is left alone (kill(pid, 0) succeeds or fails with EPERM); a reused pid
+/// only delays the removal to a later write. Best effort: errors are ignored.
+void remove_stale_temporaries(const std::filesystem::path& dir, const std::string& name) {
+  const std::string prefix = "." + name + ".tmp-";
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string entry = it->path().filename().string();
+    if (entry.rfind(prefix, 0) != 0) continue;
+    long pid = 0;
+    const char* first = entry.data() + prefix.size();
+    const auto r = std::from_chars(first, entry.data() + entry.size(), pid);
+    if (r.ec != std::errc() || r.ptr == first || *r.ptr != '-' || pid <= 0 || pid == ::getpid()) continue;
+    if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) {
+      std::error_code ignored;
+      std::filesystem::remove(it->path(), ignored);
+    }
+  }
+}
+
 }  // namespace
 
 std::string_view descr_of(DType dtype) noexcept {
@@ -496,6 +518,7 @@ Status write_npy(const std::string& path, const TensorView& view) {
     ::unlink(tmp.c_str());
     return fail(why);
   }
+  remove_stale_temporaries(dir, target.filename().string());
   return Status::Ok();
 }
 
