@@ -304,4 +304,30 @@ TEST_F(NpyTest, WritesStridedViewsInCOrder) {
   EXPECT_EQ(std::vector<std::int32_t>(r, r + 6), (std::vector<std::int32_t>{0, 10, 1, 11, 2, 12}));
 }
 
+// read_npy_bytes (what the npy fuzz target drives): the reader on an image in memory, with
+// read_npy's checks and messages (no path prefix).
+TEST(NpyBytes, ReadsWhatToNpyBytesWrites) {
+  const std::int16_t v[6] = {1, -2, 3, -4, 5, -6};
+  const TensorView view(v, DType::kInt16, {3, 2});
+  npy::NpyArray a;
+  ASSERT_TRUE(npy::read_npy_bytes(npy::to_npy_bytes(view), &a).ok());
+  EXPECT_EQ(to_string(a.view.shape), "[3,2]");
+  EXPECT_EQ(a.view.dtype, DType::kInt16);
+  EXPECT_EQ(std::memcmp(a.view.data, v, sizeof v), 0);
+}
+
+TEST(NpyBytes, ALyingHeaderIsAnErrorBeforeAnyAllocation) {
+  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (400000000, 400000000), }";
+  header.append(64 - (10 + header.size() + 1) % 64, ' ');
+  header += '\n';
+  std::string image = std::string("\x93NUMPY\x01\x00", 8);
+  image += static_cast<char>(header.size() & 0xff);
+  image += static_cast<char>(header.size() >> 8);
+  image += header + std::string(8, '\0');
+  npy::NpyArray a;
+  const Status s = npy::read_npy_bytes(image, &a);
+  EXPECT_EQ(s.message(), "truncated file: the header declares shape (400000000, 400000000) of "
+                         "float32 (640000000000000000 bytes) but only 8 bytes of data follow");
+}
+
 }  // namespace

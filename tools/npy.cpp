@@ -2,6 +2,7 @@
 #include "npy.hpp"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -260,6 +261,62 @@ struct FileCloser {
   void operator()(std::FILE* f) const noexcept { std::fclose(f); }
 };
 
+// The array of a checked header (data_bytes already checked against what is available):
+// `read_data(dst, n)` copies the n data bytes.
+template <class ReadData>
+Status make_array(const NpyHeader& h, ReadData&& read_data, NpyArray* out) {
+  NpyArray a;
+  Dims storage_shape = h.shape;
+  if (h.fortran_order) {
+    for (int d = 0; d < h.shape.size(); ++d) storage_shape[d] = h.shape[h.shape.size() - 1 - d];
+  }
+  a.storage = Tensor(h.dtype, storage_shape);
+  MULTIGATHER_RETURN_IF_ERROR(read_data(a.storage.data(), static_cast<std::size_t>(h.data_bytes)));
+  if (h.big_endian) byte_swap(a.storage.data(), static_cast<std::size_t>(h.data_bytes), h.dtype);
+  Dims strides = contiguous_strides(h.shape);
+  if (h.fortran_order) {
+    std::int64_t stride = 1;
+    for (int d = 0; d < h.shape.size(); ++d) {
+      strides[d] = stride;
+      stride *= h.shape[d];
+    }
+  }
+  a.view = TensorView(a.storage.data(), h.dtype, h.shape, strides);
+  a.descr = h.descr;
+  a.fortran_order = h.fortran_order;
+  a.major_version = h.major_version;
+  a.minor_version = h.minor_version;
+  *out = std::move(a);
+  return Status::Ok();
+}
+
+std::string truncated_message(const NpyHeader& h, std::uint64_t available) {
+  return "truncated file: the header declares shape " + shape_tuple(h.shape) + " of " +
+         std::string(dtype_name(h.dtype)) + " (" + std::to_string(h.data_bytes) +
+         " bytes) but only " + std::to_string(available) + " bytes of data follow";
+}
+
+/// Removes the temporary files that writers of `name` killed before their rename (kill -9,
+/// a power cut) left in `dir`: ".<name>.tmp-<pid>-<n>" whose process <pid> no longer exists.
+/// A live writer's file is left alone (kill(pid, 0) succeeds or fails with EPERM); a reused pid
+/// only delays the removal to a later write. Best effort: errors are ignored.
+void remove_stale_temporaries(const std::filesystem::path& dir, const std::string& name) {
+  const std::string prefix = "." + name + ".tmp-";
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string entry = it->path().filename().string();
+    if (entry.rfind(prefix, 0) != 0) continue;
+    long pid = 0;
+    const char* first = entry.data() + prefix.size();
+    const auto r = std::from_chars(first, entry.data() + entry.size(), pid);
+    if (r.ec != std::errc() || r.ptr == first || *r.ptr != '-' || pid <= 0 || pid == ::getpid()) continue;
+    if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) {
+      std::error_code ignored;
+      std::filesystem::remove(it->path(), ignored);
+    }
+  }
+}
+
 }  // namespace
 
 std::string_view descr_of(DType dtype) noexcept {
@@ -373,38 +430,33 @@ Status read_npy(const std::string& path, NpyArray* out, const ReadOptions& optio
   if (!s.ok()) return fail(s.message());
   const std::uint64_t available = file_size - h.data_offset;
   if (h.data_bytes > available) {
-    return fail("truncated file: the header declares shape " + shape_tuple(h.shape) + " of " +
-                std::string(dtype_name(h.dtype)) + " (" + std::to_string(h.data_bytes) +
-                " bytes) but only " + std::to_string(available) + " bytes of data follow");
+    return fail(truncated_message(h, available));
   }
 
-  NpyArray a;
-  Dims storage_shape = h.shape;
-  if (h.fortran_order) {
-    for (int d = 0; d < h.shape.size(); ++d) storage_shape[d] = h.shape[h.shape.size() - 1 - d];
-  }
-  a.storage = Tensor(h.dtype, storage_shape);
-  if (std::fseek(file.get(), static_cast<long>(h.data_offset), SEEK_SET) != 0 ||
-      std::fread(a.storage.data(), 1, static_cast<std::size_t>(h.data_bytes), file.get()) !=
-          h.data_bytes) {
-    return fail("read error: " + errno_text());
-  }
-  if (h.big_endian) byte_swap(a.storage.data(), static_cast<std::size_t>(h.data_bytes), h.dtype);
-  Dims strides = contiguous_strides(h.shape);
-  if (h.fortran_order) {
-    std::int64_t stride = 1;
-    for (int d = 0; d < h.shape.size(); ++d) {
-      strides[d] = stride;
-      stride *= h.shape[d];
-    }
-  }
-  a.view = TensorView(a.storage.data(), h.dtype, h.shape, strides);
-  a.descr = h.descr;
-  a.fortran_order = h.fortran_order;
-  a.major_version = h.major_version;
-  a.minor_version = h.minor_version;
-  *out = std::move(a);
-  return Status::Ok();
+  return make_array(
+      h,
+      [&](void* dst, std::size_t n) -> Status {
+        if (std::fseek(file.get(), static_cast<long>(h.data_offset), SEEK_SET) != 0 ||
+            std::fread(dst, 1, n, file.get()) != n) {
+          return fail("read error: " + errno_text());
+        }
+        return Status::Ok();
+      },
+      out);
+}
+
+Status read_npy_bytes(std::string_view bytes, NpyArray* out, const ReadOptions& options) {
+  NpyHeader h;
+  MULTIGATHER_RETURN_IF_ERROR(parse_header(bytes, options, &h));
+  const std::uint64_t available = bytes.size() - h.data_offset;
+  if (h.data_bytes > available) return InvalidArgument(truncated_message(h, available));
+  return make_array(
+      h,
+      [&](void* dst, std::size_t n) {
+        if (n > 0) std::memcpy(dst, bytes.data() + h.data_offset, n);
+        return Status::Ok();
+      },
+      out);
 }
 
 std::string to_npy_bytes(const TensorView& view) {
@@ -466,6 +518,7 @@ Status write_npy(const std::string& path, const TensorView& view) {
     ::unlink(tmp.c_str());
     return fail(why);
   }
+  remove_stale_temporaries(dir, target.filename().string());
   return Status::Ok();
 }
 

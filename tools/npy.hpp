@@ -75,6 +75,10 @@ Status parse_header(std::string_view bytes, const ReadOptions& options, NpyHeade
 /// Reads `path`. Errors (InvalidArgument) start with the path: "'x.npy': truncated file: ...".
 Status read_npy(const std::string& path, NpyArray* out, const ReadOptions& options = {});
 
+/// Reads a whole .npy image held in memory (what read_npy reads from a file): the same checks
+/// and errors, without the path prefix. Used by the fuzz target fuzz/npy_fuzz.cpp.
+Status read_npy_bytes(std::string_view bytes, NpyArray* out, const ReadOptions& options = {});
+
 /// The descr this module writes for `dtype` ("<f4", "|b1", "<V2" for bfloat16, "<V1" for the
 /// float8 types, ...).
 std::string_view descr_of(DType dtype) noexcept;
@@ -83,8 +87,12 @@ std::string_view descr_of(DType dtype) noexcept;
 std::string to_npy_bytes(const TensorView& view);
 
 /// Writes `view` to `path` atomically: the bytes go to a new temporary file in the same folder,
-/// which is then renamed over `path`. On any failure the temporary file is removed and an
-/// existing `path` is left as it was. Errors (InvalidArgument) start with the path.
+/// ".<name>.tmp-<pid>-<n>", which is fsync'ed, then renamed over `path`. On any failure (no
+/// folder, an unwritable folder, a full disk, a file size limit) the temporary file is removed
+/// and an existing `path` is left as it was: `path` is either the old file or the whole new one,
+/// never a partial file. A process killed before its rename (kill -9) cannot remove its
+/// temporary file; the next successful write of the same `path` removes such leftovers whose
+/// process is gone. Errors (InvalidArgument) start with the path.
 Status write_npy(const std::string& path, const TensorView& view);
 
 }  // namespace multigather::npy

@@ -1,0 +1,136 @@
+// fuzz/registry_fuzz.cpp: every registry op, lowered and executed, against the reference kernel.
+//
+// The bytes choose an op of op_registry(), its attributes (omitted, typed values of every kind,
+// none, or text through the one attribute parser; unknown names sometimes), the input and
+// indices shapes, strides (negative, zero, overlapping), dtypes and data. lower_op, then
+// execute into a C-contiguous output of the framework's shape. Every call either returns an
+// error status or a result equal to the reference kernel (gather_multiaxis_reference) run on
+// the same lowering (its views, axes and options), placed by core_output_strides.
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "fuzz_support.hpp"
+#include "multigather/execute.hpp"
+#include "multigather/gather.hpp"
+#include "multigather/lowering.hpp"
+#include "multigather/registry.hpp"
+
+using namespace multigather;
+using namespace multigather::fuzz;
+
+namespace {
+
+AttrArg pick_attr(FuzzedDataProvider& p, const AttrSpec& spec) {
+  AttrArg a;
+  const auto small = [&] { return p.ConsumeIntegralInRange<std::int64_t>(-4, 4); };
+  switch (p.ConsumeIntegralInRange<int>(0, 9)) {
+    case 0: a.kind = AttrArg::Kind::kNone; break;
+    case 1:
+      a.kind = AttrArg::Kind::kText;
+      a.text = p.ConsumeRandomLengthString(16);
+      break;
+    case 2:  // a value of some other type
+      a.kind = static_cast<AttrArg::Kind>(p.ConsumeIntegralInRange<int>(2, 6));
+      a.i = p.ConsumeIntegral<std::int64_t>();
+      a.list = {small(), small()};
+      a.scalar = Scalar::from_float(p.ConsumeFloatingPoint<double>());
+      a.b = p.ConsumeBool();
+      a.text = p.ConsumeRandomLengthString(8);
+      break;
+    default:  // a value of the declared type, mostly plausible
+      switch (spec.type) {
+        case AttrType::kInt:
+        case AttrType::kOptionalInt:
+          a.kind = AttrArg::Kind::kInt;
+          a.i = p.ConsumeIntegralInRange<int>(0, 10) == 0 ? p.ConsumeIntegral<std::int64_t>() : small();
+          break;
+        case AttrType::kIntList: {
+          a.kind = AttrArg::Kind::kIntList;
+          const int n = p.ConsumeIntegralInRange<int>(0, 5);
+          for (int j = 0; j < n; ++j) a.list.push_back(small());
+          break;
+        }
+        case AttrType::kEnum:
+          a.kind = AttrArg::Kind::kString;
+          a.text = spec.choices.empty() || p.ConsumeIntegralInRange<int>(0, 10) == 0
+                       ? p.ConsumeRandomLengthString(8)
+                       : spec.choices[p.ConsumeIntegralInRange<std::size_t>(0, spec.choices.size() - 1)];
+          break;
+        case AttrType::kScalar:
+        case AttrType::kOptionalScalar:
+          a.kind = AttrArg::Kind::kScalar;
+          switch (p.ConsumeIntegralInRange<int>(0, 2)) {
+            case 0: a.scalar = Scalar::from_int(small()); break;
+            case 1: a.scalar = Scalar::from_uint(p.ConsumeIntegral<std::uint64_t>()); break;
+            default: a.scalar = Scalar::from_float(p.ConsumeFloatingPoint<double>()); break;
+          }
+          break;
+        case AttrType::kBool:
+          a.kind = AttrArg::Kind::kBool;
+          a.b = p.ConsumeBool();
+          break;
+      }
+  }
+  return a;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  FuzzedDataProvider p(data, size);
+  const std::vector<OpSpec>& ops = op_registry();
+  const OpSpec& op = ops[p.ConsumeIntegralInRange<std::size_t>(0, ops.size() - 1)];
+
+  Attributes attrs;
+  for (const AttrSpec& spec : op.attrs) {
+    if (p.ConsumeBool()) continue;  // the default
+    std::string name = spec.name;
+    if (p.ConsumeIntegralInRange<int>(0, 3) == 0) {
+      for (char& ch : name) if (ch == '_') ch = '-';
+    }
+    attrs.set_arg(name, pick_attr(p, spec));
+  }
+  if (p.ConsumeIntegralInRange<int>(0, 40) == 0) attrs.set(p.ConsumeRandomLengthString(8), "1");
+
+  const int rx = p.ConsumeIntegralInRange<int>(0, 5);
+  const int ri = p.ConsumeIntegralInRange<int>(0, 4);
+  const DType dtype = p.PickValueInArray(kAllDTypes);
+  const DType index_dtype = p.ConsumeIntegralInRange<int>(0, 15) == 0
+                                ? p.PickValueInArray(kAllDTypes)
+                                : p.PickValueInArray(kIndexDTypes);
+  const Dims input_shape = pick_shape(p, rx, 4);
+  Dims indices_shape = pick_shape(p, ri, 4);
+  const std::size_t es = element_size(dtype), is = element_size(index_dtype);
+  StridedBuffer in, idx;
+  if (!pick_strides(p, input_shape, es, &in) || !pick_strides(p, indices_shape, is, &idx)) return 0;
+  fill_bytes(p, in.bytes);
+  fill_indices(p, index_dtype, idx.bytes);
+  const TensorView input(in.data(es), dtype, input_shape, in.strides);
+  const TensorView indices(idx.data(is), index_dtype, indices_shape, idx.strides);
+
+  Lowering l;
+  if (!lower_op(op.name, input, indices, attrs, &l).ok()) return 0;
+  std::int64_t numel = 0;
+  if (!element_count(l.output_shape, &numel) || numel > (1 << 16)) return 0;
+
+  ExecutionContext context;
+  context.num_threads = p.ConsumeIntegralInRange<int>(-1, 3);
+  std::vector<unsigned char> got(static_cast<std::size_t>(numel) * es, 0x5A);
+  std::vector<unsigned char> want = got;
+  const Status s = execute(l, MutableTensorView(got.empty() ? nullptr : got.data(), dtype, l.output_shape), context);
+  const Status r = gather_multiaxis_reference(
+      l.input, l.indices, l.axes,
+      MutableTensorView(want.empty() ? nullptr : want.data(), dtype, l.core_output_shape,
+                        l.core_output_strides),
+      l.options);
+  if (s.ok() != r.ok()) {
+    die(("status differs from the reference kernel for " + op.name).c_str(),
+        "execute '" + s.message() + "' reference '" + r.message() + "'");
+  }
+  if (s.ok() && got != want) {
+    die(("output differs from the reference kernel for " + op.name).c_str(),
+        "input " + to_string(input_shape) + " indices " + to_string(indices_shape));
+  }
+  return 0;
+}
