@@ -55,9 +55,12 @@ std::string run_case(const json& c) {
   const bool has_data = c.at("input").at("data").is_array();
   if (!has_data) {  // validation vectors: shapes and dtypes only
     Lowering l;
-    const Status s = lower_op(op, TensorView(nullptr, dtype_of(c.at("input")), shape_of(c.at("input"))),
-                              TensorView(nullptr, dtype_of(c.at("indices")), shape_of(c.at("indices"))),
-                              attrs, &l);
+    const TensorView x(nullptr, dtype_of(c.at("input")), shape_of(c.at("input")));
+    const TensorView i(nullptr, dtype_of(c.at("indices")), shape_of(c.at("indices")));
+    const Status s = c.contains("updates")
+                         ? lower_op(op, x, i, TensorView(nullptr, dtype_of(c.at("updates")), shape_of(c.at("updates"))),
+                                    attrs, &l)
+                         : lower_op(op, x, i, attrs, &l);
     if (expect_error) return s.ok() ? "expected an error, got output " + to_string(l.output_shape) : "";
     if (!s.ok()) return "unexpected error: " + s.message();
     const Dims want = shape_of(c.at("expected"));
@@ -107,6 +110,11 @@ void run_file(const std::string& file, std::size_t expected_count, bool skip_ran
 
 TEST(Conformance, WebnnWpt) { run_file("webnn_wpt.json", 77); }
 TEST(Conformance, WebnnWptValidation) { run_file("webnn_wpt_validation.json", 20); }
+// WebNN scatterElements (10) and scatterND (7), bit for bit (float32 literals rounded to float32 as
+// the WPT harness's Float32Array does; the int8 case clamps index 2147483647 to the last row).
+TEST(Conformance, WebnnWptScatter) { run_file("webnn_wpt_scatter.json", 17); }
+// 17 shape / dtype cases, 13 must throw.
+TEST(Conformance, WebnnWptScatterValidation) { run_file("webnn_wpt_scatter_validation.json", 17); }
 TEST(Conformance, OnnxNodePb) { run_file("onnx_node_pb.json", 10); }
 // ScatterElements (7) and ScatterND (7) at opset 18, bit for bit; the 2 onnx.Scatter vectors
 // (opset 10) are skipped.

@@ -12,6 +12,7 @@ using testing::i32;
 using testing::i64;
 using testing::values_f32;
 using testing::as_f32;
+using testing::make_tensor;
 
 void expect_scatter(const std::string& op, const Tensor& x, const Tensor& i, const Tensor& u, const Attributes& a,
                     const std::vector<double>& want) {
@@ -304,6 +305,220 @@ TEST(NumpyScatter, AddAt) {
   expect_scatter_error("numpy.add_at", f32({3}, {0, 0, 0}), i64({2}, {0, 1}), f32({3}, {1, 2, 3}), {},
                        StatusCode::kInvalidArgument,
                        "numpy.add_at: operands could not be broadcast together: b shape [3] and a[indices] shape [2]");
+}
+
+// ---- webnn ------------------------------------------------------------------------------------
+
+TEST(WebnnScatter, ScatterElements) {
+  // WPT "along axis 0" with integral updates: output[indices[i][j]][j] = updates[i][j].
+  expect_scatter("webnn.scatterElements", f32({3, 3}, std::vector<double>(9, 0)), i32({2, 3}, {1, 0, 2, 0, 2, 1}),
+                 f32({2, 3}, {1, 11, 12, 20, 21, 22}), {{"axis", "0"}}, {20, 11, 0, 1, 0, 22, 0, 21, 12});
+  // axis 1; -4 wraps once to 1; 9 and -9 clamp to 4 and 0 (WPT's rule).
+  const Tensor data = f32({1, 5}, {1, 2, 3, 4, 5});
+  expect_scatter("webnn.scatterElements", data, i64({1, 2}, {-4, 9}), f32({1, 2}, {11, 21}), {{"axis", "1"}},
+                 {1, 11, 3, 4, 21});
+  expect_scatter("webnn.scatterElements", data, make_tensor(DType::kUInt32, {1, 1}, {7}), f32({1, 1}, {9}),
+                 {{"axis", "1"}}, {1, 2, 3, 4, 9});
+  expect_scatter("webnn.scatterElements", data, i32({1, 1}, {-9}), f32({1, 1}, {9}), {{"axis", "1"}}, {9, 2, 3, 4, 5});
+  // Duplicates: unspecified in WebNN; the last update wins here (noted).
+  expect_scatter("webnn.scatterElements", data, i32({1, 3}, {2, 2, 0}), f32({1, 3}, {7, 8, 6}), {{"axis", "1"}},
+                 {6, 2, 8, 4, 5});
+  Lowering l;
+  ASSERT_TRUE(lower_op("webnn.scatterElements", data.view(), i32({1, 2}, {0, 0}).view(), f32({1, 2}, {0, 0}).view(),
+                       {{"axis", "1"}}, &l).ok());
+  EXPECT_EQ(l.options.index_mode, IndexMode::kClamp);
+  EXPECT_EQ(l.notes.back(), "duplicate indices: WebNN leaves the result unspecified; multigather writes the last "
+                            "update in row-major order of indices");
+  const std::string op = "webnn.scatterElements";
+  const Tensor x = f32({3, 3}, std::vector<double>(9, 0));
+  expect_scatter_error(op, x, i32({2, 3}, {0, 0, 0, 0, 0, 0}), f32({2, 3}, std::vector<double>(6, 0)), {{"axis", "2"}},
+                       StatusCode::kInvalidArgument,
+                       "webnn.scatterElements: axis = 2 must be in [0, 2) (an unsigned long less than the input rank 2)");
+  expect_scatter_error(op, x, i32({2, 3}, {0, 0, 0, 0, 0, 0}), make_tensor(DType::kFloat16, {2, 3}, {}), {},
+                       StatusCode::kTypeError,
+                       "webnn.scatterElements: updates dtype float16 must equal input dtype float32 (updates must "
+                       "have input's data type)");
+  expect_scatter_error(op, f32({}, {0}), i32({}, {0}), f32({}, {0}), {}, StatusCode::kInvalidArgument,
+                       "webnn.scatterElements: input must have rank >= 1 (got a scalar)");
+  expect_scatter_error(op, x, i32({2, 3, 3}, {}), f32({2, 3, 3}, {}), {}, StatusCode::kInvalidArgument,
+                       "webnn.scatterElements: indices rank 3 must equal input rank 2");
+  expect_scatter_error(op, x, i32({2, 2}, {}), f32({2, 2}, {}), {{"axis", "1"}}, StatusCode::kInvalidArgument,
+                       "webnn.scatterElements: indices.shape[0] = 2 must equal input.shape[0] = 3 (every dimension "
+                       "but axis 1)");
+  expect_scatter_error(op, x, i32({2, 3}, {}), f32({2, 4}, {}), {}, StatusCode::kInvalidArgument,
+                       "webnn.scatterElements: updates shape [2,4] must equal indices shape [2,3]");
+  expect_scatter_error(op, x, f32({2, 3}, {}), f32({2, 3}, {}), {}, StatusCode::kTypeError,
+                       "webnn.scatterElements: indices dtype float32 is not supported (webnn.scatterElements "
+                       "accepts int32, uint32, int64)");
+}
+
+TEST(WebnnScatter, ScatterND) {
+  expect_scatter("webnn.scatterND", f32({8}, {1, 2, 3, 4, 5, 6, 7, 8}), i32({4, 1}, {4, 3, 1, 7}),
+                 f32({4}, {9, 10, 11, 12}), {}, {1, 11, 3, 10, 9, 6, 7, 12});
+  // Rows of a [3, 2]: -1 wraps to row 2, 5 clamps to row 2 as well (the last wins), -7 clamps to 0.
+  expect_scatter("webnn.scatterND", f32({3, 2}, {1, 2, 3, 4, 5, 6}), i64({3, 1}, {-1, 5, -7}),
+                 f32({3, 2}, {7, 8, 9, 10, 11, 12}), {}, {11, 12, 3, 4, 9, 10});
+  // WPT's int8 case: 2147483647 clamps to row 1.
+  Tensor out;
+  ASSERT_TRUE(run_op("webnn.scatterND", make_tensor(DType::kInt8, {2, 1}, {0, 0}).view(),
+                     i32({1, 1}, {2147483647}).view(), make_tensor(DType::kInt8, {1, 1}, {1}).view(), {}, &out).ok());
+  EXPECT_EQ(out.data_as<std::int8_t>()[0], 0);
+  EXPECT_EQ(out.data_as<std::int8_t>()[1], 1);
+  const std::string op = "webnn.scatterND";
+  const Tensor x = f32({4, 4, 4}, std::vector<double>(64, 0));
+  expect_scatter_error(op, x, i32({2, 4}, {}), f32({2, 4, 4}, {}), {}, StatusCode::kInvalidArgument,
+                       "webnn.scatterND: indices.shape[-1] = 4 is greater than the input rank 3");
+  expect_scatter_error(op, x, i32({2, 1}, {}), f32({2, 3, 4}, {}), {}, StatusCode::kInvalidArgument,
+                       "webnn.scatterND: updates shape [2,3,4] must equal indices.shape[:-1] ++ input.shape[c:] = "
+                       "[2,4,4] (c = indices.shape[-1] = 1)");
+  expect_scatter_error(op, x, i32({}, {0}), f32({2, 4, 4}, {}), {}, StatusCode::kInvalidArgument,
+                       "webnn.scatterND: indices must have rank >= 1 (got a scalar)");
+  expect_scatter_error(op, f32({}, {0}), i32({2, 1}, {}), f32({2, 4, 4}, {}), {}, StatusCode::kInvalidArgument,
+                       "webnn.scatterND: input must have rank >= 1 (got a scalar)");
+}
+
+// ---- tf ---------------------------------------------------------------------------------------
+
+TEST(TfScatter, TensorScatterNd) {
+  // tensor [1..8]; indices [[4],[3],[1],[7]] (the TF docs' example), updates 9 10 11 12.
+  const Tensor t = f32({8}, {1, 2, 3, 4, 5, 6, 7, 8});
+  const Tensor idx = i32({4, 1}, {4, 3, 1, 7});
+  const Tensor upd = f32({4}, {9, 10, 11, 12});
+  expect_scatter("tf.tensor_scatter_nd_update", t, idx, upd, {}, {1, 11, 3, 10, 9, 6, 7, 12});
+  expect_scatter("tf.tensor_scatter_nd_add", t, idx, upd, {}, {1, 13, 3, 14, 14, 6, 7, 20});
+  expect_scatter("tf.tensor_scatter_nd_sub", t, idx, upd, {}, {1, -9, 3, -6, -4, 6, 7, -4});
+  expect_scatter("tf.tensor_scatter_nd_min", t, idx, upd, {}, {1, 2, 3, 4, 5, 6, 7, 8});
+  expect_scatter("tf.tensor_scatter_nd_max", t, idx, upd, {}, {1, 11, 3, 10, 9, 6, 7, 12});
+  // Duplicates: [1] twice. update: the last (2); add 2+1+2; sub 2-1-2; min / max over {2, 1, 2}.
+  const Tensor dup = i64({2, 1}, {1, 1});
+  const Tensor du = f32({2}, {1, 2});
+  expect_scatter("tf.tensor_scatter_nd_update", t, dup, du, {}, {1, 2, 3, 4, 5, 6, 7, 8});
+  expect_scatter("tf.tensor_scatter_nd_add", t, dup, du, {}, {1, 5, 3, 4, 5, 6, 7, 8});
+  expect_scatter("tf.tensor_scatter_nd_sub", t, dup, du, {}, {1, -1, 3, 4, 5, 6, 7, 8});
+  expect_scatter("tf.tensor_scatter_nd_min", t, dup, du, {}, {1, 1, 3, 4, 5, 6, 7, 8});
+  expect_scatter("tf.tensor_scatter_nd_max", t, dup, du, {}, {1, 2, 3, 4, 5, 6, 7, 8});
+  // Slices: rows of a [3, 2] (updates [2, 2] = indices.shape[:-1] ++ tensor.shape[1:]).
+  expect_scatter("tf.tensor_scatter_nd_sub", f32({3, 2}, {1, 2, 3, 4, 5, 6}), i32({2, 1}, {2, 0}),
+                 f32({2, 2}, {1, 1, 2, 2}), {}, {-1, 0, 3, 4, 4, 5});
+  // Integer sub wraps like TF's: int32 min - 1.
+  Tensor out;
+  ASSERT_TRUE(run_op("tf.tensor_scatter_nd_sub", make_tensor(DType::kInt32, {2}, {-2147483648.0, 5}).view(),
+                     i32({2, 1}, {0, 1}).view(), make_tensor(DType::kInt32, {2}, {1, -2147483648.0}).view(), {}, &out)
+                  .ok());
+  EXPECT_EQ(out.data_as<std::int32_t>()[0], 2147483647);
+  EXPECT_EQ(out.data_as<std::int32_t>()[1], static_cast<std::int32_t>(5u + 2147483648u));
+  // index_mode = drop (TF GPU): 9 and -1 skipped.
+  expect_scatter("tf.tensor_scatter_nd_update", t, i32({3, 1}, {9, -1, 0}), f32({3}, {7, 7, 0}),
+                 {{"index_mode", "drop"}}, {0, 2, 3, 4, 5, 6, 7, 8});
+  Lowering l;
+  ASSERT_TRUE(lower_op("tf.tensor_scatter_nd_sub", t.view(), idx.view(), upd.view(), {}, &l).ok());
+  EXPECT_NE(l.owned_updates, nullptr);
+  EXPECT_EQ(l.notes.back(), "tensor - updates: -updates is copied once (a contiguous buffer; sign flips are exact)");
+}
+
+TEST(TfScatter, ScatterNd) {
+  // tf.scatter_nd([[4],[3],[1],[7]], [9,10,11,12], [8]) (the TF docs' example); duplicates sum.
+  expect_scatter("tf.scatter_nd", f32({8}, std::vector<double>(8, 5)), i32({4, 1}, {4, 3, 1, 7}),
+                 f32({4}, {9, 10, 11, 12}), {}, {0, 11, 0, 10, 9, 0, 0, 12});
+  expect_scatter("tf.scatter_nd", f32({4}, {}), i64({3, 1}, {1, 1, 3}), f32({3}, {1, 2, 4}), {}, {0, 3, 0, 4});
+  // The docs' slice example, reduced: [4, 2, 2] with rows 0 and 2.
+  expect_scatter("tf.scatter_nd", f32({3, 2}, {}), i32({2, 1}, {0, 2}), f32({2, 2}, {5, 5, 6, 6}), {},
+                 {5, 5, 0, 0, 6, 6});
+  Lowering l;
+  ASSERT_TRUE(lower_op("tf.scatter_nd", f32({4}, {}).view(), i32({1, 1}, {0}).view(), f32({1}, {1}).view(), {}, &l)
+                  .ok());
+  EXPECT_NE(l.owned_input, nullptr);
+  EXPECT_EQ(l.notes.back(), "tf.scatter_nd: the output starts from a zeros tensor owned by the lowering");
+}
+
+TEST(TfScatter, Errors) {
+  const Tensor t = f32({8}, std::vector<double>(8, 0));
+  const std::string op = "tf.tensor_scatter_nd_update";
+  expect_scatter_error(op, t, i32({1, 1}, {9}), f32({1}, {1}), {}, StatusCode::kOutOfRange,
+                       "tf.tensor_scatter_nd_update: indices[0,0] = 9 is out of range for tensor dimension 0 of size 8 "
+                       "(valid range [0, 8)); TensorFlow indices must be in [0, D) (negative indices are not supported)");
+  expect_scatter_error(op, t, i32({1, 1}, {-1}), f32({1}, {1}), {}, StatusCode::kOutOfRange,
+                       "tf.tensor_scatter_nd_update: indices[0,0] = -1 is out of range for tensor dimension 0 of size 8 "
+                       "(valid range [0, 8)); TensorFlow indices must be in [0, D) (negative indices are not supported)");
+  expect_scatter_error(op, t, i32({1, 1}, {1}), f32({2}, {1, 2}), {}, StatusCode::kInvalidArgument,
+                       "tf.tensor_scatter_nd_update: Outer dimensions of indices and update must match. Indices shape: "
+                       "[1,1], updates shape:[2]");
+  expect_scatter_error(op, t, i32({1, 2}, {1, 2}), f32({1}, {1}), {}, StatusCode::kInvalidArgument,
+                       "tf.tensor_scatter_nd_update: Inner dimensions of output shape must match inner dimensions of "
+                       "updates shape. Output: [8] updates: [1]");
+  expect_scatter_error(op, t, i32({1}, {1}), f32({}, {1}), {}, StatusCode::kInvalidArgument,
+                       "tf.tensor_scatter_nd_update: Updates shape must have rank at least one. Found:[]");
+  expect_scatter_error(op, t, i32({1, 1}, {1}), make_tensor(DType::kFloat64, {1}, {1}), {}, StatusCode::kTypeError,
+                       "tf.tensor_scatter_nd_update: updates dtype float64 must equal tensor dtype float32 "
+                       "(TensorFlow: updates must have tensor's dtype T)");
+  expect_scatter_error(op, t, make_tensor(DType::kInt16, {1, 1}, {1}), f32({1}, {1}), {}, StatusCode::kTypeError,
+                       "tf.tensor_scatter_nd_update: indices dtype int16 is not supported (tf.tensor_scatter_nd_update "
+                       "accepts int32, int64)");
+  expect_scatter_error("tf.tensor_scatter_nd_sub", make_tensor(DType::kBool, {2}, {0, 1}), i32({1, 1}, {1}),
+                       make_tensor(DType::kBool, {1}, {1}), {}, StatusCode::kTypeError,
+                       "tf.tensor_scatter_nd_sub: tensor - updates needs -updates, which multigather cannot form "
+                       "exactly for dtype bool");
+  expect_scatter_error("tf.scatter_nd", f32({4}, {}), i32({1, 1}, {5}), f32({1}, {1}), {}, StatusCode::kOutOfRange,
+                       "tf.scatter_nd: indices[0,0] = 5 is out of range for shape dimension 0 of size 4 (valid range "
+                       "[0, 4)); TensorFlow indices must be in [0, D) (negative indices are not supported)");
+  expect_scatter_error("tf.scatter_nd", f32({4}, {}), i32({1, 1}, {1}), f32({2}, {1, 3}), {},
+                       StatusCode::kInvalidArgument,
+                       "tf.scatter_nd: Dimensions [0,1) of indices[shape=[1,1]] must match dimensions [0,1) of "
+                       "updates[shape=[2]]");
+}
+
+// ---- coreml -----------------------------------------------------------------------------------
+
+TEST(CoremlScatter, ScatterModes) {
+  const Tensor data = f32({3, 2}, {1, 2, 3, 4, 5, 6});
+  const Tensor idx = i32({2}, {2, 0});
+  const Tensor upd = f32({2, 2}, {10, 20, 30, 40});
+  // Default mode add: row 2 += [10, 20], row 0 += [30, 40].
+  expect_scatter("coreml.scatter", data, idx, upd, {}, {31, 42, 3, 4, 15, 26});
+  expect_scatter("coreml.scatter", data, idx, upd, {{"mode", "update"}}, {30, 40, 3, 4, 10, 20});
+  expect_scatter("coreml.scatter", data, idx, upd, {{"mode", "sub"}}, {-29, -38, 3, 4, -5, -14});
+  expect_scatter("coreml.scatter", data, idx, upd, {{"mode", "mul"}}, {30, 80, 3, 4, 50, 120});
+  expect_scatter("coreml.scatter", data, idx, upd, {{"mode", "max"}}, {30, 40, 3, 4, 10, 20});
+  expect_scatter("coreml.scatter", data, idx, upd, {{"mode", "min"}}, {1, 2, 3, 4, 5, 6});
+  // axis 1, -1 wraps to column 1; updates [3, 1] = data.shape[:1] ++ indices.shape ++ data.shape[2:].
+  expect_scatter("coreml.scatter", data, i32({1}, {-1}), f32({3, 1}, {7, 8, 9}), {{"axis", "1"}, {"mode", "update"}},
+                 {1, 7, 3, 8, 5, 9});
+  // validate_indices=False: out of range is undefined in Core ML; clamped here (5 -> row 2).
+  expect_scatter("coreml.scatter", data, i32({1}, {5}), f32({1, 2}, {2, 3}), {{"mode", "mul"}}, {1, 2, 3, 4, 10, 18});
+}
+
+TEST(CoremlScatter, AlongAxisAndNd) {
+  const Tensor data = f32({2, 2}, {1, 2, 3, 4});
+  // Column 0: rows 1 (max(3, 5)) and 0 (max(1, -1)); column 1: row 0 twice (max(2, 0, 9)).
+  expect_scatter("coreml.scatter_along_axis", data, i32({2, 2}, {1, 0, 0, 0}), f32({2, 2}, {5, 0, -1, 9}),
+                 {{"mode", "max"}}, {1, 9, 5, 4});
+  expect_scatter("coreml.scatter_along_axis", data, i32({2, 1}, {1, 0}), f32({2, 1}, {7, 8}),
+                 {{"axis", "1"}, {"mode", "sub"}}, {1, -5, -5, 4});
+  // [0][1] = min(2, 0, -3); [1][0] = min(3, 5).
+  expect_scatter("coreml.scatter_nd", data, i32({3, 2}, {0, 1, 1, 0, 0, 1}), f32({3}, {0, 5, -3}), {{"mode", "min"}},
+                 {1, -3, 3, 4});
+  expect_scatter("coreml.scatter_nd", data, i32({1, 1}, {1}), f32({1, 2}, {10, 20}), {}, {1, 2, 13, 24});
+}
+
+TEST(CoremlScatter, Errors) {
+  const Tensor data = f32({3, 2}, {1, 2, 3, 4, 5, 6});
+  expect_scatter_error("coreml.scatter", data, i32({1}, {0}), f32({1, 2}, {1, 1}), {{"mode", "div"}},
+                       StatusCode::kInvalidArgument,
+                       "coreml.scatter: mode = 'div' is not supported by multigather (data / updates has no exact form "
+                       "as one scatter_multiaxis call: multiplying by 1 / updates rounds twice)");
+  expect_scatter_error("coreml.scatter", data, i32({2}, {0, 1}), f32({1, 2}, {1, 1}), {},
+                       StatusCode::kInvalidArgument,
+                       "coreml.scatter: updates shape [1,2] must equal data.shape[:axis] ++ indices.shape ++ "
+                       "data.shape[axis+1:] = [2,2]");
+  expect_scatter_error("coreml.scatter_nd", data, i32({1, 3}, {0, 0, 0}), f32({1}, {1}), {},
+                       StatusCode::kInvalidArgument, "coreml.scatter_nd: indices.shape[-1] = 3 must be <= rank(data) = 2");
+  expect_scatter_error("coreml.scatter_along_axis", data, i32({3, 2}, {0, 0, 0, 0, 0, 0}), f32({3, 1}, {1, 1, 1}), {},
+                       StatusCode::kInvalidArgument,
+                       "coreml.scatter_along_axis: updates shape [3,1] must equal indices shape = [3,2]");
+  Lowering l;
+  const Status s = lower_op("coreml.scatter", data.view(), i32({1}, {0}).view(), f32({1, 2}, {1, 1}).view(),
+                            {{"mode", "xor"}}, &l);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
 }
 
 }  // namespace

@@ -119,7 +119,12 @@ TEST(Registry, ScatterOpsAreRegisteredAndNeedUpdates) {
   }
   const std::set<std::string> want = {"scatter_multiaxis", "onnx.ScatterElements", "onnx.ScatterND",
                                       "torch.scatter", "torch.scatter_add", "torch.scatter_reduce",
-                                      "torch.index_add", "numpy.put_along_axis", "numpy.add_at"};
+                                      "torch.index_add", "numpy.put_along_axis", "numpy.add_at",
+                                      "webnn.scatterElements", "webnn.scatterND",
+                                      "tf.tensor_scatter_nd_update", "tf.tensor_scatter_nd_add",
+                                      "tf.tensor_scatter_nd_sub", "tf.tensor_scatter_nd_min",
+                                      "tf.tensor_scatter_nd_max", "tf.scatter_nd", "coreml.scatter",
+                                      "coreml.scatter_along_axis", "coreml.scatter_nd"};
   EXPECT_EQ(have, want);
   Lowering l;
   const Status s = lower_op("onnx.Gather", TensorView(nullptr, DType::kFloat32, Dims{3}),

@@ -108,6 +108,17 @@ inline const std::vector<ScatterExplainCase>& scatter_explain_cases() {
       {"torch.index_add", {4, 3}, {2}, {2, 3}, {{"alpha", "2"}}},
       {"numpy.put_along_axis", {4, 3}, {4, 1}, {1}, {{"axis", "1"}}},
       {"numpy.add_at", {4, 3}, {5}, {3}, {}},
+      {"webnn.scatterElements", {4, 3}, {4, 2}, {4, 2}, {{"axis", "1"}}},
+      {"webnn.scatterND", {4, 3}, {2, 1}, {2, 3}, {}},
+      {"tf.tensor_scatter_nd_update", {4, 3}, {2, 1}, {2, 3}, {}},
+      {"tf.tensor_scatter_nd_add", {4, 3}, {2, 2}, {2}, {}},
+      {"tf.tensor_scatter_nd_sub", {4, 3}, {2, 1}, {2, 3}, {}},
+      {"tf.tensor_scatter_nd_min", {4, 3}, {2, 1}, {2, 3}, {}},
+      {"tf.tensor_scatter_nd_max", {4, 3}, {2, 1}, {2, 3}, {{"index_mode", "drop"}}},
+      {"tf.scatter_nd", {4, 3}, {2, 1}, {2, 3}, {}},
+      {"coreml.scatter", {4, 3}, {2}, {4, 2}, {{"axis", "1"}, {"mode", "sub"}}},
+      {"coreml.scatter_along_axis", {4, 3}, {4, 2}, {4, 2}, {{"axis", "1"}}},
+      {"coreml.scatter_nd", {4, 3}, {2, 1}, {2, 3}, {{"mode", "update"}}},
   };
   return cases;
 }

@@ -1,9 +1,13 @@
-"""TensorFlow's gathers on multigather, with TensorFlow's CPU rules.
+"""TensorFlow's gathers and scatters on multigather, with TensorFlow's CPU rules.
 
 - ``gather(params, indices, axis=None, batch_dims=0)``: tf.gather
   (https://www.tensorflow.org/api_docs/python/tf/gather)
 - ``gather_nd(params, indices, batch_dims=0)``: tf.gather_nd
   (https://www.tensorflow.org/api_docs/python/tf/gather_nd)
+
+- ``tensor_scatter_nd_update / _add / _sub / _min / _max(tensor, indices, updates)`` and
+  ``scatter_nd(indices, updates, shape)``
+  (https://www.tensorflow.org/api_docs/python/tf/tensor_scatter_nd_update, ...)
 
 Indices must lie in [0, params.shape[axis]): negative indices are out of range (TensorFlow on
 CPU raises InvalidArgumentError; here IndexError). TensorFlow on GPU writes zeros instead:
@@ -14,12 +18,15 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from ._registry import DEFAULT, fast_op, run_fast, run_general
+import numpy as _np
+
+from ._registry import DEFAULT, fast_op, run_fast, run_general, run_scatter
 
 _GATHER = fast_op("tf.gather", "axis", "batch_dims", "index_mode")
 _GATHER_ND = fast_op("tf.gather_nd", "batch_dims", "index_mode")
 
-__all__ = ["gather", "gather_nd"]
+__all__ = ["gather", "gather_nd", "tensor_scatter_nd_update", "tensor_scatter_nd_add",
+           "tensor_scatter_nd_sub", "tensor_scatter_nd_min", "tensor_scatter_nd_max", "scatter_nd"]
 
 
 def gather(params: Any, indices: Any, axis: Optional[int] = None, batch_dims: int = 0) -> Any:
@@ -43,3 +50,91 @@ def gather_nd(params: Any, indices: Any, batch_dims: int = 0) -> Any:
     if result is NotImplemented:
         result = run_general("tf.gather_nd", params, indices, batch_dims=batch_dims)
     return result
+
+
+def tensor_scatter_nd_update(tensor: Any, indices: Any, updates: Any) -> Any:
+    """tf.tensor_scatter_nd_update(tensor, indices, updates): a new array of tensor's shape and
+    dtype, output = tensor; output[indices[j, :], t] = updates[j, t].
+    k = indices.shape[-1] <= rank(tensor); updates.shape == indices.shape[:-1] +
+    tensor.shape[k:] (rank >= 1); indices int32 or int64; updates dtype == tensor dtype.
+    Indices in [0, size) (TF CPU: negatives are out of range, IndexError); ``index_mode="drop"``
+    (through ``multigather.run(op, ..., index_mode="drop")``) skips out-of-range updates as TF on
+    GPU does. Raises IndexError, ValueError (shapes, in TF's
+    words), TypeError (dtypes).
+    Duplicates: TF's CPU kernel applies the updates in order, so the
+    last wins (as here); on GPU the order is unspecified.
+    Source: https://www.tensorflow.org/api_docs/python/tf/tensor_scatter_nd_update"""
+    return run_scatter("tf.tensor_scatter_nd_update", tensor, indices, updates)
+
+
+def tensor_scatter_nd_add(tensor: Any, indices: Any, updates: Any) -> Any:
+    """tf.tensor_scatter_nd_add(tensor, indices, updates): a new array of tensor's shape and
+    dtype, output = tensor; output[indices[j, :], t] += updates[j, t].
+    k = indices.shape[-1] <= rank(tensor); updates.shape == indices.shape[:-1] +
+    tensor.shape[k:] (rank >= 1); indices int32 or int64; updates dtype == tensor dtype.
+    Indices in [0, size) (TF CPU: negatives are out of range, IndexError); ``index_mode="drop"``
+    (through ``multigather.run(op, ..., index_mode="drop")``) skips out-of-range updates as TF on
+    GPU does. Raises IndexError, ValueError (shapes, in TF's
+    words), TypeError (dtypes).
+    Duplicates all add up.
+    Source: https://www.tensorflow.org/api_docs/python/tf/tensor_scatter_nd_add"""
+    return run_scatter("tf.tensor_scatter_nd_add", tensor, indices, updates)
+
+
+def tensor_scatter_nd_sub(tensor: Any, indices: Any, updates: Any) -> Any:
+    """tf.tensor_scatter_nd_sub(tensor, indices, updates): a new array of tensor's shape and
+    dtype, output = tensor; output[indices[j, :], t] -= updates[j, t].
+    k = indices.shape[-1] <= rank(tensor); updates.shape == indices.shape[:-1] +
+    tensor.shape[k:] (rank >= 1); indices int32 or int64; updates dtype == tensor dtype.
+    Indices in [0, size) (TF CPU: negatives are out of range, IndexError); ``index_mode="drop"``
+    (through ``multigather.run(op, ..., index_mode="drop")``) skips out-of-range updates as TF on
+    GPU does. Raises IndexError, ValueError (shapes, in TF's
+    words), TypeError (dtypes).
+    Duplicates all subtract (the lowering adds a negated copy of
+    updates: exact; bool is a TypeError).
+    Source: https://www.tensorflow.org/api_docs/python/tf/tensor_scatter_nd_sub"""
+    return run_scatter("tf.tensor_scatter_nd_sub", tensor, indices, updates)
+
+
+def tensor_scatter_nd_min(tensor: Any, indices: Any, updates: Any) -> Any:
+    """tf.tensor_scatter_nd_min(tensor, indices, updates): a new array of tensor's shape and
+    dtype, output = tensor; output[indices[j, :], t] = min(output[..], updates[j, t]).
+    k = indices.shape[-1] <= rank(tensor); updates.shape == indices.shape[:-1] +
+    tensor.shape[k:] (rank >= 1); indices int32 or int64; updates dtype == tensor dtype.
+    Indices in [0, size) (TF CPU: negatives are out of range, IndexError); ``index_mode="drop"``
+    (through ``multigather.run(op, ..., index_mode="drop")``) skips out-of-range updates as TF on
+    GPU does. Raises IndexError, ValueError (shapes, in TF's
+    words), TypeError (dtypes).
+    Duplicates all combine.
+    Source: https://www.tensorflow.org/api_docs/python/tf/tensor_scatter_nd_min"""
+    return run_scatter("tf.tensor_scatter_nd_min", tensor, indices, updates)
+
+
+def tensor_scatter_nd_max(tensor: Any, indices: Any, updates: Any) -> Any:
+    """tf.tensor_scatter_nd_max(tensor, indices, updates): a new array of tensor's shape and
+    dtype, output = tensor; output[indices[j, :], t] = max(output[..], updates[j, t]).
+    k = indices.shape[-1] <= rank(tensor); updates.shape == indices.shape[:-1] +
+    tensor.shape[k:] (rank >= 1); indices int32 or int64; updates dtype == tensor dtype.
+    Indices in [0, size) (TF CPU: negatives are out of range, IndexError); ``index_mode="drop"``
+    (through ``multigather.run(op, ..., index_mode="drop")``) skips out-of-range updates as TF on
+    GPU does. Raises IndexError, ValueError (shapes, in TF's
+    words), TypeError (dtypes).
+    Duplicates all combine.
+    Source: https://www.tensorflow.org/api_docs/python/tf/tensor_scatter_nd_max"""
+    return run_scatter("tf.tensor_scatter_nd_max", tensor, indices, updates)
+
+
+def scatter_nd(indices: Any, updates: Any, shape: Any) -> Any:
+    """tf.scatter_nd(indices, updates, shape): a new array of ``shape`` and updates' dtype,
+    output = zeros(shape); output[indices[j, :], t] += updates[j, t] (duplicates add up).
+    k = indices.shape[-1] <= len(shape); updates.shape == indices.shape[:-1] + shape[k:];
+    indices int32 or int64, in [0, size) (IndexError; ``multigather.run("tf.scatter_nd", ...,
+    index_mode="drop")`` skips them as TF on GPU does). Raises IndexError, ValueError (shapes,
+    in TF's words), TypeError. In the registry the shape is that of the input operand
+    ``output_like``, whose values are never read (the lowering owns the zeros it starts from).
+    Source: https://www.tensorflow.org/api_docs/python/tf/scatter_nd"""
+    updates = _np.asarray(updates)
+    # The registry's input operand: a read-only array of the output shape (never read).
+    shape = _np.broadcast_to(_np.zeros((), dtype=updates.dtype),
+                             tuple(int(s) for s in _np.asarray(shape).reshape(-1)))
+    return run_scatter("tf.scatter_nd", shape, indices, updates)

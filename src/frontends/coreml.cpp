@@ -78,6 +78,111 @@ Status gather_nd(const TensorView& x, const TensorView& indices, std::int64_t ba
   return lower_nd(out->op, x, indices, b, out);
 }
 
+// ---- Scatters (iOS17) -------------------------------------------------------------------------
+
+namespace {
+
+// The mode, the updates dtype and the index rule; *negate: sub (updates negated at the end).
+Status scatter_common(const TensorView& data, const TensorView& indices, const TensorView& updates,
+                      std::string_view mode, bool validate_indices, bool* negate, Lowering* out) {
+  MULTIGATHER_RETURN_IF_ERROR(common(out->op, data, indices, validate_indices, out));
+  MULTIGATHER_RETURN_IF_ERROR(check_updates_dtype(out->op, data, updates, "data", "updates", "both are type T"));
+  *negate = false;
+  if (mode == "update") {
+    out->reduction = Reduction::kNone;
+    out->notes.push_back("mode = update with duplicate indices: Core ML leaves the result unspecified; "
+                         "multigather writes the last update in row-major order of indices");
+  } else if (mode == "add") {
+    out->reduction = Reduction::kAdd;
+  } else if (mode == "sub") {
+    out->reduction = Reduction::kAdd;
+    *negate = true;
+  } else if (mode == "mul") {
+    out->reduction = Reduction::kMul;
+  } else if (mode == "max") {
+    out->reduction = Reduction::kMax;
+  } else if (mode == "min") {
+    out->reduction = Reduction::kMin;
+  } else if (mode == "div") {
+    return InvalidArgument(out->op + ": mode = 'div' is not supported by multigather (data / updates has no "
+                           "exact form as one scatter_multiaxis call: multiplying by 1 / updates rounds twice)");
+  } else {
+    return InvalidArgument(out->op + ": mode = '" + std::string(mode) +
+                           "' must be one of update, add, sub, mul, div, max, min");
+  }
+  out->include_input = true;
+  return Status::Ok();
+}
+
+Status finish_coreml(const TensorView& data, const TensorView& updates, bool negate,
+                     const std::vector<std::int64_t>& shape, Lowering* out) {
+  TensorView u = updates;
+  if (negate) MULTIGATHER_RETURN_IF_ERROR(negated_copy(updates, "mode = sub", out, &u));
+  return finish_framework_scatter(data, u, shape, out);
+}
+
+Status updates_shape_is(const std::string& op, const TensorView& updates, const std::vector<std::int64_t>& want,
+                        const std::string& rule) {
+  if (dims_vec(updates.shape) == want) return Status::Ok();
+  return InvalidArgument(op + ": updates shape " + to_string(updates.shape) + " must equal " + rule + " = " +
+                         shape_str(want));
+}
+
+}  // namespace
+
+Status scatter(const TensorView& data, const TensorView& indices, const TensorView& updates, std::int64_t axis,
+               std::string_view mode, bool validate_indices, Lowering* out) {
+  MULTIGATHER_RETURN_IF_ERROR(begin_scatter("coreml.scatter", data, indices, updates, out));
+  bool negate = false;
+  MULTIGATHER_RETURN_IF_ERROR(scatter_common(data, indices, updates, mode, validate_indices, &negate, out));
+  std::int64_t a = 0;
+  MULTIGATHER_RETURN_IF_ERROR(normalize_axis(out->op, "axis", axis, data.rank(), true, &a));
+  std::vector<std::int64_t> want(data.shape.begin(), data.shape.begin() + a);
+  want.insert(want.end(), indices.shape.begin(), indices.shape.end());
+  want.insert(want.end(), data.shape.begin() + a + 1, data.shape.end());
+  MULTIGATHER_RETURN_IF_ERROR(
+      updates_shape_is(out->op, updates, want, "data.shape[:axis] ++ indices.shape ++ data.shape[axis+1:]"));
+  set_error_context(out, indices, "indices", -1, {"axis " + str(a)}, {data.shape[static_cast<int>(a)]}, true, "");
+  MULTIGATHER_RETURN_IF_ERROR(lower_block(out->op, data, indices, a, 0, out));
+  return finish_coreml(data, updates, negate, want, out);
+}
+
+Status scatter_along_axis(const TensorView& data, const TensorView& indices, const TensorView& updates,
+                          std::int64_t axis, std::string_view mode, bool validate_indices, Lowering* out) {
+  MULTIGATHER_RETURN_IF_ERROR(begin_scatter("coreml.scatter_along_axis", data, indices, updates, out));
+  bool negate = false;
+  MULTIGATHER_RETURN_IF_ERROR(scatter_common(data, indices, updates, mode, validate_indices, &negate, out));
+  std::int64_t a = 0;
+  MULTIGATHER_RETURN_IF_ERROR(normalize_axis(out->op, "axis", axis, data.rank(), true, &a));
+  if (indices.rank() != data.rank()) {
+    return InvalidArgument(out->op + ": indices rank " + str(indices.rank()) + " must equal data rank " +
+                           str(data.rank()));
+  }
+  MULTIGATHER_RETURN_IF_ERROR(updates_shape_is(out->op, updates, dims_vec(indices.shape), "indices shape"));
+  set_error_context(out, indices, "indices", -1, {"axis " + str(a)}, {data.shape[static_cast<int>(a)]}, true, "");
+  MULTIGATHER_RETURN_IF_ERROR(lower_elements(out->op, data, indices, a, ElementRule::kEqual, "data", "indices", out));
+  return finish_coreml(data, updates, negate, dims_vec(indices.shape), out);
+}
+
+Status scatter_nd(const TensorView& data, const TensorView& indices, const TensorView& updates,
+                  std::string_view mode, bool validate_indices, Lowering* out) {
+  MULTIGATHER_RETURN_IF_ERROR(begin_scatter("coreml.scatter_nd", data, indices, updates, out));
+  bool negate = false;
+  MULTIGATHER_RETURN_IF_ERROR(scatter_common(data, indices, updates, mode, validate_indices, &negate, out));
+  if (indices.rank() < 1) return InvalidArgument(out->op + ": indices must have rank >= 1");
+  const std::int64_t k = indices.shape[indices.rank() - 1];
+  if (k > data.rank()) {
+    return InvalidArgument(out->op + ": indices.shape[-1] = " + str(k) + " must be <= rank(data) = " +
+                           str(data.rank()));
+  }
+  std::vector<std::int64_t> want(indices.shape.begin(), indices.shape.end() - 1);
+  want.insert(want.end(), data.shape.begin() + k, data.shape.end());
+  MULTIGATHER_RETURN_IF_ERROR(updates_shape_is(out->op, updates, want, "indices.shape[:-1] ++ data.shape[K:]"));
+  set_nd_error_context(out, indices, data, 0, "data", true, "");
+  MULTIGATHER_RETURN_IF_ERROR(lower_nd(out->op, data, indices, 0, out));
+  return finish_coreml(data, updates, negate, want, out);
+}
+
 }  // namespace multigather::coreml
 
 namespace multigather::frontends {
@@ -106,6 +211,44 @@ void append_coreml_ops(std::vector<OpSpec>* ops) {
                   [](const TensorView& x, const TensorView& i, const AttributeValues& a, Lowering* o) {
                     return coreml::gather_nd(x, i, a.get_int("batch_dims"), a.get_bool("validate_indices"), o);
                   }});
+  const AttrSpec mode{"mode", AttrType::kEnum, "add", {"update", "add", "sub", "mul", "div", "max", "min"},
+                      "how updates combine (div: refused, not exact); update: duplicates unspecified, last wins here"};
+  {
+    OpSpec op{"coreml.scatter", "coreml", "scatter_block",
+              "scatter(data, indices, updates, axis=0, mode='add', validate_indices=False)",
+              "output = data; output[p.., indices[i..], q..] = f(output[..], updates[p.., i.., q..])", docs + "scatter)",
+              "data", "indices", {axis, mode, validate}, nullptr};
+    op.kind = OpKind::kScatter;
+    op.lower_scatter = [](const TensorView& x, const TensorView& i, const TensorView& u, const AttributeValues& a,
+                          Lowering* o) {
+      return coreml::scatter(x, i, u, a.get_int("axis"), a.get_enum("mode"), a.get_bool("validate_indices"), o);
+    };
+    ops->push_back(std::move(op));
+  }
+  {
+    OpSpec op{"coreml.scatter_along_axis", "coreml", "scatter_element",
+              "scatter_along_axis(data, indices, updates, axis=0, mode='add', validate_indices=False)",
+              "output = data; output[indices[i][j][k]][j][k] = f(output[..], updates[i][j][k])  (axis 0)",
+              docs + "scatter_along_axis)", "data", "indices", {axis, mode, validate}, nullptr};
+    op.kind = OpKind::kScatter;
+    op.lower_scatter = [](const TensorView& x, const TensorView& i, const TensorView& u, const AttributeValues& a,
+                          Lowering* o) {
+      return coreml::scatter_along_axis(x, i, u, a.get_int("axis"), a.get_enum("mode"), a.get_bool("validate_indices"), o);
+    };
+    ops->push_back(std::move(op));
+  }
+  {
+    OpSpec op{"coreml.scatter_nd", "coreml", "scatter_nd",
+              "scatter_nd(data, indices, updates, mode='add', validate_indices=False)",
+              "output = data; output[indices[i.., :], t..] = f(output[..], updates[i.., t..])", docs + "scatter_nd)",
+              "data", "indices", {mode, validate}, nullptr};
+    op.kind = OpKind::kScatter;
+    op.lower_scatter = [](const TensorView& x, const TensorView& i, const TensorView& u, const AttributeValues& a,
+                          Lowering* o) {
+      return coreml::scatter_nd(x, i, u, a.get_enum("mode"), a.get_bool("validate_indices"), o);
+    };
+    ops->push_back(std::move(op));
+  }
 }
 
 }  // namespace multigather::frontends

@@ -261,6 +261,75 @@ Status check_updates_dtype(const std::string& op, const TensorView& data, const 
                    dname + " dtype " + std::string(dtype_name(data.dtype)) + (rule.empty() ? "" : " (" + rule + ")"));
 }
 
+Status negated_copy(const TensorView& updates, const std::string& why, Lowering* out, TensorView* result) {
+  const DType t = updates.dtype;
+  std::size_t sign_bytes = 0;  // floats: the byte offset step of each sign-carrying part
+  bool integer = false;
+  switch (t) {
+    case DType::kFloat16: case DType::kBFloat16: case DType::kFloat32: case DType::kFloat64:
+    case DType::kComplex64: case DType::kComplex128:
+      sign_bytes = (t == DType::kComplex64) ? 4 : (t == DType::kComplex128) ? 8 : element_size(t);
+      break;
+    case DType::kInt8: case DType::kUInt8: case DType::kInt16: case DType::kUInt16: case DType::kInt32:
+    case DType::kUInt32: case DType::kInt64: case DType::kUInt64:
+      integer = true;
+      break;
+    default:
+      return TypeError(out->op + ": " + why + " needs -updates, which multigather cannot form exactly for dtype " +
+                       std::string(dtype_name(t)));
+  }
+  if (out->device == Device::kCUDA) {
+    return InvalidArgument(out->op + ": " + why + " negates a host copy of the updates; on a CUDA device "
+                           "multigather does not copy: negate them first and use the add form");
+  }
+  out->notes.push_back(why + ": -updates is copied once (a contiguous buffer; sign flips are exact)");
+  if (updates.data == nullptr) {
+    *result = TensorView(nullptr, t, updates.shape);
+    return Status::Ok();
+  }
+  try {
+    auto c = std::make_shared<Tensor>(Tensor::copy_of(updates));
+    auto* p = static_cast<unsigned char*>(c->data());
+    const std::size_t es = element_size(t), n = static_cast<std::size_t>(c->numel());
+    if (integer) {
+      for (std::size_t e = 0; e < n; ++e) {
+        std::uint64_t v = 0;
+        std::memcpy(&v, p + e * es, es);  // little-endian: the low bytes
+        v = 0 - v;
+        std::memcpy(p + e * es, &v, es);
+      }
+    } else {
+      for (std::size_t b = sign_bytes - 1; b < n * es; b += sign_bytes) p[b] ^= 0x80;  // little-endian sign byte
+    }
+    out->owned_updates = c;
+    *result = c->view();
+  } catch (const Error& e) {
+    return Status(e.code(), e.what());
+  }
+  return Status::Ok();
+}
+
+Status zeros_input(const Dims& shape, DType dtype, bool shapes_only, const std::string& why, Lowering* out) {
+  if (out->device == Device::kCUDA) {
+    return InvalidArgument(out->op + ": " + why + " starts from a host zeros tensor; on a CUDA device use "
+                           "the form that takes a tensor (e.g. tensor_scatter_nd_add on zeros)");
+  }
+  out->notes.push_back(why + ": the output starts from a zeros tensor owned by the lowering");
+  if (shapes_only) {
+    out->input = TensorView(nullptr, dtype, shape);
+    return Status::Ok();
+  }
+  try {
+    auto z = std::make_shared<Tensor>(dtype, shape);
+    std::memset(z->data(), 0, z->nbytes());
+    out->owned_input = z;
+    out->input = z->view();
+  } catch (const Error& e) {
+    return Status(e.code(), e.what());
+  }
+  return Status::Ok();
+}
+
 Status finish_framework_scatter(const TensorView& data, const TensorView& updates,
                                 const std::vector<std::int64_t>& framework_shape, Lowering* out) {
   // 1. updates broadcast to the framework shape (a view: stride 0 where it repeats).

@@ -122,6 +122,17 @@ Status finish_framework_scatter(const TensorView& data, const TensorView& update
 Status check_updates_dtype(const std::string& op, const TensorView& data, const TensorView& updates,
                            const std::string& dname, const std::string& uname, const std::string& rule);
 
+/// -updates as a contiguous copy owned by out->owned_updates (noted): floats (float16, bfloat16,
+/// float32, float64, complex) flip the sign bit, which is exact, so f(x, -u) with add is x - u
+/// bit for bit; integers negate in two's complement (x + (-u) wraps exactly as x - u). bool and
+/// float8 are a TypeError worded with `why` ("tf.tensor_scatter_nd_sub: ..."). Null data
+/// (shapes only): a null view of the same shape.
+Status negated_copy(const TensorView& updates, const std::string& why, Lowering* out, TensorView* result);
+
+/// An owned zero-filled tensor of `shape` and `dtype` as out->input (noted); null data when
+/// `shapes_only`. A CUDA lowering refuses (it would be host memory).
+Status zeros_input(const Dims& shape, DType dtype, bool shapes_only, const std::string& why, Lowering* out);
+
 /// Index policy + the framework's wording for out-of-range errors.
 void set_policy(Lowering* out, IndexMode mode, bool negative_indices);
 void set_error_context(Lowering* out, const TensorView& indices, const std::string& indices_name,

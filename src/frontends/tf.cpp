@@ -76,6 +76,118 @@ Status gather_nd(const TensorView& params, const TensorView& indices, std::int64
   return lower_nd(out->op, params, indices, b, out);
 }
 
+// ---- Scatters ---------------------------------------------------------------------------------
+
+namespace {
+
+Status scatter_policy(const std::string& op, IndexMode mode, Lowering* out) {
+  if (mode != IndexMode::kError && mode != IndexMode::kDrop) {
+    return InvalidArgument(op + ": index_mode must be error (CPU) or drop (GPU: out-of-range updates are skipped)");
+  }
+  set_policy(out, mode, false);
+  if (mode == IndexMode::kDrop) out->notes.push_back("index_mode = drop: out-of-range updates are skipped (TF on GPU)");
+  return Status::Ok();
+}
+
+// TensorScatterOp's / ScatterNdOp's shape checks, in TF's order and words.
+Status tf_scatter_shapes(const std::string& op, const TensorView& tensor, const TensorView& indices,
+                         const TensorView& updates, bool scatter_nd, std::vector<std::int64_t>* want) {
+  const int r = tensor.rank(), q = indices.rank(), u = updates.rank();
+  if (q < 1) return InvalidArgument(op + ": Indices shape must have rank at least one. Found:" + to_string(indices.shape));
+  if (u < 1) return InvalidArgument(op + ": Updates shape must have rank at least one. Found:" + to_string(updates.shape));
+  const std::int64_t k = indices.shape[q - 1];
+  bool outer = u >= q - 1;
+  for (int d = 0; outer && d < q - 1; ++d) outer = updates.shape[d] == indices.shape[d];
+  if (!outer) {
+    if (scatter_nd) {
+      return InvalidArgument(op + ": Dimensions [0," + str(q - 1) + ") of indices[shape=" + to_string(indices.shape) +
+                             "] must match dimensions [0," + str(q - 1) + ") of updates[shape=" +
+                             to_string(updates.shape) + "]");
+    }
+    return InvalidArgument(op + ": Outer dimensions of indices and update must match. Indices shape: " +
+                           to_string(indices.shape) + ", updates shape:" + to_string(updates.shape));
+  }
+  bool inner = k <= r && u - (q - 1) == r - k;
+  for (int d = 0; inner && d < r - k; ++d) inner = updates.shape[q - 1 + d] == tensor.shape[static_cast<int>(k) + d];
+  if (!inner) {
+    if (scatter_nd) {
+      return InvalidArgument(op + ": Dimensions [" + str(k) + "," + str(r) + ") of input[shape=" +
+                             to_string(tensor.shape) + "] must match dimensions [" + str(q - 1) + "," + str(u) +
+                             ") of updates[shape=" + to_string(updates.shape) + "]");
+    }
+    return InvalidArgument(op + ": Inner dimensions of output shape must match inner dimensions of updates shape. "
+                           "Output: " + to_string(tensor.shape) + " updates: " + to_string(updates.shape));
+  }
+  if (tensor.numel() == 0 && (indices.numel() > 0 || updates.numel() > 0)) {
+    return InvalidArgument(op + ": Indices and updates specified for empty " + (scatter_nd ? "input" : "output") +
+                           " shape");
+  }
+  want->assign(indices.shape.begin(), indices.shape.end() - 1);
+  want->insert(want->end(), tensor.shape.begin() + k, tensor.shape.end());
+  return Status::Ok();
+}
+
+Status scatter_nd_common(const TensorView& tensor, const TensorView& indices, const TensorView& updates,
+                         IndexMode mode, bool scatter_nd, const char* tname, Lowering* out) {
+  MULTIGATHER_RETURN_IF_ERROR(check_dtype(out->op, "indices", indices.dtype, {DType::kInt32, DType::kInt64}));
+  std::vector<std::int64_t> want;
+  MULTIGATHER_RETURN_IF_ERROR(tf_scatter_shapes(out->op, tensor, indices, updates, scatter_nd, &want));
+  MULTIGATHER_RETURN_IF_ERROR(scatter_policy(out->op, mode, out));
+  set_nd_error_context(out, indices, tensor, 0, tname, false, kRule);
+  MULTIGATHER_RETURN_IF_ERROR(lower_nd(out->op, tensor, indices, 0, out));
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status tensor_scatter_nd(std::string_view kind, const TensorView& tensor, const TensorView& indices,
+                         const TensorView& updates, IndexMode mode, Lowering* out) {
+  static const std::string names[] = {"tf.tensor_scatter_nd_update", "tf.tensor_scatter_nd_add",
+                                      "tf.tensor_scatter_nd_sub", "tf.tensor_scatter_nd_min",
+                                      "tf.tensor_scatter_nd_max"};
+  const std::string_view kinds[] = {"update", "add", "sub", "min", "max"};
+  const Reduction reductions[] = {Reduction::kNone, Reduction::kAdd, Reduction::kAdd, Reduction::kMin, Reduction::kMax};
+  int which = -1;
+  for (int w = 0; w < 5; ++w) if (kinds[w] == kind) which = w;
+  if (which < 0) return InvalidArgument("tf.tensor_scatter_nd: unknown kind '" + std::string(kind) + "'");
+  MULTIGATHER_RETURN_IF_ERROR(begin_scatter(names[which].c_str(), tensor, indices, updates, out));
+  MULTIGATHER_RETURN_IF_ERROR(check_updates_dtype(out->op, tensor, updates, "tensor", "updates",
+                                                  "TensorFlow: updates must have tensor's dtype T"));
+  MULTIGATHER_RETURN_IF_ERROR(scatter_nd_common(tensor, indices, updates, mode, false, "tensor", out));
+  out->reduction = reductions[which];
+  out->include_input = true;
+  if (which == 0) {
+    out->notes.push_back("duplicate indices: TF's CPU kernel applies the updates in order (the last wins, as "
+                         "here); on GPU the order is unspecified");
+  }
+  TensorView u = updates;
+  if (which == 2) MULTIGATHER_RETURN_IF_ERROR(negated_copy(updates, "tensor - updates", out, &u));
+  std::vector<std::int64_t> want(indices.shape.begin(), indices.shape.end() - 1);
+  want.insert(want.end(), tensor.shape.begin() + indices.shape[indices.rank() - 1], tensor.shape.end());
+  return finish_framework_scatter(tensor, u, want, out);
+}
+
+Status scatter_nd(const TensorView& output_like, const TensorView& indices, const TensorView& updates,
+                  IndexMode mode, Lowering* out) {
+  MULTIGATHER_RETURN_IF_ERROR(begin_scatter("tf.scatter_nd", output_like, indices, updates, out));
+  MULTIGATHER_RETURN_IF_ERROR(check_updates_dtype(out->op, output_like, updates, "output_like", "updates",
+                                                  "the output has updates' dtype"));
+  const TensorView shape_only(nullptr, output_like.dtype, output_like.shape);
+  MULTIGATHER_RETURN_IF_ERROR(check_dtype(out->op, "indices", indices.dtype, {DType::kInt32, DType::kInt64}));
+  std::vector<std::int64_t> want;
+  MULTIGATHER_RETURN_IF_ERROR(tf_scatter_shapes(out->op, shape_only, indices, updates, true, &want));
+  MULTIGATHER_RETURN_IF_ERROR(scatter_policy(out->op, mode, out));
+  set_nd_error_context(out, indices, shape_only, 0, "shape", false, kRule);
+  MULTIGATHER_RETURN_IF_ERROR(zeros_input(output_like.shape, updates.dtype,
+                                          indices.data == nullptr && updates.data == nullptr,
+                                          "tf.scatter_nd", out));
+  const TensorView zeros = out->input;
+  MULTIGATHER_RETURN_IF_ERROR(lower_nd(out->op, zeros, indices, 0, out));
+  out->reduction = Reduction::kAdd;
+  out->include_input = true;
+  return finish_framework_scatter(zeros, updates, want, out);
+}
+
 }  // namespace multigather::tf
 
 namespace multigather::frontends {
@@ -102,6 +214,50 @@ void append_tf_ops(std::vector<OpSpec>* ops) {
                   [](const TensorView& x, const TensorView& i, const AttributeValues& a, Lowering* o) {
                     return tf::gather_nd(x, i, a.get_int("batch_dims"), mode_of(a), o);
                   }});
+  const AttrSpec smode{"index_mode", AttrType::kEnum, "error", {"error", "drop"},
+                       "error (TF CPU) or drop: out-of-range updates skipped (TF GPU)"};
+  const std::string api = "https://www.tensorflow.org/api_docs/python/tf/";
+  const char* kinds[] = {"update", "add", "sub", "min", "max"};
+  const char* formulas[] = {"output = tensor; output[indices[j.., :], t..] = updates[j.., t..]",
+                            "output = tensor; output[indices[j.., :], t..] += updates[j.., t..]",
+                            "output = tensor; output[indices[j.., :], t..] -= updates[j.., t..]",
+                            "output = tensor; output[indices[j.., :], t..] = min(output[..], updates[j.., t..])",
+                            "output = tensor; output[indices[j.., :], t..] = max(output[..], updates[j.., t..])"};
+  for (int w = 0; w < 5; ++w) {
+    const std::string name = std::string("tf.tensor_scatter_nd_") + kinds[w];
+    OpSpec op{name, "tf", "scatter_nd", name + "(tensor, indices, updates)", formulas[w],
+              api + "tensor_scatter_nd_" + kinds[w], "tensor", "indices", {smode}, nullptr};
+    op.kind = OpKind::kScatter;
+    switch (w) {
+      case 0: op.lower_scatter = [](const TensorView& x, const TensorView& i, const TensorView& u,
+                                    const AttributeValues& a, Lowering* o) {
+                return tf::tensor_scatter_nd("update", x, i, u, a.get_enum("index_mode") == "drop" ? IndexMode::kDrop : IndexMode::kError, o); }; break;
+      case 1: op.lower_scatter = [](const TensorView& x, const TensorView& i, const TensorView& u,
+                                    const AttributeValues& a, Lowering* o) {
+                return tf::tensor_scatter_nd("add", x, i, u, a.get_enum("index_mode") == "drop" ? IndexMode::kDrop : IndexMode::kError, o); }; break;
+      case 2: op.lower_scatter = [](const TensorView& x, const TensorView& i, const TensorView& u,
+                                    const AttributeValues& a, Lowering* o) {
+                return tf::tensor_scatter_nd("sub", x, i, u, a.get_enum("index_mode") == "drop" ? IndexMode::kDrop : IndexMode::kError, o); }; break;
+      case 3: op.lower_scatter = [](const TensorView& x, const TensorView& i, const TensorView& u,
+                                    const AttributeValues& a, Lowering* o) {
+                return tf::tensor_scatter_nd("min", x, i, u, a.get_enum("index_mode") == "drop" ? IndexMode::kDrop : IndexMode::kError, o); }; break;
+      default: op.lower_scatter = [](const TensorView& x, const TensorView& i, const TensorView& u,
+                                     const AttributeValues& a, Lowering* o) {
+                 return tf::tensor_scatter_nd("max", x, i, u, a.get_enum("index_mode") == "drop" ? IndexMode::kDrop : IndexMode::kError, o); }; break;
+    }
+    ops->push_back(std::move(op));
+  }
+  {
+    OpSpec op{"tf.scatter_nd", "tf", "scatter_nd", "tf.scatter_nd(indices, updates, shape)",
+              "output = zeros(shape); output[indices[j.., :], t..] += updates[j.., t..]  (shape = output_like.shape)",
+              api + "scatter_nd", "output_like", "indices", {smode}, nullptr};
+    op.kind = OpKind::kScatter;
+    op.lower_scatter = [](const TensorView& x, const TensorView& i, const TensorView& u, const AttributeValues& a,
+                          Lowering* o) {
+      return tf::scatter_nd(x, i, u, a.get_enum("index_mode") == "drop" ? IndexMode::kDrop : IndexMode::kError, o);
+    };
+    ops->push_back(std::move(op));
+  }
 }
 
 }  // namespace multigather::frontends

@@ -61,6 +61,74 @@ Status gatherND(const TensorView& input, const TensorView& indices, Lowering* ou
   return lower_nd(out->op, input, indices, 0, out);
 }
 
+// ---- Scatters (WebNN "operator set wave 3"; rules: the WPT conformance and validation tests) ----
+
+namespace {
+
+constexpr const char* kScatterDuplicates =
+    "duplicate indices: WebNN leaves the result unspecified; multigather writes the last update "
+    "in row-major order of indices";
+
+Status scatter_common(const std::string& op, const TensorView& input, const TensorView& indices,
+                      const TensorView& updates, Lowering* out) {
+  MULTIGATHER_RETURN_IF_ERROR(check_common(op, input, indices));
+  MULTIGATHER_RETURN_IF_ERROR(
+      check_updates_dtype(op, input, updates, "input", "updates", "updates must have input's data type"));
+  clamp_policy(out);
+  out->notes.push_back(kScatterDuplicates);
+  out->reduction = Reduction::kNone;
+  out->include_input = true;
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status scatterElements(const TensorView& input, const TensorView& indices, const TensorView& updates,
+                       std::int64_t axis, Lowering* out) {
+  MULTIGATHER_RETURN_IF_ERROR(begin_scatter("webnn.scatterElements", input, indices, updates, out));
+  MULTIGATHER_RETURN_IF_ERROR(scatter_common(out->op, input, indices, updates, out));
+  MULTIGATHER_RETURN_IF_ERROR(unsigned_axis(out->op, axis, input.rank()));
+  if (indices.rank() != input.rank()) {
+    return InvalidArgument(out->op + ": indices rank " + str(indices.rank()) + " must equal input rank " +
+                           str(input.rank()));
+  }
+  for (int d = 0; d < input.rank(); ++d) {
+    if (d != axis && indices.shape[d] != input.shape[d]) {
+      return InvalidArgument(out->op + ": indices.shape[" + str(d) + "] = " + str(indices.shape[d]) +
+                             " must equal input.shape[" + str(d) + "] = " + str(input.shape[d]) +
+                             " (every dimension but axis " + str(axis) + ")");
+    }
+  }
+  if (!(updates.shape == indices.shape)) {
+    return InvalidArgument(out->op + ": updates shape " + to_string(updates.shape) +
+                           " must equal indices shape " + to_string(indices.shape));
+  }
+  MULTIGATHER_RETURN_IF_ERROR(
+      lower_elements(out->op, input, indices, axis, ElementRule::kEqual, "input", "indices", out));
+  return finish_framework_scatter(input, updates, dims_vec(indices.shape), out);
+}
+
+Status scatterND(const TensorView& input, const TensorView& indices, const TensorView& updates,
+                 Lowering* out) {
+  MULTIGATHER_RETURN_IF_ERROR(begin_scatter("webnn.scatterND", input, indices, updates, out));
+  MULTIGATHER_RETURN_IF_ERROR(scatter_common(out->op, input, indices, updates, out));
+  if (indices.rank() < 1) return InvalidArgument(out->op + ": indices must have rank >= 1 (got a scalar)");
+  const std::int64_t c = indices.shape[indices.rank() - 1];
+  if (c > input.rank()) {
+    return InvalidArgument(out->op + ": indices.shape[-1] = " + str(c) +
+                           " is greater than the input rank " + str(input.rank()));
+  }
+  std::vector<std::int64_t> want(indices.shape.begin(), indices.shape.end() - 1);
+  want.insert(want.end(), input.shape.begin() + c, input.shape.end());
+  if (dims_vec(updates.shape) != want) {
+    return InvalidArgument(out->op + ": updates shape " + to_string(updates.shape) +
+                           " must equal indices.shape[:-1] ++ input.shape[c:] = " + shape_str(want) +
+                           " (c = indices.shape[-1] = " + str(c) + ")");
+  }
+  MULTIGATHER_RETURN_IF_ERROR(lower_nd(out->op, input, indices, 0, out));
+  return finish_framework_scatter(input, updates, want, out);
+}
+
 }  // namespace multigather::webnn
 
 namespace multigather::frontends {
@@ -86,6 +154,25 @@ void append_webnn_ops(std::vector<OpSpec>* ops) {
                   [](const TensorView& x, const TensorView& i, const AttributeValues&, Lowering* o) {
                     return webnn::gatherND(x, i, o);
                   }});
+  {
+    OpSpec op{"webnn.scatterElements", "webnn", "scatter_element", "scatterElements(input, indices, updates, {axis=0})",
+              "output = input; output[i][clamp(indices[i][j][k])][k] = updates[i][j][k]  (axis 1)",
+              src + " #api-mlgraphbuilder-scatterelements", "input", "indices",
+              {{"axis", AttrType::kInt, "0", {}, "scatter axis (unsigned, < rank)"}}, nullptr};
+    op.kind = OpKind::kScatter;
+    op.lower_scatter = [](const TensorView& x, const TensorView& i, const TensorView& u, const AttributeValues& a,
+                          Lowering* o) { return webnn::scatterElements(x, i, u, a.get_int("axis"), o); };
+    ops->push_back(std::move(op));
+  }
+  {
+    OpSpec op{"webnn.scatterND", "webnn", "scatter_nd", "scatterND(input, indices, updates)",
+              "output = input; output[clamp(indices[j.., 0]), .., clamp(indices[j.., c-1]), t..] = updates[j.., t..]",
+              src + " #api-mlgraphbuilder-scatternd", "input", "indices", {}, nullptr};
+    op.kind = OpKind::kScatter;
+    op.lower_scatter = [](const TensorView& x, const TensorView& i, const TensorView& u, const AttributeValues&,
+                          Lowering* o) { return webnn::scatterND(x, i, u, o); };
+    ops->push_back(std::move(op));
+  }
 }
 
 }  // namespace multigather::frontends

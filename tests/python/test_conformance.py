@@ -29,6 +29,8 @@ def array(tensor: dict) -> np.ndarray:
 
 WPT = load("webnn_wpt.json")
 VALIDATION = load("webnn_wpt_validation.json")
+WPT_SCATTER = load("webnn_wpt_scatter.json")
+SCATTER_VALIDATION = load("webnn_wpt_scatter_validation.json")
 ONNX_NODE = [c for c in load("onnx_node.json") if c["input"]["data"] != "random"]
 
 
@@ -60,3 +62,34 @@ def test_onnx_node_vectors(case):
     expected = array(case["expected"])
     assert got.shape == expected.shape
     assert got.tobytes() == expected.astype(got.dtype).tobytes()
+
+
+@pytest.mark.parametrize("case", WPT_SCATTER, ids=[c["name"] for c in WPT_SCATTER])
+def test_webnn_wpt_scatter_vectors(case):
+    """17 WPT scatterElements / scatterND cases bit for bit (float32 literals rounded to float32,
+    as the harness's Float32Array does), through the registry and the webnn wrappers."""
+    assert len(WPT_SCATTER) == 17
+    x, i, u = array(case["input"]), array(case["indices"]), array(case["updates"])
+    expected = array(case["expected"])
+    got = multigather.run(case["op"], x, i, updates=u, **case["attrs"])
+    assert got.shape == expected.shape and got.dtype == expected.dtype
+    assert got.tobytes() == expected.tobytes()
+    if case["op"] == "webnn.scatterElements":
+        wrapped = multigather.webnn.scatter_elements(x, i, u, **case["attrs"])
+    else:
+        wrapped = multigather.webnn.scatter_nd(x, i, u)
+    assert wrapped.tobytes() == expected.tobytes()
+
+
+@pytest.mark.parametrize("case", SCATTER_VALIDATION, ids=[c["name"] for c in SCATTER_VALIDATION])
+def test_webnn_wpt_scatter_validation(case):
+    """17 shape / dtype cases (13 must throw), run on zero-filled operands of the given shapes and
+    dtypes (zero indices are in range, so only the shape and dtype rules decide)."""
+    assert len(SCATTER_VALIDATION) == 17
+    x, i, u = (np.zeros(case[k]["shape"], dtype=case[k]["dtype"]) for k in ("input", "indices", "updates"))
+    if case["expect_error"]:
+        with pytest.raises((ValueError, TypeError)):
+            multigather.run(case["op"], x, i, updates=u, **case["attrs"])
+        return
+    got = multigather.run(case["op"], x, i, updates=u, **case["attrs"])
+    assert list(got.shape) == case["expected"]["shape"] and got.dtype == np.dtype(case["expected"]["dtype"])

@@ -74,6 +74,12 @@ FUNCTIONS = {  # registry op -> the Python function with the framework's signatu
     "torch.scatter": "torch.scatter", "torch.scatter_add": "torch.scatter_add",
     "torch.scatter_reduce": "torch.scatter_reduce", "torch.index_add": "torch.index_add",
     "numpy.put_along_axis": "numpy.put_along_axis", "numpy.add_at": "numpy.add_at",
+    "webnn.scatterElements": "webnn.scatter_elements", "webnn.scatterND": "webnn.scatter_nd",
+    "tf.tensor_scatter_nd_update": "tf.tensor_scatter_nd_update", "tf.tensor_scatter_nd_add": "tf.tensor_scatter_nd_add",
+    "tf.tensor_scatter_nd_sub": "tf.tensor_scatter_nd_sub", "tf.tensor_scatter_nd_min": "tf.tensor_scatter_nd_min",
+    "tf.tensor_scatter_nd_max": "tf.tensor_scatter_nd_max", "tf.scatter_nd": "tf.scatter_nd",
+    "coreml.scatter": "coreml.scatter", "coreml.scatter_along_axis": "coreml.scatter_along_axis",
+    "coreml.scatter_nd": "coreml.scatter_nd",
 }
 
 

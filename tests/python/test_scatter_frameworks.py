@@ -315,3 +315,149 @@ def test_partial_writes_match_torch_and_onnxruntime():
     sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
     want = sess.run(None, {"data": x, "indices": idx, "updates": upd})[0]
     np.testing.assert_array_equal(multigather.onnx.scatter_elements(x, idx, upd, axis=1, reduction="add"), want)
+
+
+# ---- webnn ---------------------------------------------------------------------------------------
+
+def webnn_clamp(v, n):
+    """WPT's index rule: wrap a negative once, then clamp to [0, n-1]."""
+    v = np.where(v < 0, v + n, v)
+    return np.clip(v, 0, n - 1)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_webnn_scatter_elements_vs_numpy(seed):
+    """Against a numpy loop (last write wins, as documented for the unspecified duplicates)."""
+    rng = np.random.RandomState(seed)
+    rank = rng.randint(1, 4)
+    shape = rand_shape(rng, rank)
+    axis = rng.randint(rank)
+    ishape = list(shape)
+    ishape[axis] = rng.randint(1, 5)
+    x = small_ints(rng, shape)
+    idx = rng.randint(-2 * shape[axis], 2 * shape[axis], size=ishape).astype(np.int32)
+    upd = small_ints(rng, ishape)
+    want = x.copy()
+    for pos in np.ndindex(*ishape):
+        tgt = list(pos)
+        tgt[axis] = webnn_clamp(idx[pos], shape[axis])
+        want[tuple(tgt)] = upd[pos]
+    got = multigather.webnn.scatter_elements(x, idx, upd, axis=int(axis))
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_webnn_scatter_nd_vs_numpy(seed):
+    rng = np.random.RandomState(seed)
+    rank = rng.randint(1, 4)
+    shape = rand_shape(rng, rank)
+    k = rng.randint(1, rank + 1)
+    outer = rand_shape(rng, rng.randint(0, 3))
+    idx = np.stack([rng.randint(-2 * shape[d], 2 * shape[d], size=outer) for d in range(k)], axis=-1).astype(np.int64)
+    x = small_ints(rng, shape)
+    upd = small_ints(rng, outer + shape[k:])
+    want = x.copy()
+    for pos in np.ndindex(*outer):
+        tgt = tuple(int(webnn_clamp(idx[pos][d], shape[d])) for d in range(k))
+        want[tgt] = upd[pos]
+    np.testing.assert_array_equal(multigather.webnn.scatter_nd(x, idx, upd), want)
+
+
+def test_webnn_scatter_errors():
+    x = np.zeros((3, 3), np.float32)
+    with pytest.raises(ValueError, match=r"webnn.scatterElements: axis = 2 must be in \[0, 2\)"):
+        multigather.webnn.scatter_elements(x, np.zeros((2, 3), np.int32), np.zeros((2, 3), np.float32), axis=2)
+    with pytest.raises(TypeError, match="updates dtype float16 must equal input dtype float32"):
+        multigather.webnn.scatter_nd(np.zeros((4, 4, 4), np.float32), np.zeros((2, 1), np.int32),
+                                     np.zeros((2, 4, 4), np.float16))
+
+
+# ---- tf ------------------------------------------------------------------------------------------
+
+def nd_case(rng, unique=False, dtype=np.float32):
+    """tensor, indices (int32/int64, in range), updates for a TF scatter_nd-style call."""
+    rank = rng.randint(1, 4)
+    shape = rand_shape(rng, rank)
+    k = rng.randint(1, rank + 1)
+    outer = rand_shape(rng, rng.randint(1, 3))
+    n = int(np.prod(outer))
+    if unique:
+        cells = int(np.prod(shape[:k]))
+        flat = rng.permutation(cells)[:min(n, cells)]
+        outer = (len(flat),)
+        idx = np.stack(np.unravel_index(flat, shape[:k]), axis=-1)
+    else:
+        idx = np.stack([rng.randint(0, shape[d], size=outer) for d in range(k)], axis=-1)
+    idx = idx.astype(np.int32 if rng.randint(2) else np.int64)
+    return small_ints(rng, shape, dtype), idx, small_ints(rng, tuple(outer) + shape[k:], dtype)
+
+
+TF_KINDS = ["update", "add", "sub", "min", "max"]
+
+
+@pytest.mark.parametrize("kind", TF_KINDS)
+@pytest.mark.parametrize("seed", SEEDS)
+def test_tf_tensor_scatter_nd_vs_tensorflow(seed, kind):
+    tf = require("tensorflow")
+    rng = np.random.RandomState(seed)
+    dtype = [np.float32, np.int32, np.float64][seed % 3]
+    x, idx, upd = nd_case(rng, unique=(kind == "update" and seed % 2 == 0), dtype=dtype)
+    want = getattr(tf, "tensor_scatter_nd_" + kind)(x, idx, upd).numpy()
+    got = getattr(multigather.tf, "tensor_scatter_nd_" + kind)(x, idx, upd)
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_tf_scatter_nd_vs_tensorflow(seed):
+    tf = require("tensorflow")
+    rng = np.random.RandomState(seed)
+    x, idx, upd = nd_case(rng)
+    want = tf.scatter_nd(idx, upd, x.shape).numpy()
+    got = multigather.tf.scatter_nd(idx, upd, x.shape)
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_array_equal(got, want)
+
+
+def test_tf_scatter_errors_and_drop():
+    t = np.arange(8, dtype=np.float32)
+    with pytest.raises(IndexError, match=r"indices\[0,0\] = 9 is out of range for tensor dimension 0 of size 8"):
+        multigather.tf.tensor_scatter_nd_update(t, np.array([[9]], np.int32), np.ones(1, np.float32))
+    with pytest.raises(IndexError, match=r"indices\[0,0\] = -1 is out of range"):
+        multigather.tf.tensor_scatter_nd_add(t, np.array([[-1]], np.int32), np.ones(1, np.float32))
+    with pytest.raises(ValueError, match="Outer dimensions of indices and update must match"):
+        multigather.tf.tensor_scatter_nd_update(t, np.array([[1]], np.int32), np.ones(2, np.float32))
+    with pytest.raises(TypeError, match="cannot form exactly for dtype bool"):
+        multigather.tf.tensor_scatter_nd_sub(np.zeros(2, bool), np.array([[1]], np.int32), np.ones(1, bool))
+    # index_mode="drop": TF on GPU skips out-of-range updates.
+    got = multigather.run("tf.tensor_scatter_nd_update", t, np.array([[9], [-1], [2]], np.int32),
+                          updates=np.array([7, 7, 0], np.float32), index_mode="drop")
+    np.testing.assert_array_equal(got, [0, 1, 0, 3, 4, 5, 6, 7])
+
+
+# ---- coreml (no Core ML runtime here: numpy loops of the MIL definitions) ------------------------
+
+COREML_F = {"update": lambda a, b: b, "add": np.add, "sub": np.subtract, "mul": np.multiply,
+            "max": np.maximum, "min": np.minimum}
+
+
+@pytest.mark.parametrize("mode", sorted(COREML_F))
+@pytest.mark.parametrize("seed", range(10))
+def test_coreml_scatter_nd_and_along_axis_vs_numpy(seed, mode):
+    rng = np.random.RandomState(seed)
+    x, idx, upd = nd_case(rng, unique=(mode == "update"))
+    want = x.copy()
+    for pos in np.ndindex(*idx.shape[:-1]):
+        tgt = tuple(int(v) for v in idx[pos])
+        want[tgt] = COREML_F[mode](want[tgt], upd[pos])
+    np.testing.assert_array_equal(multigather.coreml.scatter_nd(x, idx.astype(np.int32), upd, mode=mode), want)
+    # scatter: block along axis 0 with 1-D indices.
+    b = rng.randint(0, x.shape[0], size=3).astype(np.int32)
+    u = small_ints(rng, (3,) + x.shape[1:])
+    want = x.copy()
+    for j, v in enumerate(b):
+        want[v] = COREML_F[mode](want[v], u[j])
+    if mode != "update":
+        np.testing.assert_array_equal(multigather.coreml.scatter(x, b, u, mode=mode), want)
+    with pytest.raises(ValueError, match="mode = 'div' is not supported"):
+        multigather.coreml.scatter_nd(x, idx.astype(np.int32), upd, mode="div")

@@ -7,6 +7,8 @@
 // clamps to [0, D-1].
 #pragma once
 
+#include <string_view>
+
 #include "multigather/ops.hpp"
 
 namespace multigather::coreml {
@@ -27,5 +29,23 @@ Status gather_along_axis(const TensorView& x, const TensorView& indices, std::in
 /// K[-1] + batch_dims <= rank(x).
 Status gather_nd(const TensorView& x, const TensorView& indices, std::int64_t batch_dims,
                  bool validate_indices, Lowering* out);
+
+/// Core ML iOS17 scatters, `mode` one of update, add, sub, mul, div, max, min (default add):
+/// output = data; output[target] = f(output[target], updates[..]). sub adds an owned negated copy
+/// of updates (exact); div is refused (multiplying by a reciprocal is not exact, and the core has
+/// no division). Index dtypes and rule as the gathers (validate_indices: error, else clamp).
+/// Duplicates with mode update: unspecified in Core ML; the last update wins here.
+///  scatter(data, indices, updates, axis=0, mode="add", validate_indices=False): block scatter,
+///    updates.shape == data.shape[:axis] ++ indices.shape ++ data.shape[axis+1:].
+///  scatter_along_axis(...): element scatter, indices rank == data rank, non-axis sizes equal,
+///    updates.shape == indices.shape.
+///  scatter_nd(data, indices, updates, mode="add", validate_indices=False): K = indices.shape[-1]
+///    <= rank(data), updates.shape == indices.shape[:-1] ++ data.shape[K:].
+Status scatter(const TensorView& data, const TensorView& indices, const TensorView& updates, std::int64_t axis,
+               std::string_view mode, bool validate_indices, Lowering* out);
+Status scatter_along_axis(const TensorView& data, const TensorView& indices, const TensorView& updates,
+                          std::int64_t axis, std::string_view mode, bool validate_indices, Lowering* out);
+Status scatter_nd(const TensorView& data, const TensorView& indices, const TensorView& updates,
+                  std::string_view mode, bool validate_indices, Lowering* out);
 
 }  // namespace multigather::coreml

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <optional>
+#include <string_view>
 
 #include "multigather/ops.hpp"
 
@@ -26,5 +27,21 @@ Status gather(const TensorView& params, const TensorView& indices, std::optional
 /// Output shape indices.shape[:-1] ++ params.shape[batch_dims + d:].
 Status gather_nd(const TensorView& params, const TensorView& indices, std::int64_t batch_dims,
                  IndexMode index_mode, Lowering* out);
+
+/// tf.tensor_scatter_nd_{update,add,sub,min,max}(tensor, indices, updates) (`kind` is the
+/// suffix): output = tensor; output[indices[j.., :], t..] = f(output[..], updates[j.., t..]).
+/// k = indices.shape[-1] <= rank(tensor); updates.shape == indices.shape[:-1] ++ tensor.shape[k:];
+/// indices int32 / int64; updates dtype == tensor dtype. Index rule: TF CPU (out of range,
+/// negatives included, is an error) or `mode` drop (TF GPU: such updates are skipped). sub adds
+/// -updates (an owned negated copy). Duplicates: update: the CPU kernel applies them in order
+/// (the last wins, as here), GPU order is unspecified; the others combine.
+Status tensor_scatter_nd(std::string_view kind, const TensorView& tensor, const TensorView& indices,
+                         const TensorView& updates, IndexMode mode, Lowering* out);
+
+/// tf.scatter_nd(indices, updates, shape): tensor_scatter_nd_add on zeros of `shape` (updates'
+/// dtype). In the registry the output shape comes from the input operand `output_like`, whose
+/// shape and dtype only are read (the lowering owns the zeros it starts from).
+Status scatter_nd(const TensorView& output_like, const TensorView& indices, const TensorView& updates,
+                  IndexMode mode, Lowering* out);
 
 }  // namespace multigather::tf

@@ -25,4 +25,19 @@ Status gatherElements(const TensorView& input, const TensorView& indices, std::i
 /// c = indices.shape[-1] <= rank(input); indices rank >= 1; output indices.shape[:-1] ++ input.shape[c:].
 Status gatherND(const TensorView& input, const TensorView& indices, Lowering* out);
 
+/// webnn.scatterElements(input, indices, updates, {axis = 0}): output = input;
+///   output[i][indices[i][j][k]][k] = updates[i][j][k]  (axis 1).
+/// indices rank == input rank, indices.shape[d] == input.shape[d] for d != axis, updates shape
+/// == indices shape, updates dtype == input dtype. Index rule as gather (wrap once, clamp).
+/// Duplicates: unspecified by WebNN; the last update in row-major order wins here.
+Status scatterElements(const TensorView& input, const TensorView& indices, const TensorView& updates,
+                       std::int64_t axis, Lowering* out);
+
+/// webnn.scatterND(input, indices, updates): output = input;
+///   output[indices[j.., 0], ..., indices[j.., c-1], t..] = updates[j.., t..];
+/// c = indices.shape[-1] <= rank(input), updates.shape == indices.shape[:-1] ++ input.shape[c:].
+/// Index rule and duplicates as scatterElements.
+Status scatterND(const TensorView& input, const TensorView& indices, const TensorView& updates,
+                 Lowering* out);
+
 }  // namespace multigather::webnn
