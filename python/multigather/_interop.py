@@ -33,18 +33,29 @@ def framework_of(array: Any) -> str:
     return root if root in _FRAMEWORKS else "numpy"
 
 
-# torch.Tensor once the PyTorch ops are registered (multigather.torch_ops), else None.
+# torch.Tensor once the PyTorch ops are registered (multigather.torch_ops), else None; and
+# PyTorch's state queries, bound once (their attribute lookups cost more than the calls).
 _TORCH_TENSOR: Any = None
 _TORCH_OPS: Any = None
+_is_compiling: Any = None
+_torch_function_mode: Any = None
+_dispatch_modes: Any = None
+_grad_enabled: Any = None
 
 
 def torch_ops() -> Any:
     """The module multigather.torch_ops (its import registers torch.ops.multigather.*)."""
-    global _TORCH_OPS, _TORCH_TENSOR
+    global _TORCH_OPS, _TORCH_TENSOR, _is_compiling, _torch_function_mode, _dispatch_modes
+    global _grad_enabled
     if _TORCH_OPS is None:
         from . import torch_ops as module
 
-        _TORCH_TENSOR = sys.modules["torch"].Tensor
+        torch = sys.modules["torch"]
+        _is_compiling = torch.compiler.is_compiling
+        _torch_function_mode = torch._C._is_torch_function_mode_enabled
+        _dispatch_modes = torch._C._len_torch_dispatch_stack
+        _grad_enabled = torch.is_grad_enabled
+        _TORCH_TENSOR = torch.Tensor
         _TORCH_OPS = module
     return _TORCH_OPS
 
@@ -65,12 +76,14 @@ def torch_op_needed(input: Any, *others: Any) -> bool:
         cls = _TORCH_TENSOR
     if not isinstance(input, cls):
         return False
-    torch = sys.modules["torch"]
-    if (torch.compiler.is_compiling() or torch._C._is_torch_function_mode_enabled()
-            or torch._C._len_torch_dispatch_stack()):
+    if _is_compiling() or _torch_function_mode() or _dispatch_modes():
         return True
-    grad = torch.is_grad_enabled()
-    for t in (input, *others):
+    if type(input) is not cls:
+        return True
+    grad = _grad_enabled()
+    if grad and input.requires_grad:
+        return True
+    for t in others:
         if isinstance(t, cls) and (type(t) is not cls or (grad and t.requires_grad)):
             return True
     return False
