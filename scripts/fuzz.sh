@@ -36,7 +36,7 @@ while (($#)); do
   esac
   shift
 done
-((${#TARGETS[@]})) || TARGETS=(npy registry gather cli)
+((${#TARGETS[@]})) || TARGETS=(npy registry gather scatter cli)
 JOBS=${MULTIGATHER_JOBS:-$(nproc)}
 BUILD=build-fuzz
 CXX_FUZZ=${CXX:-clang++-14}
