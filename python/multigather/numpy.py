@@ -20,7 +20,8 @@ _TAKE = fast_op("numpy.take", "axis", "mode")
 _TAKE_ALONG_AXIS = fast_op("numpy.take_along_axis", "axis")
 _ADVANCED_INDEX = fast_op("numpy.advanced_index", "index_dims")
 
-__all__ = ["take", "take_along_axis", "advanced_index", "put_along_axis", "add_at"]
+__all__ = ["take", "take_along_axis", "advanced_index", "put_along_axis", "add_at", "multiply_at",
+           "minimum_at", "maximum_at"]
 
 
 def take(a: Any, indices: Any, axis: Optional[int] = None, out: Any = None,
@@ -110,3 +111,31 @@ def add_at(a: Any, indices: Any, b: Any) -> None:
     https://numpy.org/doc/stable/reference/generated/numpy.ufunc.at.html"""
     b = _values_for(a, b, "same_kind", "numpy.add_at")
     run_scatter("numpy.add_at", a, indices, b, a)
+
+
+def multiply_at(a: Any, indices: Any, b: Any) -> None:
+    """numpy.multiply.at(a, indices, b) with ONE integer index array, IN PLACE (returns None):
+    a[indices[j..], k..] *= b[j.., k..], unbuffered (every duplicate multiplies, in row-major
+    order of indices). Shapes, dtypes, index rule and errors as add_at.
+    Source: https://numpy.org/doc/stable/reference/generated/numpy.ufunc.at.html"""
+    b = _values_for(a, b, "same_kind", "numpy.multiply_at")
+    run_scatter("numpy.multiply_at", a, indices, b, a)
+
+
+def minimum_at(a: Any, indices: Any, b: Any) -> None:
+    """numpy.minimum.at(a, indices, b) with ONE integer index array, IN PLACE (returns None):
+    a[indices[j..], k..] = minimum(a[indices[j..], k..], b[j.., k..]), unbuffered (every
+    duplicate applies). Shapes, dtypes, index rule and errors as add_at. NaN handling is the
+    core's min reduction (not compared against numpy's NaN propagation here).
+    Source: https://numpy.org/doc/stable/reference/generated/numpy.ufunc.at.html"""
+    b = _values_for(a, b, "same_kind", "numpy.minimum_at")
+    run_scatter("numpy.minimum_at", a, indices, b, a)
+
+
+def maximum_at(a: Any, indices: Any, b: Any) -> None:
+    """numpy.maximum.at(a, indices, b) with ONE integer index array, IN PLACE (returns None):
+    a[indices[j..], k..] = maximum(a[indices[j..], k..], b[j.., k..]), unbuffered. Shapes,
+    dtypes, index rule and errors as add_at; NaN handling as minimum_at.
+    Source: https://numpy.org/doc/stable/reference/generated/numpy.ufunc.at.html"""
+    b = _values_for(a, b, "same_kind", "numpy.maximum_at")
+    run_scatter("numpy.maximum_at", a, indices, b, a)

@@ -235,11 +235,14 @@ Status put_along_axis(const TensorView& arr, const TensorView& raw_indices, cons
   return s;
 }
 
-Status add_at(const TensorView& a, const TensorView& raw_indices, const TensorView& b, Lowering* out) {
-  MULTIGATHER_RETURN_IF_ERROR(begin_scatter("numpy.add_at", a, raw_indices, b, out));
-  // np.add.at(a, indices, b) with one integer index array: a[indices] += b, unbuffered (every
-  // duplicate adds). a[indices] is numpy.take(a, indices, axis=0): its lowering, b broadcast to
-  // its shape indices.shape ++ a.shape[1:].
+namespace {
+
+// np.<ufunc>.at(a, indices, b) with one integer index array: a[indices] = ufunc(a[indices], b),
+// unbuffered (every duplicate applies). a[indices] is numpy.take(a, indices, axis=0): its
+// lowering, b broadcast to its shape indices.shape ++ a.shape[1:].
+Status ufunc_at(const char* op, Reduction reduction, const TensorView& a, const TensorView& raw_indices,
+                const TensorView& b, Lowering* out) {
+  MULTIGATHER_RETURN_IF_ERROR(begin_scatter(op, a, raw_indices, b, out));
   if (a.rank() < 1) {
     return InvalidArgument(out->op + ": too many indices for array: array is 0-dimensional, but 1 were indexed");
   }
@@ -248,7 +251,7 @@ Status add_at(const TensorView& a, const TensorView& raw_indices, const TensorVi
                                                   "multigather does not cast b; cast it to a's dtype"));
   const TensorView indices = as_intp(raw_indices);
   set_policy(out, IndexMode::kError, true);
-  out->reduction = Reduction::kAdd;
+  out->reduction = reduction;
   set_error_context(out, indices, "indices", -1, {"axis 0"}, {a.shape[0]}, true, "");
   MULTIGATHER_RETURN_IF_ERROR(lower_block(out->op, a, indices, 0, 0, out));
   const std::vector<std::int64_t> target = dims_vec(out->output_shape);
@@ -258,6 +261,21 @@ Status add_at(const TensorView& a, const TensorView& raw_indices, const TensorVi
                            " and a[indices] shape " + shape_str(target));
   }
   return s;
+}
+
+}  // namespace
+
+Status add_at(const TensorView& a, const TensorView& indices, const TensorView& b, Lowering* out) {
+  return ufunc_at("numpy.add_at", Reduction::kAdd, a, indices, b, out);
+}
+Status multiply_at(const TensorView& a, const TensorView& indices, const TensorView& b, Lowering* out) {
+  return ufunc_at("numpy.multiply_at", Reduction::kMul, a, indices, b, out);
+}
+Status minimum_at(const TensorView& a, const TensorView& indices, const TensorView& b, Lowering* out) {
+  return ufunc_at("numpy.minimum_at", Reduction::kMin, a, indices, b, out);
+}
+Status maximum_at(const TensorView& a, const TensorView& indices, const TensorView& b, Lowering* out) {
+  return ufunc_at("numpy.maximum_at", Reduction::kMax, a, indices, b, out);
 }
 
 }  // namespace multigather::numpy
@@ -299,14 +317,26 @@ void append_numpy_ops(std::vector<OpSpec>* ops) {
                           Lowering* o) { return numpy::put_along_axis(x, i, u, a.get_optional_int("axis"), o); };
     ops->push_back(std::move(op));
   }
-  {
-    OpSpec op{"numpy.add_at", "numpy", "scatter_block", "numpy.add.at(a, indices, b)",
-              "a[indices[j..], k..] += b[j.., k..]  (unbuffered: duplicates all add; b broadcasts; in place)",
+  struct UfuncAt {
+    const char* name;
+    const char* ufunc;
+    const char* formula;
+    ScatterLowerFn fn;
+  };
+  for (const UfuncAt& u : {
+           UfuncAt{"numpy.add_at", "add", "a[indices[j..], k..] += b[j.., k..]  (unbuffered: duplicates all add; b broadcasts; in place)",
+                   [](const TensorView& x, const TensorView& i, const TensorView& v, const AttributeValues&, Lowering* o) { return numpy::add_at(x, i, v, o); }},
+           UfuncAt{"numpy.multiply_at", "multiply", "a[indices[j..], k..] *= b[j.., k..]  (unbuffered: duplicates all multiply; b broadcasts; in place)",
+                   [](const TensorView& x, const TensorView& i, const TensorView& v, const AttributeValues&, Lowering* o) { return numpy::multiply_at(x, i, v, o); }},
+           UfuncAt{"numpy.minimum_at", "minimum", "a[indices[j..], k..] = minimum(a[indices[j..], k..], b[j.., k..])  (unbuffered; b broadcasts; in place)",
+                   [](const TensorView& x, const TensorView& i, const TensorView& v, const AttributeValues&, Lowering* o) { return numpy::minimum_at(x, i, v, o); }},
+           UfuncAt{"numpy.maximum_at", "maximum", "a[indices[j..], k..] = maximum(a[indices[j..], k..], b[j.., k..])  (unbuffered; b broadcasts; in place)",
+                   [](const TensorView& x, const TensorView& i, const TensorView& v, const AttributeValues&, Lowering* o) { return numpy::maximum_at(x, i, v, o); }}}) {
+    OpSpec op{u.name, "numpy", "scatter_block", std::string("numpy.") + u.ufunc + ".at(a, indices, b)", u.formula,
               "https://numpy.org/doc/stable/reference/generated/numpy.ufunc.at.html", "a", "indices", {}, nullptr};
     op.kind = OpKind::kScatter;
     op.updates_name = "b";
-    op.lower_scatter = [](const TensorView& x, const TensorView& i, const TensorView& u, const AttributeValues&,
-                          Lowering* o) { return numpy::add_at(x, i, u, o); };
+    op.lower_scatter = u.fn;
     ops->push_back(std::move(op));
   }
 }

@@ -56,5 +56,10 @@ Status put_along_axis(const TensorView& arr, const TensorView& indices, const Te
 /// numpy.add.at(a, indices, b) with one integer index array (a[indices] += b along axis 0,
 /// unbuffered: every duplicate adds); b (a's dtype) broadcasts to indices.shape ++ a.shape[1:].
 Status add_at(const TensorView& a, const TensorView& indices, const TensorView& b, Lowering* out);
+/// numpy.multiply.at / minimum.at / maximum.at: as add_at with *, minimum, maximum (unbuffered:
+/// every duplicate applies, in row-major order of indices).
+Status multiply_at(const TensorView& a, const TensorView& indices, const TensorView& b, Lowering* out);
+Status minimum_at(const TensorView& a, const TensorView& indices, const TensorView& b, Lowering* out);
+Status maximum_at(const TensorView& a, const TensorView& indices, const TensorView& b, Lowering* out);
 
 }  // namespace multigather::numpy
