@@ -710,5 +710,30 @@ TEST(TorchIndexCopyFillPut, Errors) {
                        "float32 and source.dtype = float64");
 }
 
+// ---- numpy.put --------------------------------------------------------------------------------
+
+TEST(NumpyPut, ValuesModesAndErrors) {
+  const Tensor a = f32({2, 3}, {0, 1, 2, 3, 4, 5});
+  // Flat positions 5, 0 and -1 (= 5 again: the last wins).
+  expect_scatter("numpy.put", a, i64({3}, {5, 0, -1}), f32({3}, {10, 20, 30}), {}, {20, 1, 2, 3, 4, 30});
+  // One value broadcast; v longer than ind: its first elements.
+  expect_scatter("numpy.put", a, i64({2}, {1, 2}), f32({}, {7}), {}, {0, 7, 7, 3, 4, 5});
+  expect_scatter("numpy.put", a, i32({1, 2}, {1, 2}), f32({2, 2}, {7, 8, 9, 9}), {}, {0, 7, 8, 3, 4, 5});
+  // wrap: 7 -> 1, -1 -> 5; clip: 9 -> 5, -3 -> 0.
+  expect_scatter("numpy.put", a, i64({2}, {7, -1}), f32({2}, {10, 20}), {{"mode", "wrap"}}, {0, 10, 2, 3, 4, 20});
+  expect_scatter("numpy.put", a, i64({2}, {9, -3}), f32({2}, {10, 20}), {{"mode", "clip"}}, {20, 1, 2, 3, 4, 10});
+  expect_scatter_error("numpy.put", a, i64({1}, {6}), f32({1}, {1}), {}, StatusCode::kOutOfRange,
+                       "numpy.put: ind[0] = 6 is out of range for the flattened a of size 6 (valid range [-6, 6))");
+  expect_scatter_error("numpy.put", a, i64({3}, {0, 1, 2}), f32({2}, {1, 2}), {}, StatusCode::kInvalidArgument,
+                       "numpy.put: v has 2 elements, fewer than the 3 indices: numpy repeats v cyclically, which "
+                       "multigather does not (the Python wrapper tiles v with numpy.resize; pass v with 1 or at least "
+                       "3 elements)");
+  expect_scatter_error("numpy.put", f32({0}, {}), i64({1}, {0}), f32({1}, {1}), {}, StatusCode::kOutOfRange,
+                       "numpy.put: cannot replace elements of an empty array");
+  Lowering l;
+  const Status s = lower_op("numpy.put", a.view(), i64({1}, {0}).view(), f32({1}, {1}).view(), {{"mode", "x"}}, &l);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+}
+
 }  // namespace
 }  // namespace multigather

@@ -129,6 +129,7 @@ inline const std::vector<ScatterExplainCase>& scatter_explain_cases() {
       {"torch.index_copy", {4, 3}, {2}, {4, 2}, {{"dim", "1"}}},
       {"torch.index_fill", {4, 3}, {2}, {}, {}},
       {"torch.put", {4, 3}, {2, 2}, {4}, {{"accumulate", "true"}}},
+      {"numpy.put", {4, 3}, {5}, {5}, {{"mode", "wrap"}}},
   };
   return cases;
 }

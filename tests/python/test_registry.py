@@ -84,6 +84,7 @@ FUNCTIONS = {  # registry op -> the Python function with the framework's signatu
     "tensor.scatter": "mlir.tensor_scatter", "numpy.multiply_at": "numpy.multiply_at",
     "numpy.minimum_at": "numpy.minimum_at", "numpy.maximum_at": "numpy.maximum_at",
     "torch.index_copy": "torch.index_copy", "torch.index_fill": "torch.index_fill", "torch.put": "torch.put",
+    "numpy.put": "numpy.put",
 }
 
 

@@ -663,3 +663,32 @@ def test_torch_index_copy_fill_put_errors():
         multigather.torch.put(x, torch.tensor([6]), torch.tensor([1.0]))
     with pytest.raises(ValueError, match="Expected source and index to have the same number of elements"):
         multigather.torch.put(x, torch.tensor([0, 1]), torch.tensor([1.0, 2.0, 3.0]))
+
+
+# ---- numpy.put against numpy ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("mode", ["raise", "wrap", "clip"])
+@pytest.mark.parametrize("seed", range(20))
+def test_numpy_put(seed, mode):
+    rng = np.random.RandomState(seed)
+    a = small_ints(rng, rand_shape(rng, rng.randint(1, 4)))
+    n = a.size
+    lo, hi = (-n, n) if mode == "raise" else (-3 * n, 3 * n)
+    ind = rng.randint(lo, hi, size=rand_shape(rng, int(rng.randint(0, 3)), 1, 5))
+    nv = [1, max(ind.size, 1), ind.size + 2, max(ind.size // 2, 1)][int(rng.randint(0, 4))]  # the last tiles
+    v = small_ints(rng, (nv,))
+    want, got = a.copy(), a.copy()
+    np.put(want, ind, v, mode=mode)
+    assert multigather.numpy.put(got, ind, v, mode=mode) is None
+    np.testing.assert_array_equal(got, want)
+
+
+def test_numpy_put_errors():
+    a = np.zeros(3, np.float32)
+    with pytest.raises(IndexError, match=r"numpy.put: ind\[0\] = 3 is out of range for the flattened a of size 3"):
+        multigather.numpy.put(a, np.array([3]), 1.0)
+    with pytest.raises(ValueError, match="numpy.put: attribute mode: 'x' is not one of raise, wrap, clip"):
+        multigather.numpy.put(a, np.array([0]), 1.0, mode="x")
+    b = np.zeros((2, 3), np.int64)
+    multigather.numpy.put(b, np.array([[0, 5]]), np.array([1.7, 2.2]))  # unsafe cast, as numpy
+    np.testing.assert_array_equal(b, [[1, 0, 0], [0, 0, 2]])
