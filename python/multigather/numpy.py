@@ -143,8 +143,8 @@ def multiply_at(a: Any, indices: Any, b: Any) -> None:
 def minimum_at(a: Any, indices: Any, b: Any) -> None:
     """numpy.minimum.at(a, indices, b) with ONE integer index array, IN PLACE (returns None):
     a[indices[j..], k..] = minimum(a[indices[j..], k..], b[j.., k..]), unbuffered (every
-    duplicate applies). Shapes, dtypes, index rule and errors as add_at. NaN handling is the
-    core's min reduction (not compared against numpy's NaN propagation here).
+    duplicate applies). Shapes, dtypes, index rule and errors as add_at. A NaN on either side
+    gives NaN, as numpy.minimum.
     Source: https://numpy.org/doc/stable/reference/generated/numpy.ufunc.at.html"""
     b = _values_for(a, b, "same_kind", "numpy.minimum_at")
     run_scatter("numpy.minimum_at", a, indices, b, a)
@@ -153,7 +153,7 @@ def minimum_at(a: Any, indices: Any, b: Any) -> None:
 def maximum_at(a: Any, indices: Any, b: Any) -> None:
     """numpy.maximum.at(a, indices, b) with ONE integer index array, IN PLACE (returns None):
     a[indices[j..], k..] = maximum(a[indices[j..], k..], b[j.., k..]), unbuffered. Shapes,
-    dtypes, index rule and errors as add_at; NaN handling as minimum_at.
+    dtypes, index rule and errors as add_at; a NaN on either side gives NaN, as numpy.maximum.
     Source: https://numpy.org/doc/stable/reference/generated/numpy.ufunc.at.html"""
     b = _values_for(a, b, "same_kind", "numpy.maximum_at")
     run_scatter("numpy.maximum_at", a, indices, b, a)

@@ -692,3 +692,15 @@ def test_numpy_put_errors():
     b = np.zeros((2, 3), np.int64)
     multigather.numpy.put(b, np.array([[0, 5]]), np.array([1.7, 2.2]))  # unsafe cast, as numpy
     np.testing.assert_array_equal(b, [[1, 0, 0], [0, 0, 2]])
+
+
+@pytest.mark.parametrize("name", ["minimum_at", "maximum_at"])
+def test_numpy_minimum_maximum_at_propagate_nan_like_numpy(name):
+    a = np.array([1.0, np.nan, 3.0, 4.0], np.float32)
+    idx = np.array([0, 1, 2, 0, 3])
+    b = np.array([np.nan, 0.0, 2.0, 5.0, 9.0], np.float32)
+    want, got = a.copy(), a.copy()
+    with np.errstate(invalid="ignore"):
+        UFUNCS_AT[name].at(want, idx, b)
+    getattr(multigather.numpy, name)(got, idx, b)
+    np.testing.assert_array_equal(got, want)
