@@ -521,5 +521,219 @@ TEST(CoremlScatter, Errors) {
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
 }
 
+// ---- tosa.scatter -----------------------------------------------------------------------------
+
+TEST(TosaScatter, ValuesAndErrors) {
+  // values_in [1,3,2] rows [1,2] [3,4] [5,6]; indices [[2, 0]]: row 2 <- [10,20], row 0 <- [30,40].
+  expect_scatter("tosa.scatter", f32({1, 3, 2}, {1, 2, 3, 4, 5, 6}), i32({1, 2}, {2, 0}),
+                 f32({1, 2, 2}, {10, 20, 30, 40}), {}, {30, 40, 3, 4, 10, 20});
+  // N = 2, C = 1: batch 0 writes k 1, batch 1 writes k 0.
+  expect_scatter("tosa.scatter", f32({2, 2, 1}, {1, 2, 3, 4}), i32({2, 1}, {1, 0}), f32({2, 1, 1}, {9, 8}), {},
+                 {1, 9, 8, 4});
+  // Duplicates (TOSA: REQUIRE fails): the last wins here.
+  expect_scatter("tosa.scatter", f32({1, 2, 1}, {1, 2}), i32({1, 2}, {0, 0}), f32({1, 2, 1}, {7, 8}), {}, {8, 2});
+  const std::string op = "tosa.scatter";
+  const Tensor v = f32({2, 3, 2}, std::vector<double>(12, 0));
+  expect_scatter_error(op, v, i32({2, 1}, {0, -1}), f32({2, 1, 2}, std::vector<double>(4, 0)), {},
+                       StatusCode::kOutOfRange,
+                       "tosa.scatter: indices[1,0] = -1 is out of range for K (values_in dimension 1) of size 3 (valid "
+                       "range [0, 3)); TOSA REQUIRE(0 <= k < K)");
+  expect_scatter_error(op, v, i32({2, 1}, {0, 0}), f32({2, 2, 2}, std::vector<double>(8, 0)), {},
+                       StatusCode::kInvalidArgument,
+                       "tosa.scatter: indices [2,1] must be [N,W] and input [2,2,2] must be [N,W,C] = [2,1,2] for "
+                       "values_in [N,K,C] = [2,3,2]");
+  expect_scatter_error(op, v, i32({2}, {0, 0}), f32({2, 1, 2}, std::vector<double>(4, 0)), {},
+                       StatusCode::kInvalidArgument,
+                       "tosa.scatter: values_in must be rank 3 [N,K,C], indices rank 2 [N,W] and input rank 3 [N,W,C] "
+                       "(got [2,3,2], [2] and [2,1,2])");
+  expect_scatter_error(op, v, i32({2, 1}, {0, 0}), make_tensor(DType::kFloat64, {2, 1, 2}, {}), {},
+                       StatusCode::kTypeError,
+                       "tosa.scatter: input dtype float64 must equal values_in dtype float32 (TOSA: input and "
+                       "values_in have the same type)");
+  expect_scatter_error(op, v, make_tensor(DType::kInt16, {2, 1}, {0, 0}), f32({2, 1, 2}, std::vector<double>(4, 0)),
+                       {}, StatusCode::kTypeError,
+                       "tosa.scatter: indices dtype int16 is not supported (tosa.scatter accepts int32, int64)");
+}
+
+// ---- dml --------------------------------------------------------------------------------------
+
+TEST(DmlScatter, ScatterElements) {
+  const Tensor x = f32({2, 3}, {1, 2, 3, 4, 5, 6});
+  // Axis 0: out[1][0] = 10, out[0][1] = 20, out[1][2] = 30.
+  expect_scatter("dml.ScatterElements", x, i32({1, 3}, {1, 0, 1}), f32({1, 3}, {10, 20, 30}), {},
+                 {1, 20, 3, 10, 5, 30});
+  // Axis 1: -1 wraps to column 2, 7 clamps to column 2.
+  expect_scatter("dml.ScatterElements", x, i64({2, 1}, {-1, 7}), f32({2, 1}, {8, 9}), {{"axis", "1"}},
+                 {1, 2, 8, 4, 5, 9});
+  const std::string op = "dml.ScatterElements";
+  expect_scatter_error(op, x, i32({1, 3}, {0, 0, 0}), f32({1, 2}, {1, 2}), {}, StatusCode::kInvalidArgument,
+                       "dml.ScatterElements: UpdatesTensor.Sizes [1,2] must match IndicesTensor.Sizes [1,3]");
+  expect_scatter_error(op, x, i32({1, 3}, {0, 0, 0}), f32({3}, {1, 2, 3}), {}, StatusCode::kInvalidArgument,
+                       "dml.ScatterElements: UpdatesTensor.DimensionCount = 1 must match InputTensor.DimensionCount = 2");
+  expect_scatter_error(op, x, i32({1, 3}, {0, 0, 0}), make_tensor(DType::kFloat64, {1, 3}, {}), {},
+                       StatusCode::kTypeError,
+                       "dml.ScatterElements: UpdatesTensor dtype float64 must equal InputTensor dtype float32 "
+                       "(DirectML: UpdatesTensor.DataType must match InputTensor.DataType)");
+  expect_scatter_error(op, x, i32({3}, {0, 0, 0}), f32({3}, {1, 2, 3}), {}, StatusCode::kInvalidArgument,
+                       "dml.ScatterElements: IndicesTensor.DimensionCount = 1 must match InputTensor.DimensionCount = "
+                       "2 (>= 1)");
+}
+
+TEST(DmlScatter, ScatterND) {
+  // DimensionCount 3, original ranks 2: rows 2 and 0 of a [3, 2] replaced; the output keeps [1, 3, 2].
+  Tensor out;
+  ASSERT_TRUE(run_op("dml.ScatterND", f32({1, 3, 2}, {1, 2, 3, 4, 5, 6}).view(), i32({1, 2, 1}, {2, 0}).view(),
+                     f32({1, 2, 2}, {10, 20, 30, 40}).view(),
+                     {{"input_dimension_count", "2"}, {"indices_dimension_count", "2"}}, &out)
+                  .ok());
+  EXPECT_EQ(to_string(out.shape()), "[1,3,2]");
+  EXPECT_EQ(values_f32(out), as_f32({30, 40, 3, 4, 10, 20}));
+  // Element coordinates: updates [2] right-aligned to [1, 2]; out[0][1] = 7, out[2][0] = 8.
+  expect_scatter("dml.ScatterND", f32({3, 2}, {1, 2, 3, 4, 5, 6}), i64({2, 2}, {0, 1, 2, 0}), f32({1, 2}, {7, 8}), {},
+                 {1, 7, 3, 4, 8, 6});
+  const std::string op = "dml.ScatterND";
+  const Tensor x = f32({3, 2}, std::vector<double>(6, 0));
+  expect_scatter_error(op, x, i64({2, 1}, {0, 1}), f32({2, 3}, {}), {}, StatusCode::kInvalidArgument,
+                       "dml.ScatterND: UpdatesTensor.Sizes [2,3] must be IndicesTensor.Sizes[:-1] ++ "
+                       "InputTensor.Sizes[k:] = [2,2] (right-aligned to DimensionCount 2, k = 1)");
+  expect_scatter_error(op, x, i64({1, 3}, {0, 0, 0}), f32({1, 1}, {1}), {}, StatusCode::kInvalidArgument,
+                       "dml.ScatterND: the index tuple size 3 must be <= InputDimensionCount = 2");
+  expect_scatter_error(op, x, i64({2, 1}, {0, 1}), f32({2, 2}, {}), {{"input_dimension_count", "1"}},
+                       StatusCode::kInvalidArgument,
+                       "dml.ScatterND: InputDimensionCount: Sizes[0] = 3 lies in the leading padding (original rank 1) "
+                       "and must be 1");
+}
+
+// ---- MLIR tensor.scatter ----------------------------------------------------------------------
+
+TEST(TensorScatter, ValuesAndErrors) {
+  const Tensor dest = f32({2, 3}, {0, 1, 2, 3, 4, 5});
+  // scatter_dims [0]: rows 1 and 0 replaced; the source full rank [2,1,3] or rank-reduced [2,3].
+  expect_scatter("tensor.scatter", dest, i64({2, 1}, {1, 0}), f32({2, 1, 3}, {10, 11, 12, 20, 21, 22}),
+                 {{"scatter_dims", "0"}}, {20, 21, 22, 10, 11, 12});
+  expect_scatter("tensor.scatter", dest, i64({2, 1}, {1, 0}), f32({2, 3}, {10, 11, 12, 20, 21, 22}),
+                 {{"scatter_dims", "0"}}, {20, 21, 22, 10, 11, 12});
+  // scatter_dims [0, 1]: result[1][2] = 7, result[0][1] = 8 (source [2] reduced or [2,1,1]).
+  expect_scatter("tensor.scatter", dest, i64({2, 2}, {1, 2, 0, 1}), f32({2}, {7, 8}), {{"scatter_dims", "0,1"}},
+                 {0, 8, 2, 3, 4, 7});
+  expect_scatter("tensor.scatter", dest, i32({2, 2}, {1, 2, 0, 1}), f32({2, 1, 1}, {7, 8}), {{"scatter_dims", "0,1"}},
+                 {0, 8, 2, 3, 4, 7});
+  const std::string op = "tensor.scatter";
+  expect_scatter_error(op, dest, i64({2, 1}, {1, 0}), f32({2, 3}, {}), {{"scatter_dims", "0"}, {"unique", "false"}},
+                       StatusCode::kInvalidArgument,
+                       "tensor.scatter: requires 'unique' attribute to be set (MLIR only defines tensor.scatter with "
+                       "coordinates guaranteed unique)");
+  expect_scatter_error(op, dest, i64({2, 1}, {1, 0}), f32({2, 2}, {}), {{"scatter_dims", "0"}},
+                       StatusCode::kInvalidArgument,
+                       "tensor.scatter: source shape [2,2] must be [2,1,3] (or rank-reduced [2,3]): indices.shape[:-1] "
+                       "++ dest.shape with the scatter_dims set to 1");
+  expect_scatter_error(op, dest, i64({1, 1}, {2}), f32({1, 1, 3}, {}), {{"scatter_dims", "0"}},
+                       StatusCode::kOutOfRange,
+                       "tensor.scatter: indices[0,0] = 2 is out of range for dest dimension 0 of size 2 (valid range "
+                       "[0, 2)); out-of-range indices are undefined behaviour in MLIR; multigather rejects them");
+  expect_scatter_error(op, dest, i64({1, 2}, {0, 0}), f32({1}, {}), {{"scatter_dims", "1,0"}},
+                       StatusCode::kInvalidArgument, "tensor.scatter: scatter_dims [1,0] must be strictly increasing");
+  expect_scatter_error(op, dest, i64({1, 1}, {0}), make_tensor(DType::kFloat64, {1, 1, 3}, {}),
+                       {{"scatter_dims", "0"}}, StatusCode::kTypeError,
+                       "tensor.scatter: source dtype float64 must equal dest dtype float32 (MLIR: source and dest "
+                       "have the same element type)");
+}
+
+// ---- numpy ufunc.at (multiply, minimum, maximum) ---------------------------------------------
+
+TEST(NumpyUfuncAt, MultiplyMinimumMaximum) {
+  const Tensor a = f32({4}, {1, 2, 3, 4});
+  const Tensor idx = i64({4}, {0, 1, 0, -1});
+  // multiply: a[0] = 1*2*5, a[1] = 2*3, a[3] = 4*0.5.
+  expect_scatter("numpy.multiply_at", a, idx, f32({4}, {2, 3, 5, 0.5}), {}, {10, 6, 3, 2});
+  // minimum over {1, 0, -1}, {2, 5}, {4, 9}; maximum likewise.
+  expect_scatter("numpy.minimum_at", a, idx, f32({4}, {0, 5, -1, 9}), {}, {-1, 2, 3, 4});
+  expect_scatter("numpy.maximum_at", a, idx, f32({4}, {0, 5, -1, 9}), {}, {1, 5, 3, 9});
+  // b broadcasts over rows of a [2, 2]: row 1 twice.
+  expect_scatter("numpy.maximum_at", f32({2, 2}, {1, 2, 3, 4}), i32({2}, {1, 1}), f32({2}, {5, 0}), {},
+                 {1, 2, 5, 4});
+  expect_scatter_error("numpy.multiply_at", a, idx, f32({3}, {1, 2, 3}), {}, StatusCode::kInvalidArgument,
+                       "numpy.multiply_at: operands could not be broadcast together: b shape [3] and a[indices] "
+                       "shape [4]");
+  expect_scatter_error("numpy.minimum_at", a, i64({1}, {4}), f32({}, {1}), {}, StatusCode::kOutOfRange,
+                       "numpy.minimum_at: indices[0] = 4 is out of range for axis 0 of size 4 (valid range [-4, 4))");
+}
+
+// ---- torch.index_copy / index_fill / put -------------------------------------------------------
+
+TEST(TorchIndexCopyFillPut, Values) {
+  const Tensor x = f32({3, 2}, {1, 2, 3, 4, 5, 6});
+  // index_copy dim 0: row 2 <- [10,20], row 0 <- [30,40]; dim 1: column 1 <- [7,8,9]; a 0-d index.
+  expect_scatter("torch.index_copy", x, i64({2}, {2, 0}), f32({2, 2}, {10, 20, 30, 40}), {}, {30, 40, 3, 4, 10, 20});
+  expect_scatter("torch.index_copy", x, i64({1}, {1}), f32({3, 1}, {7, 8, 9}), {{"dim", "1"}}, {1, 7, 3, 8, 5, 9});
+  expect_scatter("torch.index_copy", x, i64({}, {1}), f32({1, 2}, {7, 8}), {}, {1, 2, 7, 8, 5, 6});
+  // index_fill: -1 wraps to the last row; dim 1 with columns 1 and 0 fills everything.
+  expect_scatter("torch.index_fill", x, i64({1}, {-1}), f32({}, {9}), {}, {1, 2, 3, 4, 9, 9});
+  expect_scatter("torch.index_fill", x, i64({2}, {1, 0}), f32({}, {0}), {{"dim", "-1"}}, {0, 0, 0, 0, 0, 0});
+  // put: flat positions; -1 is element 5. accumulate: 1 at 0, 2+3+4 at 1.
+  expect_scatter("torch.put", x, i64({2}, {-1, 0}), f32({2}, {10, 20}), {}, {20, 2, 3, 4, 5, 10});
+  expect_scatter("torch.put", x, i64({2, 2}, {0, 1, 1, 1}), f32({4}, {1, 2, 3, 4}), {{"accumulate", "true"}},
+                 {2, 11, 3, 4, 5, 6});
+  expect_scatter("torch.put", x, i64({2}, {1, 1}), f32({1, 2}, {7, 8}), {}, {1, 8, 3, 4, 5, 6});
+}
+
+TEST(TorchIndexCopyFillPut, Errors) {
+  const Tensor x = f32({3, 2}, {1, 2, 3, 4, 5, 6});
+  expect_scatter_error("torch.index_copy", x, i64({1}, {-1}), f32({1, 2}, {1, 2}), {}, StatusCode::kOutOfRange,
+                       "torch.index_copy: index[0] = -1 is out of range for dim 0 of size 3 (valid range [0, 3)); "
+                       "index_copy_(): indices must be in [0, size) (negatives are out of bounds)");
+  expect_scatter_error("torch.index_copy", x, i64({2}, {0, 1}), f32({3, 2}, {}), {}, StatusCode::kInvalidArgument,
+                       "torch.index_copy: index_copy_(): Number of indices (2) should be equal to source.size(dim) (3)");
+  expect_scatter_error("torch.index_copy", x, i64({2}, {0, 1}), f32({2, 3}, {}), {}, StatusCode::kInvalidArgument,
+                       "torch.index_copy: index_copy_(): Source/destination tensor must have same slice shapes "
+                       "(self.shape = [3,2], source.shape = [2,3], dim 0)");
+  expect_scatter_error("torch.index_copy", x, i32({2}, {0, 1}), f32({2, 2}, {}), {}, StatusCode::kTypeError,
+                       "torch.index_copy: index_copy_(): Expected a long tensor for index, but got int32");
+  expect_scatter_error("torch.index_copy", x, i64({1, 2}, {0, 1}), f32({2, 2}, {}), {}, StatusCode::kInvalidArgument,
+                       "torch.index_copy: index_copy_(): Index should have dimension 1 or 0 (got 2)");
+  expect_scatter_error("torch.index_fill", x, i64({1}, {0}), f32({1}, {5}), {}, StatusCode::kInvalidArgument,
+                       "torch.index_fill: index_fill_ only supports a 0-dimensional value tensor, but got tensor with 1 "
+                       "dimension(s).");
+  expect_scatter_error("torch.index_fill", x, i64({1}, {3}), f32({}, {5}), {}, StatusCode::kOutOfRange,
+                       "torch.index_fill: index[0] = 3 is out of range for dim 0 of size 3 (valid range [-3, 3))");
+  expect_scatter_error("torch.index_fill", x, i32({1}, {0}), f32({}, {5}), {}, StatusCode::kTypeError,
+                       "torch.index_fill: index_fill_(): Expected dtype int64 for index.");
+  expect_scatter_error("torch.put", x, i64({2}, {0, 1}), f32({3}, {1, 2, 3}), {}, StatusCode::kInvalidArgument,
+                       "torch.put: put_(): Expected source and index to have the same number of elements, but got "
+                       "source.numel() = 3, index.numel() = 2");
+  expect_scatter_error("torch.put", x, i64({2}, {0, 7}), f32({2}, {1, 2}), {}, StatusCode::kOutOfRange,
+                       "torch.put: index.flatten()[1] = 7 is out of range for the flattened input of size 6 (valid "
+                       "range [-6, 6)); torch.put: index must be in [-numel, numel)");
+  expect_scatter_error("torch.put", x, i64({2}, {0, 1}), make_tensor(DType::kFloat64, {2}, {}), {},
+                       StatusCode::kTypeError,
+                       "torch.put: put_(): self and source expected to have the same dtype, but got self.dtype = "
+                       "float32 and source.dtype = float64");
+}
+
+// ---- numpy.put --------------------------------------------------------------------------------
+
+TEST(NumpyPut, ValuesModesAndErrors) {
+  const Tensor a = f32({2, 3}, {0, 1, 2, 3, 4, 5});
+  // Flat positions 5, 0 and -1 (= 5 again: the last wins).
+  expect_scatter("numpy.put", a, i64({3}, {5, 0, -1}), f32({3}, {10, 20, 30}), {}, {20, 1, 2, 3, 4, 30});
+  // One value broadcast; v longer than ind: its first elements.
+  expect_scatter("numpy.put", a, i64({2}, {1, 2}), f32({}, {7}), {}, {0, 7, 7, 3, 4, 5});
+  expect_scatter("numpy.put", a, i32({1, 2}, {1, 2}), f32({2, 2}, {7, 8, 9, 9}), {}, {0, 7, 8, 3, 4, 5});
+  // wrap: 7 -> 1, -1 -> 5; clip: 9 -> 5, -3 -> 0.
+  expect_scatter("numpy.put", a, i64({2}, {7, -1}), f32({2}, {10, 20}), {{"mode", "wrap"}}, {0, 10, 2, 3, 4, 20});
+  expect_scatter("numpy.put", a, i64({2}, {9, -3}), f32({2}, {10, 20}), {{"mode", "clip"}}, {20, 1, 2, 3, 4, 10});
+  expect_scatter_error("numpy.put", a, i64({1}, {6}), f32({1}, {1}), {}, StatusCode::kOutOfRange,
+                       "numpy.put: ind[0] = 6 is out of range for the flattened a of size 6 (valid range [-6, 6))");
+  expect_scatter_error("numpy.put", a, i64({3}, {0, 1, 2}), f32({2}, {1, 2}), {}, StatusCode::kInvalidArgument,
+                       "numpy.put: v has 2 elements, fewer than the 3 indices: numpy repeats v cyclically, which "
+                       "multigather does not (the Python wrapper tiles v with numpy.resize; pass v with 1 or at least "
+                       "3 elements)");
+  expect_scatter_error("numpy.put", f32({0}, {}), i64({1}, {0}), f32({1}, {1}), {}, StatusCode::kOutOfRange,
+                       "numpy.put: cannot replace elements of an empty array");
+  Lowering l;
+  const Status s = lower_op("numpy.put", a.view(), i64({1}, {0}).view(), f32({1}, {1}).view(), {{"mode", "x"}}, &l);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+}
+
 }  // namespace
 }  // namespace multigather

@@ -124,7 +124,10 @@ TEST(Registry, ScatterOpsAreRegisteredAndNeedUpdates) {
                                       "tf.tensor_scatter_nd_update", "tf.tensor_scatter_nd_add",
                                       "tf.tensor_scatter_nd_sub", "tf.tensor_scatter_nd_min",
                                       "tf.tensor_scatter_nd_max", "tf.scatter_nd", "coreml.scatter",
-                                      "coreml.scatter_along_axis", "coreml.scatter_nd"};
+                                      "coreml.scatter_along_axis", "coreml.scatter_nd", "tosa.scatter",
+                                      "dml.ScatterElements", "dml.ScatterND", "tensor.scatter",
+                                      "numpy.multiply_at", "numpy.minimum_at", "numpy.maximum_at",
+                                      "torch.index_copy", "torch.index_fill", "torch.put", "numpy.put"};
   EXPECT_EQ(have, want);
   Lowering l;
   const Status s = lower_op("onnx.Gather", TensorView(nullptr, DType::kFloat32, Dims{3}),

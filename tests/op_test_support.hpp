@@ -119,6 +119,17 @@ inline const std::vector<ScatterExplainCase>& scatter_explain_cases() {
       {"coreml.scatter", {4, 3}, {2}, {4, 2}, {{"axis", "1"}, {"mode", "sub"}}},
       {"coreml.scatter_along_axis", {4, 3}, {4, 2}, {4, 2}, {{"axis", "1"}}},
       {"coreml.scatter_nd", {4, 3}, {2, 1}, {2, 3}, {{"mode", "update"}}},
+      {"tosa.scatter", {2, 4, 3}, {2, 2}, {2, 2, 3}, {}},
+      {"dml.ScatterElements", {4, 3}, {4, 2}, {4, 2}, {{"axis", "1"}}},
+      {"dml.ScatterND", {1, 4, 3}, {1, 2, 1}, {1, 2, 3}, {{"input_dimension_count", "2"}, {"indices_dimension_count", "2"}}},
+      {"tensor.scatter", {4, 3}, {2, 1}, {2, 1, 3}, {{"scatter_dims", "0"}}},
+      {"numpy.multiply_at", {4, 3}, {5}, {3}, {}},
+      {"numpy.minimum_at", {4, 3}, {5}, {5, 3}, {}},
+      {"numpy.maximum_at", {4, 3}, {2, 2}, {1}, {}},
+      {"torch.index_copy", {4, 3}, {2}, {4, 2}, {{"dim", "1"}}},
+      {"torch.index_fill", {4, 3}, {2}, {}, {}},
+      {"torch.put", {4, 3}, {2, 2}, {4}, {{"accumulate", "true"}}},
+      {"numpy.put", {4, 3}, {5}, {5}, {{"mode", "wrap"}}},
   };
   return cases;
 }

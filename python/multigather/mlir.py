@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from ._registry import fast_op, run_fast, run_general
+from ._registry import fast_op, run_fast, run_general, run_scatter
 
 _TENSOR_GATHER = fast_op("tensor.gather", "gather_dims", "rank_reduced")
 _TCP_GATHER = fast_op("tcp.gather", "dim")
 _TCP_GATHER_ND = fast_op("tcp.gather_nd")
 
-__all__ = ["tensor_gather", "tcp_gather", "tcp_gather_nd"]
+__all__ = ["tensor_gather", "tensor_scatter", "tcp_gather", "tcp_gather_nd"]
 
 
 def tensor_gather(source: Any, indices: Any, gather_dims: Sequence[int],
@@ -45,3 +45,17 @@ def tcp_gather_nd(input: Any, indices: Any) -> Any:
     if result is NotImplemented:
         result = run_general("tcp.gather_nd", input, indices)
     return result
+
+
+def tensor_scatter(source: Any, dest: Any, indices: Any, scatter_dims: Sequence[int],
+                   unique: bool = True) -> Any:
+    """tensor.scatter %source into %dest[%indices] scatter_dims(...) unique: a new array of dest's
+    shape and dtype, result = dest; result[d with d[scatter_dims[i]] = indices[j..., i]] =
+    source[j..., ...]. indices [J..., k] (any integer dtype) with k = len(scatter_dims), strictly
+    increasing; source = J ++ dest.shape with the scatter dims set to 1, or dropped (rank-reduced),
+    of dest's dtype. ``unique`` must be True (MLIR's verifier requires it); uniqueness is not
+    checked: duplicates write the last update in row-major order of indices. Out-of-range indices
+    (undefined in MLIR) raise IndexError. Raises ValueError (shapes, attributes), TypeError.
+    Source: https://mlir.llvm.org/docs/Dialects/TensorOps/#tensorscatter-tensorscatterop"""
+    return run_scatter("tensor.scatter", dest, indices, source, scatter_dims=scatter_dims,
+                       unique=unique)

@@ -20,7 +20,8 @@ _TAKE = fast_op("numpy.take", "axis", "mode")
 _TAKE_ALONG_AXIS = fast_op("numpy.take_along_axis", "axis")
 _ADVANCED_INDEX = fast_op("numpy.advanced_index", "index_dims")
 
-__all__ = ["take", "take_along_axis", "advanced_index", "put_along_axis", "add_at"]
+__all__ = ["take", "take_along_axis", "advanced_index", "put_along_axis", "put", "add_at", "multiply_at",
+           "minimum_at", "maximum_at"]
 
 
 def take(a: Any, indices: Any, axis: Optional[int] = None, out: Any = None,
@@ -110,3 +111,49 @@ def add_at(a: Any, indices: Any, b: Any) -> None:
     https://numpy.org/doc/stable/reference/generated/numpy.ufunc.at.html"""
     b = _values_for(a, b, "same_kind", "numpy.add_at")
     run_scatter("numpy.add_at", a, indices, b, a)
+
+
+def put(a: Any, ind: Any, v: Any, mode: str = "raise") -> None:
+    """numpy.put(a, ind, v, mode='raise'), IN PLACE like numpy (returns None): a.flat[ind.flat[j]]
+    = v.flat[j] for every j in order, so the last duplicate wins. ``ind``: integer indices of any
+    shape (flat positions). ``v``: cast to a's dtype ('unsafe', as numpy); repeated cyclically
+    when shorter than ind (done here with numpy.resize; the C++ op accepts 1 or >= ind.size
+    elements), its first ind.size elements used when longer. Modes: "raise" (negatives wrap
+    once, otherwise IndexError), "wrap" (modulo), "clip" (clamp to [0, a.size-1]; negatives
+    become 0). Raises IndexError (range, an empty ``a``), ValueError (mode), TypeError (dtypes).
+    Source: https://numpy.org/doc/stable/reference/generated/numpy.put.html"""
+    import numpy as np
+
+    v = _values_for(a, v, "unsafe", "numpy.put")
+    size = int(np.size(ind))
+    if 1 < np.size(v) < size:
+        v = np.resize(v, size)
+    run_scatter("numpy.put", a, ind, v, a, mode=mode)
+
+
+def multiply_at(a: Any, indices: Any, b: Any) -> None:
+    """numpy.multiply.at(a, indices, b) with ONE integer index array, IN PLACE (returns None):
+    a[indices[j..], k..] *= b[j.., k..], unbuffered (every duplicate multiplies, in row-major
+    order of indices). Shapes, dtypes, index rule and errors as add_at.
+    Source: https://numpy.org/doc/stable/reference/generated/numpy.ufunc.at.html"""
+    b = _values_for(a, b, "same_kind", "numpy.multiply_at")
+    run_scatter("numpy.multiply_at", a, indices, b, a)
+
+
+def minimum_at(a: Any, indices: Any, b: Any) -> None:
+    """numpy.minimum.at(a, indices, b) with ONE integer index array, IN PLACE (returns None):
+    a[indices[j..], k..] = minimum(a[indices[j..], k..], b[j.., k..]), unbuffered (every
+    duplicate applies). Shapes, dtypes, index rule and errors as add_at. A NaN on either side
+    gives NaN, as numpy.minimum.
+    Source: https://numpy.org/doc/stable/reference/generated/numpy.ufunc.at.html"""
+    b = _values_for(a, b, "same_kind", "numpy.minimum_at")
+    run_scatter("numpy.minimum_at", a, indices, b, a)
+
+
+def maximum_at(a: Any, indices: Any, b: Any) -> None:
+    """numpy.maximum.at(a, indices, b) with ONE integer index array, IN PLACE (returns None):
+    a[indices[j..], k..] = maximum(a[indices[j..], k..], b[j.., k..]), unbuffered. Shapes,
+    dtypes, index rule and errors as add_at; a NaN on either side gives NaN, as numpy.maximum.
+    Source: https://numpy.org/doc/stable/reference/generated/numpy.ufunc.at.html"""
+    b = _values_for(a, b, "same_kind", "numpy.maximum_at")
+    run_scatter("numpy.maximum_at", a, indices, b, a)

@@ -43,7 +43,8 @@ _TAKE = fast_op("torch.take")
 _TAKE_ALONG_DIM = fast_op("torch.take_along_dim", "dim")
 _INDEX_SELECT = fast_op("torch.index_select", "dim")
 
-__all__ = ["gather", "take", "take_along_dim", "index_select", "embedding", "scatter", "scatter_add",
+__all__ = ["gather", "take", "take_along_dim", "index_select", "embedding", "index_copy", "index_fill", "put",
+           "scatter", "scatter_add",
            "scatter_reduce", "index_add"]
 
 
@@ -224,6 +225,50 @@ def index_add(input: Any, dim: int, index: Any, source: Any, *, alpha: Any = 1) 
     [0, input.size(dim)): negatives and out of range are IndexError. Raises ValueError (shapes),
     TypeError (dtypes)."""
     return run_scatter("torch.index_add", input, index, source, dim=dim, alpha=alpha)
+
+
+def index_copy(input: Any, dim: int, index: Any, source: Any) -> Any:
+    """torch.index_copy: a new tensor, out = input; out[.., index[j], ..] = source[.., j, ..]
+    (index on dimension dim). index a vector or a scalar, int64 only; source dtype == input
+    dtype; source.size(dim) == index.numel() and source's other sizes == input's. Indices in
+    [0, input.size(dim)): negatives and out of range are IndexError (as PyTorch). Duplicates:
+    PyTorch's result is nondeterministic; the last in index order wins here. Raises ValueError
+    (shapes), TypeError (dtypes).
+    Source: https://docs.pytorch.org/docs/stable/generated/torch.Tensor.index_copy_.html"""
+    return run_scatter("torch.index_copy", input, index, source, dim=dim)
+
+
+def _value_like(input: Any, value: Any) -> Any:
+    """value as a 0-d array of input's dtype (PyTorch casts a number or a 0-d tensor value)."""
+    if hasattr(input, "new_full") and hasattr(input, "dtype"):  # a torch tensor
+        if hasattr(value, "dim"):
+            return value.to(input.dtype)
+        return input.new_full((), value)
+    import numpy as np
+
+    return np.asarray(value).astype(np.asarray(input).dtype)
+
+
+def index_fill(input: Any, dim: int, index: Any, value: Any) -> Any:
+    """torch.index_fill: a new tensor, out = input; out[.., index[j], ..] = value (index on
+    dimension dim). value: a number or a 0-dimensional tensor, cast to input's dtype (a
+    1-dimensional value is a ValueError, as PyTorch's RuntimeError); it is broadcast to every
+    slice (a stride-0 view, nothing copied). index a vector or a scalar, int64 only; negative
+    indices wrap once, out of range is IndexError. Duplicates write the same value.
+    Source: https://docs.pytorch.org/docs/stable/generated/torch.Tensor.index_fill_.html"""
+    value = _value_like(input, value)
+    return run_scatter("torch.index_fill", input, index, value, dim=dim)
+
+
+def put(input: Any, index: Any, source: Any, accumulate: bool = False) -> Any:
+    """torch.put: a new tensor, out = input; out.flatten()[index.flatten()[j]] =
+    source.flatten()[j] (+= when accumulate). index int64 of any shape, source.numel() ==
+    index.numel(), source dtype == input dtype. Negative indices wrap once (as torch.take);
+    out of range is IndexError. Duplicates: undefined in PyTorch without accumulate (the last in
+    index order wins here); with accumulate every one adds. Raises ValueError (sizes),
+    TypeError (dtypes).
+    Source: https://docs.pytorch.org/docs/stable/generated/torch.Tensor.put_.html"""
+    return run_scatter("torch.put", input, index, source, accumulate=accumulate)
 
 
 for _f in (scatter, scatter_add, scatter_reduce):

@@ -109,6 +109,75 @@ Status GatherND(const TensorView& input_tensor, const TensorView& indices_tensor
   return right_align(out->op, dims_vec(out->output_shape), input_tensor.rank(), out);
 }
 
+// ---- Scatters (DML_SCATTER_ELEMENTS_OPERATOR_DESC, DML_SCATTER_ND_OPERATOR_DESC) -----------------
+
+namespace {
+
+Status scatter_common(const std::string& op, const TensorView& input, const TensorView& indices,
+                      const TensorView& updates, Lowering* out) {
+  MULTIGATHER_RETURN_IF_ERROR(common(op, input, indices, out));
+  if (updates.rank() != input.rank()) {
+    return InvalidArgument(op + ": UpdatesTensor.DimensionCount = " + str(updates.rank()) +
+                           " must match InputTensor.DimensionCount = " + str(input.rank()));
+  }
+  MULTIGATHER_RETURN_IF_ERROR(check_updates_dtype(op, input, updates, "InputTensor", "UpdatesTensor",
+                                                  "DirectML: UpdatesTensor.DataType must match InputTensor.DataType"));
+  out->reduction = Reduction::kNone;
+  out->include_input = true;
+  out->notes.push_back("duplicate indices: DirectML does not define which update wins; multigather writes the last "
+                       "update in row-major order of indices");
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status ScatterElements(const TensorView& input_tensor, const TensorView& indices_tensor,
+                       const TensorView& updates_tensor, std::int64_t axis, Lowering* out) {
+  MULTIGATHER_RETURN_IF_ERROR(begin_scatter("dml.ScatterElements", input_tensor, indices_tensor, updates_tensor, out));
+  MULTIGATHER_RETURN_IF_ERROR(scatter_common(out->op, input_tensor, indices_tensor, updates_tensor, out));
+  MULTIGATHER_RETURN_IF_ERROR(normalize_axis(out->op, "Axis", axis, input_tensor.rank(), false, &axis));
+  if (!(updates_tensor.shape == indices_tensor.shape)) {
+    return InvalidArgument(out->op + ": UpdatesTensor.Sizes " + to_string(updates_tensor.shape) +
+                           " must match IndicesTensor.Sizes " + to_string(indices_tensor.shape));
+  }
+  MULTIGATHER_RETURN_IF_ERROR(lower_elements(out->op, input_tensor, indices_tensor, axis, ElementRule::kEqual,
+                                             "InputTensor", "IndicesTensor", out));
+  return finish_framework_scatter(input_tensor, updates_tensor, dims_vec(indices_tensor.shape), out);
+}
+
+Status ScatterND(const TensorView& input_tensor, const TensorView& indices_tensor, const TensorView& updates_tensor,
+                 std::int64_t input_dimension_count, std::int64_t indices_dimension_count, Lowering* out) {
+  MULTIGATHER_RETURN_IF_ERROR(begin_scatter("dml.ScatterND", input_tensor, indices_tensor, updates_tensor, out));
+  MULTIGATHER_RETURN_IF_ERROR(scatter_common(out->op, input_tensor, indices_tensor, updates_tensor, out));
+  TensorView input, indices, updates;
+  MULTIGATHER_RETURN_IF_ERROR(trim(out->op, "InputDimensionCount", input_tensor, input_dimension_count, &input));
+  MULTIGATHER_RETURN_IF_ERROR(trim(out->op, "IndicesDimensionCount", indices_tensor, indices_dimension_count, &indices));
+  if (input.rank() < 1 || indices.rank() < 1) {
+    return InvalidArgument(out->op + ": InputDimensionCount and IndicesDimensionCount must be >= 1 (got " +
+                           str(input.rank()) + " and " + str(indices.rank()) + ")");
+  }
+  const std::int64_t k = indices.shape[indices.rank() - 1];
+  if (k > input.rank()) {
+    return InvalidArgument(out->op + ": the index tuple size " + str(k) + " must be <= InputDimensionCount = " +
+                           str(input.rank()));
+  }
+  std::vector<std::int64_t> want(indices.shape.begin(), indices.shape.end() - 1);
+  want.insert(want.end(), input.shape.begin() + k, input.shape.end());
+  const std::int64_t u = static_cast<std::int64_t>(want.size());
+  if (u > updates_tensor.rank()) {
+    return InvalidArgument(out->op + ": the updates (IndicesTensor.Sizes[:-1] ++ InputTensor.Sizes[k:] = " +
+                           shape_str(want) + ") do not fit DimensionCount " + str(updates_tensor.rank()));
+  }
+  MULTIGATHER_RETURN_IF_ERROR(trim(out->op, "UpdatesTensor", updates_tensor, u, &updates));
+  if (dims_vec(updates.shape) != want) {
+    return InvalidArgument(out->op + ": UpdatesTensor.Sizes " + to_string(updates_tensor.shape) +
+                           " must be IndicesTensor.Sizes[:-1] ++ InputTensor.Sizes[k:] = " + shape_str(want) +
+                           " (right-aligned to DimensionCount " + str(updates_tensor.rank()) + ", k = " + str(k) + ")");
+  }
+  MULTIGATHER_RETURN_IF_ERROR(lower_nd(out->op, input, indices, 0, out));
+  return finish_framework_scatter(input_tensor, updates, want, out);
+}
+
 }  // namespace multigather::dml
 
 namespace multigather::frontends {
@@ -141,6 +210,34 @@ void append_dml_ops(std::vector<OpSpec>* ops) {
                     const std::int64_t in = a.get_int("input_dimension_count"), id = a.get_int("indices_dimension_count");
                     return dml::GatherND(x, i, in ? in : n, id ? id : i.rank(), a.get_int("batch_dimension_count"), o);
                   }});
+  {
+    OpSpec op{"dml.ScatterElements", "dml", "scatter_element",
+              "DML_SCATTER_ELEMENTS_OPERATOR_DESC{InputTensor, IndicesTensor, UpdatesTensor, Axis}",
+              "output = input; output[indices[i, j, k, ...], j, k, ...] = updates[i, j, k, ...]  (Axis 0)",
+              docs + "scatter_elements_operator_desc", "InputTensor", "IndicesTensor", {axis}, nullptr};
+    op.kind = OpKind::kScatter;
+    op.updates_name = "UpdatesTensor";
+    op.lower_scatter = [](const TensorView& x, const TensorView& i, const TensorView& u, const AttributeValues& a,
+                          Lowering* o) { return dml::ScatterElements(x, i, u, a.get_int("axis"), o); };
+    ops->push_back(std::move(op));
+  }
+  {
+    OpSpec op{"dml.ScatterND", "dml", "scatter_nd",
+              "DML_SCATTER_ND_OPERATOR_DESC{InputTensor, IndicesTensor, UpdatesTensor, InputDimensionCount, IndicesDimensionCount}",
+              "output = input; output[indices[j.., 0], .., indices[j.., k-1], t..] = updates[j.., t..]",
+              docs + "scatter_nd_operator_desc", "InputTensor", "IndicesTensor",
+              {{"input_dimension_count", AttrType::kInt, "0", {}, "InputDimensionCount: the original input rank (0: the DimensionCount)"},
+               {"indices_dimension_count", AttrType::kInt, "0", {}, "IndicesDimensionCount: the original indices rank (0: the DimensionCount)"}},
+              nullptr};
+    op.kind = OpKind::kScatter;
+    op.updates_name = "UpdatesTensor";
+    op.lower_scatter = [](const TensorView& x, const TensorView& i, const TensorView& u, const AttributeValues& a,
+                          Lowering* o) {
+      const std::int64_t in = a.get_int("input_dimension_count"), id = a.get_int("indices_dimension_count");
+      return dml::ScatterND(x, i, u, in ? in : x.rank(), id ? id : i.rank(), o);
+    };
+    ops->push_back(std::move(op));
+  }
 }
 
 }  // namespace multigather::frontends

@@ -15,26 +15,30 @@ namespace {
 constexpr const char* kUB = "out-of-range indices are undefined behaviour in MLIR; multigather rejects them";
 }
 
-Status tensor_gather(const TensorView& source, const TensorView& indices,
-                     const std::vector<std::int64_t>& gather_dims, bool rank_reduced, Lowering* out) {
-  MULTIGATHER_RETURN_IF_ERROR(begin_op("tensor.gather", source, indices, out));
+namespace {
+
+// tensor.gather's lowering (also tensor.scatter's, on dest): `dims_name` names the attribute
+// in messages; `src` the gathered tensor.
+Status lower_tensor_gather(const TensorView& source, const TensorView& indices,
+                           const std::vector<std::int64_t>& gather_dims, bool rank_reduced, const std::string& dims_name,
+                           const std::string& src, Lowering* out) {
   MULTIGATHER_RETURN_IF_ERROR(check_integer(out->op, "indices", indices.dtype));
   const int r = source.rank(), q = indices.rank();
   const int k = static_cast<int>(gather_dims.size());
-  if (k == 0) return InvalidArgument(out->op + ": gather_dims must be non-empty");
+  if (k == 0) return InvalidArgument(out->op + ": " + dims_name + " must be non-empty");
   for (int i = 0; i < k; ++i) {
     const std::int64_t g = gather_dims[static_cast<std::size_t>(i)];
     if (g < 0 || g >= r) {
-      return InvalidArgument(out->op + ": gather_dims[" + str(i) + "] = " + str(g) + " must be in [0, " +
-                             str(r) + ") (source rank " + str(r) + ")");
+      return InvalidArgument(out->op + ": " + dims_name + "[" + str(i) + "] = " + str(g) + " must be in [0, " +
+                             str(r) + ") (" + src + " rank " + str(r) + ")");
     }
     if (i > 0 && g <= gather_dims[static_cast<std::size_t>(i - 1)]) {
-      return InvalidArgument(out->op + ": gather_dims " + shape_str(gather_dims) + " must be strictly increasing");
+      return InvalidArgument(out->op + ": " + dims_name + " " + shape_str(gather_dims) + " must be strictly increasing");
     }
   }
   if (q < 1 || indices.shape[q - 1] != k) {
     return InvalidArgument(out->op + ": the last dimension of indices " + to_string(indices.shape) +
-                           " must equal the number of gather_dims (" + str(k) + ")");
+                           " must equal the number of " + dims_name + " (" + str(k) + ")");
   }
   const int j = q - 1;
   ViewBuilder in = ViewBuilder::of(source), ix = ViewBuilder::of(indices);
@@ -48,7 +52,7 @@ Status tensor_gather(const TensorView& source, const TensorView& indices,
   std::vector<std::int64_t> sizes;
   for (std::int64_t g : gather_dims) {
     out->axes.push_back(j + g);
-    labels.push_back("source dimension " + str(g));
+    labels.push_back(src + " dimension " + str(g));
     sizes.push_back(source.shape[static_cast<int>(g)]);
   }
   set_policy(out, IndexMode::kError, false);
@@ -60,6 +64,47 @@ Status tensor_gather(const TensorView& source, const TensorView& indices,
     else if (!rank_reduced) shape.push_back(1);
   }
   return finish(shape, out);
+}
+
+}  // namespace
+
+Status tensor_gather(const TensorView& source, const TensorView& indices,
+                     const std::vector<std::int64_t>& gather_dims, bool rank_reduced, Lowering* out) {
+  MULTIGATHER_RETURN_IF_ERROR(begin_op("tensor.gather", source, indices, out));
+  return lower_tensor_gather(source, indices, gather_dims, rank_reduced, "gather_dims", "source", out);
+}
+
+Status tensor_scatter(const TensorView& dest, const TensorView& indices, const TensorView& source,
+                      const std::vector<std::int64_t>& scatter_dims, bool unique, Lowering* out) {
+  MULTIGATHER_RETURN_IF_ERROR(begin_scatter("tensor.scatter", dest, indices, source, out));
+  if (!unique) {
+    return InvalidArgument(out->op + ": requires 'unique' attribute to be set (MLIR only defines tensor.scatter "
+                           "with coordinates guaranteed unique)");
+  }
+  MULTIGATHER_RETURN_IF_ERROR(check_updates_dtype(out->op, dest, source, "dest", "source",
+                                                  "MLIR: source and dest have the same element type"));
+  // The source may be full rank (scatter dims kept as 1s) or rank-reduced (dropped): its rank says which.
+  const bool rank_reduced =
+      indices.rank() >= 1 && source.rank() == indices.rank() - 1 + dest.rank() - static_cast<int>(scatter_dims.size());
+  MULTIGATHER_RETURN_IF_ERROR(
+      lower_tensor_gather(dest, indices, scatter_dims, rank_reduced && !scatter_dims.empty(), "scatter_dims", "dest", out));
+  const std::vector<std::int64_t> want = dims_vec(out->output_shape);
+  if (dims_vec(source.shape) != want) {
+    std::vector<std::int64_t> full(indices.shape.begin(), indices.shape.end() - 1), reduced = full;
+    for (int d = 0; d < dest.rank(); ++d) {
+      const bool s = std::find(scatter_dims.begin(), scatter_dims.end(), d) != scatter_dims.end();
+      full.push_back(s ? 1 : dest.shape[d]);
+      if (!s) reduced.push_back(dest.shape[d]);
+    }
+    return InvalidArgument(out->op + ": source shape " + to_string(source.shape) + " must be " + shape_str(full) +
+                           " (or rank-reduced " + shape_str(reduced) +
+                           "): indices.shape[:-1] ++ dest.shape with the scatter_dims set to 1");
+  }
+  out->reduction = Reduction::kNone;
+  out->include_input = true;
+  out->notes.push_back("unique: MLIR guarantees the coordinates are unique; multigather does not check it "
+                       "(duplicates: the last update in row-major order of indices wins)");
+  return finish_framework_scatter(dest, source, want, out);
 }
 
 Status tcp_gather(const TensorView& input, const TensorView& indices, std::int64_t dim, Lowering* out) {
@@ -100,6 +145,20 @@ void append_mlir_ops(std::vector<OpSpec>* ops) {
                   [](const TensorView& x, const TensorView& i, const AttributeValues& a, Lowering* o) {
                     return mlir::tensor_gather(x, i, a.get_ints("gather_dims"), a.get_bool("rank_reduced"), o);
                   }});
+  {
+    OpSpec op{"tensor.scatter", "mlir", "scatter_nd",
+              "tensor.scatter %source into %dest[%indices] scatter_dims([...]) unique",
+              "result = dest; result[d with d[scatter_dims[i]] = indices[j.., i]] = source[j.., d..]",
+              "https://mlir.llvm.org/docs/Dialects/TensorOps/#tensorscatter-tensorscatterop", "dest", "indices",
+              {{"scatter_dims", AttrType::kIntList, "0", {}, "strictly increasing dest dimensions"},
+               {"unique", AttrType::kBool, "true", {}, "the coordinates are unique (MLIR requires it)"}},
+              nullptr};
+    op.kind = OpKind::kScatter;
+    op.updates_name = "source";
+    op.lower_scatter = [](const TensorView& x, const TensorView& i, const TensorView& u, const AttributeValues& a,
+                          Lowering* o) { return mlir::tensor_scatter(x, i, u, a.get_ints("scatter_dims"), a.get_bool("unique"), o); };
+    ops->push_back(std::move(op));
+  }
   ops->push_back({"tcp.gather", "mlir", "element", "tcp.gather %input, %indices {dim}",
                   "out[i][j][k] = input[indices[i][j][k]][j][k]  (dim 0)",
                   "llvm/mlir-tcp docs/gather.md, TcpOps.td (tcp.gather)", "input", "indices",

@@ -235,11 +235,61 @@ Status put_along_axis(const TensorView& arr, const TensorView& raw_indices, cons
   return s;
 }
 
-Status add_at(const TensorView& a, const TensorView& raw_indices, const TensorView& b, Lowering* out) {
-  MULTIGATHER_RETURN_IF_ERROR(begin_scatter("numpy.add_at", a, raw_indices, b, out));
-  // np.add.at(a, indices, b) with one integer index array: a[indices] += b, unbuffered (every
-  // duplicate adds). a[indices] is numpy.take(a, indices, axis=0): its lowering, b broadcast to
-  // its shape indices.shape ++ a.shape[1:].
+Status put(const TensorView& a, const TensorView& raw_ind, const TensorView& v, std::string_view mode,
+           Lowering* out) {
+  MULTIGATHER_RETURN_IF_ERROR(begin_scatter("numpy.put", a, raw_ind, v, out));
+  // np.put(a, ind, v, mode): a.flat[ind[j]] = v.flat[j] in order (the last duplicate wins), v
+  // repeated cyclically when shorter than ind. Lowering: take's on the flattened a.
+  if (mode == "raise") {
+    set_policy(out, IndexMode::kError, true);
+  } else if (mode == "wrap") {
+    set_policy(out, IndexMode::kWrap, false);
+  } else if (mode == "clip") {
+    set_policy(out, IndexMode::kClamp, false);
+    out->notes.push_back("mode='clip' clamps to [0, D-1] without wrapping negatives (-1 -> 0)");
+  } else {
+    return InvalidArgument(out->op + ": clipmode must be one of 'clip', 'raise', or 'wrap' (got '" +
+                           std::string(mode) + "')");
+  }
+  MULTIGATHER_RETURN_IF_ERROR(check_integer(out->op, "ind", raw_ind.dtype));
+  MULTIGATHER_RETURN_IF_ERROR(check_updates_dtype(out->op, a, v, "a", "v",
+                                                  "multigather does not cast v; cast it to a's dtype"));
+  const std::int64_t n = a.numel(), m = raw_ind.numel(), nv = v.numel();
+  if (n == 0 && m != 0) return OutOfRange(out->op + ": cannot replace elements of an empty array");
+  if (m != 0 && nv != 1 && nv < m) {
+    return InvalidArgument(out->op + ": v has " + str(nv) + " elements, fewer than the " + str(m) +
+                           " indices: numpy repeats v cyclically, which multigather does not (the Python wrapper "
+                           "tiles v with numpy.resize; pass v with 1 or at least " + str(m) + " elements)");
+  }
+  const TensorView ind = as_intp(raw_ind);
+  TensorView flat, idx, vals;
+  MULTIGATHER_RETURN_IF_ERROR(contiguous(a, "a", out, &out->owned_input, &flat));
+  MULTIGATHER_RETURN_IF_ERROR(contiguous(ind, "ind", out, &out->owned_indices, &idx));
+  TensorView flat_v;
+  if (nv == 1 || m == 0) {
+    flat_v = TensorView(v.data, v.dtype, Dims{m == 0 ? 0 : 1}, Dims{0});
+  } else {
+    MULTIGATHER_RETURN_IF_ERROR(contiguous(v, "v", out, &out->owned_updates, &vals));
+    flat_v = TensorView(vals.data, vals.dtype, Dims{m}, Dims{1});  // numpy uses v's first m elements
+  }
+  out->input = TensorView(flat.data, flat.dtype, Dims{n});
+  const TensorView flat_i(idx.data, idx.dtype, Dims{m});
+  out->reduction = Reduction::kNone;
+  out->include_input = true;
+  out->notes.push_back("duplicate indices: numpy.put assigns in order, so the last wins, as here");
+  set_error_context(out, flat_i, "ind", -1, {"the flattened a"}, {n}, true, "");
+  MULTIGATHER_RETURN_IF_ERROR(lower_elements(out->op, out->input, flat_i, 0, ElementRule::kBroadcast, "a", "ind", out));
+  return finish_framework_scatter(a, flat_v, {m}, out);
+}
+
+namespace {
+
+// np.<ufunc>.at(a, indices, b) with one integer index array: a[indices] = ufunc(a[indices], b),
+// unbuffered (every duplicate applies). a[indices] is numpy.take(a, indices, axis=0): its
+// lowering, b broadcast to its shape indices.shape ++ a.shape[1:].
+Status ufunc_at(const char* op, Reduction reduction, const TensorView& a, const TensorView& raw_indices,
+                const TensorView& b, Lowering* out) {
+  MULTIGATHER_RETURN_IF_ERROR(begin_scatter(op, a, raw_indices, b, out));
   if (a.rank() < 1) {
     return InvalidArgument(out->op + ": too many indices for array: array is 0-dimensional, but 1 were indexed");
   }
@@ -248,7 +298,7 @@ Status add_at(const TensorView& a, const TensorView& raw_indices, const TensorVi
                                                   "multigather does not cast b; cast it to a's dtype"));
   const TensorView indices = as_intp(raw_indices);
   set_policy(out, IndexMode::kError, true);
-  out->reduction = Reduction::kAdd;
+  out->reduction = reduction;
   set_error_context(out, indices, "indices", -1, {"axis 0"}, {a.shape[0]}, true, "");
   MULTIGATHER_RETURN_IF_ERROR(lower_block(out->op, a, indices, 0, 0, out));
   const std::vector<std::int64_t> target = dims_vec(out->output_shape);
@@ -258,6 +308,21 @@ Status add_at(const TensorView& a, const TensorView& raw_indices, const TensorVi
                            " and a[indices] shape " + shape_str(target));
   }
   return s;
+}
+
+}  // namespace
+
+Status add_at(const TensorView& a, const TensorView& indices, const TensorView& b, Lowering* out) {
+  return ufunc_at("numpy.add_at", Reduction::kAdd, a, indices, b, out);
+}
+Status multiply_at(const TensorView& a, const TensorView& indices, const TensorView& b, Lowering* out) {
+  return ufunc_at("numpy.multiply_at", Reduction::kMul, a, indices, b, out);
+}
+Status minimum_at(const TensorView& a, const TensorView& indices, const TensorView& b, Lowering* out) {
+  return ufunc_at("numpy.minimum_at", Reduction::kMin, a, indices, b, out);
+}
+Status maximum_at(const TensorView& a, const TensorView& indices, const TensorView& b, Lowering* out) {
+  return ufunc_at("numpy.maximum_at", Reduction::kMax, a, indices, b, out);
 }
 
 }  // namespace multigather::numpy
@@ -300,13 +365,36 @@ void append_numpy_ops(std::vector<OpSpec>* ops) {
     ops->push_back(std::move(op));
   }
   {
-    OpSpec op{"numpy.add_at", "numpy", "scatter_block", "numpy.add.at(a, indices, b)",
-              "a[indices[j..], k..] += b[j.., k..]  (unbuffered: duplicates all add; b broadcasts; in place)",
+    OpSpec op{"numpy.put", "numpy", "scatter_element", "numpy.put(a, ind, v, mode='raise')",
+              "a.flat[ind.flat[j]] = v.flat[j]  (v repeats cyclically; the last duplicate wins; in place)",
+              docs + "numpy.put.html", "a", "ind",
+              {{"mode", AttrType::kEnum, "raise", {"raise", "wrap", "clip"}, "out-of-range policy"}}, nullptr};
+    op.kind = OpKind::kScatter;
+    op.updates_name = "v";
+    op.lower_scatter = [](const TensorView& x, const TensorView& i, const TensorView& u, const AttributeValues& a,
+                          Lowering* o) { return numpy::put(x, i, u, a.get_enum("mode"), o); };
+    ops->push_back(std::move(op));
+  }
+  struct UfuncAt {
+    const char* name;
+    const char* ufunc;
+    const char* formula;
+    ScatterLowerFn fn;
+  };
+  for (const UfuncAt& u : {
+           UfuncAt{"numpy.add_at", "add", "a[indices[j..], k..] += b[j.., k..]  (unbuffered: duplicates all add; b broadcasts; in place)",
+                   [](const TensorView& x, const TensorView& i, const TensorView& v, const AttributeValues&, Lowering* o) { return numpy::add_at(x, i, v, o); }},
+           UfuncAt{"numpy.multiply_at", "multiply", "a[indices[j..], k..] *= b[j.., k..]  (unbuffered: duplicates all multiply; b broadcasts; in place)",
+                   [](const TensorView& x, const TensorView& i, const TensorView& v, const AttributeValues&, Lowering* o) { return numpy::multiply_at(x, i, v, o); }},
+           UfuncAt{"numpy.minimum_at", "minimum", "a[indices[j..], k..] = minimum(a[indices[j..], k..], b[j.., k..])  (unbuffered; b broadcasts; in place)",
+                   [](const TensorView& x, const TensorView& i, const TensorView& v, const AttributeValues&, Lowering* o) { return numpy::minimum_at(x, i, v, o); }},
+           UfuncAt{"numpy.maximum_at", "maximum", "a[indices[j..], k..] = maximum(a[indices[j..], k..], b[j.., k..])  (unbuffered; b broadcasts; in place)",
+                   [](const TensorView& x, const TensorView& i, const TensorView& v, const AttributeValues&, Lowering* o) { return numpy::maximum_at(x, i, v, o); }}}) {
+    OpSpec op{u.name, "numpy", "scatter_block", std::string("numpy.") + u.ufunc + ".at(a, indices, b)", u.formula,
               "https://numpy.org/doc/stable/reference/generated/numpy.ufunc.at.html", "a", "indices", {}, nullptr};
     op.kind = OpKind::kScatter;
     op.updates_name = "b";
-    op.lower_scatter = [](const TensorView& x, const TensorView& i, const TensorView& u, const AttributeValues&,
-                          Lowering* o) { return numpy::add_at(x, i, u, o); };
+    op.lower_scatter = u.fn;
     ops->push_back(std::move(op));
   }
 }

@@ -351,6 +351,137 @@ Status index_add(const TensorView& input, std::int64_t dim, const TensorView& in
   return finish_framework_scatter(input, updates, shape, out);
 }
 
+namespace {
+
+// index_select's lowering as a scatter: the index (a vector or a scalar) along dim, unit
+// dimensions elsewhere; `updates` (already checked) has input's shape with index.numel() at dim.
+Status lower_index_scatter(const TensorView& input, const TensorView& x, std::int64_t d, const TensorView& index,
+                           const TensorView& updates, Reduction reduction, bool negatives_wrap, std::string rule,
+                           Lowering* out) {
+  const int a = static_cast<int>(d), r = x.rank();
+  const std::int64_t n = index.numel();
+  ViewBuilder ix = ViewBuilder::of(index);
+  ix.add_unit(a);
+  ix.add(n, index.rank() == 1 ? index.strides[0] : 0);
+  ix.add_unit(r - a - 1);
+  out->input = x;
+  out->axes = {d};
+  MULTIGATHER_RETURN_IF_ERROR(fold_coordinates(out->op, ix, 1, 1, out));
+  out->reduction = reduction;
+  out->include_input = true;
+  set_policy(out, IndexMode::kError, negatives_wrap);
+  set_error_context(out, index, "index", -1, {"dim " + str(d)}, {x.shape[a]}, negatives_wrap, std::move(rule));
+  std::vector<std::int64_t> shape = dims_vec(x.shape);
+  shape[static_cast<std::size_t>(a)] = n;
+  MULTIGATHER_RETURN_IF_ERROR(finish(shape, out));
+  return finish_framework_scatter(input, updates, shape, out);
+}
+
+}  // namespace
+
+Status index_copy(const TensorView& input, std::int64_t dim, const TensorView& index, const TensorView& source,
+                  Lowering* out) {
+  MULTIGATHER_RETURN_IF_ERROR(begin_scatter("torch.index_copy", input, index, source, out));
+  // PyTorch's order (index_copy_meta): dim, index rank, index dtype, source dtype, sizes, values.
+  const TensorView x = as_1d_if_scalar(input), s = as_1d_if_scalar(source);
+  std::int64_t d = 0;
+  MULTIGATHER_RETURN_IF_ERROR(normalize_axis(out->op, "dim", dim, x.rank(), true, &d));
+  if (index.rank() > 1) {
+    return InvalidArgument(out->op + ": index_copy_(): Index should have dimension 1 or 0 (got " + str(index.rank()) +
+                           ")");
+  }
+  if (index.dtype != DType::kInt64) {
+    return TypeError(out->op + ": index_copy_(): Expected a long tensor for index, but got " +
+                     std::string(dtype_name(index.dtype)));
+  }
+  if (source.dtype != input.dtype) {
+    return TypeError(out->op + ": index_copy_(): self and source expected to have the same dtype, but got (self) " +
+                     std::string(dtype_name(input.dtype)) + " and (source) " + std::string(dtype_name(source.dtype)));
+  }
+  const int a = static_cast<int>(d), r = x.rank();
+  const std::int64_t n = index.numel();
+  bool same = s.rank() == r;
+  for (int k = 0; same && k < r; ++k) same = k == a || s.shape[k] == x.shape[k];
+  if (!same) {
+    return InvalidArgument(out->op + ": index_copy_(): Source/destination tensor must have same slice shapes "
+                           "(self.shape = " + to_string(input.shape) + ", source.shape = " + to_string(source.shape) +
+                           ", dim " + str(d) + ")");
+  }
+  if (n != s.shape[a]) {
+    return InvalidArgument(out->op + ": index_copy_(): Number of indices (" + str(n) +
+                           ") should be equal to source.size(dim) (" + str(s.shape[a]) + ")");
+  }
+  out->notes.push_back("duplicate indices: PyTorch's result is nondeterministic; multigather writes the last "
+                       "source slice in index order");
+  return lower_index_scatter(input, x, d, index, s, Reduction::kNone, false,
+                             "index_copy_(): indices must be in [0, size) (negatives are out of bounds)", out);
+}
+
+Status index_fill(const TensorView& input, std::int64_t dim, const TensorView& index, const TensorView& value,
+                  Lowering* out) {
+  MULTIGATHER_RETURN_IF_ERROR(begin_scatter("torch.index_fill", input, index, value, out));
+  const TensorView x = as_1d_if_scalar(input);
+  std::int64_t d = 0;
+  MULTIGATHER_RETURN_IF_ERROR(normalize_axis(out->op, "dim", dim, x.rank(), true, &d));
+  if (index.rank() > 1) return InvalidArgument(out->op + ": Index has to be a vector/scalar");
+  if (index.dtype != DType::kInt64) {
+    return TypeError(out->op + ": index_fill_(): Expected dtype int64 for index.");
+  }
+  if (value.rank() != 0) {
+    return InvalidArgument(out->op + ": index_fill_ only supports a 0-dimensional value tensor, but got tensor with " +
+                           str(value.rank()) + " dimension(s).");
+  }
+  MULTIGATHER_RETURN_IF_ERROR(check_updates_dtype(
+      out->op, input, value, "input", "value",
+      "multigather does not cast value; torch.index_fill casts it to input's dtype (the Python wrapper does)"));
+  out->notes.push_back("value: a 0-dimensional tensor broadcast to every filled slice (stride 0, no copy)");
+  return lower_index_scatter(input, x, d, index, value, Reduction::kNone, true, "", out);
+}
+
+Status put(const TensorView& input, const TensorView& index, const TensorView& source, bool accumulate,
+           Lowering* out) {
+  MULTIGATHER_RETURN_IF_ERROR(begin_scatter("torch.put", input, index, source, out));
+  if (index.dtype != DType::kInt64) {
+    return TypeError(out->op + ": put_(): Expected a long tensor for index, but got " +
+                     std::string(dtype_name(index.dtype)));
+  }
+  if (source.dtype != input.dtype) {
+    return TypeError(out->op + ": put_(): self and source expected to have the same dtype, but got self.dtype = " +
+                     std::string(dtype_name(input.dtype)) + " and source.dtype = " +
+                     std::string(dtype_name(source.dtype)));
+  }
+  if (source.numel() != index.numel()) {
+    return InvalidArgument(out->op + ": put_(): Expected source and index to have the same number of elements, but "
+                           "got source.numel() = " + str(source.numel()) + ", index.numel() = " + str(index.numel()));
+  }
+  if (input.numel() == 0 && index.numel() != 0) {
+    return OutOfRange(out->op + ": put_(): Tried to put elements into an empty tensor");
+  }
+  // take's lowering on the flattened input (a view when contiguous, else a copy that becomes
+  // the core input, the output a reshape of it); index and source flattened alike.
+  TensorView flat, idx, src;
+  MULTIGATHER_RETURN_IF_ERROR(contiguous(input, "input", out, &out->owned_input, &flat));
+  MULTIGATHER_RETURN_IF_ERROR(contiguous(index, "index", out, &out->owned_indices, &idx));
+  MULTIGATHER_RETURN_IF_ERROR(contiguous(source, "source", out, &out->owned_updates, &src));
+  const std::int64_t n = input.numel(), m = index.numel();
+  out->input = TensorView(flat.data, flat.dtype, Dims{n});
+  const TensorView flat_i(idx.data, idx.dtype, Dims{m});
+  const TensorView flat_s(src.data, src.dtype, Dims{m});
+  out->reduction = accumulate ? Reduction::kAdd : Reduction::kNone;
+  out->include_input = true;
+  set_policy(out, IndexMode::kError, true);
+  set_error_context(out, flat_i, "index.flatten()", -1, {"the flattened input"}, {n}, true,
+                    "torch.put: index must be in [-numel, numel)");
+  if (!accumulate) {
+    out->notes.push_back("duplicate indices with accumulate=False: PyTorch leaves the result undefined; "
+                         "multigather writes the last source element in index order");
+  }
+  MULTIGATHER_RETURN_IF_ERROR(lower_elements(out->op, out->input, flat_i, 0, ElementRule::kBroadcast, "input",
+                                             "index", out));
+  // The framework output: input's shape, a reshape of the flat core input.
+  return finish_framework_scatter(input, flat_s, {m}, out);
+}
+
 }  // namespace multigather::torch
 
 namespace multigather::frontends {
@@ -433,6 +564,36 @@ void append_torch_ops(std::vector<OpSpec>* ops) {
     op.updates_name = "source";
     op.lower_scatter = [](const TensorView& x, const TensorView& i, const TensorView& u, const AttributeValues& a,
                           Lowering* o) { return torch::index_add(x, a.get_int("dim"), i, u, *a.get_scalar("alpha"), o); };
+    ops->push_back(std::move(op));
+  }
+  {
+    OpSpec op{"torch.index_copy", "torch", "scatter_block", "torch.index_copy(input, dim, index, source)",
+              "out = input; out[i.., index[j], k..] = source[i.., j, k..]", docs + "torch.Tensor.index_copy_.html",
+              "input", "index", {{"dim", AttrType::kInt, "0", {}, "dimension indexed by index"}}, nullptr};
+    op.kind = OpKind::kScatter;
+    op.updates_name = "source";
+    op.lower_scatter = [](const TensorView& x, const TensorView& i, const TensorView& u, const AttributeValues& a,
+                          Lowering* o) { return torch::index_copy(x, a.get_int("dim"), i, u, o); };
+    ops->push_back(std::move(op));
+  }
+  {
+    OpSpec op{"torch.index_fill", "torch", "scatter_block", "torch.index_fill(input, dim, index, value)",
+              "out = input; out[i.., index[j], k..] = value  (value 0-dimensional)", docs + "torch.Tensor.index_fill_.html",
+              "input", "index", {{"dim", AttrType::kInt, "0", {}, "dimension indexed by index"}}, nullptr};
+    op.kind = OpKind::kScatter;
+    op.updates_name = "value";
+    op.lower_scatter = [](const TensorView& x, const TensorView& i, const TensorView& u, const AttributeValues& a,
+                          Lowering* o) { return torch::index_fill(x, a.get_int("dim"), i, u, o); };
+    ops->push_back(std::move(op));
+  }
+  {
+    OpSpec op{"torch.put", "torch", "scatter_element", "torch.put(input, index, source, accumulate=False)",
+              "out = input; out.flatten()[index.flatten()[j]] (+)= source.flatten()[j]", docs + "torch.Tensor.put_.html",
+              "input", "index", {{"accumulate", AttrType::kBool, "false", {}, "add instead of write"}}, nullptr};
+    op.kind = OpKind::kScatter;
+    op.updates_name = "source";
+    op.lower_scatter = [](const TensorView& x, const TensorView& i, const TensorView& u, const AttributeValues& a,
+                          Lowering* o) { return torch::put(x, i, u, a.get_bool("accumulate"), o); };
     ops->push_back(std::move(op));
   }
 }

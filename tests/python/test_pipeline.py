@@ -585,6 +585,16 @@ KNOWN_DIFFERENCES = {
     ("dml", "gather_nd"):
         "DirectML's descriptor fields are InputTensor / IndicesTensor; the wrapper names its "
         "operands input / indices",
+    ("dml", "scatter_elements"):
+        "DirectML's descriptor fields are InputTensor / IndicesTensor / UpdatesTensor; the wrapper "
+        "names its operands input / indices / updates",
+    ("dml", "scatter_nd"):
+        "DirectML's descriptor fields are InputTensor / IndicesTensor / UpdatesTensor; the wrapper "
+        "names its operands input / indices / updates",
+    ("mlir", "tensor_scatter"):
+        "MLIR's assembly form puts the source first and dest second (tensor.scatter %source into "
+        "%dest[%indices]); the wrapper follows it, while the row names dest as the input operand; "
+        "unique is a unit attribute of the assembly form",
 }
 
 

@@ -79,7 +79,12 @@ FUNCTIONS = {  # registry op -> the Python function with the framework's signatu
     "tf.tensor_scatter_nd_sub": "tf.tensor_scatter_nd_sub", "tf.tensor_scatter_nd_min": "tf.tensor_scatter_nd_min",
     "tf.tensor_scatter_nd_max": "tf.tensor_scatter_nd_max", "tf.scatter_nd": "tf.scatter_nd",
     "coreml.scatter": "coreml.scatter", "coreml.scatter_along_axis": "coreml.scatter_along_axis",
-    "coreml.scatter_nd": "coreml.scatter_nd",
+    "coreml.scatter_nd": "coreml.scatter_nd", "tosa.scatter": "tosa.scatter",
+    "dml.ScatterElements": "dml.scatter_elements", "dml.ScatterND": "dml.scatter_nd",
+    "tensor.scatter": "mlir.tensor_scatter", "numpy.multiply_at": "numpy.multiply_at",
+    "numpy.minimum_at": "numpy.minimum_at", "numpy.maximum_at": "numpy.maximum_at",
+    "torch.index_copy": "torch.index_copy", "torch.index_fill": "torch.index_fill", "torch.put": "torch.put",
+    "numpy.put": "numpy.put",
 }
 
 

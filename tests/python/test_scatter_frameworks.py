@@ -461,3 +461,246 @@ def test_coreml_scatter_nd_and_along_axis_vs_numpy(seed, mode):
         np.testing.assert_array_equal(multigather.coreml.scatter(x, b, u, mode=mode), want)
     with pytest.raises(ValueError, match="mode = 'div' is not supported"):
         multigather.coreml.scatter_nd(x, idx.astype(np.int32), upd, mode="div")
+
+
+# ---- numpy multiply.at / minimum.at / maximum.at against numpy ---------------------------------
+
+UFUNCS_AT = {"multiply_at": np.multiply, "minimum_at": np.minimum, "maximum_at": np.maximum}
+
+
+@pytest.mark.parametrize("name", sorted(UFUNCS_AT))
+@pytest.mark.parametrize("seed", range(20))
+def test_numpy_ufunc_at(seed, name):
+    rng = np.random.RandomState(seed)
+    shape = rand_shape(rng, rng.randint(1, 4))
+    idx = rng.randint(-shape[0], shape[0], size=rand_shape(rng, int(rng.randint(0, 3)), 1, 5))
+    target = idx.shape + shape[1:]
+    dtype = rng.choice([np.float32, np.int64])
+    b = small_ints(rng, target[int(rng.randint(0, len(target) + 1)):], dtype)
+    if name == "multiply_at":
+        b = np.where(np.abs(b) > 2, 1, b).astype(dtype)  # products of a few factors stay exact
+    a = small_ints(rng, shape, dtype)
+    want = a.copy()
+    UFUNCS_AT[name].at(want, idx, np.broadcast_to(b, target).copy())  # see test_numpy_add_at
+    got = a.copy()
+    assert getattr(multigather.numpy, name)(got, idx, b) is None
+    np.testing.assert_array_equal(got, want)
+    with pytest.raises(IndexError, match=rf"numpy.{name}: indices\[0\] = {shape[0]} is out of range"):
+        getattr(multigather.numpy, name)(a.copy(), np.array([shape[0]]), np.ones(1, dtype))
+
+
+# ---- tosa.scatter, dml.ScatterElements / ScatterND, tensor.scatter against numpy formulations ----
+
+@pytest.mark.parametrize("seed", range(20))
+def test_tosa_scatter_vs_numpy(seed):
+    rng = np.random.RandomState(seed)
+    n, k, c = (int(v) for v in rng.randint(1, 5, size=3))
+    w = int(rng.randint(0, k + 1))
+    values_in = small_ints(rng, (n, k, c))
+    indices = np.stack([rng.permutation(k)[:w] for _ in range(n)]).reshape(n, w).astype(np.int32)
+    inp = small_ints(rng, (n, w, c))
+    want = values_in.copy()
+    for b in range(n):
+        for j in range(w):
+            want[b, indices[b, j], :] = inp[b, j, :]
+    got = multigather.tosa.scatter(values_in, indices, inp)
+    np.testing.assert_array_equal(np.asarray(got), want)
+    np.testing.assert_array_equal(values_in, values_in)  # not in place
+
+
+def test_tosa_scatter_errors():
+    v = np.zeros((1, 3, 2), np.float32)
+    with pytest.raises(IndexError, match=r"tosa.scatter: indices\[0,0\] = 3 is out of range .*TOSA REQUIRE"):
+        multigather.tosa.scatter(v, np.array([[3]], np.int32), np.ones((1, 1, 2), np.float32))
+    with pytest.raises(IndexError, match=r"indices\[0,0\] = -1"):
+        multigather.tosa.scatter(v, np.array([[-1]], np.int32), np.ones((1, 1, 2), np.float32))
+    with pytest.raises(ValueError, match=r"must be \[N,W,C\] = \[1,1,2\]"):
+        multigather.tosa.scatter(v, np.array([[0]], np.int32), np.ones((1, 2, 2), np.float32))
+    with pytest.raises(TypeError, match="input dtype float64 must equal values_in dtype float32"):
+        multigather.tosa.scatter(v, np.array([[0]], np.int32), np.ones((1, 1, 2)))
+
+
+def dml_clamp(v, n):
+    v = np.where(v < 0, v + n, v)
+    return np.clip(v, 0, n - 1)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_dml_scatter_elements_vs_numpy(seed):
+    rng = np.random.RandomState(seed)
+    shape = rand_shape(rng, rng.randint(1, 4))
+    axis = int(rng.randint(0, len(shape)))
+    n = shape[axis]
+    m = int(rng.randint(0, n + 1))
+    data = small_ints(rng, shape)
+    # Unique positions along axis per line (duplicates are undefined); some given out of range
+    # (clamped) or negative (wrapped) in a way that keeps them unique after the rule.
+    perm = np.argsort(rng.rand(*shape), axis=axis)
+    idx = np.take(perm, np.arange(m), axis=axis).astype(np.int64)
+    raw = np.where(rng.rand(*idx.shape) < 0.3, idx - n, idx)
+    raw = np.where((idx == n - 1) & (rng.rand(*idx.shape) < 0.5), n + 5, raw)
+    upd = small_ints(rng, idx.shape)
+    want = data.copy()
+    np.put_along_axis(want, dml_clamp(raw, n), upd, axis)
+    got = multigather.dml.scatter_elements(data, raw, upd, axis)
+    np.testing.assert_array_equal(np.asarray(got), want)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_dml_scatter_nd_vs_numpy(seed):
+    rng = np.random.RandomState(seed)
+    r = int(rng.randint(1, 4))
+    shape = rand_shape(rng, r)
+    k = int(rng.randint(1, r + 1))
+    cells = int(np.prod(shape[:k]))
+    m = int(rng.randint(0, cells + 1))
+    flat = rng.permutation(cells)[:m]
+    coords = np.stack(np.unravel_index(flat, shape[:k]), -1).reshape(m, k).astype(np.int64)
+    indices = coords[0] if (m == 1 and rng.rand() < 0.5) else coords  # [k] or [m, k]
+    q = indices.ndim
+    j = indices.shape[:-1]
+    upd = small_ints(rng, j + shape[k:])
+    data = small_ints(rng, shape)
+    want = data.copy()
+    for row, coord in enumerate(indices.reshape(-1, k)):
+        want[tuple(coord)] = upd.reshape((-1,) + shape[k:])[row]
+    n = max(r, q, len(upd.shape))
+    pad = lambda x: x.reshape((1,) * (n - x.ndim) + x.shape)
+    got = multigather.dml.scatter_nd(pad(data), pad(indices), pad(upd), input_dimension_count=r,
+                                     indices_dimension_count=q)
+    assert np.asarray(got).shape == pad(data).shape
+    np.testing.assert_array_equal(np.asarray(got).reshape(shape), want)
+
+
+def test_dml_scatter_errors():
+    x = np.zeros((2, 3), np.float32)
+    with pytest.raises(ValueError, match=r"UpdatesTensor.Sizes \[1,2\] must match IndicesTensor.Sizes \[1,3\]"):
+        multigather.dml.scatter_elements(x, np.zeros((1, 3), np.int32), np.zeros((1, 2), np.float32))
+    with pytest.raises(ValueError, match="the index tuple size 3 must be <= InputDimensionCount = 2"):
+        multigather.dml.scatter_nd(x, np.zeros((1, 3), np.int64), np.zeros((1, 1), np.float32))
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_tensor_scatter_vs_numpy(seed):
+    rng = np.random.RandomState(seed)
+    r = int(rng.randint(1, 4))
+    shape = rand_shape(rng, r)
+    dims = sorted(rng.choice(r, size=int(rng.randint(1, r + 1)), replace=False).tolist())
+    cells = int(np.prod([shape[d] for d in dims]))
+    m = int(rng.randint(0, cells + 1))
+    flat = rng.permutation(cells)[:m]
+    coords = np.stack(np.unravel_index(flat, [shape[d] for d in dims]), -1).reshape(m, len(dims))
+    indices = coords.astype(rng.choice([np.int32, np.int64]))
+    reduced = bool(rng.rand() < 0.5)
+    slice_shape = tuple(s for d, s in enumerate(shape) if d not in dims)
+    full_shape = tuple(1 if d in dims else s for d, s in enumerate(shape))
+    source = small_ints(rng, (m,) + (slice_shape if reduced else full_shape))
+    dest = small_ints(rng, shape)
+    want = dest.copy()
+    for row in range(m):
+        sel = [slice(None)] * r
+        for i, d in enumerate(dims):
+            sel[d] = int(coords[row, i])
+        want[tuple(sel)] = source[row].reshape(slice_shape)
+    got = multigather.mlir.tensor_scatter(source, dest, indices, dims)
+    np.testing.assert_array_equal(np.asarray(got), want)
+
+
+def test_tensor_scatter_errors():
+    dest = np.zeros((2, 3), np.float32)
+    with pytest.raises(ValueError, match="requires 'unique' attribute to be set"):
+        multigather.mlir.tensor_scatter(np.zeros((1, 3), np.float32), dest, np.zeros((1, 1), np.int64), [0],
+                                        unique=False)
+    with pytest.raises(IndexError, match="undefined behaviour in MLIR"):
+        multigather.mlir.tensor_scatter(np.zeros((1, 3), np.float32), dest, np.full((1, 1), 2), [0])
+
+
+# ---- torch.index_copy / index_fill / put against torch ------------------------------------------
+
+@pytest.mark.parametrize("seed", range(20))
+def test_torch_index_copy_fill_put(seed):
+    torch = require("torch")
+    rng = np.random.RandomState(seed)
+    shape = rand_shape(rng, rng.randint(1, 4))
+    dim = int(rng.randint(-len(shape), len(shape)))
+    n = shape[dim]
+    x = torch.from_numpy(small_ints(rng, shape))
+    m = int(rng.randint(0, n + 1))
+    index = torch.from_numpy(rng.permutation(n)[:m].astype(np.int64))  # unique (copy is nondeterministic)
+    src_shape = list(shape)
+    src_shape[dim] = m
+    source = torch.from_numpy(small_ints(rng, src_shape))
+    got = multigather.torch.index_copy(x, dim, index, source)
+    torch.testing.assert_close(torch.as_tensor(np.asarray(got)), x.index_copy(dim, index, source), rtol=0, atol=0)
+    fill = torch.from_numpy(rng.randint(-n, n, size=int(rng.randint(0, 5))).astype(np.int64))
+    got = multigather.torch.index_fill(x, dim, fill, 7.5)
+    torch.testing.assert_close(torch.as_tensor(np.asarray(got)), x.index_fill(dim, fill, 7.5), rtol=0, atol=0)
+    numel = x.numel()
+    pidx = torch.from_numpy(rng.randint(-numel, numel, size=rand_shape(rng, int(rng.randint(0, 3)), 1, 4)))
+    psrc = torch.from_numpy(small_ints(rng, tuple(pidx.shape)))
+    got = multigather.torch.put(x, pidx, psrc, accumulate=True)
+    torch.testing.assert_close(torch.as_tensor(np.asarray(got)), x.put(pidx, psrc, accumulate=True), rtol=0, atol=0)
+    flat = pidx.flatten() % numel
+    if len(set(flat.tolist())) == flat.numel():  # accumulate=False: PyTorch defines unique indices only
+        got = multigather.torch.put(x, pidx, psrc)
+        torch.testing.assert_close(torch.as_tensor(np.asarray(got)), x.put(pidx, psrc), rtol=0, atol=0)
+
+
+def test_torch_index_copy_fill_put_errors():
+    torch = require("torch")
+    x = torch.zeros(3, 2)
+    with pytest.raises(IndexError, match=r"index\[0\] = -1 is out of range for dim 0 of size 3"):
+        multigather.torch.index_copy(x, 0, torch.tensor([-1]), torch.ones(1, 2))
+    with pytest.raises(IndexError):
+        x.index_copy(0, torch.tensor([-1]), torch.ones(1, 2))  # PyTorch rejects it too
+    with pytest.raises(ValueError, match=r"Number of indices \(2\) should be equal to source.size\(dim\) \(3\)"):
+        multigather.torch.index_copy(x, 0, torch.tensor([0, 1]), torch.ones(3, 2))
+    with pytest.raises(ValueError, match="only supports a 0-dimensional value tensor"):
+        multigather.torch.index_fill(x, 0, torch.tensor([0]), torch.tensor([5.0]))
+    got = multigather.torch.index_fill(x, 0, torch.tensor([0]), torch.tensor(5.0, dtype=torch.float64))
+    torch.testing.assert_close(torch.as_tensor(np.asarray(got)), x.index_fill(0, torch.tensor([0]), 5.0))
+    with pytest.raises(IndexError, match=r"index.flatten\(\)\[0\] = 6 is out of range"):
+        multigather.torch.put(x, torch.tensor([6]), torch.tensor([1.0]))
+    with pytest.raises(ValueError, match="Expected source and index to have the same number of elements"):
+        multigather.torch.put(x, torch.tensor([0, 1]), torch.tensor([1.0, 2.0, 3.0]))
+
+
+# ---- numpy.put against numpy ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("mode", ["raise", "wrap", "clip"])
+@pytest.mark.parametrize("seed", range(20))
+def test_numpy_put(seed, mode):
+    rng = np.random.RandomState(seed)
+    a = small_ints(rng, rand_shape(rng, rng.randint(1, 4)))
+    n = a.size
+    lo, hi = (-n, n) if mode == "raise" else (-3 * n, 3 * n)
+    ind = rng.randint(lo, hi, size=rand_shape(rng, int(rng.randint(0, 3)), 1, 5))
+    nv = [1, max(ind.size, 1), ind.size + 2, max(ind.size // 2, 1)][int(rng.randint(0, 4))]  # the last tiles
+    v = small_ints(rng, (nv,))
+    want, got = a.copy(), a.copy()
+    np.put(want, ind, v, mode=mode)
+    assert multigather.numpy.put(got, ind, v, mode=mode) is None
+    np.testing.assert_array_equal(got, want)
+
+
+def test_numpy_put_errors():
+    a = np.zeros(3, np.float32)
+    with pytest.raises(IndexError, match=r"numpy.put: ind\[0\] = 3 is out of range for the flattened a of size 3"):
+        multigather.numpy.put(a, np.array([3]), 1.0)
+    with pytest.raises(ValueError, match="numpy.put: attribute mode: 'x' is not one of raise, wrap, clip"):
+        multigather.numpy.put(a, np.array([0]), 1.0, mode="x")
+    b = np.zeros((2, 3), np.int64)
+    multigather.numpy.put(b, np.array([[0, 5]]), np.array([1.7, 2.2]))  # unsafe cast, as numpy
+    np.testing.assert_array_equal(b, [[1, 0, 0], [0, 0, 2]])
+
+
+@pytest.mark.parametrize("name", ["minimum_at", "maximum_at"])
+def test_numpy_minimum_maximum_at_propagate_nan_like_numpy(name):
+    a = np.array([1.0, np.nan, 3.0, 4.0], np.float32)
+    idx = np.array([0, 1, 2, 0, 3])
+    b = np.array([np.nan, 0.0, 2.0, 5.0, 9.0], np.float32)
+    want, got = a.copy(), a.copy()
+    with np.errstate(invalid="ignore"):
+        UFUNCS_AT[name].at(want, idx, b)
+    getattr(multigather.numpy, name)(got, idx, b)
+    np.testing.assert_array_equal(got, want)

@@ -33,4 +33,22 @@ Status GatherND(const TensorView& input_tensor, const TensorView& indices_tensor
                 std::int64_t input_dimension_count, std::int64_t indices_dimension_count,
                 std::int64_t batch_dimension_count, Lowering* out);
 
+/// DML_SCATTER_ELEMENTS_OPERATOR_DESC {InputTensor, IndicesTensor, UpdatesTensor, Axis}:
+///   output = input; output[indices[i, j, k], j, k] = updates[i, j, k] (Axis 0).
+/// Same DimensionCount for all three; indices sizes match input sizes on every dimension but
+/// Axis; UpdatesTensor sizes == IndicesTensor sizes; updates dtype == input dtype. Index rule as
+/// the gathers (DirectML: invalid indices give incorrect outputs; clamped here). Duplicates:
+/// undefined in DirectML; the last update in row-major order of indices wins here.
+Status ScatterElements(const TensorView& input_tensor, const TensorView& indices_tensor,
+                       const TensorView& updates_tensor, std::int64_t axis, Lowering* out);
+
+/// DML_SCATTER_ND_OPERATOR_DESC {InputTensor, IndicesTensor, UpdatesTensor, InputDimensionCount,
+/// IndicesDimensionCount}: on the original-rank tensors (leading 1s trimmed), with k the index
+/// tuple size <= InputDimensionCount: output = input;
+///   output[indices[j.., 0], .., indices[j.., k-1], t..] = updates[j.., t..],
+/// updates = right-align to DimensionCount of Indices[orig][:-1] ++ Input[orig][k:].
+/// Index rule and duplicates as ScatterElements.
+Status ScatterND(const TensorView& input_tensor, const TensorView& indices_tensor, const TensorView& updates_tensor,
+                 std::int64_t input_dimension_count, std::int64_t indices_dimension_count, Lowering* out);
+
 }  // namespace multigather::dml

@@ -56,5 +56,15 @@ Status put_along_axis(const TensorView& arr, const TensorView& indices, const Te
 /// numpy.add.at(a, indices, b) with one integer index array (a[indices] += b along axis 0,
 /// unbuffered: every duplicate adds); b (a's dtype) broadcasts to indices.shape ++ a.shape[1:].
 Status add_at(const TensorView& a, const TensorView& indices, const TensorView& b, Lowering* out);
+/// numpy.put(a, ind, v, mode='raise'): a.flat[ind.flat[j]] = v.flat[j] (flat positions; the
+/// last duplicate wins). mode raise (negatives wrap once, else IndexError), wrap, clip (as
+/// numpy.take). v (a's dtype) with 1 element is broadcast, with >= ind.size elements its first
+/// ind.size are used; numpy's cyclic repetition of a shorter v is refused here (InvalidArgument).
+Status put(const TensorView& a, const TensorView& ind, const TensorView& v, std::string_view mode, Lowering* out);
+/// numpy.multiply.at / minimum.at / maximum.at: as add_at with *, minimum, maximum (unbuffered:
+/// every duplicate applies, in row-major order of indices).
+Status multiply_at(const TensorView& a, const TensorView& indices, const TensorView& b, Lowering* out);
+Status minimum_at(const TensorView& a, const TensorView& indices, const TensorView& b, Lowering* out);
+Status maximum_at(const TensorView& a, const TensorView& indices, const TensorView& b, Lowering* out);
 
 }  // namespace multigather::numpy

@@ -63,5 +63,23 @@ Status scatter_reduce(const TensorView& input, std::int64_t dim, const TensorVie
 /// alpha != 1: source * alpha is copied once (integer inputs: alpha truncated, as PyTorch).
 Status index_add(const TensorView& input, std::int64_t dim, const TensorView& index, const TensorView& source,
                  const Scalar& alpha, Lowering* out);
+/// torch.index_copy(input, dim, index, source): out = input; out[.., index[j], ..] = source[.., j, ..]
+/// index a vector or scalar (int64 only); source dtype == input dtype; source.size(dim) ==
+/// index.numel(), other dims equal input's. Indices in [0, size) (negatives are errors, as
+/// PyTorch). Duplicates: nondeterministic in PyTorch; the last in index order wins here.
+Status index_copy(const TensorView& input, std::int64_t dim, const TensorView& index, const TensorView& source,
+                  Lowering* out);
+/// torch.index_fill(input, dim, index, value): out = input; out[.., index[j], ..] = value.
+/// value: a 0-dimensional tensor of input's dtype (broadcast, stride 0); index a vector or
+/// scalar (int64); negative indices wrap once (as PyTorch), out of range is an error.
+Status index_fill(const TensorView& input, std::int64_t dim, const TensorView& index, const TensorView& value,
+                  Lowering* out);
+/// torch.put(input, index, source, accumulate=False): flat positions, as torch.take:
+///   out = input; out.flatten()[index.flatten()[j]] = source.flatten()[j]  (+= when accumulate).
+/// index int64 (any shape), source.numel() == index.numel(), source dtype == input dtype;
+/// negatives wrap once, out of range is an error. Duplicates: undefined without accumulate
+/// (the last in index order wins here); accumulate adds every one.
+Status put(const TensorView& input, const TensorView& index, const TensorView& source, bool accumulate,
+           Lowering* out);
 
 }  // namespace multigather::torch

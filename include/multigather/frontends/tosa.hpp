@@ -11,4 +11,12 @@ namespace multigather::tosa {
 /// REQUIRE(0 <= k < K): negatives and out-of-range indices are errors.
 Status gather(const TensorView& values, const TensorView& indices, Lowering* out);
 
+/// tosa.scatter(values_in, indices, input) (#_scatter, SCATTER.tosac):
+///   values_out = values_in;  values_out[n, indices[n, w], c] = input[n, w, c]
+/// values_in [N,K,C], indices [N,W] (int32; int64 accepted), input [N,W,C] of values_in's dtype,
+/// values_out [N,K,C]. REQUIRE(0 <= k < K) as gather. TOSA also REQUIREs every [n, k] to be
+/// written at most once; multigather does not check it: duplicates write the last update in
+/// row-major order of indices.
+Status scatter(const TensorView& values_in, const TensorView& indices, const TensorView& input, Lowering* out);
+
 }  // namespace multigather::tosa
