@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/cpu/scatter.hpp"
 #include "multigather/gather.hpp"
 #include "multigather/scatter.hpp"
 
@@ -431,7 +432,14 @@ Result run_case(const Case& c, bool reference, int threads) {
   return res;
 }
 
+/// Runs the threaded path on every case, however small its lookups (restored on exit).
+struct ThreadedPathForAll {
+  std::int64_t old = mg::detail::set_min_parallel_scatter_block_bytes(0);
+  ~ThreadedPathForAll() { mg::detail::set_min_parallel_scatter_block_bytes(old); }
+};
+
 TEST(ScatterCore, EngineMatchesReferenceAtEveryThreadCount) {
+  const ThreadedPathForAll threaded;
   Rng rng(base_seed());
   for (int i = 0; i < 1500; ++i) {
     const std::uint64_t case_seed = rng();
@@ -450,6 +458,7 @@ TEST(ScatterCore, EngineMatchesReferenceAtEveryThreadCount) {
 }
 
 TEST(ScatterCore, FloatAddIsBitIdenticalAtAnyThreadCount) {
+  const ThreadedPathForAll threaded;
   // Many float32 updates into few targets: order matters for the sum's rounding, so every
   // thread count must combine in the one row-major order.
   Rng rng(base_seed() + 1);

@@ -23,6 +23,12 @@ enum class ScatterResult : std::uint8_t { kOk, kBadIndex, kOutOfMemory, kInterna
 /// when an axis is empty under clamp / wrap (and G is not empty).
 bool scatter_indices_ok(const GatherPlan& plan) noexcept;
 
+/// Lookups of fewer bytes than this (block * element size) run on one thread: the threaded
+/// path's bucketing costs more than their combine. The result is the same bytes either way.
+inline constexpr std::int64_t kDefaultMinParallelBlockBytes = 64;
+/// Sets that threshold (tests: 0, so that small cases take the threaded path); returns the old.
+std::int64_t set_min_parallel_scatter_block_bytes(std::int64_t bytes) noexcept;
+
 /// Combines the updates into the output (which already holds the input). `threads` threads
 /// (1: the calling thread, no allocation); the bytes written do not depend on it. kBadIndex:
 /// an index out of range (only possible when scatter_indices_ok was not asked first; nothing

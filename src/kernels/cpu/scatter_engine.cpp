@@ -23,6 +23,7 @@
 // include_input = false: one byte per output offset marks the elements already reached (the
 // first update reaching an element is assigned, the next ones combine).
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <memory>
 #include <new>
@@ -44,6 +45,9 @@ namespace multigather::detail {
 namespace {
 
 constexpr int kTile = 1024;
+/// Smallest block (bytes per lookup) that the threaded path takes (see run_scatter_cpu); the
+/// tests lower it to 0 to run the threaded path on small cases.
+std::atomic<std::int64_t> min_parallel_block_bytes{kDefaultMinParallelBlockBytes};
 /// The target of a dropped lookup (a real target offset may be negative: negative strides).
 constexpr std::int64_t kDropped = INT64_MIN;
 
@@ -395,6 +399,10 @@ bool scatter_indices_ok(const GatherPlan& plan) noexcept {
   return true;
 }
 
+std::int64_t set_min_parallel_scatter_block_bytes(std::int64_t bytes) noexcept {
+  return min_parallel_block_bytes.exchange(bytes);
+}
+
 ScatterResult run_scatter_cpu(const GatherPlan& plan, const ScatterRun& run, int threads) noexcept {
   if (plan.numel == 0) return ScatterResult::kOk;
   for (int j = 0; j < plan.k; ++j) {
@@ -419,6 +427,12 @@ ScatterResult run_scatter_cpu(const GatherPlan& plan, const ScatterRun& run, int
     a.reached = reached.get();
   }
   if (threads > plan.lookups) threads = static_cast<int>(plan.lookups);
+  // Lookups of fewer bytes than min_parallel_block_bytes (64): bucketing the pairs (two index passes and 16
+  // bytes written and read per lookup) costs more than the combine itself, so the one-thread
+  // walk is faster (measured: S2 / S3 / S5 of docs/bench.md ran 1.5-3x slower on 2 threads).
+  if (static_cast<std::int64_t>(plan.block) * a.es < min_parallel_block_bytes.load(std::memory_order_relaxed)) {
+    threads = 1;
+  }
   ScatterResult result = ScatterResult::kInternal;
   combine::visit_combine(run.dtype, run.reduction, [&]<class Op>() {
     if (threads > 1) {
