@@ -51,94 +51,6 @@ std::atomic<std::int64_t> min_parallel_block_bytes{kDefaultMinParallelBlockBytes
 /// The target of a dropped lookup (a real target offset may be negative: negative strides).
 constexpr std::int64_t kDropped = INT64_MIN;
 
-/// Resolves lookups [begin, end) (flat, C order over the plan's lookup dimensions): targets[t]
-/// = the output element offset of lookup begin + t (kDropped when dropped), updates[t] = its updates
-/// element offset. False when an index is out of range under kError.
-using ResolveRangeFn = bool (*)(const GatherPlan& p, std::int64_t begin, std::int64_t end,
-                                std::int64_t* targets, std::int64_t* updates);
-
-template <class Index, IndexMode kMode, bool kNegative>
-bool resolve_range(const GatherPlan& p, std::int64_t begin, std::int64_t end, std::int64_t* targets,
-                   std::int64_t* updates) {
-  constexpr auto kIs = static_cast<std::int64_t>(sizeof(Index));
-  const int outer = p.lookup_rank - 1;
-  const auto row = static_cast<std::size_t>(outer < 0 ? 0 : outer);
-  const std::int64_t row_size = p.lookup_rank > 0 ? p.shape[row] : 1;
-  const std::int64_t row_in = p.lookup_rank > 0 ? p.input_strides[row] : 0;
-  const std::int64_t row_ix = p.lookup_rank > 0 ? p.indices_strides[row] : 0;
-  const std::int64_t row_out = p.lookup_rank > 0 ? p.output_strides[row] : 0;
-  cpu::TileCoordinates coords;
-  coords.index_step = row_ix * kIs;
-  coords.coord_step = p.coord_stride * kIs;
-  coords.input_step = row_in;
-  alignas(64) std::int64_t offsets[kTile];
-  alignas(64) std::uint8_t flagged[kTile];
-  cpu::PlanCursor at;
-  std::int64_t r0 = begin % row_size;
-  at.seek(p, outer, begin / row_size);
-  bool ok = true;
-  std::int64_t f = begin;
-  while (f < end) {
-    const std::int64_t n = std::min(row_size - r0, end - f);
-    for (std::int64_t t0 = 0; t0 < n; t0 += kTile) {
-      const int m = static_cast<int>(std::min<std::int64_t>(kTile, n - t0));
-      const std::int64_t base_in = at.input + (r0 + t0) * row_in;
-      const std::int64_t base_out = at.output + (r0 + t0) * row_out;
-      coords.indices = p.k > 0 ? p.indices + (at.indices + (r0 + t0) * row_ix) * kIs : nullptr;
-      if (p.k > 0) {
-        ok = cpu::resolve_tile<Index, std::int64_t, kMode, kNegative>(p, coords, m, offsets, flagged) && ok;
-      } else {
-        for (int t = 0; t < m; ++t) offsets[t] = t * row_in;
-        if constexpr (kMode == IndexMode::kFill) std::memset(flagged, 0, static_cast<std::size_t>(m));
-      }
-      const std::int64_t at_out = f + t0 - begin;
-      for (int t = 0; t < m; ++t) {
-        std::int64_t target = base_in + offsets[t];
-        if constexpr (kMode == IndexMode::kFill) target = flagged[t] ? kDropped : target;
-        targets[at_out + t] = target;
-        updates[at_out + t] = base_out + t * row_out;
-      }
-    }
-    if (kMode == IndexMode::kError && !ok) return false;
-    f += n;
-    r0 = 0;
-    at.advance(p, outer);
-  }
-  return ok || kMode != IndexMode::kError;
-}
-
-template <class Index>
-ResolveRangeFn select_for_index(const GatherPlan& p) {
-  const bool neg = std::is_signed_v<Index> && p.negative_indices;
-  switch (p.index_mode) {
-    case IndexMode::kError:
-      return neg ? &resolve_range<Index, IndexMode::kError, std::is_signed_v<Index>>
-                 : &resolve_range<Index, IndexMode::kError, false>;
-    case IndexMode::kClamp:
-      return neg ? &resolve_range<Index, IndexMode::kClamp, std::is_signed_v<Index>>
-                 : &resolve_range<Index, IndexMode::kClamp, false>;
-    case IndexMode::kWrap: return &resolve_range<Index, IndexMode::kWrap, false>;
-    case IndexMode::kFill:  // drop: the plan of a scatter says fill
-      return neg ? &resolve_range<Index, IndexMode::kFill, std::is_signed_v<Index>>
-                 : &resolve_range<Index, IndexMode::kFill, false>;
-    default: return nullptr;
-  }
-}
-
-ResolveRangeFn select_resolve_range(const GatherPlan& p) {
-  switch (p.index_dtype) {
-    case DType::kInt8: return select_for_index<std::int8_t>(p);
-    case DType::kUInt8: return select_for_index<std::uint8_t>(p);
-    case DType::kInt16: return select_for_index<std::int16_t>(p);
-    case DType::kUInt16: return select_for_index<std::uint16_t>(p);
-    case DType::kInt32: return select_for_index<std::int32_t>(p);
-    case DType::kUInt32: return select_for_index<std::uint32_t>(p);
-    case DType::kInt64: return select_for_index<std::int64_t>(p);
-    case DType::kUInt64: return select_for_index<std::uint64_t>(p);
-    default: return nullptr;
-  }
-}
-
 /// The tile resolver of a plan: resolve.hpp's, or the AVX-512 one where the CPU has it (32- and
 /// 64-bit signed indices), as the gather engine picks it.
 template <class Index, IndexMode kMode, bool kNegative>
@@ -179,6 +91,71 @@ cpu::ResolveFn<std::int64_t> select_tile_resolver(const GatherPlan& p) {
     case DType::kUInt64: return select_tile_for_index<std::uint64_t>(p);
     default: return nullptr;
   }
+}
+
+/// Walks lookups [begin, end) (flat, C order over the plan's lookup dimensions) in runs along
+/// the innermost lookup dimension (the row), in tiles of at most kTile lookups resolved by
+/// `resolve`, and calls tile(offsets, flagged, ok, m, base_in, base_out, row_out) for each:
+/// lookup t of the tile targets output offset base_in + offsets[t] and reads updates offset
+/// base_out + t * row_out; `ok` false means a coordinate was out of range (under fill, i.e.
+/// drop, `flagged` marks those lookups). Stops, returning false, when tile() returns false.
+template <class Tile>
+bool walk_tiles(const GatherPlan& p, cpu::ResolveFn<std::int64_t> resolve, std::int64_t begin,
+                std::int64_t end, Tile&& tile) {
+  const std::int64_t is = static_cast<std::int64_t>(element_size(p.index_dtype));
+  const int outer = p.lookup_rank - 1;
+  const auto row = static_cast<std::size_t>(outer < 0 ? 0 : outer);
+  const std::int64_t row_size = p.lookup_rank > 0 ? p.shape[row] : 1;
+  const std::int64_t row_in = p.lookup_rank > 0 ? p.input_strides[row] : 0;
+  const std::int64_t row_ix = p.lookup_rank > 0 ? p.indices_strides[row] : 0;
+  const std::int64_t row_out = p.lookup_rank > 0 ? p.output_strides[row] : 0;
+  cpu::TileCoordinates coords;
+  coords.index_step = row_ix * is;
+  coords.coord_step = p.coord_stride * is;
+  coords.input_step = row_in;
+  alignas(64) std::int64_t offsets[kTile];
+  alignas(64) std::uint8_t flagged[kTile];
+  cpu::PlanCursor at;
+  std::int64_t r0 = begin % row_size;
+  at.seek(p, outer, begin / row_size);
+  for (std::int64_t f = begin; f < end; r0 = 0, at.advance(p, outer)) {
+    const std::int64_t n = std::min(row_size - r0, end - f);
+    for (std::int64_t t0 = 0; t0 < n; t0 += kTile) {
+      const int m = static_cast<int>(std::min<std::int64_t>(kTile, n - t0));
+      bool ok = true;
+      if (p.k > 0) {
+        coords.indices = p.indices + (at.indices + (r0 + t0) * row_ix) * is;
+        ok = resolve(p, coords, m, offsets, flagged);
+      } else {
+        for (int t = 0; t < m; ++t) offsets[t] = t * row_in;
+      }
+      if (!tile(offsets, flagged, ok, m, at.input + (r0 + t0) * row_in, at.output + (r0 + t0) * row_out, row_out)) {
+        return false;
+      }
+    }
+    f += n;
+  }
+  return true;
+}
+
+/// Resolves lookups [begin, end): targets[t] = the output element offset of lookup begin + t
+/// (kDropped when dropped), updates[t] = its updates element offset. False when an index is out
+/// of range under kError.
+bool resolve_range(const GatherPlan& p, cpu::ResolveFn<std::int64_t> resolve, std::int64_t begin,
+                   std::int64_t end, std::int64_t* targets, std::int64_t* updates) {
+  const bool drop = p.index_mode == IndexMode::kFill;
+  return walk_tiles(p, resolve, begin, end,
+                    [&](const std::int64_t* offsets, const std::uint8_t* flagged, bool ok, int m,
+                        std::int64_t base_in, std::int64_t base_out, std::int64_t row_out) {
+                      if (!ok && !drop) return false;
+                      for (int t = 0; t < m; ++t) {
+                        targets[t] = (!ok && flagged[t]) ? kDropped : base_in + offsets[t];
+                        updates[t] = base_out + t * row_out;
+                      }
+                      targets += m;
+                      updates += m;
+                      return true;
+                    });
 }
 
 /// Where the combine writes and reads, and the first-reach marks (include_input = false).
@@ -234,61 +211,38 @@ void apply_pairs(const Apply& a, const std::int64_t* targets, const std::int64_t
   }
 }
 
-/// One thread: runs along the rows of the plan in tiles, each tile resolved (the plan's tile
-/// resolver) and combined at once in order, with no intermediate arrays: the targets are the
-/// tile's input offsets from its base, the updates a step of the row. Under kFill (drop) a
-/// flagged lookup is skipped. False: an index out of range under kError (tiles before it are
-/// already combined: the caller checks the indices first).
+/// One thread: the tiles of walk_tiles combined at once in order, with no arrays beyond a
+/// tile. False: an index out of range under kError (tiles before it are already combined: the
+/// caller checks the indices first).
 template <class Op>
 bool run_one_thread(const GatherPlan& p, cpu::ResolveFn<std::int64_t> resolve, const Apply& a) {
-  const std::int64_t is = static_cast<std::int64_t>(element_size(p.index_dtype));
-  const int outer = p.lookup_rank - 1;
-  const auto row = static_cast<std::size_t>(outer < 0 ? 0 : outer);
-  const std::int64_t row_size = p.lookup_rank > 0 ? p.shape[row] : 1;
-  const std::int64_t row_in = p.lookup_rank > 0 ? p.input_strides[row] : 0;
-  const std::int64_t row_ix = p.lookup_rank > 0 ? p.indices_strides[row] : 0;
-  const std::int64_t row_out = p.lookup_rank > 0 ? p.output_strides[row] : 0;
   const bool drop = p.index_mode == IndexMode::kFill;
-  cpu::TileCoordinates coords;
-  coords.index_step = row_ix * is;
-  coords.coord_step = p.coord_stride * is;
-  coords.input_step = row_in;
-  alignas(64) std::int64_t offsets[kTile];
+  alignas(64) std::int64_t targets[kTile];
   alignas(64) std::int64_t updates[kTile];
-  alignas(64) std::uint8_t flagged[kTile];
-  cpu::PlanCursor at;
-  at.seek(p, outer, 0);
-  for (std::int64_t f = 0; f < p.lookups; f += row_size, at.advance(p, outer)) {
-    for (std::int64_t t0 = 0; t0 < row_size; t0 += kTile) {
-      const int m = static_cast<int>(std::min<std::int64_t>(kTile, row_size - t0));
-      const std::int64_t base_in = at.input + t0 * row_in;
-      const std::int64_t base_out = at.output + t0 * row_out;
-      bool ok = true;
-      if (p.k > 0) {
-        coords.indices = p.indices + (at.indices + t0 * row_ix) * is;
-        ok = resolve(p, coords, m, offsets, flagged);
-      } else {
-        for (int t = 0; t < m; ++t) offsets[t] = t * row_in;
-      }
-      if (!ok && !drop) return false;
-      if (a.block == 1 && a.reached == nullptr && ok) {
-        // The element loop: straight from the tile's offsets, the next targets prefetched.
-        std::byte* out = a.output + base_in * a.es;
-        const std::byte* src = a.updates + base_out * a.es;
-        for (int t = 0; t < m; ++t) {
-          if (t + kPrefetchAhead < m) __builtin_prefetch(out + offsets[t + kPrefetchAhead] * a.es, 1, 1);
-          Op::apply(out + offsets[t] * a.es, src + t * row_out * a.es, 1);
-        }
-        continue;
-      }
-      for (int t = 0; t < m; ++t) {
-        offsets[t] = (drop && !ok && flagged[t]) ? kDropped : base_in + offsets[t];
-        updates[t] = base_out + t * row_out;
-      }
-      apply_pairs<Op>(a, offsets, updates, m);
-    }
-  }
-  return true;
+  return walk_tiles(p, resolve, 0, p.lookups,
+                    [&](const std::int64_t* offsets, const std::uint8_t* flagged, bool ok, int m,
+                        std::int64_t base_in, std::int64_t base_out, std::int64_t row_out) {
+                      if (!ok && !drop) return false;
+                      if (a.block == 1 && a.reached == nullptr && ok) {
+                        // The element loop: straight from the tile's offsets, the next targets
+                        // prefetched.
+                        std::byte* out = a.output + base_in * a.es;
+                        const std::byte* src = a.updates + base_out * a.es;
+                        for (int t = 0; t < m; ++t) {
+                          if (t + kPrefetchAhead < m) {
+                            __builtin_prefetch(out + offsets[t + kPrefetchAhead] * a.es, 1, 1);
+                          }
+                          Op::apply(out + offsets[t] * a.es, src + t * row_out * a.es, 1);
+                        }
+                        return true;
+                      }
+                      for (int t = 0; t < m; ++t) {
+                        targets[t] = (!ok && flagged[t]) ? kDropped : base_in + offsets[t];
+                        updates[t] = base_out + t * row_out;
+                      }
+                      apply_pairs<Op>(a, targets, updates, m);
+                      return true;
+                    });
 }
 
 /// The owner of a target offset among `owners` equal ranges of [lo, lo + span).
@@ -297,7 +251,7 @@ inline int owner_of(std::int64_t target, std::int64_t lo, std::int64_t span, int
 }
 
 template <class Op>
-bool run_threads(const GatherPlan& p, ResolveRangeFn resolve, const Apply& a, std::int64_t span,
+bool run_threads(const GatherPlan& p, cpu::ResolveFn<std::int64_t> resolve, const Apply& a, std::int64_t span,
                  int threads) {
   const std::int64_t lookups = p.lookups;
   const int T = threads;
@@ -317,7 +271,7 @@ bool run_threads(const GatherPlan& p, ResolveRangeFn resolve, const Apply& a, st
     bool chunk_ok = true;
     for (std::int64_t l = chunk_begin(c), end = chunk_begin(c + 1); l < end && chunk_ok; l += kTile) {
       const std::int64_t m = std::min<std::int64_t>(kTile, end - l);
-      chunk_ok = resolve(p, l, l + m, targets, updates);
+      chunk_ok = resolve_range(p, resolve, l, l + m, targets, updates);
       for (std::int64_t t = 0; t < m && chunk_ok; ++t) {
         if (targets[t] != kDropped) ++count[owner_of(targets[t], a.lo, span, T)];
       }
@@ -357,7 +311,7 @@ bool run_threads(const GatherPlan& p, ResolveRangeFn resolve, const Apply& a, st
       std::int64_t* next = counts.data() + static_cast<std::size_t>(c) * static_cast<std::size_t>(T);
       for (std::int64_t l = chunk_begin(c), end = chunk_begin(c + 1); l < end; l += kTile) {
         const std::int64_t m = std::min<std::int64_t>(kTile, end - l);
-        resolve(p, l, l + m, targets, updates);
+        resolve_range(p, resolve, l, l + m, targets, updates);
         for (std::int64_t t = 0; t < m; ++t) {
           if (targets[t] == kDropped) continue;
           const std::int64_t slot = next[owner_of(targets[t], a.lo, span, T)]++;
@@ -388,15 +342,11 @@ bool scatter_indices_ok(const GatherPlan& plan) noexcept {
     if (plan.axis_sizes[static_cast<std::size_t>(j)] == 0) return plan.index_mode == IndexMode::kFill;
   }
   if (plan.index_mode != IndexMode::kError) return true;
-  const ResolveRangeFn resolve = select_resolve_range(plan);
+  const cpu::ResolveFn<std::int64_t> resolve = select_tile_resolver(plan);
   if (resolve == nullptr) return false;
-  alignas(64) std::int64_t targets[kTile];
-  alignas(64) std::int64_t updates[kTile];
-  for (std::int64_t l = 0; l < plan.lookups; l += kTile) {
-    const std::int64_t m = std::min<std::int64_t>(kTile, plan.lookups - l);
-    if (!resolve(plan, l, l + m, targets, updates)) return false;
-  }
-  return true;
+  return walk_tiles(plan, resolve, 0, plan.lookups,
+                    [](const std::int64_t*, const std::uint8_t*, bool ok, int, std::int64_t, std::int64_t,
+                       std::int64_t) { return ok; });
 }
 
 std::int64_t set_min_parallel_scatter_block_bytes(std::int64_t bytes) noexcept {
@@ -410,9 +360,8 @@ ScatterResult run_scatter_cpu(const GatherPlan& plan, const ScatterRun& run, int
       return plan.index_mode == IndexMode::kFill ? ScatterResult::kOk : ScatterResult::kBadIndex;
     }
   }
-  const ResolveRangeFn resolve = select_resolve_range(plan);
-  const cpu::ResolveFn<std::int64_t> tiles = select_tile_resolver(plan);
-  if (resolve == nullptr || tiles == nullptr) return ScatterResult::kInternal;
+  const cpu::ResolveFn<std::int64_t> resolve = select_tile_resolver(plan);
+  if (resolve == nullptr) return ScatterResult::kInternal;
   Apply a;
   a.output = const_cast<std::byte*>(plan.input);  // the scatter's output (see the file comment)
   a.updates = plan.output;
@@ -444,7 +393,7 @@ ScatterResult run_scatter_cpu(const GatherPlan& plan, const ScatterRun& run, int
         // The buckets do not fit: nothing was written yet; one thread needs none.
       }
     }
-    result = run_one_thread<Op>(plan, tiles, a) ? ScatterResult::kOk : ScatterResult::kBadIndex;
+    result = run_one_thread<Op>(plan, resolve, a) ? ScatterResult::kOk : ScatterResult::kBadIndex;
   });
   return result;
 }
