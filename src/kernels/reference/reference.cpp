@@ -9,20 +9,6 @@ namespace {
 
 using i128 = __int128;
 
-i128 read_index(const std::byte* p, DType t) {
-  switch (t) {
-    case DType::kInt8: { std::int8_t v; std::memcpy(&v, p, 1); return v; }
-    case DType::kUInt8: { std::uint8_t v; std::memcpy(&v, p, 1); return v; }
-    case DType::kInt16: { std::int16_t v; std::memcpy(&v, p, 2); return v; }
-    case DType::kUInt16: { std::uint16_t v; std::memcpy(&v, p, 2); return v; }
-    case DType::kInt32: { std::int32_t v; std::memcpy(&v, p, 4); return v; }
-    case DType::kUInt32: { std::uint32_t v; std::memcpy(&v, p, 4); return v; }
-    case DType::kInt64: { std::int64_t v; std::memcpy(&v, p, 8); return v; }
-    case DType::kUInt64: { std::uint64_t v; std::memcpy(&v, p, 8); return v; }
-    default: return 0;
-  }
-}
-
 std::string to_string128(i128 v) {
   if (v == 0) return "0";
   const bool neg = v < 0;
@@ -36,6 +22,20 @@ std::string to_string128(i128 v) {
 }
 
 }  // namespace
+
+__int128 read_index_value(const std::byte* p, DType t) noexcept {
+  switch (t) {
+    case DType::kInt8: { std::int8_t v; std::memcpy(&v, p, 1); return v; }
+    case DType::kUInt8: { std::uint8_t v; std::memcpy(&v, p, 1); return v; }
+    case DType::kInt16: { std::int16_t v; std::memcpy(&v, p, 2); return v; }
+    case DType::kUInt16: { std::uint16_t v; std::memcpy(&v, p, 2); return v; }
+    case DType::kInt32: { std::int32_t v; std::memcpy(&v, p, 4); return v; }
+    case DType::kUInt32: { std::uint32_t v; std::memcpy(&v, p, 4); return v; }
+    case DType::kInt64: { std::int64_t v; std::memcpy(&v, p, 8); return v; }
+    case DType::kUInt64: { std::uint64_t v; std::memcpy(&v, p, 8); return v; }
+    default: return 0;
+  }
+}
 
 Status reference_gather(const TensorView& input, const TensorView& indices,
                         const ValidatedCall& call, const GatherOptions& options,
@@ -67,7 +67,7 @@ Status reference_gather(const TensorView& input, const TensorView& indices,
       p[r - 1] = q[r - 1] * c + j;
       std::int64_t ioff = 0;
       for (int e = 0; e < r; ++e) ioff += p[e] * indices.strides[e];
-      const i128 raw = read_index(ix + ioff * static_cast<std::int64_t>(is), indices.dtype);
+      const i128 raw = read_index_value(ix + ioff * static_cast<std::int64_t>(is), indices.dtype);
       const std::int64_t axis = s.axes[j];
       const std::int64_t size = input.shape[static_cast<int>(axis)];
       i128 v = raw;

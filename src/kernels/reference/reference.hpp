@@ -7,6 +7,10 @@
 
 namespace multigather::detail {
 
+/// One index element of any index dtype at byte address `p` (0 for a non-index dtype), exactly
+/// (uint64 values above INT64_MAX included). Shared by the gather and scatter references.
+__int128 read_index_value(const std::byte* p, DType t) noexcept;
+
 /// Walks the output positions in C order, applying SPEC section 1 literally. With
 /// output.data == nullptr it only looks for the first out-of-range index (in output order) and
 /// returns its error; nothing is written.

@@ -10,20 +10,6 @@
 namespace multigather::detail {
 namespace {
 
-__int128 read_index(const std::byte* p, DType t) {
-  switch (t) {
-    case DType::kInt8: { std::int8_t v; std::memcpy(&v, p, 1); return v; }
-    case DType::kUInt8: { std::uint8_t v; std::memcpy(&v, p, 1); return v; }
-    case DType::kInt16: { std::int16_t v; std::memcpy(&v, p, 2); return v; }
-    case DType::kUInt16: { std::uint16_t v; std::memcpy(&v, p, 2); return v; }
-    case DType::kInt32: { std::int32_t v; std::memcpy(&v, p, 4); return v; }
-    case DType::kUInt32: { std::uint32_t v; std::memcpy(&v, p, 4); return v; }
-    case DType::kInt64: { std::int64_t v; std::memcpy(&v, p, 8); return v; }
-    case DType::kUInt64: { std::uint64_t v; std::memcpy(&v, p, 8); return v; }
-    default: return 0;
-  }
-}
-
 // Steps a C-order position over `shape`.
 void advance(Dims& pos, const Dims& shape) {
   for (int d = shape.size() - 1; d >= 0; --d) {
@@ -85,7 +71,7 @@ Status reference_scatter(const TensorView& input, const TensorView& indices,
           Dims p = Dims::filled(r, 0);
           for (int e = 0; e < r; ++e) p[e] = s.logical_indices_shape[e] == 1 ? 0 : o[e];
           p[r - 1] = p[r - 1] * c + j;
-          __int128 v = read_index(ix + offset_of(p, indices.strides) * static_cast<std::int64_t>(is),
+          __int128 v = read_index_value(ix + offset_of(p, indices.strides) * static_cast<std::int64_t>(is),
                                       indices.dtype);
           const std::int64_t size = input.shape[static_cast<int>(s.axes[j])];
           if (call.gather.negative_indices && v < 0) v += size;
