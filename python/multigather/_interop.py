@@ -133,6 +133,11 @@ def to_core(array: Any, name: str, *, writable: bool = False) -> tuple[Any, Opti
                 )
     elif framework == "torch":
         if writable:
+            if array.requires_grad and sys.modules["torch"].is_grad_enabled():
+                # As torch's own out= overloads: writing into it would bypass autograd.
+                raise RuntimeError(
+                    f"{name} requires grad: functions with out= arguments don't support "
+                    f"automatic differentiation (pass {name}.detach(), or call without out=)")
             return array, None
         if array.requires_grad:
             _no_grad_check(array, name)

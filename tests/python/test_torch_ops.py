@@ -433,3 +433,22 @@ def test_cuda_gather_and_scatter_error():
     assert torch.equal(mt.gather(x, 1, i), torch.gather(x, 1, i))
     with pytest.raises(ValueError, match="CPU engine only"):
         ops.scatter_multiaxis(x, i, rand(5, 3).cuda(), [1], "add")
+
+
+def test_out_that_requires_grad_raises_as_torch_does():
+    """out= writes outside autograd: an out tensor that requires grad is refused (torch's own
+    out= overloads raise too), never silently overwritten without a gradient."""
+    x = torch.randn(4, 3)
+    i = torch.tensor([[0], [2]])
+    out = torch.zeros(2, 3, requires_grad=True)
+    with pytest.raises(RuntimeError, match="functions with out="):
+        torch.gather(x, 0, i.expand(2, 3), out=out)
+    with pytest.raises(RuntimeError, match="out requires grad: functions with out= arguments"):
+        multigather.gather_multiaxis(x, i, [0], out=out)
+    target = torch.zeros(4, 3, requires_grad=True)
+    with pytest.raises(RuntimeError, match="out requires grad"):
+        multigather.scatter_multiaxis(x, i, torch.ones(2, 3), [0], out=target)
+    assert torch.equal(out, torch.zeros(2, 3)) and torch.equal(target, torch.zeros(4, 3))
+    with torch.no_grad():  # outside grad mode it is an ordinary write, as in torch
+        multigather.gather_multiaxis(x, i, [0], out=out)
+    assert torch.equal(out, x[[0, 2]])
