@@ -277,7 +277,7 @@ def explain(op: str, input_shape: Sequence[int] | None = None,
             indices_shape: Sequence[int] | None = None, *, input_dtype: str = "float32",
             indices_dtype: str = "int64", format: str = "text", input: Any = None,
             indices: Any = None, cells: Sequence[int] | None = None, max_cells: int = 400,
-            updates_shape: Sequence[int] | None = None, **attrs: Any) -> str:
+            updates_shape: Sequence[int] | None = None, updates: Any = None, **attrs: Any) -> str:
     """How registry op ``op`` runs on these shapes.
 
     format="text" (the default): its signature, formula and source, the one gather_multiaxis
@@ -298,6 +298,16 @@ def explain(op: str, input_shape: Sequence[int] | None = None,
     output), ``data-input`` (the element offset of the input element it takes, -1 when filled),
     ``data-indices`` and ``data-resolution``. Source: ``src/frontends/explain_svg.cpp``.
 
+    A scatter op (``updates_shape`` or ``updates`` given) draws the destination input, the
+    updates (broadcast to G, the gather shape), the output and the indices; each output cell
+    an update reaches takes the colour of the last update reaching it and shows how they
+    combine (reduction none: the winner, the last in row-major order of G; add/mul/min/max:
+    the terms in combine order), cells reached more than once are framed red ("xN"), dropped
+    updates hatched, untouched cells show the input (kept); ``cells`` are positions in G (one
+    per update). Its output ``<rect class="output">`` carries ``data-output``, ``data-input``,
+    ``data-updates`` (the positions of G reaching it, in combine order), ``data-update-cells``
+    and ``data-combine``.
+
     Args:
       op: a registry op name (``ops()``).
       input_shape, indices_shape: the shapes (tuples of ints); each may be left out when the
@@ -310,7 +320,9 @@ def explain(op: str, input_shape: Sequence[int] | None = None,
       indices: optional integer host array, format="svg" only: the lookups use it; without
         it, the indices are filled n-1, n-2, ..., 0 per coordinate (always in range).
       cells: the output cells whose lookups get arrows (format="svg").
-      updates_shape: a scatter op's updates shape (format="text"; scatter ops are not drawn).
+      updates_shape: a scatter op's updates shape (may be left out with ``updates``).
+      updates: optional host array, a scatter op with format="svg" only: the picture shows its
+        values; without it, update cells show ``u`` and their C-order position.
       max_cells: the most cells drawn for input, indices or output (format="svg").
       **attrs: the op's attributes, as for ``run``.
 
@@ -325,7 +337,8 @@ def explain(op: str, input_shape: Sequence[int] | None = None,
     if format not in ("text", "svg"):
         raise ValueError(f"format: {format!r} is not one of 'text', 'svg'")
     if format == "text":
-        for name, value in (("input", input), ("indices", indices), ("cells", cells)):
+        for name, value in (("input", input), ("indices", indices), ("updates", updates),
+                            ("cells", cells)):
             if value is not None:
                 raise ValueError(f"{name}= is an argument of format='svg' (the text explains "
                                  "shapes only)")
@@ -333,9 +346,18 @@ def explain(op: str, input_shape: Sequence[int] | None = None,
             raise ValueError("input_shape and indices_shape are required with format='text'")
         return _registry.explain(op, input_shape, indices_shape, input_dtype, indices_dtype,
                                  updates_shape, **attrs)
-    if _registry.is_scatter(op) or updates_shape is not None:
-        raise ValueError(f"format='svg': {op} is a scatter; pictures of scatter ops are not "
-                         "drawn yet (format='text' explains it)")
+    scatter = _registry.is_scatter(op)
+    if not scatter and (updates_shape is not None or updates is not None):
+        raise ValueError(f"{op} is a gather: it takes no updates (updates_shape=, updates=)")
+    if scatter:
+        if updates is not None:
+            updates = _np.asarray(updates)
+            if updates_shape is not None and tuple(updates_shape) != updates.shape:
+                raise ValueError(f"updates_shape {tuple(updates_shape)} differs from "
+                                 f"updates.shape {updates.shape} (give one of them)")
+            updates_shape = updates.shape
+        if updates_shape is None:
+            raise ValueError(f"updates_shape is required: {op} is a scatter (or updates=, an array)")
     if input is not None:
         input = _np.asarray(input)
         if input_shape is not None and tuple(input_shape) != input.shape:
@@ -355,7 +377,9 @@ def explain(op: str, input_shape: Sequence[int] | None = None,
     return Svg(_core.explain_svg(op, [int(s) for s in input_shape], input_dtype,
                                  [int(s) for s in indices_shape], indices_dtype, attrs,
                                  input, indices, [int(c) for c in (cells or [])],
-                                 int(max_cells)))
+                                 int(max_cells),
+                                 None if updates_shape is None else [int(s) for s in updates_shape],
+                                 updates))
 
 
 # The framework modules: each registry op with its framework's signature.
