@@ -515,7 +515,7 @@ TEST_F(CliTest, RealBinary) {
 namespace {
 
 // scatter_multiaxis through the CLI: --updates, the reduction flag, explain with
-// --updates-shape, and the errors (a scatter without --updates; a bad updates shape).
+// --updates-shape, explain --svg, and the errors (a scatter without --updates; a bad updates shape).
 TEST_F(CliTest, ScatterMultiaxisRunAndExplain) {
   std::vector<float> x(6, 1.0f);
   std::vector<std::int64_t> ix{2, 0, 2};
@@ -545,17 +545,8 @@ TEST_F(CliTest, ScatterMultiaxisRunAndExplain) {
             std::string::npos) << r.out;
   EXPECT_NE(r.out.find("reduction:        max (updates reaching one element combine in row-major order"),
             std::string::npos) << r.out;
-}
-
-// explain SCATTER_OP --svg: the picture (shapes, or the updates' values with --updates).
-TEST_F(CliTest, ScatterExplainSvg) {
-  std::vector<float> x(6, 1.0f);
-  std::vector<std::int64_t> ix{2, 0, 2};
-  std::vector<float> u{10, 20, 30};
-  const std::string in = save("x.npy", TensorView(x.data(), DType::kFloat32, {6}));
-  const std::string idx = save("i.npy", TensorView(ix.data(), DType::kInt64, {3}));
-  const std::string up = save("u.npy", TensorView(u.data(), DType::kFloat32, {3}));
-  Result r = cli({"explain", "numpy.add_at", "--input", in, "--indices", idx, "--updates", up, "--svg", "-"});
+  // explain SCATTER_OP --svg: the picture (shapes, or the updates' values with --updates).
+  r = cli({"explain", "numpy.add_at", "--input", in, "--indices", idx, "--updates", up, "--svg", "-"});
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("<title>numpy.add_at: how the scatter moves data</title>"), std::string::npos);
   // np.add.at(x, [2, 0, 2], [10, 20, 30]): x[2] = 1 + 10 + 30, drawn with both updates.

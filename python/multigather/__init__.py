@@ -273,6 +273,19 @@ class Svg(str):
         return str(self)
 
 
+def _array_and_shape(name: str, array: Any, shape: Sequence[int] | None, why: str):
+    """explain(format="svg"): an operand given as an array (its shape) or as a shape alone."""
+    if array is not None:
+        array = _np.asarray(array)
+        if shape is not None and tuple(shape) != array.shape:
+            raise ValueError(f"{name}_shape {tuple(shape)} differs from {name}.shape "
+                             f"{array.shape} (give one of them)")
+        shape = array.shape
+    if shape is None:
+        raise ValueError(f"{name}_shape is required{why} (or {name}=, an array)")
+    return array, shape
+
+
 def explain(op: str, input_shape: Sequence[int] | None = None,
             indices_shape: Sequence[int] | None = None, *, input_dtype: str = "float32",
             indices_dtype: str = "int64", format: str = "text", input: Any = None,
@@ -349,31 +362,11 @@ def explain(op: str, input_shape: Sequence[int] | None = None,
     scatter = _registry.is_scatter(op)
     if not scatter and (updates_shape is not None or updates is not None):
         raise ValueError(f"{op} is a gather: it takes no updates (updates_shape=, updates=)")
+    input, input_shape = _array_and_shape("input", input, input_shape, "")
+    indices, indices_shape = _array_and_shape("indices", indices, indices_shape, "")
     if scatter:
-        if updates is not None:
-            updates = _np.asarray(updates)
-            if updates_shape is not None and tuple(updates_shape) != updates.shape:
-                raise ValueError(f"updates_shape {tuple(updates_shape)} differs from "
-                                 f"updates.shape {updates.shape} (give one of them)")
-            updates_shape = updates.shape
-        if updates_shape is None:
-            raise ValueError(f"updates_shape is required: {op} is a scatter (or updates=, an array)")
-    if input is not None:
-        input = _np.asarray(input)
-        if input_shape is not None and tuple(input_shape) != input.shape:
-            raise ValueError(f"input_shape {tuple(input_shape)} differs from input.shape "
-                             f"{input.shape} (give one of them)")
-        input_shape = input.shape
-    if indices is not None:
-        indices = _np.asarray(indices)
-        if indices_shape is not None and tuple(indices_shape) != indices.shape:
-            raise ValueError(f"indices_shape {tuple(indices_shape)} differs from "
-                             f"indices.shape {indices.shape} (give one of them)")
-        indices_shape = indices.shape
-    if input_shape is None:
-        raise ValueError("input_shape is required (or input=, an array)")
-    if indices_shape is None:
-        raise ValueError("indices_shape is required (or indices=, an array)")
+        updates, updates_shape = _array_and_shape("updates", updates, updates_shape,
+                                                  f": {op} is a scatter")
     return Svg(_core.explain_svg(op, [int(s) for s in input_shape], input_dtype,
                                  [int(s) for s in indices_shape], indices_dtype, attrs,
                                  input, indices, [int(c) for c in (cells or [])],

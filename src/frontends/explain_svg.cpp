@@ -524,8 +524,24 @@ struct Canvas {
            << (dashed ? "1.2\" stroke-dasharray=\"4,3" : "1.6") << "\" marker-end=\"url(#arrow"
            << m % kLinkColourCount << ")\"/>\n";
   }
-  // One legend row: a sample cell per resolution, then `note`; returns the row's width.
-  double resolution_legend(double y, const std::vector<std::pair<Resolution, const char*>>& kinds, const std::string& note) {
+  // Dashed arrows from the indices cells that gave t's coordinates to (tx, ty), numbered badges
+  // on those cells (`slots`: the badges each indices cell has so far).
+  void index_links(const Grid& gidx, const CellTrace& t, std::int64_t output, double tx, double ty, const char* colour,
+                   std::size_t m, std::vector<int>& slots) {
+    for (std::size_t j = 0; j < t.indices.size(); ++j) {
+      const auto [jx, jy] = gidx.at(t.indices[j]);
+      link("index-link", output, jx + 4, jy + gidx.ch / 2 + 2.0 * static_cast<double>(j), tx, ty, colour, true, m);
+      badge(gidx, t.indices[j], static_cast<int>(m) + 1, colour, slots[static_cast<std::size_t>(t.indices[j])]++ % 4);
+    }
+  }
+  // One legend row: a sample cell per resolution (in range, negative, clamped, wrapped, then
+  // `last`: filled for gathers, dropped for scatters), then `note`; returns the row's width.
+  double resolution_legend(double y, Resolution last, const char* last_text, const std::string& note) {
+    const std::pair<Resolution, const char*> kinds[] = {{Resolution::kInRange, "in range"},
+                                                        {Resolution::kNegative, "negative index, + n"},
+                                                        {Resolution::kClamped, "clamped"},
+                                                        {Resolution::kWrapped, "wrapped (mod n)"},
+                                                        {last, last_text}};
     double lx = kMargin;
     for (const auto& [r, text] : kinds) {
       const Style st = style_of(r);
@@ -744,21 +760,12 @@ std::string draw(const Lowering& l, const TensorView& fw_input, const TensorView
       out.link("link", t.framework_output, ix + gin.cw - 4, iy + gin.ch / 2, ox + 2, oy + gout.ch / 2, colour, false, m);
       out.badge(gin, t.input, number, colour, in_slots[static_cast<std::size_t>(t.input)]++ % 4);
     }
-    for (std::size_t j = 0; j < t.indices.size(); ++j) {
-      const auto [jx, jy] = gidx.at(t.indices[j]);
-      out.link("index-link", t.framework_output, jx + 4, jy + gidx.ch / 2 + 2.0 * static_cast<double>(j),
-               ox + gout.cw - 2, oy + gout.ch / 2, colour, true, m);
-      out.badge(gidx, t.indices[j], number, colour, idx_slots[static_cast<std::size_t>(t.indices[j])]++ % 4);
-    }
+    out.index_links(gidx, t, t.framework_output, ox + gout.cw - 2, oy + gout.ch / 2, colour, m, idx_slots);
   }
 
   // Legend and the per-dimension table below the grids.
   double y = top + kTitleHeight + grids_h + 30;
-  width = std::max(width, out.resolution_legend(y, {{Resolution::kInRange, "in range"},
-                                                    {Resolution::kNegative, "negative index, + n"},
-                                                    {Resolution::kClamped, "clamped"},
-                                                    {Resolution::kWrapped, "wrapped (mod n)"},
-                                                    {Resolution::kFilled, "filled (fill_value)"}},
+  width = std::max(width, out.resolution_legend(y, Resolution::kFilled, "filled (fill_value)",
                                                 "output cells take their input cell's colour; arrows: solid from the input cell, dashed from the indices cells"));
   y = out.table(l, y + 26, &width);
   return out.finish(op.name + ": how the gather moves data", captions, width, y + kMargin - 6, "");
@@ -979,19 +986,11 @@ std::string draw_scatter(const Lowering& l, const TensorView& fw_input, const Te
       tx = ox + gout.cw - 2;
       ty = oy + gout.ch / 2;
     }
-    for (std::size_t j = 0; j < t.indices.size(); ++j) {
-      const auto [jx, jy] = gidx.at(t.indices[j]);
-      out.link("index-link", t.output, jx + 4, jy + gidx.ch / 2 + 2.0 * static_cast<double>(j), tx, ty, colour, true, m);
-      out.badge(gidx, t.indices[j], number, colour, idx_slots[static_cast<std::size_t>(t.indices[j])]++ % 4);
-    }
+    out.index_links(gidx, t, t.output, tx, ty, colour, m, idx_slots);
   }
 
   double y = top + kTitleHeight + grids_h + 30;
-  width = std::max(width, out.resolution_legend(y, {{Resolution::kInRange, "in range"},
-                                                    {Resolution::kNegative, "negative index, + n"},
-                                                    {Resolution::kClamped, "clamped"},
-                                                    {Resolution::kWrapped, "wrapped (mod n)"},
-                                                    {Resolution::kDropped, "dropped (out of range)"}},
+  width = std::max(width, out.resolution_legend(y, Resolution::kDropped, "dropped (out of range)",
                                                 "arrows: solid from the update cell to its target, dashed from the indices cells"));
   y += 22;
   out.legend << "<rect x=\"" << num(kMargin) << "\" y=\"" << num(y - 12) << "\" width=\"26\" height=\"16\" fill=\"#ffffff\" "
