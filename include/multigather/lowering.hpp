@@ -178,7 +178,9 @@ struct SvgOptions {
   std::int64_t max_cells = 400;
   /// Framework output positions (C order) whose lookups are drawn with arrows (from the input
   /// cell and from each indices cell that gave a coordinate). Empty: every cell when the output
-  /// has at most 6 cells, else 4 spread over the output (first, 1/3, 2/3, last).
+  /// has at most 6 cells, else 4 spread over the output (first, 1/3, 2/3, last). A scatter's
+  /// picture reads them as positions in G (one per update; the same default, plus the first
+  /// two positions that reach one output cell).
   std::vector<std::int64_t> cells;
 };
 
