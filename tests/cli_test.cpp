@@ -515,7 +515,7 @@ TEST_F(CliTest, RealBinary) {
 namespace {
 
 // scatter_multiaxis through the CLI: --updates, the reduction flag, explain with
-// --updates-shape, and the errors (a scatter without --updates; a bad updates shape).
+// --updates-shape, explain --svg, and the errors (a scatter without --updates; a bad updates shape).
 TEST_F(CliTest, ScatterMultiaxisRunAndExplain) {
   std::vector<float> x(6, 1.0f);
   std::vector<std::int64_t> ix{2, 0, 2};
@@ -545,6 +545,24 @@ TEST_F(CliTest, ScatterMultiaxisRunAndExplain) {
             std::string::npos) << r.out;
   EXPECT_NE(r.out.find("reduction:        max (updates reaching one element combine in row-major order"),
             std::string::npos) << r.out;
+  // explain SCATTER_OP --svg: the picture (shapes, or the updates' values with --updates).
+  r = cli({"explain", "numpy.add_at", "--input", in, "--indices", idx, "--updates", up, "--svg", "-"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("<title>numpy.add_at: how the scatter moves data</title>"), std::string::npos);
+  // np.add.at(x, [2, 0, 2], [10, 20, 30]): x[2] = 1 + 10 + 30, drawn with both updates.
+  EXPECT_NE(r.out.find("data-output=\"2\" data-input=\"2\" data-updates=\"0,2\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(">1.+10.+30.</text>"), std::string::npos);
+  r = cli({"explain", "scatter_multiaxis", "--input-shape=4,3", "--indices-shape=2,1", "--updates-shape=2,3",
+           "--axes=0", "--svg", "-"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("lowered: scatter_multiaxis(input [4,3], indices [2,1], updates [2,3], axes [0], reduction=none"),
+            std::string::npos) << r.out;
+  r = cli({"explain", "scatter_multiaxis", "--input-shape=4,3", "--indices-shape=2,1", "--axes=0", "--svg", "-"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err, "multigather: error: --updates-shape is required (or, with --svg, --updates FILE)\n");
+  r = cli({"explain", "numpy.add_at", "--input-shape=6", "--indices-shape=3", "--updates", up});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.err, "multigather: error: --updates is an option of explain --svg FILE (the picture); the text explain takes shapes only\n");
 }
 
 }  // namespace

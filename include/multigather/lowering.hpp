@@ -141,16 +141,21 @@ enum class Resolution : std::uint8_t {
   kClamped = 2,     // index_mode=clamp moved v into [0, n-1]
   kWrapped = 3,     // index_mode=wrap: v mod n differs from v
   kFilled = 4,      // index_mode=fill: v out of range, the element is fill_value
+  kDropped = 5,     // index_mode=drop (scatters): v out of range, the update is skipped
 };
-std::string_view resolution_name(Resolution r) noexcept;  // "in-range", "negative", ...
+std::string_view resolution_name(Resolution r) noexcept;  // "in-range", "negative", ..., "dropped"
 
 /// One element of a lowered call's core output: which core input element it takes, and which
 /// core indices elements gave its coordinates. Positions are row-major (C order) positions in
 /// the core views of the Lowering (l.input, l.indices actual shape, l.core_output_shape).
+/// For a scatter's Lowering the same trace is the mapping "update position o -> target": `output`
+/// is the position o in G (the gather shape; l.updates broadcasts to it), `input` the core input
+/// position the update combines into (-1: dropped), `framework_output` that target's position in
+/// the framework output (C order; -1 when dropped).
 struct CellTrace {
-  std::int64_t output = 0;            // position in the core output
+  std::int64_t output = 0;            // position in the core output (a scatter: in G)
   std::int64_t framework_output = 0;  // its position in the framework output (C order)
-  std::int64_t input = -1;            // position in the core input view; -1: filled
+  std::int64_t input = -1;            // position in the core input view; -1: filled (or dropped)
   std::vector<std::int64_t> indices;  // per coordinate j: position in the core indices view
   std::vector<std::int64_t> values;   // per coordinate j: the index value read (saturated to int64)
   std::vector<Resolution> resolutions;  // per coordinate j
@@ -173,7 +178,9 @@ struct SvgOptions {
   std::int64_t max_cells = 400;
   /// Framework output positions (C order) whose lookups are drawn with arrows (from the input
   /// cell and from each indices cell that gave a coordinate). Empty: every cell when the output
-  /// has at most 6 cells, else 4 spread over the output (first, 1/3, 2/3, last).
+  /// has at most 6 cells, else 4 spread over the output (first, 1/3, 2/3, last). A scatter's
+  /// picture reads them as positions in G (one per update; the same default, plus the first
+  /// two positions that reach one output cell).
   std::vector<std::int64_t> cells;
 };
 
@@ -184,6 +191,10 @@ struct SvgOptions {
 Status position_indices(std::string_view name, const Dims& input_shape, DType input_dtype,
                         const Dims& indices_shape, DType indices_dtype, const Attributes& attrs,
                         Tensor* indices);
+/// position_indices for a scatter op, with its updates' shape (their dtype is the input's).
+Status position_indices(std::string_view name, const Dims& input_shape, DType input_dtype,
+                        const Dims& indices_shape, DType indices_dtype, const Dims& updates_shape,
+                        const Attributes& attrs, Tensor* indices);
 
 /// `multigather explain OP --svg FILE`: an SVG picture (UTF-8 text, no external resources,
 /// byte-for-byte deterministic) of how the op moves data, drawn from the Lowering: the core
@@ -206,5 +217,32 @@ Status position_indices(std::string_view name, const Dims& input_shape, DType in
 /// cells") and for a chosen cell outside the output.
 Status explain_svg(std::string_view name, const TensorView& input, const TensorView& indices,
                    const Attributes& attrs, const SvgOptions& options, std::string* svg);
+
+/// `multigather explain SCATTER_OP --svg FILE`: the picture of a scatter op (spec->kind ==
+/// OpKind::kScatter), drawn from its Lowering and the same trace_lowering (the mapping "update
+/// position o of G -> target"): grids of the core input (the destination), the core updates view
+/// (broadcast to G), the output and the indices (actual and logical); every output cell that
+/// updates reach coloured like the last update reaching it and labelled with how they combine
+/// (reduction none: the winner, the last in row-major order of G; add/mul/min/max: the terms
+/// in combine order, from the input cell unless include_input=false), cells no update reaches
+/// labelled as kept from the input; cells reached more than once marked as duplicates; dropped
+/// updates (index_mode=drop) hatched; negative, clamped and wrapped resolutions marked as for
+/// gathers; chosen positions of G (SvgOptions::cells: C-order positions in G; default all when
+/// G has at most 6, else 4 spread out plus the first duplicate pair) linked by arrows from the
+/// update cell and the indices cells to the target; captions: the framework call, the lowered
+/// scatter_multiaxis call (reduction, axes, index mode), the formula.
+///
+/// `updates` with null data draws positions ("u<offset>": its C-order position); input and
+/// indices as for gathers. Every output cell carries data-output (framework output position),
+/// data-input (the framework input element it starts from), data-updates (the positions in G
+/// reaching it, in combine order), data-update-cells (their cells in the updates grid, the core
+/// updates view) and data-combine (kept, none, add, mul, min or max); input and update cells carry
+/// data-value (their label); the <g id="scatter"> element carries data-reduction,
+/// data-include-input and data-dropped (the dropped positions of G). A partial write (has_scatter_base)
+/// draws the core's leading part; the rest of the output is the input, as the caption says.
+/// Errors: those of explain_svg, with "the updates" / "the scatter shape G" for size limits.
+Status explain_svg(std::string_view name, const TensorView& input, const TensorView& indices,
+                   const TensorView& updates, const Attributes& attrs, const SvgOptions& options,
+                   std::string* svg);
 
 }  // namespace multigather

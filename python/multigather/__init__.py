@@ -273,11 +273,24 @@ class Svg(str):
         return str(self)
 
 
+def _array_and_shape(name: str, array: Any, shape: Sequence[int] | None, why: str):
+    """explain(format="svg"): an operand given as an array (its shape) or as a shape alone."""
+    if array is not None:
+        array = _np.asarray(array)
+        if shape is not None and tuple(shape) != array.shape:
+            raise ValueError(f"{name}_shape {tuple(shape)} differs from {name}.shape "
+                             f"{array.shape} (give one of them)")
+        shape = array.shape
+    if shape is None:
+        raise ValueError(f"{name}_shape is required{why} (or {name}=, an array)")
+    return array, shape
+
+
 def explain(op: str, input_shape: Sequence[int] | None = None,
             indices_shape: Sequence[int] | None = None, *, input_dtype: str = "float32",
             indices_dtype: str = "int64", format: str = "text", input: Any = None,
             indices: Any = None, cells: Sequence[int] | None = None, max_cells: int = 400,
-            updates_shape: Sequence[int] | None = None, **attrs: Any) -> str:
+            updates_shape: Sequence[int] | None = None, updates: Any = None, **attrs: Any) -> str:
     """How registry op ``op`` runs on these shapes.
 
     format="text" (the default): its signature, formula and source, the one gather_multiaxis
@@ -298,6 +311,16 @@ def explain(op: str, input_shape: Sequence[int] | None = None,
     output), ``data-input`` (the element offset of the input element it takes, -1 when filled),
     ``data-indices`` and ``data-resolution``. Source: ``src/frontends/explain_svg.cpp``.
 
+    A scatter op (``updates_shape`` or ``updates`` given) draws the destination input, the
+    updates (broadcast to G, the gather shape), the output and the indices; each output cell
+    an update reaches takes the colour of the last update reaching it and shows how they
+    combine (reduction none: the winner, the last in row-major order of G; add/mul/min/max:
+    the terms in combine order), cells reached more than once are framed red ("xN"), dropped
+    updates hatched, untouched cells show the input (kept); ``cells`` are positions in G (one
+    per update). Its output ``<rect class="output">`` carries ``data-output``, ``data-input``,
+    ``data-updates`` (the positions of G reaching it, in combine order), ``data-update-cells``
+    and ``data-combine``.
+
     Args:
       op: a registry op name (``ops()``).
       input_shape, indices_shape: the shapes (tuples of ints); each may be left out when the
@@ -310,7 +333,9 @@ def explain(op: str, input_shape: Sequence[int] | None = None,
       indices: optional integer host array, format="svg" only: the lookups use it; without
         it, the indices are filled n-1, n-2, ..., 0 per coordinate (always in range).
       cells: the output cells whose lookups get arrows (format="svg").
-      updates_shape: a scatter op's updates shape (format="text"; scatter ops are not drawn).
+      updates_shape: a scatter op's updates shape (may be left out with ``updates``).
+      updates: optional host array, a scatter op with format="svg" only: the picture shows its
+        values; without it, update cells show ``u`` and their C-order position.
       max_cells: the most cells drawn for input, indices or output (format="svg").
       **attrs: the op's attributes, as for ``run``.
 
@@ -325,7 +350,8 @@ def explain(op: str, input_shape: Sequence[int] | None = None,
     if format not in ("text", "svg"):
         raise ValueError(f"format: {format!r} is not one of 'text', 'svg'")
     if format == "text":
-        for name, value in (("input", input), ("indices", indices), ("cells", cells)):
+        for name, value in (("input", input), ("indices", indices), ("updates", updates),
+                            ("cells", cells)):
             if value is not None:
                 raise ValueError(f"{name}= is an argument of format='svg' (the text explains "
                                  "shapes only)")
@@ -333,29 +359,20 @@ def explain(op: str, input_shape: Sequence[int] | None = None,
             raise ValueError("input_shape and indices_shape are required with format='text'")
         return _registry.explain(op, input_shape, indices_shape, input_dtype, indices_dtype,
                                  updates_shape, **attrs)
-    if _registry.is_scatter(op) or updates_shape is not None:
-        raise ValueError(f"format='svg': {op} is a scatter; pictures of scatter ops are not "
-                         "drawn yet (format='text' explains it)")
-    if input is not None:
-        input = _np.asarray(input)
-        if input_shape is not None and tuple(input_shape) != input.shape:
-            raise ValueError(f"input_shape {tuple(input_shape)} differs from input.shape "
-                             f"{input.shape} (give one of them)")
-        input_shape = input.shape
-    if indices is not None:
-        indices = _np.asarray(indices)
-        if indices_shape is not None and tuple(indices_shape) != indices.shape:
-            raise ValueError(f"indices_shape {tuple(indices_shape)} differs from "
-                             f"indices.shape {indices.shape} (give one of them)")
-        indices_shape = indices.shape
-    if input_shape is None:
-        raise ValueError("input_shape is required (or input=, an array)")
-    if indices_shape is None:
-        raise ValueError("indices_shape is required (or indices=, an array)")
+    scatter = _registry.is_scatter(op)
+    if not scatter and (updates_shape is not None or updates is not None):
+        raise ValueError(f"{op} is a gather: it takes no updates (updates_shape=, updates=)")
+    input, input_shape = _array_and_shape("input", input, input_shape, "")
+    indices, indices_shape = _array_and_shape("indices", indices, indices_shape, "")
+    if scatter:
+        updates, updates_shape = _array_and_shape("updates", updates, updates_shape,
+                                                  f": {op} is a scatter")
     return Svg(_core.explain_svg(op, [int(s) for s in input_shape], input_dtype,
                                  [int(s) for s in indices_shape], indices_dtype, attrs,
                                  input, indices, [int(c) for c in (cells or [])],
-                                 int(max_cells)))
+                                 int(max_cells),
+                                 None if updates_shape is None else [int(s) for s in updates_shape],
+                                 updates))
 
 
 # The framework modules: each registry op with its framework's signature.

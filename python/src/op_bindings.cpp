@@ -294,11 +294,15 @@ std::string explain(std::string_view op, const IntList& input_shape, std::string
 std::string explain_svg_text(std::string_view op, const IntList& input_shape, std::string_view input_dtype,
                              const IntList& indices_shape, std::string_view indices_dtype, nb::handle attrs,
                              std::optional<InputArray> input_array, std::optional<InputArray> indices_array,
-                             const IntList& cells, std::int64_t max_cells) {
+                             const IntList& cells, std::int64_t max_cells,
+                             const std::optional<IntList>& updates_shape, std::optional<InputArray> updates_array) {
   TensorView input(nullptr, dtype_named(input_dtype, "input"), Dims(std::span<const std::int64_t>(input_shape)));
   TensorView indices(nullptr, dtype_named(indices_dtype, "indices"), Dims(std::span<const std::int64_t>(indices_shape)));
   if (input_array) input = view_of(*input_array, "input");
   if (indices_array) indices = view_of(*indices_array, "indices");
+  const bool scatter = updates_shape.has_value() || updates_array.has_value();
+  TensorView updates(nullptr, input.dtype, updates_shape ? Dims(std::span<const std::int64_t>(*updates_shape)) : Dims());
+  if (updates_array) updates = view_of(*updates_array, "updates");
   if (max_cells < 1) {
     throw nb::value_error(("max_cells: " + std::to_string(max_cells) + " is not a positive number of cells").c_str());
   }
@@ -306,7 +310,8 @@ std::string explain_svg_text(std::string_view op, const IntList& input_shape, st
   options.max_cells = max_cells;
   options.cells = cells;
   std::string svg;
-  Status status = explain_svg(op, input, indices, attributes_of(attrs), options, &svg);
+  Status status = scatter ? explain_svg(op, input, indices, updates, attributes_of(attrs), options, &svg)
+                          : explain_svg(op, input, indices, attributes_of(attrs), options, &svg);
   if (!status.ok()) {
     const std::string& m = status.message();
     if (m.rfind("the ", 0) == 0) status = Status(status.code(), "format='svg': " + m);
@@ -358,9 +363,10 @@ void bind_ops(nb::module_& m) {
         "The text of `multigather explain OP`.");
   m.def("explain_svg", &explain_svg_text, "op"_a, "input_shape"_a, "input_dtype"_a, "indices_shape"_a,
         "indices_dtype"_a, "attrs"_a, "input"_a = nb::none(), "indices"_a = nb::none(),
-        "cells"_a = IntList{}, "max_cells"_a = 400,
+        "cells"_a = IntList{}, "max_cells"_a = 400, "updates_shape"_a = nb::none(), "updates"_a = nb::none(),
         "The SVG picture of `multigather explain OP --svg` (multigather::explain_svg): arrays "
-        "(host memory) show their values, None shows positions.");
+        "(host memory) show their values, None shows positions. A scatter op takes updates_shape "
+        "or updates.");
 }
 
 }  // namespace multigather::python

@@ -109,18 +109,19 @@ std::string resolution(const Lowering& l) {
   return "each index v for an axis of size n (index_mode=" + mode + "): " + neg + rule;
 }
 
+// What happens when several updates reach one element.
+std::string duplicate_rule(const Lowering& l) {
+  if (l.reduction == Reduction::kNone) return "updates reaching one element: the LAST in row-major order of G wins";
+  return std::string("updates reaching one element combine in row-major order of G, starting from ") +
+         (l.include_input ? "the input element" : "the first update; include_input=false");
+}
+
 // The scatter lines: the updates, the combine and the duplicate rule.
 std::string scatter_lines(const Lowering& l) {
   std::string s;
   s += "  updates view:     shape " + to_string(l.updates.shape) + " strides " + to_string(l.updates.strides) +
        " (broadcast to G = " + to_string(l.shape.output_shape) + ")\n";
-  s += "  reduction:        " + std::string(reduction_name(l.reduction));
-  if (l.reduction == Reduction::kNone) {
-    s += " (updates reaching one element: the LAST in row-major order of G wins)\n";
-  } else {
-    s += std::string(" (updates reaching one element combine in row-major order of G, starting from ") +
-         (l.include_input ? "the input element" : "the first update; include_input=false") + ")\n";
-  }
+  s += "  reduction:        " + std::string(reduction_name(l.reduction)) + " (" + duplicate_rule(l) + ")\n";
   s += "  determinism:      the same bytes at every thread count and every run\n";
   return s;
 }
@@ -131,6 +132,7 @@ namespace frontends {
 std::string explain_formula(const Lowering& l) { return written_formula(l); }
 std::string explain_resolution(const Lowering& l) { return resolution(l); }
 std::string explain_dimension_table(const Lowering& l) { return dimension_table(l); }
+std::string explain_duplicate_rule(const Lowering& l) { return duplicate_rule(l); }
 }  // namespace frontends
 
 // The text of a gather's lowering (and the base of a scatter's).

@@ -190,6 +190,9 @@ std::string explain_formula(const Lowering& l);
 std::string explain_resolution(const Lowering& l);
 /// explain's per-dimension table ("  dim  input  indices  output  how\n..."), empty for rank 0.
 std::string explain_dimension_table(const Lowering& l);
+/// A scatter's duplicate rule ("updates reaching one element: the LAST in row-major order of G
+/// wins", or how they combine), shared by explain's text and the pictures.
+std::string explain_duplicate_rule(const Lowering& l);
 
 /// Registration of each family's ops (one function per frontend file).
 void append_core_ops(std::vector<OpSpec>* ops);

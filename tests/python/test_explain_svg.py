@@ -1,4 +1,5 @@
-"""multigather.explain(..., format="svg"): the picture of a gather (src/frontends/explain_svg.cpp).
+"""multigather.explain(..., format="svg"): the picture of a gather or a scatter
+(src/frontends/explain_svg.cpp).
 
 Every picture is parsed by an XML parser; the mapping it encodes (each output cell's
 data-input) is checked against the kernel's own result on an input that holds its own flat
@@ -61,8 +62,46 @@ CASES = [
 ]
 
 
+# One call per registry scatter (tests/op_test_support.hpp scatter_explain_cases):
+# (op, input, indices, updates, attrs).
+SCATTER_CASES = [
+    ("scatter_multiaxis", (4, 3), (2, 1), (2, 3), {"axes": [0], "reduction": "add"}),
+    ("onnx.ScatterElements", (4, 3), (2, 3), (2, 3), {"reduction": "add"}),
+    ("onnx.ScatterND", (4, 3), (2, 1), (2, 3), {"reduction": "max"}),
+    ("torch.scatter", (4, 3), (2, 3), (3, 3), {"dim": 0}),
+    ("torch.scatter_add", (4, 3), (4, 2), (4, 2), {"dim": 1}),
+    ("torch.scatter_reduce", (4, 3), (2, 3), (2, 3), {"reduce": "amax", "include_self": False}),
+    ("torch.index_add", (4, 3), (2,), (2, 3), {"alpha": 2}),
+    ("numpy.put_along_axis", (4, 3), (4, 1), (1,), {"axis": 1}),
+    ("numpy.add_at", (4, 3), (5,), (3,), {}),
+    ("webnn.scatterElements", (4, 3), (4, 2), (4, 2), {"axis": 1}),
+    ("webnn.scatterND", (4, 3), (2, 1), (2, 3), {}),
+    ("tf.tensor_scatter_nd_update", (4, 3), (2, 1), (2, 3), {}),
+    ("tf.tensor_scatter_nd_add", (4, 3), (2, 2), (2,), {}),
+    ("tf.tensor_scatter_nd_sub", (4, 3), (2, 1), (2, 3), {}),
+    ("tf.tensor_scatter_nd_min", (4, 3), (2, 1), (2, 3), {}),
+    ("tf.tensor_scatter_nd_max", (4, 3), (2, 1), (2, 3), {"index_mode": "drop"}),
+    ("tf.scatter_nd", (4, 3), (2, 1), (2, 3), {}),
+    ("coreml.scatter", (4, 3), (2,), (4, 2), {"axis": 1, "mode": "sub"}),
+    ("coreml.scatter_along_axis", (4, 3), (4, 2), (4, 2), {"axis": 1}),
+    ("coreml.scatter_nd", (4, 3), (2, 1), (2, 3), {"mode": "update"}),
+    ("tosa.scatter", (2, 4, 3), (2, 2), (2, 2, 3), {}),
+    ("dml.ScatterElements", (4, 3), (4, 2), (4, 2), {"axis": 1}),
+    ("dml.ScatterND", (1, 4, 3), (1, 2, 1), (1, 2, 3),
+     {"input_dimension_count": 2, "indices_dimension_count": 2}),
+    ("tensor.scatter", (4, 3), (2, 1), (2, 1, 3), {"scatter_dims": [0]}),
+    ("numpy.multiply_at", (4, 3), (5,), (3,), {}),
+    ("numpy.minimum_at", (4, 3), (5,), (5, 3), {}),
+    ("numpy.maximum_at", (4, 3), (2, 2), (1,), {}),
+    ("torch.index_copy", (4, 3), (2,), (4, 2), {"dim": 1}),
+    ("torch.index_fill", (4, 3), (2,), (), {}),
+    ("torch.put", (4, 3), (2, 2), (4,), {"accumulate": True}),
+    ("numpy.put", (4, 3), (5,), (5,), {"mode": "wrap"}),
+]
+
+
 def index_dtype(op: str) -> str:
-    return "int32" if op == "tosa.gather" else "int64"
+    return "int32" if op in ("tosa.gather", "tosa.scatter") else "int64"
 
 
 def parse(svg: str) -> ET.Element:
@@ -87,6 +126,24 @@ def test_every_registry_op_is_covered():
     assert sorted(c[0] for c in CASES) == gathers
 
 
+def test_every_registry_op_draws():
+    """Each registry op, gather and scatter, draws a well-formed picture with output cells."""
+    gathers = {c[0]: c for c in CASES}
+    scatters = {c[0]: c for c in SCATTER_CASES}
+    for op in mg.ops():
+        if mg._registry.is_scatter(op):
+            assert op in scatters, f"{op}: no scatter picture case"
+            _, xs, is_, us, attrs = scatters[op]
+            svg = mg.explain(op, xs, is_, updates_shape=us, indices_dtype=index_dtype(op),
+                             format="svg", **attrs)
+        else:
+            assert op in gathers, f"{op}: no gather picture case"
+            _, xs, is_, attrs = gathers[op]
+            svg = mg.explain(op, xs, is_, indices_dtype=index_dtype(op), format="svg", **attrs)
+        assert isinstance(svg, mg.Svg), op
+        assert output_cells(parse(svg)), op
+
+
 @pytest.mark.parametrize("op,xs,is_,attrs", CASES, ids=[c[0] for c in CASES])
 def test_picture_mapping_agrees_with_the_kernel(op, xs, is_, attrs):
     svg = mg.explain(op, xs, is_, indices_dtype=index_dtype(op), format="svg", **attrs)
@@ -107,6 +164,85 @@ def test_picture_mapping_agrees_with_the_kernel(op, xs, is_, attrs):
     root2 = parse(mg.explain(op, input=x, indices=idx, format="svg", **attrs))
     assert [(r.get("data-output"), r.get("data-input")) for r in output_cells(root2)] == \
            [(r.get("data-output"), r.get("data-input")) for r in cells]
+
+
+def scatter_state(root: ET.Element):
+    g = [e for e in root.iter(SVG + "g") if e.get("id") == "scatter"]
+    assert len(g) == 1
+    return g[0]
+
+
+def combine(reduction: str, a: np.float32, b: np.float32) -> np.float32:
+    return {"none": lambda: b, "add": lambda: a + b, "mul": lambda: a * b,
+            "min": lambda: np.fmin(a, b), "max": lambda: np.fmax(a, b)}[reduction]()
+
+
+@pytest.mark.parametrize("op,xs,is_,us,attrs", SCATTER_CASES, ids=[c[0] for c in SCATTER_CASES])
+def test_scatter_picture_agrees_with_the_kernel(op, xs, is_, us, attrs):
+    """The picture's mapping (which updates reach each output cell, in which order), combined
+    by the drawn reduction from the drawn values, is what the kernel writes, bit for bit."""
+    svg = mg.explain(op, xs, is_, updates_shape=us, indices_dtype=index_dtype(op), format="svg",
+                     **attrs)
+    assert isinstance(svg, mg.Svg)
+    root = parse(svg)
+    x = (np.arange(int(np.prod(xs))) + 1).astype(np.float32).reshape(xs)
+    u = ((np.arange(int(np.prod(us))) + 1) * 10).astype(np.float32).reshape(us)
+    idx = indices_from_picture(root, is_, index_dtype(op))
+    out = mg.run(op, x, idx, updates=u, **attrs)
+    root = parse(mg.explain(op, input=x, indices=idx, updates=u, format="svg", **attrs))
+    state = scatter_state(root)
+    reduction, include_input = state.get("data-reduction"), state.get("data-include-input") == "true"
+    inputs = {r.get("data-input"): float(r.get("data-value")) for r in root.iter(SVG + "rect")
+              if r.get("class") == "input"}
+    updates = {r.get("id")[4:]: float(r.get("data-value")) for r in root.iter(SVG + "rect")
+               if r.get("class") == "update"}
+    drawn = set()
+    for r in output_cells(root):
+        f = int(r.get("data-output"))
+        drawn.add(f)
+        terms = [np.float32(updates[c]) for c in r.get("data-update-cells").split(",") if c]
+        want = np.float32(inputs[r.get("data-input")])
+        for i, v in enumerate(terms):
+            want = v if i == 0 and not include_input and reduction != "none" else combine(reduction, want, v)
+        assert r.get("data-combine") == (reduction if terms else "kept")
+        assert out.flat[f].tobytes() == want.tobytes(), (op, f, out.flat[f], want)
+    for f in set(range(out.size)) - drawn:  # a partial write's rest keeps the input
+        assert out.flat[f] == x.flat[f]
+
+
+def test_scatter_duplicates_last_wins_and_dropped_against_numpy():
+    x = np.arange(5, dtype=np.float32)
+    idx = np.array([4, 7, 2, 2, 0, -9])
+    u = np.array([10, 20, 30, 40, 50, 60], dtype=np.float32)
+    root = parse(mg.explain("scatter_multiaxis", input=x, indices=idx, updates=u, axes=[0],
+                            index_mode="drop", format="svg"))
+    assert scatter_state(root).get("data-dropped") == "1,5"
+    want = x.copy()
+    want[[4, 2, 2, 0]] = [10, 30, 40, 50]  # numpy assignment: the last duplicate wins
+    status = {r.get("id"): r.get("data-status") for r in root.iter(SVG + "rect") if r.get("class") == "update"}
+    assert status == {"upd-0": "applied", "upd-1": "dropped", "upd-2": "overwritten",
+                      "upd-3": "applied", "upd-4": "applied", "upd-5": "dropped"}
+    values = {r.get("id")[4:]: float(r.get("data-value")) for r in root.iter(SVG + "rect")
+              if r.get("class") == "update"}
+    for r in output_cells(root):
+        cells = r.get("data-update-cells").split(",") if r.get("data-update-cells") else []
+        got = values[cells[-1]] if cells else x.flat[int(r.get("data-input"))]
+        assert got == want[int(r.get("data-output"))]
+    cell2 = [r for r in output_cells(root) if r.get("data-output") == "2"][0]
+    assert cell2.get("data-updates") == "2,3" and cell2.get("stroke") == "#c0392b"
+    np.testing.assert_array_equal(
+        mg.scatter_multiaxis(x, idx, u, [0], index_mode="drop"), want)
+
+
+def test_scatter_svg_arguments():
+    with pytest.raises(ValueError, match=r"updates_shape is required: onnx.ScatterND is a scatter"):
+        mg.explain("onnx.ScatterND", (4, 3), (2, 1), format="svg")
+    with pytest.raises(ValueError, match=r"onnx.Gather is a gather: it takes no updates"):
+        mg.explain("onnx.Gather", (4, 3), (2,), updates_shape=(2,), format="svg")
+    with pytest.raises(ValueError, match=r"updates= is an argument of format='svg'"):
+        mg.explain("onnx.ScatterND", (4, 3), (2, 1), updates_shape=(2, 3), updates=np.zeros((2, 3)))
+    with pytest.raises(ValueError, match=r"cells: position 6 is outside G"):
+        mg.explain("onnx.ScatterND", (4, 3), (2, 1), updates_shape=(2, 3), cells=[6], format="svg")
 
 
 @pytest.mark.parametrize("mode", ["wrap", "clip", "raise"])
@@ -217,8 +353,10 @@ def render(svg_path: pathlib.Path, png_path: pathlib.Path) -> np.ndarray:
 
 def check_colours(root: ET.Element, pixels: np.ndarray) -> int:
     """Every non-filled output cell shows, at one of three points along its lower edge, the
-    colour of the input cell the picture links it to, and that colour is not white."""
+    colour of the input cell the picture links it to (a scatter: of the last update cell that
+    reaches it; a kept cell is white), and that colour is not white."""
     inputs = {r.get("data-input"): r for r in root.iter(SVG + "rect") if r.get("class") == "input"}
+    updates = {r.get("id")[4:]: r for r in root.iter(SVG + "rect") if r.get("class") == "update"}
     def samples(rect):  # pixels along the lower and upper edges, inside the border
         x, y = float(rect.get("x")), float(rect.get("y"))
         w, h = float(rect.get("width")), float(rect.get("height"))
@@ -227,9 +365,16 @@ def check_colours(root: ET.Element, pixels: np.ndarray) -> int:
 
     checked = 0
     for r in output_cells(root):
-        if int(r.get("data-input")) < 0:
+        if updates:  # a scatter
+            cells = r.get("data-update-cells")
+            if not cells:
+                assert (255, 255, 255) in samples(r), r.get("id")  # kept: white
+                continue
+            src = samples(updates[cells.split(",")[-1]])
+        elif int(r.get("data-input")) < 0:
             continue
-        src = samples(inputs[r.get("data-input")])
+        else:
+            src = samples(inputs[r.get("data-input")])
         colour = max(set(src), key=src.count)  # the input cell's fill (most of its pixels)
         assert colour != (255, 255, 255), r.get("id")
         assert colour in samples(r), (r.get("id"), colour)
@@ -249,12 +394,28 @@ def test_png_rendering_shows_linked_colours(tmp_path):
     assert (pixels[14:30, 20:400].sum(axis=2) < 200).any()
 
 
+@needs_rsvg
+def test_png_rendering_of_a_scatter(tmp_path):
+    svg = mg.explain("numpy.add_at", (4, 3), (5,), updates_shape=(3,), format="svg")
+    (tmp_path / "s.svg").write_text(svg)
+    pixels = render(tmp_path / "s.svg", tmp_path / "s.png")
+    root = parse(svg)
+    assert pixels.shape[1] == int(float(root.get("width")))
+    assert check_colours(root, pixels) == 12  # 5 indices into 4 rows: every row reached
+    # The duplicate's red frame (#c0392b) is drawn around the cell two updates reach.
+    dup = [r for r in output_cells(root) if r.get("stroke") == "#c0392b"]
+    assert dup
+    x, y = int(float(dup[0].get("x"))), int(float(dup[0].get("y")))
+    assert (np.abs(pixels[y - 1:y + 2, x + 8:x + 20] - [0xc0, 0x39, 0x2b]).sum(axis=2) < 40).any()
+
+
 GALLERY = sorted((ROOT / "docs" / "gallery").glob("*.svg"))
 
 
 def test_gallery_has_a_picture_per_equivalence_class():
     names = {p.stem for p in GALLERY}
-    for cls in ("multiaxis", "element", "flat", "block", "nd", "advanced", "windowed"):
+    for cls in ("multiaxis", "element", "flat", "block", "nd", "advanced", "windowed",
+                "scatter", "scatter_element", "scatter_block", "scatter_nd"):
         assert cls in names
     readme = (ROOT / "docs" / "gallery" / "README.md").read_text()
     for p in GALLERY:

@@ -63,7 +63,7 @@ struct RunArgs {
 
 struct ExplainArgs {
   std::string input_shape, indices_shape, updates_shape;
-  std::string svg, input, indices, input_dtype, cells;
+  std::string svg, input, indices, updates, input_dtype, cells;
   std::int64_t max_cells = 400;
 };
 
@@ -93,10 +93,14 @@ void add_run_flags(CLI::App& command, RunArgs& a, const CliOp& op) {
 
 void add_explain_flags(CLI::App& command, ExplainArgs& a, const CliOp& op) {
   if (op.is_scatter()) {
-    command.add_option("--updates-shape", a.updates_shape, "Updates shape, e.g. 2,3")
-        ->required()
+    command.add_option("--updates-shape", a.updates_shape,
+                       "Updates shape, e.g. 2,3; required unless --svg with --updates is given")
         ->expected(0, 1)
         ->type_name("LIST");
+    command.add_option("--updates", a.updates,
+                       "With --svg: the updates tensor (.npy, the input's dtype) whose values the "
+                       "picture shows (without it, update cells show their positions: u0, u1, ...)")
+        ->type_name("FILE");
   }
   command.add_option("--input-shape", a.input_shape,
                          "Input shape, e.g. 4,2,1,2 (rank 0: --input-shape=); required unless --input is given")
@@ -107,8 +111,9 @@ void add_explain_flags(CLI::App& command, ExplainArgs& a, const CliOp& op) {
           ->expected(0, 1)
           ->type_name("LIST");
   command.add_option("--svg", a.svg,
-                     "Draw the gather as an SVG picture into FILE ('-': standard output): input, "
-                     "indices and output cells, which input cell each output cell takes, the "
+                     "Draw the op as an SVG picture into FILE ('-': standard output): input, "
+                     "indices and output cells, which input cell each output cell takes (a scatter: "
+                     "which output cell each update reaches and how duplicates combine), the "
                      "indices cells that gave its coordinates (small shapes only, see --max-cells)")
       ->type_name("FILE");
   command.add_option("--input", a.input,
@@ -123,8 +128,9 @@ void add_explain_flags(CLI::App& command, ExplainArgs& a, const CliOp& op) {
                      "Element dtype of an --input whose descr is raw void ('|V2', '<V1')")
       ->type_name("DTYPE");
   command.add_option("--cells", a.cells,
-                     "With --svg: the output cells (C-order positions in the output) whose lookups "
-                     "get arrows, e.g. 0,5 (default: all for at most 6 cells, else 4 spread out)")
+                     "With --svg: the output cells (C-order positions in the output; a scatter: "
+                     "positions in G, one per update) whose lookups get arrows, e.g. 0,5 (default: "
+                     "all for at most 6 cells, else 4 spread out)")
       ->expected(0, 1)
       ->type_name("LIST");
   command.add_option(
@@ -183,12 +189,13 @@ Status parse_shape(const std::string& text, const std::string& flag, std::vector
 
 int do_explain(const CliOp& op, const CLI::App& command, const ExplainArgs& a, std::ostream& out,
                std::ostream& err) {
-  const bool have_input = !a.input.empty(), have_indices = !a.indices.empty();
+  const bool have_input = !a.input.empty(), have_indices = !a.indices.empty(), have_updates = !a.updates.empty();
   const bool have_input_shape = command.get_option("--input-shape")->count() > 0;
   const bool have_indices_shape = command.get_option("--indices-shape")->count() > 0;
   if (a.svg.empty()) {
-    for (const char* flag : {"--input", "--indices", "--cells"}) {
-      const bool given = std::string(flag) == "--input" ? have_input : std::string(flag) == "--indices" ? have_indices : !a.cells.empty();
+    for (const char* flag : {"--input", "--indices", "--updates", "--cells"}) {
+      const std::string f = flag;
+      const bool given = f == "--input" ? have_input : f == "--indices" ? have_indices : f == "--updates" ? have_updates : !a.cells.empty();
       if (given) return fail(err, kExitUsage, std::string(flag) + " is an option of explain --svg FILE (the picture); the text explain takes shapes only");
     }
     if (command.get_option("--max-cells")->count() > 0) return fail(err, kExitUsage, "--max-cells is an option of explain --svg FILE");
@@ -198,18 +205,19 @@ int do_explain(const CliOp& op, const CLI::App& command, const ExplainArgs& a, s
   if (!have_input && !have_input_shape) return fail(err, kExitUsage, "--input-shape is required (or, with --svg, --input FILE)");
   if (!have_indices && !have_indices_shape) return fail(err, kExitUsage, "--indices-shape is required (or, with --svg, --indices FILE)");
   if (!a.input_dtype.empty() && !have_input) return fail(err, kExitUsage, "--input-dtype describes an --input FILE; there is none");
+  const bool have_updates_shape = op.is_scatter() && command.get_option("--updates-shape")->count() > 0;
+  if (op.is_scatter()) {
+    if (have_updates && have_updates_shape) return fail(err, kExitUsage, "--updates and --updates-shape: give one of them (the shape is read from the file)");
+    if (!have_updates && !have_updates_shape) return fail(err, kExitUsage, "--updates-shape is required (or, with --svg, --updates FILE)");
+  }
 
   std::vector<std::int64_t> input_shape, indices_shape;
   Status s;
   if (have_input_shape) s = parse_shape(a.input_shape, "--input-shape", &input_shape);
   if (s.ok() && have_indices_shape) s = parse_shape(a.indices_shape, "--indices-shape", &indices_shape);
   std::vector<std::int64_t> updates_shape;
-  if (s.ok() && op.is_scatter()) s = parse_shape(a.updates_shape, "--updates-shape", &updates_shape);
+  if (s.ok() && have_updates_shape) s = parse_shape(a.updates_shape, "--updates-shape", &updates_shape);
   if (!s.ok()) return fail(err, exit_code_of(s), s.message());
-  if (op.is_scatter() && !a.svg.empty()) {
-    return fail(err, kExitUsage, "--svg: pictures of scatter ops are not drawn yet (explain "
-                                 "without --svg prints the text)");
-  }
   if (a.svg.empty()) {
     const Dims updates_dims(updates_shape);
     s = op.explain(Dims(input_shape), Dims(indices_shape), op.is_scatter() ? &updates_dims : nullptr, out);
@@ -229,7 +237,7 @@ int do_explain(const CliOp& op, const CLI::App& command, const ExplainArgs& a, s
     read_options.void_dtype = parse_dtype(a.input_dtype);
     if (!read_options.void_dtype) return fail(err, kExitUsage, "--input-dtype: '" + a.input_dtype + "' is not a dtype name");
   }
-  npy::NpyArray input_file, indices_file;
+  npy::NpyArray input_file, indices_file, updates_file;
   TensorView input(nullptr, DType::kFloat32, Dims(input_shape));
   TensorView indices(nullptr, DType::kInt64, Dims(indices_shape));  // explain_svg: --indices-dtype
   if (have_input) {
@@ -242,8 +250,14 @@ int do_explain(const CliOp& op, const CLI::App& command, const ExplainArgs& a, s
     if (!s.ok()) return fail(err, kExitIo, "--indices " + s.message());
     indices = indices_file.view;
   }
+  TensorView updates(nullptr, input.dtype, Dims(updates_shape));
+  if (have_updates) {
+    s = npy::read_npy(a.updates, &updates_file, read_options);
+    if (!s.ok()) return fail(err, kExitIo, "--updates " + s.message());
+    updates = updates_file.view;
+  }
   std::string svg;
-  s = op.explain_svg(input, indices, options, &svg);
+  s = op.explain_svg(input, indices, op.is_scatter() ? &updates : nullptr, options, &svg);
   if (!s.ok()) {
     // Size limits are the picture's own rule: name the flag.
     const std::string m = s.message();

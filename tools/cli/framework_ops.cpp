@@ -84,14 +84,15 @@ class RegistryCliOp final : public CliOp {
     return Status::Ok();
   }
 
-  Status explain_svg(const TensorView& input, const TensorView& indices, const SvgOptions& options,
-                     std::string* svg) const override {
+  Status explain_svg(const TensorView& input, const TensorView& indices, const TensorView* updates,
+                     const SvgOptions& options, std::string* svg) const override {
     TensorView i = indices;
     if (i.data == nullptr) {
       const std::optional<DType> dtype = parse_dtype(indices_dtype_);
       if (!dtype) return InvalidArgument("--indices-dtype: '" + indices_dtype_ + "' is not a dtype name");
       i = TensorView(nullptr, *dtype, indices.shape);
     }
+    if (updates != nullptr) return multigather::explain_svg(spec_.name, input, i, *updates, attributes(), options, svg);
     return multigather::explain_svg(spec_.name, input, i, attributes(), options, svg);
   }
 

@@ -47,9 +47,10 @@ class CliOp {
   /// Prints what run would do for these shapes: output shape, broadcasting, formula. No data.
   virtual Status explain(const Dims& input_shape, const Dims& indices_shape, const Dims* updates_shape,
                          std::ostream& out) const = 0;
-  /// The picture of explain --svg (multigather::explain_svg): input / indices with null data
-  /// draw positions, with data their values. Errors: those of explain_svg.
-  virtual Status explain_svg(const TensorView& input, const TensorView& indices,
+  /// The picture of explain --svg (multigather::explain_svg): input / indices / updates with
+  /// null data draw positions, with data their values (`updates`: null for a gather). Errors:
+  /// those of explain_svg.
+  virtual Status explain_svg(const TensorView& input, const TensorView& indices, const TensorView* updates,
                              const SvgOptions& options, std::string* svg) const = 0;
 };
 
