@@ -118,6 +118,40 @@ def _info(op: str, operands: tuple, attrs: dict) -> dict:
                                updates_shape)
 
 
+def _varying(*arrays: Any) -> frozenset:
+    """The manual mesh axes (jax.shard_map) along which any of ``arrays`` varies."""
+    import jax
+
+    out: frozenset = frozenset()
+    for a in arrays:
+        mat = getattr(jax.typeof(a), "manual_axis_type", None)
+        out |= getattr(mat, "varying", frozenset())
+    return out
+
+
+def _result(shape: Any, dtype: Any, varying: frozenset, like: Any) -> Any:
+    """The ShapeDtypeStruct of an FFI result that varies along ``varying`` (under shard_map a
+    result varies wherever an operand does)."""
+    import jax
+
+    if not varying:
+        return jax.ShapeDtypeStruct(shape, dtype)
+    aval = jax.typeof(like)
+    mat = type(aval.manual_axis_type)(varying=varying)
+    sharding = jax.sharding.NamedSharding(aval.sharding.mesh, jax.sharding.PartitionSpec())
+    return jax.ShapeDtypeStruct(shape, dtype, sharding=sharding, manual_axis_type=mat)
+
+
+def _invariant_along(grad: Any, primal: Any, varying: frozenset) -> Any:
+    """A cotangent computed varying along ``varying``, made to vary like ``primal``: summed
+    over the mesh axes along which the primal is invariant (the transpose of the implicit
+    broadcast that made it vary)."""
+    import jax
+
+    extra = varying - _varying(primal)
+    return jax.lax.psum(grad, tuple(sorted(extra))) if extra else grad
+
+
 @functools.lru_cache(maxsize=None)
 def _differentiable(op: str, attrs_key: tuple) -> Any:
     """The jax.custom_vjp function of one (op, attributes): f(input, indices[, updates])."""
@@ -130,7 +164,7 @@ def _differentiable(op: str, attrs_key: tuple) -> Any:
         input = operands[0]
         info = _info(op, operands, attrs)
         call = jax.ffi.ffi_call("multigather_op",
-                                jax.ShapeDtypeStruct(info["output_shape"], input.dtype),
+                                _result(info["output_shape"], input.dtype, _varying(*operands), input),
                                 vmap_method="expand_dims")
         return call(*operands, mg_op=op, mg_rank=np.int64(input.ndim), **ffi_attrs)
 
@@ -153,14 +187,16 @@ def _differentiable(op: str, attrs_key: tuple) -> Any:
             raise NotImplementedError(
                 f"{op}: no gradient for the updates of this call: the lowering makes them "
                 f"from attributes (a scalar value or a scale)")
-        shapes = [jax.ShapeDtypeStruct(input.shape, input.dtype)]
+        varying = _varying(*residuals, grad_output)
+        shapes = [_result(input.shape, input.dtype, varying, input)]
         if scatter:
-            shapes.append(jax.ShapeDtypeStruct(residuals[2].shape, residuals[2].dtype))
+            shapes.append(_result(residuals[2].shape, residuals[2].dtype, varying, input))
         grads = jax.ffi.ffi_call("multigather_vjp", shapes, vmap_method="expand_dims")(
             *residuals, grad_output, mg_op=op, mg_rank=np.int64(input.ndim), **ffi_attrs)
+        grad_input = _invariant_along(grads[0], input, varying)
         if scatter:
-            return grads[0], None, grads[1]
-        return grads[0], None
+            return grad_input, None, _invariant_along(grads[1], residuals[2], varying)
+        return grad_input, None
 
     function = jax.custom_vjp(primal)
     function.defvjp(forward, backward)
