@@ -30,8 +30,9 @@ namespace multigather {
 /// scatter (broadcast where an operand is not batched), and one execute runs them all. When
 /// the example's lowering made a copy of an operand, each example is lowered and executed in
 /// turn instead (the same results). Errors: those of lower_op and execute; an out-of-range
-/// index names its position in the batched indices ("indices[2,0,1] = 9 is out of range ...",
-/// the batch coordinates first); InvalidArgument for leading sizes that are neither 1 nor the
+/// index is reported as the unbatched call reports it, prefixed with its batch element
+/// ("batch element [2]: indices[0,1] = 9 is out of range for axis 0 of size 4 ...");
+/// InvalidArgument for leading sizes that are neither 1 nor the
 /// batch size, or a batch_rank above an operand's rank.
 Status execute_batched(std::string_view name, const TensorView& input, const TensorView& indices,
                        const TensorView* updates, const Attributes& attrs, int batch_rank,

@@ -84,10 +84,9 @@ def _key(value: Any) -> Any:
 
 
 def _ffi_attr(name: str, value: Any) -> Any:
-    """One attribute as a typed FFI attribute (jax_ffi.cpp decodes them): None -> {} , bool ->
-    bool, int -> int64, float -> float64, str -> string, a sequence of ints -> int64 array."""
-    if value is None:
-        return {}
+    """One attribute as a typed FFI attribute (jax_ffi.cpp decodes them): bool -> bool, int ->
+    int64, float -> float64, str -> string, a sequence of ints -> int64 array. (None travels in
+    the names of ``mg_none``.)"""
     if isinstance(value, (bool, np.bool_)):
         return np.bool_(value)
     if isinstance(value, str):
@@ -158,7 +157,11 @@ def _differentiable(op: str, attrs_key: tuple) -> Any:
     import jax
 
     attrs = dict(attrs_key)
-    ffi_attrs = {name: _ffi_attr(name, value) for name, value in attrs.items()}
+    ffi_attrs = {name: _ffi_attr(name, value) for name, value in attrs.items()
+                 if value is not None}
+    none = ",".join(name for name, value in attrs.items() if value is None)
+    if none:
+        ffi_attrs["mg_none"] = none
 
     def primal(*operands: Any) -> Any:
         input = operands[0]
@@ -179,7 +182,7 @@ def _differentiable(op: str, attrs_key: tuple) -> Any:
             raise NotImplementedError(
                 f"{op}: the gradient of a scatter with reduction {info['reduction']} is not "
                 f"implemented (reductions none and add are differentiable)")
-        if info["copies_input"]:
+        if not scatter and info["copies_input"]:
             raise NotImplementedError(
                 f"{op}: no gradient for this call: its lowering copies the input (see "
                 f"multigather.explain('{op}', ...))")
@@ -219,7 +222,8 @@ def run(op: str, input: Any, indices: Any, updates: Optional[Any] = None, out: A
     attrs = {name: value for name, value in (attrs or {}).items()}
     key = tuple(sorted((name, _key(value)) for name, value in attrs.items()))
     for name, value in key:
-        _ffi_attr(name, value)  # a clear TypeError now for an attribute that cannot travel
+        if value is not None:
+            _ffi_attr(name, value)  # a clear TypeError now for an attribute that cannot travel
     function = _differentiable(op, key)
     if updates is None:
         return function(input, indices)

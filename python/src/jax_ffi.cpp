@@ -7,11 +7,12 @@
 //
 // Attributes: `mg_op` (the registry op's name), `mg_rank` (the example rank of input: operands
 // with more dimensions carry jax.vmap's leading batch dimensions, vmap_method="expand_dims"),
-// and the op's own attributes, typed: int64 scalars, float64 scalars, bool scalars, int64
-// arrays (int lists), strings (enum choices) and an empty dictionary for None. No text round
-// trip. Both handlers run execute_batched / execute_vjp (multigather/transforms.hpp).
+// `mg_none` (the names of the attributes given as None, comma-separated), and the op's own
+// attributes, typed: int64 scalars, float64 scalars, bool scalars, int64 arrays (int lists),
+// strings (enum choices). No text round trip. Both handlers run execute_batched / execute_vjp (multigather/transforms.hpp).
 #include <nanobind/nanobind.h>
 
+#include <algorithm>
 #include <string>
 #include <string_view>
 
@@ -82,35 +83,42 @@ struct Call {
   Attributes attrs;
 };
 
-/// The call's op, example rank and typed attributes from the FFI dictionary. Each value is
-/// decoded by name as the first type that fits (the header's iterator-based decoding does not
-/// compile for every type in jaxlib 0.10.2).
+/// The call's op, example rank and typed attributes from the FFI dictionary. The scalar and
+/// string types are told apart by their tags (no decoding attempt that fails: a failed decode
+/// formats a diagnostic, which costs microseconds); what remains must be an int64 array.
 Status call_of(const ffi::Dictionary& dict, Call* call) {
   for (auto it = dict.begin(); it != dict.end(); ++it) {
     const std::string_view name = *it;
-    if (auto text = dict.get<std::string_view>(name); text.has_value()) {
+    if (dict.contains<std::string_view>(name)) {
+      const std::string_view text = *dict.get<std::string_view>(name);
       if (name == "mg_op") {
-        call->op = std::string(*text);
+        call->op = std::string(text);
+      } else if (name == "mg_none") {
+        // The attributes given as None, comma-separated.
+        for (std::size_t pos = 0; pos < text.size();) {
+          const std::size_t comma = std::min(text.find(',', pos), text.size());
+          call->attrs.set_none(std::string(text.substr(pos, comma - pos)));
+          pos = comma + 1;
+        }
       } else {
-        call->attrs.set_string(std::string(name), std::string(*text));
+        call->attrs.set_string(std::string(name), std::string(text));
       }
-    } else if (auto b = dict.get<bool>(name); b.has_value()) {
-      call->attrs.set_bool(std::string(name), *b);
-    } else if (auto i = dict.get<std::int64_t>(name); i.has_value()) {
+    } else if (dict.contains<bool>(name)) {
+      call->attrs.set_bool(std::string(name), *dict.get<bool>(name));
+    } else if (dict.contains<std::int64_t>(name)) {
+      const std::int64_t value = *dict.get<std::int64_t>(name);
       if (name == "mg_rank") {
-        call->example_rank = static_cast<int>(*i);
+        call->example_rank = static_cast<int>(value);
       } else {
-        call->attrs.set_int(std::string(name), *i);
+        call->attrs.set_int(std::string(name), value);
       }
-    } else if (auto f = dict.get<double>(name); f.has_value()) {
-      call->attrs.set_float(std::string(name), *f);
+    } else if (dict.contains<double>(name)) {
+      call->attrs.set_float(std::string(name), *dict.get<double>(name));
     } else if (auto list = dict.get<ffi::Span<const std::int64_t>>(name); list.has_value()) {
       call->attrs.set_ints(std::string(name), std::vector<std::int64_t>(list->begin(), list->end()));
-    } else if (auto none = dict.get<ffi::Dictionary>(name); none.has_value()) {
-      call->attrs.set_none(std::string(name));
     } else {
       return TypeError("attribute " + std::string(name) + ": an FFI attribute of a type multigather "
-                       "does not take (int64, float64, bool, int64 array, string, or {} for None)");
+                       "does not take (int64, float64, bool, int64 array, string)");
     }
   }
   if (call->op.empty()) return InvalidArgument("the FFI call has no mg_op attribute");

@@ -274,19 +274,28 @@ Status scatter_vjp(const Lowering& l, const TensorView& grad_output, const Mutab
     return InvalidArgument(l.op + ": grad_output shape " + to_string(grad_output.shape) +
                            " must be the output shape " + to_string(grad_input.shape));
   }
-  // grad_input = grad_output, zeroed where an update overwrote the element.
-  std::memcpy(grad_input.data, grad_output.data, nbytes(grad_input));
-  const MutableTensorView targets(grad_input.data, dtype, l.core_output_shape, l.core_output_strides);
+  // grad_input = grad_output, zeroed where an update overwrote the element; all zeros when the
+  // output does not start from the input (tf.scatter_nd: the lowering's own zeros).
   const ScatterOptions assign = scatter_options(l, Reduction::kNone, context);
-  if (l.reduction == Reduction::kNone || !l.include_input) {
+  const MutableTensorView targets(grad_input.data, dtype, l.core_output_shape, l.core_output_strides);
+  if (l.owned_input) {
+    std::memset(grad_input.data, 0, nbytes(grad_input));
+  } else {
+    std::memcpy(grad_input.data, grad_output.data, nbytes(grad_input));
+  }
+  if (!l.owned_input && (l.reduction == Reduction::kNone || !l.include_input)) {
     static const std::byte zeros[16] = {};
     const TensorView zero(zeros, dtype, Dims::filled(targets.rank(), 1), Dims::filled(targets.rank(), 0));
     MULTIGATHER_RETURN_IF_ERROR(scatter_multiaxis_into(targets, l.indices, zero, l.axes, targets, assign));
   }
   if (grad_updates == nullptr) return Status::Ok();
   if (l.owned_updates) {
-    return InvalidArgument(l.op + ": no gradient for the updates: the lowering made them (" +
-                           (l.notes.empty() ? std::string("see explain") : l.notes.front()) + ")");
+    std::string why = "see explain";
+    for (const std::string& note : l.notes) {
+      if (note.find("updates") != std::string::npos || note.find("cop") != std::string::npos) why = note;
+    }
+    return InvalidArgument(l.op + ": no gradient for the updates: the lowering computes them from the "
+                           "operands or attributes (" + why + ")");
   }
   // Each update's cotangent: grad_output at its target (0 when dropped).
   const Dims& g_shape = l.shape.output_shape;
@@ -361,14 +370,19 @@ Status execute_batched(std::string_view name, const TensorView& input, const Ten
     if (updates != nullptr) MULTIGATHER_RETURN_IF_ERROR(split(*updates, batch_rank, "updates", batch_shape, &upd));
     const TensorView* example_updates = updates != nullptr ? &upd.example : nullptr;
     MULTIGATHER_RETURN_IF_ERROR(lower(name, in.example, idx.example, example_updates, attrs, context, &l));
+    const Dims example_output = l.output_shape;
     if (!made_copies(l)) {
       MULTIGATHER_RETURN_IF_ERROR(lift(&l, batch_shape, in, idx, updates != nullptr ? &upd : nullptr));
-      return execute(l, output, context);
+      const Status s = execute(l, output, context);
+      if (s.code() != StatusCode::kOutOfRange) return s;
+      // The lifted call names the position in its own terms: rerun the examples one by one so
+      // that the message is the framework's, prefixed with the batch element.
     }
-    // The lowering copied an operand of example 0: lower and run each example.
+    // The lowering copied an operand of example 0 (or an index is out of range): lower and run
+    // each example.
     std::int64_t out_numel = 1;
-    for (std::int64_t s : l.output_shape) out_numel *= s;
-    const MutableTensorView out_example(output.data, output.dtype, l.output_shape);
+    for (std::int64_t s : example_output) out_numel *= s;
+    const MutableTensorView out_example(output.data, output.dtype, example_output);
     return for_each_example(batch_shape, {&in, &idx, updates != nullptr ? &upd : nullptr},
                             [&](std::int64_t b, const std::vector<std::int64_t>& off) {
       Lowering e;

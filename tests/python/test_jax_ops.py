@@ -53,6 +53,9 @@ GATHERS = [
     ("jax.numpy.take_along_axis",
      lambda x, i: multigather.jax.take_along_axis(x, i, axis=0),
      (_x(5, 3), _i(5, 4, 3)), lambda x, i: np.take_along_axis(x, i, axis=0)),
+    ("jax.numpy.take_along_axis-axis-None",
+     lambda x, i: multigather.jax.take_along_axis(x, i, axis=None),
+     (_x(3, 4), _i(12, 7)), lambda x, i: np.take_along_axis(x, i, axis=None)),
     ("numpy.take", lambda x, i: multigather.numpy.take(x, i, axis=0),
      (_x(5, 2, 3), _i(5, 4)), lambda x, i: np.take(x, i, axis=0)),
     ("onnx.GatherND", lambda x, i: multigather.onnx.gather_nd(x, i),
@@ -248,9 +251,9 @@ def test_errors_inside_jit():
         jax.jit(lambda a, b: multigather.jax.take(a, b, axis=5))(x, bad)
     with pytest.raises(TypeError, match="immutable"):
         jax.jit(lambda a, b: multigather.gather_multiaxis(a, b, [0], out=a))(x, bad)
-    # a batched out-of-range index names its batch coordinate first
+    # a batched out-of-range index names its batch element
     g = jax.vmap(lambda a, b: multigather.gather_multiaxis(a, b, [0]), in_axes=(None, 0))
-    with pytest.raises(Exception, match=r"indices\[1,1,0\] = 9 is out of range"):
+    with pytest.raises(Exception, match=r"batch element \[1\]: indices\[1,0\] = 9 is out of range"):
         np.asarray(g(x, jnp.asarray(np.array([[[0], [1]], [[2], [9]]]))))
 
 
