@@ -10,3 +10,4 @@
 #include "multigather/execute.hpp"
 #include "multigather/lowering.hpp"
 #include "multigather/registry.hpp"
+#include "multigather/transforms.hpp"

@@ -28,7 +28,7 @@ import sys as _sys
 
 import numpy as _np
 
-from . import _interop, _registry
+from . import _interop, _jax_ffi, _registry
 from . import _multigather as _core
 
 __all__ = ["gather_multiaxis", "scatter_multiaxis", "run", "ops", "output_shape", "explain", "Svg",
@@ -132,6 +132,11 @@ def gather_multiaxis(
     result = _gather_numpy(input, indices, axes, index_mode, negative_indices, fill_value, out)
     if result is not NotImplemented:
         return result
+    if _jax_ffi.traced(input, indices):
+        # Inside jax.jit / grad / vmap / shard_map: the XLA FFI custom call (multigather._jax_ffi).
+        return _jax_ffi.run("gather_multiaxis", input, indices, None, out, dict(
+            axes=_interop._ints(axes, "axes"), index_mode=index_mode,
+            negative_indices=bool(negative_indices), fill_value=fill_value))
     return _interop.call(
         input,
         indices,

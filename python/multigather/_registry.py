@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from . import _interop
+from . import _jax_ffi
 from . import _multigather as _core
 
 #: Every registry op by name: family, signature, formula, source, attribute specs.
@@ -81,13 +82,19 @@ def run(op: str, input: Any, indices: Any, out: Any = None, updates: Any = None,
 
 
 def run_general(op: str, input: Any, indices: Any, out: Any = None, **attrs: Any) -> Any:
-    """``run`` without the fast path: every array type through DLPack / the buffer protocol."""
+    """``run`` without the fast path: every array type through DLPack / the buffer protocol;
+    JAX tracers (inside jit / grad / vmap / shard_map) through the XLA FFI (_jax_ffi)."""
+    if _jax_ffi.traced(input, indices):
+        return _jax_ffi.run(op, input, indices, None, out, attrs)
     return _interop.call_core(_core.run_op, input, indices, out, op=op, attrs=attrs)
 
 
 def run_scatter(op: str, input: Any, indices: Any, updates: Any, out: Any = None,
                 **attrs: Any) -> Any:
-    """A scatter op on framework arrays (DLPack / buffer protocol); ``out`` may be ``input``."""
+    """A scatter op on framework arrays (DLPack / buffer protocol); ``out`` may be ``input``.
+    JAX tracers go through the XLA FFI (_jax_ffi)."""
+    if _jax_ffi.traced(input, indices, updates):
+        return _jax_ffi.run(op, input, indices, updates, out, attrs)
     return _interop.call_core_scatter(_core.run_scatter_op, input, indices, updates, out, op=op,
                                       attrs=attrs)
 

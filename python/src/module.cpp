@@ -41,4 +41,5 @@ NB_MODULE(_multigather, m) {
   m.def("get_num_threads", &get_num_threads, "The num_threads option of calls (0: automatic).");
   bind_numpy_fast(m);
   bind_ops(m);
+  bind_jax_ffi(m);
 }

@@ -251,10 +251,10 @@ nb::list registry_ops() {
   return ops;
 }
 
-nb::tuple lower_op_shape(std::string_view op, const IntList& input_shape,
-                         std::string_view input_dtype, const IntList& indices_shape,
-                         std::string_view indices_dtype, nb::handle attrs,
-                         std::optional<IntList> updates_shape) {
+// lower_op on shapes and dtypes alone (null data).
+Lowering lower_shapes(std::string_view op, const IntList& input_shape, std::string_view input_dtype,
+                      const IntList& indices_shape, std::string_view indices_dtype, nb::handle attrs,
+                      const std::optional<IntList>& updates_shape) {
   const TensorView input(nullptr, dtype_named(input_dtype, "input"),
                          Dims(std::span<const std::int64_t>(input_shape)));
   const TensorView indices(nullptr, dtype_named(indices_dtype, "indices"),
@@ -266,9 +266,37 @@ nb::tuple lower_op_shape(std::string_view op, const IntList& input_shape,
   } else {
     raise_if_error(lower_op(op, input, indices, attributes_of(attrs), &lowering));
   }
+  return lowering;
+}
+
+nb::tuple shape_tuple(const Dims& dims) {
   nb::list shape;
-  for (int d = 0; d < lowering.output_shape.size(); ++d) shape.append(lowering.output_shape[d]);
+  for (int d = 0; d < dims.size(); ++d) shape.append(dims[d]);
   return nb::tuple(shape);
+}
+
+nb::tuple lower_op_shape(std::string_view op, const IntList& input_shape,
+                         std::string_view input_dtype, const IntList& indices_shape,
+                         std::string_view indices_dtype, nb::handle attrs,
+                         std::optional<IntList> updates_shape) {
+  return shape_tuple(lower_shapes(op, input_shape, input_dtype, indices_shape, indices_dtype, attrs,
+                                  updates_shape).output_shape);
+}
+
+// What a framework's transformation needs to know of a call before running it (multigather.jax:
+// abstract evaluation and which gradients exist).
+nb::dict lower_op_info(std::string_view op, const IntList& input_shape, std::string_view input_dtype,
+                       const IntList& indices_shape, std::string_view indices_dtype, nb::handle attrs,
+                       std::optional<IntList> updates_shape) {
+  const Lowering l = lower_shapes(op, input_shape, input_dtype, indices_shape, indices_dtype, attrs, updates_shape);
+  nb::dict info;
+  info["output_shape"] = shape_tuple(l.output_shape);
+  info["kind"] = l.kind == OpKind::kScatter ? "scatter" : "gather";
+  info["reduction"] = std::string(reduction_name(l.reduction));
+  info["include_input"] = l.include_input;
+  info["copies_input"] = l.owned_input != nullptr;
+  info["copies_updates"] = l.owned_updates != nullptr;
+  return info;
 }
 
 std::string explain(std::string_view op, const IntList& input_shape, std::string_view input_dtype,
@@ -358,6 +386,10 @@ void bind_ops(nb::module_& m) {
   m.def("lower_op_shape", &lower_op_shape, "op"_a, "input_shape"_a, "input_dtype"_a,
         "indices_shape"_a, "indices_dtype"_a, "attrs"_a, "updates_shape"_a = nb::none(),
         "The framework output shape of a registry op call, from shapes and dtypes alone.");
+  m.def("lower_op_info", &lower_op_info, "op"_a, "input_shape"_a, "input_dtype"_a,
+        "indices_shape"_a, "indices_dtype"_a, "attrs"_a, "updates_shape"_a = nb::none(),
+        "The lowering of a registry op call from shapes and dtypes alone, as a dict: output_shape, "
+        "kind ('gather' | 'scatter'), reduction, include_input, copies_input, copies_updates.");
   m.def("explain_op", &explain, "op"_a, "input_shape"_a, "input_dtype"_a, "indices_shape"_a,
         "indices_dtype"_a, "attrs"_a, "updates_shape"_a = nb::none(),
         "The text of `multigather explain OP`.");

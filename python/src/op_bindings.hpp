@@ -23,4 +23,7 @@ Attributes attributes_of(nb::handle attrs);
 /// Adds gather, registry_ops, run_op, lower_op_shape and explain_op to `m`.
 void bind_ops(nb::module_& m);
 
+/// Adds jax_ffi_handlers to `m`: the XLA FFI handlers (jax_ffi.cpp) as capsules, by platform.
+void bind_jax_ffi(nb::module_& m);
+
 }  // namespace multigather::python

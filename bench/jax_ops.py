@@ -1,0 +1,177 @@
+"""multigather inside jax.jit (the XLA FFI custom call, multigather._jax_ffi) against JAX's own
+gathers and scatters under jit, on the cases of docs/bench.md that JAX can express, in one
+process:
+
+  1 embedding            jnp.take(table, idx, axis=0)           vs multigather.jax.take
+  2 mid_axis_block       jnp.take(x, idx, axis=1)               vs multigather.jax.take
+  3 elements_last_axis   jnp.take_along_axis(x, idx, axis=-1)   vs multigather.jax.take_along_axis
+  4 elements_axis0       jnp.take_along_axis(x, idx, axis=0)    vs multigather.jax.take_along_axis
+  5 gathernd_batch1      x[b, i[..., 0], i[..., 1]]             vs gather_multiaxis(x, i, [1, 2])
+  6 nhwc_xy              x[b, i[..., 1], i[..., 0]]             vs gather_multiaxis(x, i, [2, 1])
+  7 flat_take            jnp.take(x, idx)                       vs multigather.jax.take
+  8 embedding_fp16       as 1, float16 [1000000, 64]
+  9 tiny                 jnp.take(x16x16, idx4, axis=0): microseconds per jitted call
+  S1 embedding_backward  zeros.at[idx].add(updates)             vs scatter_multiaxis(..., "add")
+  S3 scatter_add_axis0   x.at[idx, cols].add(updates)           vs scatter_multiaxis(..., [0], "add")
+  S4 scatter_nd_points   x.at[b, y, x].add(rows)                vs scatter_multiaxis(..., [0, 1, 2], "add")
+  S5 flat_put_add        x.at[idx].add(updates)                 vs scatter_multiaxis(..., [0], "add")
+  S7 tiny_scatter        x16x16.at[idx4].add(u): microseconds per jitted call
+  S6 embedding_train     forward + backward: jax.grad of (take(table, idx) * g).sum() with
+                         jnp.take vs multigather.jax.take (backward: scatter-add via the FFI VJP)
+
+    python3 bench/jax_ops.py [--threads N] [--repeat R] [--quick]
+
+--threads 1 runs XLA's CPU backend single-threaded (XLA_FLAGS
+--xla_cpu_multi_thread_eigen=false, set before jax is imported) and multigather on one thread;
+without it both use every core. Prints median ms per jitted call (block_until_ready) and the
+ratio multigather / jax (below 1: multigather faster); every case first checks that both give
+the same values (scatter-add sums compared with a float tolerance: XLA's order of additions is
+its own; multigather's is row-major and deterministic).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--threads", type=int, default=0, help="1: one thread for both")
+    parser.add_argument("--repeat", type=int, default=9)
+    parser.add_argument("--quick", action="store_true", help="smaller shapes (a smoke run)")
+    args = parser.parse_args()
+    if args.threads == 1:
+        os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") +
+                                   " --xla_cpu_multi_thread_eigen=false").strip()
+    os.environ.setdefault("JAX_PLATFORMS", "cpu")
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+
+    import multigather
+    import multigather.jax as mj
+
+    multigather.set_num_threads(args.threads)
+    q = 8 if args.quick else 1
+    rng = np.random.default_rng(0)
+
+    def timed(fn, *operands, number=1):
+        out = fn(*operands)
+        jax.block_until_ready(out)
+        runs = []
+        for _ in range(args.repeat):
+            t0 = time.perf_counter()
+            for _ in range(number):
+                out = fn(*operands)
+            jax.block_until_ready(out)
+            runs.append((time.perf_counter() - t0) / number)
+        return statistics.median(runs)
+
+    rows = []
+
+    def case(name, theirs, ours, operands, *, exact=True, number=1, unit="ms"):
+        operands = [jnp.asarray(a) for a in operands]
+        jt, mt = jax.jit(theirs), jax.jit(ours)
+        a, b = np.asarray(jt(*operands)), np.asarray(mt(*operands))
+        if exact:
+            np.testing.assert_array_equal(a, b, err_msg=name)
+        else:
+            np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-3, err_msg=name)
+        t_jax = timed(jt, *operands, number=number)
+        t_mg = timed(mt, *operands, number=number)
+        scale = 1e6 if unit == "us" else 1e3
+        rows.append((name, unit, t_jax * scale, t_mg * scale, t_mg / t_jax))
+        print(f"{name:24s} {unit:>3s}  jax {t_jax * scale:10.3f}  multigather {t_mg * scale:10.3f}"
+              f"  ratio {t_mg / t_jax:5.2f}", flush=True)
+
+    f32 = np.float32
+    table = rng.standard_normal((50000 // q, 512)).astype(f32)
+    idx = rng.integers(0, table.shape[0], 8192 // q)
+    case("1 embedding", lambda t, i: jnp.take(t, i, axis=0),
+         lambda t, i: mj.take(t, i, axis=0), (table, idx))
+    x2 = rng.standard_normal((32 // q, 1024, 256)).astype(f32)
+    i2 = rng.integers(0, 1024, 512)
+    case("2 mid_axis_block", lambda x, i: jnp.take(x, i, axis=1),
+         lambda x, i: mj.take(x, i, axis=1), (x2, i2))
+    x3 = rng.standard_normal((4096 // q, 1024)).astype(f32)
+    i3 = rng.integers(0, 1024, (4096 // q, 256))
+    case("3 elements_last_axis", lambda x, i: jnp.take_along_axis(x, i, axis=-1),
+         lambda x, i: mj.take_along_axis(x, i, axis=-1), (x3, i3))
+    x4 = rng.standard_normal((1024, 4096 // q)).astype(f32)
+    i4 = rng.integers(0, 1024, (256, 4096 // q))
+    case("4 elements_axis0", lambda x, i: jnp.take_along_axis(x, i, axis=0),
+         lambda x, i: mj.take_along_axis(x, i, axis=0), (x4, i4))
+    x5 = rng.standard_normal((4, 512 // q, 512, 32)).astype(f32)
+    i5 = np.stack([rng.integers(0, 512 // q, (4, 65536 // q)), rng.integers(0, 512, (4, 65536 // q))], -1)
+    bidx = np.arange(4)[:, None]
+    case("5 gathernd_batch1", lambda x, i: x[bidx, i[..., 0], i[..., 1]],
+         lambda x, i: multigather.gather_multiaxis(x, i[:, :, None, :], [1, 2])[:, :, 0, :],
+         (x5, i5))
+    x6 = rng.standard_normal((8, 256 // q, 256, 16)).astype(f32)
+    i6 = np.stack([rng.integers(0, 256, (8, 4096)), rng.integers(0, 256 // q, (8, 4096))], -1)
+    b6 = np.arange(8)[:, None]
+    case("6 nhwc_xy", lambda x, i: x[b6, i[..., 1], i[..., 0]],
+         lambda x, i: multigather.gather_multiaxis(x, i[:, :, None, :], [2, 1])[:, :, 0, :],
+         (x6, i6))
+    x7 = rng.standard_normal(16777216 // q).astype(f32)
+    i7 = rng.integers(0, x7.size, 4194304 // q)
+    case("7 flat_take", lambda x, i: jnp.take(x, i), lambda x, i: mj.take(x, i), (x7, i7))
+    t8 = rng.standard_normal((1000000 // q, 64)).astype(np.float16)
+    i8 = rng.integers(0, t8.shape[0], 65536 // q)
+    case("8 embedding_fp16", lambda t, i: jnp.take(t, i, axis=0),
+         lambda t, i: mj.take(t, i, axis=0), (t8, i8))
+    x9 = rng.standard_normal((16, 16)).astype(f32)
+    i9 = np.array([3, 1, 4, 1])
+    case("9 tiny", lambda x, i: jnp.take(x, i, axis=0), lambda x, i: mj.take(x, i, axis=0),
+         (x9, i9), number=200, unit="us")
+
+    zeros = np.zeros_like(table)
+    upd = rng.standard_normal((idx.size, 512)).astype(f32)
+    case("S1 embedding_backward", lambda z, i, u: z.at[i].add(u),
+         lambda z, i, u: multigather.scatter_multiaxis(z, i[:, None], u, [0], reduction="add"),
+         (zeros, idx, upd), exact=False)
+    xs3 = rng.standard_normal((1024, 4096 // q)).astype(f32)
+    is3 = rng.integers(0, 1024, (256, 4096 // q))
+    us3 = rng.standard_normal((256, 4096 // q)).astype(f32)
+    cols = np.arange(4096 // q)[None, :]
+    case("S3 scatter_add_axis0", lambda x, i, u: x.at[i, cols].add(u),
+         lambda x, i, u: multigather.scatter_multiaxis(x, i, u, [0], reduction="add"),
+         (xs3, is3, us3), exact=False)
+    xs4 = np.zeros((4, 512 // q, 512, 32), f32)
+    is4 = np.stack([rng.integers(0, 4, 262144 // q), rng.integers(0, 512 // q, 262144 // q),
+                    rng.integers(0, 512, 262144 // q)], -1)
+    us4 = rng.standard_normal((262144 // q, 32)).astype(f32)
+    case("S4 scatter_nd_points", lambda x, i, u: x.at[i[:, 0], i[:, 1], i[:, 2]].add(u),
+         lambda x, i, u: multigather.scatter_multiaxis(
+             x, i.reshape(1, 1, -1, 3), u.reshape(1, 1, -1, 32), [0, 1, 2], reduction="add"),
+         (xs4, is4, us4), exact=False)
+    xs5 = np.zeros(16777216 // q, f32)
+    is5 = rng.integers(0, xs5.size, 4194304 // q)
+    us5 = rng.standard_normal(is5.size).astype(f32)
+    case("S5 flat_put_add", lambda x, i, u: x.at[i].add(u),
+         lambda x, i, u: multigather.scatter_multiaxis(x, i, u, [0], reduction="add"),
+         (xs5, is5, us5), exact=False)
+    us7 = rng.standard_normal((4, 16)).astype(f32)
+    case("S7 tiny_scatter", lambda x, i, u: x.at[i].add(u),
+         lambda x, i, u: multigather.scatter_multiaxis(x, i[:, None], u, [0], reduction="add"),
+         (x9, i9, us7), number=200, unit="us", exact=False)
+    g = rng.standard_normal((idx.size, 512)).astype(f32)
+    case("S6 embedding_train",
+         lambda t, i, w: jax.grad(lambda a: (jnp.take(a, i, axis=0) * w).sum())(t),
+         lambda t, i, w: jax.grad(lambda a: (mj.take(a, i, axis=0) * w).sum())(t),
+         (table, idx, g), exact=False)
+
+    print(f"\njax {jax.__version__}, threads: {'1' if args.threads == 1 else 'all'} "
+          f"({os.cpu_count()} cores); median of {args.repeat}; ratio = multigather / jax")
+    print("| case | unit | jax | multigather | ratio |\n|---|---|---|---|---|")
+    for name, unit, tj, tm, r in rows:
+        print(f"| {name} | {unit} | {tj:.3f} | {tm:.3f} | {r:.2f} |")
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()

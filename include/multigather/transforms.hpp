@@ -1,0 +1,64 @@
+// multigather/transforms.hpp: what a framework's transformations need from the one pipeline:
+// batching (jax.vmap) and the vector-Jacobian product (jax.grad, the adjoint of SPEC section 4).
+//
+// Both start from the op's ordinary Lowering (lower_op) and stay on the one execute path:
+//  - batching LIFTS the Lowering: the batch dimensions become leading dimensions of the core
+//    call (a broadcast dimension for an operand that is not batched), so one execute runs the
+//    whole batch with no loop. Only a lowering that copied data (StableHLO windows, numpy.put's
+//    flattening of a non-contiguous operand) is run example by example;
+//  - the VJP of a gather op is the scatter-add of the output cotangent through the SAME lowered
+//    view of the input (its input-broadcast dimensions sum), the VJP of a scatter op is a gather
+//    of the cotangent through the same lowered targets (with "none", only the winning update of
+//    each element gets a gradient), both run by the core operators.
+//
+// The surfaces: the XLA FFI handlers of the Python package (python/src/jax_ffi.cpp,
+// multigather.jax); nothing here depends on JAX.
+#pragma once
+
+#include "multigather/execute.hpp"
+
+namespace multigather {
+
+/// One call of registry op `name` on operands that carry `batch_rank` leading batch
+/// dimensions (jax.vmap's "expand_dims" convention: each leading size is the batch size or 1,
+/// and 1 means "not batched": the operand is broadcast). The trailing dimensions are one
+/// example's operands; `output` is a C-contiguous view of batch_shape ++ the op's output shape,
+/// where batch_shape[j] is the largest leading size j of the operands.
+///
+/// Every example is lowered by lower_op exactly as an unbatched call would be, then the lowering
+/// is lifted: the batch dimensions become leading non-axis dimensions of the core gather or
+/// scatter (broadcast where an operand is not batched), and one execute runs them all. When
+/// the example's lowering made a copy of an operand, each example is lowered and executed in
+/// turn instead (the same results). Errors: those of lower_op and execute; an out-of-range
+/// index is reported as the unbatched call reports it, prefixed with its batch element
+/// ("batch element [2]: indices[0,1] = 9 is out of range for axis 0 of size 4 ...");
+/// InvalidArgument for leading sizes that are neither 1 nor the
+/// batch size, or a batch_rank above an operand's rank.
+Status execute_batched(std::string_view name, const TensorView& input, const TensorView& indices,
+                       const TensorView* updates, const Attributes& attrs, int batch_rank,
+                       const MutableTensorView& output, const ExecutionContext& context = {}) noexcept;
+
+/// The vector-Jacobian product of registry op `name` at (input, indices[, updates]) for the
+/// output cotangent `grad_output` (C-contiguous, of batch_shape ++ the op's output shape).
+/// Writes the cotangents of the differentiable operands, C-contiguous views of batch_shape ++
+/// the operand's example shape (batch_rank and the leading sizes as in execute_batched; the
+/// values of input and updates are never read, only their shapes):
+///  - a gather op: `grad_input` = scatter_multiaxis(zeros, lowered indices, grad_output, axes,
+///    reduction=add) through the lowered input view: an element read k times gets the sum of
+///    its k cotangents, an input dimension the op broadcasts sums; index_mode fill becomes drop
+///    (a filled element has no source), error / clamp / wrap stay;
+///  - a scatter op (reduction none or add; `grad_updates` may be null when not needed):
+///    grad_input = grad_output, zeroed where an update overwrote the element (none, or add
+///    with include_input=false); grad_updates = grad_output gathered at each update's target
+///    (a dropped update gets 0; with none only the update that wins an element gets it),
+///    summed over the dimensions along which the op broadcasts updates.
+/// Errors: those of lower_op / execute; InvalidArgument for a scatter with reduction mul, min
+/// or max (their gradients are not implemented), a gather whose lowering copies or re-reads
+/// the input through overlapping windows, and updates the lowering copied (a scalar value,
+/// torch.index_add's alpha): there is no view through which their gradient flows.
+Status execute_vjp(std::string_view name, const TensorView& input, const TensorView& indices,
+                   const TensorView* updates, const Attributes& attrs, int batch_rank,
+                   const TensorView& grad_output, const MutableTensorView& grad_input,
+                   const MutableTensorView* grad_updates, const ExecutionContext& context = {}) noexcept;
+
+}  // namespace multigather

@@ -1,0 +1,239 @@
+// The XLA FFI handlers behind multigather.jax's transformable ops (python/multigather/_jax.py):
+// jax.ffi.ffi_call("multigather_op" | "multigather_vjp", ...) inside jit, grad, vmap and
+// shard_map reaches the one pipeline here, on XLA's buffers, without a copy.
+//
+//   multigather_op   args (input, indices[, updates])              rets (output)
+//   multigather_vjp  args (input, indices[, updates], grad_output) rets (grad_input[, grad_updates])
+//
+// Attributes: `mg_op` (the registry op's name), `mg_rank` (the example rank of input: operands
+// with more dimensions carry jax.vmap's leading batch dimensions, vmap_method="expand_dims"),
+// `mg_none` (the names of the attributes given as None, comma-separated), and the op's own
+// attributes, typed: int64 scalars, float64 scalars, bool scalars, int64 arrays (int lists),
+// strings (enum choices). No text round trip. Both handlers run execute_batched / execute_vjp (multigather/transforms.hpp).
+#include <nanobind/nanobind.h>
+
+#include <algorithm>
+#include <string>
+#include <string_view>
+
+#include "multigather/transforms.hpp"
+
+#if defined(MULTIGATHER_PYTHON_JAX_FFI)
+#include "xla/ffi/api/ffi.h"
+#endif
+
+namespace nb = nanobind;
+
+namespace multigather::python {
+
+#if defined(MULTIGATHER_PYTHON_JAX_FFI)
+namespace {
+
+namespace ffi = xla::ffi;
+
+bool dtype_of(ffi::DataType t, DType* out) {
+  switch (t) {
+    case ffi::DataType::PRED: *out = DType::kBool; return true;
+    case ffi::DataType::S8: *out = DType::kInt8; return true;
+    case ffi::DataType::S16: *out = DType::kInt16; return true;
+    case ffi::DataType::S32: *out = DType::kInt32; return true;
+    case ffi::DataType::S64: *out = DType::kInt64; return true;
+    case ffi::DataType::U8: *out = DType::kUInt8; return true;
+    case ffi::DataType::U16: *out = DType::kUInt16; return true;
+    case ffi::DataType::U32: *out = DType::kUInt32; return true;
+    case ffi::DataType::U64: *out = DType::kUInt64; return true;
+    case ffi::DataType::F16: *out = DType::kFloat16; return true;
+    case ffi::DataType::BF16: *out = DType::kBFloat16; return true;
+    case ffi::DataType::F32: *out = DType::kFloat32; return true;
+    case ffi::DataType::F64: *out = DType::kFloat64; return true;
+    case ffi::DataType::C64: *out = DType::kComplex64; return true;
+    case ffi::DataType::C128: *out = DType::kComplex128; return true;
+    case ffi::DataType::F8E4M3FN: *out = DType::kFloat8E4M3FN; return true;
+    case ffi::DataType::F8E5M2: *out = DType::kFloat8E5M2; return true;
+    default: return false;
+  }
+}
+
+/// An XLA buffer (row-major: XLA's default layout, which ffi_call requests) as a view.
+Status view_of(const ffi::AnyBuffer& b, const char* name, MutableTensorView* out) {
+  DType dtype;
+  if (!dtype_of(b.element_type(), &dtype)) {
+    return TypeError(std::string(name) + ": XLA element type " + std::to_string(static_cast<int>(b.element_type())) +
+                     " is not supported by multigather");
+  }
+  const auto dims = b.dimensions();
+  Dims shape;
+  for (std::int64_t d : dims) shape.push_back(d);
+  *out = MutableTensorView(b.untyped_data(), dtype, shape);
+  return Status::Ok();
+}
+
+ffi::Error to_ffi(const Status& s) {
+  if (s.ok()) return ffi::Error::Success();
+  ffi::ErrorCode code = ffi::ErrorCode::kInvalidArgument;
+  if (s.code() == StatusCode::kOutOfRange) code = ffi::ErrorCode::kOutOfRange;
+  if (s.code() == StatusCode::kInternal) code = ffi::ErrorCode::kInternal;
+  // TypeError has no FFI code: the message starts with its kind so that it stays recognizable.
+  return ffi::Error(code, (s.code() == StatusCode::kTypeError ? "TypeError: " : "") + s.message());
+}
+
+struct Call {
+  std::string op;
+  int example_rank = 0;
+  Attributes attrs;
+};
+
+/// The call's op, example rank and typed attributes from the FFI dictionary. The scalar and
+/// string types are told apart by their tags (no decoding attempt that fails: a failed decode
+/// formats a diagnostic, which costs microseconds); what remains must be an int64 array.
+Status call_of(const ffi::Dictionary& dict, Call* call) {
+  for (auto it = dict.begin(); it != dict.end(); ++it) {
+    const std::string_view name = *it;
+    if (dict.contains<std::string_view>(name)) {
+      const std::string_view text = *dict.get<std::string_view>(name);
+      if (name == "mg_op") {
+        call->op = std::string(text);
+      } else if (name == "mg_none") {
+        // The attributes given as None, comma-separated.
+        for (std::size_t pos = 0; pos < text.size();) {
+          const std::size_t comma = std::min(text.find(',', pos), text.size());
+          call->attrs.set_none(std::string(text.substr(pos, comma - pos)));
+          pos = comma + 1;
+        }
+      } else {
+        call->attrs.set_string(std::string(name), std::string(text));
+      }
+    } else if (dict.contains<bool>(name)) {
+      call->attrs.set_bool(std::string(name), *dict.get<bool>(name));
+    } else if (dict.contains<std::int64_t>(name)) {
+      const std::int64_t value = *dict.get<std::int64_t>(name);
+      if (name == "mg_rank") {
+        call->example_rank = static_cast<int>(value);
+      } else {
+        call->attrs.set_int(std::string(name), value);
+      }
+    } else if (dict.contains<double>(name)) {
+      call->attrs.set_float(std::string(name), *dict.get<double>(name));
+    } else if (auto list = dict.get<ffi::Span<const std::int64_t>>(name); list.has_value()) {
+      call->attrs.set_ints(std::string(name), std::vector<std::int64_t>(list->begin(), list->end()));
+    } else {
+      return TypeError("attribute " + std::string(name) + ": an FFI attribute of a type multigather "
+                       "does not take (int64, float64, bool, int64 array, string)");
+    }
+  }
+  if (call->op.empty()) return InvalidArgument("the FFI call has no mg_op attribute");
+  return Status::Ok();
+}
+
+/// The batch rank: how many leading dimensions input has beyond its example rank.
+Status batch_rank_of(const Call& call, const MutableTensorView& input, int* n) {
+  *n = input.rank() - call.example_rank;
+  if (*n < 0) {
+    return InvalidArgument(call.op + ": input has rank " + std::to_string(input.rank()) +
+                           ", less than its example rank " + std::to_string(call.example_rank));
+  }
+  return Status::Ok();
+}
+
+Status run_op_handler(ffi::RemainingArgs args, ffi::RemainingRets rets, const ffi::Dictionary& dict,
+                      const ExecutionContext& context) {
+  Call call;
+  MULTIGATHER_RETURN_IF_ERROR(call_of(dict, &call));
+  if (args.size() != 2 && args.size() != 3) return InvalidArgument(call.op + ": expected 2 or 3 operands");
+  MutableTensorView v[3], out;
+  const char* names[3] = {"input", "indices", "updates"};
+  for (std::size_t k = 0; k < args.size(); ++k) {
+    MULTIGATHER_RETURN_IF_ERROR(view_of(*args.get<ffi::AnyBuffer>(k), names[k], &v[k]));
+  }
+  MULTIGATHER_RETURN_IF_ERROR(view_of(**rets.get<ffi::AnyBuffer>(0), "output", &out));
+  int n = 0;
+  MULTIGATHER_RETURN_IF_ERROR(batch_rank_of(call, v[0], &n));
+  const TensorView updates = v[2];
+  return execute_batched(call.op, v[0], v[1], args.size() == 3 ? &updates : nullptr, call.attrs, n, out, context);
+}
+
+Status run_vjp_handler(ffi::RemainingArgs args, ffi::RemainingRets rets, const ffi::Dictionary& dict,
+                       const ExecutionContext& context) {
+  Call call;
+  MULTIGATHER_RETURN_IF_ERROR(call_of(dict, &call));
+  const bool scatter = args.size() == 4;
+  if (args.size() != 3 && !scatter) return InvalidArgument(call.op + ": expected 3 or 4 operands");
+  MutableTensorView v[4], grad_input, grad_updates;
+  const char* names[4] = {"input", "indices", scatter ? "updates" : "grad_output", "grad_output"};
+  for (std::size_t k = 0; k < args.size(); ++k) {
+    MULTIGATHER_RETURN_IF_ERROR(view_of(*args.get<ffi::AnyBuffer>(k), names[k], &v[k]));
+  }
+  MULTIGATHER_RETURN_IF_ERROR(view_of(**rets.get<ffi::AnyBuffer>(0), "grad_input", &grad_input));
+  if (scatter) MULTIGATHER_RETURN_IF_ERROR(view_of(**rets.get<ffi::AnyBuffer>(1), "grad_updates", &grad_updates));
+  int n = 0;
+  MULTIGATHER_RETURN_IF_ERROR(batch_rank_of(call, v[0], &n));
+  const TensorView updates = v[2];
+  return execute_vjp(call.op, v[0], v[1], scatter ? &updates : nullptr, call.attrs, n,
+                     scatter ? v[3] : v[2], grad_input, scatter ? &grad_updates : nullptr, context);
+}
+
+ffi::Error op_cpu(ffi::RemainingArgs args, ffi::RemainingRets rets, ffi::Dictionary dict) {
+  ExecutionContext context;
+  context.device = Device::kCPU;
+  return to_ffi(run_op_handler(args, rets, dict, context));
+}
+
+ffi::Error vjp_cpu(ffi::RemainingArgs args, ffi::RemainingRets rets, ffi::Dictionary dict) {
+  ExecutionContext context;
+  context.device = Device::kCPU;
+  return to_ffi(run_vjp_handler(args, rets, dict, context));
+}
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(kOpCpu, op_cpu,
+                              ffi::Ffi::Bind().RemainingArgs().RemainingRets().Attrs<ffi::Dictionary>());
+XLA_FFI_DEFINE_HANDLER_SYMBOL(kVjpCpu, vjp_cpu,
+                              ffi::Ffi::Bind().RemainingArgs().RemainingRets().Attrs<ffi::Dictionary>());
+
+#if defined(MULTIGATHER_PYTHON_HAS_CUDA)
+// On a GPU: the same pipeline on XLA's stream (gather ops; scatters and gradients are refused
+// by execute with a message naming the op, as for any CUDA operand).
+ffi::Error op_cuda(void* stream, ffi::RemainingArgs args, ffi::RemainingRets rets, ffi::Dictionary dict) {
+  ExecutionContext context;
+  context.device = Device::kCUDA;
+  context.stream = stream;
+  return to_ffi(run_op_handler(args, rets, dict, context));
+}
+
+ffi::Error vjp_cuda(void* stream, ffi::RemainingArgs args, ffi::RemainingRets rets, ffi::Dictionary dict) {
+  ExecutionContext context;
+  context.device = Device::kCUDA;
+  context.stream = stream;
+  return to_ffi(run_vjp_handler(args, rets, dict, context));
+}
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(kOpCuda, op_cuda,
+                              ffi::Ffi::Bind().Ctx<ffi::PlatformStream<void*>>().RemainingArgs().RemainingRets().Attrs<ffi::Dictionary>());
+XLA_FFI_DEFINE_HANDLER_SYMBOL(kVjpCuda, vjp_cuda,
+                              ffi::Ffi::Bind().Ctx<ffi::PlatformStream<void*>>().RemainingArgs().RemainingRets().Attrs<ffi::Dictionary>());
+#endif
+
+}  // namespace
+#endif
+
+void bind_jax_ffi(nb::module_& m) {
+  m.def("jax_ffi_handlers", []() {
+    nb::dict handlers;
+#if defined(MULTIGATHER_PYTHON_JAX_FFI)
+    nb::dict cpu;
+    cpu["multigather_op"] = nb::capsule(reinterpret_cast<void*>(kOpCpu));
+    cpu["multigather_vjp"] = nb::capsule(reinterpret_cast<void*>(kVjpCpu));
+    handlers["cpu"] = cpu;
+#if defined(MULTIGATHER_PYTHON_HAS_CUDA)
+    nb::dict cuda;
+    cuda["multigather_op"] = nb::capsule(reinterpret_cast<void*>(kOpCuda));
+    cuda["multigather_vjp"] = nb::capsule(reinterpret_cast<void*>(kVjpCuda));
+    handlers["CUDA"] = cuda;
+#endif
+#endif
+    return handlers;
+  }, "The XLA FFI handlers of this build, by platform: {'cpu': {'multigather_op': capsule, "
+     "'multigather_vjp': capsule}, 'CUDA': {...} in a CUDA build}; {} when built without the "
+     "XLA FFI headers (jax.ffi.register_ffi_target takes the capsules).");
+}
+
+}  // namespace multigather::python

@@ -1,0 +1,461 @@
+// Batching (jax.vmap) and vector-Jacobian products (jax.grad) on the one pipeline
+// (multigather/transforms.hpp): a lowering lifted by the batch dimensions, and the adjoint of a
+// lowered call run by the core operators through the lowering's own views.
+#include "multigather/transforms.hpp"
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace multigather {
+namespace {
+
+std::string str(std::int64_t v) { return std::to_string(v); }
+
+/// An operand split into its `n` leading batch dimensions and one example (the example view
+/// starts at batch element 0).
+struct Split {
+  TensorView example;
+  Dims lead_sizes, lead_strides;
+};
+
+Status split(const TensorView& view, int n, const char* name, const Dims& batch_shape, Split* out) {
+  if (view.rank() < n) {
+    return InvalidArgument(std::string(name) + " has rank " + str(view.rank()) + ", fewer than the " +
+                           str(n) + " batch dimensions");
+  }
+  Dims shape, strides;
+  for (int d = 0; d < view.rank(); ++d) {
+    if (d < n) {
+      if (view.shape[d] != 1 && view.shape[d] != batch_shape[d]) {
+        return InvalidArgument(std::string(name) + ".shape[" + str(d) + "] = " + str(view.shape[d]) +
+                               " must be the batch size " + str(batch_shape[d]) + " or 1 (not batched)");
+      }
+      out->lead_sizes.push_back(view.shape[d]);
+      out->lead_strides.push_back(view.shape[d] == 1 ? 0 : view.strides[d]);
+    } else {
+      shape.push_back(view.shape[d]);
+      strides.push_back(view.strides[d]);
+    }
+  }
+  out->example = TensorView(view.data, view.dtype, shape, strides);
+  return Status::Ok();
+}
+
+Dims concat(const Dims& a, const Dims& b) {
+  Dims out = a;
+  for (std::int64_t v : b) out.push_back(v);
+  return out;
+}
+
+TensorView prepend(const TensorView& v, const Dims& sizes, const Dims& strides) {
+  return TensorView(v.data, v.dtype, concat(sizes, v.shape), concat(strides, v.strides));
+}
+
+/// A lead that covers the whole batch: size-1 (unbatched) leading dimensions read the same
+/// example for every batch element (stride 0).
+void broadcast_lead(const Dims& batch_shape, Split* s) {
+  for (int j = 0; j < batch_shape.size(); ++j) {
+    if (s->lead_sizes[j] != batch_shape[j]) {
+      s->lead_sizes[j] = batch_shape[j];
+      s->lead_strides[j] = 0;
+    }
+  }
+}
+
+bool made_copies(const Lowering& l) {
+  return l.owned_input != nullptr || l.owned_indices != nullptr || l.owned_updates != nullptr;
+}
+
+/// The example lowering `l` (made on the example views of `input` / `indices` / `updates`)
+/// lifted by the batch dimensions: they become leading non-axis dimensions of the core call.
+Status lift(Lowering* l, const Dims& batch_shape, Split input, const Split& indices,
+            const Split* updates) {
+  const int n = batch_shape.size();
+  const int r = l->input.rank();
+  const bool scatter = l->kind == OpKind::kScatter;
+  // A scatter's output starts as its input: the input covers the whole batch.
+  if (scatter) broadcast_lead(batch_shape, &input);
+  std::vector<std::int64_t> axes;
+  for (std::int64_t a : l->axes) axes.push_back((a < 0 ? a + r : a) + n);
+  l->input = prepend(l->input, input.lead_sizes, input.lead_strides);
+  l->indices = prepend(l->indices, indices.lead_sizes, indices.lead_strides);
+  GatherShape shape;
+  if (scatter) {
+    Split u = *updates;
+    l->updates = prepend(l->updates, u.lead_sizes, u.lead_strides);
+    MULTIGATHER_RETURN_IF_ERROR(infer_scatter_shape(l->input.shape, l->indices.shape, l->updates.shape, axes, &shape));
+    if (l->has_scatter_base) l->scatter_base = prepend(l->scatter_base, input.lead_sizes, input.lead_strides);
+  } else {
+    MULTIGATHER_RETURN_IF_ERROR(infer_shape(l->input.shape, l->indices.shape, axes, &shape));
+  }
+  for (int j = 0; j < n; ++j) {
+    if (shape.output_shape[j] != batch_shape[j]) {
+      return InvalidArgument(l->op + ": batch dimension " + str(j) + " has size " + str(batch_shape[j]) +
+                             " in the output but " + str(shape.output_shape[j]) + " in the operands");
+    }
+  }
+  // The output: batch_shape ++ the example's output, C-contiguous.
+  std::int64_t step = 1;
+  for (std::int64_t s : l->output_shape) step *= s;
+  Dims lead_strides = Dims::filled(n, 0);
+  for (int j = n - 1; j >= 0; --j) {
+    lead_strides[j] = step;
+    step *= batch_shape[j];
+  }
+  // A scatter's core output has its core input's shape, a gather's is G.
+  l->core_output_shape = scatter ? l->input.shape : shape.output_shape;
+  l->core_output_strides = concat(lead_strides, l->core_output_strides);
+  l->output_shape = concat(batch_shape, l->output_shape);
+  l->axes = axes;
+  l->shape = shape;
+  l->logical_indices_shape = shape.logical_indices_shape;
+  // Messages name positions in the batched indices, the batch coordinates first.
+  IndexErrorContext& e = l->index_errors;
+  e.indices = prepend(e.indices, indices.lead_sizes, indices.lead_strides);
+  if (e.coordinate_dim >= 0) e.coordinate_dim += n;
+  return Status::Ok();
+}
+
+Device lowering_device(const ExecutionContext& context) {
+  return context.device == Device::kCUDA ? Device::kCUDA : Device::kCPU;
+}
+
+Status lower(std::string_view name, const TensorView& input, const TensorView& indices,
+             const TensorView* updates, const Attributes& attrs, const ExecutionContext& context,
+             Lowering* l) {
+  return updates != nullptr ? lower_op(name, input, indices, *updates, attrs, l, lowering_device(context))
+                            : lower_op(name, input, indices, attrs, l, lowering_device(context));
+}
+
+/// Runs `body(b, offsets...)` for every batch element b (C order) with each operand's element
+/// offset of that example; an error is prefixed with the batch element.
+template <class Body>
+Status for_each_example(const Dims& batch_shape, const std::vector<const Split*>& operands, const Body& body) {
+  const int n = batch_shape.size();
+  std::int64_t count = 1;
+  for (std::int64_t s : batch_shape) count *= s;
+  std::vector<std::int64_t> pos(static_cast<std::size_t>(n), 0);
+  std::vector<std::int64_t> offsets(operands.size(), 0);
+  for (std::int64_t b = 0; b < count; ++b) {
+    for (std::size_t k = 0; k < operands.size(); ++k) {
+      offsets[k] = 0;
+      if (operands[k] == nullptr) continue;
+      for (int j = 0; j < n; ++j) offsets[k] += pos[static_cast<std::size_t>(j)] * operands[k]->lead_strides[j];
+    }
+    Status s = body(b, offsets);
+    if (!s.ok()) {
+      std::string where;
+      for (int j = 0; j < n; ++j) where += (j ? "," : "") + str(pos[static_cast<std::size_t>(j)]);
+      return Status(s.code(), "batch element [" + where + "]: " + s.message());
+    }
+    for (int j = n - 1; j >= 0; --j) {
+      if (++pos[static_cast<std::size_t>(j)] < batch_shape[j]) break;
+      pos[static_cast<std::size_t>(j)] = 0;
+    }
+  }
+  return Status::Ok();
+}
+
+TensorView at(const TensorView& v, std::int64_t offset) {
+  return TensorView(static_cast<const std::byte*>(v.data) + offset * static_cast<std::int64_t>(element_size(v.dtype)),
+                    v.dtype, v.shape, v.strides);
+}
+
+MutableTensorView at(const MutableTensorView& v, std::int64_t offset) {
+  return MutableTensorView(static_cast<std::byte*>(v.data) + offset * static_cast<std::int64_t>(element_size(v.dtype)),
+                           v.dtype, v.shape, v.strides);
+}
+
+Dims batch_of(const Dims& shape, int n) {
+  Dims out;
+  for (int j = 0; j < n && j < shape.size(); ++j) out.push_back(shape[j]);
+  return out;
+}
+
+Status check_batch_rank(int n, const Dims& output_shape, const char* output_name) {
+  if (n < 0 || n > output_shape.size()) {
+    return InvalidArgument(std::string("batch_rank ") + str(n) + " must be in [0, " + output_name +
+                           " rank " + str(output_shape.size()) + "]");
+  }
+  return Status::Ok();
+}
+
+std::size_t nbytes(const MutableTensorView& v) {
+  return static_cast<std::size_t>(v.numel()) * element_size(v.dtype);
+}
+
+Status require_contiguous(const TensorView& v, const char* name) {
+  if (v.numel() > 1 && v.strides != contiguous_strides(v.shape)) {
+    return InvalidArgument(std::string(name) + " must be C-contiguous (strides " + to_string(v.strides) +
+                           " for shape " + to_string(v.shape) + ")");
+  }
+  return Status::Ok();
+}
+
+// ---- VJPs of one (possibly lifted) lowering ---------------------------------------------------
+
+GatherOptions gather_options(const Lowering& l, const ExecutionContext& context) {
+  GatherOptions o = l.options;
+  if (o.index_mode == IndexMode::kDrop) {
+    o.index_mode = IndexMode::kFill;  // a scatter's dropped update reads nothing: 0
+    o.fill_value = Scalar::from_int(0);
+  }
+  if (context.num_threads >= 0) o.num_threads = context.num_threads;
+  return o;
+}
+
+ScatterOptions scatter_options(const Lowering& l, Reduction reduction, const ExecutionContext& context) {
+  ScatterOptions o;
+  o.reduction = reduction;
+  o.index_mode = l.options.index_mode == IndexMode::kFill ? IndexMode::kDrop : l.options.index_mode;
+  o.negative_indices = l.options.negative_indices;
+  o.num_threads = context.num_threads >= 0 ? context.num_threads : l.options.num_threads;
+  return o;
+}
+
+/// `view` with each broadcast dimension (stride 0, size > 1) folded to size 1: the target of a
+/// scatter-add that sums what the broadcast repeated.
+MutableTensorView fold_broadcast(const TensorView& view, std::array<bool, kMaxRank>* folded) {
+  MutableTensorView out(const_cast<void*>(view.data), view.dtype, view.shape, view.strides);
+  for (int d = 0; d < view.rank(); ++d) {
+    (*folded)[static_cast<std::size_t>(d)] = view.strides[d] == 0 && view.shape[d] > 1;
+    if ((*folded)[static_cast<std::size_t>(d)]) out.shape[d] = 1;
+  }
+  return out;
+}
+
+Status no_self_overlap(const Lowering& l, const MutableTensorView& v, const char* what) {
+  if (v.numel() > 1 && has_self_overlap(v.shape, v.strides)) {
+    return InvalidArgument(l.op + ": no gradient: the lowering reads " + what + " elements through "
+                           "overlapping views (strides " + to_string(v.strides) + "), which a scatter "
+                           "cannot write back");
+  }
+  return Status::Ok();
+}
+
+/// grad_input (zeroed by the caller, the lowering's input views point into it) += the
+/// scatter-add of grad_output through the lowered input view.
+Status gather_vjp(const Lowering& l, const TensorView& grad_output, const ExecutionContext& context) {
+  if (l.owned_input) {
+    return InvalidArgument(l.op + ": no gradient: the lowering copies the input (" +
+                           (l.notes.empty() ? std::string("see explain") : l.notes.front()) + ")");
+  }
+  std::array<bool, kMaxRank> folded{};
+  const MutableTensorView target = fold_broadcast(l.input, &folded);
+  MULTIGATHER_RETURN_IF_ERROR(no_self_overlap(l, target, "input"));
+  // An input dimension the lowering broadcast by a stride 0 sums over the output's extent of
+  // it; where the indices do not span it either, broadcast them explicitly so that G keeps it.
+  TensorView indices = l.indices;
+  const int r = target.rank();
+  for (int d = 0; d < r; ++d) {
+    if (!folded[static_cast<std::size_t>(d)] || l.shape.logical_indices_shape[d] != 1) continue;
+    if (d == r - 1 && l.shape.coordinate_size > 1) {
+      return InvalidArgument(l.op + ": no gradient: the lowering broadcasts the input along its last "
+                             "dimension while the indices hold coordinate tuples there");
+    }
+    indices.shape[d] = l.input.shape[d];
+    indices.strides[d] = 0;
+  }
+  const TensorView updates(grad_output.data, grad_output.dtype, l.core_output_shape, l.core_output_strides);
+  return scatter_multiaxis_into(target, indices, updates, l.axes, target,
+                                scatter_options(l, Reduction::kAdd, context));
+}
+
+Status scatter_vjp(const Lowering& l, const TensorView& grad_output, const MutableTensorView& grad_input,
+                   const MutableTensorView* grad_updates, const ExecutionContext& context) {
+  if (l.reduction != Reduction::kNone && l.reduction != Reduction::kAdd) {
+    return InvalidArgument(l.op + ": the gradient of a scatter with reduction " +
+                           std::string(reduction_name(l.reduction)) + " is not implemented (only none "
+                           "and add are differentiable)");
+  }
+  const DType dtype = grad_input.dtype;
+  if (nbytes(grad_input) != static_cast<std::size_t>(grad_output.numel()) * element_size(grad_output.dtype)) {
+    return InvalidArgument(l.op + ": grad_output shape " + to_string(grad_output.shape) +
+                           " must be the output shape " + to_string(grad_input.shape));
+  }
+  // grad_input = grad_output, zeroed where an update overwrote the element; all zeros when the
+  // output does not start from the input (tf.scatter_nd: the lowering's own zeros).
+  const ScatterOptions assign = scatter_options(l, Reduction::kNone, context);
+  const MutableTensorView targets(grad_input.data, dtype, l.core_output_shape, l.core_output_strides);
+  if (l.owned_input) {
+    std::memset(grad_input.data, 0, nbytes(grad_input));
+  } else {
+    std::memcpy(grad_input.data, grad_output.data, nbytes(grad_input));
+  }
+  if (!l.owned_input && (l.reduction == Reduction::kNone || !l.include_input)) {
+    static const std::byte zeros[16] = {};
+    const TensorView zero(zeros, dtype, Dims::filled(targets.rank(), 1), Dims::filled(targets.rank(), 0));
+    MULTIGATHER_RETURN_IF_ERROR(scatter_multiaxis_into(targets, l.indices, zero, l.axes, targets, assign));
+  }
+  if (grad_updates == nullptr) return Status::Ok();
+  if (l.owned_updates) {
+    std::string why = "see explain";
+    for (const std::string& note : l.notes) {
+      if (note.find("updates") != std::string::npos || note.find("cop") != std::string::npos) why = note;
+    }
+    return InvalidArgument(l.op + ": no gradient for the updates: the lowering computes them from the "
+                           "operands or attributes (" + why + ")");
+  }
+  // Each update's cotangent: grad_output at its target (0 when dropped).
+  const Dims& g_shape = l.shape.output_shape;
+  const TensorView read(grad_output.data, dtype, l.core_output_shape, l.core_output_strides);
+  Tensor g(dtype, g_shape);
+  MULTIGATHER_RETURN_IF_ERROR(gather_multiaxis_into(read, l.indices, l.axes, g.mutable_view(), gather_options(l, context)));
+  if (l.reduction == Reduction::kNone) {
+    // Only the winner of each target (the last in row-major order) gets it: scatter each
+    // update's position, read back which position won.
+    Tensor positions(DType::kInt64, g_shape), winner(DType::kInt64, l.core_output_shape), won(DType::kInt64, g_shape);
+    for (std::int64_t o = 0; o < positions.numel(); ++o) positions.data_as<std::int64_t>()[o] = o;
+    for (std::int64_t o = 0; o < winner.numel(); ++o) winner.data_as<std::int64_t>()[o] = -1;
+    MULTIGATHER_RETURN_IF_ERROR(scatter_multiaxis_into(winner.view(), l.indices, positions.view(), l.axes,
+                                                       winner.mutable_view(), assign));
+    GatherOptions o = gather_options(l, context);
+    o.fill_value = Scalar::from_int(-1);
+    MULTIGATHER_RETURN_IF_ERROR(gather_multiaxis_into(winner.view(), l.indices, l.axes, won.mutable_view(), o));
+    const std::size_t es = element_size(dtype);
+    auto* bytes = static_cast<std::byte*>(g.data());
+    for (std::int64_t p = 0; p < g.numel(); ++p) {
+      if (won.data_as<std::int64_t>()[p] != p) std::memset(bytes + p * es, 0, es);
+    }
+  }
+  // Summed into the updates through the lowered updates view (its broadcast dimensions sum):
+  // a scatter-add with no axes, whose targets are the broadcast positions.
+  std::memset(grad_updates->data, 0, nbytes(*grad_updates));
+  std::array<bool, kMaxRank> folded{};
+  const MutableTensorView target = fold_broadcast(l.updates, &folded);
+  MULTIGATHER_RETURN_IF_ERROR(no_self_overlap(l, target, "updates"));
+  static const std::int64_t zero_index = 0;
+  const TensorView everywhere(&zero_index, DType::kInt64, g_shape, Dims::filled(g_shape.size(), 0));
+  ScatterOptions add;
+  add.reduction = Reduction::kAdd;
+  add.num_threads = assign.num_threads;
+  return scatter_multiaxis_into(target, everywhere, g.view(), {}, target, add);
+}
+
+Status vjp_one(const Lowering& l, const TensorView& grad_output, const MutableTensorView& grad_input,
+               const MutableTensorView* grad_updates, const ExecutionContext& context) {
+  if (l.kind == OpKind::kScatter) return scatter_vjp(l, grad_output, grad_input, grad_updates, context);
+  std::memset(grad_input.data, 0, nbytes(grad_input));
+  return gather_vjp(l, grad_output, context);
+}
+
+Status guarded(std::string_view op, const auto& body) noexcept {
+  try {
+    return body();
+  } catch (const Error& e) {
+    return Status(e.code(), e.what());
+  } catch (...) {
+    return Status(StatusCode::kInternal, "out of memory while running " + std::string(op));
+  }
+}
+
+}  // namespace
+
+Status execute_batched(std::string_view name, const TensorView& input, const TensorView& indices,
+                       const TensorView* updates, const Attributes& attrs, int batch_rank,
+                       const MutableTensorView& output, const ExecutionContext& context) noexcept {
+  return guarded(name, [&]() -> Status {
+    MULTIGATHER_RETURN_IF_ERROR(check_batch_rank(batch_rank, output.shape, "output"));
+    Lowering l;
+    if (batch_rank == 0) {
+      MULTIGATHER_RETURN_IF_ERROR(lower(name, input, indices, updates, attrs, context, &l));
+      return execute(l, output, context);
+    }
+    MULTIGATHER_RETURN_IF_ERROR(require_contiguous(output, "output"));
+    const Dims batch_shape = batch_of(output.shape, batch_rank);
+    Split in, idx, upd;
+    MULTIGATHER_RETURN_IF_ERROR(split(input, batch_rank, "input", batch_shape, &in));
+    MULTIGATHER_RETURN_IF_ERROR(split(indices, batch_rank, "indices", batch_shape, &idx));
+    if (updates != nullptr) MULTIGATHER_RETURN_IF_ERROR(split(*updates, batch_rank, "updates", batch_shape, &upd));
+    const TensorView* example_updates = updates != nullptr ? &upd.example : nullptr;
+    MULTIGATHER_RETURN_IF_ERROR(lower(name, in.example, idx.example, example_updates, attrs, context, &l));
+    const Dims example_output = l.output_shape;
+    if (!made_copies(l)) {
+      MULTIGATHER_RETURN_IF_ERROR(lift(&l, batch_shape, in, idx, updates != nullptr ? &upd : nullptr));
+      const Status s = execute(l, output, context);
+      if (s.code() != StatusCode::kOutOfRange) return s;
+      // The lifted call names the position in its own terms: rerun the examples one by one so
+      // that the message is the framework's, prefixed with the batch element.
+    }
+    // The lowering copied an operand of example 0 (or an index is out of range): lower and run
+    // each example.
+    std::int64_t out_numel = 1;
+    for (std::int64_t s : example_output) out_numel *= s;
+    const MutableTensorView out_example(output.data, output.dtype, example_output);
+    return for_each_example(batch_shape, {&in, &idx, updates != nullptr ? &upd : nullptr},
+                            [&](std::int64_t b, const std::vector<std::int64_t>& off) {
+      Lowering e;
+      const TensorView u = updates != nullptr ? at(upd.example, off[2]) : TensorView();
+      MULTIGATHER_RETURN_IF_ERROR(lower(name, at(in.example, off[0]), at(idx.example, off[1]),
+                                        updates != nullptr ? &u : nullptr, attrs, context, &e));
+      return execute(e, at(out_example, b * out_numel), context);
+    });
+  });
+}
+
+Status execute_vjp(std::string_view name, const TensorView& input, const TensorView& indices,
+                   const TensorView* updates, const Attributes& attrs, int batch_rank,
+                   const TensorView& grad_output, const MutableTensorView& grad_input,
+                   const MutableTensorView* grad_updates, const ExecutionContext& context) noexcept {
+  return guarded(name, [&]() -> Status {
+    if (context.device == Device::kCUDA) {
+      return InvalidArgument(std::string(name) + ": gradients run on the CPU engine only in this version");
+    }
+    MULTIGATHER_RETURN_IF_ERROR(check_batch_rank(batch_rank, grad_output.shape, "grad_output"));
+    MULTIGATHER_RETURN_IF_ERROR(require_contiguous(grad_output, "grad_output"));
+    MULTIGATHER_RETURN_IF_ERROR(require_contiguous(grad_input, "grad_input"));
+    if (grad_updates != nullptr) MULTIGATHER_RETURN_IF_ERROR(require_contiguous(*grad_updates, "grad_updates"));
+    if (grad_input.dtype != input.dtype || !(batch_of(grad_input.shape, batch_rank) == batch_of(grad_output.shape, batch_rank))) {
+      return InvalidArgument(std::string(name) + ": grad_input must have input's dtype and the batch shape " +
+                             to_string(batch_of(grad_output.shape, batch_rank)));
+    }
+    const Dims batch_shape = batch_of(grad_output.shape, batch_rank);
+    // The lowering is made on the GRADIENTS' buffers (same example shapes and dtypes as input
+    // and updates; lowerings read only index values), so its views point where the gradients go.
+    Split gin, idx, gupd, upd, gout;
+    MULTIGATHER_RETURN_IF_ERROR(split(grad_input, batch_rank, "grad_input", batch_shape, &gin));
+    MULTIGATHER_RETURN_IF_ERROR(split(indices, batch_rank, "indices", batch_shape, &idx));
+    MULTIGATHER_RETURN_IF_ERROR(split(grad_output, batch_rank, "grad_output", batch_shape, &gout));
+    if (updates != nullptr) {
+      MULTIGATHER_RETURN_IF_ERROR(split(*updates, batch_rank, "updates", batch_shape, &upd));
+      if (grad_updates != nullptr) {
+        MULTIGATHER_RETURN_IF_ERROR(split(*grad_updates, batch_rank, "grad_updates", batch_shape, &gupd));
+        if (!(gupd.example.shape == upd.example.shape) || gupd.example.dtype != upd.example.dtype) {
+          return InvalidArgument(std::string(name) + ": grad_updates must have updates' example shape " +
+                                 to_string(upd.example.shape) + " and dtype");
+        }
+      } else {
+        gupd = upd;
+      }
+    }
+    Split in;
+    MULTIGATHER_RETURN_IF_ERROR(split(input, batch_rank, "input", batch_shape, &in));
+    if (!(gin.example.shape == in.example.shape)) {
+      return InvalidArgument(std::string(name) + ": grad_input's example shape " + to_string(gin.example.shape) +
+                             " must be input's " + to_string(in.example.shape));
+    }
+    const TensorView* example_updates = updates != nullptr ? &gupd.example : nullptr;
+    Lowering l;
+    MULTIGATHER_RETURN_IF_ERROR(lower(name, gin.example, idx.example, example_updates, attrs, context, &l));
+    if (batch_rank == 0 || !made_copies(l)) {
+      if (batch_rank > 0) MULTIGATHER_RETURN_IF_ERROR(lift(&l, batch_shape, gin, idx, updates != nullptr ? &gupd : nullptr));
+      return vjp_one(l, grad_output, grad_input, grad_updates, context);
+    }
+    std::int64_t out_numel = 1, in_numel = gin.example.numel(), upd_numel = gupd.example.numel();
+    for (std::int64_t s : l.output_shape) out_numel *= s;
+    return for_each_example(batch_shape, {&idx}, [&](std::int64_t b, const std::vector<std::int64_t>& off) {
+      Lowering e;
+      const TensorView gi = at(gin.example, b * in_numel);
+      const TensorView gu = updates != nullptr ? at(gupd.example, b * upd_numel) : TensorView();
+      MULTIGATHER_RETURN_IF_ERROR(lower(name, gi, at(idx.example, off[0]), updates != nullptr ? &gu : nullptr,
+                                        attrs, context, &e));
+      const MutableTensorView gi_out(const_cast<void*>(gi.data), gi.dtype, gi.shape);
+      const MutableTensorView gu_out(const_cast<void*>(gu.data), gu.dtype, gu.shape);
+      const TensorView go(at(gout.example, b * out_numel));
+      return vjp_one(e, go, gi_out, grad_updates != nullptr ? &gu_out : nullptr, context);
+    });
+  });
+}
+
+}  // namespace multigather

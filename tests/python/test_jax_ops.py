@@ -1,0 +1,340 @@
+"""multigather inside JAX transformations (multigather._jax_ffi, python/src/jax_ffi.cpp): jit,
+grad, vmap (nested), checkpoint and shard_map, through the XLA FFI custom call.
+
+Oracles: the eager call (the DLPack path, no FFI), numpy, and JAX's own ops (jnp.take,
+jnp.take_along_axis, lax.gather, .at[].add / .set) and their gradients; jax.test_util.check_grads
+(numerical differences in float64); Python loops for vmap; the unsharded call for shard_map."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import multigather
+from conftest import require
+
+jax = require("jax")
+jax.config.update("jax_enable_x64", True)
+jax.config.update("jax_platforms", "cpu")
+import jax.numpy as jnp  # noqa: E402
+from jax import lax  # noqa: E402
+from jax.test_util import check_grads  # noqa: E402
+
+RNG = np.random.default_rng(7)
+
+
+def _x(*shape, dtype=np.float64):
+    return RNG.standard_normal(shape).astype(dtype)
+
+
+def _i(high, *shape, low=0):
+    return RNG.integers(low, high, size=shape).astype(np.int64)
+
+
+# (id, function of (x, i[, u]) calling multigather, operands as numpy arrays, numpy oracle)
+GATHERS = [
+    ("gather_multiaxis", lambda x, i: multigather.gather_multiaxis(x, i, [1]),
+     (_x(3, 5), _i(5, 3, 4)), lambda x, i: np.take_along_axis(x, i, axis=1)),
+    ("gather_multiaxis-2axes-broadcast",
+     lambda x, i: multigather.gather_multiaxis(x, i, [2, 0]),
+     (_x(4, 1, 6), _i(4, 1, 3, 2)), None),
+    ("gather_multiaxis-fill",
+     lambda x, i: multigather.gather_multiaxis(x, i, [0], index_mode="fill", fill_value=-1.5),
+     (_x(4, 3), _i(7, 5, 3, low=-6)), None),
+    ("jax.numpy.take", lambda x, i: multigather.jax.take(x, i, axis=1),
+     (_x(3, 6), _i(6, 2, 4, low=-6)), lambda x, i: np.take(x, i, axis=1)),
+    ("jax.numpy.take-none-clip", lambda x, i: multigather.jax.take(x, i, mode="clip"),
+     (_x(3, 4), _i(15, 5, low=-3)), lambda x, i: np.take(x, i, mode="clip")),
+    ("jax.numpy.take_along_axis",
+     lambda x, i: multigather.jax.take_along_axis(x, i, axis=0),
+     (_x(5, 3), _i(5, 4, 3)), lambda x, i: np.take_along_axis(x, i, axis=0)),
+    ("jax.numpy.take_along_axis-axis-None",
+     lambda x, i: multigather.jax.take_along_axis(x, i, axis=None),
+     (_x(3, 4), _i(12, 7)), lambda x, i: np.take_along_axis(x, i, axis=None)),
+    ("numpy.take", lambda x, i: multigather.numpy.take(x, i, axis=0),
+     (_x(5, 2, 3), _i(5, 4)), lambda x, i: np.take(x, i, axis=0)),
+    ("onnx.GatherND", lambda x, i: multigather.onnx.gather_nd(x, i),
+     (_x(4, 3, 2), _i(3, 5, 2)), lambda x, i: x[i[..., 0], i[..., 1]]),
+    ("torch.gather", lambda x, i: multigather.torch.gather(x, 1, i),
+     (_x(3, 5), _i(5, 3, 2)), lambda x, i: np.take_along_axis(x, i, axis=1)),
+    ("tf.gather-batch_dims", lambda x, i: multigather.tf.gather(x, i, axis=1, batch_dims=1),
+     (_x(2, 5, 3), _i(5, 2, 4)), lambda x, i: np.stack([np.take(x[b], i[b], axis=0) for b in range(2)])),
+    ("stablehlo.gather-point",
+     lambda x, i: multigather.stablehlo.gather(
+         x, i, offset_dims=[1], collapsed_slice_dims=[0], start_index_map=[0],
+         index_vector_dim=1, slice_sizes=[1, 3]),
+     (_x(6, 3), _i(6, 4, 1)), lambda x, i: x[i[:, 0]]),
+    ("stablehlo.gather-window",
+     lambda x, i: multigather.stablehlo.gather(
+         x, i, offset_dims=[1, 2], collapsed_slice_dims=[], start_index_map=[0, 1],
+         index_vector_dim=1, slice_sizes=[2, 2]),
+     (_x(5, 4), _i(4, 3, 2)),
+     lambda x, i: np.stack([x[min(a, 3):min(a, 3) + 2, min(b, 2):min(b, 2) + 2] for a, b in i])),
+]
+
+SCATTERS = [
+    ("scatter_multiaxis-add",
+     lambda x, i, u: multigather.scatter_multiaxis(x, i, u, [0], reduction="add"),
+     (_x(4, 3), _i(4, 5, 3), _x(5, 3)),
+     lambda x, i, u: _np_add_at(x, i, u)),
+    ("scatter_multiaxis-none",
+     lambda x, i, u: multigather.scatter_multiaxis(x, i, u, [1]),
+     (_x(3, 6), np.array([[5, 0], [2, 2], [1, 4]]), _x(3, 2)), None),
+    ("scatter_multiaxis-add-broadcast-updates",
+     lambda x, i, u: multigather.scatter_multiaxis(x, i, u, [0], reduction="add"),
+     (_x(4, 3), _i(4, 6, 3), _x(1, 3)), None),
+    ("scatter_multiaxis-add-drop",
+     lambda x, i, u: multigather.scatter_multiaxis(x, i, u, [0], reduction="add", index_mode="drop"),
+     (_x(4, 3), _i(7, 6, 3, low=-5), _x(6, 3)), None),
+    ("onnx.ScatterND-add",
+     lambda x, i, u: multigather.onnx.scatter_nd(x, i, u, reduction="add"),
+     (_x(4, 3), _i(4, 5, 1), _x(5, 3)), None),
+    ("tf.tensor_scatter_nd_update",
+     lambda x, i, u: multigather.tf.tensor_scatter_nd_update(x, i, u),
+     (_x(5, 2), np.array([[4], [0], [2]]), _x(3, 2)), None),
+]
+
+
+def _np_add_at(x, i, u):
+    out = x.copy()
+    for r in range(i.shape[0]):
+        for c in range(i.shape[1]):
+            out[i[r, c], c] += u[r, c]
+    return out
+
+
+def _ids(cases):
+    return [c[0] for c in cases]
+
+
+@pytest.mark.parametrize("name,fn,operands,oracle", GATHERS + SCATTERS, ids=_ids(GATHERS + SCATTERS))
+def test_jit_equals_eager_and_numpy(name, fn, operands, oracle):
+    eager = np.asarray(fn(*operands))  # numpy in: the direct path
+    jitted = jax.jit(fn)(*[jnp.asarray(a) for a in operands])
+    assert isinstance(jitted, jax.Array)
+    np.testing.assert_array_equal(np.asarray(jitted), eager)
+    if oracle is not None:
+        np.testing.assert_array_equal(eager, oracle(*operands))
+
+
+@pytest.mark.parametrize("name,fn,operands,oracle", GATHERS, ids=_ids(GATHERS))
+def test_gather_gradients_numerically(name, fn, operands, oracle):
+    x, i = operands
+    check_grads(lambda a: fn(a, jnp.asarray(i)), (jnp.asarray(x),), order=1, modes=["rev"])
+
+
+@pytest.mark.parametrize("name,fn,operands,oracle", SCATTERS, ids=_ids(SCATTERS))
+def test_scatter_gradients_numerically(name, fn, operands, oracle):
+    x, i, u = operands
+    check_grads(lambda a, b: fn(a, jnp.asarray(i), b), (jnp.asarray(x), jnp.asarray(u)),
+                order=1, modes=["rev"])
+
+
+def test_grads_equal_jax_take_take_along_axis_and_lax_gather():
+    x = jnp.asarray(_x(5, 4))
+    i = jnp.asarray(np.array([[0, 3], [3, 3], [1, 0]]))  # duplicates: their cotangents add
+    w = jnp.asarray(_x(3, 2, 4))
+
+    def loss(take):
+        return jax.grad(lambda a: (take(a) * w).sum())(x)
+
+    np.testing.assert_array_equal(loss(lambda a: multigather.jax.take(a, i, axis=0)),
+                                  loss(lambda a: jnp.take(a, i, axis=0)))
+    j = jnp.asarray(np.array([[1, 1, 0, 3], [2, 0, 0, 3], [4, 4, 4, 4]]))
+    w2 = jnp.asarray(_x(3, 4))
+    np.testing.assert_array_equal(
+        jax.grad(lambda a: (multigather.jax.take_along_axis(a, j, axis=0) * w2).sum())(x),
+        jax.grad(lambda a: (jnp.take_along_axis(a, j, axis=0) * w2).sum())(x))
+    # lax.gather with StableHLO dimension numbers: windows of 2 x 4 rows at clamped starts.
+    starts = jnp.asarray(np.array([[0], [4], [2]]))
+    dn = lax.GatherDimensionNumbers(offset_dims=(1, 2), collapsed_slice_dims=(),
+                                    start_index_map=(0,))
+    w3 = jnp.asarray(_x(3, 2, 4))
+    ours = jax.grad(lambda a: (multigather.stablehlo.gather(
+        a, starts, offset_dims=[1, 2], collapsed_slice_dims=[], start_index_map=[0],
+        index_vector_dim=1, slice_sizes=[2, 4]) * w3).sum())(x)
+    theirs = jax.grad(lambda a: (lax.gather(a, starts, dn, slice_sizes=(2, 4),
+                                            mode=lax.GatherScatterMode.CLIP) * w3).sum())(x)
+    np.testing.assert_allclose(ours, theirs, rtol=0, atol=1e-12)
+
+
+def test_scatter_grads_equal_jax_at_add_and_set():
+    x = jnp.asarray(_x(5, 3))
+    rows = np.array([1, 4, 1, 0])
+    u = jnp.asarray(_x(4, 3))
+    w = jnp.asarray(_x(5, 3))
+    idx = jnp.asarray(np.repeat(rows[:, None], 3, axis=1))  # gather_multiaxis form of x[rows]
+
+    def ours(reduction):
+        return jax.grad(lambda a, b: (multigather.scatter_multiaxis(
+            a, idx, b, [0], reduction=reduction) * w).sum(), argnums=(0, 1))(x, u)
+
+    for reduction, at in (("add", lambda a, b: a.at[rows].add(b)),
+                          ("none", lambda a, b: a.at[rows].set(b))):
+        mine = ours(reduction)
+        theirs = jax.grad(lambda a, b: (at(a, b) * w).sum(), argnums=(0, 1))(x, u)
+        np.testing.assert_array_equal(mine[0], theirs[0])
+        if reduction == "add":
+            np.testing.assert_array_equal(mine[1], theirs[1])
+        else:
+            # jax leaves which duplicate wins unspecified; multigather: the LAST (row-major).
+            expected = np.asarray(w)[rows].copy()
+            expected[0] = 0  # row 1 is written again by update 2
+            np.testing.assert_array_equal(mine[1], expected)
+
+
+def test_vmap_matches_a_python_loop():
+    x = _x(3, 6, 4)
+    i = _i(6, 3, 5, 1, low=-6)
+    take = lambda a, b: multigather.jax.take(a, b[:, 0], axis=0)  # noqa: E731
+    for in_axes, xs, ids in (((0, 0), x, i), ((None, 0), x[0], i), ((0, None), x, i[0])):
+        got = jax.vmap(take, in_axes=in_axes)(jnp.asarray(xs), jnp.asarray(ids))
+        want = np.stack([np.take(xs if in_axes[0] is None else xs[b],
+                                 (ids if in_axes[1] is None else ids[b])[:, 0], axis=0)
+                         for b in range(3)])
+        np.testing.assert_array_equal(got, want)
+    # nested: batch over two dimensions, input batched on the outer one only
+    xx = _x(2, 5, 3)
+    ii = _i(5, 2, 2, 6)  # [q, p, :]
+    got = jax.vmap(jax.vmap(lambda a, b: multigather.gather_multiaxis(a, b[:, None], [0]),
+                            in_axes=(None, 0)), in_axes=(0, 1))(jnp.asarray(xx), jnp.asarray(ii))
+    want = np.stack([np.stack([xx[p][ii[q, p]] for q in range(2)]) for p in range(2)])
+    assert got.shape == (2, 2, 6, 3)
+    np.testing.assert_array_equal(got, want)
+
+
+def test_vmap_of_scatters_and_of_a_copying_lowering():
+    x = _x(3, 4, 2)
+    i = _i(4, 3, 5, 2)
+    u = _x(3, 5, 2)
+    f = lambda a, b, c: multigather.scatter_multiaxis(a, b, c, [0], reduction="add")  # noqa: E731
+    for in_axes in ((0, 0, 0), (None, 0, 0), (0, None, 0), (None, None, 0), (0, 0, None)):
+        args = [a if ax is not None else a[0] for a, ax in zip((x, i, u), in_axes)]
+        got = jax.vmap(f, in_axes=in_axes)(*[jnp.asarray(a) for a in args])
+        want = np.stack([np.asarray(f(*[a if ax is None else a[b] for a, ax in zip(args, in_axes)]))
+                         for b in range(3)])
+        np.testing.assert_array_equal(got, want, err_msg=str(in_axes))
+    # StableHLO windows copy the indices: examples run one by one, same results.
+    g = lambda a, s: multigather.stablehlo.gather(  # noqa: E731
+        a, s, offset_dims=[1, 2], collapsed_slice_dims=[], start_index_map=[0, 1],
+        index_vector_dim=1, slice_sizes=[2, 2])
+    xs, ss = _x(3, 5, 4), _i(5, 3, 4, 2)
+    got = jax.vmap(g)(jnp.asarray(xs), jnp.asarray(ss))
+    np.testing.assert_array_equal(got, np.stack([np.asarray(g(xs[b], ss[b])) for b in range(3)]))
+
+
+def test_per_example_gradients_and_checkpoint():
+    x = jnp.asarray(_x(6, 3))
+    i = jnp.asarray(_i(6, 4, 2))
+    loss = lambda a, b: (multigather.jax.take(a, b, axis=0) ** 2).sum()  # noqa: E731
+    per_example = jax.vmap(jax.grad(loss), in_axes=(None, 0))(x, i)
+    want = np.stack([np.asarray(jax.grad(lambda a: (jnp.take(a, i[b], axis=0) ** 2).sum())(x))
+                     for b in range(4)])
+    np.testing.assert_array_equal(per_example, want)
+    remat = jax.grad(jax.checkpoint(lambda a: loss(a, i)))(x)
+    np.testing.assert_array_equal(remat, jax.grad(lambda a: (jnp.take(a, i, axis=0) ** 2).sum())(x))
+
+
+def test_errors_inside_jit():
+    x = jnp.asarray(_x(5, 3))
+    bad = jnp.asarray(np.array([[1], [7]]))
+    f = jax.jit(lambda a, b: multigather.gather_multiaxis(a, b, [0]))
+    with pytest.raises(Exception, match=r"indices\[1,0\] = 7 is out of range for axis 0 of size 5"):
+        np.asarray(f(x, bad))
+    # shapes and attributes fail at trace time, with the core's exception type
+    with pytest.raises(ValueError, match="axis"):
+        jax.jit(lambda a, b: multigather.jax.take(a, b, axis=5))(x, bad)
+    with pytest.raises(TypeError, match="immutable"):
+        jax.jit(lambda a, b: multigather.gather_multiaxis(a, b, [0], out=a))(x, bad)
+    # a batched out-of-range index names its batch element
+    g = jax.vmap(lambda a, b: multigather.gather_multiaxis(a, b, [0]), in_axes=(None, 0))
+    with pytest.raises(Exception, match=r"batch element \[1\]: indices\[1,0\] = 9 is out of range"):
+        np.asarray(g(x, jnp.asarray(np.array([[[0], [1]], [[2], [9]]]))))
+
+
+def test_non_differentiable_scatters_say_so():
+    x, u = jnp.asarray(_x(4, 2)), jnp.asarray(_x(3, 2))
+    i = jnp.asarray(np.array([[0, 1], [3, 3], [0, 0]]))
+    f = lambda a: multigather.scatter_multiaxis(a, i, u, [0], reduction="max").sum()  # noqa: E731
+    assert float(jax.jit(f)(x)) == pytest.approx(float(np.asarray(
+        multigather.scatter_multiaxis(np.asarray(x), np.asarray(i), np.asarray(u), [0],
+                                      reduction="max")).sum()))
+    with pytest.raises(NotImplementedError, match="reduction max"):
+        jax.grad(f)(x)
+
+
+SHARD_MAP_SCRIPT = textwrap.dedent("""
+    import numpy as np, jax, jax.numpy as jnp
+    from jax.sharding import Mesh, PartitionSpec as P
+    import multigather
+    assert len(jax.devices()) == 2, jax.devices()
+    mesh = Mesh(np.array(jax.devices()), ("d",))
+    rng = np.random.default_rng(0)
+    # 1. a row-sharded embedding table, ids replicated: each device looks up the rows it owns
+    #    (fill 0 elsewhere), psum adds the two halves.
+    table = jnp.asarray(rng.standard_normal((8, 5)))
+    ids = jnp.asarray(rng.integers(0, 8, size=(6,)))
+    def local_lookup(t, i):
+        rows = t.shape[0]
+        start = jax.lax.axis_index("d") * rows
+        # rows of other devices (negative or past the end) fill with 0: no negative wrap
+        local = multigather.gather_multiaxis(t, (i - start)[:, None], [0], index_mode="fill",
+                                             negative_indices=False)
+        return jax.lax.psum(local, "d")
+    sharded = jax.jit(jax.shard_map(local_lookup, mesh=mesh, in_specs=(P("d"), P()),
+                                    out_specs=P()))
+    np.testing.assert_array_equal(sharded(table, ids), multigather.jax.take(np.asarray(table), np.asarray(ids), axis=0))
+    # its gradient through the sharded lookup equals the unsharded one
+    w = jnp.asarray(rng.standard_normal((6, 5)))
+    g_sharded = jax.grad(lambda t: (sharded(t, ids) * w).sum())(table)
+    g_plain = jax.grad(lambda t: (jnp.take(t, ids, axis=0) * w).sum())(table)
+    np.testing.assert_allclose(g_sharded, g_plain, rtol=0, atol=1e-12)
+    # 2. point sampling: the points (indices) sharded, the image replicated.
+    image = jnp.asarray(rng.standard_normal((3, 6, 7)))
+    points = jnp.asarray(np.stack([rng.integers(0, 6, 10), rng.integers(0, 7, 10)], axis=1))
+    def sample(img, pts):
+        return multigather.gather_multiaxis(img, pts.reshape(1, -1, 2), [1, 2])
+    sharded_sample = jax.jit(jax.shard_map(sample, mesh=mesh, in_specs=(P(), P("d")),
+                                           out_specs=P(None, "d")))
+    np.testing.assert_array_equal(sharded_sample(image, points), sample(image, points))
+    print("shard_map OK")
+""")
+
+
+def test_shard_map_on_two_host_devices():
+    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=2",
+               JAX_PLATFORMS="cpu", JAX_ENABLE_X64="1")
+    result = subprocess.run([sys.executable, "-c", SHARD_MAP_SCRIPT], env=env,
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "shard_map OK" in result.stdout
+
+
+def test_vendored_xla_ffi_headers_match_the_installed_jaxlib():
+    root = os.path.join(os.path.dirname(__file__), "..", "..", "third_party", "xla_ffi")
+    installed = jax.ffi.include_dir()
+    for name in ("api.h", "c_api.h", "ffi.h"):
+        with open(os.path.join(root, "xla", "ffi", "api", name), "rb") as f:
+            vendored = f.read()
+        with open(os.path.join(installed, "xla", "ffi", "api", name), "rb") as f:
+            assert f.read() == vendored, (
+                f"third_party/xla_ffi/xla/ffi/api/{name} differs from jaxlib {jax.__version__}'s: "
+                f"copy the new headers and update third_party/xla_ffi/README.md")
+
+
+def test_cuda_handler_on_a_gpu():
+    try:
+        gpus = jax.devices("gpu")
+    except RuntimeError:
+        gpus = []
+    if not gpus or not multigather._multigather.has_cuda:
+        pytest.skip("no JAX GPU device or a CPU-only build of multigather")
+    x = jax.device_put(jnp.asarray(_x(5, 3)), gpus[0])
+    i = jax.device_put(jnp.asarray(_i(5, 4, 3)), gpus[0])
+    got = jax.jit(lambda a, b: multigather.gather_multiaxis(a, b, [0]))(x, i)
+    np.testing.assert_array_equal(np.asarray(got), np.take_along_axis(np.asarray(x), np.asarray(i), axis=0))

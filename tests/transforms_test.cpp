@@ -1,0 +1,203 @@
+// Batching and VJPs of every registry op (multigather/transforms.hpp; src/api/transforms.cpp),
+// the C++ side of multigather.jax's vmap and grad. Oracles:
+//   TransformsBatched  execute_batched on operands with 1 or 2 leading batch dimensions (each
+//                      operand batched or broadcast) equals run_op on each example in turn
+//   TransformsVjp      the dot-product test of the adjoint, exact in float64 on small integers:
+//                      <op(x[, u]), g> == <x, vjp_x(g)> (+ <u, vjp_u(g)>), for every gather op and
+//                      every scatter op with reduction none or add (both are linear in x and u for
+//                      fixed indices); ops without a gradient say so
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "multigather/multigather.hpp"
+#include "multigather/transforms.hpp"
+#include "op_test_support.hpp"
+
+namespace multigather {
+namespace {
+
+using testing::explain_cases;
+using testing::scatter_explain_cases;
+
+Dims prepend(const Dims& lead, const Dims& shape) {
+  Dims out = lead;
+  for (std::int64_t s : shape) out.push_back(s);
+  return out;
+}
+
+// Small integers as float64 (sums of products stay exact).
+Tensor random_f64(const Dims& shape, std::mt19937& rng) {
+  Tensor t(DType::kFloat64, shape);
+  std::uniform_int_distribution<int> d(-4, 4);
+  for (std::int64_t k = 0; k < t.numel(); ++k) t.data_as<double>()[k] = d(rng);
+  return t;
+}
+
+// Index values 0 / 1 (in range for every case's shapes, duplicates included), or all 0.
+Tensor indices_of(const Dims& shape, bool zeros, std::mt19937& rng) {
+  Tensor t(DType::kInt64, shape);
+  std::uniform_int_distribution<int> d(0, 1);
+  for (std::int64_t k = 0; k < t.numel(); ++k) t.data_as<std::int64_t>()[k] = zeros ? 0 : d(rng);
+  return t;
+}
+
+double dot(const Tensor& a, const Tensor& b) {
+  double s = 0;
+  for (std::int64_t k = 0; k < a.numel(); ++k) s += a.data_as<double>()[k] * b.data_as<double>()[k];
+  return s;
+}
+
+struct Case {
+  std::string op;
+  Dims x, i, u;
+  bool scatter = false;
+  Attributes attrs;
+};
+
+std::vector<Case> all_cases() {
+  std::vector<Case> cases;
+  for (const auto& c : explain_cases()) cases.push_back({c.op, c.x, c.i, {}, false, c.a});
+  for (const auto& c : scatter_explain_cases()) cases.push_back({c.op, c.x, c.i, c.u, true, c.a});
+  return cases;
+}
+
+// Runs one example through run_op; false (and no failure) when the indices are out of range
+// for this op, so that the caller can try other index values.
+bool run_example(const Case& c, const TensorView& x, const TensorView& i, const TensorView& u, Tensor* out,
+                 Status* status) {
+  *status = c.scatter ? run_op(c.op, x, i, u, c.attrs, out) : run_op(c.op, x, i, c.attrs, out);
+  return status->ok();
+}
+
+// Index values that the op accepts for these shapes (0/1 random, else all 0).
+bool valid_indices(const Case& c, std::mt19937& rng, Tensor* indices) {
+  for (bool zeros : {false, true}) {
+    *indices = indices_of(c.i, zeros, rng);
+    Tensor x = random_f64(c.x, rng), u = random_f64(c.u, rng), out;
+    Status s;
+    if (run_example(c, x.view(), indices->view(), u.view(), &out, &s)) return true;
+    if (s.code() != StatusCode::kOutOfRange) {
+      ADD_FAILURE() << c.op << ": " << s.message();
+      return false;
+    }
+  }
+  ADD_FAILURE() << c.op << ": no index values in range";
+  return false;
+}
+
+TEST(TransformsBatched, EveryRegistryOpEqualsALoopOverExamples) {
+  std::mt19937 rng(11);
+  for (const Case& c : all_cases()) {
+    SCOPED_TRACE(c.op);
+    Tensor one_index;
+    if (!valid_indices(c, rng, &one_index)) continue;
+    // batch [3] with each operand batched or not, and batch [2, 3] with mixed leads
+    const std::vector<std::pair<Dims, std::vector<Dims>>> layouts = {
+        {{3}, {{3}, {3}, {3}}}, {{3}, {{1}, {3}, {3}}}, {{3}, {{3}, {1}, {3}}},
+        {{3}, {{3}, {3}, {1}}}, {{3}, {{1}, {1}, {3}}}, {{2, 3}, {{2, 1}, {1, 3}, {2, 3}}}};
+    for (const auto& [batch, leads] : layouts) {
+      if (!c.scatter && leads[0] == leads[2] && leads[0] == Dims{1}) continue;
+      const Tensor x = random_f64(prepend(leads[0], c.x), rng);
+      Tensor i(DType::kInt64, prepend(leads[1], c.i));
+      for (std::int64_t k = 0; k < i.numel(); ++k) {
+        i.data_as<std::int64_t>()[k] = one_index.data_as<std::int64_t>()[k % one_index.numel()];
+      }
+      const Tensor u = random_f64(prepend(leads[2], c.u), rng);
+      if (!c.scatter && leads[0] == Dims{1} && leads[1] == Dims{1}) continue;  // nothing batched
+      Tensor first;
+      Status s;
+      ASSERT_TRUE(run_example(c, TensorView(x.data(), x.dtype(), c.x), TensorView(i.data(), i.dtype(), c.i),
+                              TensorView(u.data(), u.dtype(), c.u), &first, &s)) << s.message();
+      Tensor out(DType::kFloat64, prepend(batch, first.shape()));
+      const TensorView uv = u.view();
+      s = execute_batched(c.op, x.view(), i.view(), c.scatter ? &uv : nullptr, c.attrs, batch.size(),
+                          out.mutable_view());
+      ASSERT_TRUE(s.ok()) << s.message();
+      // the oracle: each example alone
+      std::int64_t count = 1;
+      for (std::int64_t b : batch) count *= b;
+      const std::int64_t n_out = first.numel();
+      for (std::int64_t b = 0; b < count; ++b) {
+        const std::int64_t b0 = batch.size() == 2 ? b / batch[1] : b, b1 = batch.size() == 2 ? b % batch[1] : 0;
+        auto offset = [&](const Dims& lead, const Tensor& t, const Dims& example) {
+          std::int64_t per = 1;
+          for (std::int64_t s2 : example) per *= s2;
+          std::int64_t pos = 0;
+          if (batch.size() == 1) pos = lead[0] == 1 ? 0 : b0;
+          else pos = (lead[0] == 1 ? 0 : b0) * lead[1] + (lead[1] == 1 ? 0 : b1);
+          return static_cast<const std::byte*>(t.data()) + pos * per * static_cast<std::int64_t>(element_size(t.dtype()));
+        };
+        Tensor want;
+        ASSERT_TRUE(run_example(c, TensorView(offset(leads[0], x, c.x), x.dtype(), c.x),
+                                TensorView(offset(leads[1], i, c.i), i.dtype(), c.i),
+                                TensorView(offset(leads[2], u, c.u), u.dtype(), c.u), &want, &s)) << s.message();
+        for (std::int64_t k = 0; k < n_out; ++k) {
+          ASSERT_EQ(out.data_as<double>()[b * n_out + k], want.data_as<double>()[k])
+              << "batch " << to_string(batch) << " element " << b << " position " << k;
+        }
+      }
+    }
+  }
+}
+
+TEST(TransformsBatched, AnOutOfRangeIndexNamesItsBatchElement) {
+  const Tensor x = testing::make_tensor(DType::kFloat64, {4, 3}, testing::iota(12));
+  const Tensor i = testing::i64({2, 2, 1}, {0, 1, 3, 9});
+  Tensor out(DType::kFloat64, {2, 2, 3});
+  Attributes attrs;
+  attrs.set_ints("axes", {0});
+  const Status s = execute_batched("gather_multiaxis", TensorView(x.data(), x.dtype(), {1, 4, 3}), i.view(), nullptr,
+                                   attrs, 1, out.mutable_view());
+  EXPECT_EQ(s.code(), StatusCode::kOutOfRange);
+  EXPECT_EQ(s.message(), "batch element [1]: indices[1,0] = 9 is out of range for axis 0 of size 4 (valid range [-4, 4))");
+}
+
+TEST(TransformsVjp, DotProductTestOfEveryRegistryOp) {
+  std::mt19937 rng(5);
+  int checked = 0;
+  for (const Case& c : all_cases()) {
+    SCOPED_TRACE(c.op);
+    Tensor i;
+    if (!valid_indices(c, rng, &i)) continue;
+    for (int batch_rank : {0, 1}) {
+      const Dims lead = batch_rank ? Dims{2} : Dims{};
+      const Tensor x = random_f64(prepend(lead, c.x), rng), u = random_f64(prepend(lead, c.u), rng);
+      Tensor ib(DType::kInt64, prepend(lead, c.i));
+      for (std::int64_t k = 0; k < ib.numel(); ++k) ib.data_as<std::int64_t>()[k] = i.data_as<std::int64_t>()[k % i.numel()];
+      Tensor y(DType::kFloat64, {});
+      {
+        Tensor y0;
+        Status s;
+        ASSERT_TRUE(run_example(c, TensorView(x.data(), x.dtype(), c.x), i.view(), TensorView(u.data(), u.dtype(), c.u), &y0, &s));
+        y = Tensor(DType::kFloat64, prepend(lead, y0.shape()));
+      }
+      const TensorView uv = u.view();
+      ASSERT_TRUE(execute_batched(c.op, x.view(), ib.view(), c.scatter ? &uv : nullptr, c.attrs, batch_rank,
+                                  y.mutable_view()).ok());
+      const Tensor g = random_f64(y.shape(), rng);
+      Tensor gx(DType::kFloat64, x.shape()), gu(DType::kFloat64, u.shape());
+      const MutableTensorView guv = gu.mutable_view();
+      const Status s = execute_vjp(c.op, x.view(), ib.view(), c.scatter ? &uv : nullptr, c.attrs, batch_rank,
+                                   g.view(), gx.mutable_view(), c.scatter ? &guv : nullptr);
+      if (!s.ok()) {
+        // Only documented refusals: reductions without a gradient, copied operands.
+        EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.message();
+        EXPECT_TRUE(s.message().find("not implemented") != std::string::npos ||
+                    s.message().find("no gradient") != std::string::npos) << s.message();
+        continue;
+      }
+      const double lhs = dot(y, g);
+      const double rhs = dot(x, gx) + (c.scatter ? dot(u, gu) : 0.0);
+      EXPECT_EQ(lhs, rhs) << "batch_rank " << batch_rank;
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 60);  // most ops are differentiable
+}
+
+}  // namespace
+}  // namespace multigather
