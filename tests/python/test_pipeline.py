@@ -474,8 +474,9 @@ def _fast_handles(module) -> dict[str, tuple[str, list[str]]]:
 
 
 # Public adapter functions that are compositions, not one registry op: torch.embedding is
-# index_select (registry op "torch.index_select", dim 0) of the flattened indices, reshaped.
-COMPOSITE_WRAPPERS = {("torch", "embedding")}
+# index_select (registry op "torch.index_select", dim 0) of the flattened indices, reshaped;
+# jax.at(x) returns JAX's x.at helper, whose methods run the jax.at_* wrappers.
+COMPOSITE_WRAPPERS = {("torch", "embedding"), ("jax", "at")}
 
 
 def _wrappers():
@@ -559,8 +560,10 @@ def signature_params(signature: str) -> list[str] | None:
 def expected_params(op: str) -> list[str]:
     row = _registry.OPS[op]
     names = signature_params(row["signature"])
-    if names is None:  # an expression: the row's operand names and attributes
-        names = [row["input_name"], row["indices_name"]] + [a["name"] for a in row["attrs"]]
+    if names is None:  # an expression: the row's operand names (updates too) and attributes
+        names = [row["input_name"], row["indices_name"]]
+        names += [row["updates_name"]] if row["kind"] == "scatter" else []
+        names += [a["name"] for a in row["attrs"]]
     out = []
     for n in names:
         if n == "*":  # Python's keyword-only marker (torch.index_add(..., *, alpha=1)): not a name
