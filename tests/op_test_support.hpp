@@ -155,6 +155,9 @@ inline const std::vector<ScatterExplainCase>& scatter_explain_cases() {
       {"jax.at.multiply", {4, 3}, {2, 1}, {4, 2}, {{"index_dims", "1"}}},
       {"jax.at.min", {4, 3}, {2, 1}, {2, 3}, {{"wrap_negative_indices", "false"}}},
       {"jax.at.max", {4, 3}, {2, 1}, {2, 3}, {{"mode", "promise_in_bounds"}}},
+      {"stablehlo.scatter", {4, 3}, {2, 1}, {2, 2}, {{"update_window_dims", "1"}, {"inserted_window_dims", "0"},
+                                                     {"scatter_dims_to_operand_dims", "0"}, {"index_vector_dim", "1"},
+                                                     {"update_computation", "add"}}},
   };
   return cases;
 }

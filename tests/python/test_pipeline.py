@@ -457,6 +457,9 @@ WRAPPER_MODULES = ["onnx", "torch", "numpy", "tf", "jax", "coreml", "tosa", "mli
 STRUCT_FIELDS = {
     "dimension_numbers": ["offset_dims", "collapsed_slice_dims", "operand_batching_dims",
                           "start_indices_batching_dims", "start_index_map", "index_vector_dim"],
+    "scatter_dimension_numbers": ["update_window_dims", "inserted_window_dims", "input_batching_dims",
+                                  "scatter_indices_batching_dims", "scatter_dims_to_operand_dims",
+                                  "index_vector_dim"],
 }
 
 

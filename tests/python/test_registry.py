@@ -87,6 +87,7 @@ FUNCTIONS = {  # registry op -> the Python function with the framework's signatu
     "numpy.put": "numpy.put",
     "jax.at.set": "jax.at_set", "jax.at.add": "jax.at_add", "jax.at.subtract": "jax.at_subtract",
     "jax.at.multiply": "jax.at_multiply", "jax.at.min": "jax.at_min", "jax.at.max": "jax.at_max",
+    "stablehlo.scatter": "stablehlo.scatter",
 }
 
 
