@@ -14,22 +14,8 @@ using testing::values_f32;
 using testing::as_f32;
 using testing::make_tensor;
 
-void expect_scatter(const std::string& op, const Tensor& x, const Tensor& i, const Tensor& u, const Attributes& a,
-                    const std::vector<double>& want) {
-  Tensor out;
-  const Status s = run_op(op, x.view(), i.view(), u.view(), a, &out);
-  ASSERT_TRUE(s.ok()) << op << ": " << s.message();
-  EXPECT_EQ(to_string(out.shape()), to_string(x.shape())) << op;
-  EXPECT_EQ(values_f32(out), as_f32(want)) << op;
-}
-
-void expect_scatter_error(const std::string& op, const Tensor& x, const Tensor& i, const Tensor& u,
-                          const Attributes& a, StatusCode code, const std::string& message) {
-  Tensor out;
-  const Status s = run_op(op, x.view(), i.view(), u.view(), a, &out);
-  EXPECT_EQ(s.code(), code) << op << ": " << s.message();
-  EXPECT_EQ(s.message(), message);
-}
+using testing::expect_scatter;
+using testing::expect_scatter_error;
 
 // ---- onnx.ScatterElements ---------------------------------------------------------------------
 

@@ -127,7 +127,9 @@ TEST(Registry, ScatterOpsAreRegisteredAndNeedUpdates) {
                                       "coreml.scatter_along_axis", "coreml.scatter_nd", "tosa.scatter",
                                       "dml.ScatterElements", "dml.ScatterND", "tensor.scatter",
                                       "numpy.multiply_at", "numpy.minimum_at", "numpy.maximum_at",
-                                      "torch.index_copy", "torch.index_fill", "torch.put", "numpy.put"};
+                                      "torch.index_copy", "torch.index_fill", "torch.put", "numpy.put",
+                                      "jax.at.set", "jax.at.add", "jax.at.subtract", "jax.at.multiply",
+                                      "jax.at.min", "jax.at.max", "stablehlo.scatter"};
   EXPECT_EQ(have, want);
   Lowering l;
   const Status s = lower_op("onnx.Gather", TensorView(nullptr, DType::kFloat32, Dims{3}),

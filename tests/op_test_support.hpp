@@ -79,6 +79,25 @@ inline void expect_error(const std::string& op, const Tensor& input, const Tenso
   EXPECT_EQ(s.message(), message);
 }
 
+/// Runs scatter op `op`; expects success, the input's shape and float32 values.
+inline void expect_scatter(const std::string& op, const Tensor& x, const Tensor& i, const Tensor& u,
+                           const Attributes& a, const std::vector<double>& want) {
+  Tensor out;
+  const Status s = run_op(op, x.view(), i.view(), u.view(), a, &out);
+  ASSERT_TRUE(s.ok()) << op << ": " << s.message();
+  EXPECT_EQ(to_string(out.shape()), to_string(x.shape())) << op;
+  EXPECT_EQ(values_f32(out), as_f32(want)) << op;
+}
+
+/// Runs scatter op `op`; expects the status code and the exact message.
+inline void expect_scatter_error(const std::string& op, const Tensor& x, const Tensor& i, const Tensor& u,
+                                 const Attributes& a, StatusCode code, const std::string& message) {
+  Tensor out;
+  const Status s = run_op(op, x.view(), i.view(), u.view(), a, &out);
+  EXPECT_EQ(s.code(), code) << op << ": " << s.message();
+  EXPECT_EQ(s.message(), message);
+}
+
 /// Lowers `op` on shapes alone and returns the lowering (expects success).
 inline Lowering lower_shapes(const std::string& op, Dims input_shape, Dims indices_shape,
                              const Attributes& attrs, DType indices_dtype = DType::kInt64) {
@@ -130,6 +149,15 @@ inline const std::vector<ScatterExplainCase>& scatter_explain_cases() {
       {"torch.index_fill", {4, 3}, {2}, {}, {}},
       {"torch.put", {4, 3}, {2, 2}, {4}, {{"accumulate", "true"}}},
       {"numpy.put", {4, 3}, {5}, {5}, {{"mode", "wrap"}}},
+      {"jax.at.set", {4, 3}, {2, 1}, {1}, {}},
+      {"jax.at.add", {4, 3, 2}, {5, 2}, {5, 3}, {{"index_dims", "0,2"}}},
+      {"jax.at.subtract", {4, 3}, {2, 2}, {2}, {{"index_dims", "0,1"}, {"mode", "clip"}}},
+      {"jax.at.multiply", {4, 3}, {2, 1}, {4, 2}, {{"index_dims", "1"}}},
+      {"jax.at.min", {4, 3}, {2, 1}, {2, 3}, {{"wrap_negative_indices", "false"}}},
+      {"jax.at.max", {4, 3}, {2, 1}, {2, 3}, {{"mode", "promise_in_bounds"}}},
+      {"stablehlo.scatter", {4, 3}, {2, 1}, {2, 2}, {{"update_window_dims", "1"}, {"inserted_window_dims", "0"},
+                                                     {"scatter_dims_to_operand_dims", "0"}, {"index_vector_dim", "1"},
+                                                     {"update_computation", "add"}}},
   };
   return cases;
 }

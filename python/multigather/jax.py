@@ -12,18 +12,34 @@ integers, the maximum for unsigned ones, True for bool). take: "clip" clamps WIT
 negatives (-1 -> 0), "wrap" is modulo. take_along_axis: "clip" wraps negatives once, then clamps;
 "promise_in_bounds" clamps without wrapping (what XLA does with indices that break the promise).
 lax.gather's dimension numbers are in ``multigather.stablehlo``.
+
+The indexed updates ``x.at[idx].set / add / subtract / multiply / min / max``
+(https://docs.jax.dev/en/latest/_autosummary/jax.numpy.ndarray.at.html), written as in JAX:
+``multigather.jax.at(x)[idx].add(values, mode=None)`` returns a new array (``x`` is never
+written). ``idx``: integers and integer arrays (numpy, jax, lists) on some dimensions, full
+slices ``:`` and one ``...`` elsewhere, with numpy's advanced-indexing rules (adjacent index
+arrays keep their place, separated ones put their broadcast shape first). Index rule
+(jax/_src/ops/scatter.py, lax.GatherScatterMode): negatives wrap once (unless
+``wrap_negative_indices=False``); then mode None / "drop" / "fill" (the default) skips an update
+whose index is out of range, "clip" clamps it into [0, D-1], and "promise_in_bounds" skips it
+(what XLA's scatter does with an index that breaks the promise). Duplicates all apply; JAX
+applies them in an implementation-defined order, multigather in row-major order of ``x[idx]``
+(so ``set`` keeps the last, and float sums are reproducible). The registry form (indices
+stacked as ``numpy.advanced_index`` takes them) is ``at_set(x, indices, values, index_dims)``
+and its siblings.
 """
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Optional, Sequence
 
-from ._registry import fast_op, run_fast, run_general
+from ._registry import fast_op, run_fast, run_general, run_scatter
 
 _TAKE = fast_op("jax.numpy.take", "axis", "mode", "fill_value")
 _TAKE_ALONG_AXIS = fast_op("jax.numpy.take_along_axis", "axis", "mode", "fill_value")
 
-__all__ = ["take", "take_along_axis"]
+__all__ = ["take", "take_along_axis", "at", "at_set", "at_add", "at_subtract", "at_multiply", "at_min",
+           "at_max"]
 
 
 def take(a: Any, indices: Any, axis: Optional[int] = None, mode: Optional[str] = None,
@@ -48,3 +64,230 @@ def take_along_axis(arr: Any, indices: Any, axis: Optional[int] = -1, mode: Opti
         result = run_general("jax.numpy.take_along_axis", arr, indices, axis=axis, mode=mode,
                              fill_value=fill_value)
     return result
+
+
+# ---- x.at[idx].<update>(values) ------------------------------------------------------------------
+
+_AT_DOC = """jax ``x.at[idx].{method}(values)`` in the registry form ``jax.at.{method}``: {formula}.
+
+    ``indices``: the integer index arrays, broadcast to a common shape B and stacked on a last
+    dimension (B ++ [k]); ``index_dims``: the k strictly increasing dimensions of ``x`` they
+    index (full slices on the others). ``values``: ``x``'s dtype (no promotion), broadcast to
+    ``x[idx].shape``. Modes and negative indices as the module docstring says; {duplicates}.
+    Returns a new array in ``x``'s framework. Raises ValueError (index_dims, shapes that do not
+    broadcast, mode), TypeError (dtypes). Never IndexError: no mode raises.
+    Source: https://docs.jax.dev/en/latest/_autosummary/jax.numpy.ndarray.at.html
+    """
+
+
+def _scatter_mode(mode: Optional[str]) -> str:
+    """jax's mode=None for a scatter: FILL_OR_DROP (lax.GatherScatterMode.from_any)."""
+    return "drop" if mode is None else mode
+
+
+def at_set(x: Any, indices: Any, values: Any, index_dims: Sequence[int] = (0,), *,
+           mode: Optional[str] = None, wrap_negative_indices: bool = True) -> Any:
+    mode = _scatter_mode(mode)
+    return run_scatter("jax.at.set", x, indices, values, index_dims=index_dims, mode=mode,
+                       wrap_negative_indices=wrap_negative_indices)
+
+
+def at_add(x: Any, indices: Any, values: Any, index_dims: Sequence[int] = (0,), *,
+           mode: Optional[str] = None, wrap_negative_indices: bool = True) -> Any:
+    mode = _scatter_mode(mode)
+    return run_scatter("jax.at.add", x, indices, values, index_dims=index_dims, mode=mode,
+                       wrap_negative_indices=wrap_negative_indices)
+
+
+def at_subtract(x: Any, indices: Any, values: Any, index_dims: Sequence[int] = (0,), *,
+                mode: Optional[str] = None, wrap_negative_indices: bool = True) -> Any:
+    mode = _scatter_mode(mode)
+    return run_scatter("jax.at.subtract", x, indices, values, index_dims=index_dims, mode=mode,
+                       wrap_negative_indices=wrap_negative_indices)
+
+
+def at_multiply(x: Any, indices: Any, values: Any, index_dims: Sequence[int] = (0,), *,
+                mode: Optional[str] = None, wrap_negative_indices: bool = True) -> Any:
+    mode = _scatter_mode(mode)
+    return run_scatter("jax.at.multiply", x, indices, values, index_dims=index_dims, mode=mode,
+                       wrap_negative_indices=wrap_negative_indices)
+
+
+def at_min(x: Any, indices: Any, values: Any, index_dims: Sequence[int] = (0,), *,
+           mode: Optional[str] = None, wrap_negative_indices: bool = True) -> Any:
+    mode = _scatter_mode(mode)
+    return run_scatter("jax.at.min", x, indices, values, index_dims=index_dims, mode=mode,
+                       wrap_negative_indices=wrap_negative_indices)
+
+
+def at_max(x: Any, indices: Any, values: Any, index_dims: Sequence[int] = (0,), *,
+           mode: Optional[str] = None, wrap_negative_indices: bool = True) -> Any:
+    mode = _scatter_mode(mode)
+    return run_scatter("jax.at.max", x, indices, values, index_dims=index_dims, mode=mode,
+                       wrap_negative_indices=wrap_negative_indices)
+
+
+for _function, _formula, _duplicates in (
+        (at_set, "x[idx] = values", "duplicates: the last in row-major order of x[idx] wins "
+                                    "(JAX leaves their order implementation-defined)"),
+        (at_add, "x[idx] += values", "duplicates all add, in row-major order of x[idx]"),
+        (at_subtract, "x[idx] -= values", "duplicates all subtract, in row-major order of x[idx]"),
+        (at_multiply, "x[idx] *= values", "duplicates all multiply, in row-major order of x[idx]"),
+        (at_min, "x[idx] = minimum(x[idx], values)", "duplicates all apply; NaN propagates"),
+        (at_max, "x[idx] = maximum(x[idx], values)", "duplicates all apply; NaN propagates")):
+    _function.__doc__ = _AT_DOC.format(method=_function.__name__[3:], formula=_formula,
+                                       duplicates=_duplicates)
+
+
+_AT_FUNCTIONS = {"set": at_set, "add": at_add, "subtract": at_subtract, "multiply": at_multiply,
+                 "min": at_min, "max": at_max}
+
+
+def _is_jax(value: Any) -> bool:
+    return type(value).__module__.startswith(("jax", "jaxlib"))
+
+
+def _array_module(*values: Any) -> Any:
+    if any(_is_jax(v) for v in values):
+        import jax.numpy as jnp
+        return jnp
+    import numpy as np
+    return np
+
+
+def _stacked_indices(shape: Sequence[int], index: Any) -> tuple[Any, list[int]]:
+    """``x[index]`` with integer (array) indices, full slices and one Ellipsis, as the registry
+    form takes it: (the index arrays broadcast and stacked on a last dimension, their dims)."""
+    import numpy as np
+
+    entries = index if isinstance(index, tuple) else (index,)
+    rank = len(shape)
+    ellipses = sum(1 for e in entries if e is Ellipsis)
+    if ellipses > 1:
+        raise IndexError("multigather.jax.at: an index can only have a single ellipsis ('...')")
+    regular = len(entries) - ellipses
+    if regular > rank:
+        raise IndexError(f"multigather.jax.at: Too many indices: {rank}-dimensional array indexed "
+                         f"with {regular} regular indices.")
+    full: list[Any] = []
+    for e in entries:
+        full.extend([slice(None)] * (rank - regular) if e is Ellipsis else [e])
+    full.extend([slice(None)] * (rank - len(full)))
+    dims, arrays = [], []
+    for d, e in enumerate(full):
+        if isinstance(e, slice):
+            if e != slice(None):
+                raise ValueError(f"multigather.jax.at: index entry {d} is {e}: only full slices ':' "
+                                 "are supported beside integer (array) indices")
+            continue
+        if e is None:
+            raise ValueError("multigather.jax.at: None (np.newaxis) in the index is not supported")
+        kind = np.asarray(e).dtype.kind if not _is_jax(e) else np.dtype(e.dtype).kind
+        if kind not in "iu":
+            raise TypeError(f"multigather.jax.at: index entry {d} has dtype kind '{kind}': only "
+                            "integer indices (and full slices) are supported; boolean masks are not")
+        dims.append(d)
+        arrays.append(e)
+    if not arrays:
+        raise ValueError("multigather.jax.at: the index has no integer (array) entry; use x.at[idx] "
+                         "with at least one integer or integer array")
+    xp = _array_module(*arrays)
+    arrays = xp.broadcast_arrays(*[xp.asarray(a) for a in arrays])
+    return xp.stack(arrays, axis=-1), dims
+
+
+def _values_for(x: Any, values: Any) -> Any:
+    """values in x's dtype: Python scalars (JAX's weak types take x's dtype; a float for an
+    integer x is refused, where JAX adds in float and truncates the result), arrays whose dtype
+    numpy casts safely to x's (JAX's promotion then gives x's dtype); TypeError otherwise."""
+    import numpy as np
+
+    dtype = np.dtype(x.dtype)
+    xp = _array_module(x, values)
+    if isinstance(values, (bool, int, float, complex)):
+        kind = {bool: "b", int: "i", float: "f", complex: "c"}[type(values)]
+        if dtype.kind in "biu" and kind not in "biu" or dtype.kind == "f" and kind == "c":
+            raise TypeError(f"multigather.jax.at: a Python {type(values).__name__} value for an x of "
+                            f"dtype {dtype}: JAX would compute in a promoted dtype and cast the result "
+                            "back; pass values of x's dtype")
+        return xp.asarray(values, dtype=dtype)
+    vdtype = np.dtype(values.dtype) if hasattr(values, "dtype") else np.asarray(values).dtype
+    if vdtype == dtype:
+        return values
+    if not np.can_cast(vdtype, dtype, "safe"):
+        raise TypeError(f"multigather.jax.at: values dtype {vdtype} cannot be cast safely to x's "
+                        f"dtype {dtype} (JAX promotes both and casts the result back; pass values "
+                        "of x's dtype)")
+    return xp.asarray(values).astype(dtype)
+
+
+class _IndexUpdateRef:
+    """``at(x)[idx]``: the updates of ``x`` at ``idx`` (see the module docstring)."""
+
+    __slots__ = ("array", "indices", "index_dims")
+
+    def __init__(self, array: Any, index: Any):
+        self.array = array
+        self.indices, self.index_dims = _stacked_indices(tuple(array.shape), index)
+
+    def _update(self, method: str, values: Any, mode: Optional[str],
+                wrap_negative_indices: bool) -> Any:
+        return _AT_FUNCTIONS[method](self.array, self.indices, _values_for(self.array, values),
+                                     self.index_dims, mode=mode,
+                                     wrap_negative_indices=wrap_negative_indices)
+
+    def set(self, values: Any, *, indices_are_sorted: bool = False, unique_indices: bool = False,
+            mode: Optional[str] = None, wrap_negative_indices: bool = True) -> Any:
+        """``x[idx] = values`` as a new array; duplicates: the last in row-major order of
+        x[idx] wins. ``indices_are_sorted`` / ``unique_indices`` are JAX's promises, unused."""
+        return self._update("set", values, mode, wrap_negative_indices)
+
+    def add(self, values: Any, *, indices_are_sorted: bool = False, unique_indices: bool = False,
+            mode: Optional[str] = None, wrap_negative_indices: bool = True) -> Any:
+        """``x[idx] += values`` as a new array; every duplicate adds (row-major order)."""
+        return self._update("add", values, mode, wrap_negative_indices)
+
+    def subtract(self, values: Any, *, indices_are_sorted: bool = False,
+                 unique_indices: bool = False, mode: Optional[str] = None,
+                 wrap_negative_indices: bool = True) -> Any:
+        """``x[idx] -= values`` as a new array; every duplicate subtracts."""
+        return self._update("subtract", values, mode, wrap_negative_indices)
+
+    def multiply(self, values: Any, *, indices_are_sorted: bool = False,
+                 unique_indices: bool = False, mode: Optional[str] = None,
+                 wrap_negative_indices: bool = True) -> Any:
+        """``x[idx] *= values`` as a new array; every duplicate multiplies."""
+        return self._update("multiply", values, mode, wrap_negative_indices)
+
+    def min(self, values: Any, *, indices_are_sorted: bool = False, unique_indices: bool = False,
+            mode: Optional[str] = None, wrap_negative_indices: bool = True) -> Any:
+        """``x[idx] = minimum(x[idx], values)`` as a new array; NaN propagates."""
+        return self._update("min", values, mode, wrap_negative_indices)
+
+    def max(self, values: Any, *, indices_are_sorted: bool = False, unique_indices: bool = False,
+            mode: Optional[str] = None, wrap_negative_indices: bool = True) -> Any:
+        """``x[idx] = maximum(x[idx], values)`` as a new array; NaN propagates."""
+        return self._update("max", values, mode, wrap_negative_indices)
+
+
+class _IndexUpdateHelper:
+    __slots__ = ("array",)
+
+    def __init__(self, array: Any):
+        self.array = array
+
+    def __getitem__(self, index: Any) -> _IndexUpdateRef:
+        return _IndexUpdateRef(self.array, index)
+
+
+def at(x: Any) -> _IndexUpdateHelper:
+    """JAX's ``x.at`` for any array ``x`` (jax, numpy, torch): ``at(x)[idx].add(values,
+    mode=None)`` returns ``x`` with ``values`` added at ``idx``, a new array in x's framework.
+    Methods: set, add, subtract, multiply, min, max, each with ``mode`` (None / "drop" / "fill":
+    skip out-of-range updates; "clip": clamp; "promise_in_bounds": skip, as XLA does) and
+    ``wrap_negative_indices``. ``idx``: integers, integer arrays, full slices and ``...``
+    (IndexError for too many indices, ValueError for partial slices or None, TypeError for
+    boolean masks). ``values`` broadcast to ``x[idx].shape``; Python scalars take x's dtype,
+    arrays must cast safely to it (TypeError). Source:
+    https://docs.jax.dev/en/latest/_autosummary/jax.numpy.ndarray.at.html"""
+    return _IndexUpdateHelper(x)

@@ -10,19 +10,32 @@ slice is added to it; batching dims pair an operand dim with a start_indices dim
 Point gathers become one gather_multiaxis call on views; windowed slices need coordinates
 clamp(start) + iota(window) materialized (``multigather.explain("stablehlo.gather", ...)``
 shows the lowering of a given call). The lowering is the C++ registry's.
+
+``scatter(inputs, scatter_indices, updates, *, update_window_dims, inserted_window_dims,
+scatter_dims_to_operand_dims, index_vector_dim, input_batching_dims=(),
+scatter_indices_batching_dims=(), update_computation="assign", indices_are_sorted=False,
+unique_indices=False)`` follows https://openxla.org/stablehlo/spec#scatter with one input and
+the update_computation restricted to "assign" / "add" / "mul" / "min" / "max": every update
+element goes to result_index = full_start_index + full_batching_index + full_window_index and
+combines there. Index rule: XLA's, which ``jax.lax.scatter`` follows (FILL_OR_DROP and
+PROMISE_IN_BOUNDS): an update whose window does not fit, i.e. whose start on an indexed dim is
+outside [0, D - window], is skipped WHOLE (the StableHLO spec's text checks each element's
+result_index instead: a window that sticks out would be written in part); no negative wrap.
+Duplicates combine in row-major order of the core gather shape (free scatter_indices dims,
+then operand dims; StableHLO leaves the schedule implementation-defined).
 """
 
 from __future__ import annotations
 
 from typing import Any, Sequence
 
-from ._registry import fast_op, run_fast, run_general
+from ._registry import fast_op, run_fast, run_general, run_scatter
 
 _GATHER = fast_op("stablehlo.gather", "offset_dims", "collapsed_slice_dims", "operand_batching_dims",
                   "start_indices_batching_dims", "start_index_map", "index_vector_dim",
                   "slice_sizes", "indices_are_sorted")
 
-__all__ = ["gather"]
+__all__ = ["gather", "scatter"]
 
 
 def gather(operand: Any, start_indices: Any, *, offset_dims: Sequence[int],
@@ -48,3 +61,28 @@ def gather(operand: Any, start_indices: Any, *, offset_dims: Sequence[int],
                              start_indices_batching_dims=start_indices_batching_dims,
                              indices_are_sorted=indices_are_sorted)
     return result
+
+
+def scatter(inputs: Any, scatter_indices: Any, updates: Any, *, update_window_dims: Sequence[int],
+            inserted_window_dims: Sequence[int], scatter_dims_to_operand_dims: Sequence[int],
+            index_vector_dim: int, input_batching_dims: Sequence[int] = (),
+            scatter_indices_batching_dims: Sequence[int] = (), update_computation: str = "assign",
+            indices_are_sorted: bool = False, unique_indices: bool = False) -> Any:
+    """stablehlo.scatter with one input: a new array of ``inputs``' shape and dtype with
+    ``updates`` combined at the windows that ``scatter_indices`` start (see the module
+    docstring). Shapes: rank(updates) = size(update_window_dims) + rank(scatter_indices) - 1
+    (or + 0 when index_vector_dim = rank(scatter_indices)); the update scatter dims take
+    scatter_indices' sizes, the window dims are at most the operand's. Dtypes: ``updates`` of
+    ``inputs``' dtype (TypeError otherwise), any integer ``scatter_indices``.
+    ``update_computation``: "assign" (the update replaces; the last duplicate wins), "add",
+    "mul", "min", "max". Raises ValueError for dimension numbers that break the StableHLO
+    constraints (the message names it: C2, C4, C7-C22), TypeError for dtypes. Never IndexError:
+    windows that do not fit are skipped. Source: https://openxla.org/stablehlo/spec#scatter"""
+    return run_scatter("stablehlo.scatter", inputs, scatter_indices, updates,
+                       update_window_dims=update_window_dims,
+                       inserted_window_dims=inserted_window_dims,
+                       input_batching_dims=input_batching_dims,
+                       scatter_indices_batching_dims=scatter_indices_batching_dims,
+                       scatter_dims_to_operand_dims=scatter_dims_to_operand_dims,
+                       index_vector_dim=index_vector_dim, indices_are_sorted=indices_are_sorted,
+                       unique_indices=unique_indices, update_computation=update_computation)

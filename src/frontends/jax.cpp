@@ -93,9 +93,84 @@ Status take_along_axis(const TensorView& arr, const TensorView& indices,
   return lower_elements(out->op, x, indices, ax, ElementRule::kBroadcast, "arr", "indices", out);
 }
 
+namespace {
+
+struct AtInfo {
+  const char* op;
+  Reduction reduction;
+};
+
+AtInfo at_info(AtUpdate update) {
+  switch (update) {
+    case AtUpdate::kSet: return {"jax.at.set", Reduction::kNone};
+    case AtUpdate::kAdd: return {"jax.at.add", Reduction::kAdd};
+    case AtUpdate::kSubtract: return {"jax.at.subtract", Reduction::kAdd};
+    case AtUpdate::kMultiply: return {"jax.at.multiply", Reduction::kMul};
+    case AtUpdate::kMin: return {"jax.at.min", Reduction::kMin};
+    case AtUpdate::kMax: return {"jax.at.max", Reduction::kMax};
+  }
+  return {"jax.at.set", Reduction::kNone};
+}
+
+}  // namespace
+
+Status at(AtUpdate update, const TensorView& x, const TensorView& indices, const TensorView& values,
+          const std::vector<std::int64_t>& index_dims, std::string_view mode,
+          bool wrap_negative_indices, Lowering* out) {
+  const AtInfo info = at_info(update);
+  MULTIGATHER_RETURN_IF_ERROR(begin_scatter(info.op, x, indices, values, out));
+  if (mode != "drop" && mode != "fill" && mode != "clip" && mode != "promise_in_bounds") {
+    return InvalidArgument(out->op + ": mode = '" + std::string(mode) +
+                           "' is not a scatter mode (jax accepts None, 'drop', 'fill', 'clip', 'promise_in_bounds')");
+  }
+  MULTIGATHER_RETURN_IF_ERROR(check_updates_dtype(out->op, x, values, "x", "values",
+                                                  "jax promotes both and casts the result back; multigather does not "
+                                                  "cast: the Python wrapper casts values when numpy calls the cast safe"));
+  std::vector<std::int64_t> shape;
+  MULTIGATHER_RETURN_IF_ERROR(lower_advanced(x, indices, index_dims, out, &shape));
+  // No jax mode raises: out->index_errors stays as the advanced index's wording, never used.
+  if (mode == "clip" && x.numel() != 0) {
+    set_policy(out, IndexMode::kClamp, wrap_negative_indices);
+    out->notes.push_back(std::string("mode='clip' ") + (wrap_negative_indices ? "wraps negatives once, then " : "") +
+                         "clamps to [0, D-1]");
+  } else {
+    set_policy(out, IndexMode::kDrop, wrap_negative_indices);
+    out->notes.push_back(std::string("mode='") + std::string(mode) + "': " +
+                         (wrap_negative_indices ? "negatives wrap once, then " : "") +
+                         "an update whose index is out of range is skipped" +
+                         (mode == "promise_in_bounds" ? " (XLA's answer to a broken promise)" : ""));
+  }
+  out->reduction = info.reduction;
+  out->include_input = true;
+  out->notes.push_back(update == AtUpdate::kSet
+                           ? "duplicate indices: JAX applies them in an implementation-defined order; here the last in "
+                             "row-major order of x[idx] wins"
+                           : "duplicate indices: every update applies (JAX: in an implementation-defined order; here in "
+                             "row-major order of x[idx], bit-reproducible)");
+  TensorView v = values;
+  if (update == AtUpdate::kSubtract) {
+    MULTIGATHER_RETURN_IF_ERROR(negated_copy(values, "jax.at.subtract: x - values", out, &v));
+  }
+  Status s = finish_framework_scatter(x, v, shape, out);
+  if (!s.ok() && s.code() == StatusCode::kInvalidArgument && s.message().find("does not broadcast") != std::string::npos) {
+    return InvalidArgument(out->op + ": Incompatible shapes for broadcasting: values shape " + to_string(values.shape) +
+                           " and requested shape " + shape_str(shape) + " (x[idx].shape)");
+  }
+  return s;
+}
+
 }  // namespace multigather::jax
 
 namespace multigather::frontends {
+
+namespace {
+
+template <jax::AtUpdate U>
+Status lower_at(const TensorView& x, const TensorView& i, const TensorView& v, const AttributeValues& a, Lowering* o) {
+  return jax::at(U, x, i, v, a.get_ints("index_dims"), a.get_enum("mode"), a.get_bool("wrap_negative_indices"), o);
+}
+
+}  // namespace
 
 void append_jax_ops(std::vector<OpSpec>* ops) {
   const std::string docs = "https://docs.jax.dev/en/latest/_autosummary/";
@@ -118,6 +193,35 @@ void append_jax_ops(std::vector<OpSpec>* ops) {
                   [](const TensorView& x, const TensorView& i, const AttributeValues& a, Lowering* o) {
                     return jax::take_along_axis(x, i, a.get_optional_int("axis"), a.get_enum("mode"), a.get_scalar("fill_value"), o);
                   }});
+  struct At {
+    const char* method;
+    const char* formula;
+    ScatterLowerFn fn;
+  };
+  for (const At& u : {At{"set", "x[.., idx_0[b..], .., idx_{k-1}[b..], ..] = values[b.., rest..]  (the last duplicate wins)",
+                         lower_at<jax::AtUpdate::kSet>},
+                      At{"add", "x[.., idx_0[b..], .., idx_{k-1}[b..], ..] += values[b.., rest..]  (duplicates all add)",
+                         lower_at<jax::AtUpdate::kAdd>},
+                      At{"subtract", "x[.., idx_0[b..], .., idx_{k-1}[b..], ..] -= values[b.., rest..]  (duplicates all subtract)",
+                         lower_at<jax::AtUpdate::kSubtract>},
+                      At{"multiply", "x[.., idx_0[b..], .., idx_{k-1}[b..], ..] *= values[b.., rest..]  (duplicates all multiply)",
+                         lower_at<jax::AtUpdate::kMultiply>},
+                      At{"min", "x[.., idx_0[b..], ..] = minimum(x[.., idx_0[b..], ..], values[b.., rest..])  (duplicates all apply)",
+                         lower_at<jax::AtUpdate::kMin>},
+                      At{"max", "x[.., idx_0[b..], ..] = maximum(x[.., idx_0[b..], ..], values[b.., rest..])  (duplicates all apply)",
+                         lower_at<jax::AtUpdate::kMax>}}) {
+    OpSpec op{std::string("jax.at.") + u.method, "jax", "scatter_advanced",
+              std::string("x.at[idx].") + u.method + "(values, mode=None, wrap_negative_indices=True)  (indices = stack(broadcast(idx..), -1))",
+              u.formula, docs + "jax.numpy.ndarray.at.html", "x", "indices",
+              {{"index_dims", AttrType::kIntList, "0", {}, "the x dimension each stacked index array indexes (increasing)"},
+               {"mode", AttrType::kEnum, "drop", {"drop", "fill", "clip", "promise_in_bounds"}, "out-of-range policy (fill = drop)"},
+               {"wrap_negative_indices", AttrType::kBool, "true", {}, "negative indices count from the end"}},
+              nullptr};
+    op.kind = OpKind::kScatter;
+    op.updates_name = "values";
+    op.lower_scatter = u.fn;
+    ops->push_back(std::move(op));
+  }
 }
 
 }  // namespace multigather::frontends

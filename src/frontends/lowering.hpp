@@ -164,6 +164,15 @@ Status lower_elements(const std::string& op, const TensorView& x, const TensorVi
 Status lower_nd(const std::string& op, const TensorView& x, const TensorView& indices,
                 std::int64_t batch_dims, Lowering* out);
 
+/// NumPy advanced integer indexing a[.., idx_0, .., idx_{k-1}, ..] (numpy.advanced_index, the
+/// jax .at family; numpy.hpp states the encoding): integer `indices` B ++ [k] (uint64 read as
+/// intp), strictly increasing `index_dims`; adjacent index dims keep B in their place, separated
+/// ones put it first. Builds the core views, index_mode error with negative wrap and the error
+/// context ("axis d"), and finishes the gather; *result_shape is a[idx..].shape.
+Status lower_advanced(const TensorView& a, const TensorView& indices,
+                      const std::vector<std::int64_t>& index_dims, Lowering* out,
+                      std::vector<std::int64_t>* result_shape);
+
 /// Checks X[:b] == I[:b] with the framework's message.
 Status check_batch_equal(const std::string& op, const TensorView& x, const TensorView& indices,
                          std::int64_t batch_dims, const std::string& xname,

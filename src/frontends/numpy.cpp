@@ -106,12 +106,16 @@ Status take_along_axis(const TensorView& arr, const TensorView& raw_indices,
   return lower_elements(out->op, arr, indices, ax, ElementRule::kBroadcast, "arr", "indices", out);
 }
 
-Status advanced_index(const TensorView& a, const TensorView& raw_indices,
-                      const std::vector<std::int64_t>& index_dims, Lowering* out) {
-  MULTIGATHER_RETURN_IF_ERROR(begin_op("numpy.advanced_index", a, raw_indices, out));
+}  // namespace multigather::numpy
+
+namespace multigather::frontends {
+
+Status lower_advanced(const TensorView& a, const TensorView& raw_indices,
+                      const std::vector<std::int64_t>& index_dims, Lowering* out,
+                      std::vector<std::int64_t>* result_shape) {
   // Integer index arrays only (a bool array in a[...] is a mask, another operation).
   MULTIGATHER_RETURN_IF_ERROR(check_integer(out->op, "indices", raw_indices.dtype));
-  const TensorView indices = as_intp(raw_indices);
+  const TensorView indices = numpy::as_intp(raw_indices);
   const int r = a.rank(), q = indices.rank();
   const int k = static_cast<int>(index_dims.size());
   if (k < 1) return InvalidArgument(out->op + ": index_dims must name at least one dimension");
@@ -145,7 +149,8 @@ Status advanced_index(const TensorView& a, const TensorView& raw_indices,
   set_policy(out, IndexMode::kError, true);
   set_error_context(out, indices, "indices", q - 1, labels, sizes, true, "");
   ViewBuilder in = ViewBuilder::of(a), ix = ViewBuilder::of(indices);
-  std::vector<std::int64_t> shape;
+  std::vector<std::int64_t>& shape = *result_shape;
+  shape.clear();
   if (adjacent) {
     const int s = static_cast<int>(dims.front());
     in.add_dims(a, 0, s + k);
@@ -172,14 +177,25 @@ Status advanced_index(const TensorView& a, const TensorView& raw_indices,
     }
     out->notes.push_back("separated index arrays: the broadcast index shape goes first");
   }
-  for (int j = 0; j < k; ++j) {
-    if (sizes[static_cast<std::size_t>(j)] == 0 && indices.numel() != 0) {
-      return OutOfRange(out->op + ": index arrays are not empty but axis " + str(dims[static_cast<std::size_t>(j)]) + " has size 0");
-    }
-  }
   MULTIGATHER_RETURN_IF_ERROR(to_view(out->op, in, "input", &out->input));
   MULTIGATHER_RETURN_IF_ERROR(fold_coordinates(out->op, ix, k, indices.strides[q - 1], out));
-  MULTIGATHER_RETURN_IF_ERROR(finish(shape, out));
+  return finish(shape, out);
+}
+
+}  // namespace multigather::frontends
+
+namespace multigather::numpy {
+
+Status advanced_index(const TensorView& a, const TensorView& indices,
+                      const std::vector<std::int64_t>& index_dims, Lowering* out) {
+  MULTIGATHER_RETURN_IF_ERROR(begin_op("numpy.advanced_index", a, indices, out));
+  std::vector<std::int64_t> shape;
+  MULTIGATHER_RETURN_IF_ERROR(lower_advanced(a, indices, index_dims, out, &shape));
+  for (std::size_t j = 0; j < out->index_errors.sizes.size(); ++j) {
+    if (out->index_errors.sizes[j] == 0 && indices.numel() != 0) {
+      return OutOfRange(out->op + ": index arrays are not empty but " + out->index_errors.labels[j] + " has size 0");
+    }
+  }
   // numpy checks every index of non-empty index arrays, even when the result is empty because
   // a dimension that is not indexed is 0 (np.zeros((3, 0))[[5]] is an IndexError).
   std::int64_t result_numel = 0;

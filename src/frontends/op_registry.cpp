@@ -128,6 +128,8 @@ const std::vector<std::pair<std::string, std::string>>& equivalence_classes() {
       {"scatter_element", "single axis element scatter: the dual of an element gather (updates shaped like indices)"},
       {"scatter_block", "single axis block scatter: the dual of a block gather (updates = X[:a] ++ I ++ X[a+1:])"},
       {"scatter_nd", "multiple contiguous axes block scatter: the dual of an nd gather"},
+      {"scatter_windowed", "StableHLO scatter: point or windowed updates, batching dims, any index_vector_dim"},
+      {"scatter_advanced", "numpy-style advanced-indexing scatter: the dual of an advanced gather (updates broadcast to a[idx..])"},
   };
   return classes;
 }

@@ -457,6 +457,9 @@ WRAPPER_MODULES = ["onnx", "torch", "numpy", "tf", "jax", "coreml", "tosa", "mli
 STRUCT_FIELDS = {
     "dimension_numbers": ["offset_dims", "collapsed_slice_dims", "operand_batching_dims",
                           "start_indices_batching_dims", "start_index_map", "index_vector_dim"],
+    "scatter_dimension_numbers": ["update_window_dims", "inserted_window_dims", "input_batching_dims",
+                                  "scatter_indices_batching_dims", "scatter_dims_to_operand_dims",
+                                  "index_vector_dim"],
 }
 
 
@@ -474,8 +477,9 @@ def _fast_handles(module) -> dict[str, tuple[str, list[str]]]:
 
 
 # Public adapter functions that are compositions, not one registry op: torch.embedding is
-# index_select (registry op "torch.index_select", dim 0) of the flattened indices, reshaped.
-COMPOSITE_WRAPPERS = {("torch", "embedding")}
+# index_select (registry op "torch.index_select", dim 0) of the flattened indices, reshaped;
+# jax.at(x) returns JAX's x.at helper, whose methods run the jax.at_* wrappers.
+COMPOSITE_WRAPPERS = {("torch", "embedding"), ("jax", "at")}
 
 
 def _wrappers():
@@ -559,8 +563,10 @@ def signature_params(signature: str) -> list[str] | None:
 def expected_params(op: str) -> list[str]:
     row = _registry.OPS[op]
     names = signature_params(row["signature"])
-    if names is None:  # an expression: the row's operand names and attributes
-        names = [row["input_name"], row["indices_name"]] + [a["name"] for a in row["attrs"]]
+    if names is None:  # an expression: the row's operand names (updates too) and attributes
+        names = [row["input_name"], row["indices_name"]]
+        names += [row["updates_name"]] if row["kind"] == "scatter" else []
+        names += [a["name"] for a in row["attrs"]]
     out = []
     for n in names:
         if n == "*":  # Python's keyword-only marker (torch.index_add(..., *, alpha=1)): not a name

@@ -22,6 +22,7 @@
 // PR #1541). Non-indexed dims with slice_sizes[d] < dim(d) slice the operand view to [0, s).
 #pragma once
 
+#include <string_view>
 #include <vector>
 
 #include "multigather/ops.hpp"
@@ -45,5 +46,34 @@ struct GatherDimensionNumbers {
 Status gather(const TensorView& operand, const TensorView& start_indices,
               const GatherDimensionNumbers& dimension_numbers,
               const std::vector<std::int64_t>& slice_sizes, bool indices_are_sorted, Lowering* out);
+
+/// The `scatter_dimension_numbers` of stablehlo.scatter.
+struct ScatterDimensionNumbers {
+  std::vector<std::int64_t> update_window_dims;
+  std::vector<std::int64_t> inserted_window_dims;
+  std::vector<std::int64_t> input_batching_dims;
+  std::vector<std::int64_t> scatter_indices_batching_dims;
+  std::vector<std::int64_t> scatter_dims_to_operand_dims;
+  std::int64_t index_vector_dim = 0;
+};
+
+/// stablehlo.scatter(inputs, scatter_indices, updates, scatter_dimension_numbers,
+/// indices_are_sorted, unique_indices, update_computation) with ONE input
+/// (https://github.com/openxla/stablehlo/blob/main/docs/spec.md#scatter):
+///   for every update_index of updates: result_index = full_start_index + full_batching_index
+///   + full_window_index (the spec's definitions); results[result_index] =
+///   f(results[result_index], updates[update_index]).
+/// update_computation: "assign" (returns the update), "add", "mul", "min", "max".
+/// Index rule: XLA's, which jax.lax.scatter follows (mode FILL_OR_DROP or PROMISE_IN_BOUNDS): an
+/// update whose start is outside [0, D - window] on any indexed dim is skipped with its whole
+/// window (the spec's text checks each result_index; XLA skips the window), no negative wrap.
+/// Duplicates combine in row-major order of G (free scatter_indices dims, then operand dims).
+/// Validates constraints C2, C4, C6-C22 (errors name the constraint). Lowering: scatter_multiaxis
+/// on views when every window is a whole dimension except size-1 windows on indexed dims; else
+/// int64 coordinates start + iota(window) materialized (a window that does not fit gets
+/// out-of-range coordinates: dropped).
+Status scatter(const TensorView& operand, const TensorView& scatter_indices, const TensorView& updates,
+               const ScatterDimensionNumbers& dimension_numbers, std::string_view update_computation,
+               bool indices_are_sorted, bool unique_indices, Lowering* out);
 
 }  // namespace multigather::stablehlo
