@@ -99,6 +99,14 @@ TEST(Registry, EveryOpExplainsFromShapesAlone) {
     EXPECT_NE(text.find("lowered call:       scatter_multiaxis(updates"), std::string::npos) << c.op << text;
     EXPECT_NE(text.find("reduction:"), std::string::npos) << c.op;
     EXPECT_NE(text.find("formula:"), std::string::npos) << c.op;
+    // The core output of a scatter has its core input's shape, and says how many elements.
+    Lowering l;
+    ASSERT_TRUE(lower_op(c.op, TensorView(nullptr, DType::kFloat32, c.x), TensorView(nullptr, DType::kInt64, c.i),
+                         TensorView(nullptr, DType::kFloat32, c.u), c.a, &l).ok());
+    std::int64_t n = 0;
+    element_count(l.core_output_shape, &n);
+    EXPECT_NE(text.find("core output:        " + to_string(l.core_output_shape) + "  (" + std::to_string(n) +
+                        " elements)"), std::string::npos) << c.op << text;
     seen.insert(c.op);
   }
   EXPECT_EQ(seen.size(), op_registry().size());

@@ -159,8 +159,11 @@ static std::string explain_lowering_gather(const Lowering& l, const TensorView& 
        ", coordinate size c = " + std::to_string(l.shape.coordinate_size) + ")\n";
   s += "  index mode:       " + mode + ", negative_indices=" +
        (l.options.negative_indices ? "true" : "false") + "\n";
+  // A scatter's core output has its core input's shape (G is the shape of its updates).
+  std::int64_t core_numel = l.shape.output_numel;
+  if (l.kind == OpKind::kScatter) element_count(l.core_output_shape, &core_numel);
   s += "core output:        " + to_string(l.core_output_shape) + "  (" +
-       std::to_string(l.shape.output_numel) + " elements)\n";
+       std::to_string(core_numel) + " elements)\n";
   if (!(l.core_output_strides == contiguous_strides(l.core_output_shape))) {
     s += "  written with strides " + to_string(l.core_output_strides) + " into the output\n";
   }

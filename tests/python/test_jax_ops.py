@@ -94,6 +94,17 @@ SCATTERS = [
     ("onnx.ScatterND-add",
      lambda x, i, u: multigather.onnx.scatter_nd(x, i, u, reduction="add"),
      (_x(4, 3), _i(4, 5, 1), _x(5, 3)), None),
+    ("jax.at.add", lambda x, i, u: multigather.jax.at(x)[i[:, 0], :].add(u),
+     (_x(5, 3), _i(5, 6, 1), _x(6, 3)), None),
+    ("jax.at.set-2d", lambda x, i, u: multigather.jax.at(x)[i[:, 0], i[:, 1]].set(u),
+     (_x(4, 5), np.array([[3, 4], [0, 0], [1, 2]]), _x(3)), None),
+    ("jax.at.add-drop", lambda x, i, u: multigather.jax.at(x)[i[:, 0]].add(u),
+     (_x(4, 2), _i(9, 6, 1, low=-7), _x(6, 2)), None),
+    ("stablehlo.scatter-add-window",
+     lambda x, i, u: multigather.stablehlo.scatter(
+         x, i, u, update_window_dims=[1], inserted_window_dims=[0],
+         scatter_dims_to_operand_dims=[0], index_vector_dim=1, update_computation="add"),
+     (_x(5, 3), _i(5, 4, 1), _x(4, 3)), None),
     ("tf.tensor_scatter_nd_update",
      lambda x, i, u: multigather.tf.tensor_scatter_nd_update(x, i, u),
      (_x(5, 2), np.array([[4], [0], [2]]), _x(3, 2)), None),
@@ -186,6 +197,35 @@ def test_scatter_grads_equal_jax_at_add_and_set():
             expected = np.asarray(w)[rows].copy()
             expected[0] = 0  # row 1 is written again by update 2
             np.testing.assert_array_equal(mine[1], expected)
+
+
+def test_grads_of_jax_at_and_stablehlo_scatter_equal_jax():
+    x = jnp.asarray(_x(5, 3))
+    rows = jnp.asarray(np.array([1, 4, 1, 0, 7]))  # 7: out of range, dropped (JAX's default)
+    u = jnp.asarray(_x(5, 3))
+    w = jnp.asarray(_x(5, 3))
+    for method in ("add", "set"):
+        ours = jax.grad(lambda a, b: (getattr(multigather.jax.at(a)[rows], method)(b) * w).sum(),
+                        argnums=(0, 1))(x, u)
+        theirs = jax.grad(lambda a, b: (getattr(a.at[rows], method)(b) * w).sum(),
+                          argnums=(0, 1))(x, u)
+        np.testing.assert_array_equal(ours[0], theirs[0], err_msg=method)
+        if method == "add":
+            np.testing.assert_array_equal(ours[1], theirs[1])
+    # lax.scatter_add through stablehlo.scatter, windows of 2 rows (one does not fit: skipped)
+    starts = jnp.asarray(np.array([[0], [3], [4], [1]]))
+    upd = jnp.asarray(_x(4, 2, 3))
+    dn = lax.ScatterDimensionNumbers(update_window_dims=(1, 2), inserted_window_dims=(),
+                                     scatter_dims_to_operand_dims=(0,))
+    ours = jax.grad(lambda a, b: (multigather.stablehlo.scatter(
+        a, starts, b, update_window_dims=[1, 2], inserted_window_dims=[],
+        scatter_dims_to_operand_dims=[0], index_vector_dim=1, update_computation="add") * w).sum(),
+        argnums=(0, 1))(x, upd)
+    theirs = jax.grad(lambda a, b: (lax.scatter_add(a, starts, b, dn,
+                                                    mode=lax.GatherScatterMode.FILL_OR_DROP) * w).sum(),
+                      argnums=(0, 1))(x, upd)
+    np.testing.assert_array_equal(ours[0], theirs[0])
+    np.testing.assert_array_equal(ours[1], theirs[1])
 
 
 def test_vmap_matches_a_python_loop():
