@@ -97,6 +97,15 @@ SCATTER_CASES = [
     ("torch.index_fill", (4, 3), (2,), (), {}),
     ("torch.put", (4, 3), (2, 2), (4,), {"accumulate": True}),
     ("numpy.put", (4, 3), (5,), (5,), {"mode": "wrap"}),
+    ("jax.at.set", (4, 3), (2, 1), (1,), {}),
+    ("jax.at.add", (4, 3, 2), (5, 2), (5, 3), {"index_dims": [0, 2]}),
+    ("jax.at.subtract", (4, 3), (2, 2), (2,), {"index_dims": [0, 1], "mode": "clip"}),
+    ("jax.at.multiply", (4, 3), (2, 1), (4, 2), {"index_dims": [1]}),
+    ("jax.at.min", (4, 3), (2, 1), (2, 3), {"wrap_negative_indices": False}),
+    ("jax.at.max", (4, 3), (2, 1), (2, 3), {"mode": "promise_in_bounds"}),
+    ("stablehlo.scatter", (4, 3), (2, 1), (2, 2),
+     {"update_window_dims": [1], "inserted_window_dims": [0], "scatter_dims_to_operand_dims": [0],
+      "index_vector_dim": 1, "update_computation": "add"}),
 ]
 
 
