@@ -696,6 +696,33 @@ TEST(TorchIndexCopyFillPut, Errors) {
                        "float32 and source.dtype = float64");
 }
 
+TEST(TorchIndexPut, ValuesAndErrors) {
+  const Tensor x = f32({3, 2}, {1, 2, 3, 4, 5, 6});
+  // x[[2, -3]] = [[10, 20], [30, 40]]: rows 2 and 0 (-3 wraps once).
+  expect_scatter("torch.index_put", x, i64({2, 1}, {2, -3}), f32({2, 2}, {10, 20, 30, 40}), {},
+                 {30, 40, 3, 4, 10, 20});
+  // x[[0, 0, 1], [1, 1, 0]] += [1, 2, 3] (accumulate: the duplicate adds both); values broadcast.
+  expect_scatter("torch.index_put", x, i64({3, 2}, {0, 1, 0, 1, 1, 0}), f32({3}, {1, 2, 3}),
+                 {{"index_dims", "0,1"}, {"accumulate", "true"}}, {1, 5, 6, 4, 5, 6});
+  // without accumulate the last duplicate wins; x[:, [1]] = 9 (index_dims 1, a scalar value).
+  expect_scatter("torch.index_put", x, i64({2, 2}, {1, 1, 1, 1}), f32({2}, {7, 8}), {{"index_dims", "0,1"}},
+                 {1, 2, 3, 8, 5, 6});
+  expect_scatter("torch.index_put", x, i64({1, 1}, {1}), f32({}, {9}), {{"index_dims", "1"}}, {1, 9, 3, 9, 5, 9});
+  expect_scatter_error("torch.index_put", x, i64({2, 1}, {0, 3}), f32({2}, {1, 2}), {}, StatusCode::kOutOfRange,
+                       "torch.index_put: indices[1,0] = 3 is out of range for axis 0 of size 3 (valid range [-3, 3)); "
+                       "torch.index_put: an index must be in [-size, size)");
+  expect_scatter_error("torch.index_put", x, i64({2, 1}, {0, 1}), f32({3}, {1, 2, 3}), {}, StatusCode::kInvalidArgument,
+                       "torch.index_put: shape mismatch: value tensor of shape [3] cannot be broadcast to indexing "
+                       "result of shape [2,2]");
+  expect_scatter_error("torch.index_put", x, i64({2, 1}, {0, 1}), make_tensor(DType::kFloat64, {2}, {}), {},
+                       StatusCode::kTypeError,
+                       "torch.index_put: Index put requires the source and destination dtypes match, got float32 for "
+                       "the destination and float64 for the source.");
+  expect_scatter_error("torch.index_put", x, make_tensor(DType::kInt16, {1, 1}, {0}), f32({}, {1}), {},
+                       StatusCode::kTypeError,
+                       "torch.index_put: tensors used as indices must be long or int tensors, got int16");
+}
+
 // ---- numpy.put --------------------------------------------------------------------------------
 
 TEST(NumpyPut, ValuesModesAndErrors) {

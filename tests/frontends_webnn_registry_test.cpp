@@ -137,7 +137,7 @@ TEST(Registry, ScatterOpsAreRegisteredAndNeedUpdates) {
                                       "numpy.multiply_at", "numpy.minimum_at", "numpy.maximum_at",
                                       "torch.index_copy", "torch.index_fill", "torch.put", "numpy.put",
                                       "jax.at.set", "jax.at.add", "jax.at.subtract", "jax.at.multiply",
-                                      "jax.at.min", "jax.at.max", "stablehlo.scatter"};
+                                      "jax.at.min", "jax.at.max", "stablehlo.scatter", "torch.index_put"};
   EXPECT_EQ(have, want);
   Lowering l;
   const Status s = lower_op("onnx.Gather", TensorView(nullptr, DType::kFloat32, Dims{3}),

@@ -43,7 +43,7 @@ _TAKE = fast_op("torch.take")
 _TAKE_ALONG_DIM = fast_op("torch.take_along_dim", "dim")
 _INDEX_SELECT = fast_op("torch.index_select", "dim")
 
-__all__ = ["gather", "take", "take_along_dim", "index_select", "embedding", "index_copy", "index_fill", "put",
+__all__ = ["gather", "take", "take_along_dim", "index_select", "embedding", "index_copy", "index_fill", "put", "index_put",
            "scatter", "scatter_add",
            "scatter_reduce", "index_add"]
 
@@ -269,6 +269,55 @@ def put(input: Any, index: Any, source: Any, accumulate: bool = False) -> Any:
     TypeError (dtypes).
     Source: https://docs.pytorch.org/docs/stable/generated/torch.Tensor.put_.html"""
     return run_scatter("torch.put", input, index, source, accumulate=accumulate)
+
+
+def _stacked_index_tuple(input: Any, indices: Any) -> tuple[Any, list[int]]:
+    """PyTorch's index tuple (index tensors and None for full slices) as the registry form of
+    torch.index_put: the index tensors broadcast and stacked on a last dimension, and the input
+    dimensions they index."""
+    entries = tuple(indices) if isinstance(indices, (tuple, list)) else (indices,)
+    rank = len(input.shape)
+    if len(entries) > rank:
+        raise IndexError(f"torch.index_put: too many indices for tensor of dimension {rank} "
+                         f"(got {len(entries)})")
+    dims = [d for d, e in enumerate(entries) if e is not None]
+    arrays = [entries[d] for d in dims]
+    if not arrays:
+        raise ValueError("torch.index_put: the indices tuple has no index tensor (all None)")
+    framework = type(arrays[0]).__module__.split(".", 1)[0]
+    if framework == "torch":
+        import torch as xp
+        arrays = [a if isinstance(a, xp.Tensor) else xp.as_tensor(a) for a in arrays]
+        kinds = [a.dtype for a in arrays]
+        if any(k in (xp.bool, xp.uint8) for k in kinds):
+            raise TypeError("torch.index_put: boolean / uint8 mask indices are not supported "
+                            "(use mask.nonzero(as_tuple=True))")
+        if len(set(kinds)) > 1:  # int32 beside int64: one dtype to stack
+            arrays = [a.to(xp.int64) for a in arrays]
+        stacked = xp.stack(xp.broadcast_tensors(*arrays), dim=-1)
+    else:
+        import numpy as xp
+        arrays = [xp.asarray(a) for a in arrays]
+        if any(a.dtype.kind not in "iu" for a in arrays):
+            raise TypeError("torch.index_put: tensors used as indices must be long or int tensors "
+                            "(boolean masks are not supported)")
+        stacked = xp.stack(xp.broadcast_arrays(*arrays), axis=-1)
+    return stacked, dims
+
+
+def index_put(input: Any, indices: Any, values: Any, accumulate: bool = False) -> Any:
+    """torch.index_put: a new tensor, out = input; out[indices] = values (+= when accumulate),
+    with PyTorch's advanced indexing. ``indices``: a tuple of int64 / int32 index tensors
+    (broadcast to a common shape B) or None (a full slice of that dimension); adjacent index
+    tensors put B in their place, separated ones put B first (numpy's rule). ``values``:
+    input's dtype, broadcast to input[indices].shape. Negative indices wrap once; out of range
+    is IndexError. Duplicates: undefined in PyTorch without accumulate (the last in row-major
+    order of input[indices] wins here); with accumulate every one adds. Raises IndexError (too
+    many indices, out of range), ValueError (shapes), TypeError (dtypes, boolean masks).
+    Source: https://docs.pytorch.org/docs/stable/generated/torch.Tensor.index_put_.html"""
+    indices, index_dims = _stacked_index_tuple(input, indices)
+    return run_scatter("torch.index_put", input, indices, values, index_dims=index_dims,
+                       accumulate=accumulate)
 
 
 for _f in (scatter, scatter_add, scatter_reduce):

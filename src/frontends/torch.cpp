@@ -482,6 +482,37 @@ Status put(const TensorView& input, const TensorView& index, const TensorView& s
   return finish_framework_scatter(input, flat_s, {m}, out);
 }
 
+Status index_put(const TensorView& input, const TensorView& indices, const TensorView& values,
+                 const std::vector<std::int64_t>& index_dims, bool accumulate, Lowering* out) {
+  MULTIGATHER_RETURN_IF_ERROR(begin_scatter("torch.index_put", input, indices, values, out));
+  // PyTorch (index_put_ / index_put_with_sort_stub): int64 or int32 index tensors (bool / uint8
+  // ones are masks: the Python wrapper refuses them), values of input's dtype.
+  if (indices.dtype != DType::kInt64 && indices.dtype != DType::kInt32) {
+    return TypeError(out->op + ": tensors used as indices must be long or int tensors, got " +
+                     std::string(dtype_name(indices.dtype)));
+  }
+  if (values.dtype != input.dtype) {
+    return TypeError(out->op + ": Index put requires the source and destination dtypes match, got " +
+                     std::string(dtype_name(input.dtype)) + " for the destination and " +
+                     std::string(dtype_name(values.dtype)) + " for the source.");
+  }
+  std::vector<std::int64_t> shape;
+  MULTIGATHER_RETURN_IF_ERROR(lower_advanced(input, indices, index_dims, out, &shape));
+  // lower_advanced's policy: negatives wrap once, out of range is an error (PyTorch's rule).
+  out->index_errors.rule = "torch.index_put: an index must be in [-size, size)";
+  out->reduction = accumulate ? Reduction::kAdd : Reduction::kNone;
+  out->include_input = true;
+  out->notes.push_back(accumulate ? "accumulate=True: duplicate indices all add, in row-major order of input[indices]"
+                                  : "duplicate indices with accumulate=False: PyTorch leaves the result undefined; "
+                                    "multigather writes the last in row-major order of input[indices]");
+  Status s = finish_framework_scatter(input, values, shape, out);
+  if (!s.ok() && s.code() == StatusCode::kInvalidArgument && s.message().find("does not broadcast") != std::string::npos) {
+    return InvalidArgument(out->op + ": shape mismatch: value tensor of shape " + to_string(values.shape) +
+                           " cannot be broadcast to indexing result of shape " + shape_str(shape));
+  }
+  return s;
+}
+
 }  // namespace multigather::torch
 
 namespace multigather::frontends {
@@ -584,6 +615,20 @@ void append_torch_ops(std::vector<OpSpec>* ops) {
     op.updates_name = "value";
     op.lower_scatter = [](const TensorView& x, const TensorView& i, const TensorView& u, const AttributeValues& a,
                           Lowering* o) { return torch::index_fill(x, a.get_int("dim"), i, u, o); };
+    ops->push_back(std::move(op));
+  }
+  {
+    OpSpec op{"torch.index_put", "torch", "scatter_advanced", "torch.index_put(input, indices, values, accumulate=False)",
+              "out = input; out[.., idx_0[b..], .., idx_{k-1}[b..], ..] (+)= values[b.., rest..]  "
+              "(indices = stack(broadcast(idx..), -1), index_dims = the dims they index)",
+              docs + "torch.Tensor.index_put_.html", "input", "indices",
+              {{"index_dims", AttrType::kIntList, "0", {}, "the input dimension each stacked index tensor indexes (increasing)"},
+               {"accumulate", AttrType::kBool, "false", {}, "add instead of write"}},
+              nullptr};
+    op.kind = OpKind::kScatter;
+    op.updates_name = "values";
+    op.lower_scatter = [](const TensorView& x, const TensorView& i, const TensorView& u, const AttributeValues& a,
+                          Lowering* o) { return torch::index_put(x, i, u, a.get_ints("index_dims"), a.get_bool("accumulate"), o); };
     ops->push_back(std::move(op));
   }
   {

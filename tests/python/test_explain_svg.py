@@ -96,6 +96,7 @@ SCATTER_CASES = [
     ("torch.index_copy", (4, 3), (2,), (4, 2), {"dim": 1}),
     ("torch.index_fill", (4, 3), (2,), (), {}),
     ("torch.put", (4, 3), (2, 2), (4,), {"accumulate": True}),
+    ("torch.index_put", (4, 3, 2), (5, 2), (5, 3), {"index_dims": [0, 2], "accumulate": True}),
     ("numpy.put", (4, 3), (5,), (5,), {"mode": "wrap"}),
     ("jax.at.set", (4, 3), (2, 1), (1,), {}),
     ("jax.at.add", (4, 3, 2), (5, 2), (5, 3), {"index_dims": [0, 2]}),

@@ -84,6 +84,7 @@ FUNCTIONS = {  # registry op -> the Python function with the framework's signatu
     "tensor.scatter": "mlir.tensor_scatter", "numpy.multiply_at": "numpy.multiply_at",
     "numpy.minimum_at": "numpy.minimum_at", "numpy.maximum_at": "numpy.maximum_at",
     "torch.index_copy": "torch.index_copy", "torch.index_fill": "torch.index_fill", "torch.put": "torch.put",
+    "torch.index_put": "torch.index_put",
     "numpy.put": "numpy.put",
     "jax.at.set": "jax.at_set", "jax.at.add": "jax.at_add", "jax.at.subtract": "jax.at_subtract",
     "jax.at.multiply": "jax.at_multiply", "jax.at.min": "jax.at_min", "jax.at.max": "jax.at_max",

@@ -665,6 +665,62 @@ def test_torch_index_copy_fill_put_errors():
         multigather.torch.put(x, torch.tensor([0, 1]), torch.tensor([1.0, 2.0, 3.0]))
 
 
+# ---- torch.index_put against torch -----------------------------------------------------------------
+
+@pytest.mark.parametrize("seed", range(30))
+def test_torch_index_put(seed):
+    torch = require("torch")
+    rng = np.random.RandomState(seed)
+    r = int(rng.randint(1, 5))
+    shape = rand_shape(rng, r, 1, 4)
+    x = torch.from_numpy(small_ints(rng, shape))
+    # a tuple of index tensors and None (full slices), adjacent or separated, broadcasting
+    entries = [None] * int(rng.randint(1, r + 1))
+    chosen = sorted(rng.choice(len(entries), size=int(rng.randint(1, len(entries) + 1)), replace=False))
+    b_shape = rand_shape(rng, int(rng.randint(0, 3)), 1, 4)
+    for j, d in enumerate(chosen):
+        n = shape[d]
+        ish = tuple(1 if (j % 2 and k == 0) else s for k, s in enumerate(b_shape))  # broadcast
+        dtype = np.int32 if rng.rand() < 0.3 else np.int64
+        entries[d] = torch.from_numpy(rng.randint(-n, n, size=ish).astype(dtype))
+    indices = tuple(entries)
+    # None is a full slice in index_put's tuple (torch.ops.aten.index_put takes Optional[Tensor]
+    # entries; Tensor.index_put does not), a new axis in x[...]: the result shape from slices.
+    result_shape = tuple(x[tuple(slice(None) if e is None else e for e in entries)].shape)
+    values = torch.from_numpy(small_ints(rng, result_shape[int(rng.randint(0, len(result_shape) + 1)):]))
+
+    def oracle(vals, accumulate):
+        return torch.ops.aten.index_put(x, list(indices), vals, accumulate)
+
+    got = multigather.torch.index_put(x, indices, values, accumulate=True)
+    torch.testing.assert_close(got, oracle(values, True), rtol=0, atol=0)
+    # accumulate=False: PyTorch defines unique targets only; compare on those, last-wins separately
+    want = oracle(values, False)
+    count = torch.ops.aten.index_put(torch.zeros_like(x), list(indices),
+                                     torch.ones(result_shape, dtype=x.dtype), True)
+    if bool((count <= 1).all()):
+        torch.testing.assert_close(multigather.torch.index_put(x, indices, values), want, rtol=0, atol=0)
+
+
+def test_torch_index_put_last_wins_and_errors():
+    torch = require("torch")
+    x = torch.zeros(3, 2)
+    got = multigather.torch.index_put(x, (torch.tensor([1, 1]),), torch.tensor([[1.0, 2.0], [3.0, 4.0]]))
+    torch.testing.assert_close(got, torch.tensor([[0.0, 0.0], [3.0, 4.0], [0.0, 0.0]]))
+    with pytest.raises(IndexError, match=r"indices\[0,0\] = 3 is out of range for axis 0 of size 3"):
+        multigather.torch.index_put(x, (torch.tensor([3]),), torch.tensor(1.0))
+    with pytest.raises(IndexError):
+        x.index_put((torch.tensor([3]),), torch.tensor(1.0))  # PyTorch rejects it too
+    with pytest.raises(ValueError, match="cannot be broadcast to indexing result of shape"):
+        multigather.torch.index_put(x, (torch.tensor([0, 1]),), torch.ones(3))
+    with pytest.raises(TypeError, match="source and destination dtypes match"):
+        multigather.torch.index_put(x, (torch.tensor([0]),), torch.ones(2, dtype=torch.float64))
+    with pytest.raises(TypeError, match="mask"):
+        multigather.torch.index_put(x, (torch.tensor([True, False, True]),), torch.tensor(1.0))
+    with pytest.raises(IndexError, match="too many indices"):
+        multigather.torch.index_put(x, (torch.tensor([0]),) * 3, torch.tensor(1.0))
+
+
 # ---- numpy.put against numpy ---------------------------------------------------------------------
 
 @pytest.mark.parametrize("mode", ["raise", "wrap", "clip"])

@@ -81,5 +81,16 @@ Status index_fill(const TensorView& input, std::int64_t dim, const TensorView& i
 /// (the last in index order wins here); accumulate adds every one.
 Status put(const TensorView& input, const TensorView& index, const TensorView& source, bool accumulate,
            Lowering* out);
+/// torch.index_put(input, indices, values, accumulate=False): out = input; out[idx] = values
+/// (+= when accumulate) with PyTorch's (numpy's) advanced indexing: `indices` are the index
+/// tensors broadcast to a common shape B and stacked on a last dimension (B ++ [k]), each
+/// indexing the input dimension `index_dims[j]` (strictly increasing; the other dimensions are
+/// full slices: None entries of PyTorch's tuple); adjacent index dimensions are replaced in
+/// place by B, separated ones put B first. values: input's dtype, broadcast to input[idx].shape.
+/// int64 / int32 indices; negatives wrap once, out of range is an error. Duplicates: undefined
+/// in PyTorch without accumulate (the last in row-major order of input[idx] wins here);
+/// accumulate adds every one. Source: https://pytorch.org/docs/stable/generated/torch.Tensor.index_put_.html
+Status index_put(const TensorView& input, const TensorView& indices, const TensorView& values,
+                 const std::vector<std::int64_t>& index_dims, bool accumulate, Lowering* out);
 
 }  // namespace multigather::torch
