@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
@@ -178,6 +179,16 @@ TEST(TransformsVjp, DotProductTestOfEveryRegistryOp) {
       const TensorView uv = u.view();
       ASSERT_TRUE(execute_batched(c.op, x.view(), ib.view(), c.scatter ? &uv : nullptr, c.attrs, batch_rank,
                                   y.mutable_view()).ok());
+      if (c.scatter) {
+        // XLA aliases a scatter's output with its input: the same result in place.
+        Tensor in_place(DType::kFloat64, y.shape());
+        ASSERT_EQ(in_place.nbytes(), x.nbytes());
+        std::memcpy(in_place.data(), x.data(), x.nbytes());
+        const Status s2 = execute_batched(c.op, in_place.view(), ib.view(), &uv, c.attrs, batch_rank,
+                                          in_place.mutable_view());
+        ASSERT_TRUE(s2.ok()) << s2.message();
+        EXPECT_EQ(std::memcmp(in_place.data(), y.data(), y.nbytes()), 0) << "in place, batch_rank " << batch_rank;
+      }
       const Tensor g = random_f64(y.shape(), rng);
       Tensor gx(DType::kFloat64, x.shape()), gu(DType::kFloat64, u.shape());
       const MutableTensorView guv = gu.mutable_view();
@@ -194,6 +205,17 @@ TEST(TransformsVjp, DotProductTestOfEveryRegistryOp) {
       const double rhs = dot(x, gx) + (c.scatter ? dot(u, gu) : 0.0);
       EXPECT_EQ(lhs, rhs) << "batch_rank " << batch_rank;
       ++checked;
+      if (c.scatter) {
+        // ... and grad_input with grad_output.
+        Tensor ga(DType::kFloat64, g.shape()), gua(DType::kFloat64, u.shape());
+        std::memcpy(ga.data(), g.data(), g.nbytes());
+        const MutableTensorView guav = gua.mutable_view();
+        const Status s3 = execute_vjp(c.op, x.view(), ib.view(), &uv, c.attrs, batch_rank, ga.view(),
+                                      ga.mutable_view(), &guav);
+        ASSERT_TRUE(s3.ok()) << s3.message();
+        EXPECT_EQ(std::memcmp(ga.data(), gx.data(), gx.nbytes()), 0) << "aliased grad_input";
+        EXPECT_EQ(std::memcmp(gua.data(), gu.data(), gu.nbytes()), 0) << "aliased grad_updates";
+      }
     }
   }
   EXPECT_GT(checked, 60);  // most ops are differentiable

@@ -16,8 +16,9 @@ outside any transformation keep the direct path (DLPack), with the same results.
   gathers it for the updates (under "none" only the winning update of each element gets it).
   Indices get no gradient (integers). Scatters with mul / min / max raise NotImplementedError
   when differentiated.
-- **vmap**: ``vmap_method="expand_dims"``: the batch dimensions reach the handler as leading
-  dimensions (size 1 where an operand is not batched), and the handler lifts the lowering so
+- **vmap**: ``vmap_method="expand_dims"`` for gathers (``"broadcast_all"`` for scatters, whose
+  output aliases their input, so the input must have the batch size): the batch dimensions
+  reach the handler as leading dimensions (size 1 where an operand is not batched), and the handler lifts the lowering so
   that they become leading broadcast / batch dimensions of ONE core call, no loop (only a
   lowering that copies an operand, such as StableHLO windows, runs example by example).
   Nested vmap adds more leading dimensions.
@@ -166,9 +167,15 @@ def _differentiable(op: str, attrs_key: tuple) -> Any:
     def primal(*operands: Any) -> Any:
         input = operands[0]
         info = _info(op, operands, attrs)
-        call = jax.ffi.ffi_call("multigather_op",
-                                _result(info["output_shape"], input.dtype, _varying(*operands), input),
-                                vmap_method="expand_dims")
+        result = _result(info["output_shape"], input.dtype, _varying(*operands), input)
+        if len(operands) == 3:
+            # A scatter's output is its input updated: XLA hands the input's buffer over (or a
+            # copy of it, when the input is still used) and the handler scatters in place.
+            # Aliasing needs equal shapes under vmap too: unbatched operands are broadcast.
+            call = jax.ffi.ffi_call("multigather_op", result, vmap_method="broadcast_all",
+                                    input_output_aliases={0: 0})
+        else:
+            call = jax.ffi.ffi_call("multigather_op", result, vmap_method="expand_dims")
         return call(*operands, mg_op=op, mg_rank=np.int64(input.ndim), **ffi_attrs)
 
     def forward(*operands: Any) -> tuple:
@@ -194,8 +201,13 @@ def _differentiable(op: str, attrs_key: tuple) -> Any:
         shapes = [_result(input.shape, input.dtype, varying, input)]
         if scatter:
             shapes.append(_result(residuals[2].shape, residuals[2].dtype, varying, input))
-        grads = jax.ffi.ffi_call("multigather_vjp", shapes, vmap_method="expand_dims")(
-            *residuals, grad_output, mg_op=op, mg_rank=np.int64(input.ndim), **ffi_attrs)
+        if scatter:
+            # grad_input starts as grad_output (same shape): aliased, masked in place.
+            call = jax.ffi.ffi_call("multigather_vjp", shapes, vmap_method="broadcast_all",
+                                    input_output_aliases={3: 0})
+        else:
+            call = jax.ffi.ffi_call("multigather_vjp", shapes, vmap_method="expand_dims")
+        grads = call(*residuals, grad_output, mg_op=op, mg_rank=np.int64(input.ndim), **ffi_attrs)
         grad_input = _invariant_along(grads[0], input, varying)
         if scatter:
             return grad_input, None, _invariant_along(grads[1], residuals[2], varying)

@@ -262,32 +262,10 @@ Status gather_vjp(const Lowering& l, const TensorView& grad_output, const Execut
                                 scatter_options(l, Reduction::kAdd, context));
 }
 
-Status scatter_vjp(const Lowering& l, const TensorView& grad_output, const MutableTensorView& grad_input,
-                   const MutableTensorView* grad_updates, const ExecutionContext& context) {
-  if (l.reduction != Reduction::kNone && l.reduction != Reduction::kAdd) {
-    return InvalidArgument(l.op + ": the gradient of a scatter with reduction " +
-                           std::string(reduction_name(l.reduction)) + " is not implemented (only none "
-                           "and add are differentiable)");
-  }
-  const DType dtype = grad_input.dtype;
-  if (nbytes(grad_input) != static_cast<std::size_t>(grad_output.numel()) * element_size(grad_output.dtype)) {
-    return InvalidArgument(l.op + ": grad_output shape " + to_string(grad_output.shape) +
-                           " must be the output shape " + to_string(grad_input.shape));
-  }
-  // grad_input = grad_output, zeroed where an update overwrote the element; all zeros when the
-  // output does not start from the input (tf.scatter_nd: the lowering's own zeros).
-  const ScatterOptions assign = scatter_options(l, Reduction::kNone, context);
-  const MutableTensorView targets(grad_input.data, dtype, l.core_output_shape, l.core_output_strides);
-  if (l.owned_input) {
-    std::memset(grad_input.data, 0, nbytes(grad_input));
-  } else {
-    std::memcpy(grad_input.data, grad_output.data, nbytes(grad_input));
-  }
-  if (!l.owned_input && (l.reduction == Reduction::kNone || !l.include_input)) {
-    static const std::byte zeros[16] = {};
-    const TensorView zero(zeros, dtype, Dims::filled(targets.rank(), 1), Dims::filled(targets.rank(), 0));
-    MULTIGATHER_RETURN_IF_ERROR(scatter_multiaxis_into(targets, l.indices, zero, l.axes, targets, assign));
-  }
+/// The updates' cotangent of a scatter (nothing when grad_updates is null).
+Status scatter_vjp_updates(const Lowering& l, const TensorView& grad_output, const MutableTensorView* grad_updates,
+                           const ScatterOptions& assign, const ExecutionContext& context) {
+  const DType dtype = grad_output.dtype;
   if (grad_updates == nullptr) return Status::Ok();
   if (l.owned_updates) {
     std::string why = "see explain";
@@ -331,6 +309,38 @@ Status scatter_vjp(const Lowering& l, const TensorView& grad_output, const Mutab
   add.reduction = Reduction::kAdd;
   add.num_threads = assign.num_threads;
   return scatter_multiaxis_into(target, everywhere, g.view(), {}, target, add);
+}
+
+Status scatter_vjp(const Lowering& l, const TensorView& grad_output, const MutableTensorView& grad_input,
+                   const MutableTensorView* grad_updates, const ExecutionContext& context) {
+  if (l.reduction != Reduction::kNone && l.reduction != Reduction::kAdd) {
+    return InvalidArgument(l.op + ": the gradient of a scatter with reduction " +
+                           std::string(reduction_name(l.reduction)) + " is not implemented (only none "
+                           "and add are differentiable)");
+  }
+  const DType dtype = grad_input.dtype;
+  if (nbytes(grad_input) != static_cast<std::size_t>(grad_output.numel()) * element_size(grad_output.dtype)) {
+    return InvalidArgument(l.op + ": grad_output shape " + to_string(grad_output.shape) +
+                           " must be the output shape " + to_string(grad_input.shape));
+  }
+  const ScatterOptions assign = scatter_options(l, Reduction::kNone, context);
+  // The updates first: grad_input may be grad_output's own buffer (XLA aliases them), and its
+  // masking below overwrites what the updates read.
+  MULTIGATHER_RETURN_IF_ERROR(scatter_vjp_updates(l, grad_output, grad_updates, assign, context));
+  // grad_input = grad_output, zeroed where an update overwrote the element; all zeros when the
+  // output does not start from the input (tf.scatter_nd: the lowering's own zeros).
+  const MutableTensorView targets(grad_input.data, dtype, l.core_output_shape, l.core_output_strides);
+  if (l.owned_input) {
+    std::memset(grad_input.data, 0, nbytes(grad_input));
+  } else if (grad_input.data != grad_output.data) {  // XLA may alias them
+    std::memcpy(grad_input.data, grad_output.data, nbytes(grad_input));
+  }
+  if (!l.owned_input && (l.reduction == Reduction::kNone || !l.include_input)) {
+    static const std::byte zeros[16] = {};
+    const TensorView zero(zeros, dtype, Dims::filled(targets.rank(), 1), Dims::filled(targets.rank(), 0));
+    MULTIGATHER_RETURN_IF_ERROR(scatter_multiaxis_into(targets, l.indices, zero, l.axes, targets, assign));
+  }
+  return Status::Ok();
 }
 
 Status vjp_one(const Lowering& l, const TensorView& grad_output, const MutableTensorView& grad_input,

@@ -228,6 +228,21 @@ def test_grads_of_jax_at_and_stablehlo_scatter_equal_jax():
     np.testing.assert_array_equal(ours[1], theirs[1])
 
 
+def test_a_scatter_in_place_leaves_a_live_input_intact():
+    # The scatter's output aliases its input: XLA copies the input when it is used again.
+    x = jnp.asarray(_x(4, 3))
+    i = jnp.asarray(np.array([[1, 0, 3]]))
+    u = jnp.asarray(_x(1, 3))
+    f = jax.jit(lambda a, b, c: (multigather.scatter_multiaxis(a, b, c, [0], reduction="add"), a * 2))
+    out, twice = f(x, i, u)
+    np.testing.assert_array_equal(twice, np.asarray(x) * 2)
+    np.testing.assert_array_equal(out, multigather.scatter_multiaxis(np.asarray(x), np.asarray(i),
+                                                                     np.asarray(u), [0], reduction="add"))
+    y = jnp.asarray(np.asarray(x))
+    jax.jit(lambda a, b, c: multigather.scatter_multiaxis(a, b, c, [0]))(y, i, u)
+    np.testing.assert_array_equal(y, np.asarray(x))
+
+
 def test_vmap_matches_a_python_loop():
     x = _x(3, 6, 4)
     i = _i(6, 3, 5, 1, low=-6)
