@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "api/guarded.hpp"
 #include "api/run_validated.hpp"
 #include "frontends/lowering.hpp"
 #include "plan/plan.hpp"
@@ -249,19 +250,7 @@ Status execute_impl(const Lowering& l, const MutableTensorView& output,
   return run_core(l, core, options, device, context, output_name, checked);
 }
 
-Status guarded(std::string_view op, const auto& body) noexcept {
-  try {
-    return body();
-  } catch (const Error& e) {
-    return Status(e.code(), e.what());
-  } catch (...) {
-    try {
-      return Status(StatusCode::kInternal, "out of memory while running " + std::string(op));
-    } catch (...) {
-      return Status(StatusCode::kInternal, "out of memory");
-    }
-  }
-}
+using detail::guarded;
 
 }  // namespace
 

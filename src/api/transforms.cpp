@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "api/guarded.hpp"
+
 namespace multigather {
 namespace {
 
@@ -350,15 +352,7 @@ Status vjp_one(const Lowering& l, const TensorView& grad_output, const MutableTe
   return gather_vjp(l, grad_output, context);
 }
 
-Status guarded(std::string_view op, const auto& body) noexcept {
-  try {
-    return body();
-  } catch (const Error& e) {
-    return Status(e.code(), e.what());
-  } catch (...) {
-    return Status(StatusCode::kInternal, "out of memory while running " + std::string(op));
-  }
-}
+using detail::guarded;
 
 }  // namespace
 
