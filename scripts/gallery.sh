@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Regenerates docs/gallery: one `multigather explain OP --svg` picture per equivalence class of
 # the seed (`multigather ops` lists them), plus pictures of wrapped, filled and real values, then
-# one per scatter class (scatter, scatter_element, scatter_block, scatter_nd).
+# one per scatter class (scatter, scatter_element, scatter_block, scatter_nd, scatter_advanced,
+# scatter_windowed).
 #
 #   scripts/gallery.sh                      writes docs/gallery/*.svg and docs/gallery/README.md
 #   scripts/gallery.sh --check              regenerates into a temporary folder and compares
@@ -44,6 +45,8 @@ PICTURES=(
   "scatter_element|scatter_element (real values, the last duplicate wins)|onnx.ScatterElements --input $DATA/scatter_elements_input.npy --indices $DATA/scatter_elements_indices.npy --updates $DATA/scatter_elements_updates.npy --axis=0"
   "scatter_block|scatter_block|numpy.add_at --input-shape=4,3 --indices-shape=5 --updates-shape=3"
   "scatter_nd|scatter_nd (real values, index_mode=drop)|tf.tensor_scatter_nd_update --input $DATA/scatter_nd_input.npy --indices $DATA/scatter_nd_indices.npy --updates $DATA/scatter_nd_updates.npy --index-mode=drop"
+  "scatter_advanced|scatter_advanced|jax.at.add --input-shape=4,3,2 --indices-shape=5,2 --updates-shape=5,3 --index-dims=0,2"
+  "scatter_windowed|scatter_windowed|stablehlo.scatter --input-shape=5,3 --indices-shape=3,1 --updates-shape=3,2,3 --update-window-dims=1,2 --inserted-window-dims= --scatter-dims-to-operand-dims=0 --index-vector-dim=1 --update-computation=add"
 )
 
 {
