@@ -112,15 +112,20 @@ const LaunchRow kLaunchRows[] = {
      8, 1, 1, false},
 };
 
+// The launch parameters of a row of the table (its addresses are never dereferenced).
+detail::CudaGatherParams params_for_row(const LaunchRow& row) {
+  const std::int64_t axes[] = {row.axis};
+  return plan_for(
+      TensorView(reinterpret_cast<const void*>(row.input_address), row.dtype, row.input_shape),
+      TensorView(reinterpret_cast<const void*>(std::uintptr_t{0x30000000}), DType::kInt64,
+                 row.indices_shape),
+      axes, {});
+}
+
 TEST(CudaLaunchParams, GoldenTable) {
   for (const LaunchRow& row : kLaunchRows) {
     SCOPED_TRACE(row.what);
-    const std::int64_t axes[] = {row.axis};
-    const auto p = plan_for(
-        TensorView(reinterpret_cast<const void*>(row.input_address), row.dtype, row.input_shape),
-        TensorView(reinterpret_cast<const void*>(std::uintptr_t{0x30000000}), DType::kInt64,
-                   row.indices_shape),
-        axes, {});
+    const auto p = params_for_row(row);
     EXPECT_EQ(p.block_path, row.block_path);
     EXPECT_EQ(p.unit_bytes, row.unit_bytes);
     EXPECT_EQ(p.rows, row.rows);
@@ -638,13 +643,7 @@ TEST(CudaLaunchParams, LaunchBlocksIsOneGroupPerItemUpToTheCap) {
   const auto blocks_for = [](const char* what, int multiprocessors, int per_multiprocessor) {
     for (const LaunchRow& row : kLaunchRows) {
       if (std::string(row.what) != what) continue;
-      const std::int64_t axes[] = {row.axis};
-      const auto p = plan_for(
-          TensorView(reinterpret_cast<const void*>(row.input_address), row.dtype, row.input_shape),
-          TensorView(reinterpret_cast<const void*>(std::uintptr_t{0x30000000}), DType::kInt64,
-                     row.indices_shape),
-          axes, {});
-      return detail::launch_blocks(p, multiprocessors, per_multiprocessor);
+      return detail::launch_blocks(params_for_row(row), multiprocessors, per_multiprocessor);
     }
     ADD_FAILURE() << "no launch row " << what;
     return std::int64_t{0};

@@ -52,6 +52,15 @@ def cuda_torch():
     return torch
 
 
+def cuda_cupy():
+    cupy = gpu_module("cupy")
+    try:
+        cupy.zeros(1)
+    except Exception as error:  # no GPU
+        skip_or_fail(f"cupy cannot allocate on a GPU here: {error}")
+    return cupy
+
+
 def test_embedding_rows_match_torch_index_select_on_the_same_device():
     torch = cuda_torch()
     gen = torch.Generator(device="cpu").manual_seed(6)
@@ -124,12 +133,37 @@ def test_arrays_on_two_devices_are_refused():
 
 
 def test_cupy_take_on_the_device():
-    cupy = gpu_module("cupy")
-    try:
-        data = cupy.arange(5000, dtype=cupy.float32).reshape(1000, 5)
-    except Exception as error:  # no GPU
-        skip_or_fail(f"cupy cannot allocate on a GPU here: {error}")
+    cupy = cuda_cupy()
+    data = cupy.arange(5000, dtype=cupy.float32).reshape(1000, 5)
     ids = cupy.asarray(np.random.default_rng(9).integers(0, 1000, (333, 1)))
     got = multigather.gather_multiaxis(data, ids, [0])
     assert isinstance(got, cupy.ndarray)
     assert bool((got == cupy.take(data, ids[:, 0], axis=0)).all())
+
+
+def test_one_shot_results_come_from_torchs_caching_allocator():
+    # No cudaMalloc/cudaFree per call: the result is a block of torch's caching allocator
+    # (counted by torch.cuda.memory_allocated, returned to it when the result goes).
+    torch = cuda_torch()
+    data = torch.randn(1000, 64, device="cuda")
+    ids = torch.randint(0, 1000, (500, 1), device="cuda")
+    torch.cuda.synchronize()
+    before = torch.cuda.memory_allocated()
+    out = multigather.gather_multiaxis(data, ids, [0])
+    assert torch.cuda.memory_allocated() - before >= out.numel() * out.element_size()
+    assert torch.equal(out, data[ids[:, 0]])
+    del out
+    assert torch.cuda.memory_allocated() == before
+
+
+def test_one_shot_results_come_from_cupys_memory_pool():
+    cupy = cuda_cupy()
+    data = cupy.arange(64000, dtype=cupy.float32).reshape(1000, 64)
+    ids = cupy.asarray(np.random.default_rng(3).integers(0, 1000, (500, 1)))
+    pool = cupy.get_default_memory_pool()
+    before = pool.used_bytes()
+    out = multigather.gather_multiaxis(data, ids, [0])
+    assert pool.used_bytes() - before >= out.nbytes
+    assert bool((out == cupy.take(data, ids[:, 0], axis=0)).all())
+    del out
+    assert pool.used_bytes() == before
