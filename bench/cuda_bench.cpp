@@ -215,8 +215,15 @@ int main(int argc, char** argv) {
     }
   }
   if (!multigather::cuda_device_available()) {
-    std::printf("cuda_bench: no CUDA device available; nothing to measure\n");
-    return 0;
+    // The runtime's own reason (no driver, driver too old for this runtime, no device, ...).
+    int count = 0;
+    const cudaError_t error = cudaGetDeviceCount(&count);
+    std::printf("cuda_bench: no CUDA device available (cudaGetDeviceCount: %d devices, %s: %s); "
+                "nothing to measure\n", count, cudaGetErrorName(error), cudaGetErrorString(error));
+    // On a machine that has a GPU (bench/cuda_check.sh sets this when nvidia-smi lists one),
+    // not measuring is a failure.
+    const char* require = std::getenv("MULTIGATHER_REQUIRE_GPU");
+    return require != nullptr && std::string(require) == "1" ? 1 : 0;
   }
   cudaDeviceProp prop{};
   check(cudaGetDeviceProperties(&prop, 0), "properties");

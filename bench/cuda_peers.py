@@ -18,6 +18,7 @@ multigather's own numbers against the same copy limit without Python.
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import time
@@ -212,8 +213,10 @@ def main():
     parser.add_argument("cases", nargs="*")
     args = parser.parse_args()
     if not torch.cuda.is_available():
-        print("cuda_peers.py: no CUDA device available; nothing to measure")
-        return
+        print("cuda_peers.py: no CUDA device available to torch "
+              f"(torch {torch.__version__}, built for CUDA {torch.version.cuda}); nothing to measure")
+        # bench/cuda_check.sh sets this where nvidia-smi lists a GPU: not measuring is a failure.
+        return 1 if os.environ.get("MULTIGATHER_REQUIRE_GPU") == "1" else 0
     device = torch.device("cuda")
     props = torch.cuda.get_device_properties(device)
     l2 = getattr(props, "L2_cache_size", 50 << 20)
@@ -270,4 +273,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

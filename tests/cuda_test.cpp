@@ -13,6 +13,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -111,15 +112,20 @@ const LaunchRow kLaunchRows[] = {
      8, 1, 1, false},
 };
 
+// The launch parameters of a row of the table (its addresses are never dereferenced).
+detail::CudaGatherParams params_for_row(const LaunchRow& row) {
+  const std::int64_t axes[] = {row.axis};
+  return plan_for(
+      TensorView(reinterpret_cast<const void*>(row.input_address), row.dtype, row.input_shape),
+      TensorView(reinterpret_cast<const void*>(std::uintptr_t{0x30000000}), DType::kInt64,
+                 row.indices_shape),
+      axes, {});
+}
+
 TEST(CudaLaunchParams, GoldenTable) {
   for (const LaunchRow& row : kLaunchRows) {
     SCOPED_TRACE(row.what);
-    const std::int64_t axes[] = {row.axis};
-    const auto p = plan_for(
-        TensorView(reinterpret_cast<const void*>(row.input_address), row.dtype, row.input_shape),
-        TensorView(reinterpret_cast<const void*>(std::uintptr_t{0x30000000}), DType::kInt64,
-                   row.indices_shape),
-        axes, {});
+    const auto p = params_for_row(row);
     EXPECT_EQ(p.block_path, row.block_path);
     EXPECT_EQ(p.unit_bytes, row.unit_bytes);
     EXPECT_EQ(p.rows, row.rows);
@@ -201,13 +207,45 @@ TEST(CudaApi, MisalignedIndicesAreRefusedBeforeAnyDeviceWork) {
 
 // ---- On a GPU -------------------------------------------------------------------------------
 
-#define SKIP_WITHOUT_DEVICE()                                                  \
-  do {                                                                         \
-    if (!cuda_device_available()) GTEST_SKIP() << "no CUDA device available"; \
+// What the CUDA runtime says about devices: its count and cudaGetDeviceCount's error (no driver,
+// a driver older than this runtime, no device, ...).
+std::string device_count_answer() {
+  int count = 0;
+  const cudaError_t error = cudaGetDeviceCount(&count);
+  cudaGetLastError();
+  return "cudaGetDeviceCount: " + std::to_string(count) + " devices, " + cudaGetErrorName(error) +
+         " (" + cudaGetErrorString(error) + ")";
+}
+
+// bench/cuda_check.sh sets MULTIGATHER_REQUIRE_GPU=1 where nvidia-smi lists a GPU: there a GPU
+// test that would skip for want of a device fails instead.
+bool gpu_required() {
+  const char* v = std::getenv("MULTIGATHER_REQUIRE_GPU");
+  return v != nullptr && std::string(v) == "1";
+}
+
+#define SKIP_WITHOUT_DEVICE()                                                                 \
+  do {                                                                                        \
+    if (!cuda_device_available()) {                                                           \
+      if (gpu_required()) FAIL() << "MULTIGATHER_REQUIRE_GPU=1 but " << device_count_answer(); \
+      GTEST_SKIP() << "no CUDA device available (" << device_count_answer() << ")";           \
+    }                                                                                         \
   } while (0)
 
 void check_cuda(cudaError_t e, const char* what) {
   ASSERT_EQ(e, cudaSuccess) << what << ": " << cudaGetErrorString(e);
+}
+
+TEST(CudaGather, DeviceIsThere) {
+  // First of the GPU tests: states what the runtime sees (in the log of every run).
+  std::printf("[   INFO   ] %s\n", device_count_answer().c_str());
+  SKIP_WITHOUT_DEVICE();
+  int device = 0;
+  cudaDeviceProp prop{};
+  check_cuda(cudaGetDevice(&device), "cudaGetDevice");
+  check_cuda(cudaGetDeviceProperties(&prop, device), "cudaGetDeviceProperties");
+  std::printf("[   INFO   ] device %d: %s, compute capability %d.%d, %d SMs\n", device, prop.name,
+              prop.major, prop.minor, prop.multiProcessorCount);
 }
 
 // Device storage holding a copy of a host byte buffer.
@@ -518,42 +556,226 @@ struct RunItemsOnHost {
   }
 };
 
+// The launch parameters of case `c` writing into `out_view` (host storage), as the CUDA API
+// derives them; false when the output is empty (nothing is launched).
+bool host_params_for(Case& c, const MutableTensorView& out_view, detail::CudaGatherParams* params) {
+  detail::ValidatedCall call;
+  const Status valid = detail::validate_call(c.input.host_view(), c.indices.host_view(), c.axes,
+                                             out_view, c.options, &call);
+  EXPECT_TRUE(valid.ok()) << valid.message();
+  if (!valid.ok() || call.shape.output_numel == 0) return false;
+  detail::GatherPlan plan;
+  detail::make_plan(c.input.host_view(), c.indices.host_view(), out_view, call, c.options, &plan);
+  detail::make_cuda_params(plan, params);
+  return true;
+}
+
+// Runs `run` (a kernel-variant visitor over `*params`) on the host into a poisoned copy of the
+// case's output, then checks the error flag against the reference status and, on success, the
+// bytes (written ones and untouched poison). Returns whether the reference failed.
+template <class MakeRun>
+bool run_case_on_host(Case& c, const Status& expected, const std::vector<std::byte>& want, int i,
+                      detail::CudaGatherParams* params, MakeRun make_run) {
+  std::vector<std::byte> kernel_out = c.output.host;  // poisoned
+  const MutableTensorView out_view(
+      kernel_out.data() + (c.output.host_origin() - c.output.host.data()), c.output.dtype,
+      c.output.shape, c.output.layout.strides);
+  if (!host_params_for(c, out_view, params)) return false;
+  if (i % 2 == 1) params->offsets32 = false;  // the 64-bit variant must agree too
+  std::uint32_t flag = 0;
+  params->error_flag = &flag;
+  auto run = make_run(*params);
+  EXPECT_TRUE(detail::visit_kernel_variant(*params, run));
+  EXPECT_EQ(flag != 0, !expected.ok()) << expected.message();
+  if (expected.ok()) expect_same_bytes(kernel_out, want);
+  return !expected.ok();
+}
+
 TEST(CudaKernelOnHost, RandomPlansMatchTheReference) {
   // The device code path minus the launch: planner + kernel body, executed on the host, in both
   // the 32-bit and the 64-bit offset variants. Runs without a GPU.
   int flagged = 0, rows_split = 0, wide_units = 0;
   for_each_random_case([&](Case& c, const Status& expected, const std::vector<std::byte>& want,
                            int i) {
-    std::vector<std::byte> kernel_out = c.output.host;  // poisoned
-    const MutableTensorView out_view(
-        kernel_out.data() + (c.output.host_origin() - c.output.host.data()), c.output.dtype,
-        c.output.shape, c.output.layout.strides);
-    detail::ValidatedCall call;
-    ASSERT_TRUE(detail::validate_call(c.input.host_view(), c.indices.host_view(), c.axes, out_view,
-                                      c.options, &call).ok());
-    if (call.shape.output_numel == 0) return;
-    detail::GatherPlan plan;
-    detail::make_plan(c.input.host_view(), c.indices.host_view(), out_view, call, c.options, &plan);
     detail::CudaGatherParams params;
-    detail::make_cuda_params(plan, &params);
-    if (i % 2 == 1) params.offsets32 = false;  // the 64-bit variant must agree too
-    std::uint32_t flag = 0;
-    params.error_flag = &flag;
-    RunItemsOnHost run{&params, 1 + i % 7};  // grids of 1..7 threads: every stride pattern
-    ASSERT_TRUE(detail::visit_kernel_variant(params, run));
+    flagged += run_case_on_host(c, expected, want, i, &params, [&](const auto& p) {
+      return RunItemsOnHost{&p, 1 + i % 7};  // grids of 1..7 threads: every stride pattern
+    });
     rows_split += params.chunks_per_row > 1;
     wide_units += params.unit_bytes == 16;
-    ASSERT_EQ(flag != 0, !expected.ok()) << expected.message();
-    if (!expected.ok()) {
-      ++flagged;
-      return;
-    }
-    expect_same_bytes(kernel_out, want);
   });
   if (std::getenv("MULTIGATHER_TEST_SEED") == nullptr) {  // every path the generator aims at
     EXPECT_GT(flagged, 0);
     EXPECT_GT(rows_split, 0);
     EXPECT_GT(wide_units, 0);
+  }
+}
+
+// ---- The launched grid, emulated on the host ----------------------------------------------
+//
+// gather_kernel.cu launches launch_blocks(params, multiprocessors) blocks of kThreadsPerBlock
+// threads, each running gather_thread(params, thread, threads). RunGridOnHost runs that very
+// function for every thread of the same grid, one after the other: the thread -> (item, lane)
+// mapping, the grid-stride loops and the grid size are the kernel's own code. Small fake
+// multiprocessor counts (and caps of 1-2 blocks per multiprocessor) make the grid smaller than
+// the work, so the loops go around.
+
+struct RunGridOnHost {
+  const detail::CudaGatherParams* params;
+  std::int64_t blocks;
+  template <int UnitBytes, class Index, class Off>
+  void operator()() {
+    const auto threads = static_cast<Off>(blocks * detail::kThreadsPerBlock);
+    for (Off thread = 0; thread < threads; ++thread) {
+      detail::gather_thread<UnitBytes, Index, Off>(*params, thread, threads);
+    }
+  }
+};
+
+// Whether the kernel's loops take more than one pass on a grid of `blocks` blocks.
+bool grid_strides(const detail::CudaGatherParams& p, std::int64_t blocks) {
+  const std::int64_t needed = ((p.items + p.rows_per_thread - 1) / p.rows_per_thread)
+                              << p.group_shift;
+  return needed > blocks * detail::kThreadsPerBlock;
+}
+
+TEST(CudaLaunchParams, LaunchBlocksIsOneGroupPerItemUpToTheCap) {
+  const auto blocks_for = [](const char* what, int multiprocessors, int per_multiprocessor) {
+    for (const LaunchRow& row : kLaunchRows) {
+      if (std::string(row.what) != what) continue;
+      return detail::launch_blocks(params_for_row(row), multiprocessors, per_multiprocessor);
+    }
+    ADD_FAILURE() << "no launch row " << what;
+    return std::int64_t{0};
+  };
+  constexpr int kCap = detail::kMaxBlocksPerMultiprocessor;
+  // 8192 rows x a warp each = 262144 threads = 1024 blocks: under 132 x 64, over 1 x 64.
+  EXPECT_EQ(blocks_for("embedding", 132, kCap), 1024);
+  EXPECT_EQ(blocks_for("embedding", 1, kCap), 64);
+  EXPECT_EQ(blocks_for("embedding", 3, 2), 6);
+  EXPECT_EQ(blocks_for("embedding", 0, kCap), 64);  // no count: one multiprocessor
+  EXPECT_EQ(blocks_for("embedding", 2, 0), 2);      // no cap: one block each
+  // 4096 x 256 single-element rows, 4 per thread: 262144 threads.
+  EXPECT_EQ(blocks_for("take_along_axis", 132, kCap), 1024);
+  // 300 rows of one unit, 4 per thread: 75 threads, one block.
+  EXPECT_EQ(blocks_for("pairs", 132, kCap), 1);
+  // 3 rows x 16 items x 256 threads.
+  EXPECT_EQ(blocks_for("long rows", 132, kCap), 48);
+  EXPECT_EQ(blocks_for("long rows", 1, 1), 1);
+}
+
+TEST(CudaKernelOnHost, LaunchedGridMatchesTheReference) {
+  // Every random case on two grids: the launched one for 1-3 fake multiprocessors, and the one
+  // for 1-2 multiprocessors capped at 1-2 blocks each (256-1024 threads), which the larger
+  // cases outgrow, so the grid-stride loops run with every group size.
+  int strided = 0, element_strided = 0, split_strided = 0;
+  for_each_random_case([&](Case& c, const Status& expected, const std::vector<std::byte>& want,
+                           int i) {
+    const int multiprocessors = 1 + i % 3;
+    for (const int per_multiprocessor : {detail::kMaxBlocksPerMultiprocessor, 1 + i % 2}) {
+      SCOPED_TRACE("grid of " + std::to_string(multiprocessors) + " multiprocessors x at most " +
+                   std::to_string(per_multiprocessor) + " blocks");
+      detail::CudaGatherParams params;
+      std::int64_t blocks = 0;
+      run_case_on_host(c, expected, want, i, &params, [&](const auto& p) {
+        blocks = detail::launch_blocks(p, multiprocessors, per_multiprocessor);
+        return RunGridOnHost{&p, blocks};
+      });
+      if (::testing::Test::HasFailure()) return;
+      if (blocks > 0 && grid_strides(params, blocks)) {
+        ++strided;
+        element_strided += params.rows_per_thread > 1;
+        split_strided += params.chunks_per_row > 1;
+      }
+    }
+  });
+  if (std::getenv("MULTIGATHER_TEST_SEED") == nullptr) {
+    EXPECT_GT(strided, 50);
+    EXPECT_GT(element_strided, 0);
+    EXPECT_GT(split_strided, 0);
+  }
+}
+
+// A host buffer of `n` values of T: v(0), v(1), ...
+template <class T, class F>
+std::vector<T> values(std::int64_t n, F v) {
+  std::vector<T> out(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < n; ++i) out[static_cast<std::size_t>(i)] = v(i);
+  return out;
+}
+
+TEST(CudaKernelOnHost, LargePlansStrideOverTheLaunchedGridOfOneMultiprocessor) {
+  // The real cap (64 blocks per multiprocessor) on one fake multiprocessor: 16384 threads,
+  // fewer than these plans need, so every path takes several grid-stride passes.
+  struct Large {
+    const char* what;
+    Dims input_shape;
+    DType dtype;
+    Dims indices_shape;
+    DType index_dtype;
+    std::int64_t axis;
+    IndexMode mode;
+  };
+  const Large cases[] = {
+      // flat take, 4 single-element rows per thread: 100000 rows > 4 x 16384.
+      {"flat take, clamp", {50}, DType::kFloat32, {100000}, DType::kInt32, 0, IndexMode::kClamp},
+      // 32-byte rows of 2-4 units (16- or 8-byte aligned storage), one thread per row: 40000
+      // items > 16384 threads.
+      {"embedding rows, wrap", {64, 16}, DType::kUInt16, {40000, 1}, DType::kInt64, 0,
+       IndexMode::kWrap},
+      // rows of 8192 float64 = 4096 units: groups of 256 threads, 4 items per row, 150 rows:
+      // 600 items x 256 threads > 16384.
+      {"split rows, fill", {7, 8192}, DType::kFloat64, {150, 1}, DType::kInt16, 0,
+       IndexMode::kFill},
+  };
+  for (const Large& l : cases) {
+    SCOPED_TRACE(l.what);
+    std::int64_t in_numel = 0, ix_numel = 0;
+    ASSERT_TRUE(element_count(l.input_shape, &in_numel));
+    ASSERT_TRUE(element_count(l.indices_shape, &ix_numel));
+    const std::int64_t axis_size = l.input_shape[static_cast<int>(l.axis)];
+    const auto input = values<std::byte>(in_numel * static_cast<std::int64_t>(element_size(l.dtype)),
+                                         [](std::int64_t i) { return std::byte(i * 7 + 1); });
+    std::vector<std::byte> indices(static_cast<std::size_t>(ix_numel) * element_size(l.index_dtype));
+    std::mt19937_64 rng(static_cast<std::uint64_t>(ix_numel));
+    for (std::int64_t i = 0; i < ix_numel; ++i) {  // in range, negative, and out of range
+      const auto v = static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(4 * axis_size)) -
+                     2 * axis_size;
+      store_index(indices.data() + i * static_cast<std::int64_t>(element_size(l.index_dtype)),
+                  l.index_dtype, v);
+    }
+    GatherOptions options;
+    options.index_mode = l.mode;
+    options.fill_value = Scalar::from_int(3);
+    const std::int64_t axes[] = {l.axis};
+    const TensorView in_view(input.data(), l.dtype, l.input_shape);
+    const TensorView ix_view(indices.data(), l.index_dtype, l.indices_shape);
+    const GatherShape shape = output_shape(l.input_shape, l.indices_shape, axes);
+    std::int64_t out_numel = 0;
+    ASSERT_TRUE(element_count(shape.output_shape, &out_numel));
+    const std::size_t out_bytes = static_cast<std::size_t>(out_numel) * element_size(l.dtype);
+    std::vector<std::byte> want(out_bytes, std::byte{0xEE}), got(out_bytes, std::byte{0xEE});
+    const Status expected = gather_multiaxis_reference(
+        in_view, ix_view, axes, MutableTensorView(want.data(), l.dtype, shape.output_shape), options);
+    ASSERT_TRUE(expected.ok()) << expected.message();
+    for (const bool offsets32 : {true, false}) {
+      const MutableTensorView out_view(got.data(), l.dtype, shape.output_shape);
+      detail::ValidatedCall call;
+      ASSERT_TRUE(detail::validate_call(in_view, ix_view, axes, out_view, options, &call).ok());
+      detail::GatherPlan plan;
+      detail::make_plan(in_view, ix_view, out_view, call, options, &plan);
+      detail::CudaGatherParams params;
+      detail::make_cuda_params(plan, &params);
+      ASSERT_TRUE(params.offsets32);
+      params.offsets32 = offsets32;
+      const std::int64_t blocks = detail::launch_blocks(params, 1);
+      ASSERT_EQ(blocks, detail::kMaxBlocksPerMultiprocessor);
+      ASSERT_TRUE(grid_strides(params, blocks));
+      std::fill(got.begin(), got.end(), std::byte{0xEE});
+      RunGridOnHost run{&params, blocks};
+      ASSERT_TRUE(detail::visit_kernel_variant(params, run));
+      expect_same_bytes(got, want);
+    }
   }
 }
 

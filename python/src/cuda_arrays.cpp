@@ -14,8 +14,23 @@
 namespace multigather::python {
 namespace {
 
-// Device memory for a result, released with cudaFree when the framework drops the array.
-void* allocate_on(int device, std::size_t bytes);
+// Runs fn() with `device` current, then makes the caller's device current again.
+template <class F>
+auto on_device(int device, F fn) {
+  int previous = device;
+  cudaGetDevice(&previous);
+  if (previous != device) cudaSetDevice(device);
+  auto result = fn();
+  if (previous != device) cudaSetDevice(previous);
+  return result;
+}
+
+// A block from cudaMallocAsync, returned to the pool in stream order when the array goes.
+struct AsyncBlock {
+  void* data = nullptr;
+  cudaStream_t stream = nullptr;
+  int device = 0;
+};
 
 }  // namespace
 
@@ -36,30 +51,52 @@ void* current_stream(std::string_view framework, int device) {
   return nullptr;
 }
 
-namespace {
-
-void* allocate_on(int device, std::size_t bytes) {
-  int previous = 0;
-  cudaGetDevice(&previous);
-  if (previous != device) cudaSetDevice(device);
-  void* data = nullptr;
-  const cudaError_t error = cudaMalloc(&data, bytes > 0 ? bytes : 1);
-  if (previous != device) cudaSetDevice(previous);
-  if (error != cudaSuccess) {
-    throw std::runtime_error(std::string("CUDA allocation of the result (") +
-                             std::to_string(bytes) + " bytes) failed: " + cudaGetErrorString(error));
-  }
-  return data;
-}
-
-}  // namespace
-
-DeviceResult allocate_device_result(int device, DType dtype, const Dims& shape) {
+DeviceResult allocate_device_result(std::string_view framework, void* stream, int device,
+                                    DType dtype, const Dims& shape) {
   std::int64_t numel = 0;
   element_count(shape, &numel);
   const std::size_t bytes = static_cast<std::size_t>(numel) * element_size(dtype);
-  void* data = allocate_on(device, bytes);
-  nb::capsule owner(data, [](void* p) noexcept { cudaFree(p); });
+  const std::size_t request = bytes > 0 ? bytes : 1;
+  if (framework == "torch" || framework == "cupy") {
+    // The framework's caching allocator: a uint8 buffer on `device` and its current stream.
+    nb::object buffer;
+    std::uintptr_t address = 0;
+    if (framework == "torch") {
+      nb::module_ torch = nb::module_::import_("torch");
+      buffer = torch.attr("empty")(request, nb::arg("dtype") = torch.attr("uint8"),
+                                   nb::arg("device") = "cuda:" + std::to_string(device));
+      address = nb::cast<std::uintptr_t>(buffer.attr("data_ptr")());
+    } else {
+      nb::module_ cupy = nb::module_::import_("cupy");
+      nb::object on_device = cupy.attr("cuda").attr("Device")(device);
+      on_device.attr("__enter__")();
+      try {
+        buffer = cupy.attr("empty")(request, nb::arg("dtype") = cupy.attr("uint8"));
+      } catch (...) {
+        on_device.attr("__exit__")(nb::none(), nb::none(), nb::none());
+        throw;
+      }
+      on_device.attr("__exit__")(nb::none(), nb::none(), nb::none());
+      address = nb::cast<std::uintptr_t>(buffer.attr("data").attr("ptr"));
+    }
+    return {MutableTensorView(reinterpret_cast<void*>(address), dtype, shape), std::move(buffer)};
+  }
+  // Other frameworks: the device's stream-ordered pool, on the stream the kernel runs on.
+  auto* block = new AsyncBlock{nullptr, static_cast<cudaStream_t>(stream), device};
+  const cudaError_t error =
+      on_device(device, [&] { return cudaMallocAsync(&block->data, request, block->stream); });
+  if (error != cudaSuccess) {
+    delete block;
+    cudaGetLastError();
+    throw std::runtime_error(std::string("CUDA allocation of the result (") +
+                             std::to_string(bytes) + " bytes) failed: " + cudaGetErrorString(error));
+  }
+  void* data = block->data;
+  nb::capsule owner(block, [](void* p) noexcept {
+    auto* b = static_cast<AsyncBlock*>(p);
+    on_device(b->device, [b] { return cudaFreeAsync(b->data, b->stream); });
+    delete b;
+  });
   return {MutableTensorView(data, dtype, shape), std::move(owner)};
 }
 

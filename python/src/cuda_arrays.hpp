@@ -18,13 +18,18 @@ namespace multigather::python {
 /// other frameworks.
 void* current_stream(std::string_view framework, int device);
 
-/// New device memory for a result of `shape` and `dtype` on `device` (freed when the framework
-/// drops the array).
+/// Device memory for a one-shot result of `shape` and `dtype` on `device`, never a
+/// cudaMalloc/cudaFree pair per call: torch and cupy results come from the framework's own
+/// caching allocator (a uint8 buffer from torch.empty / cupy.empty on `device`, allocated on the
+/// current stream, which is the stream the kernel runs on), other frameworks' from
+/// cudaMallocAsync on `stream` (the device's stream-ordered pool; freed with cudaFreeAsync on
+/// the same stream when the array goes). `owner` keeps the memory alive.
 struct DeviceResult {
   MutableTensorView view;
-  nb::capsule owner;
+  nb::object owner;
 };
-DeviceResult allocate_device_result(int device, DType dtype, const Dims& shape);
+DeviceResult allocate_device_result(std::string_view framework, void* stream, int device,
+                                    DType dtype, const Dims& shape);
 
 /// The result as an array of `framework` on `device`, without a copy.
 nb::object device_array(DeviceResult&& result, nb::dlpack::dtype dtype, int device,

@@ -148,7 +148,8 @@ nb::object execute_call(Lowering& lowering, const InputArray& input_array, Devic
   }
 #if defined(MULTIGATHER_PYTHON_HAS_CUDA)
   if (device == Device::kCUDA) {
-    DeviceResult result = allocate_device_result(input_array.device_id(), lowering.input.dtype,
+    DeviceResult result = allocate_device_result(framework, context.stream,
+                                                 input_array.device_id(), lowering.input.dtype,
                                                  lowering.output_shape);
     Status status;
     {

@@ -9,21 +9,56 @@ broadcasting, strided views), byte for byte; error messages equal the CPU engine
 
 from __future__ import annotations
 
+import importlib
+import os
+
 import numpy as np
 import pytest
 
 import multigather
 from conftest import require
 
-pytestmark = pytest.mark.skipif(not multigather._multigather.has_cuda,
-                                reason="multigather was built without its CUDA engine")
+# bench/cuda_check.sh sets MULTIGATHER_REQUIRE_GPU=1 where nvidia-smi lists a GPU: there every
+# reason to skip (no CUDA engine in the build, no torch/cupy, no device) is a failure instead.
+REQUIRE_GPU = os.environ.get("MULTIGATHER_REQUIRE_GPU") == "1"
+
+
+def skip_or_fail(reason: str):
+    if REQUIRE_GPU:
+        pytest.fail(f"MULTIGATHER_REQUIRE_GPU=1 but {reason}", pytrace=False)
+    pytest.skip(reason)
+
+
+@pytest.fixture(autouse=True)
+def _cuda_engine_built():
+    if not multigather._multigather.has_cuda:
+        skip_or_fail("multigather was built without its CUDA engine (MULTIGATHER_CUDA=OFF)")
+
+
+def gpu_module(name: str):
+    if REQUIRE_GPU:
+        try:
+            return importlib.import_module(name)
+        except ImportError as error:
+            skip_or_fail(f"{name} does not import: {error}")
+    return require(name)
 
 
 def cuda_torch():
-    torch = require("torch")
+    torch = gpu_module("torch")
     if not torch.cuda.is_available():
-        pytest.skip("no CUDA device")
+        skip_or_fail(f"torch {torch.__version__} sees no CUDA device (built for CUDA "
+                     f"{torch.version.cuda})")
     return torch
+
+
+def cuda_cupy():
+    cupy = gpu_module("cupy")
+    try:
+        cupy.zeros(1)
+    except Exception as error:  # no GPU
+        skip_or_fail(f"cupy cannot allocate on a GPU here: {error}")
+    return cupy
 
 
 def test_embedding_rows_match_torch_index_select_on_the_same_device():
@@ -98,12 +133,37 @@ def test_arrays_on_two_devices_are_refused():
 
 
 def test_cupy_take_on_the_device():
-    cupy = require("cupy")
-    try:
-        data = cupy.arange(5000, dtype=cupy.float32).reshape(1000, 5)
-    except Exception as error:  # no GPU
-        pytest.skip(f"cupy cannot allocate on a GPU here: {error}")
+    cupy = cuda_cupy()
+    data = cupy.arange(5000, dtype=cupy.float32).reshape(1000, 5)
     ids = cupy.asarray(np.random.default_rng(9).integers(0, 1000, (333, 1)))
     got = multigather.gather_multiaxis(data, ids, [0])
     assert isinstance(got, cupy.ndarray)
     assert bool((got == cupy.take(data, ids[:, 0], axis=0)).all())
+
+
+def test_one_shot_results_come_from_torchs_caching_allocator():
+    # No cudaMalloc/cudaFree per call: the result is a block of torch's caching allocator
+    # (counted by torch.cuda.memory_allocated, returned to it when the result goes).
+    torch = cuda_torch()
+    data = torch.randn(1000, 64, device="cuda")
+    ids = torch.randint(0, 1000, (500, 1), device="cuda")
+    torch.cuda.synchronize()
+    before = torch.cuda.memory_allocated()
+    out = multigather.gather_multiaxis(data, ids, [0])
+    assert torch.cuda.memory_allocated() - before >= out.numel() * out.element_size()
+    assert torch.equal(out, data[ids[:, 0]])
+    del out
+    assert torch.cuda.memory_allocated() == before
+
+
+def test_one_shot_results_come_from_cupys_memory_pool():
+    cupy = cuda_cupy()
+    data = cupy.arange(64000, dtype=cupy.float32).reshape(1000, 64)
+    ids = cupy.asarray(np.random.default_rng(3).integers(0, 1000, (500, 1)))
+    pool = cupy.get_default_memory_pool()
+    before = pool.used_bytes()
+    out = multigather.gather_multiaxis(data, ids, [0])
+    assert pool.used_bytes() - before >= out.nbytes
+    assert bool((out == cupy.take(data, ids[:, 0], axis=0)).all())
+    del out
+    assert pool.used_bytes() == before

@@ -192,6 +192,31 @@ MULTIGATHER_UNROLL
   }
 }
 
+/// Everything one thread of the launched grid does: thread `thread` of a grid of `threads`
+/// threads (gather_kernel.cu passes blockIdx.x * kThreadsPerBlock + threadIdx.x and
+/// gridDim.x * kThreadsPerBlock; the tests call it for every thread of launch_blocks()'s grid).
+///  - single-unit rows (rows_per_thread > 1): kUnitsPerThread rows per pass, strided by the grid
+///    (gather_elements), passes kUnitsPerThread * threads rows apart;
+///  - other rows: threads form groups of 2^group_shift consecutive threads; group g runs items
+///    g, g + groups, g + 2 * groups, ... (grid-stride), its thread `lane` moving its units of each.
+/// `threads` is a multiple of 2^group_shift (kThreadsPerBlock is, and a group is at most a block).
+template <int UnitBytes, class Index, class Off>
+MULTIGATHER_HOST_DEVICE inline void gather_thread(const CudaGatherParams& p, Off thread,
+                                                  Off threads) {
+  const Off items = static_cast<Off>(p.items);
+  if (p.rows_per_thread > 1) {
+    for (Off first = thread; first < items; first += threads * kUnitsPerThread) {
+      gather_elements<UnitBytes, Index, Off>(p, first, threads);
+    }
+    return;
+  }
+  const Off lane = thread & ((Off{1} << p.group_shift) - 1);
+  const Off step = threads >> p.group_shift;
+  for (Off item = thread >> p.group_shift; item < items; item += step) {
+    gather_item<UnitBytes, Index, Off>(p, item, lane);
+  }
+}
+
 /// Calls visitor.template operator()<UnitBytes, Index, Off>() for the kernel variant `p`
 /// needs; returns false for an unsupported unit width or index dtype.
 template <class Off, int UnitBytes, class Visitor>

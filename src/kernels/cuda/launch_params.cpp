@@ -1,4 +1,5 @@
 // The host half of the CUDA backend's planning: GatherPlan -> CudaGatherParams. Pure.
+#include <algorithm>
 #include <cstring>
 #include <numeric>
 
@@ -45,6 +46,16 @@ int widest_unit(const GatherPlan& p, int outer_rank, std::int64_t row_bytes) {
 }
 
 }  // namespace
+
+std::int64_t launch_blocks(const CudaGatherParams& params, int multiprocessors,
+                           int blocks_per_multiprocessor) noexcept {
+  const std::int64_t threads =
+      ((params.items + params.rows_per_thread - 1) / params.rows_per_thread) << params.group_shift;
+  const std::int64_t needed = (threads + kThreadsPerBlock - 1) / kThreadsPerBlock;
+  const std::int64_t cap = std::int64_t{multiprocessors > 0 ? multiprocessors : 1} *
+                           (blocks_per_multiprocessor > 0 ? blocks_per_multiprocessor : 1);
+  return std::max<std::int64_t>(1, std::min(needed, cap));
+}
 
 void make_cuda_params(const GatherPlan& p, CudaGatherParams* out) noexcept {
   CudaGatherParams c;

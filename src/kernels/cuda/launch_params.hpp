@@ -70,6 +70,16 @@ struct CudaGatherParams {
   std::uint32_t* error_flag = nullptr;  // may be null
 };
 
+/// Blocks per multiprocessor at most (then the kernel's loops stride over the grid).
+inline constexpr int kMaxBlocksPerMultiprocessor = 64;
+
+/// The grid of one launch (pure): one thread group per work item when that needs at most
+/// `blocks_per_multiprocessor` blocks of kThreadsPerBlock per multiprocessor, else that many
+/// (a grid-stride loop covers the rest); at least one block. A `multiprocessors` under 1 counts
+/// as 1. gather_kernel.cu launches exactly this; the host tests run the same grid.
+std::int64_t launch_blocks(const CudaGatherParams& params, int multiprocessors,
+                           int blocks_per_multiprocessor = kMaxBlocksPerMultiprocessor) noexcept;
+
 struct GatherPlan;
 
 /// Derives the launch of `plan` (pure: no CUDA call). `plan.numel` must be > 0.
