@@ -16,6 +16,7 @@
 #include <string>
 #include <string_view>
 
+#include "arrays.hpp"
 #include "multigather/transforms.hpp"
 
 #if defined(MULTIGATHER_PYTHON_JAX_FFI)
@@ -174,12 +175,14 @@ Status run_vjp_handler(ffi::RemainingArgs args, ffi::RemainingRets rets, const f
 
 ffi::Error op_cpu(ffi::RemainingArgs args, ffi::RemainingRets rets, ffi::Dictionary dict) {
   ExecutionContext context;
+  context.num_threads = get_num_threads();  // multigather.set_num_threads applies here too
   context.device = Device::kCPU;
   return to_ffi(run_op_handler(args, rets, dict, context));
 }
 
 ffi::Error vjp_cpu(ffi::RemainingArgs args, ffi::RemainingRets rets, ffi::Dictionary dict) {
   ExecutionContext context;
+  context.num_threads = get_num_threads();  // multigather.set_num_threads applies here too
   context.device = Device::kCPU;
   return to_ffi(run_vjp_handler(args, rets, dict, context));
 }
@@ -194,6 +197,7 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(kVjpCpu, vjp_cpu,
 // by execute with a message naming the op, as for any CUDA operand).
 ffi::Error op_cuda(void* stream, ffi::RemainingArgs args, ffi::RemainingRets rets, ffi::Dictionary dict) {
   ExecutionContext context;
+  context.num_threads = get_num_threads();  // multigather.set_num_threads applies here too
   context.device = Device::kCUDA;
   context.stream = stream;
   return to_ffi(run_op_handler(args, rets, dict, context));
@@ -201,6 +205,7 @@ ffi::Error op_cuda(void* stream, ffi::RemainingArgs args, ffi::RemainingRets ret
 
 ffi::Error vjp_cuda(void* stream, ffi::RemainingArgs args, ffi::RemainingRets rets, ffi::Dictionary dict) {
   ExecutionContext context;
+  context.num_threads = get_num_threads();  // multigather.set_num_threads applies here too
   context.device = Device::kCUDA;
   context.stream = stream;
   return to_ffi(run_vjp_handler(args, rets, dict, context));
