@@ -80,6 +80,10 @@ struct Lowering {
   Reduction reduction = Reduction::kNone;
   bool include_input = true;
   std::shared_ptr<Tensor> owned_updates;  // a copy made by the lowering (a scalar value, alpha)
+  /// The core updates are COMPUTED from the framework's (negated: x - values; scaled: alpha),
+  /// not a view of them: set from shapes alone too, so that a transformation knows before
+  /// running that no gradient flows to the framework's updates through a view.
+  bool updates_computed = false;
   /// A partial write (ONNX Runtime / torch: an index smaller than the data on a dimension that
   /// is not scattered): the core input is a leading part of the framework's input, and the
   /// output starts as a copy of the WHOLE framework input `scatter_base` (output_shape), into

@@ -195,8 +195,9 @@ def _differentiable(op: str, attrs_key: tuple) -> Any:
                 f"multigather.explain('{op}', ...))")
         if scatter and info["copies_updates"]:
             raise NotImplementedError(
-                f"{op}: no gradient for the updates of this call: the lowering makes them "
-                f"from attributes (a scalar value or a scale)")
+                f"{op}: no gradient for this call: its lowering computes the updates it "
+                f"scatters (negated or scaled: x - values, alpha), so no gradient flows back "
+                f"to them; write it with an add of -values (or values * alpha) instead")
         varying = _varying(*residuals, grad_output)
         shapes = [_result(input.shape, input.dtype, varying, input)]
         if scatter:

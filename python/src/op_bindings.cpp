@@ -296,7 +296,7 @@ nb::dict lower_op_info(std::string_view op, const IntList& input_shape, std::str
   info["reduction"] = std::string(reduction_name(l.reduction));
   info["include_input"] = l.include_input;
   info["copies_input"] = l.owned_input != nullptr;
-  info["copies_updates"] = l.owned_updates != nullptr;
+  info["copies_updates"] = l.owned_updates != nullptr || l.updates_computed;
   return info;
 }
 

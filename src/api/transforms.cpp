@@ -269,7 +269,7 @@ Status scatter_vjp_updates(const Lowering& l, const TensorView& grad_output, con
                            const ScatterOptions& assign, const ExecutionContext& context) {
   const DType dtype = grad_output.dtype;
   if (grad_updates == nullptr) return Status::Ok();
-  if (l.owned_updates) {
+  if (l.owned_updates || l.updates_computed) {
     std::string why = "see explain";
     for (const std::string& note : l.notes) {
       if (note.find("updates") != std::string::npos || note.find("cop") != std::string::npos) why = note;

@@ -283,6 +283,7 @@ Status negated_copy(const TensorView& updates, const std::string& why, Lowering*
                            "multigather does not copy: negate them first and use the add form");
   }
   out->notes.push_back(why + ": -updates is copied once (a contiguous buffer; sign flips are exact)");
+  out->updates_computed = true;
   if (updates.data == nullptr) {
     *result = TensorView(nullptr, t, updates.shape);
     return Status::Ok();

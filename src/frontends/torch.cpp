@@ -235,6 +235,7 @@ Status scaled_copy(const TensorView& source, const Scalar& alpha, Lowering* out,
                        "integer sources only (source dtype " + std::string(dtype_name(source.dtype)) + ")");
   }
   out->notes.push_back("alpha = " + alpha.to_string() + ": source * alpha is copied once (a contiguous buffer)");
+  out->updates_computed = true;
   if (source.data == nullptr) {
     *result = TensorView(nullptr, source.dtype, source.shape);
     return Status::Ok();

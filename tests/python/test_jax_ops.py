@@ -321,6 +321,13 @@ def test_non_differentiable_scatters_say_so():
                                       reduction="max")).sum()))
     with pytest.raises(NotImplementedError, match="reduction max"):
         jax.grad(f)(x)
+    # updates the lowering computes (x.at[idx].subtract negates them): refused at trace time,
+    # while the forward works under jit
+    rows = jnp.asarray(np.array([1, 3]))
+    g = lambda a: multigather.jax.at(a)[rows].subtract(u[:2]).sum()  # noqa: E731
+    assert float(jax.jit(g)(x)) == pytest.approx(float(x.at[rows].subtract(u[:2]).sum()))
+    with pytest.raises(NotImplementedError, match="computes the updates"):
+        jax.grad(g)(x)
 
 
 SHARD_MAP_SCRIPT = textwrap.dedent("""
