@@ -46,8 +46,9 @@ Status run_scatter_validated(const TensorView& input, const TensorView& indices,
     return Status(StatusCode::kInternal, "the CPU scatter engine reported a bad index that the "
                                          "reference kernel does not find (please report this bug)");
   };
+  const int threads = cpu_thread_count(plan);
   // 1. The index values, before anything is written.
-  if (!scatter_indices_ok(plan)) return bad_index();
+  if (!scatter_indices_ok(plan, threads)) return bad_index();
   // 2. output = input (a partial write: the whole base).
   MULTIGATHER_RETURN_IF_ERROR(copy_input());
   // 3. The combine.
@@ -59,7 +60,7 @@ Status run_scatter_validated(const TensorView& input, const TensorView& indices,
     const std::int64_t reach = (output.shape[d] - 1) * output.strides[d];
     (reach < 0 ? run.output_lo : run.output_hi) += reach;
   }
-  switch (run_scatter_cpu(plan, run, cpu_thread_count(plan))) {
+  switch (run_scatter_cpu(plan, run, threads)) {
     case ScatterResult::kOk: return Status::Ok();
     case ScatterResult::kBadIndex: return bad_index();
     case ScatterResult::kOutOfMemory:

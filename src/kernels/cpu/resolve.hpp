@@ -86,21 +86,33 @@ bool resolve_tile_fixed(const GatherPlan& p, const TileCoordinates& c, int m, Of
     sizes[j] = p.axis_sizes[static_cast<std::size_t>(j)];
     strides[j] = static_cast<Offset>(p.axis_strides[static_cast<std::size_t>(j)]);
   }
+  // Locals, not c's fields: a store to offsets may alias them, which would reload them per lookup.
+  const std::byte* const indices = c.indices;
+  const std::int64_t coord_step = c.coord_step;
   unsigned bad = 0;
-  for (int t = 0; t < m; ++t) {
-    const std::byte* at = c.indices + t * c.index_step;
-    Offset offset = static_cast<Offset>(t) * step;
-    unsigned out_of_range = 0;
-    for (int j = 0; j < kK; ++j) {
-      bool ok;
-      const std::int64_t v =
-          resolve_index<Index, kMode, kNegative>(load_index<Index>(at + j * c.coord_step), sizes[j], ok);
-      offset += static_cast<Offset>(v) * strides[j];
-      out_of_range |= static_cast<unsigned>(!ok);
+  auto run = [&](auto index_step) {  // a std::int64_t, or a std::integral_constant
+    for (int t = 0; t < m; ++t) {
+      const std::byte* at = indices + t * static_cast<std::int64_t>(index_step);
+      Offset offset = static_cast<Offset>(t) * step;
+      unsigned out_of_range = 0;
+      for (int j = 0; j < kK; ++j) {
+        bool ok;
+        const std::int64_t v =
+            resolve_index<Index, kMode, kNegative>(load_index<Index>(at + j * coord_step), sizes[j], ok);
+        offset += static_cast<Offset>(v) * strides[j];
+        out_of_range |= static_cast<unsigned>(!ok);
+      }
+      offsets[t] = offset;
+      bad |= out_of_range;
+      if constexpr (kMode == IndexMode::kFill) fill[t] = static_cast<std::uint8_t>(out_of_range);
     }
-    offsets[t] = offset;
-    bad |= out_of_range;
-    if constexpr (kMode == IndexMode::kFill) fill[t] = static_cast<std::uint8_t>(out_of_range);
+  };
+  // Contiguous single coordinates (GatherElements, take): a constant step, so that the
+  // compiler loads the indices as vectors instead of one by one.
+  if (kK == 1 && c.index_step == static_cast<std::int64_t>(sizeof(Index))) {
+    run(std::integral_constant<std::int64_t, static_cast<std::int64_t>(sizeof(Index))>{});
+  } else {
+    run(c.index_step);
   }
   return bad == 0;
 }

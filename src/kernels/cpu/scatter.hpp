@@ -20,17 +20,30 @@ struct ScatterRun {
 enum class ScatterResult : std::uint8_t { kOk, kBadIndex, kOutOfMemory, kInternal };
 
 /// Checks the index values without writing: false when one is out of range under kError, or
-/// when an axis is empty under clamp / wrap (and G is not empty).
-bool scatter_indices_ok(const GatherPlan& plan) noexcept;
+/// when an axis is empty under clamp / wrap (and G is not empty). `threads` threads read
+/// equal ranges of the lookups.
+bool scatter_indices_ok(const GatherPlan& plan, int threads = 1) noexcept;
 
-/// Lookups of fewer bytes than this (block * element size) run on one thread: the threaded
-/// path's bucketing costs more than their combine. The result is the same bytes either way.
+/// Lookups of fewer bytes than this (block * element size) that have no slab dimension run on
+/// one thread: the bucketing costs more than their combine. The result is the same bytes
+/// either way.
 inline constexpr std::int64_t kDefaultMinParallelBlockBytes = 64;
-/// Sets that threshold (tests: 0, so that small cases take the threaded path); returns the old.
-std::int64_t set_min_parallel_scatter_block_bytes(std::int64_t bytes) noexcept;
+
+/// How run_scatter_cpu splits a call between threads (the bytes written are the same).
+enum class ScatterThreading : std::uint8_t {
+  kAuto,     ///< slabs where there is a slab dimension, else buckets for blocks of 64+ bytes
+  kBuckets,  ///< tests: the bucket path for every case on more than one thread
+  kSlabs,    ///< tests: the slab path wherever there is a slab dimension, however small
+};
+// Under kBuckets and kSlabs an explicit num_threads is used as given, whatever the call's work.
+/// Sets the threading rule (tests); returns the old one.
+ScatterThreading set_scatter_threading(ScatterThreading threading) noexcept;
 
 /// Combines the updates into the output (which already holds the input). `threads` threads
-/// (1: the calling thread, no allocation); the bytes written do not depend on it. kBadIndex:
+/// (1: the calling thread, no allocation); the bytes written do not depend on it. Two ways to
+/// split (scatter_engine.cpp): disjoint slabs of the targets along a lookup dimension that is
+/// neither an axis nor broadcast (no allocation), else buckets per owner of the output offsets
+/// (16 bytes per lookup). kBadIndex:
 /// an index out of range (only possible when scatter_indices_ok was not asked first; nothing
 /// is written then on more than one thread, partial writes on one); kOutOfMemory: the buckets
 /// or the first-reach marks could not be allocated (nothing written).

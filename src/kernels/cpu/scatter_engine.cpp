@@ -9,8 +9,12 @@
 // One thread: tiles of 1024 lookups are resolved on the stack and combined in order. Nothing is
 // allocated (include_input = false aside).
 //
-// T threads: the OUTPUT is partitioned, not the updates. Each target offset has one owner
-// thread (T equal ranges of the output's offsets). Phase 1 counts, per chunk of lookups and per
+// T threads, slabs: where a lookup dimension is neither an axis nor broadcast (its lookups move
+// the output), its positions split the targets into disjoint slabs. Each thread takes a range
+// of positions and walks its lookups in row-major order: no allocation, one index pass.
+//
+// T threads, buckets (no such dimension): the OUTPUT is partitioned, not the updates. Each
+// target offset has one owner thread (T equal ranges of the output's offsets). Phase 1 counts, per chunk of lookups and per
 // owner, the lookups that land there; phase 2 resolves again and writes each lookup's (target,
 // update) offset pair into its owner's bucket, chunk by chunk, so that a bucket lists its
 // lookups in row-major order; phase 3 has each owner combine its bucket in order. Every output
@@ -45,9 +49,8 @@ namespace multigather::detail {
 namespace {
 
 constexpr int kTile = 1024;
-/// Smallest block (bytes per lookup) that the threaded path takes (see run_scatter_cpu); the
-/// tests lower it to 0 to run the threaded path on small cases.
-std::atomic<std::int64_t> min_parallel_block_bytes{kDefaultMinParallelBlockBytes};
+/// The threading rule (set_scatter_threading; tests force each path on small cases).
+std::atomic<ScatterThreading> threading_rule{ScatterThreading::kAuto};
 /// The target of a dropped lookup (a real target offset may be negative: negative strides).
 constexpr std::int64_t kDropped = INT64_MIN;
 
@@ -211,28 +214,31 @@ void apply_pairs(const Apply& a, const std::int64_t* targets, const std::int64_t
   }
 }
 
-/// One thread: the tiles of walk_tiles combined at once in order, with no arrays beyond a
-/// tile. False: an index out of range under kError (tiles before it are already combined: the
-/// caller checks the indices first).
+/// Lookups [begin, end) combined tile by tile in order, with no arrays beyond a tile. False: an
+/// index out of range under kError (tiles before it are already combined: the caller checks
+/// the indices first).
 template <class Op>
-bool run_one_thread(const GatherPlan& p, cpu::ResolveFn<std::int64_t> resolve, const Apply& a) {
+bool run_range(const GatherPlan& p, cpu::ResolveFn<std::int64_t> resolve, const Apply& a, std::int64_t begin,
+               std::int64_t end) {
   const bool drop = p.index_mode == IndexMode::kFill;
   alignas(64) std::int64_t targets[kTile];
   alignas(64) std::int64_t updates[kTile];
-  return walk_tiles(p, resolve, 0, p.lookups,
+  return walk_tiles(p, resolve, begin, end,
                     [&](const std::int64_t* offsets, const std::uint8_t* flagged, bool ok, int m,
                         std::int64_t base_in, std::int64_t base_out, std::int64_t row_out) {
                       if (!ok && !drop) return false;
                       if (a.block == 1 && a.reached == nullptr && ok) {
                         // The element loop: straight from the tile's offsets, the next targets
-                        // prefetched.
-                        std::byte* out = a.output + base_in * a.es;
-                        const std::byte* src = a.updates + base_out * a.es;
-                        for (int t = 0; t < m; ++t) {
+                        // prefetched; the element size a constant of the Op.
+                        constexpr auto es = static_cast<std::int64_t>(Op::kSize);
+                        std::byte* const out = a.output + base_in * es;
+                        const std::byte* src = a.updates + base_out * es;
+                        const std::int64_t src_step = row_out * es;
+                        for (int t = 0; t < m; ++t, src += src_step) {
                           if (t + kPrefetchAhead < m) {
-                            __builtin_prefetch(out + offsets[t + kPrefetchAhead] * a.es, 1, 1);
+                            __builtin_prefetch(out + offsets[t + kPrefetchAhead] * es, 1, 1);
                           }
-                          Op::apply(out + offsets[t] * a.es, src + t * row_out * a.es, 1);
+                          Op::apply(out + offsets[t] * es, src, 1);
                         }
                         return true;
                       }
@@ -243,6 +249,58 @@ bool run_one_thread(const GatherPlan& p, cpu::ResolveFn<std::int64_t> resolve, c
                       apply_pairs<Op>(a, targets, updates, m);
                       return true;
                     });
+}
+
+/// A lookup dimension that splits the targets into disjoint slabs: one whose lookups move the
+/// output (plan.input_strides[d] != 0). Such a plan dimension is made of input dimensions that
+/// are neither axes nor broadcast (make_plan gives those stride 0, and never coalesces them with
+/// a strided one), so a lookup's coordinate along it IS its target's coordinate there: lookups
+/// with different coordinates reach different elements (the output view has no self-overlap).
+/// The outermost such dimension with at least `threads` positions and at least kMinSlabLookups
+/// lookups per thread and outer step is chosen; -1 when there is none.
+constexpr std::int64_t kMinSlabLookups = 256;
+
+int slab_dimension(const GatherPlan& p, int threads, std::int64_t min_lookups) {
+  std::int64_t inner = 1;
+  int best = -1;
+  // From the inside out, so that `inner` is the product of the dimensions inside d.
+  for (int d = p.lookup_rank - 1; d >= 0; --d) {
+    const auto du = static_cast<std::size_t>(d);
+    if (p.input_strides[du] != 0 && p.shape[du] >= threads &&
+        p.shape[du] / threads * inner >= min_lookups) {
+      best = d;
+    }
+    inner *= p.shape[du];
+  }
+  return best;
+}
+
+/// T threads over disjoint slabs of the targets: thread w takes positions [size*w/T,
+/// size*(w+1)/T) of slab dimension d, in every outer step, and walks its lookups in row-major
+/// order. Every output element is reached by one thread only, through the same sequence of
+/// combines as the one-thread walk: identical bytes, with no buckets and no second index pass.
+template <class Op>
+bool run_slabs(const GatherPlan& p, cpu::ResolveFn<std::int64_t> resolve, const Apply& a, int d, int threads) {
+  std::int64_t outer = 1, inner = 1;
+  for (int i = 0; i < d; ++i) outer *= p.shape[static_cast<std::size_t>(i)];
+  for (int i = d + 1; i < p.lookup_rank; ++i) inner *= p.shape[static_cast<std::size_t>(i)];
+  const std::int64_t size = p.shape[static_cast<std::size_t>(d)];
+  const int T = threads;
+  bool ok = true;
+#if defined(MULTIGATHER_HAVE_OPENMP)
+#pragma omp parallel for num_threads(T) schedule(static, 1) reduction(&& : ok)
+#endif
+  for (int w = 0; w < T; ++w) {
+    const std::int64_t c0 = static_cast<std::int64_t>(static_cast<__int128>(size) * w / T);
+    const std::int64_t c1 = static_cast<std::int64_t>(static_cast<__int128>(size) * (w + 1) / T);
+    bool mine = true;
+    for (std::int64_t o = 0; o < outer && mine; ++o) {
+      const std::int64_t base = o * size * inner;
+      mine = run_range<Op>(p, resolve, a, base + c0 * inner, base + c1 * inner);
+    }
+    ok = mine && ok;
+  }
+  return ok;
 }
 
 /// The owner of a target offset among `owners` equal ranges of [lo, lo + span).
@@ -335,7 +393,7 @@ bool run_threads(const GatherPlan& p, cpu::ResolveFn<std::int64_t> resolve, cons
 
 }  // namespace
 
-bool scatter_indices_ok(const GatherPlan& plan) noexcept {
+bool scatter_indices_ok(const GatherPlan& plan, int threads) noexcept {
   if (plan.numel == 0) return true;
   for (int j = 0; j < plan.k; ++j) {
     // An empty axis: clamp and wrap have no position to resolve to; drop skips every update.
@@ -344,13 +402,25 @@ bool scatter_indices_ok(const GatherPlan& plan) noexcept {
   if (plan.index_mode != IndexMode::kError) return true;
   const cpu::ResolveFn<std::int64_t> resolve = select_tile_resolver(plan);
   if (resolve == nullptr) return false;
-  return walk_tiles(plan, resolve, 0, plan.lookups,
-                    [](const std::int64_t*, const std::uint8_t*, bool ok, int, std::int64_t, std::int64_t,
-                       std::int64_t) { return ok; });
+  auto in_range = [](const std::int64_t*, const std::uint8_t*, bool ok, int, std::int64_t, std::int64_t,
+                     std::int64_t) { return ok; };
+  const std::int64_t lookups = plan.lookups;
+  const int T = static_cast<int>(std::min<std::int64_t>(std::max(threads, 1), lookups));
+  bool ok = true;
+  // Read only: T equal ranges of the lookups, one per thread.
+#if defined(MULTIGATHER_HAVE_OPENMP)
+#pragma omp parallel for num_threads(T) schedule(static, 1) reduction(&& : ok) if (T > 1)
+#endif
+  for (int c = 0; c < T; ++c) {
+    const auto begin = static_cast<std::int64_t>(static_cast<__int128>(lookups) * c / T);
+    const auto end = static_cast<std::int64_t>(static_cast<__int128>(lookups) * (c + 1) / T);
+    ok = walk_tiles(plan, resolve, begin, end, in_range) && ok;
+  }
+  return ok;
 }
 
-std::int64_t set_min_parallel_scatter_block_bytes(std::int64_t bytes) noexcept {
-  return min_parallel_block_bytes.exchange(bytes);
+ScatterThreading set_scatter_threading(ScatterThreading threading) noexcept {
+  return threading_rule.exchange(threading);
 }
 
 ScatterResult run_scatter_cpu(const GatherPlan& plan, const ScatterRun& run, int threads) noexcept {
@@ -375,15 +445,26 @@ ScatterResult run_scatter_cpu(const GatherPlan& plan, const ScatterRun& run, int
     if (reached == nullptr) return ScatterResult::kOutOfMemory;
     a.reached = reached.get();
   }
+  const ScatterThreading rule = threading_rule.load(std::memory_order_relaxed);
+  // The test rules take an explicit num_threads as it is, however little work the call has.
+  if (rule != ScatterThreading::kAuto && plan.num_threads > 0) threads = plan.num_threads;
   if (threads > plan.lookups) threads = static_cast<int>(plan.lookups);
-  // Lookups of fewer bytes than min_parallel_block_bytes (64): bucketing the pairs (two index passes and 16
-  // bytes written and read per lookup) costs more than the combine itself, so the one-thread
-  // walk is faster (measured: S2 / S3 / S5 of docs/bench.md ran 1.5-3x slower on 2 threads).
-  if (static_cast<std::int64_t>(plan.block) * a.es < min_parallel_block_bytes.load(std::memory_order_relaxed)) {
+  const int slab = threads > 1 && rule != ScatterThreading::kBuckets
+                       ? slab_dimension(plan, threads, rule == ScatterThreading::kSlabs ? 1 : kMinSlabLookups)
+                       : -1;
+  // Without a slab dimension, lookups of fewer than 64 bytes stay on one thread: bucketing the
+  // pairs (two index passes and 16 bytes written and read per lookup) costs more than the
+  // combine itself (measured: S5 of docs/bench.md ran 1.5-3x slower on 2 threads).
+  if (slab < 0 && rule == ScatterThreading::kAuto &&
+      static_cast<std::int64_t>(plan.block) * a.es < kDefaultMinParallelBlockBytes) {
     threads = 1;
   }
   ScatterResult result = ScatterResult::kInternal;
   combine::visit_combine(run.dtype, run.reduction, [&]<class Op>() {
+    if (threads > 1 && slab >= 0) {
+      result = run_slabs<Op>(plan, resolve, a, slab, threads) ? ScatterResult::kOk : ScatterResult::kBadIndex;
+      return;
+    }
     if (threads > 1) {
       try {
         result = run_threads<Op>(plan, resolve, a, span, threads) ? ScatterResult::kOk
@@ -393,7 +474,7 @@ ScatterResult run_scatter_cpu(const GatherPlan& plan, const ScatterRun& run, int
         // The buckets do not fit: nothing was written yet; one thread needs none.
       }
     }
-    result = run_one_thread<Op>(plan, resolve, a) ? ScatterResult::kOk : ScatterResult::kBadIndex;
+    result = run_range<Op>(plan, resolve, a, 0, plan.lookups) ? ScatterResult::kOk : ScatterResult::kBadIndex;
   });
   return result;
 }
