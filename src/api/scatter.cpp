@@ -10,8 +10,15 @@ namespace multigather {
 namespace detail {
 namespace {
 
-// output = input on the CPU: a gather_multiaxis call with no axes.
+// output = input on the CPU: a threaded memcpy where both are C-contiguous, else a
+// gather_multiaxis call with no axes (one lookup: one thread).
 Status copy_view(const TensorView& input, const MutableTensorView& output, int num_threads) {
+  if (input.is_contiguous() && TensorView(output).is_contiguous() && input.shape == output.shape &&
+      input.dtype == output.dtype) {
+    parallel_copy(static_cast<std::byte*>(output.data), static_cast<const std::byte*>(input.data),
+                  input.numel() * static_cast<std::int64_t>(element_size(input.dtype)), num_threads);
+    return Status::Ok();
+  }
   static const std::int64_t zero = 0;
   const TensorView no_indices(&zero, DType::kInt64, Dims::filled(input.rank(), 1),
                               Dims::filled(input.rank(), 0));

@@ -17,6 +17,9 @@
 // calls stay on the calling thread). cursor.hpp is the odometer.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
+
 #include "plan/plan.hpp"
 
 namespace multigather::detail {
@@ -37,6 +40,15 @@ bool run_cpu_with_threads(const GatherPlan& plan, int threads) noexcept;
 /// at most the cores that the 1-minute load average leaves idle (a busy machine gets 1 thread:
 /// fork-join over busy cores costs more than it gains).
 int cpu_thread_count(const GatherPlan& plan) noexcept;
+
+/// The same rule for any CPU work: `work_bytes` moved, at most `items` threads, num_threads as
+/// in GatherOptions (0: automatic).
+int cpu_thread_count(std::int64_t work_bytes, std::int64_t items, int num_threads) noexcept;
+
+/// dst[0, bytes) = src[0, bytes) (not overlapping), split on the destination's cache lines
+/// between cpu_thread_count(2 * bytes, ...) threads: one thread copies a large block at about
+/// half the memory bandwidth that two reach.
+void parallel_copy(std::byte* dst, const std::byte* src, std::int64_t bytes, int num_threads) noexcept;
 
 /// Work (GatherPlan::work_bytes) below which a call stays on one thread, and per extra thread.
 inline constexpr std::int64_t kBytesPerThread = std::int64_t{256} << 10;

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <type_traits>
 
 #include "kernels/cpu/avx512.hpp"
@@ -355,20 +356,49 @@ int idle_cores() noexcept {
 }  // namespace
 #endif
 
-int cpu_thread_count(const GatherPlan& plan) noexcept {
+int cpu_thread_count(std::int64_t work_bytes, std::int64_t items, int num_threads) noexcept {
 #if defined(MULTIGATHER_HAVE_OPENMP)
   if (omp_in_parallel()) return 1;
-  const std::int64_t cap = plan.num_threads > 0 ? plan.num_threads : omp_get_max_threads();
-  const std::int64_t by_work = std::max<std::int64_t>(1, plan.work_bytes / kBytesPerThread);
-  const std::int64_t threads = std::min({cap, by_work, plan.lookups});
+  const std::int64_t cap = num_threads > 0 ? num_threads : omp_get_max_threads();
+  const std::int64_t by_work = std::max<std::int64_t>(1, work_bytes / kBytesPerThread);
+  const std::int64_t threads = std::min({cap, by_work, items});
   if (threads <= 1) return 1;
   // An explicit num_threads is honoured; the automatic choice leaves busy cores alone.
-  if (plan.num_threads > 0) return static_cast<int>(threads);
+  if (num_threads > 0) return static_cast<int>(threads);
   return static_cast<int>(std::min<std::int64_t>(threads, idle_cores()));
 #else
-  (void)plan;
+  (void)work_bytes;
+  (void)items;
+  (void)num_threads;
   return 1;
 #endif
+}
+
+int cpu_thread_count(const GatherPlan& plan) noexcept {
+  return cpu_thread_count(plan.work_bytes, plan.lookups, plan.num_threads);
+}
+
+void parallel_copy(std::byte* dst, const std::byte* src, std::int64_t bytes, int num_threads) noexcept {
+  constexpr std::int64_t kLine = 64;
+  const int threads = cpu_thread_count(2 * bytes, bytes / kLine, num_threads);
+  if (threads <= 1) {
+    std::memcpy(dst, src, static_cast<std::size_t>(bytes));
+    return;
+  }
+#if defined(MULTIGATHER_HAVE_OPENMP)
+#pragma omp parallel for num_threads(threads) schedule(static, 1)
+#endif
+  for (int w = 0; w < threads; ++w) {
+    // Split points on cache lines of the destination.
+    auto split = [&](int i) -> std::int64_t {
+      if (i == threads) return bytes;
+      const std::int64_t at = static_cast<std::int64_t>(static_cast<__int128>(bytes) * i / threads);
+      const auto misalign = static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(dst + at) % kLine);
+      return std::min(bytes, at + (misalign == 0 ? 0 : kLine - misalign));
+    };
+    const std::int64_t b = split(w), e = split(w + 1);
+    if (e > b) std::memcpy(dst + b, src + b, static_cast<std::size_t>(e - b));
+  }
 }
 
 bool run_cpu_with_threads(const GatherPlan& plan, int threads) noexcept {
