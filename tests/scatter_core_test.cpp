@@ -530,6 +530,31 @@ TEST(ScatterCore, FloatAddIsBitIdenticalAtAnyThreadCount) {
   EXPECT_EQ(0, std::memcmp(sequential.data(), results[0].data(), sequential.size() * 4));
 }
 
+TEST(ScatterCore, OneShotCopiesTheInputOnEveryThreadCount) {
+  // output = input is a threaded memcpy for C-contiguous views: split points fall on the
+  // output's cache lines, with an odd element count and an input one element past alignment.
+  const std::int64_t n = (std::int64_t{1} << 21) + 7;
+  std::vector<float> storage(static_cast<std::size_t>(n) + 1);
+  float* input = storage.data() + 1;
+  for (std::int64_t i = 0; i < n; ++i) input[i] = static_cast<float>(i % 1000003);
+  const std::vector<std::int64_t> indices{n - 1, 0, 5};
+  const std::vector<float> updates{-1.f, -2.f, -3.f};
+  const std::vector<std::int64_t> axes{0};
+  for (int threads : {1, 2, 3, 5}) {
+    mg::ScatterOptions o;
+    o.num_threads = threads;
+    const mg::Tensor out = mg::scatter_multiaxis(mg::TensorView(input, mg::DType::kFloat32, {n}),
+                                                 view(indices, mg::DType::kInt64, {3}),
+                                                 view(updates, mg::DType::kFloat32, {3}), axes, o);
+    const auto* got = static_cast<const float*>(out.data());
+    std::vector<float> expected(input, input + n);
+    expected[static_cast<std::size_t>(n - 1)] = -1.f;
+    expected[0] = -2.f;
+    expected[5] = -3.f;
+    ASSERT_EQ(0, std::memcmp(expected.data(), got, static_cast<std::size_t>(n) * 4)) << threads << " threads";
+  }
+}
+
 TEST(ScatterCore, AdjointOfGather) {
   // <gather(x), g> == <x, scatter_add(zeros, g)> in float64 (integers: exact).
   Rng rng(base_seed() + 2);
