@@ -537,21 +537,27 @@ TEST(ScatterCore, OneShotCopiesTheInputOnEveryThreadCount) {
   std::vector<float> storage(static_cast<std::size_t>(n) + 1);
   float* input = storage.data() + 1;
   for (std::int64_t i = 0; i < n; ++i) input[i] = static_cast<float>(i % 1000003);
-  const std::vector<std::int64_t> indices{n - 1, 0, 5};
+  const std::vector<std::int64_t> indices{n - 1, 0, 5};  // the split points are elsewhere
   const std::vector<float> updates{-1.f, -2.f, -3.f};
   const std::vector<std::int64_t> axes{0};
+  std::vector<float> out(static_cast<std::size_t>(n));
   for (int threads : {1, 2, 3, 5}) {
     mg::ScatterOptions o;
     o.num_threads = threads;
-    const mg::Tensor out = mg::scatter_multiaxis(mg::TensorView(input, mg::DType::kFloat32, {n}),
-                                                 view(indices, mg::DType::kInt64, {3}),
-                                                 view(updates, mg::DType::kFloat32, {3}), axes, o);
-    const auto* got = static_cast<const float*>(out.data());
+    std::memset(out.data(), 0x5a, out.size() * 4);  // not the input's bytes anywhere
+    ASSERT_TRUE(mg::scatter_multiaxis_into(mg::TensorView(input, mg::DType::kFloat32, {n}),
+                                           view(indices, mg::DType::kInt64, {3}),
+                                           view(updates, mg::DType::kFloat32, {3}), axes,
+                                           mview(out, mg::DType::kFloat32, {n}), o).ok());
     std::vector<float> expected(input, input + n);
     expected[static_cast<std::size_t>(n - 1)] = -1.f;
     expected[0] = -2.f;
     expected[5] = -3.f;
-    ASSERT_EQ(0, std::memcmp(expected.data(), got, static_cast<std::size_t>(n) * 4)) << threads << " threads";
+    std::int64_t first = -1;
+    for (std::int64_t i = 0; i < n && first < 0; ++i) {
+      if (std::memcmp(&expected[static_cast<std::size_t>(i)], &out[static_cast<std::size_t>(i)], 4) != 0) first = i;
+    }
+    ASSERT_EQ(first, -1) << threads << " threads: first difference at element " << first << ": " << out[static_cast<std::size_t>(first < 0 ? 0 : first)] << " vs " << expected[static_cast<std::size_t>(first < 0 ? 0 : first)];
   }
 }
 

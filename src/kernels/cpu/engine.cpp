@@ -391,6 +391,7 @@ void parallel_copy(std::byte* dst, const std::byte* src, std::int64_t bytes, int
   for (int w = 0; w < threads; ++w) {
     // Split points on cache lines of the destination.
     auto split = [&](int i) -> std::int64_t {
+      if (i == 0) return 0;
       if (i == threads) return bytes;
       const std::int64_t at = static_cast<std::int64_t>(static_cast<__int128>(bytes) * i / threads);
       const auto misalign = static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(dst + at) % kLine);
