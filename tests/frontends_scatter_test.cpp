@@ -186,6 +186,10 @@ TEST(TorchScatter, ScatterReduce) {
                  {-5, -9, 3, 4, 5, 6});
   expect_scatter("torch.scatter_reduce", x, idx, src, {{"reduce", "amax"}, {"include_self", "false"}},
                  {8, 7, 3, 4, 5, 6});
+  // mean: (self + sum) / (count + 1), or sum / count without self; rows no update reaches stay.
+  expect_scatter("torch.scatter_reduce", x, idx, src, {{"reduce", "mean"}}, {4.0f / 3.0f, 0, 3, 4, 5, 6});
+  expect_scatter("torch.scatter_reduce", x, idx, src, {{"reduce", "mean"}, {"include_self", "false"}},
+                 {1.5f, -1, 3, 4, 5, 6});
 }
 
 TEST(TorchScatter, IndexAdd) {
@@ -228,10 +232,9 @@ TEST(TorchScatter, Errors) {
                        "torch.scatter_add: scatter(): Expected self.dtype to be equal to src.dtype (self float32, src int64)");
   expect_scatter_error("torch.scatter_add", x, i64({1, 2}, {1, 0}), f32({1, 2}, {1, 1}), {{"dim", "2"}},
                        StatusCode::kInvalidArgument, "torch.scatter_add: dim = 2 is out of range [-2, 1] for input rank 2");
-  expect_scatter_error("torch.scatter_reduce", x, i64({1, 2}, {1, 0}), f32({1, 2}, {1, 1}), {{"reduce", "mean"}},
+  expect_scatter_error("torch.scatter_reduce", x, i64({1, 2}, {1, 0}), f32({1, 2}, {1, 1}), {{"reduce", "median"}},
                        StatusCode::kInvalidArgument,
-                       "torch.scatter_reduce: reduce = 'mean' is not supported by multigather yet (it divides by the "
-                       "count of updates after the scatter, which one scatter_multiaxis call cannot do)");
+                       "torch.scatter_reduce: attribute reduce: 'median' is not one of sum, prod, mean, amax, amin");
   expect_scatter_error("torch.index_add", x, i64({2}, {0, 1}), f32({1, 2}, {1, 1}), {}, StatusCode::kInvalidArgument,
                        "torch.index_add: index_add_(): Number of indices (2) should be equal to source.size(dim): (1), for dim: 0");
   expect_scatter_error("torch.index_add", x, i64({1}, {0}), f32({1, 3}, {1, 1, 1}), {}, StatusCode::kInvalidArgument,

@@ -84,6 +84,10 @@ struct Lowering {
   /// not a view of them: set from shapes alone too, so that a transformation knows before
   /// running that no gradient flows to the framework's updates through a view.
   bool updates_computed = false;
+  /// A mean (torch.scatter_reduce reduce = "mean"): the core scatter adds (reduction add), then
+  /// execute divides each element that updates reached by their count (+1 when include_input),
+  /// a second scatter of ones through the same indices; integers by floor division.
+  bool mean_by_count = false;
   /// A partial write (ONNX Runtime / torch: an index smaller than the data on a dimension that
   /// is not scattered): the core input is a leading part of the framework's input, and the
   /// output starts as a copy of the WHOLE framework input `scatter_base` (output_shape), into

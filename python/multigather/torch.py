@@ -21,7 +21,7 @@ implementation, without the dispatcher's overhead); other arrays (numpy, lists, 
 
 Scatters (out of place, as the torch functions): ``scatter(input, dim, index, src, reduce=None)``,
 ``scatter_add(input, dim, index, src)``, ``scatter_reduce(input, dim, index, src, reduce,
-include_self=True)`` (sum, prod, amax, amin; not mean), ``index_add(input, dim, index, source,
+include_self=True)`` (sum, prod, mean, amax, amin), ``index_add(input, dim, index, source,
 alpha=1)``. They reject negative indices.
 
 gather and index_select reject negative indices (IndexError); torch.take wraps them once.
@@ -211,7 +211,9 @@ def scatter_reduce(input: Any, dim: int, index: Any, src: Any, reduce: str, *, i
     """torch.scatter_reduce: a new tensor, out = input; out[index[i][j][k]][j][k] =
     f(out[..], src[i][j][k]) (dim 0) with reduce "sum", "prod", "amax" or "amin"; with
     include_self=False the input's value at a position some update reaches takes no part.
-    reduce="mean" is not supported (it divides by a count after the scatter): ValueError."""
+    reduce="mean" divides each element some update reaches by its count of updates (+1 with
+    include_self), as PyTorch: floating and complex dtypes divide, integers round toward
+    negative infinity; bool is TypeError. Not differentiable (JAX: NotImplementedError)."""
     return run_scatter("torch.scatter_reduce", input, index, src, dim=dim, reduce=reduce,
                        include_self=include_self)
 

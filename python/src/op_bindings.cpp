@@ -293,7 +293,7 @@ nb::dict lower_op_info(std::string_view op, const IntList& input_shape, std::str
   nb::dict info;
   info["output_shape"] = shape_tuple(l.output_shape);
   info["kind"] = l.kind == OpKind::kScatter ? "scatter" : "gather";
-  info["reduction"] = std::string(reduction_name(l.reduction));
+  info["reduction"] = l.mean_by_count ? std::string("mean") : std::string(reduction_name(l.reduction));
   info["include_input"] = l.include_input;
   info["copies_input"] = l.owned_input != nullptr;
   info["copies_updates"] = l.owned_updates != nullptr || l.updates_computed;

@@ -13,6 +13,7 @@
 #include "api/run_validated.hpp"
 #include "frontends/lowering.hpp"
 #include "plan/plan.hpp"
+#include "kernels/cpu/scatter.hpp"
 #include "plan/scatter.hpp"
 
 #if defined(MULTIGATHER_HAVE_CUDA)
@@ -134,6 +135,25 @@ Status run_core(const Lowering& l, const MutableTensorView& core, const GatherOp
   return s;
 }
 
+// A mean scatter's second step (Lowering::mean_by_count): the count of updates per element, a
+// scatter-add of broadcast ones through the same indices and policy, then the division.
+Status divide_by_update_count(const Lowering& l, const MutableTensorView& core, const ScatterOptions& options) {
+  Tensor count(DType::kInt64, core.shape);
+  if (count.numel() > 0) std::memset(count.data(), 0, static_cast<std::size_t>(count.numel()) * 8);
+  static const std::int64_t one = 1;
+  const int r = core.rank();
+  const TensorView ones(&one, DType::kInt64, Dims::filled(r, 1), Dims::filled(r, 0));
+  ScatterOptions add = options;
+  add.reduction = Reduction::kAdd;
+  add.include_input = true;
+  MULTIGATHER_RETURN_IF_ERROR(scatter_multiaxis_into(count.view(), l.indices, ones, l.axes, count.mutable_view(), add));
+  if (!detail::divide_by_count(core, static_cast<const std::int64_t*>(count.data()), l.include_input)) {
+    return TypeError(l.op + ": reduce = 'mean' needs a dtype with division (got " +
+                     std::string(dtype_name(core.dtype)) + ")");
+  }
+  return Status::Ok();
+}
+
 // The scatter form of run_core: validates the scatter (operands, then the core output view:
 // input itself for in place, else no overlap), then runs it on the CPU engine.
 Status run_scatter_core(const Lowering& l, const MutableTensorView& core, const ScatterOptions& options,
@@ -168,11 +188,13 @@ Status run_scatter_core(const Lowering& l, const MutableTensorView& core, const 
     const TensorView in_place_input(core.data, core.dtype, core.shape, core.strides);
     Status s = detail::run_scatter_validated(in_place_input, l.indices, core, call, options, &l.scatter_base, &full);
     if (s.code() == StatusCode::kOutOfRange) return describe_out_of_range(l, l.index_errors.indices, s);
+    if (s.ok() && l.mean_by_count) return divide_by_update_count(l, core, options);
     return s;
   }
   MULTIGATHER_RETURN_IF_ERROR(detail::validate_scatter_output(core, l.input, l.indices, l.updates, call, output_name));
   Status s = detail::run_scatter_validated(l.input, l.indices, core, call, options);
   if (s.code() == StatusCode::kOutOfRange) return describe_out_of_range(l, l.index_errors.indices, s);
+  if (s.ok() && l.mean_by_count) return divide_by_update_count(l, core, options);
   return s;
 }
 

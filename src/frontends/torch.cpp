@@ -288,8 +288,13 @@ Status scatter_reduce(const TensorView& input, std::int64_t dim, const TensorVie
   else if (reduce == "amax") r = Reduction::kMax;
   else if (reduce == "amin") r = Reduction::kMin;
   else if (reduce == "mean") {
-    return InvalidArgument(out->op + ": reduce = 'mean' is not supported by multigather yet (it divides by the "
-                           "count of updates after the scatter, which one scatter_multiaxis call cannot do)");
+    if (input.dtype == DType::kBool) {
+      return TypeError(out->op + ": reduce = 'mean' needs a dtype with division (self dtype bool)");
+    }
+    out->mean_by_count = true;
+    out->notes.push_back("reduce = 'mean': an add, then each element that src reached is divided by the count "
+                         "of its updates" + std::string(include_self ? " + 1 (include_self)" : "") +
+                         " (a second scatter, of ones); integers divide with floor rounding, as PyTorch");
   } else {
     return InvalidArgument(out->op + ": reduce argument must be either sum, prod, mean, amax or amin, got " +
                            std::string(reduce));
@@ -571,10 +576,10 @@ void append_torch_ops(std::vector<OpSpec>* ops) {
   {
     OpSpec op{"torch.scatter_reduce", "torch", "scatter_element",
               "torch.scatter_reduce(input, dim, index, src, reduce, *, include_self=True)",
-              "out = input; out[index[i][j][k]][j][k] = f(out[..], src[i][j][k])  (dim = 0; f: sum prod amax amin)",
+              "out = input; out[index[i][j][k]][j][k] = f(out[..], src[i][j][k])  (dim = 0; f: sum prod amax amin; mean: sum / count)",
               docs + "torch.Tensor.scatter_reduce_.html", "input", "index",
               {dim, {"reduce", AttrType::kEnum, "sum", {"sum", "prod", "mean", "amax", "amin"},
-                     "how src values reaching one element combine (mean: not supported yet)"},
+                     "how src values reaching one element combine (mean: sum / count)"},
                {"include_self", AttrType::kBool, "true", {}, "whether input's values take part in the reduction"}},
               nullptr};
     op.kind = OpKind::kScatter;

@@ -274,6 +274,11 @@ def test_vmap_of_scatters_and_of_a_copying_lowering():
         want = np.stack([np.asarray(f(*[a if ax is None else a[b] for a, ax in zip(args, in_axes)]))
                          for b in range(3)])
         np.testing.assert_array_equal(got, want, err_msg=str(in_axes))
+    # A mean scatter (a scatter-add, then a division by the count): the lifted call divides too.
+    m = lambda a, b, c: multigather.torch.scatter_reduce(a, 0, b, c, "mean", include_self=False)  # noqa: E731
+    xm, im, um = _x(3, 4, 2), _i(4, 3, 5, 2), _x(3, 5, 2)
+    got = jax.vmap(m)(jnp.asarray(xm), jnp.asarray(im), jnp.asarray(um))
+    np.testing.assert_array_equal(got, np.stack([np.asarray(m(xm[b], im[b], um[b])) for b in range(3)]))
     # StableHLO windows copy the indices: examples run one by one, same results.
     g = lambda a, s: multigather.stablehlo.gather(  # noqa: E731
         a, s, offset_dims=[1, 2], collapsed_slice_dims=[], start_index_map=[0, 1],
@@ -321,6 +326,10 @@ def test_non_differentiable_scatters_say_so():
                                       reduction="max")).sum()))
     with pytest.raises(NotImplementedError, match="reduction max"):
         jax.grad(f)(x)
+    mean = lambda a: multigather.torch.scatter_reduce(  # noqa: E731
+        a, 0, jnp.asarray(np.array([[0, 1], [3, 3], [0, 0]])), u, "mean").sum()
+    with pytest.raises(NotImplementedError, match="reduction mean"):
+        jax.grad(mean)(x)
     # updates the lowering computes (x.at[idx].subtract negates them): refused at trace time,
     # while the forward works under jit
     rows = jnp.asarray(np.array([1, 3]))

@@ -151,6 +151,38 @@ def element_case(rng, torch, same_src=False):
     return x, dim, index, src
 
 
+MEAN_DTYPES = ["float32", "float64", "float16", "bfloat16", "int64", "int32", "int16", "int8", "uint8",
+               "complex64"]
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_torch_scatter_reduce_mean(seed):
+    """reduce="mean": sum / count (+1 with include_self), floor division for integers, as
+    torch.scatter_reduce computes it; every dtype torch accepts."""
+    torch = require("torch")
+    rng = np.random.RandomState(seed)
+    x, dim, index, src = element_case(rng, torch)
+    for name in MEAN_DTYPES:
+        dtype = getattr(torch, name)
+        # uint8: non-negative values (torch's uint8 floor division of a wrapped sum is the same
+        # rule, but small values keep the case readable)
+        xs, ss = (x.abs(), src.abs()) if name == "uint8" else (x, src)
+        xs, ss = xs.to(dtype), ss.to(dtype)
+        if name.startswith("complex"):
+            xs, ss = xs + 1j * xs.flip(0).to(dtype), ss - 0.5j * ss.to(dtype)
+        for include_self in [True, False]:
+            want = torch.scatter_reduce(xs, dim, index, ss, "mean", include_self=include_self)
+            got = multigather.torch.scatter_reduce(xs, dim, index, ss, "mean", include_self=include_self)
+            assert got.dtype == want.dtype
+            assert torch.equal(got, want), (name, include_self, got, want)
+
+
+def test_torch_scatter_reduce_mean_explained():
+    text = multigather.explain("torch.scatter_reduce", [3, 2], [2, 2], updates_shape=[2, 2],
+                               dim=0, reduce="mean", include_self=False)
+    assert "divided by the count" in text
+
+
 @pytest.mark.parametrize("seed", SEEDS)
 def test_torch_scatter_add_and_reduce(seed):
     torch = require("torch")
@@ -210,8 +242,8 @@ def test_torch_errors():
         multigather.torch.scatter_add(x, 0, torch.tensor([[-1, 0]]), torch.ones(1, 2))
     with pytest.raises(ValueError, match=r"Expected index \[1,3\] to be no larger than self \[3,2\]"):
         multigather.torch.scatter_add(x, 0, torch.tensor([[1, 0, 0]]), torch.ones(1, 3))
-    with pytest.raises(ValueError, match="reduce = 'mean' is not supported"):
-        multigather.torch.scatter_reduce(x, 0, torch.tensor([[1, 0]]), torch.ones(1, 2), "mean")
+    with pytest.raises(TypeError, match="reduce = 'mean' needs a dtype with division"):
+        multigather.torch.scatter_reduce(x.bool(), 0, torch.tensor([[1, 0]]), torch.ones(1, 2).bool(), "mean")
     with pytest.raises(TypeError, match=r"self \(float32\) and source \(float64\) must have the same scalar type"):
         multigather.torch.index_add(x, 0, torch.tensor([0]), torch.ones(1, 2, dtype=torch.float64))
     with pytest.raises(ValueError, match=r"Number of indices \(2\) should be equal to source.size\(dim\): \(1\)"):

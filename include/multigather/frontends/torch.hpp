@@ -54,7 +54,8 @@ Status scatter(const TensorView& input, std::int64_t dim, const TensorView& inde
 Status scatter_add(const TensorView& input, std::int64_t dim, const TensorView& index, const TensorView& src,
                    Lowering* out);
 /// torch.scatter_reduce(input, dim, index, src, reduce, include_self=True): reduce sum, prod,
-/// amax, amin ('mean' is refused: it needs a division after the scatter).
+/// amax, amin, or mean (Lowering::mean_by_count: an add, then execute divides each reached
+/// element by its count of updates, +1 with include_self; integers with floor rounding).
 Status scatter_reduce(const TensorView& input, std::int64_t dim, const TensorView& index, const TensorView& src,
                       std::string_view reduce, bool include_self, Lowering* out);
 /// torch.index_add(input, dim, index, source, alpha=1):

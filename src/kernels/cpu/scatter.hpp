@@ -49,4 +49,11 @@ ScatterThreading set_scatter_threading(ScatterThreading threading) noexcept;
 /// or the first-reach marks could not be allocated (nothing written).
 ScatterResult run_scatter_cpu(const GatherPlan& plan, const ScatterRun& run, int threads) noexcept;
 
+/// The division step of a mean scatter (scatter_mean.cpp; torch.scatter_reduce "mean"): each
+/// element of `output` (any strides) with count[i] > 0 updates (count: C order over output's
+/// shape) is divided by count[i] + include_input; integers round toward negative infinity,
+/// 16-bit floats round the float32 quotient once. False for a dtype with no division (bool,
+/// float8).
+bool divide_by_count(const MutableTensorView& output, const std::int64_t* count, bool include_input) noexcept;
+
 }  // namespace multigather::detail

@@ -1,0 +1,114 @@
+// The division step of a mean scatter (torch.scatter_reduce reduce = "mean"): after the core
+// scatter-add, each element that received updates is divided by how many it received (+1 when
+// the input takes part). PyTorch's rule (aten scatter_reduce_two, ReductionType::MEAN): the
+// count is scattered in the output's dtype, a zero count becomes 1, floating and complex
+// outputs divide, integer outputs divide with rounding toward negative infinity.
+#include <cstring>
+
+#include "kernels/cpu/scatter.hpp"
+
+namespace multigather::detail {
+namespace {
+
+template <class T>
+T floor_divide(T a, T b) noexcept {
+  if constexpr (std::is_signed_v<T>) {
+    const T q = static_cast<T>(a / b);
+    return (a % b != 0 && ((a < 0) != (b < 0))) ? static_cast<T>(q - 1) : q;
+  } else {
+    return static_cast<T>(a / b);
+  }
+}
+
+/// Calls f(element pointer, flat C-order position) for every element of the view.
+template <class F>
+void for_each_element(const MutableTensorView& v, F&& f) {
+  const int r = v.rank();
+  const std::int64_t n = v.numel();
+  const std::int64_t es = static_cast<std::int64_t>(element_size(v.dtype));
+  std::int64_t at[kMaxRank] = {};
+  std::int64_t offset = 0;
+  for (std::int64_t i = 0; i < n; ++i) {
+    f(static_cast<std::byte*>(v.data) + offset * es, i);
+    for (int d = r - 1; d >= 0; --d) {
+      if (++at[d] < v.shape[d]) {
+        offset += v.strides[d];
+        break;
+      }
+      offset -= (v.shape[d] - 1) * v.strides[d];
+      at[d] = 0;
+    }
+  }
+}
+
+template <class T, class Div>
+void divide_as(const MutableTensorView& out, const std::int64_t* count, std::int64_t extra, Div div) {
+  for_each_element(out, [&](std::byte* p, std::int64_t i) {
+    const std::int64_t c = count[i] + extra;
+    if (count[i] == 0 || c == 1) return;  // no update reached it, or only the input did
+    T v;
+    std::memcpy(&v, p, sizeof(T));
+    v = div(v, c);
+    std::memcpy(p, &v, sizeof(T));
+  });
+}
+
+template <class T>
+void divide_integer(const MutableTensorView& out, const std::int64_t* count, std::int64_t extra) {
+  // The count in the output's dtype, as PyTorch scatters it (it wraps for a narrow dtype).
+  divide_as<T>(out, count, extra, [](T v, std::int64_t c) {
+    const T d = static_cast<T>(c);
+    return d == 0 ? v : floor_divide<T>(v, d);
+  });
+}
+
+template <class T>
+void divide_float(const MutableTensorView& out, const std::int64_t* count, std::int64_t extra) {
+  divide_as<T>(out, count, extra, [](T v, std::int64_t c) { return static_cast<T>(v / static_cast<T>(c)); });
+}
+
+template <float (*kTo)(std::uint16_t), std::uint16_t (*kFrom)(float)>
+void divide_half(const MutableTensorView& out, const std::int64_t* count, std::int64_t extra) {
+  // Computed in float32 and rounded once: the correctly rounded quotient of two halves.
+  divide_as<std::uint16_t>(out, count, extra, [](std::uint16_t v, std::int64_t c) {
+    return kFrom(kTo(v) / kTo(kFrom(static_cast<float>(c))));
+  });
+}
+
+template <class R>
+void divide_complex(const MutableTensorView& out, const std::int64_t* count, std::int64_t extra) {
+  struct C {
+    R re, im;
+  };
+  // PyTorch divides by the complex count c + 0i the way numpy does (c10::complex operator/):
+  // rat = 0, scale = 1 / c, (re + im * 0) * scale, (im - re * 0) * scale.
+  divide_as<C>(out, count, extra, [](C v, std::int64_t c) {
+    const R scale = R(1) / static_cast<R>(c);
+    return C{(v.re + v.im * R(0)) * scale, (v.im - v.re * R(0)) * scale};
+  });
+}
+
+}  // namespace
+
+bool divide_by_count(const MutableTensorView& output, const std::int64_t* count, bool include_input) noexcept {
+  const std::int64_t extra = include_input ? 1 : 0;
+  switch (output.dtype) {
+    case DType::kFloat32: divide_float<float>(output, count, extra); return true;
+    case DType::kFloat64: divide_float<double>(output, count, extra); return true;
+    case DType::kFloat16: divide_half<&half_to_float, &float_to_half>(output, count, extra); return true;
+    case DType::kBFloat16: divide_half<&bfloat16_to_float, &float_to_bfloat16>(output, count, extra); return true;
+    case DType::kComplex64: divide_complex<float>(output, count, extra); return true;
+    case DType::kComplex128: divide_complex<double>(output, count, extra); return true;
+    case DType::kInt8: divide_integer<std::int8_t>(output, count, extra); return true;
+    case DType::kUInt8: divide_integer<std::uint8_t>(output, count, extra); return true;
+    case DType::kInt16: divide_integer<std::int16_t>(output, count, extra); return true;
+    case DType::kUInt16: divide_integer<std::uint16_t>(output, count, extra); return true;
+    case DType::kInt32: divide_integer<std::int32_t>(output, count, extra); return true;
+    case DType::kUInt32: divide_integer<std::uint32_t>(output, count, extra); return true;
+    case DType::kInt64: divide_integer<std::int64_t>(output, count, extra); return true;
+    case DType::kUInt64: divide_integer<std::uint64_t>(output, count, extra); return true;
+    default: return false;
+  }
+}
+
+}  // namespace multigather::detail
