@@ -441,7 +441,8 @@ struct ThreadingForAll {
 };
 
 TEST(ScatterCore, EngineMatchesReferenceAtEveryThreadCount) {
-  for (const auto path : {mg::detail::ScatterThreading::kBuckets, mg::detail::ScatterThreading::kSlabs}) {
+  for (const auto path : {mg::detail::ScatterThreading::kBuckets, mg::detail::ScatterThreading::kSlabs,
+                          mg::detail::ScatterThreading::kFiltered}) {
     const ThreadingForAll threaded(path);
     Rng rng(base_seed());
     for (int i = 0; i < 1500; ++i) {
@@ -495,12 +496,11 @@ TEST(ScatterCore, SlabsAreBitIdenticalAtAnyThreadCount) {
   }
 }
 
-TEST(ScatterCore, FloatAddIsBitIdenticalAtAnyThreadCount) {
-  const ThreadingForAll threaded(mg::detail::ScatterThreading::kBuckets);
-  // Many float32 updates into few targets: order matters for the sum's rounding, so every
-  // thread count must combine in the one row-major order.
-  Rng rng(base_seed() + 1);
-  const std::int64_t n = 1 << 20, targets = 1000;
+/// Many float32 updates added into `targets` elements at 1-8 threads (twice 1 and 2): the
+/// same bytes every time, the sequential left-to-right sum.
+void check_float_add_order(std::int64_t targets, std::uint64_t seed) {
+  Rng rng(seed);
+  const std::int64_t n = 1 << 20;
   std::vector<float> input(static_cast<std::size_t>(targets), 0.f), updates(static_cast<std::size_t>(n));
   std::vector<std::int64_t> indices(static_cast<std::size_t>(n));
   std::uniform_real_distribution<float> real(-1e4f, 1e4f);
@@ -522,12 +522,25 @@ TEST(ScatterCore, FloatAddIsBitIdenticalAtAnyThreadCount) {
     results.push_back(out);
   }
   for (const auto& r : results) EXPECT_EQ(0, std::memcmp(r.data(), results[0].data(), r.size() * 4));
-  // And it is the sequential left-to-right sum.
   std::vector<float> sequential(static_cast<std::size_t>(targets), 0.f);
   for (std::int64_t i = 0; i < n; ++i) {
     sequential[static_cast<std::size_t>(indices[static_cast<std::size_t>(i)])] += updates[static_cast<std::size_t>(i)];
   }
   EXPECT_EQ(0, std::memcmp(sequential.data(), results[0].data(), sequential.size() * 4));
+}
+
+TEST(ScatterCore, FloatAddIsBitIdenticalAtAnyThreadCount) {
+  // Few targets, many updates each: order matters for the sum's rounding.
+  {
+    const ThreadingForAll buckets(mg::detail::ScatterThreading::kBuckets);
+    check_float_add_order(1000, base_seed() + 1);
+  }
+  {
+    const ThreadingForAll filtered(mg::detail::ScatterThreading::kFiltered);
+    check_float_add_order(1000, base_seed() + 4);
+  }
+  // An 8 MiB output (S5's kind): the automatic rule takes the filtered path.
+  check_float_add_order(std::int64_t{1} << 21, base_seed() + 5);
 }
 
 TEST(ScatterCore, OneShotCopiesTheInputOnEveryThreadCount) {

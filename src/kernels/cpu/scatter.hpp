@@ -31,11 +31,13 @@ inline constexpr std::int64_t kDefaultMinParallelBlockBytes = 64;
 
 /// How run_scatter_cpu splits a call between threads (the bytes written are the same).
 enum class ScatterThreading : std::uint8_t {
-  kAuto,     ///< slabs where there is a slab dimension, else buckets for blocks of 64+ bytes
+  kAuto,     ///< slabs where there is a slab dimension, else buckets for blocks of 64+ bytes,
+             ///< else filtered for outputs of 8 MiB or more, else one thread
   kBuckets,  ///< tests: the bucket path for every case on more than one thread
   kSlabs,    ///< tests: the slab path wherever there is a slab dimension, however small
+  kFiltered, ///< tests: the filtered path (every thread reads all lookups) for every case
 };
-// Under kBuckets and kSlabs an explicit num_threads is used as given, whatever the call's work.
+// Under the test rules an explicit num_threads is used as given, whatever the call's work.
 /// Sets the threading rule (tests); returns the old one.
 ScatterThreading set_scatter_threading(ScatterThreading threading) noexcept;
 

@@ -13,9 +13,13 @@
 // the output), its positions split the targets into disjoint slabs. Each thread takes a range
 // of positions and walks its lookups in row-major order: no allocation, one index pass.
 //
-// T threads, buckets (no such dimension): the OUTPUT is partitioned, not the updates. Each
-// target offset has one owner thread (T equal ranges of the output's offsets). Phase 1 counts, per chunk of lookups and per
-// owner, the lookups that land there; phase 2 resolves again and writes each lookup's (target,
+// T threads, filtered (no such dimension, lookups under 64 bytes, an output of 8 MiB or more):
+// every thread reads all lookups and combines those whose target it owns.
+//
+// T threads, buckets (no such dimension, lookups of 64 bytes or more): the OUTPUT is
+// partitioned, not the updates. Each target offset has one owner thread (T equal ranges of the
+// output's offsets). Phase 1 counts, per chunk of lookups and per owner, the lookups that land
+// there; phase 2 resolves again and writes each lookup's (target,
 // update) offset pair into its owner's bucket, chunk by chunk, so that a bucket lists its
 // lookups in row-major order; phase 3 has each owner combine its bucket in order. Every output
 // element thus sees exactly the sequence of combines of the one-thread walk: the bytes are
@@ -49,6 +53,8 @@ namespace multigather::detail {
 namespace {
 
 constexpr int kTile = 1024;
+/// Outputs of at least this many bytes take the filtered path for small lookups (run_filtered).
+constexpr std::int64_t kMinFilteredSpanBytes = std::int64_t{8} << 20;
 /// The threading rule (set_scatter_threading; tests force each path on small cases).
 std::atomic<ScatterThreading> threading_rule{ScatterThreading::kAuto};
 /// The target of a dropped lookup (a real target offset may be negative: negative strides).
@@ -308,6 +314,48 @@ inline int owner_of(std::int64_t target, std::int64_t lo, std::int64_t span, int
   return static_cast<int>(static_cast<__int128>(target - lo) * owners / span);
 }
 
+/// T threads, each reading EVERY lookup and combining only those whose target it owns (T equal
+/// ranges of the output's offsets), in row-major order: no allocation, each owner's sequence
+/// of combines that of the one-thread walk. The index pass is repeated per thread, so this
+/// pays where the combines are random accesses into an output larger than the caches (S5's
+/// flat put-add), whose cost is split between the threads.
+template <class Op>
+bool run_filtered(const GatherPlan& p, cpu::ResolveFn<std::int64_t> resolve, const Apply& a, std::int64_t span,
+                  int threads) {
+  const bool drop = p.index_mode == IndexMode::kFill;
+  const int T = threads;
+  bool ok = true;
+#if defined(MULTIGATHER_HAVE_OPENMP)
+#pragma omp parallel for num_threads(T) schedule(static, 1) reduction(&& : ok)
+#endif
+  for (int w = 0; w < T; ++w) {
+    // The offsets that owner_of gives to w: [lo + ceil(span * w / T), lo + ceil(span * (w + 1) / T)).
+    auto bound = [&](int i) {
+      return a.lo + static_cast<std::int64_t>((static_cast<__int128>(span) * i + T - 1) / T);
+    };
+    const std::int64_t own_lo = bound(w), own_hi = bound(w + 1);
+    alignas(64) std::int64_t targets[kTile];
+    alignas(64) std::int64_t updates[kTile];
+    const bool mine = walk_tiles(p, resolve, 0, p.lookups,
+                                 [&](const std::int64_t* offsets, const std::uint8_t* flagged, bool tile_ok, int m,
+                                     std::int64_t base_in, std::int64_t base_out, std::int64_t row_out) {
+                                   if (!tile_ok && !drop) return false;
+                                   int n = 0;
+                                   for (int t = 0; t < m; ++t) {
+                                     const std::int64_t target = base_in + offsets[t];
+                                     const bool dropped = !tile_ok && flagged[t] != 0;
+                                     targets[n] = target;
+                                     updates[n] = base_out + t * row_out;
+                                     n += static_cast<int>(!dropped && target >= own_lo && target < own_hi);
+                                   }
+                                   apply_pairs<Op>(a, targets, updates, n);
+                                   return true;
+                                 });
+    ok = mine && ok;
+  }
+  return ok;
+}
+
 template <class Op>
 bool run_threads(const GatherPlan& p, cpu::ResolveFn<std::int64_t> resolve, const Apply& a, std::int64_t span,
                  int threads) {
@@ -449,20 +497,27 @@ ScatterResult run_scatter_cpu(const GatherPlan& plan, const ScatterRun& run, int
   // The test rules take an explicit num_threads as it is, however little work the call has.
   if (rule != ScatterThreading::kAuto && plan.num_threads > 0) threads = plan.num_threads;
   if (threads > plan.lookups) threads = static_cast<int>(plan.lookups);
-  const int slab = threads > 1 && rule != ScatterThreading::kBuckets
+  const int slab = threads > 1 && rule != ScatterThreading::kBuckets && rule != ScatterThreading::kFiltered
                        ? slab_dimension(plan, threads, rule == ScatterThreading::kSlabs ? 1 : kMinSlabLookups)
                        : -1;
-  // Without a slab dimension, lookups of fewer than 64 bytes stay on one thread: bucketing the
-  // pairs (two index passes and 16 bytes written and read per lookup) costs more than the
-  // combine itself (measured: S5 of docs/bench.md ran 1.5-3x slower on 2 threads).
-  if (slab < 0 && rule == ScatterThreading::kAuto &&
-      static_cast<std::int64_t>(plan.block) * a.es < kDefaultMinParallelBlockBytes) {
-    threads = 1;
-  }
+  // Without a slab dimension, lookups of fewer than 64 bytes are not bucketed: the pairs (two
+  // index passes and 16 bytes written and read per lookup) cost more than the combine itself
+  // (measured: S5 of docs/bench.md ran 1.5-3x slower on 2 threads). Into an output larger than
+  // the caches every thread reads all lookups and combines its own targets (run_filtered);
+  // into a smaller one, one thread.
+  const bool small_lookups = static_cast<std::int64_t>(plan.block) * a.es < kDefaultMinParallelBlockBytes;
+  const bool filtered = threads > 1 && slab < 0 &&
+                        (rule == ScatterThreading::kFiltered ||
+                         (rule == ScatterThreading::kAuto && small_lookups && span * a.es >= kMinFilteredSpanBytes));
+  if (slab < 0 && !filtered && rule == ScatterThreading::kAuto && small_lookups) threads = 1;
   ScatterResult result = ScatterResult::kInternal;
   combine::visit_combine(run.dtype, run.reduction, [&]<class Op>() {
     if (threads > 1 && slab >= 0) {
       result = run_slabs<Op>(plan, resolve, a, slab, threads) ? ScatterResult::kOk : ScatterResult::kBadIndex;
+      return;
+    }
+    if (filtered) {
+      result = run_filtered<Op>(plan, resolve, a, span, threads) ? ScatterResult::kOk : ScatterResult::kBadIndex;
       return;
     }
     if (threads > 1) {
