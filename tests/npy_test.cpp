@@ -330,4 +330,24 @@ TEST(NpyBytes, ALyingHeaderIsAnErrorBeforeAnyAllocation) {
                          "float32 (640000000000000000 bytes) but only 8 bytes of data follow");
 }
 
+// Found by the npy fuzz target (an hour's run): a Fortran-order header whose sizes include a 0
+// beside sizes whose product overflows int64 computed its strides with a signed overflow
+// (UBSan). It is an empty array; the strides saturate as for C order.
+TEST(NpyBytes, FortranOrderEmptyWithHugeSizesHasNoOverflow) {
+  std::string header =
+      "{'descr': '<u2', 'fortran_order': True, 'shape': (6, 9223372036854775807, 4, 0, 4000000000), }";
+  header.append(64 - (10 + header.size() + 1) % 64, ' ');
+  header += '\n';
+  std::string image = std::string("\x93NUMPY\x01\x00", 8);
+  image += static_cast<char>(header.size() & 0xff);
+  image += static_cast<char>(header.size() >> 8);
+  image += header;
+  npy::NpyArray a;
+  ASSERT_TRUE(npy::read_npy_bytes(image, &a).ok());
+  EXPECT_EQ(a.view.shape, (Dims{6, 9223372036854775807, 4, 0, 4000000000}));
+  EXPECT_EQ(a.view.numel(), 0);
+  EXPECT_EQ(a.view.strides[0], 1);
+  EXPECT_EQ(a.view.strides[1], 6);
+}
+
 }  // namespace

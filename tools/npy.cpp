@@ -275,11 +275,10 @@ Status make_array(const NpyHeader& h, ReadData&& read_data, NpyArray* out) {
   if (h.big_endian) byte_swap(a.storage.data(), static_cast<std::size_t>(h.data_bytes), h.dtype);
   Dims strides = contiguous_strides(h.shape);
   if (h.fortran_order) {
-    std::int64_t stride = 1;
-    for (int d = 0; d < h.shape.size(); ++d) {
-      strides[d] = stride;
-      stride *= h.shape[d];
-    }
+    // The storage's C-order strides, reversed: the same saturating products (a zero size may
+    // sit beside sizes whose product overflows; found by fuzz/npy_fuzz).
+    const Dims storage_strides = contiguous_strides(storage_shape);
+    for (int d = 0; d < h.shape.size(); ++d) strides[d] = storage_strides[h.shape.size() - 1 - d];
   }
   a.view = TensorView(a.storage.data(), h.dtype, h.shape, strides);
   a.descr = h.descr;
