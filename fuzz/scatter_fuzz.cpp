@@ -4,7 +4,7 @@
 // at times), strides (negative, zero, overlapping), dtypes (every input dtype, sometimes a
 // different updates dtype; every index dtype, sometimes a float one), axes (sometimes invalid),
 // the reduction, the index mode (fill included: an error), the negative rule, include_input,
-// the thread count, the output's strides, in place or not, and the data. The engine and the
+// the thread count and the engine's threading rule, the output's strides, in place or not, and the data. The engine and the
 // reference (scatter_multiaxis_reference: the spec formula, one thread) run on the same views
 // into two outputs of the same layout, pre-filled alike. Findings: different statuses; output
 // bytes that differ after success (NaNs compare equal whatever their payload: the combine of
@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "fuzz_support.hpp"
+#include "kernels/cpu/scatter.hpp"
 #include "multigather/scatter.hpp"
 
 using namespace multigather;
@@ -115,6 +116,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   options.negative_indices = p.ConsumeBool();
   options.include_input = p.ConsumeBool();
   options.num_threads = p.ConsumeIntegralInRange<int>(0, 3);
+  // The engine's threading rule: automatic, or one of its three threaded paths forced on these
+  // small cases (buckets, slabs, filtered), with num_threads taken as given.
+  detail::set_scatter_threading(static_cast<detail::ScatterThreading>(p.ConsumeIntegralInRange<int>(0, 3)));
 
   const std::size_t es = element_size(dtype);
   const std::size_t is = element_size(index_dtype);
