@@ -60,6 +60,18 @@ std::atomic<ScatterThreading> threading_rule{ScatterThreading::kAuto};
 /// The target of a dropped lookup (a real target offset may be negative: negative strides).
 constexpr std::int64_t kDropped = INT64_MIN;
 
+/// Runs work(w) for w in [0, T), each on its own OpenMP thread; true when every call returned
+/// true.
+template <class Work>
+bool on_threads(int T, Work&& work) {
+  bool ok = true;
+#if defined(MULTIGATHER_HAVE_OPENMP)
+#pragma omp parallel for num_threads(T) schedule(static, 1) reduction(&& : ok) if (T > 1)
+#endif
+  for (int w = 0; w < T; ++w) ok = work(w) && ok;
+  return ok;
+}
+
 /// The tile resolver of a plan: resolve.hpp's, or the AVX-512 one where the CPU has it (32- and
 /// 64-bit signed indices), as the gather engine picks it.
 template <class Index, IndexMode kMode, bool kNegative>
@@ -292,11 +304,7 @@ bool run_slabs(const GatherPlan& p, cpu::ResolveFn<std::int64_t> resolve, const 
   for (int i = d + 1; i < p.lookup_rank; ++i) inner *= p.shape[static_cast<std::size_t>(i)];
   const std::int64_t size = p.shape[static_cast<std::size_t>(d)];
   const int T = threads;
-  bool ok = true;
-#if defined(MULTIGATHER_HAVE_OPENMP)
-#pragma omp parallel for num_threads(T) schedule(static, 1) reduction(&& : ok)
-#endif
-  for (int w = 0; w < T; ++w) {
+  return on_threads(T, [&](int w) {
     const std::int64_t c0 = static_cast<std::int64_t>(static_cast<__int128>(size) * w / T);
     const std::int64_t c1 = static_cast<std::int64_t>(static_cast<__int128>(size) * (w + 1) / T);
     bool mine = true;
@@ -304,9 +312,8 @@ bool run_slabs(const GatherPlan& p, cpu::ResolveFn<std::int64_t> resolve, const 
       const std::int64_t base = o * size * inner;
       mine = run_range<Op>(p, resolve, a, base + c0 * inner, base + c1 * inner);
     }
-    ok = mine && ok;
-  }
-  return ok;
+    return mine;
+  });
 }
 
 /// The owner of a target offset among `owners` equal ranges of [lo, lo + span).
@@ -324,11 +331,7 @@ bool run_filtered(const GatherPlan& p, cpu::ResolveFn<std::int64_t> resolve, con
                   int threads) {
   const bool drop = p.index_mode == IndexMode::kFill;
   const int T = threads;
-  bool ok = true;
-#if defined(MULTIGATHER_HAVE_OPENMP)
-#pragma omp parallel for num_threads(T) schedule(static, 1) reduction(&& : ok)
-#endif
-  for (int w = 0; w < T; ++w) {
+  return on_threads(T, [&](int w) {
     // The offsets that owner_of gives to w: [lo + ceil(span * w / T), lo + ceil(span * (w + 1) / T)).
     auto bound = [&](int i) {
       return a.lo + static_cast<std::int64_t>((static_cast<__int128>(span) * i + T - 1) / T);
@@ -351,9 +354,8 @@ bool run_filtered(const GatherPlan& p, cpu::ResolveFn<std::int64_t> resolve, con
                                    apply_pairs<Op>(a, targets, updates, n);
                                    return true;
                                  });
-    ok = mine && ok;
-  }
-  return ok;
+    return mine;
+  });
 }
 
 template <class Op>
@@ -454,17 +456,12 @@ bool scatter_indices_ok(const GatherPlan& plan, int threads) noexcept {
                      std::int64_t) { return ok; };
   const std::int64_t lookups = plan.lookups;
   const int T = static_cast<int>(std::min<std::int64_t>(std::max(threads, 1), lookups));
-  bool ok = true;
   // Read only: T equal ranges of the lookups, one per thread.
-#if defined(MULTIGATHER_HAVE_OPENMP)
-#pragma omp parallel for num_threads(T) schedule(static, 1) reduction(&& : ok) if (T > 1)
-#endif
-  for (int c = 0; c < T; ++c) {
+  return on_threads(T, [&](int c) {
     const auto begin = static_cast<std::int64_t>(static_cast<__int128>(lookups) * c / T);
     const auto end = static_cast<std::int64_t>(static_cast<__int128>(lookups) * (c + 1) / T);
-    ok = walk_tiles(plan, resolve, begin, end, in_range) && ok;
-  }
-  return ok;
+    return walk_tiles(plan, resolve, begin, end, in_range);
+  });
 }
 
 ScatterThreading set_scatter_threading(ScatterThreading threading) noexcept {
