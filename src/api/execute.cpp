@@ -76,16 +76,6 @@ bool reshape_strides(const MutableTensorView& output, const Dims& shape, Dims* s
   return true;
 }
 
-// A gather_multiaxis call with no axes: copies `source` into `target` (same shape) on the CPU.
-Status copy_into(const TensorView& source, const MutableTensorView& target, int num_threads) {
-  static const std::int64_t zero = 0;
-  const TensorView no_indices(&zero, DType::kInt64, Dims::filled(source.rank(), 1),
-                              Dims::filled(source.rank(), 0));
-  GatherOptions options;
-  options.num_threads = num_threads;
-  return gather_multiaxis_into(source, no_indices, {}, target, options);
-}
-
 Device resolve_device(const Lowering& l, const ExecutionContext& context) {
   if (context.device != Device::kAuto) return context.device;
   if (l.device == Device::kCUDA) return Device::kCUDA;
@@ -265,7 +255,7 @@ Status execute_impl(const Lowering& l, const MutableTensorView& output,
     MULTIGATHER_RETURN_IF_ERROR(is_scatter ? run_scatter_core(l, core, scatter, device, output_name,
                                                               staging.mutable_view())
                                            : run_core(l, core, options, device, context, output_name, checked));
-    return copy_into(TensorView(staging.data(), output.dtype, output.shape), output, options.num_threads);
+    return detail::copy_view(TensorView(staging.data(), output.dtype, output.shape), output, options.num_threads);
   }
   const MutableTensorView core(output.data, output.dtype, l.core_output_shape, core_strides);
   if (is_scatter) return run_scatter_core(l, core, scatter, device, output_name, output);

@@ -24,6 +24,21 @@ Status run_validated(const TensorView& input, const TensorView& indices,
   return error;
 }
 
+Status copy_view(const TensorView& input, const MutableTensorView& output, int num_threads) {
+  if (input.is_contiguous() && TensorView(output).is_contiguous() && input.shape == output.shape &&
+      input.dtype == output.dtype) {
+    parallel_copy(static_cast<std::byte*>(output.data), static_cast<const std::byte*>(input.data),
+                  input.numel() * static_cast<std::int64_t>(element_size(input.dtype)), num_threads);
+    return Status::Ok();
+  }
+  static const std::int64_t zero = 0;
+  const TensorView no_indices(&zero, DType::kInt64, Dims::filled(input.rank(), 1),
+                              Dims::filled(input.rank(), 0));
+  GatherOptions options;
+  options.num_threads = num_threads;
+  return gather_multiaxis_into(input, no_indices, {}, output, options);
+}
+
 }  // namespace detail
 
 namespace {

@@ -11,4 +11,9 @@ Status run_validated(const TensorView& input, const TensorView& indices,
                      const MutableTensorView& output, const ValidatedCall& call,
                      const GatherOptions& options) noexcept;
 
+/// output = input (same shape and dtype, validated by the caller's rules) on the CPU: a threaded
+/// memcpy where both are C-contiguous, else a gather_multiaxis call with no axes (which runs on
+/// one thread when the views coalesce into one block).
+Status copy_view(const TensorView& input, const MutableTensorView& output, int num_threads);
+
 }  // namespace multigather::detail

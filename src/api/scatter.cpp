@@ -1,6 +1,7 @@
 // The scatter operator's entry points (multigather/scatter.hpp): validate everything once,
 // check the index values, copy input into output, combine (CPU engine). Every check happens
 // before the first write, so a failed call leaves the output unchanged.
+#include "api/run_validated.hpp"
 #include "kernels/cpu/cpu.hpp"
 #include "kernels/cpu/scatter.hpp"
 #include "kernels/reference/reference.hpp"
@@ -8,26 +9,6 @@
 
 namespace multigather {
 namespace detail {
-namespace {
-
-// output = input on the CPU: a threaded memcpy where both are C-contiguous, else a
-// gather_multiaxis call with no axes (one lookup: one thread).
-Status copy_view(const TensorView& input, const MutableTensorView& output, int num_threads) {
-  if (input.is_contiguous() && TensorView(output).is_contiguous() && input.shape == output.shape &&
-      input.dtype == output.dtype) {
-    parallel_copy(static_cast<std::byte*>(output.data), static_cast<const std::byte*>(input.data),
-                  input.numel() * static_cast<std::int64_t>(element_size(input.dtype)), num_threads);
-    return Status::Ok();
-  }
-  static const std::int64_t zero = 0;
-  const TensorView no_indices(&zero, DType::kInt64, Dims::filled(input.rank(), 1),
-                              Dims::filled(input.rank(), 0));
-  GatherOptions options;
-  options.num_threads = num_threads;
-  return gather_multiaxis_into(input, no_indices, {}, output, options);
-}
-
-}  // namespace
 
 Status run_scatter_validated(const TensorView& input, const TensorView& indices,
                              const MutableTensorView& output, const ValidatedScatter& call,
