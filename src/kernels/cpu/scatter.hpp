@@ -37,16 +37,16 @@ enum class ScatterThreading : std::uint8_t {
   kSlabs,    ///< tests: the slab path wherever there is a slab dimension, however small
   kFiltered, ///< tests: the filtered path (every thread reads all lookups) for every case
 };
-// Under the test rules an explicit num_threads is used as given, whatever the call's work.
-/// Sets the threading rule (tests); returns the old one.
+/// Sets the threading rule (tests); returns the old one. Under the test rules an explicit
+/// num_threads is used as given, whatever the call's work.
 ScatterThreading set_scatter_threading(ScatterThreading threading) noexcept;
 
 /// Combines the updates into the output (which already holds the input). `threads` threads
-/// (1: the calling thread, no allocation); the bytes written do not depend on it. Two ways to
-/// split (scatter_engine.cpp): disjoint slabs of the targets along a lookup dimension that is
-/// neither an axis nor broadcast (no allocation), else buckets per owner of the output offsets
-/// (16 bytes per lookup). kBadIndex:
-/// an index out of range (only possible when scatter_indices_ok was not asked first; nothing
+/// (1: the calling thread, no allocation); the bytes written do not depend on it. Three ways
+/// to split (scatter_engine.cpp, ScatterThreading): disjoint slabs of the targets along a lookup
+/// dimension that is neither an axis nor broadcast (no allocation); every thread reading all
+/// lookups and combining the targets it owns (no allocation); buckets per owner of the output
+/// offsets (16 bytes per lookup). kBadIndex: an index out of range (only possible when scatter_indices_ok was not asked first; nothing
 /// is written then on more than one thread, partial writes on one); kOutOfMemory: the buckets
 /// or the first-reach marks could not be allocated (nothing written).
 ScatterResult run_scatter_cpu(const GatherPlan& plan, const ScatterRun& run, int threads) noexcept;
