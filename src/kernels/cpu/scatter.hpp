@@ -46,9 +46,10 @@ ScatterThreading set_scatter_threading(ScatterThreading threading) noexcept;
 /// to split (scatter_engine.cpp, ScatterThreading): disjoint slabs of the targets along a lookup
 /// dimension that is neither an axis nor broadcast (no allocation); every thread reading all
 /// lookups and combining the targets it owns (no allocation); buckets per owner of the output
-/// offsets (16 bytes per lookup). kBadIndex: an index out of range (only possible when scatter_indices_ok was not asked first; nothing
-/// is written then on more than one thread, partial writes on one); kOutOfMemory: the buckets
-/// or the first-reach marks could not be allocated (nothing written).
+/// offsets (16 bytes per lookup). kBadIndex: an index out of range (only possible when
+/// scatter_indices_ok was not asked first; the buckets write nothing then, the other paths may
+/// leave partial writes); kOutOfMemory: the buckets or the first-reach marks could not be
+/// allocated (nothing written).
 ScatterResult run_scatter_cpu(const GatherPlan& plan, const ScatterRun& run, int threads) noexcept;
 
 /// The division step of a mean scatter (scatter_mean.cpp; torch.scatter_reduce "mean"): each
