@@ -1,8 +1,9 @@
 // Element types: widths, names, and the float16/bfloat16 conversions used for fill values.
 #include "multigather/dtype.hpp"
 
+#include "core/float16_bits.hpp"
+
 #include <array>
-#include <bit>
 #include <cstring>
 
 namespace multigather {
@@ -63,65 +64,12 @@ bool is_unsigned_integer(DType dtype) noexcept {
   return is_valid(dtype) && kInfo[static_cast<std::size_t>(dtype)].is_unsigned;
 }
 
-std::uint16_t float_to_half(float value) noexcept {
-  const std::uint32_t x = std::bit_cast<std::uint32_t>(value);
-  const std::uint32_t sign = (x >> 16) & 0x8000u;
-  const std::uint32_t exp = (x >> 23) & 0xffu;
-  std::uint32_t mant = x & 0x7fffffu;
-  if (exp == 0xffu) {  // inf or nan (keep nan quiet and non-zero)
-    return static_cast<std::uint16_t>(sign | 0x7c00u | (mant ? 0x200u | (mant >> 13) : 0u));
-  }
-  const int e = static_cast<int>(exp) - 127 + 15;
-  if (e >= 31) return static_cast<std::uint16_t>(sign | 0x7c00u);  // overflow -> inf
-  if (e <= 0) {                                                     // subnormal or zero
-    if (e < -10) return static_cast<std::uint16_t>(sign);
-    mant |= 0x800000u;
-    const int shift = 14 - e;
-    std::uint32_t half = mant >> shift;
-    const std::uint32_t rem = mant & ((1u << shift) - 1u);
-    const std::uint32_t mid = 1u << (shift - 1);
-    if (rem > mid || (rem == mid && (half & 1u))) ++half;
-    return static_cast<std::uint16_t>(sign | half);
-  }
-  std::uint32_t half = (static_cast<std::uint32_t>(e) << 10) | (mant >> 13);
-  const std::uint32_t rem = mant & 0x1fffu;
-  if (rem > 0x1000u || (rem == 0x1000u && (half & 1u))) ++half;  // may carry into inf: correct
-  return static_cast<std::uint16_t>(sign | half);
-}
+std::uint16_t float_to_half(float value) noexcept { return detail::float_to_half_bits(value); }
 
-float half_to_float(std::uint16_t bits) noexcept {
-  const std::uint32_t sign = (static_cast<std::uint32_t>(bits) & 0x8000u) << 16;
-  const std::uint32_t exp = (bits >> 10) & 0x1fu;
-  std::uint32_t mant = bits & 0x3ffu;
-  std::uint32_t out;
-  if (exp == 0) {
-    if (mant == 0) {
-      out = sign;
-    } else {  // subnormal: normalize
-      int e = -1;
-      do {
-        ++e;
-        mant <<= 1;
-      } while ((mant & 0x400u) == 0);
-      out = sign | (static_cast<std::uint32_t>(127 - 15 - e) << 23) | ((mant & 0x3ffu) << 13);
-    }
-  } else if (exp == 0x1f) {
-    out = sign | 0x7f800000u | (mant << 13);
-  } else {
-    out = sign | ((exp - 15 + 127) << 23) | (mant << 13);
-  }
-  return std::bit_cast<float>(out);
-}
+float half_to_float(std::uint16_t bits) noexcept { return detail::half_bits_to_float(bits); }
 
-std::uint16_t float_to_bfloat16(float value) noexcept {
-  std::uint32_t x = std::bit_cast<std::uint32_t>(value);
-  if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<std::uint16_t>((x >> 16) | 0x40u);  // nan
-  x += 0x7fffu + ((x >> 16) & 1u);
-  return static_cast<std::uint16_t>(x >> 16);
-}
+std::uint16_t float_to_bfloat16(float value) noexcept { return detail::float_to_bfloat16_bits(value); }
 
-float bfloat16_to_float(std::uint16_t bits) noexcept {
-  return std::bit_cast<float>(static_cast<std::uint32_t>(bits) << 16);
-}
+float bfloat16_to_float(std::uint16_t bits) noexcept { return detail::bfloat16_bits_to_float(bits); }
 
 }  // namespace multigather

@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-#include "kernels/cuda/host_device.hpp"
+#include "core/host_device.hpp"
 
 namespace multigather::detail {
 
