@@ -26,6 +26,7 @@
 #include "kernels/cuda/launch_params.hpp"
 #include "multigather/cuda.hpp"
 #include "plan/plan.hpp"
+#include "cuda_test_support.hpp"
 
 namespace multigather {
 namespace {
@@ -206,31 +207,6 @@ TEST(CudaApi, MisalignedIndicesAreRefusedBeforeAnyDeviceWork) {
 }
 
 // ---- On a GPU -------------------------------------------------------------------------------
-
-// What the CUDA runtime says about devices: its count and cudaGetDeviceCount's error (no driver,
-// a driver older than this runtime, no device, ...).
-std::string device_count_answer() {
-  int count = 0;
-  const cudaError_t error = cudaGetDeviceCount(&count);
-  cudaGetLastError();
-  return "cudaGetDeviceCount: " + std::to_string(count) + " devices, " + cudaGetErrorName(error) +
-         " (" + cudaGetErrorString(error) + ")";
-}
-
-// bench/cuda_check.sh sets MULTIGATHER_REQUIRE_GPU=1 where nvidia-smi lists a GPU: there a GPU
-// test that would skip for want of a device fails instead.
-bool gpu_required() {
-  const char* v = std::getenv("MULTIGATHER_REQUIRE_GPU");
-  return v != nullptr && std::string(v) == "1";
-}
-
-#define SKIP_WITHOUT_DEVICE()                                                                 \
-  do {                                                                                        \
-    if (!cuda_device_available()) {                                                           \
-      if (gpu_required()) FAIL() << "MULTIGATHER_REQUIRE_GPU=1 but " << device_count_answer(); \
-      GTEST_SKIP() << "no CUDA device available (" << device_count_answer() << ")";           \
-    }                                                                                         \
-  } while (0)
 
 void check_cuda(cudaError_t e, const char* what) {
   ASSERT_EQ(e, cudaSuccess) << what << ": " << cudaGetErrorString(e);

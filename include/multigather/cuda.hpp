@@ -1,4 +1,4 @@
-// multigather/cuda.hpp: gather_multiaxis on NVIDIA GPUs (the CUDA backend).
+// multigather/cuda.hpp: gather_multiaxis and scatter_multiaxis on NVIDIA GPUs (the CUDA backend).
 //
 // The same operator, the same validation and the same index policies as the CPU core
 // (multigather/gather.hpp; docs/spec.md section 1):
@@ -19,6 +19,7 @@
 #include <span>
 
 #include "multigather/gather.hpp"
+#include "multigather/scatter.hpp"
 
 namespace multigather {
 
@@ -79,5 +80,52 @@ Status gather_multiaxis_cuda_enqueue(const TensorView& input, const TensorView& 
                                      const MutableTensorView& output,
                                      const GatherOptions& options, void* stream,
                                      std::uint32_t* error_flag) noexcept;
+
+/// How the CUDA scatter combines several updates that reach one element.
+enum class ScatterDeterminism {
+  /// Bit-identical to the CPU engine (scatter_multiaxis_into) on every launch: the rows are
+  /// sorted by target (a stable radix sort), and one thread group owns each target and combines
+  /// its updates in row-major order (docs/spec.md section 4).
+  kDeterministic,
+  /// One atomic read-modify-write per update element, in whatever order the GPU runs them:
+  /// faster, and free of the sort's scratch memory, but float add / mul rounds in that order
+  /// (the result may differ in the last bits from run to run), and under reduction none the
+  /// surviving update among duplicates is any of them. Integer, bool, min and max results are
+  /// the same as deterministic mode. Complex mul has no atomic form and runs deterministically.
+  kAtomic,
+};
+
+/// scatter_multiaxis on the GPU (docs/spec.md section 4), into a caller-provided device output.
+///
+///     output = input;  output[target(o)] = combine(output[target(o)], updates[o])  for o in G
+///
+/// Same operands, options, validation and messages as scatter_multiaxis_into
+/// (multigather/scatter.hpp), with every pointer in device memory of one device (output may be
+/// input itself: in place). Shapes and strides in elements, any strides, stride 0 = broadcast.
+///
+/// Steps, all enqueued on `stream`: (1) a kernel resolves every index (the same rules as the
+/// gather kernel; drop = the update is skipped) into the target of each row of G; in
+/// IndexMode::kError it raises a flag on a bad index, and the call synchronizes `stream` once
+/// to read it, then returns the CPU core's exact OutOfRange message with the output untouched;
+/// (2) output = input (skipped in place); (3) the combine (`determinism`). Clamp, wrap and drop
+/// return right after enqueueing. Scratch memory (keys, values and the sort's buffers, about
+/// 16-32 bytes per row of G) comes from cudaMallocAsync on `stream` and is freed on it.
+///
+/// Errors, besides those of scatter_multiaxis_into (checked first, same messages): output or
+/// updates data not aligned to min(element size, 8) bytes, or indices not aligned to their
+/// element size (InvalidArgument); no usable device (Internal, "no CUDA device is available");
+/// host memory or operands on two devices (InvalidArgument, naming the operand); more than
+/// 2^31 - 1 rows of G (InvalidArgument); a CUDA runtime failure (Internal, with its name).
+/// The kernels run on the device that owns the pointers; `stream` must belong to it.
+/// Example: torch.index_add_ of rows, out [V, D] float32 += src [N, D] at ids [N] int64:
+///   const std::int64_t axes[] = {0};
+///   ScatterOptions o; o.reduction = Reduction::kAdd;
+///   Status s = scatter_multiaxis_cuda_into(out_view, TensorView(ids, DType::kInt64, {N, 1}),
+///                                          src_view, axes, out_mutable_view, o, stream);
+Status scatter_multiaxis_cuda_into(const TensorView& input, const TensorView& indices,
+                                   const TensorView& updates, std::span<const std::int64_t> axes,
+                                   const MutableTensorView& output, const ScatterOptions& options = {},
+                                   void* stream = nullptr,
+                                   ScatterDeterminism determinism = ScatterDeterminism::kDeterministic) noexcept;
 
 }  // namespace multigather

@@ -24,6 +24,11 @@ struct ExecutionContext {
   /// storage, CPU only). Called once, on the calling thread, after validation.
   OutputAllocator allocate = nullptr;
   void* allocator_context = nullptr;
+  /// CUDA scatters: true = bit-identical to the CPU engine (sort by target, one owner per
+  /// target); false = atomics (faster; float sums may differ in the last bits from run to run,
+  /// and which duplicate wins under reduction none is unspecified). CPU scatters are always
+  /// deterministic.
+  bool deterministic = true;
   /// How messages name the output argument ("output"; Python: "out").
   const char* output_name = "output";
 };
@@ -31,8 +36,9 @@ struct ExecutionContext {
 /// Runs a lowered call into `output`, a view of lowering.output_shape whose dtype has the
 /// input's element size. A scatter op's output may be its input itself (in place: the
 /// framework's input viewed with the same data and strides); else the overlap rules are those
-/// of scatter_multiaxis_into. Scatter ops run on the CPU engine only (CUDA operands:
-/// InvalidArgument). For a gather:
+/// of scatter_multiaxis_into; on CUDA operands they run on the CUDA engine
+/// (scatter_multiaxis_cuda_into, context.deterministic), except reduce = 'mean'
+/// (InvalidArgument: CPU only). For a gather:
 /// input's element size (any strides: when the framework's reshape of the core output cannot be
 /// expressed by `output`'s strides, the result goes through a staging buffer). Validation not
 /// done by lower_op is done here, before any byte is written: data pointers, view extents, the

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "multigather/cuda.hpp"
+#include "plan/scatter.hpp"
 
 namespace multigather::detail {
 
@@ -16,5 +17,14 @@ bool is_cuda_pointer(const void* data) noexcept;
 /// over the host copy. For out-of-range messages, which read the framework's indices.
 Status copy_view_to_host(const TensorView& view, std::vector<std::byte>* storage,
                          TensorView* host) noexcept;
+
+/// The CUDA form of run_scatter_validated (plan/scatter.hpp), same contract: operands and
+/// output already validated; then the index values (error mode: checked before any write), the
+/// copy of input (or `base`) into the output, the combine. Runs on `stream`.
+Status run_scatter_validated_cuda(const TensorView& input, const TensorView& indices,
+                                  const MutableTensorView& output, const ValidatedScatter& call,
+                                  const ScatterOptions& options, void* stream, bool deterministic,
+                                  const TensorView* base = nullptr,
+                                  const MutableTensorView* base_output = nullptr) noexcept;
 
 }  // namespace multigather::detail

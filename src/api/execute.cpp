@@ -145,16 +145,33 @@ Status divide_by_update_count(const Lowering& l, const MutableTensorView& core, 
 }
 
 // The scatter form of run_core: validates the scatter (operands, then the core output view:
-// input itself for in place, else no overlap), then runs it on the CPU engine.
+// input itself for in place, else no overlap), then runs it on the CPU engine or, for CUDA
+// operands, the CUDA engine (context.stream, context.deterministic).
 Status run_scatter_core(const Lowering& l, const MutableTensorView& core, const ScatterOptions& options,
-                        Device device, std::string_view output_name, const MutableTensorView& full) {
-  if (device == Device::kCUDA) {
-    return InvalidArgument(l.op + ": scatter ops run on the CPU engine only in this version (the "
+                        Device device, const ExecutionContext& context, std::string_view output_name,
+                        const MutableTensorView& full) {
+  const bool cuda = device == Device::kCUDA;
+#if !defined(MULTIGATHER_HAVE_CUDA)
+  if (cuda) {
+    return InvalidArgument(l.op + ": the operands are on a CUDA device, but this build has no "
+                           "CUDA engine (build with MULTIGATHER_CUDA=ON)");
+  }
+#else
+  if (cuda && !cuda_device_available()) {
+    return InvalidArgument(l.op + ": the CUDA engine was asked for, but no CUDA device is "
+                           "available (no driver or no GPU)");
+  }
+#endif
+  if (cuda && l.mean_by_count) {
+    return InvalidArgument(l.op + ": reduce = 'mean' runs on the CPU engine only in this version (the "
                            "operands are on a CUDA device; copy them to the host)");
   }
   detail::ValidatedScatter call;
   call.gather.shape = l.shape;
   MULTIGATHER_RETURN_IF_ERROR(detail::validate_scatter_operands(l.input, l.indices, l.updates, l.axes, options, &call));
+  const TensorView* base = nullptr;
+  const MutableTensorView* base_output = nullptr;
+  TensorView input = l.input;
   if (l.has_scatter_base) {
     // A partial write: the whole output starts as the framework's input; it may be that input
     // (in place), else not overlap it; it never overlaps indices or updates.
@@ -167,22 +184,32 @@ Status run_scatter_core(const Lowering& l, const MutableTensorView& core, const 
       return InvalidArgument(std::string(output_name) + " overlaps indices or updates (a scatter "
                              "cannot write into memory it reads)");
     }
-    if (!same) {
-      // The core input (a part of the framework's input) is read after the copy: read it from
-      // the output's part instead, which holds the same values by then.
-      MULTIGATHER_RETURN_IF_ERROR(detail::validate_scatter_output(
-          core, TensorView(core.data, core.dtype, core.shape, core.strides), l.indices, l.updates, call, output_name));
-    } else {
-      MULTIGATHER_RETURN_IF_ERROR(detail::validate_scatter_output(core, l.input, l.indices, l.updates, call, output_name));
-    }
+    // Unless in place, the core input (a part of the framework's input) is read after the
+    // copy: read it from the output's part instead, which holds the same values by then.
     const TensorView in_place_input(core.data, core.dtype, core.shape, core.strides);
-    Status s = detail::run_scatter_validated(in_place_input, l.indices, core, call, options, &l.scatter_base, &full);
-    if (s.code() == StatusCode::kOutOfRange) return describe_out_of_range(l, l.index_errors.indices, s);
-    if (s.ok() && l.mean_by_count) return divide_by_update_count(l, core, options);
-    return s;
+    MULTIGATHER_RETURN_IF_ERROR(detail::validate_scatter_output(
+        core, same ? l.input : in_place_input, l.indices, l.updates, call, output_name));
+    input = in_place_input;
+    base = &l.scatter_base;
+    base_output = &full;
+  } else {
+    MULTIGATHER_RETURN_IF_ERROR(detail::validate_scatter_output(core, l.input, l.indices, l.updates, call, output_name));
   }
-  MULTIGATHER_RETURN_IF_ERROR(detail::validate_scatter_output(core, l.input, l.indices, l.updates, call, output_name));
-  Status s = detail::run_scatter_validated(l.input, l.indices, core, call, options);
+  Status s;
+  if (cuda) {
+#if defined(MULTIGATHER_HAVE_CUDA)
+    s = detail::run_scatter_validated_cuda(input, l.indices, core, call, options, context.stream,
+                                           context.deterministic, base, base_output);
+    if (s.code() == StatusCode::kOutOfRange) {
+      std::vector<std::byte> storage;
+      TensorView host;
+      MULTIGATHER_RETURN_IF_ERROR(detail::copy_view_to_host(l.index_errors.indices, &storage, &host));
+      return describe_out_of_range(l, host, s);
+    }
+    return s;
+#endif
+  }
+  s = detail::run_scatter_validated(input, l.indices, core, call, options, base, base_output);
   if (s.code() == StatusCode::kOutOfRange) return describe_out_of_range(l, l.index_errors.indices, s);
   if (s.ok() && l.mean_by_count) return divide_by_update_count(l, core, options);
   return s;
@@ -252,13 +279,13 @@ Status execute_impl(const Lowering& l, const MutableTensorView& output,
     }
     Tensor staging(l.input.dtype, l.output_shape);
     MutableTensorView core(staging.data(), output.dtype, l.core_output_shape, l.core_output_strides);
-    MULTIGATHER_RETURN_IF_ERROR(is_scatter ? run_scatter_core(l, core, scatter, device, output_name,
+    MULTIGATHER_RETURN_IF_ERROR(is_scatter ? run_scatter_core(l, core, scatter, device, context, output_name,
                                                               staging.mutable_view())
                                            : run_core(l, core, options, device, context, output_name, checked));
     return detail::copy_view(TensorView(staging.data(), output.dtype, output.shape), output, options.num_threads);
   }
   const MutableTensorView core(output.data, output.dtype, l.core_output_shape, core_strides);
-  if (is_scatter) return run_scatter_core(l, core, scatter, device, output_name, output);
+  if (is_scatter) return run_scatter_core(l, core, scatter, device, context, output_name, output);
   return run_core(l, core, options, device, context, output_name, checked);
 }
 

@@ -1,158 +1,275 @@
-// Internal: the combine step of scatter_multiaxis (docs/spec.md section 4), one struct per
-// (dtype, reduction):
-//   - integers wrap (two's complement: the arithmetic is done unsigned);
-//   - float16 / bfloat16 combine in their own precision (each step computed in float32 and
-//     rounded to the dtype: float32 holds 2p+2 bits of both, so the rounding is the dtype's own);
+// Internal: the combine step of scatter_multiaxis (docs/spec.md section 4), written once for the
+// reference kernel, the CPU engine and the CUDA scatter (host and device code), so that all three
+// agree by construction on the per-element arithmetic (the tests check them against numpy and
+// against each other, byte for byte):
+//   - integers wrap (computed unsigned); min / max compare in the element's own type;
 //   - float min / max propagate NaN (the first NaN met, output side first, is kept);
-//   - bool: add = or, mul = and, max = or, min = and;
-//   - complex: add, and mul by the textbook formula (ar*br - ai*bi, ar*bi + ai*br);
+//   - float16 / bfloat16: each step computed in float32 and rounded back to the dtype
+//     (core/float16_bits.hpp; float32 holds 2p+2 bits of both, so the rounding is the dtype's own);
+//   - bool: add = max = or, mul = min = and;
+//   - complex: add, and mul by the textbook formula (ar*br - ai*bi, ar*bi + ai*br), every product
+//     and sum rounded on its own (no fused multiply-add on the device; the CPU build does not
+//     contract either);
 //   - none: the update replaces the element (the last one in row-major order wins).
-// Op::apply(dst, src, n) combines n consecutive elements of src into dst (unaligned memory is
-// fine). visit_combine picks the Op of a validated (dtype, reduction) pair; the reference kernel
-// and the CPU engine share these ops, so they agree by construction on the per-element
-// arithmetic; the tests check both against numpy.
+// Element ops (visit_element_op) have `T`, `apply(a, b)` (a = the output side) and `atomic(p, v)`:
+// one atomic read-modify-write on the device (a native atomic where one exists, else a
+// compare-and-swap loop on the aligned word holding the element), a plain one on the host.
+// The CPU's byte-run form (visit_combine): Op::apply(dst, src, n) combines n consecutive elements
+// of src into dst (unaligned memory is fine).
 #pragma once
 
-#include <cmath>
-#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
 
+#include "core/float16_bits.hpp"
+#include "core/host_device.hpp"
 #include "multigather/dtype.hpp"
 #include "multigather/scatter.hpp"
 
 namespace multigather::detail::combine {
 
-template <class T, class F>
-struct Elementwise {
-  static constexpr std::size_t kSize = sizeof(T);
-  static void apply(std::byte* dst, const std::byte* src, std::int64_t n) noexcept {
-    for (std::int64_t e = 0; e < n; ++e) {
-      T a, b;
-      std::memcpy(&a, dst + e * static_cast<std::int64_t>(sizeof(T)), sizeof(T));
-      std::memcpy(&b, src + e * static_cast<std::int64_t>(sizeof(T)), sizeof(T));
-      a = F::op(a, b);
-      std::memcpy(dst + e * static_cast<std::int64_t>(sizeof(T)), &a, sizeof(T));
-    }
-  }
+template <class R>
+struct alignas(sizeof(R)) Complex {
+  R re, im;
 };
 
-template <std::size_t W>
-struct Assign {
-  static constexpr std::size_t kSize = W;
-  static void apply(std::byte* dst, const std::byte* src, std::int64_t n) noexcept {
-    std::memcpy(dst, src, static_cast<std::size_t>(n) * W);
-  }
-};
-
-// Wrapping integer arithmetic: unsigned, at least as wide as unsigned int (no promotion to a
-// signed int whose overflow would be undefined).
 template <class T>
-using Wide = std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, std::make_unsigned_t<T>>;
+MULTIGATHER_HOST_DEVICE inline T mul_rn(T a, T b) {
+#if defined(__CUDA_ARCH__)
+  if constexpr (std::is_same_v<T, float>) return __fmul_rn(a, b); else return __dmul_rn(a, b);
+#else
+  return a * b;
+#endif
+}
+template <class T>
+MULTIGATHER_HOST_DEVICE inline T add_rn(T a, T b) {
+#if defined(__CUDA_ARCH__)
+  if constexpr (std::is_same_v<T, float>) return __fadd_rn(a, b); else return __dadd_rn(a, b);
+#else
+  return a + b;
+#endif
+}
 
-struct IntAdd { template <class T> static T op(T a, T b) { return static_cast<T>(static_cast<Wide<T>>(a) + static_cast<Wide<T>>(b)); } };
-struct IntMul { template <class T> static T op(T a, T b) { return static_cast<T>(static_cast<Wide<T>>(a) * static_cast<Wide<T>>(b)); } };
-struct OrdMin { template <class T> static T op(T a, T b) { return b < a ? b : a; } };
-struct OrdMax { template <class T> static T op(T a, T b) { return a < b ? b : a; } };
+/// The element's bits as the unsigned word a compare-and-swap needs.
+template <class T>
+using Word = std::conditional_t<sizeof(T) == 8, unsigned long long, unsigned int>;
 
-struct FloatAdd { template <class T> static T op(T a, T b) { return a + b; } };
-struct FloatMul { template <class T> static T op(T a, T b) { return a * b; } };
-struct FloatMin {
-  template <class T> static T op(T a, T b) { return a != a ? a : (b != b ? b : (b < a ? b : a)); }
+/// Compare-and-swap loop applying F to the element at p (1, 2, 4 or 8 bytes, aligned to its
+/// size). Elements under 4 bytes are swapped inside their aligned 32-bit word.
+template <class T, class F>
+MULTIGATHER_HOST_DEVICE inline void cas_apply(T* p, T v) {
+#if defined(__CUDA_ARCH__)
+  if constexpr (sizeof(T) >= 4) {
+    auto* word = reinterpret_cast<Word<T>*>(p);
+    Word<T> old = *word, assumed;
+    do {
+      assumed = old;
+      T a;
+      memcpy(&a, &assumed, sizeof(T));
+      const T r = F::apply(a, v);
+      Word<T> next;
+      memcpy(&next, &r, sizeof(T));
+      old = atomicCAS(word, assumed, next);
+    } while (old != assumed);
+  } else {
+    const auto address = reinterpret_cast<std::uintptr_t>(p);
+    auto* word = reinterpret_cast<unsigned int*>(address & ~std::uintptr_t{3});
+    const unsigned shift = static_cast<unsigned>(address & 3u) * 8u;
+    const unsigned mask = (sizeof(T) == 1 ? 0xffu : 0xffffu) << shift;
+    unsigned old = *word, assumed;
+    do {
+      assumed = old;
+      T a;
+      const unsigned bits = (assumed & mask) >> shift;
+      memcpy(&a, &bits, sizeof(T));
+      const T r = F::apply(a, v);
+      unsigned rb = 0;
+      memcpy(&rb, &r, sizeof(T));
+      old = atomicCAS(word, assumed, (assumed & ~mask) | (rb << shift));
+    } while (old != assumed);
+  }
+#else
+  *p = F::apply(*p, v);
+#endif
+}
+
+template <class Self, class T_>
+struct CasOp {
+  using T = T_;
+  MULTIGATHER_HOST_DEVICE static void atomic(T* p, T v) { cas_apply<T, Self>(p, v); }
 };
-struct FloatMax {
-  template <class T> static T op(T a, T b) { return a != a ? a : (b != b ? b : (a < b ? b : a)); }
+
+template <class T_>
+struct Assign {
+  using T = T_;
+  MULTIGATHER_HOST_DEVICE static T apply(T, T b) { return b; }
+  MULTIGATHER_HOST_DEVICE static void atomic(T* p, T v) { *p = v; }  // some update wins
 };
 
-struct BoolOr { static std::uint8_t op(std::uint8_t a, std::uint8_t b) { return (a | b) != 0; } };
-struct BoolAnd { static std::uint8_t op(std::uint8_t a, std::uint8_t b) { return a != 0 && b != 0; } };
+template <class T>
+using WideOf = std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, std::make_unsigned_t<T>>;
 
-// 16-bit floats: computed in float32, rounded back.
-template <class F, float (*kToFloat)(std::uint16_t), std::uint16_t (*kFromFloat)(float)>
-struct Half {
-  static std::uint16_t op(std::uint16_t a, std::uint16_t b) {
-    return kFromFloat(F::template op<float>(kToFloat(a), kToFloat(b)));
+template <class T_>
+struct IntAdd : CasOp<IntAdd<T_>, T_> {
+  using T = T_;
+  MULTIGATHER_HOST_DEVICE static T apply(T a, T b) {
+    return static_cast<T>(static_cast<WideOf<T>>(a) + static_cast<WideOf<T>>(b));
+  }
+  MULTIGATHER_HOST_DEVICE static void atomic(T* p, T v) {
+#if defined(__CUDA_ARCH__)
+    if constexpr (sizeof(T) >= 4) {
+      atomicAdd(reinterpret_cast<Word<T>*>(p), static_cast<Word<T>>(static_cast<WideOf<T>>(v)));
+      return;
+    }
+#endif
+    cas_apply<T, IntAdd>(p, v);
+  }
+};
+template <class T_>
+struct IntMul : CasOp<IntMul<T_>, T_> {
+  using T = T_;
+  MULTIGATHER_HOST_DEVICE static T apply(T a, T b) {
+    return static_cast<T>(static_cast<WideOf<T>>(a) * static_cast<WideOf<T>>(b));
+  }
+};
+template <class T_>
+struct OrdMin : CasOp<OrdMin<T_>, T_> {
+  using T = T_;
+  MULTIGATHER_HOST_DEVICE static T apply(T a, T b) { return b < a ? b : a; }
+};
+template <class T_>
+struct OrdMax : CasOp<OrdMax<T_>, T_> {
+  using T = T_;
+  MULTIGATHER_HOST_DEVICE static T apply(T a, T b) { return a < b ? b : a; }
+};
+
+template <class T_>
+struct FloatAdd : CasOp<FloatAdd<T_>, T_> {
+  using T = T_;
+  MULTIGATHER_HOST_DEVICE static T apply(T a, T b) { return add_rn(a, b); }
+  MULTIGATHER_HOST_DEVICE static void atomic(T* p, T v) {
+#if defined(__CUDA_ARCH__)
+    atomicAdd(p, v);
+#else
+    *p = apply(*p, v);
+#endif
+  }
+};
+template <class T_>
+struct FloatMul : CasOp<FloatMul<T_>, T_> {
+  using T = T_;
+  MULTIGATHER_HOST_DEVICE static T apply(T a, T b) { return mul_rn(a, b); }
+};
+template <class T_>
+struct FloatMin : CasOp<FloatMin<T_>, T_> {
+  using T = T_;
+  MULTIGATHER_HOST_DEVICE static T apply(T a, T b) { return a != a ? a : (b != b ? b : (b < a ? b : a)); }
+};
+template <class T_>
+struct FloatMax : CasOp<FloatMax<T_>, T_> {
+  using T = T_;
+  MULTIGATHER_HOST_DEVICE static T apply(T a, T b) { return a != a ? a : (b != b ? b : (a < b ? b : a)); }
+};
+
+struct BoolOr : CasOp<BoolOr, std::uint8_t> {
+  MULTIGATHER_HOST_DEVICE static std::uint8_t apply(std::uint8_t a, std::uint8_t b) { return (a | b) != 0; }
+};
+struct BoolAnd : CasOp<BoolAnd, std::uint8_t> {
+  MULTIGATHER_HOST_DEVICE static std::uint8_t apply(std::uint8_t a, std::uint8_t b) { return a != 0 && b != 0; }
+};
+
+/// float16 (Brain = false) or bfloat16 (Brain = true) through float32 with F.
+template <template <class> class F, bool Brain>
+struct Half : CasOp<Half<F, Brain>, std::uint16_t> {
+  MULTIGATHER_HOST_DEVICE static float to_float(std::uint16_t v) {
+    return Brain ? bfloat16_bits_to_float(v) : half_bits_to_float(v);
+  }
+  MULTIGATHER_HOST_DEVICE static std::uint16_t apply(std::uint16_t a, std::uint16_t b) {
+    const float r = F<float>::apply(to_float(a), to_float(b));
+    return Brain ? float_to_bfloat16_bits(r) : float_to_half_bits(r);
   }
 };
 
 template <class R>
-struct Complex {
-  R re, im;
-};
 struct ComplexAdd {
-  template <class C> static C op(C a, C b) { return {a.re + b.re, a.im + b.im}; }
+  using T = Complex<R>;
+  MULTIGATHER_HOST_DEVICE static T apply(T a, T b) { return {add_rn(a.re, b.re), add_rn(a.im, b.im)}; }
+  MULTIGATHER_HOST_DEVICE static void atomic(T* p, T v) {  // two independent atomic adds
+    FloatAdd<R>::atomic(&p->re, v.re);
+    FloatAdd<R>::atomic(&p->im, v.im);
+  }
 };
+template <class R>
 struct ComplexMul {
-  template <class C> static C op(C a, C b) { return {a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re}; }
+  using T = Complex<R>;
+  MULTIGATHER_HOST_DEVICE static T apply(T a, T b) {
+    return {add_rn(mul_rn(a.re, b.re), -mul_rn(a.im, b.im)), add_rn(mul_rn(a.re, b.im), mul_rn(a.im, b.re))};
+  }
+  MULTIGATHER_HOST_DEVICE static void atomic(T* p, T v) { *p = apply(*p, v); }  // never launched: has_atomic_form
 };
 
-template <class F>
-struct Typed {  // adapts F (with a template op) for one T
-  template <class T>
-  struct For {
-    static T op(T a, T b) { return F::template op<T>(a, b); }
-  };
-};
+/// Whether the atomic (non-deterministic) mode can run (dtype, reduction): everything but
+/// complex mul (complex128 has no 16-byte compare-and-swap, and (1, 0) is not an exact identity
+/// of the textbook product: (1, 0) * (x, -0) = (x, +0)); it runs deterministically instead.
+inline bool has_atomic_form(DType dtype, Reduction reduction) noexcept {
+  return !((dtype == DType::kComplex64 || dtype == DType::kComplex128) && reduction == Reduction::kMul);
+}
 
-template <class T, class F>
-using Ew = Elementwise<T, typename Typed<F>::template For<T>>;
-
-/// Calls visit.template operator()<Op>() with the Op of (dtype, reduction), or returns false
-/// for a pair that validation rejects (complex min / max, float8 arithmetic).
+/// Calls visit.template operator()<Op>() with the element Op of (dtype, reduction); false for a
+/// pair validation rejects (complex min / max, float8 arithmetic).
 template <class Visit>
-bool visit_combine(DType dtype, Reduction reduction, Visit&& visit) {
+bool visit_element_op(DType dtype, Reduction reduction, Visit&& visit) {
   if (reduction == Reduction::kNone) {
     switch (element_size(dtype)) {
-      case 1: visit.template operator()<Assign<1>>(); return true;
-      case 2: visit.template operator()<Assign<2>>(); return true;
-      case 4: visit.template operator()<Assign<4>>(); return true;
-      case 8: visit.template operator()<Assign<8>>(); return true;
-      case 16: visit.template operator()<Assign<16>>(); return true;
+      case 1: visit.template operator()<Assign<std::uint8_t>>(); return true;
+      case 2: visit.template operator()<Assign<std::uint16_t>>(); return true;
+      case 4: visit.template operator()<Assign<std::uint32_t>>(); return true;
+      case 8: visit.template operator()<Assign<std::uint64_t>>(); return true;
+      case 16: visit.template operator()<Assign<Complex<double>>>(); return true;
       default: return false;
     }
   }
   auto integer = [&]<class T>() {
+    using U = std::make_unsigned_t<T>;  // wrapping add and mul do not depend on the sign
     switch (reduction) {
-      case Reduction::kAdd: visit.template operator()<Ew<T, IntAdd>>(); return true;
-      case Reduction::kMul: visit.template operator()<Ew<T, IntMul>>(); return true;
-      case Reduction::kMin: visit.template operator()<Ew<T, OrdMin>>(); return true;
-      case Reduction::kMax: visit.template operator()<Ew<T, OrdMax>>(); return true;
+      case Reduction::kAdd: visit.template operator()<IntAdd<U>>(); return true;
+      case Reduction::kMul: visit.template operator()<IntMul<U>>(); return true;
+      case Reduction::kMin: visit.template operator()<OrdMin<T>>(); return true;
+      case Reduction::kMax: visit.template operator()<OrdMax<T>>(); return true;
       default: return false;
     }
   };
   auto floating = [&]<class T>() {
     switch (reduction) {
-      case Reduction::kAdd: visit.template operator()<Ew<T, FloatAdd>>(); return true;
-      case Reduction::kMul: visit.template operator()<Ew<T, FloatMul>>(); return true;
-      case Reduction::kMin: visit.template operator()<Ew<T, FloatMin>>(); return true;
-      case Reduction::kMax: visit.template operator()<Ew<T, FloatMax>>(); return true;
+      case Reduction::kAdd: visit.template operator()<FloatAdd<T>>(); return true;
+      case Reduction::kMul: visit.template operator()<FloatMul<T>>(); return true;
+      case Reduction::kMin: visit.template operator()<FloatMin<T>>(); return true;
+      case Reduction::kMax: visit.template operator()<FloatMax<T>>(); return true;
       default: return false;
     }
   };
-  auto half = [&]<float (*kTo)(std::uint16_t), std::uint16_t (*kFrom)(float)>() {
+  auto half = [&]<bool Brain>() {
     switch (reduction) {
-      case Reduction::kAdd: visit.template operator()<Elementwise<std::uint16_t, Half<FloatAdd, kTo, kFrom>>>(); return true;
-      case Reduction::kMul: visit.template operator()<Elementwise<std::uint16_t, Half<FloatMul, kTo, kFrom>>>(); return true;
-      case Reduction::kMin: visit.template operator()<Elementwise<std::uint16_t, Half<FloatMin, kTo, kFrom>>>(); return true;
-      case Reduction::kMax: visit.template operator()<Elementwise<std::uint16_t, Half<FloatMax, kTo, kFrom>>>(); return true;
+      case Reduction::kAdd: visit.template operator()<Half<FloatAdd, Brain>>(); return true;
+      case Reduction::kMul: visit.template operator()<Half<FloatMul, Brain>>(); return true;
+      case Reduction::kMin: visit.template operator()<Half<FloatMin, Brain>>(); return true;
+      case Reduction::kMax: visit.template operator()<Half<FloatMax, Brain>>(); return true;
       default: return false;
     }
   };
   auto complex = [&]<class R>() {
     switch (reduction) {
-      case Reduction::kAdd: visit.template operator()<Ew<Complex<R>, ComplexAdd>>(); return true;
-      case Reduction::kMul: visit.template operator()<Ew<Complex<R>, ComplexMul>>(); return true;
+      case Reduction::kAdd: visit.template operator()<ComplexAdd<R>>(); return true;
+      case Reduction::kMul: visit.template operator()<ComplexMul<R>>(); return true;
       default: return false;
     }
   };
   switch (dtype) {
     case DType::kBool:
       switch (reduction) {
-        case Reduction::kAdd: case Reduction::kMax:
-          visit.template operator()<Elementwise<std::uint8_t, BoolOr>>(); return true;
-        case Reduction::kMul: case Reduction::kMin:
-          visit.template operator()<Elementwise<std::uint8_t, BoolAnd>>(); return true;
+        case Reduction::kAdd: case Reduction::kMax: visit.template operator()<BoolOr>(); return true;
+        case Reduction::kMul: case Reduction::kMin: visit.template operator()<BoolAnd>(); return true;
         default: return false;
       }
     case DType::kInt8: return integer.template operator()<std::int8_t>();
@@ -165,12 +282,55 @@ bool visit_combine(DType dtype, Reduction reduction, Visit&& visit) {
     case DType::kUInt64: return integer.template operator()<std::uint64_t>();
     case DType::kFloat32: return floating.template operator()<float>();
     case DType::kFloat64: return floating.template operator()<double>();
-    case DType::kFloat16: return half.template operator()<&half_to_float, &float_to_half>();
-    case DType::kBFloat16: return half.template operator()<&bfloat16_to_float, &float_to_bfloat16>();
+    case DType::kFloat16: return half.template operator()<false>();
+    case DType::kBFloat16: return half.template operator()<true>();
     case DType::kComplex64: return complex.template operator()<float>();
     case DType::kComplex128: return complex.template operator()<double>();
     default: return false;
   }
+}
+
+// ---- The CPU's byte-run form ---------------------------------------------------------------------
+
+/// n consecutive elements combined with the element op E, through memcpy (unaligned memory).
+template <class E>
+struct Elementwise {
+  using T = typename E::T;
+  static constexpr std::size_t kSize = sizeof(T);
+  static void apply(std::byte* dst, const std::byte* src, std::int64_t n) noexcept {
+    for (std::int64_t e = 0; e < n; ++e) {
+      T a, b;
+      std::memcpy(&a, dst + e * static_cast<std::int64_t>(sizeof(T)), sizeof(T));
+      std::memcpy(&b, src + e * static_cast<std::int64_t>(sizeof(T)), sizeof(T));
+      a = E::apply(a, b);
+      std::memcpy(dst + e * static_cast<std::int64_t>(sizeof(T)), &a, sizeof(T));
+    }
+  }
+};
+
+/// reduction none: the run is copied.
+template <std::size_t W>
+struct AssignRun {
+  static constexpr std::size_t kSize = W;
+  static void apply(std::byte* dst, const std::byte* src, std::int64_t n) noexcept {
+    std::memcpy(dst, src, static_cast<std::size_t>(n) * W);
+  }
+};
+
+template <class E> struct IsAssign : std::false_type {};
+template <class T> struct IsAssign<Assign<T>> : std::true_type {};
+
+/// Calls visit.template operator()<Op>() with the byte-run Op of (dtype, reduction), or returns
+/// false for a pair that validation rejects (complex min / max, float8 arithmetic).
+template <class Visit>
+bool visit_combine(DType dtype, Reduction reduction, Visit&& visit) {
+  return visit_element_op(dtype, reduction, [&]<class E>() {
+    if constexpr (IsAssign<E>::value) {
+      visit.template operator()<AssignRun<sizeof(typename E::T)>>();
+    } else {
+      visit.template operator()<Elementwise<E>>();
+    }
+  });
 }
 
 }  // namespace multigather::detail::combine

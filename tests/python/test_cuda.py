@@ -167,3 +167,51 @@ def test_one_shot_results_come_from_cupys_memory_pool():
     assert bool((out == cupy.take(data, ids[:, 0], axis=0)).all())
     del out
     assert pool.used_bytes() == before
+
+
+# ---- scatter on the device (deterministic: the CPU engine's bytes) ------------------------------
+
+@pytest.mark.parametrize("reduction", ["none", "add", "mul", "min", "max"])
+def test_scatter_matches_the_cpu_engine_byte_for_byte(reduction):
+    torch = cuda_torch()
+    rng = np.random.default_rng(9)
+    data = rng.standard_normal((50, 7, 3)).astype(np.float32)
+    ids = rng.integers(-50, 50, (400, 1, 1))  # many duplicates, negative indices
+    updates = rng.standard_normal((400, 7, 3)).astype(np.float32)
+    for include_input in (True, False):
+        kwargs = dict(reduction=reduction, include_input=include_input)
+        got = multigather.scatter_multiaxis(torch.from_numpy(data).cuda(), torch.from_numpy(ids).cuda(),
+                                            torch.from_numpy(updates).cuda(), [0], **kwargs)
+        want = multigather.scatter_multiaxis(data, ids, updates, [0], **kwargs)
+        assert got.device.type == "cuda"
+        np.testing.assert_array_equal(got.cpu().numpy(), want)
+
+
+def test_framework_scatters_match_torch_on_the_device():
+    torch = cuda_torch()
+    gen = torch.Generator(device="cpu").manual_seed(10)
+    x = torch.randn(64, 33, generator=gen).cuda()
+    ids = torch.randint(0, 64, (500,), generator=gen).cuda()
+    src = torch.randn(500, 33, generator=gen).cuda()
+    mt = importlib.import_module("multigather.torch")
+    got = mt.index_add(x, 0, ids, src)
+    assert got.device == x.device
+    torch.testing.assert_close(got, torch.index_add(x, 0, ids, src))
+    index = torch.randint(0, 64, (80, 33), generator=gen).cuda()
+    upd = torch.randn(80, 33, generator=gen).cuda()
+    torch.testing.assert_close(mt.scatter_add(x, 0, index, upd),
+                               torch.scatter_add(x, 0, index, upd))
+
+
+def test_scatter_out_of_range_raises_the_cpu_engines_index_error_and_writes_nothing():
+    torch = cuda_torch()
+    x = torch.arange(10.0).reshape(5, 2).cuda()
+    ids = torch.tensor([[0], [7], [1]]).cuda()
+    u = torch.ones(3, 2).cuda()
+    out = x.clone()
+    with pytest.raises(IndexError) as on_gpu:
+        multigather.scatter_multiaxis(x, ids, u, [0], reduction="add", out=out)
+    with pytest.raises(IndexError) as on_cpu:
+        multigather.scatter_multiaxis(x.cpu(), ids.cpu(), u.cpu(), [0], reduction="add")
+    assert str(on_gpu.value) == str(on_cpu.value)
+    assert torch.equal(out, x)

@@ -4,6 +4,10 @@
 // copied back and the reference kernel asked for the exact message.
 #include <cuda_runtime.h>
 
+#include <atomic>
+#include <cstring>
+#include <limits>
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <vector>
@@ -11,9 +15,11 @@
 #include "api/cuda_hooks.hpp"
 
 #include "kernels/cuda/gather_kernel.hpp"
+#include "kernels/cuda/scatter_kernel.hpp"
 #include "kernels/reference/reference.hpp"
 #include "multigather/cuda.hpp"
 #include "plan/plan.hpp"
+#include "plan/scatter.hpp"
 
 namespace multigather {
 namespace {
@@ -45,14 +51,14 @@ Status owning_device(const void* data, const char* name, int* device) {
   return Status::Ok();
 }
 
-// Finds the one device that owns every non-empty operand.
-Status common_device(const TensorView& input, const TensorView& indices,
-                     const MutableTensorView& output, const detail::GatherPlan& plan,
-                     int* device) {
-  struct Operand { const void* data; const char* name; bool used; };
-  const Operand operands[] = {{output.data, "output", true},
-                              {input.data, "input", input.numel() > 0},
-                              {indices.data, "indices", plan.k > 0}};
+struct Operand {
+  const void* data;
+  const char* name;
+  bool used;
+};
+
+// Finds the one device that owns every used operand.
+Status common_device(std::initializer_list<Operand> operands, int* device) {
   *device = -1;
   for (const Operand& operand : operands) {
     if (!operand.used) continue;
@@ -69,6 +75,20 @@ Status common_device(const TensorView& input, const TensorView& indices,
   if (*device < 0 && cudaGetDevice(device) != cudaSuccess) {  // only mapped host memory
     return Status(StatusCode::kInternal, "no current CUDA device");
   }
+  return Status::Ok();
+}
+
+// The multiprocessor count of `device`, asked once per device.
+Status multiprocessor_count(int device, int* count) {
+  constexpr int kCachedDevices = 64;
+  static std::atomic<int> cached[kCachedDevices] = {};
+  if (device >= 0 && device < kCachedDevices) {
+    *count = cached[device].load(std::memory_order_relaxed);
+    if (*count > 0) return Status::Ok();
+  }
+  const cudaError_t error = cudaDeviceGetAttribute(count, cudaDevAttrMultiProcessorCount, device);
+  if (error != cudaSuccess) return cuda_failure(error, "device query");
+  if (device >= 0 && device < kCachedDevices) cached[device].store(*count, std::memory_order_relaxed);
   return Status::Ok();
 }
 
@@ -171,17 +191,17 @@ Status prepare(const TensorView& input, const TensorView& indices,
   }
   detail::GatherPlan plan;
   detail::make_plan(input, indices, output, prep->call, options, &plan);
-  MULTIGATHER_RETURN_IF_ERROR(common_device(input, indices, output, plan, &prep->device));
+  MULTIGATHER_RETURN_IF_ERROR(common_device({{output.data, "output", true},
+                                             {input.data, "input", input.numel() > 0},
+                                             {indices.data, "indices", plan.k > 0}},
+                                            &prep->device));
   for (int j = 0; j < plan.k; ++j) {
     if (plan.axis_sizes[static_cast<std::size_t>(j)] == 0 && options.index_mode != IndexMode::kFill) {
       prep->needs_message = true;
     }
   }
   detail::make_cuda_params(plan, &prep->params);
-  const cudaError_t error = cudaDeviceGetAttribute(&prep->multiprocessors,
-                                                   cudaDevAttrMultiProcessorCount, prep->device);
-  if (error != cudaSuccess) return cuda_failure(error, "device query");
-  return Status::Ok();
+  return multiprocessor_count(prep->device, &prep->multiprocessors);
 }
 
 }  // namespace
@@ -259,6 +279,90 @@ Status gather_multiaxis_cuda_into(const TensorView& input, const TensorView& ind
   }
 }
 
+namespace {
+
+// The identity element of `reduction` for `dtype` (atomic mode with include_input = false
+// starts every target from it): add -0.0 / 0 / false, mul 1, min +inf / the largest value /
+// true, max -inf / the lowest value / false. Exact for every pair has_atomic_form admits.
+void identity_of(DType dtype, Reduction reduction, unsigned char out[16]) {
+  std::memset(out, 0, 16);
+  auto put = [&](auto v) { std::memcpy(out, &v, sizeof v); };
+  auto integer = [&]<class T>() {
+    switch (reduction) {
+      case Reduction::kMul: put(T{1}); break;
+      case Reduction::kMin: put(std::numeric_limits<T>::max()); break;
+      case Reduction::kMax: put(std::numeric_limits<T>::lowest()); break;
+      default: put(T{0}); break;
+    }
+  };
+  auto floating = [&]<class T>() {
+    switch (reduction) {
+      case Reduction::kMul: put(T{1}); break;
+      case Reduction::kMin: put(std::numeric_limits<T>::infinity()); break;
+      case Reduction::kMax: put(-std::numeric_limits<T>::infinity()); break;
+      default: put(T{-0.0}); put(T{-0.0}); break;
+    }
+  };
+  switch (dtype) {
+    case DType::kBool: put(static_cast<std::uint8_t>(reduction == Reduction::kMul || reduction == Reduction::kMin)); break;
+    case DType::kInt8: integer.template operator()<std::int8_t>(); break;
+    case DType::kUInt8: integer.template operator()<std::uint8_t>(); break;
+    case DType::kInt16: integer.template operator()<std::int16_t>(); break;
+    case DType::kUInt16: integer.template operator()<std::uint16_t>(); break;
+    case DType::kInt32: integer.template operator()<std::int32_t>(); break;
+    case DType::kUInt32: integer.template operator()<std::uint32_t>(); break;
+    case DType::kInt64: integer.template operator()<std::int64_t>(); break;
+    case DType::kUInt64: integer.template operator()<std::uint64_t>(); break;
+    case DType::kFloat32: floating.template operator()<float>(); break;
+    case DType::kFloat64: floating.template operator()<double>(); break;
+    case DType::kFloat16:
+    case DType::kBFloat16: {
+      const float f = reduction == Reduction::kMul ? 1.0f
+                      : reduction == Reduction::kMin ? std::numeric_limits<float>::infinity()
+                      : reduction == Reduction::kMax ? -std::numeric_limits<float>::infinity() : -0.0f;
+      put(dtype == DType::kFloat16 ? float_to_half(f) : float_to_bfloat16(f));
+      break;
+    }
+    case DType::kComplex64: { const float z[2] = {-0.0f, -0.0f}; put(z); break; }
+    case DType::kComplex128: { const double z[2] = {-0.0, -0.0}; put(z); break; }
+    default: break;
+  }
+}
+
+// A copy of `from` into `to` (same shape) on the device: one memcpy when both are contiguous,
+// else a gather with no axes.
+Status copy_on_device(const TensorView& from, const MutableTensorView& to, cudaStream_t stream) {
+  if (from.numel() == 0) return Status::Ok();
+  if (from.is_contiguous() && TensorView(to).is_contiguous()) {
+    const cudaError_t error = cudaMemcpyAsync(to.data, from.data,
+                                              static_cast<std::size_t>(from.numel()) * element_size(from.dtype),
+                                              cudaMemcpyDeviceToDevice, stream);
+    return error == cudaSuccess ? Status::Ok() : cuda_failure(error, "copy of input to output");
+  }
+  static const std::int64_t zero = 0;
+  const TensorView no_indices(&zero, DType::kInt64, Dims::filled(from.rank(), 1), Dims::filled(from.rank(), 0));
+  return gather_multiaxis_cuda_enqueue(from, no_indices, {}, to, GatherOptions{}, stream, nullptr);
+}
+
+// Stream-ordered device memory, freed on the stream when it goes out of scope.
+class StreamBuffer {
+ public:
+  explicit StreamBuffer(cudaStream_t stream) : stream_(stream) {}
+  ~StreamBuffer() {
+    if (data_ != nullptr) cudaFreeAsync(data_, stream_);
+  }
+  StreamBuffer(const StreamBuffer&) = delete;
+  StreamBuffer& operator=(const StreamBuffer&) = delete;
+  cudaError_t allocate(std::size_t bytes) { return cudaMallocAsync(&data_, bytes, stream_); }
+  char* get() const { return static_cast<char*>(data_); }
+
+ private:
+  cudaStream_t stream_;
+  void* data_ = nullptr;
+};
+
+}  // namespace
+
 }  // namespace multigather
 
 namespace multigather::detail {
@@ -292,3 +396,113 @@ Status copy_view_to_host(const TensorView& view, std::vector<std::byte>* storage
 }
 
 }  // namespace multigather::detail
+
+namespace multigather::detail {
+
+Status run_scatter_validated_cuda(const TensorView& input, const TensorView& indices,
+                                  const MutableTensorView& output, const ValidatedScatter& call,
+                                  const ScatterOptions& options, void* stream_handle, bool deterministic,
+                                  const TensorView* base, const MutableTensorView* base_output) noexcept {
+  try {
+    const auto stream = static_cast<cudaStream_t>(stream_handle);
+    const bool partial = base != nullptr && base_output != nullptr;
+    const bool in_place = partial ? scatters_in_place(*base_output, *base) : scatters_in_place(output, input);
+    if (!cuda_device_available()) return Status(StatusCode::kInternal, "no CUDA device is available");
+    const std::int64_t es = static_cast<std::int64_t>(element_size(input.dtype));
+    const bool has_rows = call.gather.shape.output_numel > 0;
+    const GatherOptions gather = gather_options_of(options);
+    const TensorView targets(output.data, output.dtype, output.shape, output.strides);
+    const MutableTensorView updates(const_cast<void*>(call.updates.data), call.updates.dtype,
+                                    call.updates.shape, call.updates.strides);  // read only
+    GatherPlan plan;
+    if (has_rows) make_plan(targets, indices, updates, call.gather, gather, &plan);
+    // The element loads and (atomic) read-modify-writes need aligned elements.
+    const auto aligned = [](const void* p, std::int64_t bytes) {
+      return reinterpret_cast<std::uintptr_t>(p) % static_cast<std::uintptr_t>(bytes) == 0;
+    };
+    const std::int64_t element_align = es < 8 ? es : 8;
+    if (has_rows) {
+      if (!aligned(output.data, element_align) || !aligned(call.updates.data, element_align)) {
+        return InvalidArgument(std::string(aligned(output.data, element_align) ? "updates" : "output") +
+                               ".data is not aligned to " + std::to_string(element_align) +
+                               " bytes (the CUDA scatter combines whole, aligned elements)");
+      }
+      if (plan.k > 0 && !aligned(indices.data, static_cast<std::int64_t>(element_size(indices.dtype)))) {
+        return InvalidArgument("indices.data is not aligned to its element size " +
+                               std::to_string(element_size(indices.dtype)) + " (the CUDA backend loads whole indices)");
+      }
+    }
+    int device = -1;
+    MULTIGATHER_RETURN_IF_ERROR(common_device({{output.data, "output", output.numel() > 0},
+                                               {input.data, "input", !in_place && input.numel() > 0},
+                                               {indices.data, "indices", has_rows && plan.k > 0},
+                                               {call.updates.data, "updates", has_rows}},
+                                              &device));
+    DeviceScope scope(device);
+    auto copy_input = [&]() -> Status {
+      if (in_place) return Status::Ok();
+      return partial ? copy_on_device(*base, *base_output, stream) : copy_on_device(input, output, stream);
+    };
+    if (!has_rows) return copy_input();
+
+    unsigned char identity[16];
+    identity_of(input.dtype, call.reduction, identity);
+    CudaScatterParams params;
+    make_cuda_scatter_params(plan, call.include_input, identity, &params);
+    int multiprocessors = 0;
+    MULTIGATHER_RETURN_IF_ERROR(multiprocessor_count(device, &multiprocessors));
+
+    // 1. Keys and update offsets of every row; in error mode the flag, read before any write.
+    const std::size_t offset_bytes = params.rows.offsets32 ? 4 : 8;
+    StreamBuffer scratch(stream);
+    cudaError_t error = scratch.allocate(2 * static_cast<std::size_t>(params.rows.rows) * offset_bytes);
+    if (error != cudaSuccess) return cuda_failure(error, "allocation of the scatter's keys");
+    params.keys = scratch.get();
+    params.values = scratch.get() + static_cast<std::size_t>(params.rows.rows) * offset_bytes;
+    thread_local PinnedFlag pinned;
+    std::uint32_t* flag = nullptr;
+    if (options.index_mode == IndexMode::kError) {
+      flag = pinned.get();
+      if (flag == nullptr) return Status(StatusCode::kInternal, "CUDA pinned allocation of the error flag failed");
+      *reinterpret_cast<volatile std::uint32_t*>(flag) = 0;
+      params.rows.error_flag = flag;
+    }
+    error = launch_scatter_keys(params, multiprocessors, stream);
+    if (error != cudaSuccess) return cuda_failure(error, "scatter key kernel launch");
+    if (flag != nullptr) {
+      error = cudaStreamSynchronize(stream);
+      if (error != cudaSuccess) return cuda_failure(error, "scatter key kernel");
+      if (*reinterpret_cast<volatile std::uint32_t*>(flag) != 0) {
+        return message_from_indices(targets, indices, call.gather, gather, stream);
+      }
+    }
+    // 2. output = input (a partial write: the whole base). 3. The combine.
+    MULTIGATHER_RETURN_IF_ERROR(copy_input());
+    error = launch_scatter_combine(params, input.dtype, call.reduction, deterministic, multiprocessors, stream);
+    if (error == cudaErrorInvalidValue && params.rows.rows > INT32_MAX) {
+      return InvalidArgument("the CUDA scatter handles at most 2^31 - 1 rows (got " +
+                             std::to_string(params.rows.rows) + ")");
+    }
+    if (error != cudaSuccess) return cuda_failure(error, "scatter kernel launch");
+    return Status::Ok();
+  } catch (...) {
+    return Status(StatusCode::kInternal, "out of memory in the CUDA backend");
+  }
+}
+
+}  // namespace multigather::detail
+
+namespace multigather {
+
+Status scatter_multiaxis_cuda_into(const TensorView& input, const TensorView& indices,
+                                   const TensorView& updates, std::span<const std::int64_t> axes,
+                                   const MutableTensorView& output, const ScatterOptions& options,
+                                   void* stream, ScatterDeterminism determinism) noexcept {
+  detail::ValidatedScatter call;
+  MULTIGATHER_RETURN_IF_ERROR(detail::validate_scatter_operands(input, indices, updates, axes, options, &call));
+  MULTIGATHER_RETURN_IF_ERROR(detail::validate_scatter_output(output, input, indices, updates, call, "output"));
+  return detail::run_scatter_validated_cuda(input, indices, output, call, options, stream,
+                                            determinism == ScatterDeterminism::kDeterministic);
+}
+
+}  // namespace multigather

@@ -4,6 +4,8 @@
 // bad value is never dereferenced.
 #include <cuda_runtime.h>
 
+#include <algorithm>
+
 #include "kernels/cuda/gather_kernel.hpp"
 #include "kernels/cuda/gather_rows.hpp"
 
@@ -22,9 +24,24 @@ gather_rows(const __grid_constant__ CudaGatherParams p) {
 
 struct PickKernel {
   const void* kernel = nullptr;
+  int blocks_per_multiprocessor = kMaxBlocksPerMultiprocessor;
   template <int UnitBytes, class Index, class Off>
   void operator()() {
     kernel = reinterpret_cast<const void*>(gather_rows<UnitBytes, Index, Off>);
+    // The grid cap from this variant's occupancy (its registers decide how many blocks an SM
+    // holds at once): kWavesPerLaunch waves of resident blocks, then the kernel's grid-stride
+    // loops cover the rest. Asked once per variant (on the first device that runs it).
+    static const int cap = [] {
+      int resident = 0;
+      if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, gather_rows<UnitBytes, Index, Off>,
+                                                        kThreadsPerBlock, 0) != cudaSuccess ||
+          resident <= 0) {
+        cudaGetLastError();
+        return kMaxBlocksPerMultiprocessor;
+      }
+      return std::min(kMaxBlocksPerMultiprocessor, resident * kWavesPerLaunch);
+    }();
+    blocks_per_multiprocessor = cap;
   }
 };
 
@@ -34,7 +51,7 @@ cudaError_t launch_gather(const CudaGatherParams& params, int multiprocessors,
                           cudaStream_t stream) noexcept {
   PickKernel pick;
   if (!visit_kernel_variant(params, pick)) return cudaErrorInvalidValue;
-  const std::int64_t blocks = launch_blocks(params, multiprocessors);
+  const std::int64_t blocks = launch_blocks(params, multiprocessors, pick.blocks_per_multiprocessor);
   void* args[] = {const_cast<CudaGatherParams*>(&params)};
   return cudaLaunchKernel(pick.kernel, dim3(static_cast<unsigned>(blocks)),
                           dim3(kThreadsPerBlock), args, 0, stream);

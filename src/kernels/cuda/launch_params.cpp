@@ -57,7 +57,7 @@ std::int64_t launch_blocks(const CudaGatherParams& params, int multiprocessors,
   return std::max<std::int64_t>(1, std::min(needed, cap));
 }
 
-void make_cuda_params(const GatherPlan& p, CudaGatherParams* out) noexcept {
+void make_cuda_params(const GatherPlan& p, CudaGatherParams* out, int unit_bytes) noexcept {
   CudaGatherParams c;
   const int m = p.rank;
   const auto es = static_cast<std::int64_t>(p.element_size);
@@ -70,7 +70,7 @@ void make_cuda_params(const GatherPlan& p, CudaGatherParams* out) noexcept {
   const std::int64_t row_elements = c.block_path ? p.shape[last] : 1;
   const std::int64_t row_bytes = row_elements * es;
 
-  c.unit_bytes = widest_unit(p, c.rank, row_bytes);
+  c.unit_bytes = unit_bytes > 0 ? unit_bytes : widest_unit(p, c.rank, row_bytes);
   const std::int64_t ub = c.unit_bytes;
   c.row_units = row_bytes / ub;
   c.rows = p.numel / row_elements;
@@ -128,6 +128,38 @@ void make_cuda_params(const GatherPlan& p, CudaGatherParams* out) noexcept {
   c.indices = p.indices;
   c.output = p.output;
   *out = c;
+}
+
+void make_cuda_scatter_params(const GatherPlan& plan, bool include_input, const void* identity,
+                              CudaScatterParams* params) noexcept {
+  CudaScatterParams s;
+  make_cuda_params(plan, &s.rows, static_cast<int>(plan.element_size));
+  s.rows.rows_per_thread = 1;  // the scatter kernels run one row (or chunk) per thread group
+  const CudaGatherParams& c = s.rows;
+  // The range of a target row's offset (elements): each dimension adds its lowest or highest.
+  std::int64_t lo = 0, hi = 0;
+  const auto reach = [&](std::int64_t stride, std::int64_t size) {
+    const std::int64_t r = size > 0 ? stride * (size - 1) : 0;
+    (r < 0 ? lo : hi) += r;
+  };
+  for (int d = 0; d < c.rank; ++d) reach(c.input_strides[d], c.shape[d]);
+  for (int j = 0; j < c.k; ++j) reach(c.axis_strides[j], c.axis_sizes[j]);
+  s.target_bias = -lo;
+  const std::uint64_t max_key = static_cast<std::uint64_t>(hi - lo);
+  s.key_bits = 1;  // the dropped key's low key_bits bits (all ones) must exceed every key
+  while (s.key_bits < 64 && ((std::uint64_t{1} << s.key_bits) - 1) <= max_key) ++s.key_bits;
+  s.include_input = include_input;
+  std::memcpy(s.identity, identity, std::min<std::size_t>(plan.element_size, sizeof(s.identity)));
+  *params = s;
+}
+
+std::int64_t scatter_key_blocks(const CudaScatterParams& params, int multiprocessors,
+                                int blocks_per_multiprocessor) noexcept {
+  CudaGatherParams one_per_row = params.rows;
+  one_per_row.items = params.rows.rows;
+  one_per_row.group_shift = 0;
+  one_per_row.rows_per_thread = 1;
+  return launch_blocks(one_per_row, multiprocessors, blocks_per_multiprocessor);
 }
 
 }  // namespace multigather::detail

@@ -72,6 +72,10 @@ struct CudaGatherParams {
 
 /// Blocks per multiprocessor at most (then the kernel's loops stride over the grid).
 inline constexpr int kMaxBlocksPerMultiprocessor = 64;
+/// The launch's cap in waves: blocks per multiprocessor = this many times the blocks a
+/// multiprocessor holds at once for the kernel variant (its occupancy), at most
+/// kMaxBlocksPerMultiprocessor.
+inline constexpr int kWavesPerLaunch = 8;
 
 /// The grid of one launch (pure): one thread group per work item when that needs at most
 /// `blocks_per_multiprocessor` blocks of kThreadsPerBlock per multiprocessor, else that many
@@ -83,6 +87,33 @@ std::int64_t launch_blocks(const CudaGatherParams& params, int multiprocessors,
 struct GatherPlan;
 
 /// Derives the launch of `plan` (pure: no CUDA call). `plan.numel` must be > 0.
-void make_cuda_params(const GatherPlan& plan, CudaGatherParams* params) noexcept;
+/// `unit_bytes` 0: the widest unit alignment allows; else that unit (the scatter's: one
+/// element, whose alignment the caller has checked).
+void make_cuda_params(const GatherPlan& plan, CudaGatherParams* params, int unit_bytes = 0) noexcept;
+
+/// A scatter launch (scatter_rows.hpp): the gather that reads the scatter's targets, in element
+/// units, plus the sort keys' range and the scratch arrays.
+struct CudaScatterParams {
+  CudaGatherParams rows;          // unit = element; input = scatter output, output = updates
+  std::int64_t target_bias = 0;   // added to a target offset (elements) to make a key >= 0
+  int key_bits = 1;               // keys (and kDropped's low bits) fit in this many bits
+  bool include_input = true;
+  /// The reduction's identity element (atomic mode, include_input = false): its first
+  /// element_size bytes.
+  alignas(16) unsigned char identity[16] = {};
+  void* keys = nullptr;    // rows.rows entries of Key (std::uint32_t when rows.offsets32, else 64)
+  void* values = nullptr;  // rows.rows entries of Off: the updates row's offset (elements)
+};
+
+/// Derives a scatter launch from the plan of the gather that reads its targets
+/// (plan/scatter.hpp: input = the scatter's output, output = the updates). Pure. `identity`:
+/// the reduction's identity element (element_size bytes), used by atomic mode when
+/// include_input is false.
+void make_cuda_scatter_params(const GatherPlan& plan, bool include_input, const void* identity,
+                              CudaScatterParams* params) noexcept;
+
+/// The grid of the key kernel (pure): one thread per row up to the launch_blocks cap.
+std::int64_t scatter_key_blocks(const CudaScatterParams& params, int multiprocessors,
+                                int blocks_per_multiprocessor = kMaxBlocksPerMultiprocessor) noexcept;
 
 }  // namespace multigather::detail

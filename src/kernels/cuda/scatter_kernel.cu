@@ -1,0 +1,131 @@
+// The CUDA scatter kernels (scatter_rows.hpp has their bodies, run by the host tests too) and
+// the deterministic sort between them: cub::DeviceRadixSort::SortPairs, which is stable, so the
+// rows of one target keep their row-major order.
+#include <cuda_runtime.h>
+
+#include <cub/device/device_radix_sort.cuh>
+
+#include "kernels/cuda/scatter_kernel.hpp"
+#include "kernels/cuda/scatter_rows.hpp"
+
+namespace multigather::detail {
+namespace {
+
+template <class Index, class Off>
+__global__ void __launch_bounds__(kThreadsPerBlock)
+scatter_keys_kernel(const __grid_constant__ CudaScatterParams s) {
+  scatter_keys<Index, Off>(s, static_cast<Off>(blockIdx.x) * kThreadsPerBlock + static_cast<Off>(threadIdx.x),
+                           static_cast<Off>(gridDim.x) * kThreadsPerBlock);
+}
+
+template <class Op, class Off, bool Atomic>
+__global__ void __launch_bounds__(kThreadsPerBlock)
+scatter_items_kernel(const __grid_constant__ CudaScatterParams s) {
+  scatter_thread<Off>(s, static_cast<Off>(blockIdx.x) * kThreadsPerBlock + static_cast<Off>(threadIdx.x),
+                      static_cast<Off>(gridDim.x) * kThreadsPerBlock,
+                      [&](Off item, Off lane) { scatter_item<Op, Off, Atomic>(s, item, lane); });
+}
+
+template <int ElementBytes, class Off>
+__global__ void __launch_bounds__(kThreadsPerBlock)
+scatter_identity_kernel(const __grid_constant__ CudaScatterParams s) {
+  scatter_thread<Off>(s, static_cast<Off>(blockIdx.x) * kThreadsPerBlock + static_cast<Off>(threadIdx.x),
+                      static_cast<Off>(gridDim.x) * kThreadsPerBlock,
+                      [&](Off item, Off lane) { scatter_identity_item<ElementBytes, Off>(s, item, lane); });
+}
+
+cudaError_t launch(const void* kernel, std::int64_t blocks, const CudaScatterParams& s, cudaStream_t stream) {
+  void* args[] = {const_cast<CudaScatterParams*>(&s)};
+  return cudaLaunchKernel(kernel, dim3(static_cast<unsigned>(blocks)), dim3(kThreadsPerBlock), args, 0, stream);
+}
+
+struct PickKeys {
+  const void* kernel = nullptr;
+  template <int UnitBytes, class Index, class Off>
+  void operator()() {
+    kernel = reinterpret_cast<const void*>(scatter_keys_kernel<Index, Off>);
+  }
+};
+
+template <class Off>
+cudaError_t combine(const CudaScatterParams& s, DType dtype, Reduction reduction, bool atomic,
+                    std::int64_t blocks, cudaStream_t stream) {
+  cudaError_t error = cudaSuccess;
+  if (atomic && !s.include_input && reduction != Reduction::kNone) {
+    const void* identity = nullptr;
+    switch (element_size(dtype)) {
+      case 1: identity = reinterpret_cast<const void*>(scatter_identity_kernel<1, Off>); break;
+      case 2: identity = reinterpret_cast<const void*>(scatter_identity_kernel<2, Off>); break;
+      case 4: identity = reinterpret_cast<const void*>(scatter_identity_kernel<4, Off>); break;
+      case 8: identity = reinterpret_cast<const void*>(scatter_identity_kernel<8, Off>); break;
+      case 16: identity = reinterpret_cast<const void*>(scatter_identity_kernel<16, Off>); break;
+      default: return cudaErrorInvalidValue;
+    }
+    error = launch(identity, blocks, s, stream);
+    if (error != cudaSuccess) return error;
+  }
+  const void* kernel = nullptr;
+  const bool found = combine::visit_element_op(dtype, reduction, [&]<class Op>() {
+    kernel = atomic ? reinterpret_cast<const void*>(scatter_items_kernel<Op, Off, true>)
+                    : reinterpret_cast<const void*>(scatter_items_kernel<Op, Off, false>);
+  });
+  if (!found) return cudaErrorInvalidValue;
+  return launch(kernel, blocks, s, stream);
+}
+
+// Sorts (keys, values) by key, stably. The sorted arrays may land in a second buffer: *s then
+// points at them, and *memory (stream-ordered) must be freed after the combine.
+template <class Off>
+cudaError_t sort_rows(CudaScatterParams* s, void** memory, cudaStream_t stream) {
+  using Key = std::make_unsigned_t<Off>;
+  const int n = static_cast<int>(s->rows.rows);
+  const auto bytes = static_cast<std::size_t>(n) * sizeof(Off);
+  std::size_t scratch = 0;
+  cub::DoubleBuffer<Key> keys(static_cast<Key*>(s->keys), nullptr);
+  cub::DoubleBuffer<Off> values(static_cast<Off*>(s->values), nullptr);
+  cudaError_t error = cub::DeviceRadixSort::SortPairs(nullptr, scratch, keys, values, n, 0, s->key_bits, stream);
+  if (error != cudaSuccess) return error;
+  // The second buffers, then CUB's scratch, in one stream-ordered allocation.
+  error = cudaMallocAsync(memory, 2 * bytes + scratch, stream);
+  if (error != cudaSuccess) return error;
+  char* base = static_cast<char*>(*memory);
+  keys.d_buffers[1] = reinterpret_cast<Key*>(base);
+  values.d_buffers[1] = reinterpret_cast<Off*>(base + bytes);
+  error = cub::DeviceRadixSort::SortPairs(base + 2 * bytes, scratch, keys, values, n, 0, s->key_bits, stream);
+  s->keys = keys.Current();
+  s->values = values.Current();
+  return error;
+}
+
+template <class Off>
+cudaError_t sort_and_combine(CudaScatterParams s, DType dtype, Reduction reduction, bool atomic,
+                             std::int64_t blocks, cudaStream_t stream) {
+  if (atomic) return combine<Off>(s, dtype, reduction, true, blocks, stream);
+  void* memory = nullptr;
+  cudaError_t error = sort_rows<Off>(&s, &memory, stream);
+  if (error == cudaSuccess) error = combine<Off>(s, dtype, reduction, false, blocks, stream);
+  if (memory != nullptr) {
+    const cudaError_t freed = cudaFreeAsync(memory, stream);
+    if (error == cudaSuccess) error = freed;
+  }
+  return error;
+}
+
+}  // namespace
+
+cudaError_t launch_scatter_keys(const CudaScatterParams& s, int multiprocessors, cudaStream_t stream) noexcept {
+  PickKeys pick;
+  if (!visit_kernel_variant(s.rows, pick)) return cudaErrorInvalidValue;
+  return launch(pick.kernel, scatter_key_blocks(s, multiprocessors), s, stream);
+}
+
+cudaError_t launch_scatter_combine(const CudaScatterParams& s, DType dtype, Reduction reduction,
+                                   bool deterministic, int multiprocessors, cudaStream_t stream) noexcept {
+  if (s.rows.rows > INT32_MAX) return cudaErrorInvalidValue;  // CUB's item count is an int
+  const bool atomic = !deterministic && combine::has_atomic_form(dtype, reduction);
+  const std::int64_t blocks = launch_blocks(s.rows, multiprocessors);
+  return s.rows.offsets32 ? sort_and_combine<std::int32_t>(s, dtype, reduction, atomic, blocks, stream)
+                          : sort_and_combine<std::int64_t>(s, dtype, reduction, atomic, blocks, stream);
+}
+
+}  // namespace multigather::detail

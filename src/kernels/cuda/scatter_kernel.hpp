@@ -1,0 +1,23 @@
+// Internal: the launchers of the CUDA scatter kernels (scatter_kernel.cu). Neither synchronizes.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include "kernels/cuda/launch_params.hpp"
+#include "multigather/scatter.hpp"
+
+namespace multigather::detail {
+
+/// Step 1 (scatter_rows.hpp): fills s.keys and s.values for every row and raises
+/// s.rows.error_flag on a bad index in error mode. Writes nothing else.
+cudaError_t launch_scatter_keys(const CudaScatterParams& s, int multiprocessors, cudaStream_t stream) noexcept;
+
+/// The combine into s.rows.input (the scatter's output, already holding its starting values):
+/// deterministic (stable sort by target, then one owner per target) or, when `deterministic` is
+/// false and (dtype, reduction) has an atomic form, atomic. Scratch memory is stream-ordered
+/// (cudaMallocAsync / cudaFreeAsync). Overwrites s.keys and s.values. At most INT32_MAX rows
+/// (cudaErrorInvalidValue beyond).
+cudaError_t launch_scatter_combine(const CudaScatterParams& s, DType dtype, Reduction reduction,
+                                   bool deterministic, int multiprocessors, cudaStream_t stream) noexcept;
+
+}  // namespace multigather::detail

@@ -1,0 +1,137 @@
+// Internal: the body of the CUDA scatter kernels, written once for host and device (like
+// gather_rows.hpp). A scatter is planned as the gather that reads its targets (plan/scatter.hpp):
+// gather_multiaxis(output, indices, axes) with the updates, broadcast to G, in the place of the
+// gather's output. So CudaScatterParams::rows is a CudaGatherParams in ELEMENT units whose
+// `input` is the scatter's output and whose `output` is the updates (read only), and
+// locate_row gives, for every row of G in row-major order, the row of the output it combines
+// into and the row of updates it reads.
+//
+// Deterministic mode (bit-identical to the CPU engine, whatever the launch):
+//   1. scatter_keys: key[r] = the target row's offset + bias (>= 0), or kDropped for a dropped
+//      (or, in error mode, bad) lookup; value[r] = the updates row's offset. Raises the error flag.
+//   2. a STABLE sort of (key, value) by key (cub::DeviceRadixSort on the device, std::stable_sort
+//      in the host tests): the rows of one target now sit together, in row-major order.
+//   3. scatter_segments: the first sorted row of each target owns it; its thread group combines
+//      the target's updates in order, each lane owning its units of the row.
+// Atomic mode (faster, not deterministic): step 1, then scatter_atomic combines every row with
+// one atomic read-modify-write per element, in any order (after scatter_identity has set the
+// targets to the reduction's identity when include_input is false).
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+
+#include "kernels/cuda/gather_rows.hpp"
+#include "kernels/combine.hpp"
+
+namespace multigather::detail {
+
+/// A read-only load of one update element (through __ldg where it has an overload).
+template <class T>
+MULTIGATHER_HOST_DEVICE inline T load_update(const T* p) {
+  if constexpr (std::is_floating_point_v<T> || (std::is_integral_v<T> && sizeof(T) <= 4)) {
+    return load_readonly(p);
+  } else if constexpr (std::is_integral_v<T>) {
+    return static_cast<T>(load_readonly(reinterpret_cast<const unsigned long long*>(p)));
+  } else {
+    return *p;  // a complex element
+  }
+}
+
+/// The key of a row that writes nothing: all bits set (sorts last).
+template <class Key>
+inline constexpr Key kDropped = ~Key{0};
+
+/// Step 1 for rows thread, thread + threads, ...: every row's key and updates offset.
+template <class Index, class Off>
+MULTIGATHER_HOST_DEVICE inline void scatter_keys(const CudaScatterParams& s, Off thread, Off threads) {
+  using Key = std::make_unsigned_t<Off>;
+  const CudaGatherParams& p = s.rows;
+  auto* keys = static_cast<Key*>(s.keys);
+  auto* values = static_cast<Off*>(s.values);
+  const Off rows = static_cast<Off>(p.rows);
+  for (Off row = thread; row < rows; row += threads) {
+    const RowPlace<Off> place = locate_row<Index, Off>(p, row);
+    keys[row] = place.lookup == Lookup::kOk
+                    ? static_cast<Key>(place.input + static_cast<Off>(s.target_bias))
+                    : kDropped<Key>;
+    values[row] = place.output;
+  }
+}
+
+/// Work item `item` (a sorted position and a chunk of its row) for thread `lane` of its group:
+/// the (sorted) row at the head of its target's run combines the run, each lane its units.
+template <class Op, class Off, bool Atomic>
+MULTIGATHER_HOST_DEVICE inline void scatter_item(const CudaScatterParams& s, Off item, Off lane) {
+  using T = typename Op::T;
+  using Key = std::make_unsigned_t<Off>;
+  const CudaGatherParams& p = s.rows;
+  const auto* keys = static_cast<const Key*>(s.keys);
+  const auto* values = static_cast<const Off*>(s.values);
+  Off i = item, chunk = 0;
+  if (p.chunks_per_row > 1) {
+    i = divide(item, p.chunks_per_row, p.chunks_divide);
+    chunk = item - i * static_cast<Off>(p.chunks_per_row);
+  }
+  const Key key = keys[i];
+  if (key == kDropped<Key>) return;
+  if (!Atomic && i > 0 && keys[i - 1] == key) return;  // not the head of its run
+  const Off row_units = static_cast<Off>(p.row_units);
+  const Off begin = chunk * static_cast<Off>(p.chunk_units);
+  const Off end = begin + static_cast<Off>(p.chunk_units) < row_units
+                      ? begin + static_cast<Off>(p.chunk_units) : row_units;
+  const Off group = Off{1} << p.group_shift;
+  T* dst = static_cast<T*>(const_cast<void*>(p.input)) + (static_cast<Off>(key) - static_cast<Off>(s.target_bias));
+  const T* updates = static_cast<const T*>(p.output);
+  if constexpr (Atomic) {
+    const T* src = updates + values[i];
+    for (Off u = begin + lane; u < end; u += group) Op::atomic(dst + u, load_update(src + u));
+  } else {
+    const Off rows = static_cast<Off>(p.rows);
+    for (Off u = begin + lane; u < end; u += group) {
+      Off j = i;
+      T acc = s.include_input ? dst[u] : load_update(updates + values[j++] + u);
+      for (; j < rows && keys[j] == key; ++j) acc = Op::apply(acc, load_update(updates + values[j] + u));
+      dst[u] = acc;
+    }
+  }
+}
+
+/// Atomic mode with include_input = false: every target element starts as the identity.
+template <int ElementBytes> struct ElementOf { using type = typename UnitOf<ElementBytes>::type; };
+template <> struct ElementOf<8> { using type = std::uint64_t; };
+template <> struct ElementOf<16> { using type = combine::Complex<double>; };  // 8-byte aligned
+
+template <int ElementBytes, class Off>
+MULTIGATHER_HOST_DEVICE inline void scatter_identity_item(const CudaScatterParams& s, Off item, Off lane) {
+  using Unit = typename ElementOf<ElementBytes>::type;
+  using Key = std::make_unsigned_t<Off>;
+  const CudaGatherParams& p = s.rows;
+  Off i = item, chunk = 0;
+  if (p.chunks_per_row > 1) {
+    i = divide(item, p.chunks_per_row, p.chunks_divide);
+    chunk = item - i * static_cast<Off>(p.chunks_per_row);
+  }
+  const Key key = static_cast<const Key*>(s.keys)[i];
+  if (key == kDropped<Key>) return;
+  const Off row_units = static_cast<Off>(p.row_units);
+  const Off begin = chunk * static_cast<Off>(p.chunk_units);
+  const Off end = begin + static_cast<Off>(p.chunk_units) < row_units
+                      ? begin + static_cast<Off>(p.chunk_units) : row_units;
+  Unit* dst = static_cast<Unit*>(const_cast<void*>(p.input)) + (static_cast<Off>(key) - static_cast<Off>(s.target_bias));
+  const Unit identity = *reinterpret_cast<const Unit*>(s.identity);
+  for (Off u = begin + lane; u < end; u += Off{1} << p.group_shift) dst[u] = identity;
+}
+
+/// Everything one thread of a scatter launch does over items (grid-stride; as gather_thread).
+template <class Off, class Body>
+MULTIGATHER_HOST_DEVICE inline void scatter_thread(const CudaScatterParams& s, Off thread, Off threads,
+                                                   Body body) {
+  const CudaGatherParams& p = s.rows;
+  const Off items = static_cast<Off>(p.items);
+  const Off lane = thread & ((Off{1} << p.group_shift) - 1);
+  const Off step = threads >> p.group_shift;
+  for (Off item = thread >> p.group_shift; item < items; item += step) body(item, lane);
+}
+
+}  // namespace multigather::detail

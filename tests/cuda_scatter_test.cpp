@@ -1,0 +1,481 @@
+// The CUDA scatter (multigather/cuda.hpp, scatter_multiaxis_cuda_into) against the CPU engine's
+// oracle, the reference kernel (docs/spec.md section 4), on the random cases of
+// scatter_cases.hpp (every reduction, dtypes of every width, all index types, every mode,
+// broadcasting both ways, strided and reversed outputs, include_input on and off).
+//  - CudaScatterOnHost (no GPU needed): the kernel bodies themselves (scatter_rows.hpp) run on
+//    the host over every thread of the launched grid, with std::stable_sort in the place of the
+//    device's stable radix sort: keys, error flag, the deterministic combine byte for byte, and
+//    the atomic combine (its host form: one read-modify-write per element).
+//  - CudaScatter (GPU; skipped without one, a failure under MULTIGATHER_REQUIRE_GPU=1): the
+//    public API on device memory, both modes, against the CPU engine, exact messages, and a
+//    framework scatter (torch.index_add) through execute on device pointers.
+//
+// Replay: MULTIGATHER_SEED=<seed> ./multigather_tests --gtest_filter='CudaScatter*'
+#include <gtest/gtest.h>
+
+#if MULTIGATHER_HAVE_CUDA
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <numeric>
+#include <random>
+#include <vector>
+
+#include "api/run_validated.hpp"
+#include "kernels/cuda/launch_params.hpp"
+#include "kernels/combine.hpp"
+#include "kernels/cuda/scatter_rows.hpp"
+#include "multigather/cuda.hpp"
+#include "multigather/execute.hpp"
+#include "multigather/lowering.hpp"
+#include "plan/scatter.hpp"
+#include "cuda_test_support.hpp"
+#include "scatter_cases.hpp"
+
+namespace multigather {
+namespace {
+
+using test::Case;
+using test::Result;
+
+std::uint64_t seed() { return test::base_seed(); }
+
+// ---- On the host: the kernel bodies over the launched grid ----------------------------------
+
+// The case's views over `bytes` (the output buffer, poisoned like test::run_case's).
+struct HostViews {
+  TensorView input, indices, updates;
+  MutableTensorView output;
+};
+
+HostViews views_of(const Case& c, std::vector<std::byte>* bytes) {
+  const std::size_t es = element_size(c.dtype);
+  bytes->assign(static_cast<std::size_t>(c.output_span) * es, std::byte{0x5a});
+  return {TensorView(c.input.data(), c.dtype, c.input_shape),
+          TensorView(c.indices.data(), c.index_dtype, c.indices_shape),
+          TensorView(c.updates.data(), c.dtype, c.updates_shape),
+          MutableTensorView(bytes->data() + c.output_origin * static_cast<std::int64_t>(es), c.dtype,
+                            c.input_shape, c.output_strides)};
+}
+
+struct RunKeys {  // step 1 over every thread of the key kernel's grid
+  const detail::CudaScatterParams* s;
+  std::int64_t threads;
+  template <int UnitBytes, class Index, class Off>
+  void operator()() {
+    for (std::int64_t t = 0; t < threads; ++t) {
+      detail::scatter_keys<Index, Off>(*s, static_cast<Off>(t), static_cast<Off>(threads));
+    }
+  }
+};
+
+template <class Off>
+void stable_sort_rows(detail::CudaScatterParams* s) {
+  using Key = std::make_unsigned_t<Off>;
+  const auto n = static_cast<std::size_t>(s->rows.rows);
+  auto* keys = static_cast<Key*>(s->keys);
+  auto* values = static_cast<Off*>(s->values);
+  std::vector<std::size_t> order(n);
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return keys[a] < keys[b]; });
+  std::vector<Key> k(n);
+  std::vector<Off> v(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    k[i] = keys[order[i]];
+    v[i] = values[order[i]];
+  }
+  std::copy(k.begin(), k.end(), keys);
+  std::copy(v.begin(), v.end(), values);
+}
+
+// Steps 2-3 on the host over every thread of the combine's grid (launch_blocks' grid for
+// `multiprocessors`), in thread order.
+template <class Off>
+void combine_on_host(detail::CudaScatterParams s, DType dtype, Reduction reduction, bool atomic,
+                     int multiprocessors) {
+  if (!atomic) stable_sort_rows<Off>(&s);
+  const std::int64_t threads = detail::launch_blocks(s.rows, multiprocessors) * detail::kThreadsPerBlock;
+  auto each_thread = [&](auto body) {
+    for (std::int64_t t = 0; t < threads; ++t) {
+      detail::scatter_thread<Off>(s, static_cast<Off>(t), static_cast<Off>(threads), body);
+    }
+  };
+  if (atomic && !s.include_input && reduction != Reduction::kNone) {
+    const auto es = element_size(dtype);
+    each_thread([&](Off item, Off lane) {
+      switch (es) {
+        case 1: detail::scatter_identity_item<1, Off>(s, item, lane); break;
+        case 2: detail::scatter_identity_item<2, Off>(s, item, lane); break;
+        case 4: detail::scatter_identity_item<4, Off>(s, item, lane); break;
+        case 8: detail::scatter_identity_item<8, Off>(s, item, lane); break;
+        default: detail::scatter_identity_item<16, Off>(s, item, lane); break;
+      }
+    });
+  }
+  ASSERT_TRUE(detail::combine::visit_element_op(dtype, reduction, [&]<class Op>() {
+    each_thread([&](Off item, Off lane) {
+      if (atomic) {
+        detail::scatter_item<Op, Off, true>(s, item, lane);
+      } else {
+        detail::scatter_item<Op, Off, false>(s, item, lane);
+      }
+    });
+  }));
+}
+
+// The identity bytes the API passes (cuda_api.cpp's identity_of), rebuilt from the reduction's
+// definition: combine(identity, x) == x for every x the test draws.
+void identity_bytes(DType dtype, Reduction reduction, unsigned char out[16]);
+
+struct HostRun {
+  bool ran = false;       // G was non-empty
+  bool flagged = false;   // the key step raised the error flag
+  std::vector<std::byte> bytes;
+};
+
+HostRun run_on_host(const Case& c, bool atomic, bool offsets64, int multiprocessors) {
+  HostRun run;
+  const HostViews v = views_of(c, &run.bytes);
+  detail::ValidatedScatter call;
+  EXPECT_TRUE(detail::validate_scatter_operands(v.input, v.indices, v.updates, c.axes, c.options, &call).ok());
+  EXPECT_TRUE(detail::validate_scatter_output(v.output, v.input, v.indices, v.updates, call, "output").ok());
+  if (call.gather.shape.output_numel == 0) return run;
+  run.ran = true;
+  const GatherOptions gather = detail::gather_options_of(c.options);
+  const TensorView targets(v.output.data, v.output.dtype, v.output.shape, v.output.strides);
+  const MutableTensorView updates(const_cast<void*>(call.updates.data), call.updates.dtype,
+                                  call.updates.shape, call.updates.strides);
+  detail::GatherPlan plan;
+  detail::make_plan(targets, v.indices, updates, call.gather, gather, &plan);
+  unsigned char identity[16];
+  identity_bytes(c.dtype, call.reduction, identity);
+  detail::CudaScatterParams s;
+  detail::make_cuda_scatter_params(plan, call.include_input, identity, &s);
+  if (offsets64) s.rows.offsets32 = false;
+  const std::size_t n = static_cast<std::size_t>(s.rows.rows);
+  std::vector<std::uint64_t> keys(n), values(n);  // room for either width
+  s.keys = keys.data();
+  s.values = values.data();
+  std::uint32_t flag = 0;
+  if (c.options.index_mode == IndexMode::kError) s.rows.error_flag = &flag;
+  RunKeys keys_run{&s, detail::scatter_key_blocks(s, multiprocessors) * detail::kThreadsPerBlock};
+  EXPECT_TRUE(detail::visit_kernel_variant(s.rows, keys_run));
+  run.flagged = flag != 0;
+  if (run.flagged) return run;
+  EXPECT_TRUE(detail::copy_view(v.input, v.output, 1).ok());
+  atomic = atomic && detail::combine::has_atomic_form(c.dtype, call.reduction);
+  if (s.rows.offsets32) {
+    combine_on_host<std::int32_t>(s, c.dtype, call.reduction, atomic, multiprocessors);
+  } else {
+    combine_on_host<std::int64_t>(s, c.dtype, call.reduction, atomic, multiprocessors);
+  }
+  return run;
+}
+
+void identity_bytes(DType dtype, Reduction reduction, unsigned char out[16]) {
+  std::memset(out, 0, 16);
+  const bool is_float = dtype == DType::kFloat16 || dtype == DType::kBFloat16 || dtype == DType::kFloat32 ||
+                        dtype == DType::kFloat64 || dtype == DType::kComplex64 || dtype == DType::kComplex128;
+  const std::size_t es = element_size(dtype);
+  auto put = [&](auto value) { std::memcpy(out, &value, sizeof value); };
+  auto put_float = [&](double x) {
+    switch (dtype) {
+      case DType::kFloat16: put(float_to_half(static_cast<float>(x))); break;
+      case DType::kBFloat16: put(float_to_bfloat16(static_cast<float>(x))); break;
+      case DType::kFloat32: case DType::kComplex64: put(static_cast<float>(x)); if (es == 8) std::memcpy(out + 4, out, 4); break;
+      default: put(x); if (es == 16) std::memcpy(out + 8, out, 8); break;
+    }
+  };
+  const bool is_signed = dtype == DType::kInt8 || dtype == DType::kInt16 || dtype == DType::kInt32 || dtype == DType::kInt64;
+  switch (reduction) {
+    case Reduction::kAdd:
+      if (is_float) put_float(-0.0);  // -0 + x == x, also for x = -0
+      break;
+    case Reduction::kMul:
+      if (is_float) put_float(1.0); else out[0] = 1;
+      break;
+    case Reduction::kMin:  // the largest value
+      if (is_float) { put_float(INFINITY); break; }
+      if (dtype == DType::kBool) { out[0] = 1; break; }
+      std::memset(out, 0xff, es);
+      if (is_signed) out[es - 1] = 0x7f;
+      break;
+    case Reduction::kMax:  // the lowest value
+      if (is_float) { put_float(-INFINITY); break; }
+      if (is_signed) out[es - 1] = 0x80;
+      break;
+    default: break;
+  }
+}
+
+TEST(CudaScatterOnHost, RandomPlansMatchTheReference) {
+  // Deterministic mode must equal the reference byte for byte (written elements and untouched
+  // poison alike), in the 32- and 64-bit variants. Atomic mode run on the host in thread order
+  // equals it too while each thread has one item (a single pass: row-major order), which the
+  // small cases here always have with 4 multiprocessors.
+  std::mt19937_64 rng(seed());
+  int flagged = 0, compared = 0, atomic_compared = 0;
+  for (int i = 0; i < 2000; ++i) {
+    const std::uint64_t case_seed = rng();
+    std::mt19937_64 case_rng(case_seed);
+    const Case c = test::random_case(case_rng);
+    const Result ref = test::run_case(c, true, 1);
+    SCOPED_TRACE("case seed " + std::to_string(case_seed) + ": " + test::describe(c));
+    for (const bool atomic : {false, true}) {
+      const HostRun got = run_on_host(c, atomic, i % 2 == 1, 4);
+      if (!got.ran) continue;
+      if (ref.status.code() == StatusCode::kOutOfRange) {
+        ASSERT_TRUE(got.flagged) << ref.status.message();
+        flagged += !atomic;
+        continue;
+      }
+      ASSERT_TRUE(ref.status.ok()) << ref.status.message();
+      ASSERT_FALSE(got.flagged);
+      ASSERT_TRUE(got.bytes == ref.bytes) << (atomic ? "atomic" : "deterministic");
+      (atomic ? atomic_compared : compared) += 1;
+    }
+  }
+  EXPECT_GT(flagged, 5);
+  EXPECT_GT(compared, 1000);
+  EXPECT_GT(atomic_compared, 1000);
+}
+
+TEST(CudaScatterOnHost, ManyUpdatesPerTargetOverAGridStride) {
+  // 4096 float32 updates into 3 targets (ScatterElements add along axis 0 of [4096, 1] -> [3, 1]),
+  // then 64-element rows (index_add of [512, 64] into [5, 64]): one fake multiprocessor with the
+  // real cap leaves grid-stride passes; the deterministic combine must still add in row-major
+  // order, bit for bit the reference's float sum.
+  for (const std::int64_t width : {std::int64_t{1}, std::int64_t{64}}) {
+    Case c;
+    c.dtype = DType::kFloat32;
+    c.index_dtype = DType::kInt64;
+    const std::int64_t n = width == 1 ? 4096 : 512, targets = width == 1 ? 3 : 5;
+    c.input_shape = {targets, width};
+    c.indices_shape = {n, 1};
+    c.updates_shape = {n, width};
+    c.axes = {0};
+    c.options.reduction = Reduction::kAdd;
+    std::mt19937_64 rng(seed() + static_cast<std::uint64_t>(width));
+    test::fill_random(rng, c.input, c.dtype, targets * width);
+    test::fill_random(rng, c.updates, c.dtype, n * width);
+    c.indices.resize(static_cast<std::size_t>(n) * 8);
+    for (std::int64_t i = 0; i < n; ++i) {
+      const std::int64_t v = test::uniform(rng, 0, targets - 1);
+      std::memcpy(c.indices.data() + i * 8, &v, 8);
+    }
+    c.output_strides = contiguous_strides(c.input_shape);
+    c.output_span = targets * width;
+    const Result ref = test::run_case(c, true, 1);
+    ASSERT_TRUE(ref.status.ok());
+    const HostRun got = run_on_host(c, false, false, 1);
+    ASSERT_TRUE(got.ran);
+    EXPECT_TRUE(got.bytes == ref.bytes) << "width " << width;
+  }
+}
+
+TEST(CudaScatterParams, KeysCoverNegativeStridesAndTheDroppedKeySortsLast) {
+  // A reversed output [4, 3] (strides [-3, -1]): target offsets run from -11 to 0, so the bias
+  // is 11 and keys 0..11 need 4 bits, whose all-ones value (15, the dropped key's low bits)
+  // exceeds every key.
+  std::vector<float> out(12), updates(6);
+  std::vector<std::int64_t> ids = {0, 3};
+  const TensorView in(out.data() + 11, DType::kFloat32, {4, 3}, {-3, -1});
+  const MutableTensorView out_view(out.data() + 11, DType::kFloat32, {4, 3}, {-3, -1});
+  const TensorView ix(ids.data(), DType::kInt64, {2, 1});
+  const TensorView up(updates.data(), DType::kFloat32, {2, 3});
+  const std::int64_t axes[] = {0};
+  ScatterOptions o;
+  o.reduction = Reduction::kAdd;
+  detail::ValidatedScatter call;
+  ASSERT_TRUE(detail::validate_scatter_operands(in, ix, up, axes, o, &call).ok());
+  detail::GatherPlan plan;
+  const MutableTensorView up_as_output(updates.data(), DType::kFloat32, {2, 3});
+  detail::make_plan(in, ix, up_as_output, call.gather, detail::gather_options_of(o), &plan);
+  const unsigned char identity[16] = {};
+  detail::CudaScatterParams s;
+  detail::make_cuda_scatter_params(plan, true, identity, &s);
+  EXPECT_EQ(s.target_bias, 11);
+  EXPECT_EQ(s.key_bits, 4);
+  EXPECT_EQ(s.rows.unit_bytes, 4);  // one element: the combine works on whole elements
+  EXPECT_EQ(s.rows.rows_per_thread, 1);
+  EXPECT_EQ(detail::scatter_key_blocks(s, 1), 1);
+}
+
+TEST(CudaScatterNoDevice, ValidationFirstThenTheMissingDevice) {
+  if (cuda_device_available()) GTEST_SKIP() << "a CUDA device is present";
+  // Shape errors are the CPU core's, word for word, before any device question.
+  std::vector<float> input(12), updates(6), out(12);
+  std::vector<std::int64_t> ids = {0, 2};
+  const std::int64_t axes[] = {0};
+  const TensorView in(input.data(), DType::kFloat32, {4, 3});
+  const TensorView ix(ids.data(), DType::kInt64, {2, 1});
+  const TensorView bad_updates(updates.data(), DType::kFloat32, {3, 2});
+  const MutableTensorView out_view(out.data(), DType::kFloat32, {4, 3});
+  const Status cpu = scatter_multiaxis_into(in, ix, bad_updates, axes, out_view);
+  const Status gpu = scatter_multiaxis_cuda_into(in, ix, bad_updates, axes, out_view);
+  ASSERT_EQ(cpu.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(gpu.code(), cpu.code());
+  EXPECT_EQ(gpu.message(), cpu.message());
+  const Status no_device =
+      scatter_multiaxis_cuda_into(in, ix, TensorView(updates.data(), DType::kFloat32, {2, 3}), axes, out_view);
+  EXPECT_EQ(no_device.code(), StatusCode::kInternal);
+  EXPECT_EQ(no_device.message(), "no CUDA device is available");
+  // A framework scatter sent to the CUDA engine by the context says so, naming the op.
+  Attributes attrs;
+  attrs.set("dim", "0");
+  Lowering l;
+  ASSERT_TRUE(lower_op("torch.index_add", in, TensorView(ids.data(), DType::kInt64, {2}),
+                       TensorView(updates.data(), DType::kFloat32, {2, 3}), attrs, &l).ok());
+  ExecutionContext context;
+  context.device = Device::kCUDA;
+  const Status e = execute(l, out_view, context);
+  EXPECT_EQ(e.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(e.message().find("torch.index_add: the CUDA engine was asked for, but no CUDA device"),
+            std::string::npos) << e.message();
+}
+
+// ---- On a GPU --------------------------------------------------------------------------------
+
+// Device memory holding a copy of `bytes`, freed at scope exit.
+struct DeviceBytes {
+  void* data = nullptr;
+  std::size_t size = 0;
+  explicit DeviceBytes(const std::vector<std::byte>& bytes) : size(bytes.size()) {
+    EXPECT_EQ(cudaMalloc(&data, std::max<std::size_t>(size, 16)), cudaSuccess);
+    if (size > 0) EXPECT_EQ(cudaMemcpy(data, bytes.data(), size, cudaMemcpyHostToDevice), cudaSuccess);
+  }
+  ~DeviceBytes() { cudaFree(data); }
+  std::vector<std::byte> download() const {
+    std::vector<std::byte> host(size);
+    if (size > 0) EXPECT_EQ(cudaMemcpy(host.data(), data, size, cudaMemcpyDeviceToHost), cudaSuccess);
+    return host;
+  }
+};
+
+Result run_on_device(const Case& c, ScatterDeterminism mode, cudaStream_t stream) {
+  std::vector<std::byte> poisoned;
+  views_of(c, &poisoned);
+  DeviceBytes in(c.input), ix(c.indices), up(c.updates), out(poisoned);
+  const std::size_t es = element_size(c.dtype);
+  const MutableTensorView out_view(static_cast<std::byte*>(out.data) + c.output_origin * static_cast<std::int64_t>(es),
+                                   c.dtype, c.input_shape, c.output_strides);
+  Result r;
+  r.status = scatter_multiaxis_cuda_into(TensorView(in.data, c.dtype, c.input_shape),
+                                         TensorView(ix.data, c.index_dtype, c.indices_shape),
+                                         TensorView(up.data, c.dtype, c.updates_shape), c.axes, out_view,
+                                         c.options, stream, mode);
+  EXPECT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+  r.bytes = out.download();
+  return r;
+}
+
+bool order_independent(const Case& c) {
+  const bool is_float = c.dtype == DType::kFloat16 || c.dtype == DType::kBFloat16 || c.dtype == DType::kFloat32 ||
+                        c.dtype == DType::kFloat64 || c.dtype == DType::kComplex64 || c.dtype == DType::kComplex128;
+  if (c.options.reduction == Reduction::kNone) return false;  // which duplicate wins
+  return !is_float || c.options.reduction == Reduction::kMin || c.options.reduction == Reduction::kMax;
+}
+
+TEST(CudaScatter, RandomPlansMatchTheCpuEngine) {
+  SKIP_WITHOUT_DEVICE();
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
+  std::mt19937_64 rng(seed() + 1);
+  for (int i = 0; i < 600; ++i) {
+    const std::uint64_t case_seed = rng();
+    std::mt19937_64 case_rng(case_seed);
+    const Case c = test::random_case(case_rng);
+    SCOPED_TRACE("case seed " + std::to_string(case_seed) + ": " + test::describe(c));
+    const Result want = test::run_case(c, false, 1);  // the CPU engine
+    const Result det = run_on_device(c, ScatterDeterminism::kDeterministic, stream);
+    ASSERT_EQ(det.status.code(), want.status.code()) << det.status.message();
+    ASSERT_EQ(det.status.message(), want.status.message());
+    if (want.status.ok()) ASSERT_TRUE(det.bytes == want.bytes) << "deterministic";
+    const Result atomic = run_on_device(c, ScatterDeterminism::kAtomic, stream);
+    ASSERT_EQ(atomic.status.code(), want.status.code()) << atomic.status.message();
+    if (want.status.ok() && order_independent(c)) ASSERT_TRUE(atomic.bytes == want.bytes) << "atomic";
+  }
+  cudaStreamDestroy(stream);
+}
+
+TEST(CudaScatter, AtomicFloatAddIsCloseAndDeterministicIsExact) {
+  SKIP_WITHOUT_DEVICE();
+  // index_add of 100000 float32 rows of 16 into 37 targets: deterministic equals the CPU engine
+  // bit for bit on every run; atomic equals it to float32 rounding of the sums.
+  Case c;
+  c.dtype = DType::kFloat32;
+  c.input_shape = {37, 16};
+  c.indices_shape = {100000, 1};
+  c.updates_shape = {100000, 16};
+  c.axes = {0};
+  c.options.reduction = Reduction::kAdd;
+  std::mt19937_64 rng(seed() + 2);
+  test::fill_random(rng, c.input, c.dtype, 37 * 16);
+  test::fill_random(rng, c.updates, c.dtype, 100000 * 16);
+  c.indices.resize(100000 * 8);
+  for (std::int64_t i = 0; i < 100000; ++i) {
+    const std::int64_t v = test::uniform(rng, 0, 36);
+    std::memcpy(c.indices.data() + i * 8, &v, 8);
+  }
+  c.output_strides = contiguous_strides(c.input_shape);
+  c.output_span = 37 * 16;
+  const Result want = test::run_case(c, false, 2);
+  ASSERT_TRUE(want.status.ok());
+  for (int run = 0; run < 3; ++run) {
+    const Result det = run_on_device(c, ScatterDeterminism::kDeterministic, nullptr);
+    ASSERT_TRUE(det.status.ok()) << det.status.message();
+    EXPECT_TRUE(det.bytes == want.bytes) << "run " << run;
+  }
+  const Result atomic = run_on_device(c, ScatterDeterminism::kAtomic, nullptr);
+  ASSERT_TRUE(atomic.status.ok());
+  std::vector<float> a(37 * 16), w(37 * 16);
+  std::memcpy(a.data(), atomic.bytes.data(), a.size() * 4);
+  std::memcpy(w.data(), want.bytes.data(), w.size() * 4);
+  for (std::size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], w[i], 1e-2f + 1e-4f * std::abs(w[i])) << i;
+}
+
+TEST(CudaScatter, FrameworkScatterRunsThroughExecuteOnDevicePointers) {
+  SKIP_WITHOUT_DEVICE();
+  // torch.index_add (dim 0) with device operands: execute picks the CUDA engine from where the
+  // operands live; the result equals the same call on host operands.
+  const std::vector<float> self = {1, 2, 3, 4, 5, 6}, source = {10, 20, 30, 40, 50, 60};
+  const std::vector<std::int64_t> index = {2, 0, 2};
+  const auto bytes_of = [](const auto& v) {
+    std::vector<std::byte> b(v.size() * sizeof(v[0]));
+    std::memcpy(b.data(), v.data(), b.size());
+    return b;
+  };
+  Attributes attrs;
+  attrs.set("dim", "0");
+  const Tensor want = run_op("torch.index_add", TensorView(self.data(), DType::kFloat32, {3, 2}),
+                             TensorView(index.data(), DType::kInt64, {3}),
+                             TensorView(source.data(), DType::kFloat32, {3, 2}), attrs);
+  DeviceBytes d_self(bytes_of(self)), d_index(bytes_of(index)), d_source(bytes_of(source));
+  DeviceBytes d_out(std::vector<std::byte>(24));
+  Lowering l;
+  ASSERT_TRUE(lower_op("torch.index_add", TensorView(d_self.data, DType::kFloat32, {3, 2}),
+                       TensorView(d_index.data, DType::kInt64, {3}),
+                       TensorView(d_source.data, DType::kFloat32, {3, 2}), attrs, &l, Device::kCUDA).ok());
+  const Status s = execute(l, MutableTensorView(d_out.data, DType::kFloat32, {3, 2}));
+  ASSERT_TRUE(s.ok()) << s.message();
+  const auto got = d_out.download();
+  EXPECT_EQ(std::memcmp(got.data(), want.data(), 24), 0);
+  // An out-of-range index: the framework's message, the output unchanged.
+  const std::vector<std::int64_t> bad = {2, 0, 3};
+  DeviceBytes d_bad(bytes_of(bad));
+  Lowering lb;
+  ASSERT_TRUE(lower_op("torch.index_add", TensorView(d_self.data, DType::kFloat32, {3, 2}),
+                       TensorView(d_bad.data, DType::kInt64, {3}),
+                       TensorView(d_source.data, DType::kFloat32, {3, 2}), attrs, &lb, Device::kCUDA).ok());
+  const Status e = execute(lb, MutableTensorView(d_out.data, DType::kFloat32, {3, 2}));
+  EXPECT_EQ(e.code(), StatusCode::kOutOfRange);
+  EXPECT_NE(e.message().find("index[2] = 3"), std::string::npos) << e.message();
+}
+
+}  // namespace
+}  // namespace multigather
+
+#endif  // MULTIGATHER_HAVE_CUDA (with MULTIGATHER_CUDA=OFF this file is empty)
