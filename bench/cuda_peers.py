@@ -1,7 +1,9 @@
 """GPU peers on the cases of docs/bench.md: PyTorch CUDA (index_select, gather, take,
 take_along_dim, fancy indexing, linearized index_select) and CuPy (take, take_along_axis, fancy
 indexing), beside a device-to-device copy of the output's size (the limit), and multigather when
-its Python package can take CUDA arrays (DLPack) -- all in one process.
+its Python package can take CUDA arrays (DLPack) -- all in one process. Then the scatter cases
+S1, S3, S5: PyTorch's one-shot index_add / scatter_add / put(accumulate) against multigather's
+deterministic scatter ("vs torch" = best torch time / time).
 
 Usage (on a GPU machine):
     pip install torch==2.15.0 cupy-cuda13x==14.2.0   # or cupy-cuda12x matching the driver
@@ -160,6 +162,71 @@ def multigather_peer(name, x, idx):
                 x, ix, axes, index_mode="clamp")}
 
 
+# Scatter cases of docs/bench.md (S1, S3, S5): (name, input shape, indices shape, updates shape).
+SCATTER_CASES = [
+    ("S1_embedding_backward", (50000, 512), (8192,), (8192, 512)),
+    ("S3_scatter_add_axis0", (1024, 4096), (256, 4096), (256, 4096)),
+    ("S5_flat_put_add", (16777216,), (4194304,), (4194304,)),
+]
+
+
+def scatter_peers(name, x, idx, u):
+    """name -> callable() for PyTorch's one-shot formulations and multigather's (deterministic
+    by default: bit-identical to its CPU engine; clamp mode so that nothing synchronizes)."""
+    peers = {}
+    if name.startswith("S1"):
+        peers["torch.index_add"] = lambda: x.index_add(0, idx, u)
+        mg = (idx[:, None].contiguous(), u, (0,))
+    elif name.startswith("S3"):
+        peers["torch.scatter_add"] = lambda: x.scatter_add(0, idx, u)
+        mg = (idx, u, (0,))
+    else:
+        peers["torch.index_add"] = lambda: x.index_add(0, idx, u)
+        peers["torch.put(accumulate)"] = lambda: x.put(idx, u, accumulate=True)
+        mg = (idx, u, (0,))
+    if multigather is not None and hasattr(multigather, "scatter_multiaxis"):
+        ix, up, axes = mg
+        try:
+            multigather.scatter_multiaxis(x, ix, up, axes, reduction="add", index_mode="clamp")
+            peers["multigather (deterministic)"] = lambda: multigather.scatter_multiaxis(
+                x, ix, up, axes, reduction="add", index_mode="clamp")
+        except Exception as error:  # a build without the CUDA scatter
+            print(f"  (multigather scatter on CUDA arrays unavailable: {error})")
+    return peers
+
+
+def run_scatter_cases(args, device):
+    """The scatter table: every peer against PyTorch's first formulation's result (allclose:
+    float sums in another order), time per call as for the gathers."""
+    print(f"\n| {'scatter case':<22} | {'implementation':<30} | {'us':>9} | {'vs torch':>8} |")
+    print(f"|{'-' * 24}|{'-' * 32}|{'-' * 11}|{'-' * 10}|")
+    gen = torch.Generator().manual_seed(1234)
+    for name, in_shape, ix_shape, up_shape in SCATTER_CASES:
+        if args.cases and name not in args.cases and name.split("_")[0] not in args.cases:
+            continue
+        high = in_shape[0]
+        x = torch.zeros(in_shape, device=device)
+        idx = torch.randint(0, high, ix_shape, generator=gen, dtype=torch.int64).to(device)
+        u = torch.randn(up_shape, generator=gen).to(device)
+        peers = scatter_peers(name, x, idx, u)
+        reference = next(iter(peers.values()))().cpu()
+        torch_us = None
+        for impl, fn in peers.items():
+            got = fn()
+            got = torch.from_dlpack(got) if not isinstance(got, torch.Tensor) else got
+            if not torch.allclose(got.reshape(reference.shape).cpu(), reference, rtol=1e-4, atol=1e-3):
+                print(f"| {name:<22} | {impl:<30} | wrong result, not timed |")
+                continue
+            us = time_us(fn, args.warmup, args.reps, args.batch)
+            if impl.startswith("torch") and (torch_us is None or us < torch_us):
+                torch_us = us
+            ratio = f"{torch_us / us:8.2f}" if torch_us else f"{'':>8}"
+            print(f"| {name:<22} | {impl:<30} | {us:9.2f} | {ratio} |")
+        sys.stdout.flush()
+        del x, idx, u, peers
+        torch.cuda.empty_cache()
+
+
 def time_us(fn, warmup, reps, batch):
     """Median over reps of the per-call time of `batch` back-to-back calls between two CUDA
     events, in microseconds (the kernel's time while the host keeps ahead of the GPU, the host's
@@ -270,6 +337,7 @@ def main():
         sys.stdout.flush()
         del xs, idxs, src, dst, makers
         torch.cuda.empty_cache()
+    run_scatter_cases(args, device)
 
 
 if __name__ == "__main__":

@@ -11,7 +11,7 @@ otherwise) defines:
 axes, index_mode="error", negative_indices=True,
 fill_value=0)``
 ``torch.ops.multigather.scatter_multiaxis(input, indices,   ``multigather.scatter_multiaxis``
-updates, axes, reduction="none", index_mode="error",        (CPU tensors only)
+updates, axes, reduction="none", index_mode="error",        (CPU, and CUDA in a CUDA build)
 negative_indices=True, include_input=True)``
 ``torch.ops.multigather.gather(input, dim, index)``         torch.gather (registry "torch.gather")
 ``torch.ops.multigather.take(input, index)``                torch.take
@@ -23,7 +23,8 @@ padding_idx=None)``                                         padding_idx >= 0 her
 ==========================================================  =====================================
 
 Real implementations run the one execute path (the registry op or core call on the tensors,
-zero-copy; CUDA tensors gather on their device in a CUDA build, scatter raises ValueError).
+zero-copy; CUDA tensors run on their device in a CUDA build: gathers, and scatters in the
+deterministic mode, bit-identical to the CPU engine).
 Fake implementations take the output shape from multigather's own shape inference
 (``multigather.output_shape``; no data is read), so shape errors surface while tracing. Symbolic
 sizes (dynamic shapes, torch.export's Dim) stay symbolic: the core checks their hints, and the
@@ -189,12 +190,18 @@ gather_multiaxis.register_autograd(_gather_multiaxis_backward,
 
 # ---- scatter_multiaxis --------------------------------------------------------------------------
 
-def _require_cpu(op: str, **tensors: Tensor) -> None:
+def _require_engine_device(op: str, **tensors: Tensor) -> None:
+    """CPU tensors, or CUDA tensors in a CUDA build (the CUDA scatter, deterministic: the same
+    bytes as the CPU engine); meta tensors carry shapes only (the fake kernel)."""
+    from . import _multigather
     for name, t in tensors.items():
-        if t.device.type not in ("cpu", "meta"):  # meta: shapes only (the fake kernel)
-            raise ValueError(
-                f"multigather::{op}: {name} is on {t.device}; scatter_multiaxis runs on the CPU "
-                f"engine only (move the tensors with .cpu())")
+        if t.device.type in ("cpu", "meta") or (t.device.type == "cuda" and _multigather.has_cuda):
+            continue
+        where = "the CPU engine and CUDA devices" if _multigather.has_cuda else \
+            "the CPU engine only (this build has no CUDA engine)"
+        raise ValueError(
+            f"multigather::{op}: {name} is on {t.device}; scatter_multiaxis runs on {where} "
+            f"(move the tensors with .cpu())")
 
 
 @torch.library.custom_op("multigather::scatter_multiaxis", mutates_args=())
@@ -202,8 +209,9 @@ def scatter_multiaxis(input: Tensor, indices: Tensor, updates: Tensor, axes: Lis
                       reduction: str = "none", index_mode: str = "error",
                       negative_indices: bool = True, include_input: bool = True) -> Tensor:
     """``multigather.scatter_multiaxis`` as a PyTorch op: a new tensor of input's shape and dtype.
-    CPU tensors only (ValueError naming the argument on another device)."""
-    _require_cpu("scatter_multiaxis", input=input, indices=indices, updates=updates)
+    CPU tensors, or CUDA tensors in a CUDA build (ValueError naming the argument on another
+    device)."""
+    _require_engine_device("scatter_multiaxis", input=input, indices=indices, updates=updates)
     return _fresh(_registry.run_scatter(
         "scatter_multiaxis", _plain(input), indices, _plain(updates), None, axes=list(axes),
         reduction=reduction, index_mode=index_mode, negative_indices=bool(negative_indices),
@@ -213,7 +221,7 @@ def scatter_multiaxis(input: Tensor, indices: Tensor, updates: Tensor, axes: Lis
 @scatter_multiaxis.register_fake
 def _(input, indices, updates, axes, reduction="none", index_mode="error", negative_indices=True,
       include_input=True):
-    _require_cpu("scatter_multiaxis", input=input, indices=indices, updates=updates)
+    _require_engine_device("scatter_multiaxis", input=input, indices=indices, updates=updates)
     shape = _infer("scatter_multiaxis", input, indices, updates, symbolic=lambda: input.shape,
                    axes=list(axes),
                    reduction=reduction, index_mode=index_mode,

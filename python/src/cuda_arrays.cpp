@@ -41,14 +41,38 @@ void* current_stream(std::string_view framework, int device) {
       return reinterpret_cast<void*>(nb::cast<std::uintptr_t>(stream.attr("cuda_stream")));
     }
     if (framework == "cupy") {
+      // CuPy's current stream is per device: ask with the array's device current.
       nb::object cuda = nb::module_::import_("cupy").attr("cuda");
-      nb::object stream = cuda.attr("get_current_stream")();
+      nb::object on_device = cuda.attr("Device")(device);
+      on_device.attr("__enter__")();
+      nb::object stream;
+      try {
+        stream = cuda.attr("get_current_stream")();
+      } catch (...) {
+        on_device.attr("__exit__")(nb::none(), nb::none(), nb::none());
+        throw;
+      }
+      on_device.attr("__exit__")(nb::none(), nb::none(), nb::none());
       return reinterpret_cast<void*>(nb::cast<std::uintptr_t>(stream.attr("ptr")));
     }
   } catch (const nb::python_error&) {
     // a framework without the usual stream API: the legacy default stream orders after its work
   }
   return nullptr;
+}
+
+bool knows_consumer_stream(std::string_view framework) noexcept {
+  return framework == "torch" || framework == "cupy";
+}
+
+void finish_for_unknown_consumer(void* stream, int device) {
+  const cudaError_t error =
+      on_device(device, [&] { return cudaStreamSynchronize(static_cast<cudaStream_t>(stream)); });
+  if (error != cudaSuccess) {
+    cudaGetLastError();
+    throw std::runtime_error(std::string("CUDA stream synchronization after the call failed: ") +
+                             cudaGetErrorString(error));
+  }
 }
 
 DeviceResult allocate_device_result(std::string_view framework, void* stream, int device,

@@ -18,6 +18,15 @@ namespace multigather::python {
 /// other frameworks.
 void* current_stream(std::string_view framework, int device);
 
+/// Whether `framework` names the stream its next operation runs on (torch, cupy: the call runs
+/// on that stream, so no synchronization is needed). For any other framework (JAX arrays
+/// through DLPack, array-API libraries) the consumer's stream is unknown.
+bool knows_consumer_stream(std::string_view framework) noexcept;
+
+/// Waits for `stream` on `device`: after a call whose consumer's stream is unknown, so that the
+/// result is complete whichever stream reads it next. Throws RuntimeError on a CUDA error.
+void finish_for_unknown_consumer(void* stream, int device);
+
 /// Device memory for a one-shot result of `shape` and `dtype` on `device`, never a
 /// cudaMalloc/cudaFree pair per call: torch and cupy results come from the framework's own
 /// caching allocator (a uint8 buffer from torch.empty / cupy.empty on `device`, allocated on the

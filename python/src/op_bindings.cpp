@@ -144,6 +144,11 @@ nb::object execute_call(Lowering& lowering, const InputArray& input_array, Devic
       status = execute(lowering, target, context);
     }
     raise_if_error(status);
+#if defined(MULTIGATHER_PYTHON_HAS_CUDA)
+    if (device == Device::kCUDA && !knows_consumer_stream(framework)) {
+      finish_for_unknown_consumer(context.stream, input_array.device_id());
+    }
+#endif
     return nb::none();
   }
 #if defined(MULTIGATHER_PYTHON_HAS_CUDA)
@@ -157,6 +162,7 @@ nb::object execute_call(Lowering& lowering, const InputArray& input_array, Devic
       status = execute(lowering, result.view, context);
     }
     raise_if_error(status);
+    if (!knows_consumer_stream(framework)) finish_for_unknown_consumer(context.stream, input_array.device_id());
     return device_array(std::move(result), input_array.dtype(), input_array.device_id(), framework);
   }
 #endif
