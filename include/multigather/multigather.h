@@ -168,7 +168,9 @@ typedef enum mg_device MG_ENUM_INT {
  *               Builds without OpenMP always use 1.
  *  device:      an mg_device.
  *  cuda_stream: a cudaStream_t (NULL = the legacy default stream) for CUDA operands; CUDA calls
- *               in index mode "error" synchronize it, others return once enqueued. */
+ *               in index mode "error" synchronize it, others return once enqueued. Scatter ops
+ *               on CUDA operands run deterministically (the CPU engine's bytes; the C++
+ *               ExecutionContext::deterministic = false selects atomics). */
 typedef struct mg_context {
   int32_t num_threads;
   mg_device device;
