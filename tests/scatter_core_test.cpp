@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/combine.hpp"
 #include "kernels/cpu/scatter.hpp"
 #include "scatter_cases.hpp"
 #include "multigather/gather.hpp"
@@ -414,6 +415,54 @@ TEST(ScatterCore, OneShotCopiesTheInputOnEveryThreadCount) {
     }
     ASSERT_EQ(first, -1) << threads << " threads: first difference at element " << first << ": " << out[static_cast<std::size_t>(first < 0 ? 0 : first)] << " vs " << expected[static_cast<std::size_t>(first < 0 ? 0 : first)];
   }
+}
+
+TEST(ScatterCombine, IdentityIsNeutralForEveryPairWithAnAtomicForm) {
+  // The CUDA scatter's atomic mode starts a target from identity_bytes when include_input is
+  // false, so combine(identity, x) must give x's bytes exactly: for random values of every
+  // dtype, and for -0, +-inf and NaN where the dtype has them (x on the update side, as the first
+  // update that reaches the target is).
+  namespace cb = mg::detail::combine;
+  static const mg::DType dtypes[] = {mg::DType::kBool, mg::DType::kInt8, mg::DType::kUInt8, mg::DType::kInt16,
+                                     mg::DType::kUInt16, mg::DType::kInt32, mg::DType::kUInt32, mg::DType::kInt64,
+                                     mg::DType::kUInt64, mg::DType::kFloat16, mg::DType::kBFloat16, mg::DType::kFloat32,
+                                     mg::DType::kFloat64, mg::DType::kComplex64, mg::DType::kComplex128};
+  Rng rng(base_seed() + 6);
+  int checked = 0;
+  for (const mg::DType dtype : dtypes) {
+    for (const mg::Reduction reduction : {mg::Reduction::kAdd, mg::Reduction::kMul, mg::Reduction::kMin,
+                                          mg::Reduction::kMax}) {
+      unsigned char identity[16];
+      if (!cb::identity_bytes(dtype, reduction, identity) || !cb::has_atomic_form(dtype, reduction)) continue;
+      const std::size_t es = mg::element_size(dtype);
+      std::vector<std::byte> values;
+      mg::test::fill_random(rng, values, dtype, 200);
+      const auto special = [&](double v) {  // appended in the dtype's own encoding
+        std::byte b[16] = {};
+        if (dtype == mg::DType::kFloat16) { const std::uint16_t h = mg::float_to_half(static_cast<float>(v)); std::memcpy(b, &h, 2); }
+        else if (dtype == mg::DType::kBFloat16) { const std::uint16_t h = mg::float_to_bfloat16(static_cast<float>(v)); std::memcpy(b, &h, 2); }
+        else if (dtype == mg::DType::kFloat32 || dtype == mg::DType::kComplex64) { const float f[2] = {static_cast<float>(v), static_cast<float>(v)}; std::memcpy(b, f, es); }
+        else { const double d[2] = {v, v}; std::memcpy(b, d, es); }
+        values.insert(values.end(), b, b + es);
+      };
+      const bool floating = dtype >= mg::DType::kFloat16 && dtype <= mg::DType::kComplex128;
+      if (floating) {
+        for (const double v : {-0.0, 0.0, double(INFINITY), -double(INFINITY), double(NAN)}) special(v);
+      }
+      const std::size_t n = values.size() / es;
+      ASSERT_TRUE(cb::visit_combine(dtype, reduction, [&]<class Op>() {
+        for (std::size_t e = 0; e < n; ++e) {
+          std::byte acc[16];
+          std::memcpy(acc, identity, es);
+          Op::apply(acc, values.data() + e * es, 1);
+          EXPECT_EQ(std::memcmp(acc, values.data() + e * es, es), 0)
+              << mg::dtype_name(dtype) << " " << mg::reduction_name(reduction) << " element " << e;
+          ++checked;
+        }
+      }));
+    }
+  }
+  EXPECT_GT(checked, 10000);
 }
 
 TEST(ScatterCore, AdjointOfGather) {

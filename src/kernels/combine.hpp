@@ -11,15 +11,18 @@
 //     and sum rounded on its own (no fused multiply-add on the device; the CPU build does not
 //     contract either);
 //   - none: the update replaces the element (the last one in row-major order wins).
-// Element ops (visit_element_op) have `T`, `apply(a, b)` (a = the output side) and `atomic(p, v)`:
+// Element ops (visit_element_op) have `T`, `apply(a, b)` (a = the output side), `atomic(p, v)`:
 // one atomic read-modify-write on the device (a native atomic where one exists, else a
-// compare-and-swap loop on the aligned word holding the element), a plain one on the host.
+// compare-and-swap loop on the aligned word holding the element), a plain one on the host, and
+// `identity()` (host only): the e with apply(e, x) == x, which the CUDA scatter's atomic mode
+// starts a target from when include_input is false.
 // The CPU's byte-run form (visit_combine): Op::apply(dst, src, n) combines n consecutive elements
 // of src into dst (unaligned memory is fine).
 #pragma once
 
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <type_traits>
 
 #include "core/float16_bits.hpp"
@@ -105,6 +108,7 @@ struct Assign {
   using T = T_;
   MULTIGATHER_HOST_DEVICE static T apply(T, T b) { return b; }
   MULTIGATHER_HOST_DEVICE static void atomic(T* p, T v) { *p = v; }  // some update wins
+  static T identity() { return T{}; }  // unused: none has no identity pass
 };
 
 template <class T>
@@ -116,6 +120,7 @@ struct IntAdd : CasOp<IntAdd<T_>, T_> {
   MULTIGATHER_HOST_DEVICE static T apply(T a, T b) {
     return static_cast<T>(static_cast<WideOf<T>>(a) + static_cast<WideOf<T>>(b));
   }
+  static T identity() { return T{0}; }
   MULTIGATHER_HOST_DEVICE static void atomic(T* p, T v) {
 #if defined(__CUDA_ARCH__)
     if constexpr (sizeof(T) >= 4) {
@@ -132,22 +137,26 @@ struct IntMul : CasOp<IntMul<T_>, T_> {
   MULTIGATHER_HOST_DEVICE static T apply(T a, T b) {
     return static_cast<T>(static_cast<WideOf<T>>(a) * static_cast<WideOf<T>>(b));
   }
+  static T identity() { return T{1}; }
 };
 template <class T_>
 struct OrdMin : CasOp<OrdMin<T_>, T_> {
   using T = T_;
   MULTIGATHER_HOST_DEVICE static T apply(T a, T b) { return b < a ? b : a; }
+  static T identity() { return std::numeric_limits<T>::max(); }
 };
 template <class T_>
 struct OrdMax : CasOp<OrdMax<T_>, T_> {
   using T = T_;
   MULTIGATHER_HOST_DEVICE static T apply(T a, T b) { return a < b ? b : a; }
+  static T identity() { return std::numeric_limits<T>::lowest(); }
 };
 
 template <class T_>
 struct FloatAdd : CasOp<FloatAdd<T_>, T_> {
   using T = T_;
   MULTIGATHER_HOST_DEVICE static T apply(T a, T b) { return add_rn(a, b); }
+  static T identity() { return T(-0.0); }  // -0 + x == x, also for x = -0
   MULTIGATHER_HOST_DEVICE static void atomic(T* p, T v) {
 #if defined(__CUDA_ARCH__)
     atomicAdd(p, v);
@@ -160,23 +169,28 @@ template <class T_>
 struct FloatMul : CasOp<FloatMul<T_>, T_> {
   using T = T_;
   MULTIGATHER_HOST_DEVICE static T apply(T a, T b) { return mul_rn(a, b); }
+  static T identity() { return T{1}; }
 };
 template <class T_>
 struct FloatMin : CasOp<FloatMin<T_>, T_> {
   using T = T_;
   MULTIGATHER_HOST_DEVICE static T apply(T a, T b) { return a != a ? a : (b != b ? b : (b < a ? b : a)); }
+  static T identity() { return std::numeric_limits<T>::infinity(); }
 };
 template <class T_>
 struct FloatMax : CasOp<FloatMax<T_>, T_> {
   using T = T_;
   MULTIGATHER_HOST_DEVICE static T apply(T a, T b) { return a != a ? a : (b != b ? b : (a < b ? b : a)); }
+  static T identity() { return -std::numeric_limits<T>::infinity(); }
 };
 
 struct BoolOr : CasOp<BoolOr, std::uint8_t> {
   MULTIGATHER_HOST_DEVICE static std::uint8_t apply(std::uint8_t a, std::uint8_t b) { return (a | b) != 0; }
+  static std::uint8_t identity() { return 0; }
 };
 struct BoolAnd : CasOp<BoolAnd, std::uint8_t> {
   MULTIGATHER_HOST_DEVICE static std::uint8_t apply(std::uint8_t a, std::uint8_t b) { return a != 0 && b != 0; }
+  static std::uint8_t identity() { return 1; }
 };
 
 /// float16 (Brain = false) or bfloat16 (Brain = true) through float32 with F.
@@ -189,12 +203,17 @@ struct Half : CasOp<Half<F, Brain>, std::uint16_t> {
     const float r = F<float>::apply(to_float(a), to_float(b));
     return Brain ? float_to_bfloat16_bits(r) : float_to_half_bits(r);
   }
+  static std::uint16_t identity() {
+    const float r = F<float>::identity();
+    return Brain ? float_to_bfloat16_bits(r) : float_to_half_bits(r);
+  }
 };
 
 template <class R>
 struct ComplexAdd {
   using T = Complex<R>;
   MULTIGATHER_HOST_DEVICE static T apply(T a, T b) { return {add_rn(a.re, b.re), add_rn(a.im, b.im)}; }
+  static T identity() { return {R(-0.0), R(-0.0)}; }
   MULTIGATHER_HOST_DEVICE static void atomic(T* p, T v) {  // two independent atomic adds
     FloatAdd<R>::atomic(&p->re, v.re);
     FloatAdd<R>::atomic(&p->im, v.im);
@@ -206,6 +225,7 @@ struct ComplexMul {
   MULTIGATHER_HOST_DEVICE static T apply(T a, T b) {
     return {add_rn(mul_rn(a.re, b.re), -mul_rn(a.im, b.im)), add_rn(mul_rn(a.re, b.im), mul_rn(a.im, b.re))};
   }
+  static T identity() { return {R(1), R(0)}; }  // not exact (has_atomic_form): never used
   MULTIGATHER_HOST_DEVICE static void atomic(T* p, T v) { *p = apply(*p, v); }  // never launched: has_atomic_form
 };
 
@@ -288,6 +308,18 @@ bool visit_element_op(DType dtype, Reduction reduction, Visit&& visit) {
     case DType::kComplex128: return complex.template operator()<double>();
     default: return false;
   }
+}
+
+/// The identity element of (dtype, reduction) (Op::identity(): add -0.0 / 0 / false, mul 1,
+/// min +inf / the largest value / true, max -inf / the lowest value / false) in out's first
+/// element_size bytes; false for a pair validation rejects. Exact for every pair
+/// has_atomic_form admits.
+inline bool identity_bytes(DType dtype, Reduction reduction, unsigned char out[16]) {
+  std::memset(out, 0, 16);
+  return visit_element_op(dtype, reduction, [&]<class Op>() {
+    const typename Op::T e = Op::identity();
+    std::memcpy(out, &e, sizeof e);
+  });
 }
 
 // ---- The CPU's byte-run form ---------------------------------------------------------------------
