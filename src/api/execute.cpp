@@ -35,6 +35,30 @@ Status describe_out_of_range(const Lowering& l, const TensorView& indices, const
   return OutOfRange(l.op + ": " + core.message() + (c.rule.empty() ? "" : "; " + c.rule));
 }
 
+// Ok when this build and machine can run `l` on the CUDA engine, else InvalidArgument naming the
+// op and why (no CUDA engine in the build; no usable device).
+Status cuda_engine_available(const Lowering& l) {
+#if defined(MULTIGATHER_HAVE_CUDA)
+  if (cuda_device_available()) return Status::Ok();
+  return InvalidArgument(l.op + ": the CUDA engine was asked for, but no CUDA device is "
+                         "available (no driver or no GPU)");
+#else
+  return InvalidArgument(l.op + ": the operands are on a CUDA device, but this build has no "
+                         "CUDA engine (build with MULTIGATHER_CUDA=ON)");
+#endif
+}
+
+#if defined(MULTIGATHER_HAVE_CUDA)
+// describe_out_of_range for the CUDA engine: the framework's indices live on the device, so
+// the bytes they reach are read back to the host first.
+Status describe_device_out_of_range(const Lowering& l, const Status& core) {
+  std::vector<std::byte> storage;
+  TensorView host;
+  MULTIGATHER_RETURN_IF_ERROR(detail::copy_view_to_host(l.index_errors.indices, &storage, &host));
+  return describe_out_of_range(l, host, core);
+}
+#endif
+
 // Strides that view `output` (any strides) as `shape` with the same C-order element sequence,
 // without a copy (numpy's no-copy reshape); false when the strides cannot express it.
 bool reshape_strides(const MutableTensorView& output, const Dims& shape, Dims* strides) {
@@ -94,22 +118,13 @@ Status run_core(const Lowering& l, const MutableTensorView& core, const GatherOp
                 Device device, const ExecutionContext& context, std::string_view output_name,
                 const detail::ValidatedCall* checked) {
   if (device == Device::kCUDA) {
+    MULTIGATHER_RETURN_IF_ERROR(cuda_engine_available(l));
 #if defined(MULTIGATHER_HAVE_CUDA)
-    if (!cuda_device_available()) {
-      return InvalidArgument(l.op + ": the CUDA engine was asked for, but no CUDA device is "
-                             "available (no driver or no GPU)");
-    }
     MULTIGATHER_RETURN_IF_ERROR(detail::check_no_overlap(core, l.input, l.indices, output_name));
     Status s = gather_multiaxis_cuda_into(l.input, l.indices, l.axes, core, options, context.stream);
-    if (s.code() != StatusCode::kOutOfRange) return s;
-    std::vector<std::byte> storage;
-    TensorView host;
-    MULTIGATHER_RETURN_IF_ERROR(detail::copy_view_to_host(l.index_errors.indices, &storage, &host));
-    return describe_out_of_range(l, host, s);
+    return s.code() == StatusCode::kOutOfRange ? describe_device_out_of_range(l, s) : s;
 #else
     (void)context;
-    return InvalidArgument(l.op + ": the operands are on a CUDA device, but this build has no "
-                           "CUDA engine (build with MULTIGATHER_CUDA=ON)");
 #endif
   }
   detail::ValidatedCall own;
@@ -148,20 +163,10 @@ Status divide_by_update_count(const Lowering& l, const MutableTensorView& core, 
 // input itself for in place, else no overlap), then runs it on the CPU engine or, for CUDA
 // operands, the CUDA engine (context.stream, context.deterministic).
 Status run_scatter_core(const Lowering& l, const MutableTensorView& core, const ScatterOptions& options,
-                        Device device, const ExecutionContext& context, std::string_view output_name,
+                        Device device, [[maybe_unused]] const ExecutionContext& context, std::string_view output_name,
                         const MutableTensorView& full) {
   const bool cuda = device == Device::kCUDA;
-#if !defined(MULTIGATHER_HAVE_CUDA)
-  if (cuda) {
-    return InvalidArgument(l.op + ": the operands are on a CUDA device, but this build has no "
-                           "CUDA engine (build with MULTIGATHER_CUDA=ON)");
-  }
-#else
-  if (cuda && !cuda_device_available()) {
-    return InvalidArgument(l.op + ": the CUDA engine was asked for, but no CUDA device is "
-                           "available (no driver or no GPU)");
-  }
-#endif
+  if (cuda) MULTIGATHER_RETURN_IF_ERROR(cuda_engine_available(l));
   if (cuda && l.mean_by_count) {
     return InvalidArgument(l.op + ": reduce = 'mean' runs on the CPU engine only in this version (the "
                            "operands are on a CUDA device; copy them to the host)");
@@ -200,13 +205,7 @@ Status run_scatter_core(const Lowering& l, const MutableTensorView& core, const 
 #if defined(MULTIGATHER_HAVE_CUDA)
     s = detail::run_scatter_validated_cuda(input, l.indices, core, call, options, context.stream,
                                            context.deterministic, base, base_output);
-    if (s.code() == StatusCode::kOutOfRange) {
-      std::vector<std::byte> storage;
-      TensorView host;
-      MULTIGATHER_RETURN_IF_ERROR(detail::copy_view_to_host(l.index_errors.indices, &storage, &host));
-      return describe_out_of_range(l, host, s);
-    }
-    return s;
+    return s.code() == StatusCode::kOutOfRange ? describe_device_out_of_range(l, s) : s;
 #endif
   }
   s = detail::run_scatter_validated(input, l.indices, core, call, options, base, base_output);

@@ -31,12 +31,14 @@ Status copy_view(const TensorView& input, const MutableTensorView& output, int n
                   input.numel() * static_cast<std::int64_t>(element_size(input.dtype)), num_threads);
     return Status::Ok();
   }
-  static const std::int64_t zero = 0;
-  const TensorView no_indices(&zero, DType::kInt64, Dims::filled(input.rank(), 1),
-                              Dims::filled(input.rank(), 0));
   GatherOptions options;
   options.num_threads = num_threads;
-  return gather_multiaxis_into(input, no_indices, {}, output, options);
+  return gather_multiaxis_into(input, no_axes_indices(input.rank()), {}, output, options);
+}
+
+TensorView no_axes_indices(int rank) {
+  static const std::int64_t zero = 0;
+  return TensorView(&zero, DType::kInt64, Dims::filled(rank, 1), Dims::filled(rank, 0));
 }
 
 }  // namespace detail

@@ -16,4 +16,8 @@ Status run_validated(const TensorView& input, const TensorView& indices,
 /// one thread when the views coalesce into one block).
 Status copy_view(const TensorView& input, const MutableTensorView& output, int num_threads);
 
+/// The indices of a gather with no axes at rank `rank` (a broadcast int64 zero, never read):
+/// with them a gather copies a view (copy_view here, the CUDA backend's copy on the device).
+TensorView no_axes_indices(int rank);
+
 }  // namespace multigather::detail
