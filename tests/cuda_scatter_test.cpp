@@ -45,22 +45,6 @@ std::uint64_t seed() { return test::base_seed(); }
 
 // ---- On the host: the kernel bodies over the launched grid ----------------------------------
 
-// The case's views over `bytes` (the output buffer, poisoned like test::run_case's).
-struct HostViews {
-  TensorView input, indices, updates;
-  MutableTensorView output;
-};
-
-HostViews views_of(const Case& c, std::vector<std::byte>* bytes) {
-  const std::size_t es = element_size(c.dtype);
-  bytes->assign(static_cast<std::size_t>(c.output_span) * es, std::byte{0x5a});
-  return {TensorView(c.input.data(), c.dtype, c.input_shape),
-          TensorView(c.indices.data(), c.index_dtype, c.indices_shape),
-          TensorView(c.updates.data(), c.dtype, c.updates_shape),
-          MutableTensorView(bytes->data() + c.output_origin * static_cast<std::int64_t>(es), c.dtype,
-                            c.input_shape, c.output_strides)};
-}
-
 struct RunKeys {  // step 1 over every thread of the key kernel's grid
   const detail::CudaScatterParams* s;
   std::int64_t threads;
@@ -126,10 +110,6 @@ void combine_on_host(detail::CudaScatterParams s, DType dtype, Reduction reducti
   }));
 }
 
-// The identity bytes the API passes (cuda_api.cpp's identity_of), rebuilt from the reduction's
-// definition: combine(identity, x) == x for every x the test draws.
-void identity_bytes(DType dtype, Reduction reduction, unsigned char out[16]);
-
 struct HostRun {
   bool ran = false;       // G was non-empty
   bool flagged = false;   // the key step raised the error flag
@@ -138,22 +118,14 @@ struct HostRun {
 
 HostRun run_on_host(const Case& c, bool atomic, bool offsets64, int multiprocessors) {
   HostRun run;
-  const HostViews v = views_of(c, &run.bytes);
+  const test::CaseViews v = test::views_of(c, &run.bytes);
   detail::ValidatedScatter call;
   EXPECT_TRUE(detail::validate_scatter_operands(v.input, v.indices, v.updates, c.axes, c.options, &call).ok());
   EXPECT_TRUE(detail::validate_scatter_output(v.output, v.input, v.indices, v.updates, call, "output").ok());
   if (call.gather.shape.output_numel == 0) return run;
   run.ran = true;
-  const GatherOptions gather = detail::gather_options_of(c.options);
-  const TensorView targets(v.output.data, v.output.dtype, v.output.shape, v.output.strides);
-  const MutableTensorView updates(const_cast<void*>(call.updates.data), call.updates.dtype,
-                                  call.updates.shape, call.updates.strides);
-  detail::GatherPlan plan;
-  detail::make_plan(targets, v.indices, updates, call.gather, gather, &plan);
-  unsigned char identity[16];
-  identity_bytes(c.dtype, call.reduction, identity);
-  detail::CudaScatterParams s;
-  detail::make_cuda_scatter_params(plan, call.include_input, identity, &s);
+  detail::CudaScatterParams s;  // planned as the CUDA API plans it
+  detail::make_cuda_scatter_params(v.output, v.indices, call, c.options, &s);
   if (offsets64) s.rows.offsets32 = false;
   const std::size_t n = static_cast<std::size_t>(s.rows.rows);
   std::vector<std::uint64_t> keys(n), values(n);  // room for either width
@@ -173,42 +145,6 @@ HostRun run_on_host(const Case& c, bool atomic, bool offsets64, int multiprocess
     combine_on_host<std::int64_t>(s, c.dtype, call.reduction, atomic, multiprocessors);
   }
   return run;
-}
-
-void identity_bytes(DType dtype, Reduction reduction, unsigned char out[16]) {
-  std::memset(out, 0, 16);
-  const bool is_float = dtype == DType::kFloat16 || dtype == DType::kBFloat16 || dtype == DType::kFloat32 ||
-                        dtype == DType::kFloat64 || dtype == DType::kComplex64 || dtype == DType::kComplex128;
-  const std::size_t es = element_size(dtype);
-  auto put = [&](auto value) { std::memcpy(out, &value, sizeof value); };
-  auto put_float = [&](double x) {
-    switch (dtype) {
-      case DType::kFloat16: put(float_to_half(static_cast<float>(x))); break;
-      case DType::kBFloat16: put(float_to_bfloat16(static_cast<float>(x))); break;
-      case DType::kFloat32: case DType::kComplex64: put(static_cast<float>(x)); if (es == 8) std::memcpy(out + 4, out, 4); break;
-      default: put(x); if (es == 16) std::memcpy(out + 8, out, 8); break;
-    }
-  };
-  const bool is_signed = dtype == DType::kInt8 || dtype == DType::kInt16 || dtype == DType::kInt32 || dtype == DType::kInt64;
-  switch (reduction) {
-    case Reduction::kAdd:
-      if (is_float) put_float(-0.0);  // -0 + x == x, also for x = -0
-      break;
-    case Reduction::kMul:
-      if (is_float) put_float(1.0); else out[0] = 1;
-      break;
-    case Reduction::kMin:  // the largest value
-      if (is_float) { put_float(INFINITY); break; }
-      if (dtype == DType::kBool) { out[0] = 1; break; }
-      std::memset(out, 0xff, es);
-      if (is_signed) out[es - 1] = 0x7f;
-      break;
-    case Reduction::kMax:  // the lowest value
-      if (is_float) { put_float(-INFINITY); break; }
-      if (is_signed) out[es - 1] = 0x80;
-      break;
-    default: break;
-  }
 }
 
 TEST(CudaScatterOnHost, RandomPlansMatchTheReference) {
@@ -291,12 +227,8 @@ TEST(CudaScatterParams, KeysCoverNegativeStridesAndTheDroppedKeySortsLast) {
   o.reduction = Reduction::kAdd;
   detail::ValidatedScatter call;
   ASSERT_TRUE(detail::validate_scatter_operands(in, ix, up, axes, o, &call).ok());
-  detail::GatherPlan plan;
-  const MutableTensorView up_as_output(updates.data(), DType::kFloat32, {2, 3});
-  detail::make_plan(in, ix, up_as_output, call.gather, detail::gather_options_of(o), &plan);
-  const unsigned char identity[16] = {};
   detail::CudaScatterParams s;
-  detail::make_cuda_scatter_params(plan, true, identity, &s);
+  detail::make_cuda_scatter_params(out_view, ix, call, o, &s);
   EXPECT_EQ(s.target_bias, 11);
   EXPECT_EQ(s.key_bits, 4);
   EXPECT_EQ(s.rows.unit_bytes, 4);  // one element: the combine works on whole elements
@@ -357,7 +289,7 @@ struct DeviceBytes {
 
 Result run_on_device(const Case& c, ScatterDeterminism mode, cudaStream_t stream) {
   std::vector<std::byte> poisoned;
-  views_of(c, &poisoned);
+  test::views_of(c, &poisoned);
   DeviceBytes in(c.input), ix(c.indices), up(c.updates), out(poisoned);
   const std::size_t es = element_size(c.dtype);
   const MutableTensorView out_view(static_cast<std::byte*>(out.data) + c.output_origin * static_cast<std::int64_t>(es),

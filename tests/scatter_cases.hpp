@@ -179,19 +179,30 @@ struct Result {
   std::vector<std::byte> bytes;
 };
 
-inline Result run_case(const Case& c, bool reference, int threads) {
+/// The case's operands, and its output viewed over `*output_bytes`: a buffer of output_span
+/// elements poisoned with 0x5a, so that a write outside the view, or a missed one, shows.
+struct CaseViews {
+  mg::TensorView input, indices, updates;
+  mg::MutableTensorView output;
+};
+
+inline CaseViews views_of(const Case& c, std::vector<std::byte>* output_bytes) {
   const std::size_t es = mg::element_size(c.dtype);
+  output_bytes->assign(static_cast<std::size_t>(c.output_span) * es, std::byte{0x5a});
+  return {mg::TensorView(c.input.data(), c.dtype, c.input_shape),
+          mg::TensorView(c.indices.data(), c.index_dtype, c.indices_shape),
+          mg::TensorView(c.updates.data(), c.dtype, c.updates_shape),
+          mg::MutableTensorView(output_bytes->data() + c.output_origin * static_cast<std::int64_t>(es), c.dtype,
+                                c.input_shape, c.output_strides)};
+}
+
+inline Result run_case(const Case& c, bool reference, int threads) {
   Result res;
-  res.bytes.assign(static_cast<std::size_t>(c.output_span) * es, std::byte{0x5a});
-  mg::MutableTensorView out(res.bytes.data() + c.output_origin * static_cast<std::int64_t>(es), c.dtype,
-                            c.input_shape, c.output_strides);
-  const mg::TensorView in(c.input.data(), c.dtype, c.input_shape);
-  const mg::TensorView ix(c.indices.data(), c.index_dtype, c.indices_shape);
-  const mg::TensorView up(c.updates.data(), c.dtype, c.updates_shape);
+  const CaseViews v = views_of(c, &res.bytes);
   mg::ScatterOptions o = c.options;
   o.num_threads = threads;
-  res.status = reference ? mg::scatter_multiaxis_reference(in, ix, up, c.axes, out, o)
-                         : mg::scatter_multiaxis_into(in, ix, up, c.axes, out, o);
+  res.status = reference ? mg::scatter_multiaxis_reference(v.input, v.indices, v.updates, c.axes, v.output, o)
+                         : mg::scatter_multiaxis_into(v.input, v.indices, v.updates, c.axes, v.output, o);
   return res;
 }
 

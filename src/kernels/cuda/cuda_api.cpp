@@ -5,14 +5,13 @@
 #include <cuda_runtime.h>
 
 #include <atomic>
-#include <cstring>
-#include <limits>
 #include <initializer_list>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "api/cuda_hooks.hpp"
+#include "api/run_validated.hpp"
 
 #include "kernels/cuda/gather_kernel.hpp"
 #include "kernels/cuda/scatter_kernel.hpp"
@@ -90,6 +89,14 @@ Status multiprocessor_count(int device, int* count) {
   if (error != cudaSuccess) return cuda_failure(error, "device query");
   if (device >= 0 && device < kCachedDevices) cached[device].store(*count, std::memory_order_relaxed);
   return Status::Ok();
+}
+
+// The kernels load whole index values: indices.data must be aligned to its element size.
+Status check_indices_aligned(const TensorView& indices) {
+  const auto index_bytes = static_cast<std::uintptr_t>(element_size(indices.dtype));
+  if (reinterpret_cast<std::uintptr_t>(indices.data) % index_bytes == 0) return Status::Ok();
+  return InvalidArgument("indices.data is not aligned to its element size " +
+                         std::to_string(index_bytes) + " (the CUDA backend loads whole indices)");
 }
 
 // Makes `device` current for the scope, restoring the caller's device afterwards.
@@ -181,11 +188,7 @@ Status prepare(const TensorView& input, const TensorView& indices,
     prep->empty = true;
     return Status::Ok();
   }
-  const auto index_bytes = static_cast<std::uintptr_t>(element_size(indices.dtype));
-  if (!axes.empty() && reinterpret_cast<std::uintptr_t>(indices.data) % index_bytes != 0) {
-    return InvalidArgument("indices.data is not aligned to its element size " +
-                           std::to_string(index_bytes) + " (the CUDA backend loads whole indices)");
-  }
+  if (!axes.empty()) MULTIGATHER_RETURN_IF_ERROR(check_indices_aligned(indices));
   if (!cuda_device_available()) {
     return Status(StatusCode::kInternal, "no CUDA device is available");
   }
@@ -281,54 +284,6 @@ Status gather_multiaxis_cuda_into(const TensorView& input, const TensorView& ind
 
 namespace {
 
-// The identity element of `reduction` for `dtype` (atomic mode with include_input = false
-// starts every target from it): add -0.0 / 0 / false, mul 1, min +inf / the largest value /
-// true, max -inf / the lowest value / false. Exact for every pair has_atomic_form admits.
-void identity_of(DType dtype, Reduction reduction, unsigned char out[16]) {
-  std::memset(out, 0, 16);
-  auto put = [&](auto v) { std::memcpy(out, &v, sizeof v); };
-  auto integer = [&]<class T>() {
-    switch (reduction) {
-      case Reduction::kMul: put(T{1}); break;
-      case Reduction::kMin: put(std::numeric_limits<T>::max()); break;
-      case Reduction::kMax: put(std::numeric_limits<T>::lowest()); break;
-      default: put(T{0}); break;
-    }
-  };
-  auto floating = [&]<class T>() {
-    switch (reduction) {
-      case Reduction::kMul: put(T{1}); break;
-      case Reduction::kMin: put(std::numeric_limits<T>::infinity()); break;
-      case Reduction::kMax: put(-std::numeric_limits<T>::infinity()); break;
-      default: put(T{-0.0}); put(T{-0.0}); break;
-    }
-  };
-  switch (dtype) {
-    case DType::kBool: put(static_cast<std::uint8_t>(reduction == Reduction::kMul || reduction == Reduction::kMin)); break;
-    case DType::kInt8: integer.template operator()<std::int8_t>(); break;
-    case DType::kUInt8: integer.template operator()<std::uint8_t>(); break;
-    case DType::kInt16: integer.template operator()<std::int16_t>(); break;
-    case DType::kUInt16: integer.template operator()<std::uint16_t>(); break;
-    case DType::kInt32: integer.template operator()<std::int32_t>(); break;
-    case DType::kUInt32: integer.template operator()<std::uint32_t>(); break;
-    case DType::kInt64: integer.template operator()<std::int64_t>(); break;
-    case DType::kUInt64: integer.template operator()<std::uint64_t>(); break;
-    case DType::kFloat32: floating.template operator()<float>(); break;
-    case DType::kFloat64: floating.template operator()<double>(); break;
-    case DType::kFloat16:
-    case DType::kBFloat16: {
-      const float f = reduction == Reduction::kMul ? 1.0f
-                      : reduction == Reduction::kMin ? std::numeric_limits<float>::infinity()
-                      : reduction == Reduction::kMax ? -std::numeric_limits<float>::infinity() : -0.0f;
-      put(dtype == DType::kFloat16 ? float_to_half(f) : float_to_bfloat16(f));
-      break;
-    }
-    case DType::kComplex64: { const float z[2] = {-0.0f, -0.0f}; put(z); break; }
-    case DType::kComplex128: { const double z[2] = {-0.0, -0.0}; put(z); break; }
-    default: break;
-  }
-}
-
 // A copy of `from` into `to` (same shape) on the device: one memcpy when both are contiguous,
 // else a gather with no axes.
 Status copy_on_device(const TensorView& from, const MutableTensorView& to, cudaStream_t stream) {
@@ -339,9 +294,8 @@ Status copy_on_device(const TensorView& from, const MutableTensorView& to, cudaS
                                               cudaMemcpyDeviceToDevice, stream);
     return error == cudaSuccess ? Status::Ok() : cuda_failure(error, "copy of input to output");
   }
-  static const std::int64_t zero = 0;
-  const TensorView no_indices(&zero, DType::kInt64, Dims::filled(from.rank(), 1), Dims::filled(from.rank(), 0));
-  return gather_multiaxis_cuda_enqueue(from, no_indices, {}, to, GatherOptions{}, stream, nullptr);
+  return gather_multiaxis_cuda_enqueue(from, detail::no_axes_indices(from.rank()), {}, to, GatherOptions{},
+                                       stream, nullptr);
 }
 
 // Stream-ordered device memory, freed on the stream when it goes out of scope.
@@ -410,12 +364,9 @@ Status run_scatter_validated_cuda(const TensorView& input, const TensorView& ind
     if (!cuda_device_available()) return Status(StatusCode::kInternal, "no CUDA device is available");
     const std::int64_t es = static_cast<std::int64_t>(element_size(input.dtype));
     const bool has_rows = call.gather.shape.output_numel > 0;
-    const GatherOptions gather = gather_options_of(options);
-    const TensorView targets(output.data, output.dtype, output.shape, output.strides);
-    const MutableTensorView updates(const_cast<void*>(call.updates.data), call.updates.dtype,
-                                    call.updates.shape, call.updates.strides);  // read only
-    GatherPlan plan;
-    if (has_rows) make_plan(targets, indices, updates, call.gather, gather, &plan);
+    CudaScatterParams params;
+    if (has_rows) make_cuda_scatter_params(output, indices, call, options, &params);
+    const bool reads_indices = has_rows && params.rows.k > 0;
     // The element loads and (atomic) read-modify-writes need aligned elements.
     const auto aligned = [](const void* p, std::int64_t bytes) {
       return reinterpret_cast<std::uintptr_t>(p) % static_cast<std::uintptr_t>(bytes) == 0;
@@ -427,15 +378,12 @@ Status run_scatter_validated_cuda(const TensorView& input, const TensorView& ind
                                ".data is not aligned to " + std::to_string(element_align) +
                                " bytes (the CUDA scatter combines whole, aligned elements)");
       }
-      if (plan.k > 0 && !aligned(indices.data, static_cast<std::int64_t>(element_size(indices.dtype)))) {
-        return InvalidArgument("indices.data is not aligned to its element size " +
-                               std::to_string(element_size(indices.dtype)) + " (the CUDA backend loads whole indices)");
-      }
+      if (reads_indices) MULTIGATHER_RETURN_IF_ERROR(check_indices_aligned(indices));
     }
     int device = -1;
     MULTIGATHER_RETURN_IF_ERROR(common_device({{output.data, "output", output.numel() > 0},
                                                {input.data, "input", !in_place && input.numel() > 0},
-                                               {indices.data, "indices", has_rows && plan.k > 0},
+                                               {indices.data, "indices", reads_indices},
                                                {call.updates.data, "updates", has_rows}},
                                               &device));
     DeviceScope scope(device);
@@ -445,10 +393,10 @@ Status run_scatter_validated_cuda(const TensorView& input, const TensorView& ind
     };
     if (!has_rows) return copy_input();
 
-    unsigned char identity[16];
-    identity_of(input.dtype, call.reduction, identity);
-    CudaScatterParams params;
-    make_cuda_scatter_params(plan, call.include_input, identity, &params);
+    if (params.rows.rows > INT32_MAX) {  // refused before anything runs (CUB's item count is an int)
+      return InvalidArgument("the CUDA scatter handles at most 2^31 - 1 rows of G (got " +
+                             std::to_string(params.rows.rows) + ")");
+    }
     int multiprocessors = 0;
     MULTIGATHER_RETURN_IF_ERROR(multiprocessor_count(device, &multiprocessors));
 
@@ -473,16 +421,13 @@ Status run_scatter_validated_cuda(const TensorView& input, const TensorView& ind
       error = cudaStreamSynchronize(stream);
       if (error != cudaSuccess) return cuda_failure(error, "scatter key kernel");
       if (*reinterpret_cast<volatile std::uint32_t*>(flag) != 0) {
-        return message_from_indices(targets, indices, call.gather, gather, stream);
+        const TensorView targets(output.data, output.dtype, output.shape, output.strides);
+        return message_from_indices(targets, indices, call.gather, gather_options_of(options), stream);
       }
     }
     // 2. output = input (a partial write: the whole base). 3. The combine.
     MULTIGATHER_RETURN_IF_ERROR(copy_input());
     error = launch_scatter_combine(params, input.dtype, call.reduction, deterministic, multiprocessors, stream);
-    if (error == cudaErrorInvalidValue && params.rows.rows > INT32_MAX) {
-      return InvalidArgument("the CUDA scatter handles at most 2^31 - 1 rows (got " +
-                             std::to_string(params.rows.rows) + ")");
-    }
     if (error != cudaSuccess) return cuda_failure(error, "scatter kernel launch");
     return Status::Ok();
   } catch (...) {

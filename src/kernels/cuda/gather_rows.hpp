@@ -123,25 +123,39 @@ MULTIGATHER_HOST_DEVICE inline typename UnitOf<UnitBytes>::type fill_unit(
   return reinterpret_cast<const Unit*>(p.fill_pattern)[u & (16 / UnitBytes - 1)];
 }
 
+/// A work item: its row, and the units [begin, end) of that row it moves (rows longer than
+/// p.chunk_units are split into chunks, one item each). Shared by the gather and scatter kernels.
+template <class Off>
+struct ItemSpan {
+  Off row, begin, end;
+};
+
+template <class Off>
+MULTIGATHER_HOST_DEVICE inline ItemSpan<Off> item_span(const CudaGatherParams& p, Off item) {
+  Off row = item, chunk = 0;
+  if (p.chunks_per_row > 1) {
+    row = divide(item, p.chunks_per_row, p.chunks_divide);
+    chunk = item - row * static_cast<Off>(p.chunks_per_row);
+  }
+  const Off row_units = static_cast<Off>(p.row_units);
+  const Off begin = chunk * static_cast<Off>(p.chunk_units);
+  const Off end = begin + static_cast<Off>(p.chunk_units) < row_units
+                      ? begin + static_cast<Off>(p.chunk_units) : row_units;
+  return {row, begin, end};
+}
+
 /// Row path: work item `item` for thread `lane` of its group (lane < 2^group_shift). Moves
 /// units begin + lane, begin + lane + group, ... of the item's chunk of its row.
 template <int UnitBytes, class Index, class Off>
 MULTIGATHER_HOST_DEVICE inline void gather_item(const CudaGatherParams& p, Off item, Off lane) {
   using Unit = typename UnitOf<UnitBytes>::type;
   const Off group = Off{1} << p.group_shift;
-  Off row = item, chunk = 0;
-  if (p.chunks_per_row > 1) {
-    row = divide(item, p.chunks_per_row, p.chunks_divide);
-    chunk = item - row * static_cast<Off>(p.chunks_per_row);
-  }
-  const RowPlace<Off> place = locate_row<Index, Off>(p, row);
+  const ItemSpan<Off> span = item_span(p, item);
+  const RowPlace<Off> place = locate_row<Index, Off>(p, span.row);
   if (place.lookup == Lookup::kBad) return;  // nothing read from an invalid place, nothing written
-  const Off row_units = static_cast<Off>(p.row_units);
-  const Off begin = chunk * static_cast<Off>(p.chunk_units);
-  const Off end = begin + static_cast<Off>(p.chunk_units) < row_units
-                      ? begin + static_cast<Off>(p.chunk_units) : row_units;
+  const Off end = span.end;
   Unit* dst = static_cast<Unit*>(p.output) + place.output;
-  Off u = begin + lane;
+  Off u = span.begin + lane;
   if (place.lookup == Lookup::kFill) {
     for (; u < end; u += group) dst[u] = fill_unit<UnitBytes>(p, u);
     return;

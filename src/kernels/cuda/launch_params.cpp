@@ -1,10 +1,13 @@
-// The host half of the CUDA backend's planning: GatherPlan -> CudaGatherParams. Pure.
+// The host half of the CUDA backend's planning: GatherPlan -> CudaGatherParams, and a validated
+// scatter -> CudaScatterParams. Pure.
 #include <algorithm>
 #include <cstring>
 #include <numeric>
 
 #include "kernels/cuda/launch_params.hpp"
+#include "kernels/combine.hpp"
 #include "plan/plan.hpp"
+#include "plan/scatter.hpp"
 
 namespace multigather::detail {
 namespace {
@@ -130,8 +133,14 @@ void make_cuda_params(const GatherPlan& p, CudaGatherParams* out, int unit_bytes
   *out = c;
 }
 
-void make_cuda_scatter_params(const GatherPlan& plan, bool include_input, const void* identity,
+void make_cuda_scatter_params(const MutableTensorView& output, const TensorView& indices,
+                              const ValidatedScatter& call, const ScatterOptions& options,
                               CudaScatterParams* params) noexcept {
+  const TensorView targets(output.data, output.dtype, output.shape, output.strides);
+  const MutableTensorView updates(const_cast<void*>(call.updates.data), call.updates.dtype,
+                                  call.updates.shape, call.updates.strides);  // read only
+  GatherPlan plan;
+  make_plan(targets, indices, updates, call.gather, gather_options_of(options), &plan);
   CudaScatterParams s;
   make_cuda_params(plan, &s.rows, static_cast<int>(plan.element_size));
   s.rows.rows_per_thread = 1;  // the scatter kernels run one row (or chunk) per thread group
@@ -148,8 +157,8 @@ void make_cuda_scatter_params(const GatherPlan& plan, bool include_input, const 
   const std::uint64_t max_key = static_cast<std::uint64_t>(hi - lo);
   s.key_bits = 1;  // the dropped key's low key_bits bits (all ones) must exceed every key
   while (s.key_bits < 64 && ((std::uint64_t{1} << s.key_bits) - 1) <= max_key) ++s.key_bits;
-  s.include_input = include_input;
-  std::memcpy(s.identity, identity, std::min<std::size_t>(plan.element_size, sizeof(s.identity)));
+  s.include_input = call.include_input;
+  combine::identity_bytes(output.dtype, call.reduction, s.identity);
   *params = s;
 }
 

@@ -18,6 +18,7 @@
 #include <cstdint>
 
 #include "multigather/gather.hpp"
+#include "multigather/scatter.hpp"
 #include "kernels/cuda/fast_divide.hpp"
 
 namespace multigather::detail {
@@ -105,11 +106,14 @@ struct CudaScatterParams {
   void* values = nullptr;  // rows.rows entries of Off: the updates row's offset (elements)
 };
 
-/// Derives a scatter launch from the plan of the gather that reads its targets
-/// (plan/scatter.hpp: input = the scatter's output, output = the updates). Pure. `identity`:
-/// the reduction's identity element (element_size bytes), used by atomic mode when
-/// include_input is false.
-void make_cuda_scatter_params(const GatherPlan& plan, bool include_input, const void* identity,
+struct ValidatedScatter;
+
+/// Derives the launch of a validated scatter into `output` (pure: no CUDA call). It is planned
+/// as the gather that reads its targets (plan/scatter.hpp: input = the scatter's output, output =
+/// the updates broadcast to G), in element units; the identity is the reduction's
+/// (combine::identity_bytes). G must be non-empty. The CUDA API and the host tests both plan so.
+void make_cuda_scatter_params(const MutableTensorView& output, const TensorView& indices,
+                              const ValidatedScatter& call, const ScatterOptions& options,
                               CudaScatterParams* params) noexcept;
 
 /// The grid of the key kernel (pure): one thread per row up to the launch_blocks cap.

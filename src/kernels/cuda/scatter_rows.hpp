@@ -11,11 +11,12 @@
 //      (or, in error mode, bad) lookup; value[r] = the updates row's offset. Raises the error flag.
 //   2. a STABLE sort of (key, value) by key (cub::DeviceRadixSort on the device, std::stable_sort
 //      in the host tests): the rows of one target now sit together, in row-major order.
-//   3. scatter_segments: the first sorted row of each target owns it; its thread group combines
-//      the target's updates in order, each lane owning its units of the row.
-// Atomic mode (faster, not deterministic): step 1, then scatter_atomic combines every row with
-// one atomic read-modify-write per element, in any order (after scatter_identity has set the
-// targets to the reduction's identity when include_input is false).
+//   3. scatter_item<..., Atomic = false>: the first sorted row of each target owns it; its thread
+//      group combines the target's updates in order, each lane owning its units of the row.
+// Atomic mode (faster, not deterministic): step 1, then scatter_item<..., Atomic = true>
+// combines every row with one atomic read-modify-write per element, in any order (after
+// scatter_identity_item has set the targets to the reduction's identity when include_input is
+// false).
 #pragma once
 
 #include <cstdint>
@@ -68,27 +69,20 @@ MULTIGATHER_HOST_DEVICE inline void scatter_item(const CudaScatterParams& s, Off
   const CudaGatherParams& p = s.rows;
   const auto* keys = static_cast<const Key*>(s.keys);
   const auto* values = static_cast<const Off*>(s.values);
-  Off i = item, chunk = 0;
-  if (p.chunks_per_row > 1) {
-    i = divide(item, p.chunks_per_row, p.chunks_divide);
-    chunk = item - i * static_cast<Off>(p.chunks_per_row);
-  }
+  const ItemSpan<Off> span = item_span(p, item);
+  const Off i = span.row, end = span.end;  // i: the row's position in the (sorted) keys
   const Key key = keys[i];
   if (key == kDropped<Key>) return;
   if (!Atomic && i > 0 && keys[i - 1] == key) return;  // not the head of its run
-  const Off row_units = static_cast<Off>(p.row_units);
-  const Off begin = chunk * static_cast<Off>(p.chunk_units);
-  const Off end = begin + static_cast<Off>(p.chunk_units) < row_units
-                      ? begin + static_cast<Off>(p.chunk_units) : row_units;
   const Off group = Off{1} << p.group_shift;
   T* dst = static_cast<T*>(const_cast<void*>(p.input)) + (static_cast<Off>(key) - static_cast<Off>(s.target_bias));
   const T* updates = static_cast<const T*>(p.output);
   if constexpr (Atomic) {
     const T* src = updates + values[i];
-    for (Off u = begin + lane; u < end; u += group) Op::atomic(dst + u, load_update(src + u));
+    for (Off u = span.begin + lane; u < end; u += group) Op::atomic(dst + u, load_update(src + u));
   } else {
     const Off rows = static_cast<Off>(p.rows);
-    for (Off u = begin + lane; u < end; u += group) {
+    for (Off u = span.begin + lane; u < end; u += group) {
       Off j = i;
       T acc = s.include_input ? dst[u] : load_update(updates + values[j++] + u);
       for (; j < rows && keys[j] == key; ++j) acc = Op::apply(acc, load_update(updates + values[j] + u));
@@ -107,20 +101,12 @@ MULTIGATHER_HOST_DEVICE inline void scatter_identity_item(const CudaScatterParam
   using Unit = typename ElementOf<ElementBytes>::type;
   using Key = std::make_unsigned_t<Off>;
   const CudaGatherParams& p = s.rows;
-  Off i = item, chunk = 0;
-  if (p.chunks_per_row > 1) {
-    i = divide(item, p.chunks_per_row, p.chunks_divide);
-    chunk = item - i * static_cast<Off>(p.chunks_per_row);
-  }
-  const Key key = static_cast<const Key*>(s.keys)[i];
+  const ItemSpan<Off> span = item_span(p, item);
+  const Key key = static_cast<const Key*>(s.keys)[span.row];
   if (key == kDropped<Key>) return;
-  const Off row_units = static_cast<Off>(p.row_units);
-  const Off begin = chunk * static_cast<Off>(p.chunk_units);
-  const Off end = begin + static_cast<Off>(p.chunk_units) < row_units
-                      ? begin + static_cast<Off>(p.chunk_units) : row_units;
   Unit* dst = static_cast<Unit*>(const_cast<void*>(p.input)) + (static_cast<Off>(key) - static_cast<Off>(s.target_bias));
   const Unit identity = *reinterpret_cast<const Unit*>(s.identity);
-  for (Off u = begin + lane; u < end; u += Off{1} << p.group_shift) dst[u] = identity;
+  for (Off u = span.begin + lane; u < span.end; u += Off{1} << p.group_shift) dst[u] = identity;
 }
 
 /// Everything one thread of a scatter launch does over items (grid-stride; as gather_thread).
