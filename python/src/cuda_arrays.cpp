@@ -25,6 +25,23 @@ auto on_device(int device, F fn) {
   return result;
 }
 
+// Runs fn() inside `with cupy.cuda.Device(device):` (CuPy's current stream and memory pool are
+// per device), leaving the device scope on an exception too.
+template <class F>
+nb::object in_cupy_device(int device, F fn) {
+  nb::object scope = nb::module_::import_("cupy").attr("cuda").attr("Device")(device);
+  scope.attr("__enter__")();
+  nb::object result;
+  try {
+    result = fn();
+  } catch (...) {
+    scope.attr("__exit__")(nb::none(), nb::none(), nb::none());
+    throw;
+  }
+  scope.attr("__exit__")(nb::none(), nb::none(), nb::none());
+  return result;
+}
+
 // A block from cudaMallocAsync, returned to the pool in stream order when the array goes.
 struct AsyncBlock {
   void* data = nullptr;
@@ -43,16 +60,7 @@ void* current_stream(std::string_view framework, int device) {
     if (framework == "cupy") {
       // CuPy's current stream is per device: ask with the array's device current.
       nb::object cuda = nb::module_::import_("cupy").attr("cuda");
-      nb::object on_device = cuda.attr("Device")(device);
-      on_device.attr("__enter__")();
-      nb::object stream;
-      try {
-        stream = cuda.attr("get_current_stream")();
-      } catch (...) {
-        on_device.attr("__exit__")(nb::none(), nb::none(), nb::none());
-        throw;
-      }
-      on_device.attr("__exit__")(nb::none(), nb::none(), nb::none());
+      nb::object stream = in_cupy_device(device, [&] { return cuda.attr("get_current_stream")(); });
       return reinterpret_cast<void*>(nb::cast<std::uintptr_t>(stream.attr("ptr")));
     }
   } catch (const nb::python_error&) {
@@ -92,15 +100,9 @@ DeviceResult allocate_device_result(std::string_view framework, void* stream, in
       address = nb::cast<std::uintptr_t>(buffer.attr("data_ptr")());
     } else {
       nb::module_ cupy = nb::module_::import_("cupy");
-      nb::object on_device = cupy.attr("cuda").attr("Device")(device);
-      on_device.attr("__enter__")();
-      try {
-        buffer = cupy.attr("empty")(request, nb::arg("dtype") = cupy.attr("uint8"));
-      } catch (...) {
-        on_device.attr("__exit__")(nb::none(), nb::none(), nb::none());
-        throw;
-      }
-      on_device.attr("__exit__")(nb::none(), nb::none(), nb::none());
+      buffer = in_cupy_device(device, [&] {
+        return nb::object(cupy.attr("empty")(request, nb::arg("dtype") = cupy.attr("uint8")));
+      });
       address = nb::cast<std::uintptr_t>(buffer.attr("data").attr("ptr"));
     }
     return {MutableTensorView(reinterpret_cast<void*>(address), dtype, shape), std::move(buffer)};
