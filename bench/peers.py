@@ -410,9 +410,19 @@ def percall_rows(P):
          "numpy x[idx]", lambda: x[idx]),
     ]
     if P.torch:
-        t, ti = P.torch.from_numpy(x), P.torch.from_numpy(elements)
-        rows.append(("mg.torch.gather(t16x16, 1, i16x4)", lambda: mg.torch.gather(t, 1, ti),
-                     "torch.gather", lambda: P.torch.gather(t, 1, ti)))
+        torch = P.torch
+        t, ti, trows = torch.from_numpy(x), torch.from_numpy(elements), torch.from_numpy(idx)
+        rows += [
+            ("mg.torch.gather(t16x16, 1, i16x4)", lambda: mg.torch.gather(t, 1, ti),
+             "torch.gather", lambda: torch.gather(t, 1, ti)),
+            ("mg.torch.index_select(t16x16, 0, i4)", lambda: mg.torch.index_select(t, 0, trows),
+             "torch.index_select", lambda: torch.index_select(t, 0, trows)),
+            ("mg.torch.take(t16x16, i16x4)", lambda: mg.torch.take(t, ti),
+             "torch.take", lambda: torch.take(t, ti)),
+            ("mg.torch.take_along_dim(t16x16, i16x4, 1)",
+             lambda: mg.torch.take_along_dim(t, ti, 1),
+             "torch.take_along_dim", lambda: torch.take_along_dim(t, ti, 1)),
+        ]
     return rows
 
 

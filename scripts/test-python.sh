@@ -14,5 +14,8 @@ cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python3}
 "$PYTHON" -m pip install -q -r requirements-test.txt
 source scripts/install-torch.sh  # pinned torch; exports LD_LIBRARY_PATH
-"$PYTHON" -m pip install -q .
-"$PYTHON" -m pytest tests/python -q "$@"
+# Built without pip's isolated environment (its build requirements are pinned in
+# requirements-test.txt, as in pyproject.toml), so that the build sees the installed torch and
+# makes multigather._torch_fast for it; the test suite checks that it is on.
+"$PYTHON" -m pip install -q --no-build-isolation .
+MULTIGATHER_EXPECT_TORCH_FAST=1 "$PYTHON" -m pytest tests/python -q "$@"

@@ -38,6 +38,7 @@ __version__ = "0.1.0"
 
 # gather_multiaxis on exact numpy ndarrays through the NumPy C API (NotImplemented otherwise).
 _gather_numpy = _core.gather_numpy
+_NDARRAY = _np.ndarray
 
 
 def set_num_threads(num_threads: int) -> None:
@@ -122,16 +123,17 @@ def gather_multiaxis(
 
     The GIL is released while the kernel runs.
     """
-    # Plain numpy arrays of native dtypes: the extension's NumPy C-API path (the per-call cost
-    # of tiny gathers). NotImplemented for anything it does not take as is: the general way
-    # below, which also gives the precise message for bad input.
-    if out is None and _interop.torch_op_needed(input, indices):
+    if type(input) is _NDARRAY:
+        # Plain numpy arrays of native dtypes: the extension's NumPy C-API path (the per-call
+        # cost of tiny gathers). NotImplemented for anything it does not take as is: the general
+        # way below, which also gives the precise message for bad input.
+        result = _gather_numpy(input, indices, axes, index_mode, negative_indices, fill_value, out)
+        if result is not NotImplemented:
+            return result
+    elif out is None and _interop.torch_op_needed(input, indices):
         # torch.ops.multigather.gather_multiaxis: autograd, torch.compile, torch.export.
         return _interop.torch_ops().gather_multiaxis(input, indices, list(axes), index_mode,
                                                      bool(negative_indices), fill_value)
-    result = _gather_numpy(input, indices, axes, index_mode, negative_indices, fill_value, out)
-    if result is not NotImplemented:
-        return result
     if _jax_ffi.traced(input, indices):
         # Inside jax.jit / grad / vmap / shard_map: the XLA FFI custom call (multigather._jax_ffi).
         return _jax_ffi.run("gather_multiaxis", input, indices, None, out, dict(

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
+from . import _interop
 from ._interop import torch_op_needed, torch_ops
 from ._registry import fast_op, run_fast, run_general, run_scatter
 
@@ -92,12 +93,13 @@ def gather(input: Any, dim: int, index: Any) -> Any:
     (any dtype, rank and sizes, as PyTorch does). Raises IndexError, ValueError (dims, sizes),
     TypeError (dtypes). Torch tensors needing autograd or tracing: ``torch.ops.multigather.gather``
     (differentiable in input). Registry op "torch.gather"."""
+    if not _interop.is_compiling():  # eager calls; torch.compile traces the torch op below
+        result = run_fast(_GATHER, input, index, None, dim)
+        if result is not NotImplemented:
+            return result
     if torch_op_needed(input, index):
         return torch_ops().gather(input, dim, index)
-    result = run_fast(_GATHER, input, index, None, dim)
-    if result is NotImplemented:
-        result = run_general("torch.gather", input, index, dim=dim)
-    return result
+    return run_general("torch.gather", input, index, dim=dim)
 
 
 def take(input: Any, index: Any) -> Any:
@@ -105,12 +107,13 @@ def take(input: Any, index: Any) -> Any:
     wrap once, other out-of-range indices (and any non-empty take from an empty input) are
     IndexError. Torch tensors: ``torch.ops.multigather.take`` (differentiable in input).
     Registry op "torch.take"."""
+    if not _interop.is_compiling():  # eager calls; torch.compile traces the torch op below
+        result = run_fast(_TAKE, input, index, None)
+        if result is not NotImplemented:
+            return result
     if torch_op_needed(input, index):
         return torch_ops().take(input, index)
-    result = run_fast(_TAKE, input, index, None)
-    if result is NotImplemented:
-        result = run_general("torch.take", input, index)
-    return result
+    return run_general("torch.take", input, index)
 
 
 def take_along_dim(input: Any, indices: Any, dim: Optional[int] = None) -> Any:
@@ -121,12 +124,13 @@ def take_along_dim(input: Any, indices: Any, dim: Optional[int] = None) -> Any:
     (any dtype when empty), negative and out-of-range indices are IndexError. Raises
     IndexError, ValueError, TypeError. Torch tensors: ``torch.ops.multigather.take_along_dim``
     (differentiable in input). Registry op "torch.take_along_dim"."""
+    if not _interop.is_compiling():  # eager calls; torch.compile traces the torch op below
+        result = run_fast(_TAKE_ALONG_DIM, input, indices, None, dim)
+        if result is not NotImplemented:
+            return result
     if torch_op_needed(input, indices):
         return torch_ops().take_along_dim(input, indices, dim)
-    result = run_fast(_TAKE_ALONG_DIM, input, indices, None, dim)
-    if result is NotImplemented:
-        result = run_general("torch.take_along_dim", input, indices, dim=dim)
-    return result
+    return run_general("torch.take_along_dim", input, indices, dim=dim)
 
 
 def index_select(input: Any, dim: int, index: Any) -> Any:
@@ -136,12 +140,13 @@ def index_select(input: Any, dim: int, index: Any) -> Any:
     when another dim of input is 0 (an empty result), as PyTorch does. Torch tensors:
     ``torch.ops.multigather.index_select`` (differentiable in input). Registry op
     "torch.index_select"."""
+    if not _interop.is_compiling():  # eager calls; torch.compile traces the torch op below
+        result = run_fast(_INDEX_SELECT, input, index, None, dim)
+        if result is not NotImplemented:
+            return result
     if torch_op_needed(input, index):
         return torch_ops().index_select(input, dim, index)
-    result = run_fast(_INDEX_SELECT, input, index, None, dim)
-    if result is NotImplemented:
-        result = run_general("torch.index_select", input, index, dim=dim)
-    return result
+    return run_general("torch.index_select", input, index, dim=dim)
 
 
 def embedding(input: Any, weight: Any, padding_idx: Optional[int] = None) -> Any:

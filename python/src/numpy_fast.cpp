@@ -388,6 +388,39 @@ PyObject* new_output_ndarray(PyObject* descr, const Dims&, void**) {
 
 #endif
 
+namespace {
+
+/// gather_numpy as a METH_FASTCALL function (no argument binding layer: the per-call cost of
+/// multigather.gather_multiaxis on tiny arrays). A core error answers NotImplemented: the
+/// general path runs the same validation and raises it with its message.
+PyObject* gather_numpy_fastcall(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs != 7) {
+    PyErr_SetString(PyExc_TypeError,
+                    "gather_numpy(input, indices, axes, index_mode, negative_indices, fill_value, out)");
+    return nullptr;
+  }
+  try {
+    return gather_numpy(args[0], args[1], args[2], args[3], args[4], args[5], args[6]).release().ptr();
+  } catch (nb::python_error& e) {
+    e.restore();  // MemoryError and the like
+    return nullptr;
+  } catch (const std::bad_alloc&) {
+    return PyErr_NoMemory();
+  } catch (const std::exception&) {
+    Py_RETURN_NOTIMPLEMENTED;
+  }
+}
+
+PyMethodDef gather_numpy_def = {
+    "gather_numpy", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&gather_numpy_fastcall)),
+    METH_FASTCALL,
+    "gather_numpy(input, indices, axes, index_mode, negative_indices, fill_value, out): "
+    "gather_multiaxis on exact numpy ndarrays of native dtypes through the NumPy C API; "
+    "NotImplemented for any call it does not take as is, and for invalid operands (the caller "
+    "then takes the general path, which raises the error)."};
+
+}  // namespace
+
 void bind_numpy_fast(nb::module_& m) {
 #if defined(MULTIGATHER_PYTHON_NUMPY_FAST)
   // numpy missing or broken at import time: the fast path stays off (NotImplemented).
@@ -395,12 +428,9 @@ void bind_numpy_fast(nb::module_& m) {
   if (!numpy_ready) PyErr_Clear();
 #endif
   m.attr("has_numpy_fast_path") = numpy_ready;
-  m.def("gather_numpy", &gather_numpy, nb::arg("input").none(), nb::arg("indices").none(),
-        nb::arg("axes").none(), nb::arg("index_mode").none(), nb::arg("negative_indices").none(),
-        nb::arg("fill_value").none(), nb::arg("out").none(),
-        "gather_multiaxis(input, indices, axes, index_mode, negative_indices, fill_value, out) "
-        "on exact numpy ndarrays of native dtypes through the NumPy C API; NotImplemented for "
-        "any call it does not take as is (the caller then takes the general path).");
+  nb::object gather = nb::steal(PyCFunction_NewEx(&gather_numpy_def, nullptr, m.attr("__name__").ptr()));
+  if (!gather.is_valid()) throw nb::python_error();
+  m.attr("gather_numpy") = gather;
   m.def("scatter_numpy", &scatter_numpy, nb::arg("input").none(), nb::arg("indices").none(),
         nb::arg("updates").none(), nb::arg("axes").none(), nb::arg("reduction").none(),
         nb::arg("index_mode").none(), nb::arg("negative_indices").none(),

@@ -7,14 +7,17 @@
 //    positionally in the op's declaration order, as plain Python values (no dict, no kwargs);
 //  - operands are read without DLPack: numpy ndarrays through the NumPy C API (numpy_fast.cpp),
 //    Python lists and scalars through np.asarray's C function, CPU torch tensors through
-//    torch._C._to_dlpack (one C call; the negative and conjugate bits read besides);
+//    multigather._torch_fast's hooks (their at::Tensor; torch_hooks.h) when it was built for the
+//    running torch, else through torch._C._to_dlpack (one C call; the negative and conjugate
+//    bits read besides). Either way a torch operand is taken only in the calls that autograd and
+//    PyTorch's tracing need not see (no torch function or dispatch mode, no grad needed);
 //  - the Lowering of a call is kept, per op, for the next call with the same shapes, strides,
 //    dtypes and attributes (lower_op is a pure function of those: only the data pointers
 //    change, at the same offsets from the operands), so a repeated call goes straight to
 //    execute;
 //  - the result is a numpy array, in numpy's memory when small, in allocate_output_memory's
-//    reused blocks when large; for a torch input, a torch tensor on output memory handed over
-//    through a DLPack capsule (torch._C._from_dlpack).
+//    reused blocks when large; for a torch input, a torch tensor on output memory (made by the
+//    hooks, else handed over through a DLPack capsule to torch._C._from_dlpack).
 // Anything else (another array type, ml_dtypes, a non-native byte order, an attribute value of
 // another Python type, a lowering or execution error, ...) answers NotImplemented and the
 // wrapper takes the general path, which gives the same results and the precise messages.
@@ -37,6 +40,7 @@
 #include "arrays.hpp"
 #include "multigather/output_memory.hpp"
 #include "numpy_fast.hpp"
+#include "torch_hooks.h"
 
 namespace multigather::python {
 namespace {
@@ -106,6 +110,10 @@ struct TorchApi {
   PyObject* from_dlpack = nullptr;      // torch._C._from_dlpack, or null
   PyObject* from_numpy = nullptr;
   PyObject* strided = nullptr;
+  // torch._C._is_torch_function_mode_enabled / _len_torch_dispatch_stack (the DLPack route's
+  // mode checks; the hooks make their own), or null.
+  PyObject* function_mode_enabled = nullptr;
+  PyObject* dispatch_stack_len = nullptr;
   struct DtypeEntry {
     PyObject* dtype;
     DType type;
@@ -115,6 +123,53 @@ struct TorchApi {
 };
 
 TorchApi torch_api;
+
+/// multigather._torch_fast's hooks (torch_hooks.h) when it was built and the running torch is
+/// the version it was built for; null otherwise (the DLPack route). torch_fast_state says which.
+const MgTorchHooks* torch_hooks = nullptr;
+std::string torch_fast_state = "torch not seen yet";
+
+/// Loads the hooks of multigather._torch_fast for the imported `torch` module.
+void load_torch_hooks(PyObject* torch) {
+#if defined(MULTIGATHER_TORCH_FAST_VERSION)
+  nb::object version = nb::steal(PyObject_GetAttrString(torch, "__version__"));
+  const char* running = version.is_valid() && PyUnicode_Check(version.ptr())
+                            ? PyUnicode_AsUTF8(version.ptr()) : nullptr;
+  if (running == nullptr) {
+    PyErr_Clear();
+    torch_fast_state = "off: torch.__version__ unreadable";
+    return;
+  }
+  if (std::strcmp(running, MULTIGATHER_TORCH_FAST_VERSION) != 0) {
+    torch_fast_state = std::string("off: built for torch ") + MULTIGATHER_TORCH_FAST_VERSION +
+                       ", running torch " + running;
+    return;
+  }
+  nb::object module = nb::steal(PyImport_ImportModule("multigather._torch_fast"));
+  nb::object capsule = module.is_valid() ? nb::steal(PyObject_GetAttrString(module.ptr(), "hooks")) : nb::object();
+  const auto* hooks = capsule.is_valid()
+      ? static_cast<const MgTorchHooks*>(PyCapsule_GetPointer(capsule.ptr(), "multigather._torch_fast.hooks"))
+      : nullptr;
+  if (hooks == nullptr) {
+    std::string why = "off: multigather._torch_fast did not load";
+    if (PyErr_Occurred()) {
+      nb::python_error error;  // takes the error
+      why += std::string(" (") + error.what() + ")";
+    }
+    torch_fast_state = why;
+    return;
+  }
+  if (hooks->abi != MG_TORCH_HOOKS_ABI || std::strcmp(hooks->torch_version, running) != 0) {
+    torch_fast_state = "off: multigather._torch_fast is from another build";
+    return;
+  }
+  torch_hooks = hooks;
+  torch_fast_state = std::string("on (torch ") + running + ")";
+#else
+  (void)torch;
+  torch_fast_state = "off: built without torch (no multigather._torch_fast)";
+#endif
+}
 
 bool init_torch(PyTypeObject* type) {
   PyObject* torch = PyImport_GetModule(nb::str("torch").ptr());  // only if already imported
@@ -136,6 +191,13 @@ bool init_torch(PyTypeObject* type) {
     }
     if (nb::hasattr(c_module, "_from_dlpack")) {
       torch_api.from_dlpack = nb::object(c_module.attr("_from_dlpack")).release().ptr();
+    }
+    // Without both mode queries the DLPack route never takes a torch tensor.
+    if (nb::hasattr(c_module, "_is_torch_function_mode_enabled") &&
+        nb::hasattr(c_module, "_len_torch_dispatch_stack")) {
+      torch_api.function_mode_enabled =
+          nb::object(c_module.attr("_is_torch_function_mode_enabled")).release().ptr();
+      torch_api.dispatch_stack_len = nb::object(c_module.attr("_len_torch_dispatch_stack")).release().ptr();
     }
     torch_api.strided = nb::object(module.attr("strided")).release().ptr();
     const std::pair<const char*, DType> names[] = {
@@ -163,6 +225,38 @@ bool init_torch(PyTypeObject* type) {
   api.is_neg.init(type, "is_neg", true);
   api.is_conj.init(type, "is_conj", true);
   api.tensor_type = type;
+  load_torch_hooks(module.ptr());
+  return true;
+}
+
+/// The DLPack route's check that no torch function mode and no dispatch mode is active (a mode
+/// must see the call: the wrappers then take the torch.library op). The hooks check this
+/// themselves.
+bool torch_modes_inactive() {
+  if (torch_api.function_mode_enabled == nullptr) return false;
+  nb::object enabled = nb::steal(PyObject_CallNoArgs(torch_api.function_mode_enabled));
+  nb::object depth = nb::steal(PyObject_CallNoArgs(torch_api.dispatch_stack_len));
+  if (!enabled.is_valid() || !depth.is_valid()) {
+    PyErr_Clear();
+    return false;
+  }
+  return enabled.ptr() == Py_False && PyLong_Check(depth.ptr()) && PyLong_AsLong(depth.ptr()) == 0;
+}
+
+static_assert(MG_TORCH_HOOKS_MAX_RANK == kMaxRank);
+
+/// A view of a torch tensor through the hooks (see MgTorchHooks::read).
+bool torch_view_by_hooks(PyObject* t, TensorView* view) {
+  MgTorchTensor info;
+  if (torch_hooks->read(t, &info) != 1 || info.dtype < 0 || info.dtype >= kDTypeCount) return false;
+  view->data = info.data;
+  view->dtype = static_cast<DType>(info.dtype);
+  view->shape = Dims();
+  view->strides = Dims();
+  for (int d = 0; d < info.ndim; ++d) {
+    view->shape.push_back(info.shape[d]);
+    view->strides.push_back(info.strides[d]);
+  }
   return true;
 }
 
@@ -203,8 +297,11 @@ bool dims_of_tuple(PyObject* tuple, Dims* dims) {
 
 /// A view of a CPU torch tensor of strided layout, no negative or conjugate bit (what the
 /// general path reads after resolve_neg / resolve_conj) and a dtype multigather has (numpy's,
-/// when read through its members), not requiring grad (the general path refuses such an input in
-/// grad mode and cannot export such an `out`). False, no Python error set, for anything else.
+/// when read through its members), while no torch function or dispatch mode is active, not
+/// requiring grad (the general path refuses such an input in grad mode and cannot export such an
+/// `out`; with the hooks, an operand that requires grad is read when grad mode is off, as the
+/// general path reads it detached). False, no Python error set, for anything else: the
+/// wrappers then ask torch_op_needed whether the torch.library op must take the call.
 bool torch_view(PyObject* t, TensorView* view, bool writable);
 bool torch_view_by_members(PyObject* t, TensorView* view, bool writable);
 
@@ -252,6 +349,8 @@ int torch_view_by_dlpack(PyObject* t, TensorView* view, bool writable) {
 }
 
 bool torch_view(PyObject* t, TensorView* view, bool writable) {  // see above
+  if (torch_hooks != nullptr) return torch_view_by_hooks(t, view);
+  if (!torch_modes_inactive()) return false;
   if (torch_api.to_dlpack != nullptr) {
     const int read = torch_view_by_dlpack(t, view, writable);
     if (read >= 0) return read == 1;
@@ -645,6 +744,29 @@ Status run_into(const Lowering& l, const MutableTensorView& target) {
   return execute(l, target, context);
 }
 
+void release_output_memory(void* data) { free_output_memory(data); }
+
+/// The result of `l` as a torch tensor made by the hooks around new output memory; the memory
+/// is freed when the tensor's storage dies.
+PyObject* run_into_torch_result(const Lowering& l) {
+  std::int64_t numel = 0;
+  if (!element_count(l.output_shape, &numel)) return PyErr_NoMemory();
+  void* data = nullptr;
+  try {
+    data = allocate_output_memory(static_cast<std::size_t>(numel) * element_size(l.input.dtype));
+  } catch (const std::bad_alloc&) {
+    return PyErr_NoMemory();
+  }
+  if (!run_into(l, MutableTensorView(data, l.input.dtype, l.output_shape)).ok()) {
+    free_output_memory(data);
+    return not_implemented();
+  }
+  std::int64_t shape[MG_TORCH_HOOKS_MAX_RANK];
+  for (int d = 0; d < l.output_shape.size(); ++d) shape[d] = l.output_shape[d];
+  return torch_hooks->wrap(data, &release_output_memory, static_cast<std::int32_t>(l.input.dtype),
+                           l.output_shape.size(), shape);
+}
+
 /// run_op_fast(handle, input, indices, out, *attrs): see the file comment.
 PyObject* run_op_fast(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   if (nargs < 4) {
@@ -700,6 +822,9 @@ PyObject* run_op_fast(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
     return out;
   }
 
+  if (framework == Framework::kTorch && torch_hooks != nullptr) {
+    return run_into_torch_result(l);
+  }
   if (framework == Framework::kTorch && torch_api.from_dlpack != nullptr) {
     TorchResult* r = new_torch_result(l.input.dtype, l.output_shape);
     if (r == nullptr) return nullptr;  // MemoryError
@@ -785,6 +910,9 @@ void bind_op_fast(nb::module_& m) {
   nb::object function = nb::steal(PyCFunction_NewEx(&run_op_fast_def, nullptr, m.attr("__name__").ptr()));
   if (!function.is_valid()) throw nb::python_error();
   m.attr("run_op_fast") = function;
+  m.def("torch_fast_state", [] { return torch_fast_state; },
+        "Whether torch tensors take multigather._torch_fast's hooks in the fast path: 'on (torch "
+        "V)', or 'off: <why>' (not built, another torch version, ...), or 'torch not seen yet'.");
   m.def("output_memory_stats", &memory_stats,
         "The cache of freed output blocks: cached_bytes, cached_blocks, limit_bytes, reused, "
         "mapped (multigather/output_memory.hpp).");

@@ -11,6 +11,7 @@ timing here: bench/peers.py measures.
 from __future__ import annotations
 
 import gc
+import os
 import threading
 
 import numpy as np
@@ -373,6 +374,126 @@ def test_torch_results_own_their_memory(torch):
     j = torch.tensor([[0, 2], [1, 1], [4, 0], [3, 3]])
     got = multigather.torch.gather(b, 1, j)
     assert got.dtype == torch.bfloat16 and torch.equal(got, torch.gather(b, 1, j))
+
+
+def test_torch_fast_hooks_are_on_when_built_for_this_torch(torch):
+    # multigather._torch_fast (python/torch_fast) reads torch tensors from their at::Tensor and
+    # makes torch results; scripts/test-python.sh builds it against the installed torch and sets
+    # MULTIGATHER_EXPECT_TORCH_FAST=1, so that a build without it fails here instead of silently
+    # taking the DLPack route.
+    x = torch.arange(6.0).reshape(2, 3)
+    assert torch.equal(multigather.torch.gather(x, 1, torch.tensor([[2], [0]])),
+                       torch.tensor([[2.0], [3.0]]))
+    state = core.torch_fast_state()
+    if os.environ.get("MULTIGATHER_EXPECT_TORCH_FAST") == "1":
+        assert state == f"on (torch {torch.__version__})"
+    elif not state.startswith("on"):
+        pytest.skip(f"torch tensors take the DLPack route: {state}")
+
+
+TORCH_GATHERS = [  # (multigather.torch function, torch function, op name, args after input)
+    ("gather", "torch.gather", lambda torch: (1, torch.tensor([[0, 3], [2, 2], [1, 0]]))),
+    ("take", "torch.take", lambda torch: (torch.tensor([[11, -1], [0, 5]]),)),
+    ("take_along_dim", "torch.take_along_dim", lambda torch: (torch.tensor([[0, 3], [2, 2], [1, 0]]), 1)),
+    ("index_select", "torch.index_select", lambda torch: (1, torch.tensor([3, 0, 3]))),
+]
+
+
+def _torch_pair(torch, name, args_of):
+    mine = getattr(multigather.torch, name)
+    theirs = getattr(torch, name)
+    return mine, theirs, args_of(torch)
+
+
+@pytest.mark.parametrize("name, _, args_of", TORCH_GATHERS)
+def test_torch_modes_see_the_torch_op(torch, name, _, args_of):
+    # The fast path takes a plain eager call only: under a torch function mode or a dispatch
+    # mode the call is torch.ops.multigather.<name>, which the mode sees.
+    from torch.overrides import TorchFunctionMode
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Seen:
+        def __init__(self):
+            super().__init__()
+            self.names = []
+
+        def record(self, func, args, kwargs):
+            self.names.append(str(func))
+            return func(*args, **(kwargs or {}))
+
+    class FunctionMode(Seen, TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            return self.record(func, args, kwargs)
+
+    class DispatchMode(Seen, TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            return self.record(func, args, kwargs)
+
+    mine, theirs, args = _torch_pair(torch, name, args_of)
+    x = torch.randn(3, 4)
+    expected = theirs(x, *args)
+    for mode in (FunctionMode, DispatchMode):
+        with mode() as m:
+            got = mine(x, *args)
+        assert f"multigather.{name}.default" in m.names, (mode.__name__, m.names)
+        assert torch.equal(got, expected)
+    with FunctionMode() as m:  # the mode is gone: the next call is not recorded
+        pass
+    assert torch.equal(mine(x, *args), expected) and m.names == []
+
+
+@pytest.mark.parametrize("name, _, args_of", TORCH_GATHERS)
+def test_torch_grad_modes_inference_and_subclasses(torch, name, _, args_of):
+    mine, theirs, args = _torch_pair(torch, name, args_of)
+    x = torch.randn(3, 4, requires_grad=True)
+    got = mine(x, *args)  # grad mode: the torch op, differentiable
+    assert got.grad_fn is not None and torch.equal(got, theirs(x, *args))
+    with torch.no_grad():  # outside grad mode a result without grad_fn, as torch's
+        got, expected = mine(x, *args), theirs(x, *args)
+    assert not got.requires_grad and got.grad_fn is None and torch.equal(got, expected)
+    with torch.inference_mode():  # an inference tensor, as torch's
+        y = torch.randn(3, 4)
+        got, expected = mine(y, *args), theirs(y, *args)
+        assert got.is_inference() == expected.is_inference() and torch.equal(got, expected)
+    p = torch.nn.Parameter(torch.randn(3, 4), requires_grad=False)  # a Tensor subclass
+    assert torch.equal(mine(p, *args), theirs(p, *args))
+    c = torch.randn(3, 4, dtype=torch.complex64)
+    assert torch.equal(mine(c.conj(), *args), theirs(c.conj(), *args))  # the conjugate bit
+    assert torch.equal(mine(torch._neg_view(x.detach()), *args), theirs(-x.detach(), *args))
+
+
+@pytest.mark.parametrize("name, _, args_of", TORCH_GATHERS)
+def test_torch_vmap_takes_the_torch_op(torch, name, _, args_of):
+    # Inside torch.func.vmap the tensors are functorch wrappers: the torch op takes the call
+    # (PyTorch runs it per batch element; it warns that no batching rule is registered).
+    import warnings
+
+    mine, theirs, args = _torch_pair(torch, name, args_of)
+    x = torch.randn(5, 3, 4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        got = torch.func.vmap(lambda a: mine(a, *args))(x)
+    assert torch.equal(got, torch.stack([theirs(a, *args) for a in x]))
+
+
+def test_torch_results_of_the_fast_path_are_ordinary_tensors(torch):
+    x = torch.randn(64, 32)
+    i = torch.randint(0, 32, (64, 8))
+    got = multigather.torch.gather(x, 1, i)
+    assert type(got) is torch.Tensor and got.is_contiguous() and got.device.type == "cpu"
+    assert got.shape == (64, 8) and got.stride() == (8, 1) and got.storage_offset() == 0
+    got += 1  # writable, and its own memory
+    assert torch.equal(got, torch.gather(x, 1, i) + 1)
+    empty = multigather.torch.index_select(torch.zeros(0, 3), 0, torch.zeros(0, dtype=torch.long))
+    assert empty.shape == (0, 3) and empty.dtype == torch.float32
+    source = torch.arange(12).reshape(3, 4)
+    j = torch.tensor([[3, 0], [1, 1], [2, 0]])
+    expected = torch.gather(source, 1, j)  # a gather copies elements: it commutes with .to()
+    for dtype in (torch.uint16, torch.uint32, torch.uint64, torch.float8_e4m3fn, torch.float8_e5m2,
+                  torch.bool, torch.complex128, torch.bfloat16):
+        got = multigather.torch.gather(source.to(dtype), 1, j)
+        assert got.dtype == dtype
+        assert torch.equal(got.view(torch.uint8), expected.to(dtype).view(torch.uint8)), dtype
 
 
 FORK_SCRIPT = """
