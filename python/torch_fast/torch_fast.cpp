@@ -18,6 +18,7 @@
 #include <c10/core/InferenceMode.h>
 #include <c10/core/impl/TorchDispatchModeTLS.h>
 
+#include <array>
 #include <cstdint>
 #include <optional>
 
@@ -55,13 +56,22 @@ std::optional<DType> dtype_of(c10::ScalarType t) {
   }
 }
 
-std::optional<c10::ScalarType> scalar_type_of(std::int32_t dtype) {
+// dtype_of inverted, by DType value (filled once at import; Undefined: no torch dtype).
+std::array<c10::ScalarType, multigather::kDTypeCount> scalar_types;
+
+void init_scalar_types() {
+  scalar_types.fill(c10::ScalarType::Undefined);
   for (int s = 0; s < static_cast<int>(c10::ScalarType::NumOptions); ++s) {
     const auto t = static_cast<c10::ScalarType>(s);
-    const std::optional<DType> d = dtype_of(t);
-    if (d && static_cast<std::int32_t>(*d) == dtype) return t;
+    if (const std::optional<DType> d = dtype_of(t)) scalar_types[static_cast<std::size_t>(*d)] = t;
   }
-  return std::nullopt;
+}
+
+std::optional<c10::ScalarType> scalar_type_of(std::int32_t dtype) {
+  if (dtype < 0 || dtype >= multigather::kDTypeCount) return std::nullopt;
+  const c10::ScalarType t = scalar_types[static_cast<std::size_t>(dtype)];
+  if (t == c10::ScalarType::Undefined) return std::nullopt;
+  return t;
 }
 
 // The dispatch key sets of a plain dense CPU tensor, and of one made in inference mode (no
@@ -150,6 +160,7 @@ PyModuleDef module_def = {
 
 PyMODINIT_FUNC PyInit__torch_fast() {
   if (!init_key_sets()) return nullptr;
+  init_scalar_types();
   PyObject* module = PyModule_Create(&module_def);
   if (module == nullptr) return nullptr;
   PyObject* capsule = PyCapsule_New(const_cast<MgTorchHooks*>(&hooks),
