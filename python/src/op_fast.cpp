@@ -230,8 +230,8 @@ bool init_torch(PyTypeObject* type) {
 }
 
 /// The DLPack route's check that no torch function mode and no dispatch mode is active (a mode
-/// must see the call: the wrappers then take the torch.library op). The hooks check this
-/// themselves.
+/// must see the call: the wrappers then take the torch.library op); run_op_fast asks it once
+/// per call. The hooks check this themselves.
 bool torch_modes_inactive() {
   if (torch_api.function_mode_enabled == nullptr) return false;
   nb::object enabled = nb::steal(PyObject_CallNoArgs(torch_api.function_mode_enabled));
@@ -350,7 +350,6 @@ int torch_view_by_dlpack(PyObject* t, TensorView* view, bool writable) {
 
 bool torch_view(PyObject* t, TensorView* view, bool writable) {  // see above
   if (torch_hooks != nullptr) return torch_view_by_hooks(t, view);
-  if (!torch_modes_inactive()) return false;
   if (torch_api.to_dlpack != nullptr) {
     const int read = torch_view_by_dlpack(t, view, writable);
     if (read >= 0) return read == 1;
@@ -795,6 +794,12 @@ PyObject* run_op_fast(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
       !operand_view(args[2], &indices, &indices_framework, &indices_keep)) {
     return not_implemented();
   }
+  // The DLPack route's mode check, once per call (the hooks check in `read`).
+  if (torch_hooks == nullptr &&
+      (framework == Framework::kTorch || indices_framework == Framework::kTorch) &&
+      !torch_modes_inactive()) {
+    return not_implemented();
+  }
   AttrKey key;
   for (std::size_t j = 0; j < spec.attrs.size(); ++j) {
     if (!encode_attr(spec.attrs[j], args[4 + j], &key)) return not_implemented();
@@ -808,7 +813,7 @@ PyObject* run_op_fast(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   if (out != Py_None) {
     MutableTensorView target;
     bool viewed = ndarray_mutable_view(out, &target);
-    if (!viewed && is_torch_tensor(out)) {
+    if (!viewed && is_torch_tensor(out) && (torch_hooks != nullptr || torch_modes_inactive())) {
       TensorView v;
       viewed = torch_view(out, &v, true);
       target = MutableTensorView(const_cast<void*>(v.data), v.dtype, v.shape, v.strides);
