@@ -180,6 +180,15 @@ def _fill_scalar(value: Any) -> Any:
     return value  # the core raises TypeError for anything else
 
 
+def mark_written(out: Any) -> None:
+    """After writing into ``out``: a torch tensor's version counter is bumped, as PyTorch's own
+    out= and in-place ops do, so that autograd raises ("modified by an inplace operation")
+    when a tensor it saved for backward was overwritten, instead of computing a wrong gradient.
+    Inference tensors have no counter."""
+    if framework_of(out) == "torch" and not out.is_inference():
+        sys.modules["torch"]._C._autograd._unsafe_set_version_counter((out,), (out._version + 1,))
+
+
 def call_core(function: Any, input: Any, indices: Any, out: Any = None, **kwargs: Any) -> Any:
     """Calls an extension function ``function(input=, indices=, out=, input_dtype=,
     out_dtype=, framework=, **kwargs)`` on framework arrays: converts them (zero-copy), and
@@ -191,6 +200,7 @@ def call_core(function: Any, input: Any, indices: Any, out: Any = None, **kwargs
     result = function(input=core_input, indices=core_indices, out=core_out, input_dtype=input_dtype,
                       out_dtype=out_dtype, framework=framework, **kwargs)
     if out is not None:
+        mark_written(out)
         return out
     return result.view(input.dtype) if input_dtype is not None else result
 
@@ -209,6 +219,7 @@ def call_core_scatter(function: Any, input: Any, indices: Any, updates: Any, out
                       input_dtype=input_dtype, updates_dtype=updates_dtype, out_dtype=out_dtype,
                       framework=framework, **kwargs)
     if out is not None:
+        mark_written(out)
         return out
     return result.view(input.dtype) if input_dtype is not None else result
 

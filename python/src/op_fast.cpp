@@ -813,7 +813,10 @@ PyObject* run_op_fast(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   if (out != Py_None) {
     MutableTensorView target;
     bool viewed = ndarray_mutable_view(out, &target);
-    if (!viewed && is_torch_tensor(out) && (torch_hooks != nullptr || torch_modes_inactive())) {
+    // A torch `out` only through the hooks, which bump its version counter after the write
+    // (the general path does that in Python: _interop.mark_written).
+    const bool torch_out = !viewed && torch_hooks != nullptr && is_torch_tensor(out);
+    if (torch_out) {
       TensorView v;
       viewed = torch_view(out, &v, true);
       target = MutableTensorView(const_cast<void*>(v.data), v.dtype, v.shape, v.strides);
@@ -823,6 +826,7 @@ PyObject* run_op_fast(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
       return not_implemented();
     }
     if (!run_into(l, target).ok()) return not_implemented();
+    if (torch_out) torch_hooks->written(out);
     Py_INCREF(out);
     return out;
   }

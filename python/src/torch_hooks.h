@@ -18,7 +18,7 @@
 extern "C" {
 #endif
 
-#define MG_TORCH_HOOKS_ABI 1
+#define MG_TORCH_HOOKS_ABI 2
 #define MG_TORCH_HOOKS_MAX_RANK 16 /* multigather::kMaxRank */
 
 /* A CPU tensor's data, dtype (multigather::DType's value), sizes and strides (in elements). */
@@ -44,6 +44,10 @@ typedef struct MgTorchHooks {
    * Python error set on failure, after calling `release(data)`. */
   PyObject* (*wrap)(void* data, void (*release)(void*), int32_t dtype, int32_t ndim,
                     const int64_t* shape);
+  /* After writing into `t` (a tensor `read` took): bumps its version counter, as PyTorch's
+   * out= and in-place ops do, so that autograd raises if a tensor it saved was overwritten
+   * (inference tensors have no counter). Never sets a Python error. */
+  void (*written)(PyObject* t);
 } MgTorchHooks;
 
 #ifdef __cplusplus

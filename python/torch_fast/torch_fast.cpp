@@ -135,7 +135,12 @@ PyObject* wrap(void* data, void (*release)(void*), std::int32_t dtype, std::int3
   }
 }
 
-const MgTorchHooks hooks = {MG_TORCH_HOOKS_ABI, MULTIGATHER_TORCH_VERSION, &read, &wrap};
+void written(PyObject* object) {
+  const at::Tensor& t = THPVariable_Unpack(object);
+  if (!t.is_inference()) t.unsafeGetTensorImpl()->bump_version();
+}
+
+const MgTorchHooks hooks = {MG_TORCH_HOOKS_ABI, MULTIGATHER_TORCH_VERSION, &read, &wrap, &written};
 
 bool init_key_sets() {
   try {

@@ -496,6 +496,36 @@ def test_torch_results_of_the_fast_path_are_ordinary_tensors(torch):
         assert torch.equal(got.view(torch.uint8), expected.to(dtype).view(torch.uint8)), dtype
 
 
+@pytest.mark.parametrize("write", [
+    lambda mg, b, x, i: mg.run("torch.gather", x, i, out=b, dim=1),           # the fast path
+    lambda mg, b, x, i: mg.gather_multiaxis(x, i, [1], out=b),                 # the general path
+    lambda mg, b, x, i: mg.run("torch.scatter_add", b, i, updates=x, out=b, dim=1),  # in place
+    lambda mg, b, x, i: mg.scatter_multiaxis(b, i, x, [1], reduction="add", out=b),
+], ids=["run", "gather_multiaxis", "scatter_in_place", "scatter_multiaxis"])
+def test_torch_out_bumps_the_version_counter(torch, write):
+    # As torch.gather(..., out=b) does: overwriting a tensor that autograd saved must make
+    # backward raise, not compute a gradient from the new values.
+    x = torch.randn(4, 3)
+    i = torch.tensor([[0, 1, 2], [2, 2, 0], [1, 0, 1], [0, 0, 0]])
+    a = torch.randn(4, 3, requires_grad=True)
+    b = a.sigmoid()  # saves its output for backward
+    with torch.no_grad():
+        torch.gather(x, 1, i, out=b)
+    expected_version = b._version
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        b.sum().backward()
+    b = a.sigmoid()
+    with torch.no_grad():
+        write(multigather, b, x, i)
+    assert b._version == expected_version
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        b.sum().backward()
+    with torch.inference_mode():  # no version counter: written, nothing to bump
+        c = torch.zeros(4, 3)
+        write(multigather, c, x, i)
+        assert c.abs().sum() > 0
+
+
 FORK_SCRIPT = """
 import os, numpy as np, multigather
 x = np.arange(1024 * 256, dtype=np.float32).reshape(1024, 256)
