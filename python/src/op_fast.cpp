@@ -30,6 +30,7 @@
 
 #include <array>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <new>
@@ -129,9 +130,14 @@ TorchApi torch_api;
 const MgTorchHooks* torch_hooks = nullptr;
 std::string torch_fast_state = "torch not seen yet";
 
-/// Loads the hooks of multigather._torch_fast for the imported `torch` module.
+/// Loads the hooks of multigather._torch_fast for the imported `torch` module (not under
+/// MULTIGATHER_TORCH_FAST=0: the DLPack route, which the tests run that way too).
 void load_torch_hooks(PyObject* torch) {
 #if defined(MULTIGATHER_TORCH_FAST_VERSION)
+  if (const char* env = std::getenv("MULTIGATHER_TORCH_FAST"); env != nullptr && std::strcmp(env, "0") == 0) {
+    torch_fast_state = "off: MULTIGATHER_TORCH_FAST=0";
+    return;
+  }
   nb::object version = nb::steal(PyObject_GetAttrString(torch, "__version__"));
   const char* running = version.is_valid() && PyUnicode_Check(version.ptr())
                             ? PyUnicode_AsUTF8(version.ptr()) : nullptr;

@@ -385,10 +385,29 @@ def test_torch_fast_hooks_are_on_when_built_for_this_torch(torch):
     assert torch.equal(multigather.torch.gather(x, 1, torch.tensor([[2], [0]])),
                        torch.tensor([[2.0], [3.0]]))
     state = core.torch_fast_state()
-    if os.environ.get("MULTIGATHER_EXPECT_TORCH_FAST") == "1":
+    if os.environ.get("MULTIGATHER_TORCH_FAST") == "0":  # the run of the DLPack route below
+        assert state == "off: MULTIGATHER_TORCH_FAST=0"
+    elif os.environ.get("MULTIGATHER_EXPECT_TORCH_FAST") == "1":
         assert state == f"on (torch {torch.__version__})"
     elif not state.startswith("on"):
         pytest.skip(f"torch tensors take the DLPack route: {state}")
+
+
+def test_torch_tests_pass_on_the_dlpack_route(torch):
+    # Without multigather._torch_fast (an isolated `pip install .`, another torch version) torch
+    # tensors take the DLPack route: this file's torch tests again, in a process that turns the
+    # hooks off.
+    import subprocess
+    import sys
+
+    if os.environ.get("MULTIGATHER_TORCH_FAST") == "0":
+        pytest.skip("this is the run on the DLPack route")
+    env = dict(os.environ, MULTIGATHER_TORCH_FAST="0")
+    env.pop("MULTIGATHER_EXPECT_TORCH_FAST", None)
+    run = subprocess.run([sys.executable, "-m", "pytest", __file__, "-q", "-p", "no:cacheprovider",
+                          "-k", "torch"], env=env, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
+    assert " passed" in run.stdout and " failed" not in run.stdout
 
 
 TORCH_GATHERS = [  # (multigather.torch function, torch function, op name, args after input)
