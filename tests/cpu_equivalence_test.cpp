@@ -20,6 +20,7 @@
 #include "generic_kernel_oracle.hpp"
 #include "kernels/reference/reference.hpp"
 #include "plan/plan.hpp"
+#include "test_seed.hpp"
 
 namespace mg = multigather;
 
@@ -27,16 +28,7 @@ namespace {
 
 using Rng = std::mt19937_64;
 
-std::uint64_t base_seed() {
-  static const std::uint64_t seed = [] {
-    const char* env = std::getenv("MULTIGATHER_SEED");
-    const std::uint64_t s = env ? std::strtoull(env, nullptr, 10) : std::random_device{}();
-    std::printf("cpu_equivalence seed = %llu (replay: MULTIGATHER_SEED=%llu)\n",
-                static_cast<unsigned long long>(s), static_cast<unsigned long long>(s));
-    return s;
-  }();
-  return seed;
-}
+using mg::test::run_seed;
 
 int case_count(int fallback) {
   const char* env = std::getenv("MULTIGATHER_CASES");
@@ -270,7 +262,7 @@ mg::Status run_plan(const RandomCall& c, const mg::MutableTensorView& out, int t
 void for_each_case(int fallback_count, void (*body)(Rng&, const RandomCall&)) {
   const int count = case_count(fallback_count);
   for (int i = 0; i < count; ++i) {
-    const std::uint64_t case_seed = base_seed() + static_cast<std::uint64_t>(i);
+    const std::uint64_t case_seed = run_seed() + static_cast<std::uint64_t>(i);
     Rng rng(case_seed);
     const RandomCall c = make_call(rng);
     SCOPED_TRACE("case seed " + std::to_string(case_seed) + ": " + describe(c));
@@ -311,7 +303,7 @@ TEST(CpuEquivalence, LargeSpanElementGathersMatchReference) {
   // above are too small for it): a flat take and a GatherElements on axis 0, every mode. Then
   // GatherElements on the last axis with 4 KiB rows: the row kernel (element_run.hpp), which
   // prefetches the next row while gathering one (rows split across threads, too).
-  Rng rng(base_seed() ^ 0x5eedULL);
+  Rng rng(run_seed() ^ 0x5eedULL);
   struct Shape { mg::Dims input, indices; std::vector<std::int64_t> axes; };
   const Shape shapes[] = {{{200000}, {3000}, {0}}, {{800, 250}, {40, 250}, {0}}, {{300, 1000}, {300, 70}, {1}}};
   for (const Shape& sh : shapes) {
@@ -360,7 +352,7 @@ TEST(CpuEquivalence, PlainElementLoopStopsAtEveryPositionOfItsUnrolledBody) {
   // hands the first other one to the general path, then starts again: one negative or
   // out-of-range index at each position of the 4-way unrolled body, near the start, the middle
   // and the end of a run, in every mode, for a flat take and a GatherElements on axis 0.
-  Rng rng(base_seed() ^ 0x91a1ULL);
+  Rng rng(run_seed() ^ 0x91a1ULL);
   struct Shape { mg::Dims input, indices; std::vector<std::int64_t> axes; };
   const Shape shapes[] = {{{5000}, {2051}, {0}}, {{300, 64}, {7, 64}, {0}}};
   for (const Shape& sh : shapes) {
@@ -424,7 +416,7 @@ TEST(CpuEquivalence, SimdPlainLoopHandsOverAtEveryLaneAndMatchesScalar) {
   // the reference. (Where the CPU lacks AVX-512 both runs take the scalar loop.)
   std::printf("AVX-512 plain element loop: %s\n",
               mg::detail::cpu::simd_enabled() ? "on (tested against the scalar loop)" : "not available on this CPU");
-  Rng rng(base_seed() ^ 0x51dULL);
+  Rng rng(run_seed() ^ 0x51dULL);
   struct Shape { mg::Dims input, indices; std::vector<std::int64_t> axes; };
   const Shape shapes[] = {{{5000}, {2051}, {0}}, {{300, 67}, {5, 67}, {0}}};
   const mg::DType dtypes[] = {mg::DType::kFloat32, mg::DType::kFloat64};
@@ -480,7 +472,7 @@ TEST(CpuEquivalence, SimdBlockKernelsMatchReferenceAtEveryAlignment) {
   // width, odd block sizes (rows of a uint8 output start at every alignment), contiguous and
   // random output layouts, every mode (kFill writes the fill value over whole blocks), AVX-512
   // on and off, against the reference.
-  Rng rng(base_seed() ^ 0xb10cULL);
+  Rng rng(run_seed() ^ 0xb10cULL);
   const mg::DType dtypes[] = {mg::DType::kUInt8, mg::DType::kFloat16, mg::DType::kFloat32,
                               mg::DType::kFloat64, mg::DType::kComplex128};
   for (const mg::DType dtype : dtypes) {

@@ -41,7 +41,7 @@ namespace {
 using test::Case;
 using test::Result;
 
-std::uint64_t seed() { return test::base_seed(); }
+std::uint64_t seed() { return test::run_seed(); }
 
 // ---- On the host: the kernel bodies over the launched grid ----------------------------------
 

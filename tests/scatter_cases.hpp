@@ -17,22 +17,11 @@
 
 #include "multigather/gather.hpp"
 #include "multigather/scatter.hpp"
+#include "test_seed.hpp"
 
 namespace multigather::test {
 
 namespace mg = ::multigather;
-
-/// The run's seed: MULTIGATHER_SEED when set, else random; printed once (replay with it).
-inline std::uint64_t base_seed() {
-  static const std::uint64_t seed = [] {
-    const char* env = std::getenv("MULTIGATHER_SEED");
-    const std::uint64_t s = env ? std::strtoull(env, nullptr, 10) : std::random_device{}();
-    std::printf("scatter seed = %llu (replay: MULTIGATHER_SEED=%llu)\n",
-                static_cast<unsigned long long>(s), static_cast<unsigned long long>(s));
-    return s;
-  }();
-  return seed;
-}
 
 inline std::int64_t uniform(std::mt19937_64& rng, std::int64_t lo, std::int64_t hi) {
   return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng);

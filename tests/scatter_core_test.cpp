@@ -36,7 +36,7 @@ mg::MutableTensorView mview(std::vector<T>& v, mg::DType t, mg::Dims shape) {
   return mg::MutableTensorView(v.data(), t, shape);
 }
 
-using mg::test::base_seed;
+using mg::test::run_seed;
 
 std::int64_t uniform(Rng& rng, std::int64_t lo, std::int64_t hi) {
   return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng);
@@ -287,7 +287,7 @@ TEST(ScatterCore, EngineMatchesReferenceAtEveryThreadCount) {
   for (const auto path : {mg::detail::ScatterThreading::kBuckets, mg::detail::ScatterThreading::kSlabs,
                           mg::detail::ScatterThreading::kFiltered}) {
     const ThreadingForAll threaded(path);
-    Rng rng(base_seed());
+    Rng rng(run_seed());
     for (int i = 0; i < 1500; ++i) {
       const std::uint64_t case_seed = rng();
       Rng case_rng(case_seed);
@@ -310,7 +310,7 @@ TEST(ScatterCore, SlabsAreBitIdenticalAtAnyThreadCount) {
   // ScatterElements add along axis 0 of [rows, cols] (S3's shape, smaller): columns are
   // neither an axis nor broadcast, so threads take disjoint column slabs. Many float32 updates
   // per target: the sum's rounding depends on the order, which must stay row-major.
-  Rng rng(base_seed() + 3);
+  Rng rng(run_seed() + 3);
   const std::int64_t rows = 16, cols = 1024, n = 512;
   std::vector<float> input(static_cast<std::size_t>(rows * cols), 0.f), updates(static_cast<std::size_t>(n * cols));
   std::vector<std::int32_t> indices(static_cast<std::size_t>(n * cols));
@@ -376,14 +376,14 @@ TEST(ScatterCore, FloatAddIsBitIdenticalAtAnyThreadCount) {
   // Few targets, many updates each: order matters for the sum's rounding.
   {
     const ThreadingForAll buckets(mg::detail::ScatterThreading::kBuckets);
-    check_float_add_order(1000, base_seed() + 1);
+    check_float_add_order(1000, run_seed() + 1);
   }
   {
     const ThreadingForAll filtered(mg::detail::ScatterThreading::kFiltered);
-    check_float_add_order(1000, base_seed() + 4);
+    check_float_add_order(1000, run_seed() + 4);
   }
   // An 8 MiB output (S5's kind): the automatic rule takes the filtered path.
-  check_float_add_order(std::int64_t{1} << 21, base_seed() + 5);
+  check_float_add_order(std::int64_t{1} << 21, run_seed() + 5);
 }
 
 TEST(ScatterCore, OneShotCopiesTheInputOnEveryThreadCount) {
@@ -427,7 +427,7 @@ TEST(ScatterCombine, IdentityIsNeutralForEveryPairWithAnAtomicForm) {
                                      mg::DType::kUInt16, mg::DType::kInt32, mg::DType::kUInt32, mg::DType::kInt64,
                                      mg::DType::kUInt64, mg::DType::kFloat16, mg::DType::kBFloat16, mg::DType::kFloat32,
                                      mg::DType::kFloat64, mg::DType::kComplex64, mg::DType::kComplex128};
-  Rng rng(base_seed() + 6);
+  Rng rng(run_seed() + 6);
   int checked = 0;
   for (const mg::DType dtype : dtypes) {
     for (const mg::Reduction reduction : {mg::Reduction::kAdd, mg::Reduction::kMul, mg::Reduction::kMin,
@@ -467,7 +467,7 @@ TEST(ScatterCombine, IdentityIsNeutralForEveryPairWithAnAtomicForm) {
 
 TEST(ScatterCore, AdjointOfGather) {
   // <gather(x), g> == <x, scatter_add(zeros, g)> in float64 (integers: exact).
-  Rng rng(base_seed() + 2);
+  Rng rng(run_seed() + 2);
   for (int i = 0; i < 200; ++i) {
     Case c = random_case(rng);
     c.dtype = mg::DType::kFloat64;
