@@ -410,11 +410,11 @@ def test_torch_tests_pass_on_the_dlpack_route(torch):
     assert " passed" in run.stdout and " failed" not in run.stdout
 
 
-TORCH_GATHERS = [  # (multigather.torch function, torch function, op name, args after input)
-    ("gather", "torch.gather", lambda torch: (1, torch.tensor([[0, 3], [2, 2], [1, 0]]))),
-    ("take", "torch.take", lambda torch: (torch.tensor([[11, -1], [0, 5]]),)),
-    ("take_along_dim", "torch.take_along_dim", lambda torch: (torch.tensor([[0, 3], [2, 2], [1, 0]]), 1)),
-    ("index_select", "torch.index_select", lambda torch: (1, torch.tensor([3, 0, 3]))),
+TORCH_GATHERS = [  # (the function's name in multigather.torch and torch, args after input)
+    ("gather", lambda torch: (1, torch.tensor([[0, 3], [2, 2], [1, 0]]))),
+    ("take", lambda torch: (torch.tensor([[11, -1], [0, 5]]),)),
+    ("take_along_dim", lambda torch: (torch.tensor([[0, 3], [2, 2], [1, 0]]), 1)),
+    ("index_select", lambda torch: (1, torch.tensor([3, 0, 3]))),
 ]
 
 
@@ -424,8 +424,8 @@ def _torch_pair(torch, name, args_of):
     return mine, theirs, args_of(torch)
 
 
-@pytest.mark.parametrize("name, _, args_of", TORCH_GATHERS)
-def test_torch_modes_see_the_torch_op(torch, name, _, args_of):
+@pytest.mark.parametrize("name, args_of", TORCH_GATHERS)
+def test_torch_modes_see_the_torch_op(torch, name, args_of):
     # The fast path takes a plain eager call only: under a torch function mode or a dispatch
     # mode the call is torch.ops.multigather.<name>, which the mode sees.
     from torch.overrides import TorchFunctionMode
@@ -461,8 +461,8 @@ def test_torch_modes_see_the_torch_op(torch, name, _, args_of):
     assert torch.equal(mine(x, *args), expected) and m.names == []
 
 
-@pytest.mark.parametrize("name, _, args_of", TORCH_GATHERS)
-def test_torch_grad_modes_inference_and_subclasses(torch, name, _, args_of):
+@pytest.mark.parametrize("name, args_of", TORCH_GATHERS)
+def test_torch_grad_modes_inference_and_subclasses(torch, name, args_of):
     mine, theirs, args = _torch_pair(torch, name, args_of)
     x = torch.randn(3, 4, requires_grad=True)
     got = mine(x, *args)  # grad mode: the torch op, differentiable
@@ -481,8 +481,8 @@ def test_torch_grad_modes_inference_and_subclasses(torch, name, _, args_of):
     assert torch.equal(mine(torch._neg_view(x.detach()), *args), theirs(-x.detach(), *args))
 
 
-@pytest.mark.parametrize("name, _, args_of", TORCH_GATHERS)
-def test_torch_vmap_takes_the_torch_op(torch, name, _, args_of):
+@pytest.mark.parametrize("name, args_of", TORCH_GATHERS)
+def test_torch_vmap_takes_the_torch_op(torch, name, args_of):
     # Inside torch.func.vmap the tensors are functorch wrappers: the torch op takes the call
     # (PyTorch runs it per batch element; it warns that no batching rule is registered).
     import warnings
