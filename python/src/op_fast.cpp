@@ -303,11 +303,12 @@ bool dims_of_tuple(PyObject* tuple, Dims* dims) {
 
 /// A view of a CPU torch tensor of strided layout, no negative or conjugate bit (what the
 /// general path reads after resolve_neg / resolve_conj) and a dtype multigather has (numpy's,
-/// when read through its members), while no torch function or dispatch mode is active, not
-/// requiring grad (the general path refuses such an input in grad mode and cannot export such an
+/// when read through its members), not requiring grad (the general path refuses such an input in grad mode and cannot export such an
 /// `out`; with the hooks, an operand that requires grad is read when grad mode is off, as the
 /// general path reads it detached). False, no Python error set, for anything else: the
-/// wrappers then ask torch_op_needed whether the torch.library op must take the call.
+/// wrappers then ask torch_op_needed whether the torch.library op must take the call. No
+/// torch function or dispatch mode may be active: the hooks check it in `read`, the DLPack
+/// route in run_op_fast (torch_modes_inactive, once per call).
 bool torch_view(PyObject* t, TensorView* view, bool writable);
 bool torch_view_by_members(PyObject* t, TensorView* view, bool writable);
 
