@@ -14,8 +14,9 @@ output's size (``np.copyto`` into a preallocated buffer) against multigather's o
 per-call cost of the framework wrappers on tiny inputs (multigather.numpy.take, onnx.
 gather_elements, gather_multiaxis, torch.gather) beside the framework's own function.
 
-Method: every callable is warmed up, then timed ``--samples`` times (each sample loops the call
-enough times to last about 2 ms); the median sample is reported. Every peer's output is
+Method: every callable is warmed up, then timed ``--samples`` times (each sample follows a 5 ms
+pause and 4 ms of untimed calls, and loops the call enough times to last about 2 ms); the median
+sample is reported. Every peer's output is
 compared with numpy's once (a mismatch is printed and the peer dropped). Data: float32 unless
 stated, int64 indices uniformly random in range, seed 1234 (docs/bench.md).
 
@@ -69,12 +70,19 @@ def calibrate(fn, warmup: int = 3, sample_seconds: float = 2e-3) -> int:
 # XLA's) go to sleep before the next callable's sample starts instead of competing with it
 # for the cores (on 2 cores that made 2-thread samples of whoever came next up to 2x slower).
 PAUSE_SECONDS = 5e-3
+# Warm-up after the pause, before the timed calls: untimed calls for at least this long (and at
+# least one). A CPU woken from the pause runs the next 1-2 ms slower: on this project's 2-core VM
+# the 1st and 2nd calls of a ~0.8 ms gather after a 5 ms sleep took 1.5-1.8 ms, the 3rd and 4th
+# 0.8-0.9 ms, for numpy and multigather alike; with one untimed call, a 2 ms sample of a 1 ms
+# case timed mostly that ramp. After 4 ms of calls the 1st to 4th calls measure within 5%.
+WARMUP_SECONDS = 4e-3
 
 
 def measure_interleaved(fns: dict, samples: int) -> dict:
     """Median and minimum seconds per call of each callable. The callables take turns, one
     sample each per round, in a new random order every round, so that a busy spell of a shared
-    machine hits all of them alike; each sample starts after PAUSE_SECONDS and one untimed call."""
+    machine hits all of them alike; each sample starts after PAUSE_SECONDS and WARMUP_SECONDS
+    of untimed calls."""
     numbers = {k: calibrate(f) for k, f in fns.items()}
     times = {k: [] for k in fns}
     order = list(fns)
@@ -85,7 +93,10 @@ def measure_interleaved(fns: dict, samples: int) -> dict:
             f = fns[k]
             n = numbers[k]
             time.sleep(PAUSE_SECONDS)
+            warm_until = time.perf_counter() + WARMUP_SECONDS
             f()
+            while time.perf_counter() < warm_until:
+                f()
             t0 = time.perf_counter()
             for _ in range(n):
                 f()
