@@ -421,6 +421,12 @@ PyMethodDef gather_numpy_def = {
 
 }  // namespace
 
+void add_fastcall_function(nb::module_& m, PyMethodDef* def) {
+  nb::object function = nb::steal(PyCFunction_NewEx(def, nullptr, m.attr("__name__").ptr()));
+  if (!function.is_valid()) throw nb::python_error();
+  m.attr(def->ml_name) = function;
+}
+
 void bind_numpy_fast(nb::module_& m) {
 #if defined(MULTIGATHER_PYTHON_NUMPY_FAST)
   // numpy missing or broken at import time: the fast path stays off (NotImplemented).
@@ -428,9 +434,7 @@ void bind_numpy_fast(nb::module_& m) {
   if (!numpy_ready) PyErr_Clear();
 #endif
   m.attr("has_numpy_fast_path") = numpy_ready;
-  nb::object gather = nb::steal(PyCFunction_NewEx(&gather_numpy_def, nullptr, m.attr("__name__").ptr()));
-  if (!gather.is_valid()) throw nb::python_error();
-  m.attr("gather_numpy") = gather;
+  add_fastcall_function(m, &gather_numpy_def);
   m.def("scatter_numpy", &scatter_numpy, nb::arg("input").none(), nb::arg("indices").none(),
         nb::arg("updates").none(), nb::arg("axes").none(), nb::arg("reduction").none(),
         nb::arg("index_mode").none(), nb::arg("negative_indices").none(),

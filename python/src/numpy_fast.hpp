@@ -25,6 +25,10 @@ void bind_numpy_fast(nanobind::module_& m);
 /// op_fast.cpp's part of bind_numpy_fast.
 void bind_op_fast(nanobind::module_& m);
 
+/// Adds the METH_FASTCALL function `def` (static storage) to the module as `def->ml_name`
+/// (gather_numpy, run_op_fast: no nanobind argument binding on the per-call path).
+void add_fastcall_function(nanobind::module_& m, PyMethodDef* def);
+
 /// Whether the NumPy C API was imported (the fast paths are off otherwise).
 bool numpy_fast_ready() noexcept;
 

@@ -303,9 +303,9 @@ bool dims_of_tuple(PyObject* tuple, Dims* dims) {
 
 /// A view of a CPU torch tensor of strided layout, no negative or conjugate bit (what the
 /// general path reads after resolve_neg / resolve_conj) and a dtype multigather has (numpy's,
-/// when read through its members), not requiring grad (the general path refuses such an input in grad mode and cannot export such an
-/// `out`; with the hooks, an operand that requires grad is read when grad mode is off, as the
-/// general path reads it detached). False, no Python error set, for anything else: the
+/// when read through its members), not requiring grad (the general path refuses such an input
+/// in grad mode and cannot export such an `out`; with the hooks, an operand that requires grad
+/// is read when grad mode is off, as the general path reads it detached). False, no Python error set, for anything else: the
 /// wrappers then ask torch_op_needed whether the torch.library op must take the call. No
 /// torch function or dispatch mode may be active: the hooks check it in `read`, the DLPack
 /// route in run_op_fast (torch_modes_inactive, once per call).
@@ -923,9 +923,7 @@ void bind_op_fast(nb::module_& m) {
   m.def("op_handle", &op_handle, "name"_a, "attr_names"_a,
         "The run_op_fast handle of registry op `name`; ValueError unless attr_names are its "
         "attributes in declaration order.");
-  nb::object function = nb::steal(PyCFunction_NewEx(&run_op_fast_def, nullptr, m.attr("__name__").ptr()));
-  if (!function.is_valid()) throw nb::python_error();
-  m.attr("run_op_fast") = function;
+  add_fastcall_function(m, &run_op_fast_def);
   m.def("torch_fast_state", [] { return torch_fast_state; },
         "Whether torch tensors take multigather._torch_fast's hooks in the fast path: 'on (torch "
         "V)', or 'off: <why>' (not built, another torch version, ...), or 'torch not seen yet'.");
