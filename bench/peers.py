@@ -46,6 +46,7 @@ import random
 import statistics
 import subprocess
 import sys
+import threading
 import time
 
 SEED = 1234
@@ -69,7 +70,16 @@ def calibrate(fn, warmup: int = 3, sample_seconds: float = 2e-3) -> int:
 # Pause before each sample: thread pools that spin after their call (ONNX Runtime's, OpenMP's,
 # XLA's) go to sleep before the next callable's sample starts instead of competing with it
 # for the cores (on 2 cores that made 2-thread samples of whoever came next up to 2x slower).
+# The pause lasts PAUSE_SECONDS, and longer while another thread of the process still runs
+# (polls), up to SETTLE_MAX_SECONDS (settle). A fixed pause was not enough: OpenMP's workers
+# poll about 4.5 ms after a parallel region, but ONNX Runtime's went on 27-28 ms after
+# session.run (one core busy; this project's 2-core VM). A 2-thread OpenMP callable sampled
+# after an ONNX Runtime sample ran on one core: embedding took 2.2-2.4 ms (multigather) and
+# 2.1-3.1 ms (torch) against 0.8-1.1 and 1.5-1.7 ms after any other callable. With two ONNX
+# Runtime callables among twelve, that was about one sample in six.
 PAUSE_SECONDS = 5e-3
+SETTLE_POLL_SECONDS = 1e-3
+SETTLE_MAX_SECONDS = 0.25
 # Warm-up after the pause, before the timed calls: untimed calls for at least this long (and at
 # least one). A CPU woken from the pause runs the next 1-2 ms slower: on this project's 2-core VM
 # the 1st and 2nd calls of a ~0.8 ms gather after a 5 ms sleep took 1.5-1.8 ms, the 3rd and 4th
@@ -78,11 +88,40 @@ PAUSE_SECONDS = 5e-3
 WARMUP_SECONDS = 4e-3
 
 
+def running_threads() -> int:
+    """How many of this process's threads, other than the calling one, are running or runnable
+    now (state R in /proc/self/task/*/stat; 0 where there is no /proc)."""
+    task = "/proc/self/task"
+    if not os.path.isdir(task):
+        return 0
+    me = threading.get_native_id()
+    running = 0
+    for tid in os.listdir(task):
+        if int(tid) == me:
+            continue
+        try:
+            with open(f"{task}/{tid}/stat") as fh:
+                stat = fh.read()
+        except OSError:  # the thread has ended
+            continue
+        running += stat[stat.rindex(")") + 2] == "R"
+    return running
+
+
+def settle() -> None:
+    """Sleeps PAUSE_SECONDS, then on, SETTLE_POLL_SECONDS at a time, while another thread of the
+    process is running (SETTLE_MAX_SECONDS in all at most)."""
+    start = time.perf_counter()
+    time.sleep(PAUSE_SECONDS)
+    while running_threads() and time.perf_counter() - start < SETTLE_MAX_SECONDS:
+        time.sleep(SETTLE_POLL_SECONDS)
+
+
 def measure_interleaved(fns: dict, samples: int) -> dict:
     """Median and minimum seconds per call of each callable. The callables take turns, one
     sample each per round, in a new random order every round, so that a busy spell of a shared
-    machine hits all of them alike; each sample starts after PAUSE_SECONDS and WARMUP_SECONDS
-    of untimed calls."""
+    machine hits all of them alike; each sample starts after a quiet pause (settle) and
+    WARMUP_SECONDS of untimed calls."""
     numbers = {k: calibrate(f) for k, f in fns.items()}
     times = {k: [] for k in fns}
     order = list(fns)
@@ -92,7 +131,7 @@ def measure_interleaved(fns: dict, samples: int) -> dict:
         for k in order:
             f = fns[k]
             n = numbers[k]
-            time.sleep(PAUSE_SECONDS)
+            settle()
             warm_until = time.perf_counter() + WARMUP_SECONDS
             f()
             while time.perf_counter() < warm_until:
