@@ -12,9 +12,10 @@
 // never-taken branch, and fall back to the tiles from the first
 // index that needs the negative rule or the mode; GatherElements along the last axis (rows that
 // each read their own small span of the input) runs on a fused row kernel that prefetches the
-// next row's span while gathering one. Lookups are split into chunks of about equal work,
-// handed to OpenMP threads dynamically; the thread count follows the estimated bytes (small
-// calls stay on the calling thread). cursor.hpp is the odometer.
+// next row's span while gathering one. Lookups are split into chunks of about equal work, one
+// contiguous range of chunks per OpenMP thread, which takes the unstarted chunks of other
+// ranges once its own are done; the thread count follows the estimated bytes (small calls stay
+// on the calling thread). cursor.hpp is the odometer.
 #pragma once
 
 #include <cstddef>
@@ -31,8 +32,8 @@ namespace multigather::detail {
 /// nothing.
 bool run_cpu(const GatherPlan& plan) noexcept;
 
-/// Same, with the lookups split into exactly min(threads, lookups) chunks, each on its own
-/// OpenMP thread (tests use it to force the parallel path on small cases).
+/// Same, on min(threads, lookups) OpenMP threads whatever the size of the call (tests use it to
+/// force the parallel path on small cases).
 bool run_cpu_with_threads(const GatherPlan& plan, int threads) noexcept;
 
 /// Threads run_cpu uses: 1 without OpenMP or inside a parallel region; else about one per

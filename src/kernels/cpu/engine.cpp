@@ -1,6 +1,6 @@
 // The CPU engine: walks the plan's lookups in runs along the innermost lookup dimension,
 // resolves each run in tiles (resolve.hpp) and copies them (copy.hpp); splits the lookups
-// across OpenMP threads.
+// across OpenMP threads (run_chunks).
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -263,6 +263,50 @@ bool walk(const GatherPlan& p, const Kernels<Offset>& kernels, std::int64_t begi
   return true;
 }
 
+/// Runs chunk(c) for every c in [0, chunks) on `threads` OpenMP threads and returns the && of
+/// the results. The chunks form one contiguous range per thread; each thread runs its own range
+/// first, in order, then the chunks of the other ranges that nobody has started (one atomic
+/// counter per range, so each chunk runs exactly once). A thread that the OS schedules late (a
+/// shared, busy machine) thus takes fewer chunks instead of holding every other thread back,
+/// and on time every thread gets the same rows of the output, and of a repeated index list the
+/// same rows of the input, on every call: they are still in its core's caches. Handed out as
+/// schedule(dynamic, 1), the chunks went to a different thread on each call. On this project's
+/// 2-core VM, embedding (docs/bench.md case 1, 2 threads) after 6 ms of copying elsewhere and a
+/// 5 ms pause took 1.14-1.22 ms for its first call that way against 0.84-0.86 ms this way
+/// (0.67-0.69 ms in steady state either way), and in bench/peers.py 1.02-1.13 against
+/// 0.73-0.77 ms.
+template <class Chunk>
+bool run_chunks(int threads, std::int64_t chunks, Chunk& chunk) {
+  bool ok = true;
+#if defined(MULTIGATHER_HAVE_OPENMP)
+  // More threads than ranges share ranges (thread t starts on range t % ranges).
+  constexpr int kMaxRanges = 64;
+  struct alignas(64) Next {
+    std::atomic<std::int64_t> chunk;
+  };
+  const int ranges = std::min(threads, kMaxRanges);
+  const auto range_begin = [&](int r) { return chunks * r / ranges; };
+  Next next[kMaxRanges];
+  for (int r = 0; r < ranges; ++r) next[r].chunk.store(range_begin(r), std::memory_order_relaxed);
+#pragma omp parallel num_threads(threads) reduction(&& : ok)
+  {
+    const int own = omp_get_thread_num() % ranges;
+    for (int v = 0; v < ranges; ++v) {
+      const int r = (own + v) % ranges;
+      const std::int64_t end = range_begin(r + 1);
+      for (std::int64_t c = next[r].chunk.fetch_add(1, std::memory_order_relaxed); c < end;
+           c = next[r].chunk.fetch_add(1, std::memory_order_relaxed)) {
+        ok = chunk(c) && ok;
+      }
+    }
+  }
+#else
+  (void)threads;
+  for (std::int64_t c = 0; c < chunks; ++c) ok = chunk(c) && ok;
+#endif
+  return ok;
+}
+
 template <class Index, class Offset, IndexMode kMode, bool kNegative>
 bool run_threads(const GatherPlan& p, int threads) {
   Kernels<Offset> kernels;
@@ -277,8 +321,7 @@ bool run_threads(const GatherPlan& p, int threads) {
   const std::int64_t lookups = p.lookups;
   if (threads > lookups) threads = static_cast<int>(lookups);
   if (threads <= 1) return walk<Index, Offset, kMode, kNegative>(p, kernels, 0, lookups);
-  // Chunks of about equal work, handed out dynamically: a thread that the OS schedules late
-  // (a shared, busy machine) takes fewer chunks instead of holding every other thread back.
+  // Chunks of about equal work (run_chunks: each thread runs its own range of them first).
   const std::int64_t by_work = std::max<std::int64_t>(1, p.work_bytes / kBytesPerChunk);
   const std::int64_t chunks = std::min<std::int64_t>(
       lookups, std::max<std::int64_t>(threads, std::min<std::int64_t>(by_work, threads * kChunksPerThread)));
@@ -287,14 +330,7 @@ bool run_threads(const GatherPlan& p, int threads) {
     const auto end = static_cast<std::int64_t>(static_cast<__int128>(lookups) * (c + 1) / chunks);
     return walk<Index, Offset, kMode, kNegative>(p, kernels, begin, end);
   };
-  bool ok = true;
-#if defined(MULTIGATHER_HAVE_OPENMP)
-#pragma omp parallel for num_threads(threads) schedule(dynamic, 1) reduction(&& : ok)
-  for (std::int64_t c = 0; c < chunks; ++c) ok = chunk(c) && ok;
-#else
-  for (std::int64_t c = 0; c < chunks; ++c) ok = chunk(c) && ok;
-#endif
-  return ok;
+  return run_chunks(threads, chunks, chunk);
 }
 
 template <class Index, class Offset>
