@@ -12,10 +12,10 @@
 // never-taken branch, and fall back to the tiles from the first
 // index that needs the negative rule or the mode; GatherElements along the last axis (rows that
 // each read their own small span of the input) runs on a fused row kernel that prefetches the
-// next row's span while gathering one. Lookups are split into chunks of about equal work, one
-// contiguous range of chunks per OpenMP thread, which takes the unstarted chunks of other
-// ranges once its own are done; the thread count follows the estimated bytes (small calls stay
-// on the calling thread). cursor.hpp is the odometer.
+// next row's span while gathering one. Lookups are split into chunks of about equal work,
+// dealt round-robin to OpenMP threads, each of which takes the unstarted chunks of the others
+// once its own are done; the thread count follows the estimated bytes (small calls stay on the
+// calling thread). cursor.hpp is the odometer.
 #pragma once
 
 #include <cstddef>

@@ -264,40 +264,39 @@ bool walk(const GatherPlan& p, const Kernels<Offset>& kernels, std::int64_t begi
 }
 
 /// Runs chunk(c) for every c in [0, chunks) on `threads` OpenMP threads and returns the && of
-/// the results. The chunks form one contiguous range per thread; each thread runs its own range
-/// first, in order, then the chunks of the other ranges that nobody has started (one atomic
-/// counter per range, so each chunk runs exactly once). A thread that the OS schedules late (a
-/// shared, busy machine) thus takes fewer chunks instead of holding every other thread back,
-/// and on time every thread gets the same rows of the output, and of a repeated index list the
-/// same rows of the input, on every call: they are still in its core's caches. Handed out as
-/// schedule(dynamic, 1), the chunks went to a different thread on each call. On this project's
-/// 2-core VM, embedding (docs/bench.md case 1, 2 threads) after 6 ms of copying elsewhere and a
-/// 5 ms pause took 1.14-1.22 ms for its first call that way against 0.84-0.86 ms this way
-/// (0.67-0.69 ms in steady state either way), and in bench/peers.py 1.02-1.13 against
-/// 0.73-0.77 ms.
+/// the results. With T = min(threads, 64) owners, thread t owns chunks t, t + T, t + 2T, ...;
+/// each thread runs its own chunks first, in order, then the chunks of the other owners that
+/// nobody has started (one atomic counter per owner, so each chunk runs exactly once).
+/// - A thread that the OS schedules late (a shared, busy machine) takes fewer chunks instead of
+///   holding every other thread back, as with schedule(dynamic, 1).
+/// - On time, a thread gets the same chunks on every call: the output rows it writes, and for a
+///   repeated index list the input rows it reads, are those its core touched last time.
+///   Handed out dynamically they went to another thread on each call. Measured on this
+///   project's 2-core VM, C++ API, embedding (docs/bench.md case 1, 2 threads) after 6 ms of
+///   copying elsewhere and a 5 ms pause: first call 1.09-1.22 ms that way, 0.82-0.86 ms this
+///   way (0.67-0.69 ms in steady state either way); bench/peers.py: 1.02-1.13 ms before,
+///   0.73-0.77 ms after.
+/// - At any moment the threads work on neighbouring chunks. Contiguous ranges per thread were
+///   slower for gathernd_batch1 (two threads then read two batches' inputs at once): 3.0-4.3 ms
+///   against 1.9-2.4 ms interleaved (2.2-2.7 ms dynamic).
 template <class Chunk>
 bool run_chunks(int threads, std::int64_t chunks, Chunk& chunk) {
   bool ok = true;
 #if defined(MULTIGATHER_HAVE_OPENMP)
-  // More threads than ranges share ranges (thread t starts on range t % ranges).
-  constexpr int kMaxRanges = 64;
-  struct alignas(64) Next {
-    std::atomic<std::int64_t> chunk;
+  constexpr int kMaxOwners = 64;  // more threads share owners: thread t is owner t % owners
+  struct alignas(64) Taken {      // chunks of one owner started so far (one cache line each)
+    std::atomic<std::int64_t> count;
   };
-  const int ranges = std::min(threads, kMaxRanges);
-  const auto range_begin = [&](int r) { return chunks * r / ranges; };
-  Next next[kMaxRanges];
-  for (int r = 0; r < ranges; ++r) next[r].chunk.store(range_begin(r), std::memory_order_relaxed);
+  const int owners = std::min(threads, kMaxOwners);
+  Taken taken[kMaxOwners];
+  for (int o = 0; o < owners; ++o) taken[o].count.store(0, std::memory_order_relaxed);
 #pragma omp parallel num_threads(threads) reduction(&& : ok)
   {
-    const int own = omp_get_thread_num() % ranges;
-    for (int v = 0; v < ranges; ++v) {
-      const int r = (own + v) % ranges;
-      const std::int64_t end = range_begin(r + 1);
-      for (std::int64_t c = next[r].chunk.fetch_add(1, std::memory_order_relaxed); c < end;
-           c = next[r].chunk.fetch_add(1, std::memory_order_relaxed)) {
-        ok = chunk(c) && ok;
-      }
+    const int own = omp_get_thread_num() % owners;
+    for (int v = 0; v < owners; ++v) {
+      const int o = (own + v) % owners;
+      auto next = [&] { return o + owners * taken[o].count.fetch_add(1, std::memory_order_relaxed); };
+      for (std::int64_t c = next(); c < chunks; c = next()) ok = chunk(c) && ok;
     }
   }
 #else
@@ -321,7 +320,7 @@ bool run_threads(const GatherPlan& p, int threads) {
   const std::int64_t lookups = p.lookups;
   if (threads > lookups) threads = static_cast<int>(lookups);
   if (threads <= 1) return walk<Index, Offset, kMode, kNegative>(p, kernels, 0, lookups);
-  // Chunks of about equal work (run_chunks: each thread runs its own range of them first).
+  // Chunks of about equal work (run_chunks: each thread runs its own share of them first).
   const std::int64_t by_work = std::max<std::int64_t>(1, p.work_bytes / kBytesPerChunk);
   const std::int64_t chunks = std::min<std::int64_t>(
       lookups, std::max<std::int64_t>(threads, std::min<std::int64_t>(by_work, threads * kChunksPerThread)));
