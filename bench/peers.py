@@ -15,7 +15,7 @@ per-call cost of the framework wrappers on tiny inputs (multigather.numpy.take, 
 gather_elements, gather_multiaxis, torch.gather) beside the framework's own function.
 
 Method: every callable is warmed up, then timed ``--samples`` times (each sample follows a 5 ms
-pause and 4 ms of untimed calls, and loops the call enough times to last about 2 ms); the median
+pause and 20 ms of untimed calls, and loops the call enough times to last about 2 ms); the median
 sample is reported. Every peer's output is
 compared with numpy's once (a mismatch is printed and the peer dropped). Data: float32 unless
 stated, int64 indices uniformly random in range, seed 1234 (docs/bench.md).
@@ -84,8 +84,12 @@ SETTLE_MAX_SECONDS = 0.25
 # least one). A CPU woken from the pause runs the next 1-2 ms slower: on this project's 2-core VM
 # the 1st and 2nd calls of a ~0.8 ms gather after a 5 ms sleep took 1.5-1.8 ms, the 3rd and 4th
 # 0.8-0.9 ms, for numpy and multigather alike; with one untimed call, a 2 ms sample of a 1 ms
-# case timed mostly that ramp. After 4 ms of calls the 1st to 4th calls measure within 5%.
-WARMUP_SECONDS = 4e-3
+# case timed mostly that ramp. After 4 ms of calls the 1st to 4th calls measured within 5%
+# then; on another day the ramp lasted longer: mid_axis_block at 1 thread took 3.2-3.6 ms for
+# its 1st and 2nd calls after the pause and reached its steady 1.3-1.4 ms only at the 6th or 7th
+# (about 14 ms of calls; multigather, JAX and np.take alike), so 4 ms timed the middle of the
+# ramp (the table read 2.0-2.8 ms). 20 ms covers it.
+WARMUP_SECONDS = 20e-3
 
 
 def running_threads() -> int:
