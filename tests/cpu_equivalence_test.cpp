@@ -464,6 +464,43 @@ TEST(CpuEquivalence, SimdPlainLoopHandsOverAtEveryLaneAndMatchesScalar) {
   }
 }
 
+TEST(CpuEquivalence, SimdPlainLoopOnAMovingInputMatchesScalar) {
+  // Runs whose input moves along the run (GatherElements on a non-last axis: lookup t reads
+  // input[t + idx[t] * axis_stride]) take the AVX-512 plain loop on AMD CPUs only
+  // (plain_run_simd, avx512.hpp), so the test above may not reach it there. The kernel itself
+  // (the one plain_run_simd hands out for any run) is checked here on such runs against the
+  // scalar loop, wherever the CPU has AVX-512: the lookups done, and every element written.
+  namespace cpu = mg::detail::cpu;
+  const cpu::PlainRunFn simd = cpu::plain_run_simd(4, 8, true, /*input_moves=*/false);
+  if (simd == nullptr) GTEST_SKIP() << "no AVX-512 plain loop on this CPU";
+  Rng rng(run_seed() ^ 0x30e5ULL);
+  constexpr std::int64_t kRows = 300, kCols = 67;  // 67: a tail after eight groups of eight
+  std::vector<float> input(static_cast<std::size_t>(kRows * kCols));
+  for (float& v : input) v = static_cast<float>(uniform(rng, -1000, 1000));
+  for (const std::int64_t at : {std::int64_t{-1}, std::int64_t{0}, std::int64_t{5}, std::int64_t{8}, std::int64_t{66}}) {
+    std::vector<std::int64_t> indices(static_cast<std::size_t>(kCols));
+    for (std::int64_t t = 0; t < kCols; ++t) indices[static_cast<std::size_t>(t)] = t == at ? kRows : uniform(rng, 0, kRows - 1);
+    std::vector<float> got(static_cast<std::size_t>(kCols), -1.0f), want(static_cast<std::size_t>(kCols), -1.0f);
+    cpu::ElementRun r;
+    r.input = reinterpret_cast<const std::byte*>(input.data());
+    r.indices = reinterpret_cast<const std::byte*>(indices.data());
+    r.input_step = 1;
+    r.axis_stride = kCols;
+    r.axis_size = kRows;
+    r.output = reinterpret_cast<std::byte*>(got.data());
+    const std::int64_t done = simd(r, kCols);
+    r.output = reinterpret_cast<std::byte*>(want.data());
+    const std::int64_t want_done = cpu::gather_plain_run<4, std::int64_t, true>(r, kCols);
+    SCOPED_TRACE("index " + std::to_string(kRows) + " at lookup " + std::to_string(at));
+    EXPECT_EQ(done, at < 0 ? kCols : at);
+    EXPECT_EQ(done, want_done);
+    EXPECT_TRUE(std::memcmp(got.data(), want.data(), static_cast<std::size_t>(done) * sizeof(float)) == 0);
+    for (std::int64_t t = 0; t < done; ++t) {
+      EXPECT_EQ(got[static_cast<std::size_t>(t)], input[static_cast<std::size_t>(t + indices[static_cast<std::size_t>(t)] * kCols)]);
+    }
+  }
+}
+
 TEST(CpuEquivalence, SimdBlockKernelsMatchReferenceAtEveryAlignment) {
   // The AVX-512 block kernels (avx512.hpp) where the CPU has AVX-512: blocks of 64 and 128
   // bytes (copy_chunked_blocks compiled for AVX-512) and of 257 bytes to 2 KiB (the block

@@ -133,15 +133,21 @@ bool set_simd_enabled(bool on) noexcept {
   return enabled_flag().exchange(on && cpu_has_avx512(), std::memory_order_relaxed);
 }
 
-PlainRunFn plain_run_simd(std::size_t width, std::size_t index_bytes, bool index_signed) noexcept {
+PlainRunFn plain_run_simd(std::size_t width, std::size_t index_bytes, bool index_signed, bool input_moves) noexcept {
   if (!simd_enabled()) return nullptr;
 #if defined(MULTIGATHER_X86_SIMD)
+  static const bool amd = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_is("amd") != 0;
+  }();
+  if (input_moves && !amd) return nullptr;
   if (width == 4) return pick_index<4>(index_bytes, index_signed);
   if (width == 8) return pick_index<8>(index_bytes, index_signed);
 #else
   (void)width;
   (void)index_bytes;
   (void)index_signed;
+  (void)input_moves;
 #endif
   return nullptr;
 }

@@ -11,7 +11,13 @@
 //   vpgatherqd / vpgatherqq of the eight elements and one store. An index that is not already
 //   in [0, size) is never used as an address: its group of eight goes to the scalar plain loop,
 //   which stops exactly at it, as gather_plain_run does. Far fewer instructions per lookup than
-//   the scalar loop, so more random reads are in flight (elements_axis0, flat_take).
+//   the scalar loop, so more random reads are in flight (flat_take; elements_axis0 on AMD).
+//   Where the input moves along the run (GatherElements on a non-last axis: lookup t reads
+//   column t of the row its index picks), it is taken on AMD CPUs only: it was measured faster
+//   there (Zen 4, elements_axis0) and slower on an Intel Xeon (Sapphire Rapids class VM,
+//   elements_axis0 1 thread: 4.3-4.4 ms against 3.2-3.3 ms scalar; also slower with rows of
+//   1000 and 4000 elements and from a 256 MiB input). flat_take, whose runs all index one span,
+//   was faster on both (Xeon: 30-31 against 33-35 ms).
 // - The tile resolver (resolve.hpp's resolve_tile) compiled for AVX-512 (flatten inlines its
 //   body into an AVX-512 function, where the compiler vectorizes the loop over the lookups;
 //   nhwc_xy).
@@ -36,9 +42,11 @@ namespace multigather::detail::cpu {
 
 /// The AVX-512 plain element loop for element width `width` (4 or 8 bytes) and an index type
 /// of `index_bytes` bytes (4 or 8) and signedness `index_signed`, with indices and output
-/// contiguous along the run (kUnit); nullptr when the combination has none, when the CPU lacks
-/// AVX-512F / AVX-512DQ, on other architectures, or when set_simd_enabled(false).
-PlainRunFn plain_run_simd(std::size_t width, std::size_t index_bytes, bool index_signed) noexcept;
+/// contiguous along the run (kUnit); `input_moves`: the run's input_step is not 0. nullptr
+/// when the combination has none, when the CPU lacks AVX-512F / AVX-512DQ, on other
+/// architectures, when set_simd_enabled(false), or for input_moves on a CPU that is not AMD's
+/// (see above).
+PlainRunFn plain_run_simd(std::size_t width, std::size_t index_bytes, bool index_signed, bool input_moves) noexcept;
 
 /// copy_large_blocks<W, Offset, kFill> with the AVX-512 block mover, for element width `width`
 /// (1, 2, 4, 8 or 16 bytes) and blocks of `bytes` bytes, more than kChunkedBlockMaxBytes and

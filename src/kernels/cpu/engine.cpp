@@ -116,23 +116,18 @@ cpu::ElementRunFn select_fused_row(const GatherPlan& p) {
 }
 
 /// The plain element loop for an element plan with one coordinate: on AVX-512 gathers
-/// (avx512.hpp) where the CPU has them, for 4- and 8-byte elements and 32- and 64-bit
-/// indices, with indices and output contiguous along the row and the input not moving along it
-/// (every lookup of a row indexes the same span: flat take); else element_run.hpp's. nullptr
-/// for other plans (run_threads asks only for plans not on the fused row kernel).
-///
-/// Where the input moves along the row (GatherElements on a non-last axis: lookup t reads
-/// column t of a row that its index picks), the scalar loop was faster on this project's
-/// Xeon VM, 1 thread: elements_axis0 (docs/bench.md case 4) 3.2-3.3 ms against 4.3-4.4 ms on
-/// gathers, 3.0 against 3.7-3.8 ms with rows of 4000 elements, 0.79 against 0.94-1.01 ms with
-/// rows of 1000, 12.2 against 13.2 ms from a 256 MiB input. flat_take (case 7) stays on
-/// gathers: 30-31 ms against 33-35 ms scalar.
+/// (avx512.hpp, which says where they pay) where the CPU has them, for 4- and 8-byte elements
+/// and 32- and 64-bit indices, with indices and output contiguous along the row; else
+/// element_run.hpp's. nullptr for other plans (run_threads asks only for plans not on the
+/// fused row kernel).
 template <class Index>
 cpu::PlainRunFn select_plain_run(const GatherPlan& p) {
   if (p.kind != PlanKind::kElement || p.k != 1) return nullptr;
   const bool unit = unit_row(p);
-  if (unit && p.input_strides[static_cast<std::size_t>(p.lookup_rank - 1)] == 0) {  // unit: rank > 0
-    if (const cpu::PlainRunFn simd = cpu::plain_run_simd(p.element_size, sizeof(Index), std::is_signed_v<Index>)) {
+  if (unit) {
+    const bool input_moves = p.input_strides[static_cast<std::size_t>(p.lookup_rank - 1)] != 0;  // unit: rank > 0
+    if (const cpu::PlainRunFn simd =
+            cpu::plain_run_simd(p.element_size, sizeof(Index), std::is_signed_v<Index>, input_moves)) {
       return simd;
     }
   }
