@@ -8,7 +8,7 @@
 // ahead), rep movsb / memcpy above. Where the CPU has AVX-512, four of these kernels run
 // compiled for it, chosen at run time (avx512.hpp). Element plans with one coordinate (flat take,
 // GatherElements) run on the plain element loop (element_run.hpp; on AVX-512 gathers where
-// the CPU has them, avx512.hpp) while the indices are in range as they are, the check a
+// they pay, avx512.hpp) while the indices are in range as they are, the check a
 // never-taken branch, and fall back to the tiles from the first
 // index that needs the negative rule or the mode; GatherElements along the last axis (rows that
 // each read their own small span of the input) runs on a fused row kernel that prefetches the
