@@ -14,9 +14,9 @@ output's size (``np.copyto`` into a preallocated buffer) against multigather's o
 per-call cost of the framework wrappers on tiny inputs (multigather.numpy.take, onnx.
 gather_elements, gather_multiaxis, torch.gather) beside the framework's own function.
 
-Method: every callable is warmed up, then timed ``--samples`` times (each sample follows a 5 ms
-pause and 20 ms of untimed calls, and loops the call enough times to last about 2 ms); the median
-sample is reported. Every peer's output is
+Method: every callable is warmed up, then timed ``--samples`` times (each sample follows a pause
+of at least 5 ms (settle) and 20 ms of untimed calls, and loops the call enough times to last
+about 2 ms); the median sample is reported. Every peer's output is
 compared with numpy's once (a mismatch is printed and the peer dropped). Data: float32 unless
 stated, int64 indices uniformly random in range, seed 1234 (docs/bench.md).
 

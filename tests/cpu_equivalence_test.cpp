@@ -467,7 +467,7 @@ TEST(CpuEquivalence, SimdPlainLoopHandsOverAtEveryLaneAndMatchesScalar) {
 TEST(CpuEquivalence, SimdPlainLoopOnAMovingInputMatchesScalar) {
   // Runs whose input moves along the run (GatherElements on a non-last axis: lookup t reads
   // input[t + idx[t] * axis_stride]) take the AVX-512 plain loop on AMD CPUs only
-  // (plain_run_simd, avx512.hpp), so the test above may not reach it there. The kernel itself
+  // (plain_run_simd, avx512.hpp), so elsewhere the test above does not reach it. The kernel itself
   // (the one plain_run_simd hands out for any run) is checked here on such runs against the
   // scalar loop, wherever the CPU has AVX-512: the lookups done, and every element written.
   namespace cpu = mg::detail::cpu;

@@ -305,10 +305,11 @@ bool dims_of_tuple(PyObject* tuple, Dims* dims) {
 /// general path reads after resolve_neg / resolve_conj) and a dtype multigather has (numpy's,
 /// when read through its members), not requiring grad (the general path refuses such an input
 /// in grad mode and cannot export such an `out`; with the hooks, an operand that requires grad
-/// is read when grad mode is off, as the general path reads it detached). False, no Python error set, for anything else: the
-/// wrappers then ask torch_op_needed whether the torch.library op must take the call. No
-/// torch function or dispatch mode may be active: the hooks check it in `read`, the DLPack
-/// route in run_op_fast (torch_modes_inactive, once per call).
+/// is read when grad mode is off, as the general path reads it detached). False, no Python
+/// error set, for anything else: the wrappers then ask torch_op_needed whether the
+/// torch.library op must take the call. No torch function or dispatch mode may be active: the
+/// hooks check it in `read`, the DLPack route in run_op_fast (torch_modes_inactive, once per
+/// call).
 bool torch_view(PyObject* t, TensorView* view, bool writable);
 bool torch_view_by_members(PyObject* t, TensorView* view, bool writable);
 
