@@ -9,8 +9,14 @@
 // .npy files, x.npy (float32 [2,3]) and i.npy (int64 [2,3]), and every '/' in the arguments
 // becomes '_', so an --output can only create files inside that folder; they are removed after
 // each run.
+//
+// Output paths (tools/npy.hpp, write_file): each run also finds link.npy (a symbolic link to the
+// missing linked.npy), ro.npy (mode 0444) and hard.npy (hard-linked as hard2.npy); after the
+// run link.npy must still be a link, ro.npy keep its mode and the hard-linked file its content
+// and both names (a hard-linked output is refused).
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdint>
@@ -55,6 +61,30 @@ void remove_dir() {
   if (::chdir("/") == 0) ::rmdir(g_dir.c_str());
 }
 
+/// The output-path fixtures of one run (in the private folder, the current directory).
+void make_path_fixtures() {
+  if (::symlink("linked.npy", "link.npy") != 0) std::abort();
+  const int ro = ::open("ro.npy", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444);
+  const int hard = ::open("hard.npy", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (ro < 0 || hard < 0 || ::write(hard, "hard", 4) != 4 || ::link("hard.npy", "hard2.npy") != 0) std::abort();
+  ::close(ro);
+  ::close(hard);
+}
+
+/// The write_file rules held for the fixtures.
+void check_path_fixtures(const std::string& args) {
+  struct stat st {};
+  if (::lstat("link.npy", &st) != 0 || !S_ISLNK(st.st_mode)) fuzz::die("link.npy is no longer a symbolic link after:", args);
+  if (::stat("ro.npy", &st) != 0 || (st.st_mode & 07777) != 0444) fuzz::die("ro.npy lost its mode 0444 after:", args);
+  char buf[8] = {};
+  const int fd = ::open("hard2.npy", O_RDONLY | O_CLOEXEC);
+  const ssize_t n = fd >= 0 ? ::read(fd, buf, sizeof buf) : -1;
+  if (fd >= 0) ::close(fd);
+  if (n != 4 || std::string(buf, 4) != "hard" || ::stat("hard.npy", &st) != 0 || st.st_nlink != 2) {
+    fuzz::die("the hard-linked hard.npy was replaced or written after:", args);
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
@@ -94,6 +124,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
 
   std::ostringstream out, err;
   if (::fchdir(g_dir_fd) != 0) std::abort();  // relative paths: inside the private folder
+  make_path_fixtures();
   const int code = cli::main(static_cast<int>(args.size()), argv.data(), out, err);
   if (code < 0 || code > 4) fuzz::die("exit code outside 0-4:", std::to_string(code));
   const std::string e = err.str();
@@ -102,6 +133,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       fuzz::die("a failure without exactly one error line:", e);
     }
   }
+  std::string joined;
+  for (std::size_t a = 1; a < args.size(); ++a) joined += (a > 1 ? " " : "") + args[a];
+  check_path_fixtures(joined);
   clean_dir();
   if (::fchdir(g_home_fd) != 0) std::abort();
   return 0;

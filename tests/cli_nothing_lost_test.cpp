@@ -7,10 +7,19 @@
 //  - kill -9 during a large write: the destination is the old file, never a partial one; the
 //    killed writer's temporary file (".out.npy.tmp-<pid>-<n>") is left, and the next successful
 //    write of the same output removes it (tools/npy.hpp, write_npy).
+// And the destination rules of np.save (tools/npy.hpp, write_file): a FIFO and a character
+// device are written through and stay what they are, a symbolic link is followed, a replaced
+// file keeps its mode and owner, a read-only or another user's file (tried as an unprivileged
+// user where the test can drop privileges) and a hard-linked file are refused with exit code 3.
 #include <gtest/gtest.h>
+#include <grp.h>
 #include <signal.h>
 #include <sys/mount.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -52,6 +61,9 @@ struct Exit {
   std::string err;   // stderr
 };
 
+/// The executable spawn() runs: the build's, or a copy that an unprivileged user can reach.
+std::string executable = MULTIGATHER_CLI_PATH;
+
 /// Starts the real executable with `args`; `before_exec` runs in the child (limits, signals).
 pid_t spawn(const std::vector<std::string>& args, const std::string& err_path,
             void (*before_exec)() = nullptr) {
@@ -62,10 +74,10 @@ pid_t spawn(const std::vector<std::string>& args, const std::string& err_path,
     if (fd >= 0) ::dup2(fd, 2);
     const int null = ::open("/dev/null", O_RDWR);
     if (null >= 0) { ::dup2(null, 0); ::dup2(null, 1); }
-    std::vector<char*> argv{const_cast<char*>(MULTIGATHER_CLI_PATH)};
+    std::vector<char*> argv{const_cast<char*>(executable.c_str())};
     for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
-    ::execv(MULTIGATHER_CLI_PATH, argv.data());
+    ::execv(executable.c_str(), argv.data());
     ::_exit(127);
   }
   return pid;
@@ -222,6 +234,176 @@ TEST_F(NothingLost, Kill9DuringALargeWrite) {
   const auto* bytes = static_cast<const std::uint8_t*>(a.view.data);
   EXPECT_EQ(bytes[0], 1);
   EXPECT_EQ(bytes[kRows * kWidth - 1], static_cast<std::uint8_t>((kWidth - 1) * 7 + 1));
+}
+
+// ---- Destinations that are not a plain regular file ------------------------------------------
+
+constexpr uid_t kNobody = 65534;
+
+/// The child's part of running as user and group 65534 (nobody, nogroup).
+void drop_privileges() {
+  if (::setgroups(0, nullptr) != 0 || ::setgid(kNobody) != 0 || ::setuid(kNobody) != 0) ::_exit(126);
+}
+
+class OutputPath : public NothingLost {
+ protected:
+  void SetUp() override {
+    NothingLost::SetUp();
+    make_operands(3, 4);  // 3 rows of x = [1, 8, 15, 22]
+    expected_ = mg::npy::to_npy_bytes(mg::TensorView(expected_values_.data(), DType::kUInt8, {3, 4}));
+  }
+  void TearDown() override {
+    executable = MULTIGATHER_CLI_PATH;
+    NothingLost::TearDown();
+  }
+  mode_t mode_of(const fs::path& p) {
+    struct stat st {};
+    EXPECT_EQ(::lstat(p.c_str(), &st), 0) << p;
+    return st.st_mode;
+  }
+  /// Makes `dir_` and the operands reachable by user nobody, with a copy of the executable
+  /// inside (the build folder may sit in a private folder, e.g. CI's mktemp -d).
+  void open_up_for_nobody() {
+    fs::permissions(dir_, fs::perms::all);
+    fs::permissions(dir_ / "in", fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                                     fs::perms::others_read | fs::perms::others_exec);
+    const fs::path exe = dir_ / "multigather";
+    fs::copy_file(MULTIGATHER_CLI_PATH, exe);
+    fs::permissions(exe, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                             fs::perms::others_read | fs::perms::others_exec);
+    executable = exe.string();
+    const std::string err = path("stderr.txt");
+    std::ofstream(err).close();
+    fs::permissions(err, fs::perms::all);
+  }
+  std::vector<std::uint8_t> expected_values_ = {1, 8, 15, 22, 1, 8, 15, 22, 1, 8, 15, 22};
+  std::string expected_;  // the .npy bytes of the run's output
+};
+
+TEST_F(OutputPath, FifoIsWrittenThroughAndStaysAFifo) {
+  const fs::path fifo = dir_ / "out.npy";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0) << std::strerror(errno);
+  std::string got;
+  std::thread reader([&] { got = read_file(fifo.string()); });  // open waits for the writer
+  const Exit e = run(fifo.string());
+  reader.join();
+  EXPECT_EQ(e.code, 0) << e.err;
+  EXPECT_TRUE(S_ISFIFO(mode_of(fifo)));
+  EXPECT_EQ(got, expected_);
+  EXPECT_EQ(listing(dir_).count("out.npy"), 1u);
+}
+
+TEST_F(OutputPath, CharacterDeviceIsWrittenThroughAndStaysADevice) {
+  // Copies of /dev/null (1,3) and /dev/full (1,7) in the scratch folder: a regression must not
+  // break the machine's own /dev/null.
+  const fs::path null = dir_ / "null", full = dir_ / "full";
+  if (::mknod(null.c_str(), S_IFCHR | 0666, ::makedev(1, 3)) != 0 ||
+      ::mknod(full.c_str(), S_IFCHR | 0666, ::makedev(1, 7)) != 0) {
+    GTEST_SKIP() << "cannot make device nodes here (" << std::strerror(errno) << ")";
+  }
+  if (::open(null.c_str(), O_WRONLY) < 0) GTEST_SKIP() << "device nodes do not open here (nodev mount)";
+  const Exit e = run(null.string());
+  EXPECT_EQ(e.code, 0) << e.err;
+  EXPECT_TRUE(S_ISCHR(mode_of(null)));
+  const Exit f = run(full.string());
+  EXPECT_EQ(f.code, 3) << f.err;
+  EXPECT_EQ(f.err, "multigather: error: --output '" + full.string() + "': write error: No space left on device\n");
+  EXPECT_TRUE(S_ISCHR(mode_of(full)));
+  EXPECT_EQ(listing(dir_), (std::set<std::string>{"full", "in", "null", "stderr.txt"}));
+}
+
+TEST_F(OutputPath, SymlinkIsFollowed) {
+  fs::create_directories(dir_ / "real");
+  std::ofstream(dir_ / "real" / "target.npy") << "old";
+  fs::create_symlink("real/target.npy", dir_ / "out.npy");
+  const Exit e = run((dir_ / "out.npy").string());
+  EXPECT_EQ(e.code, 0) << e.err;
+  EXPECT_TRUE(S_ISLNK(mode_of(dir_ / "out.npy")));
+  EXPECT_EQ(read_file((dir_ / "real" / "target.npy").string()), expected_);
+  EXPECT_EQ(listing(dir_ / "real"), std::set<std::string>{"target.npy"});
+  // A dangling link: the file it names is created, the link stays.
+  fs::create_symlink("real/new.npy", dir_ / "dangling.npy");
+  const Exit d = run((dir_ / "dangling.npy").string());
+  EXPECT_EQ(d.code, 0) << d.err;
+  EXPECT_TRUE(S_ISLNK(mode_of(dir_ / "dangling.npy")));
+  EXPECT_EQ(read_file((dir_ / "real" / "new.npy").string()), expected_);
+}
+
+TEST_F(OutputPath, ReplacedFileKeepsItsModeAndOwner) {
+  const fs::path out = dir_ / "out.npy";
+  std::ofstream(out) << "old";
+  ASSERT_EQ(::chmod(out.c_str(), 0600), 0);
+  const bool root = ::geteuid() == 0;
+  if (root) ASSERT_EQ(::chown(out.c_str(), kNobody, kNobody), 0);  // another owner to keep
+  const Exit e = run(out.string());
+  EXPECT_EQ(e.code, 0) << e.err;
+  EXPECT_EQ(read_file(out.string()), expected_);
+  struct stat st {};
+  ASSERT_EQ(::stat(out.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0600u);
+  if (root) {
+    EXPECT_EQ(st.st_uid, kNobody);
+    EXPECT_EQ(st.st_gid, kNobody);
+  }
+}
+
+TEST_F(OutputPath, FileTheUserCannotWriteIsRefused) {
+  const fs::path out = dir_ / "out.npy";
+  std::ofstream(out) << "precious";
+  ASSERT_EQ(::chmod(out.c_str(), 0444), 0);
+  const std::string want = "multigather: error: --output '" + out.string() +
+                           "': cannot write the file: Permission denied; it is left as it is\n";
+  if (::geteuid() != 0) {  // the user's own read-only file
+    const Exit e = run(out.string());
+    EXPECT_EQ(e.code, 3) << e.err;
+    EXPECT_EQ(e.err, want);
+  } else {
+    // As user nobody, in a world-writable folder: root's read-only file, then nobody's own.
+    open_up_for_nobody();
+    const Exit e = run(out.string(), drop_privileges);
+    ASSERT_NE(e.code, 126) << "cannot drop privileges here";
+    EXPECT_EQ(e.code, 3) << e.err;
+    EXPECT_EQ(e.err, want);
+    EXPECT_EQ(::chown(out.c_str(), kNobody, kNobody), 0);
+    const Exit own = run(out.string(), drop_privileges);
+    EXPECT_EQ(own.code, 3) << own.err;
+    EXPECT_EQ(own.err, want);
+  }
+  EXPECT_EQ(read_file(out.string()), "precious");
+  EXPECT_EQ(mode_of(out) & 07777, 0444u);
+  EXPECT_EQ(listing(dir_).count("out.npy"), 1u);
+  for (const std::string& n : listing(dir_)) EXPECT_EQ(n.find(".tmp-"), std::string::npos) << n;
+}
+
+TEST_F(OutputPath, HardLinkedFileIsRefused) {
+  const fs::path out = dir_ / "out.npy", other = dir_ / "other.npy";
+  std::ofstream(out) << "precious";
+  fs::create_hard_link(out, other);
+  const Exit e = run(out.string());
+  EXPECT_EQ(e.code, 3) << e.err;
+  EXPECT_EQ(e.err.rfind("multigather: error: --output '" + out.string() + "': has 2 hard links: ", 0), 0u) << e.err;
+  EXPECT_EQ(read_file(out.string()), "precious");
+  EXPECT_EQ(read_file(other.string()), "precious");
+  EXPECT_EQ(fs::hard_link_count(out), 2u);
+}
+
+TEST_F(OutputPath, SocketAndDirectoryAreRefused) {
+  const fs::path sock = dir_ / "out.sock";
+  const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  ASSERT_LT(sock.string().size(), sizeof(addr.sun_path));
+  std::strcpy(addr.sun_path, sock.c_str());
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0) << std::strerror(errno);
+  const Exit e = run(sock.string());
+  ::close(fd);
+  EXPECT_EQ(e.code, 3) << e.err;
+  EXPECT_EQ(e.err.rfind("multigather: error: --output '" + sock.string() + "': is a socket: ", 0), 0u) << e.err;
+  EXPECT_TRUE(S_ISSOCK(mode_of(sock)));
+  const Exit d = run(dir_.string() + "/in");
+  EXPECT_EQ(d.code, 3) << d.err;
+  EXPECT_EQ(d.err, "multigather: error: --output '" + dir_.string() + "/in': is a directory\n");
 }
 
 }  // namespace

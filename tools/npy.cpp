@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -13,6 +14,7 @@
 #include <filesystem>
 #include <limits>
 #include <memory>
+#include <span>
 #include <utility>
 
 namespace multigather::npy {
@@ -465,29 +467,33 @@ std::string to_npy_bytes(const TensorView& view) {
   return out;
 }
 
-Status write_npy(const std::string& path, const TensorView& view) {
-  const auto fail = [&](const std::string& what) { return InvalidArgument(quote(path) + ": " + what); };
-  const std::filesystem::path target(path);
-  if (target.filename().empty()) return fail("not a file name");
-  std::error_code ec;
-  if (std::filesystem::is_directory(target, ec)) return fail("is a directory");
-  const std::filesystem::path dir = target.has_parent_path() ? target.parent_path() : ".";
+namespace {
 
-  // A new file beside the target (same file system, so rename is atomic).
-  static std::atomic<unsigned> counter{0};
-  std::string tmp;
-  int fd = -1;
-  for (int attempt = 0; attempt < 100 && fd < 0; ++attempt) {
-    tmp = (dir / ("." + target.filename().string() + ".tmp-" + std::to_string(::getpid()) + "-" +
-                  std::to_string(counter++)))
-              .string();
-    fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-    if (fd < 0 && errno != EEXIST) break;
+namespace fs = std::filesystem;
+
+/// `path` with its symbolic links followed, as open(2) follows them: a relative target is read
+/// from the link's folder; a dangling link resolves to the missing file it names (the write
+/// creates it there, as np.save does). At most 40 links, the kernel's own limit (ELOOP).
+Status follow_links(const std::string& path, fs::path* out) {
+  fs::path p(path);
+  for (int links = 0;; ++links) {
+    struct stat st {};
+    if (::lstat(p.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) break;
+    if (links == 40) return InvalidArgument("too many levels of symbolic links (40 followed)");
+    std::error_code ec;
+    const fs::path target = fs::read_symlink(p, ec);
+    if (ec) return InvalidArgument("cannot read the symbolic link " + quote(p.string()) + ": " + ec.message());
+    p = target.is_absolute() ? target : p.parent_path() / target;
   }
-  if (fd < 0) return fail("cannot create a temporary file in " + quote(dir.string()) + ": " + errno_text());
+  *out = p;
+  return Status::Ok();
+}
 
-  const auto write_all = [fd](const void* data, std::size_t n) {
-    const char* p = static_cast<const char*>(data);
+/// Writes `pieces` to the open descriptor `fd`, retrying short writes and EINTR.
+bool write_all(int fd, std::span<const std::string_view> pieces) {
+  for (std::string_view piece : pieces) {
+    const char* p = piece.data();
+    std::size_t n = piece.size();
     while (n > 0) {
       const ssize_t w = ::write(fd, p, n);
       if (w < 0 && errno == EINTR) continue;
@@ -495,30 +501,124 @@ Status write_npy(const std::string& path, const TensorView& view) {
       p += w;
       n -= static_cast<std::size_t>(w);
     }
-    return true;
-  };
-  const std::string header = header_bytes(view);
-  Tensor copy;
-  const void* data = view.data;
-  std::size_t nbytes = static_cast<std::size_t>(view.numel()) * element_size(view.dtype);
-  if (!view.is_contiguous()) {
-    copy = Tensor::copy_of(view);
-    data = copy.data();
   }
-  bool ok = write_all(header.data(), header.size()) && (nbytes == 0 || write_all(data, nbytes));
+  return true;
+}
+
+/// Writes through an existing character device or FIFO (what np.save does: /dev/null discards,
+/// a FIFO's reader gets the bytes; opening a FIFO waits for its reader).
+Status write_through(const fs::path& target, std::span<const std::string_view> pieces) {
+  const int fd = ::open(target.c_str(), O_WRONLY | O_CLOEXEC | O_NOCTTY);
+  if (fd < 0) return InvalidArgument("cannot open for writing: " + errno_text());
+  bool ok = write_all(fd, pieces);
   std::string why = ok ? "" : "write error: " + errno_text();
+  if (::close(fd) != 0 && ok) { ok = false; why = "close failed: " + errno_text(); }
+  return ok ? Status::Ok() : InvalidArgument(why);
+}
+
+/// Writes `pieces` to a new temporary file in `target`'s folder and renames it over `target`.
+/// `existing`: the regular file being replaced (its mode and owner are kept), or null.
+Status replace_atomically(const fs::path& target, const struct stat* existing,
+                          std::span<const std::string_view> pieces) {
+  const fs::path dir = target.has_parent_path() ? target.parent_path() : ".";
+  static std::atomic<unsigned> counter{0};
+  std::string tmp;
+  int fd = -1;
+  // A replacement starts private (0600) and gets the old file's mode once written; a new file
+  // gets 0666 less the umask, as np.save's.
+  const mode_t create_mode = existing != nullptr ? 0600 : 0666;
+  for (int attempt = 0; attempt < 100 && fd < 0; ++attempt) {
+    tmp = (dir / ("." + target.filename().string() + ".tmp-" + std::to_string(::getpid()) + "-" +
+                  std::to_string(counter++)))
+              .string();
+    fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, create_mode);
+    if (fd < 0 && errno != EEXIST) break;
+  }
+  if (fd < 0) return InvalidArgument("cannot create a temporary file in " + quote(dir.string()) + ": " + errno_text());
+
+  bool ok = write_all(fd, pieces);
+  std::string why = ok ? "" : "write error: " + errno_text();
+  if (ok && existing != nullptr) {
+    struct stat mine {};
+    if (::fstat(fd, &mine) != 0) {
+      ok = false;
+      why = "cannot read the temporary file's owner: " + errno_text();
+    } else if ((mine.st_uid != existing->st_uid || mine.st_gid != existing->st_gid) &&
+               ::fchown(fd, existing->st_uid, existing->st_gid) != 0) {
+      ok = false;
+      why = "cannot keep its owner " + std::to_string(existing->st_uid) + ":" +
+            std::to_string(existing->st_gid) + " in a replacement (" + errno_text() +
+            "); the file is left as it is";
+    }
+    // After fchown, which clears the set-user-ID and set-group-ID bits.
+    if (ok && ::fchmod(fd, existing->st_mode & 07777) != 0) {
+      ok = false;
+      why = "cannot keep its mode in a replacement: " + errno_text();
+    }
+  }
   if (ok && ::fsync(fd) != 0) { ok = false; why = "fsync failed: " + errno_text(); }
   if (::close(fd) != 0 && ok) { ok = false; why = "close failed: " + errno_text(); }
-  if (ok && std::rename(tmp.c_str(), path.c_str()) != 0) {
+  if (ok && std::rename(tmp.c_str(), target.c_str()) != 0) {
     ok = false;
     why = "cannot replace the file: " + errno_text();
   }
   if (!ok) {
     ::unlink(tmp.c_str());
-    return fail(why);
+    return InvalidArgument(why);
   }
   remove_stale_temporaries(dir, target.filename().string());
   return Status::Ok();
+}
+
+}  // namespace
+
+Status write_file(const std::string& path, std::span<const std::string_view> pieces) {
+  const auto fail = [&](const Status& s) { return InvalidArgument(quote(path) + ": " + s.message()); };
+  if (fs::path(path).filename().empty()) return fail(InvalidArgument("not a file name"));
+  fs::path target;
+  if (Status s = follow_links(path, &target); !s.ok()) return fail(s);
+  struct stat st {};
+  if (::stat(target.c_str(), &st) != 0) {
+    if (errno != ENOENT) return fail(InvalidArgument("cannot look at the destination: " + errno_text()));
+    Status s = replace_atomically(target, nullptr, pieces);  // a new file
+    return s.ok() ? s : fail(s);
+  }
+  if (S_ISDIR(st.st_mode)) return fail(InvalidArgument("is a directory"));
+  if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) {
+    Status s = write_through(target, pieces);
+    return s.ok() ? s : fail(s);
+  }
+  if (!S_ISREG(st.st_mode)) {
+    const char* kind = S_ISBLK(st.st_mode) ? "a block device" : S_ISSOCK(st.st_mode) ? "a socket" : "not a regular file";
+    return fail(InvalidArgument(std::string("is ") + kind + ": an output is written through a character "
+                                "device (/dev/null) or a FIFO, or replaces a regular file; nothing was written"));
+  }
+  if (st.st_nlink > 1) {
+    return fail(InvalidArgument("has " + std::to_string(st.st_nlink) + " hard links: replacing it would "
+                                "detach the other names from the new content, and writing through it "
+                                "could leave a partial file; the file is left as it is (remove it "
+                                "first, or write to another path)"));
+  }
+  // The permission to write the file itself, asked of the kernel (a read-only file, or another
+  // user's in a world-writable folder, is refused, never replaced). Nothing is truncated.
+  const int probe = ::open(target.c_str(), O_WRONLY | O_CLOEXEC | O_NOCTTY);
+  if (probe < 0) return fail(InvalidArgument("cannot write the file: " + errno_text() + "; it is left as it is"));
+  ::close(probe);
+  Status s = replace_atomically(target, &st, pieces);
+  return s.ok() ? s : fail(s);
+}
+
+Status write_npy(const std::string& path, const TensorView& view) {
+  const std::string header = header_bytes(view);
+  Tensor copy;
+  const void* data = view.data;
+  const std::size_t nbytes = static_cast<std::size_t>(view.numel()) * element_size(view.dtype);
+  if (!view.is_contiguous()) {
+    copy = Tensor::copy_of(view);
+    data = copy.data();
+  }
+  const std::string_view pieces[] = {header, std::string_view(static_cast<const char*>(data), nbytes)};
+  return write_file(path, pieces);
 }
 
 }  // namespace multigather::npy

@@ -28,6 +28,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -86,13 +87,27 @@ std::string_view descr_of(DType dtype) noexcept;
 /// Serializes `view` (any strides) as a version 1.0, C-order .npy image.
 std::string to_npy_bytes(const TensorView& view);
 
-/// Writes `view` to `path` atomically: the bytes go to a new temporary file in the same folder,
-/// ".<name>.tmp-<pid>-<n>", which is fsync'ed, then renamed over `path`. On any failure (no
-/// folder, an unwritable folder, a full disk, a file size limit) the temporary file is removed
-/// and an existing `path` is left as it was: `path` is either the old file or the whole new one,
-/// never a partial file. A process killed before its rename (kill -9) cannot remove its
-/// temporary file; the next successful write of the same `path` removes such leftovers whose
-/// process is gone. Errors (InvalidArgument) start with the path.
+/// Writes the concatenation of `pieces` to `path` as np.save writes a file, never leaving a
+/// partial file where a regular file is (the destination rules of README.md's "--output"):
+/// - `path` is followed through its symbolic links (at most 40): the write goes to the file a
+///   link names, in that file's folder; a dangling link's missing file is created.
+/// - A regular file (or none): the bytes go to a new temporary file in the same folder,
+///   ".<name>.tmp-<pid>-<n>", which is fsync'ed, then renamed over the file. A replaced file
+///   keeps its mode and owner (when the owner cannot be kept, the call fails and the file is
+///   left as it is). A file the caller may not write (open(2) with O_WRONLY fails: a read-only
+///   file, another user's) is refused, never replaced. A file with more than one hard link is
+///   refused (a rename would detach the other names). On any failure (no folder, an unwritable
+///   folder, a full disk, a file size limit) the temporary file is removed and the destination
+///   is left as it was: it is either the old file or the whole new one, never a partial file.
+///   A process killed before its rename (kill -9) cannot remove its temporary file; the next
+///   successful write of the same `path` removes such leftovers whose process is gone.
+/// - A character device (/dev/null, /dev/full) or a FIFO is written through, as np.save does:
+///   it stays what it is (opening a FIFO waits for its reader).
+/// - A directory, block device or socket is refused; nothing is written.
+/// Errors (InvalidArgument) start with the path as given.
+Status write_file(const std::string& path, std::span<const std::string_view> pieces);
+
+/// write_file of `view` as a version 1.0, C-order .npy image.
 Status write_npy(const std::string& path, const TensorView& view);
 
 }  // namespace multigather::npy

@@ -82,7 +82,8 @@ void add_run_flags(CLI::App& command, RunArgs& a, const CliOp& op) {
       ->required()
       ->type_name("FILE");
   command.add_option("--output", a.output,
-                     "Write the result here (.npy, written to a temporary file then renamed); "
+                     "Write the result here (.npy; a regular file is replaced atomically, keeping its mode and owner; "
+                     "/dev/null or a FIFO is written through; see README.md); "
                      "without it the result is printed as text")
       ->type_name("FILE");
   command.add_option("--input-dtype", a.input_dtype,
@@ -267,10 +268,9 @@ int do_explain(const CliOp& op, const CLI::App& command, const ExplainArgs& a, s
     out << svg;
     return kExitOk;
   }
-  std::ofstream file(a.svg, std::ios::binary | std::ios::trunc);
-  file << svg;
-  file.close();
-  if (!file) return fail(err, kExitIo, "--svg " + a.svg + ": cannot write the file");
+  const std::string_view pieces[] = {svg};
+  s = npy::write_file(a.svg, pieces);  // the --output rules: atomic, links followed, mode kept
+  if (!s.ok()) return fail(err, kExitIo, "--svg " + s.message());
   return kExitOk;
 }
 
