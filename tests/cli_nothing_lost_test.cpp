@@ -406,4 +406,34 @@ TEST_F(OutputPath, SocketAndDirectoryAreRefused) {
   EXPECT_EQ(d.err, "multigather: error: --output '" + dir_.string() + "/in': is a directory\n");
 }
 
+// ---- Ctrl-C ----------------------------------------------------------------------------------
+
+TEST_F(NothingLost, SigintStopsALongRunWithExitCode130AndNoOutput) {
+  // A scatter of 2^17 x 2^17 lookups (minutes) from small files: input [2^17, 1] uint8,
+  // indices [1, 2^17] zeros, axes [1]: every row of the input gets 2^17 updates.
+  constexpr std::int64_t kN = std::int64_t{1} << 17;
+  std::vector<std::uint8_t> x(static_cast<std::size_t>(kN), 1);
+  std::vector<std::int64_t> idx(static_cast<std::size_t>(kN), 0);
+  const std::uint8_t one = 1;
+  ASSERT_TRUE(mg::npy::write_npy(inputs("x.npy"), mg::TensorView(x.data(), DType::kUInt8, {kN, 1})).ok());
+  ASSERT_TRUE(mg::npy::write_npy(inputs("i.npy"), mg::TensorView(idx.data(), DType::kInt64, {1, kN})).ok());
+  ASSERT_TRUE(mg::npy::write_npy(inputs("u.npy"), mg::TensorView(&one, DType::kUInt8, {1, 1})).ok());
+  const fs::path out_dir = dir_ / "out";
+  fs::create_directories(out_dir);
+  const std::string err = path("stderr.txt");
+  const pid_t pid = spawn({"run", "scatter_multiaxis", "--input", inputs("x.npy"), "--indices", inputs("i.npy"),
+                           "--updates", inputs("u.npy"), "--axes=1", "--reduction=add", "--output",
+                           (out_dir / "out.npy").string()},
+                          err);
+  std::this_thread::sleep_for(std::chrono::milliseconds(700));  // past reading the files
+  const auto sent = std::chrono::steady_clock::now();
+  ::kill(pid, SIGINT);
+  const Exit e = wait_for(pid, err);
+  const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - sent).count();
+  EXPECT_EQ(e.code, 130) << e.err;
+  EXPECT_EQ(e.err.rfind("multigather: error: interrupted", 0), 0u) << e.err;
+  EXPECT_LT(waited, 1.0);
+  EXPECT_TRUE(listing(out_dir).empty());
+}
+
 }  // namespace

@@ -31,6 +31,11 @@ struct ExecutionContext {
   bool deterministic = true;
   /// How messages name the output argument ("output"; Python: "out").
   const char* output_name = "output";
+  /// True when execute's output was just allocated for this call and nobody else reads it (a
+  /// one-shot result): an index error may then leave partial data in it, which saves the pass
+  /// over the indices that keeps a caller's output unchanged (see execute). execute_alloc
+  /// sets it itself.
+  bool output_is_new = false;
 };
 
 /// Runs a lowered call into `output`, a view of lowering.output_shape whose dtype has the
@@ -47,7 +52,11 @@ struct ExecutionContext {
 /// gather_multiaxis_into; OutOfRange names the FRAMEWORK's indices position and rule
 /// ("torch.gather: index[0,1] = -1 is out of range for dim 1 of size 4 (valid range [0, 4));
 /// torch.gather rejects negative indices"); InvalidArgument for operands on a device this build
-/// cannot run ("... this build has no CUDA engine"). On error the output may hold partial data.
+/// cannot run ("... this build has no CUDA engine").
+/// On error the output is unchanged, on the CPU engine: every check, the index values included,
+/// is made before the first write (a gather in index_mode error reads its indices once in a
+/// pass of their own first, unless context.output_is_new; a scatter always validates first).
+/// On the CUDA engine an index error may leave partial data in the output.
 Status execute(const Lowering& lowering, const MutableTensorView& output,
                const ExecutionContext& context = {}) noexcept;
 

@@ -73,7 +73,9 @@ Status check_indices_dtype(DType dtype) noexcept;
 /// input dtype (TypeError); output of the wrong shape or element size; null data for a
 /// non-empty view; fill_value not representable; an index out of range under kError
 /// (OutOfRange: "indices[3,1] = 7 is out of range for axis 2 of size 5 (valid range [-5, 5))").
-/// On error the output may hold partial data and must not be used.
+/// On error the output is unchanged: under kError the indices are read once in a pass of their
+/// own before the first write (their bytes again, sequentially; the other modes cannot fail
+/// after validation).
 Status gather_multiaxis_into(const TensorView& input, const TensorView& indices,
                              std::span<const std::int64_t> axes, const MutableTensorView& output,
                              const GatherOptions& options = {}) noexcept;

@@ -76,7 +76,10 @@ typedef enum mg_status MG_ENUM_INT {
    * (Python: TypeError). */
   MG_ERROR_TYPE = 3,
   /* A broken invariant of multigather itself, or out of memory; never caused by valid input. */
-  MG_ERROR_INTERNAL = 4
+  MG_ERROR_INTERNAL = 4,
+  /* The call was stopped by an interrupt check (multigather/interrupt.hpp; Ctrl-C in Python and
+   * the CLI). */
+  MG_ERROR_CANCELLED = 5
 } mg_status;
 
 /* The message of the last status-returning call made on the calling thread: "" when it
@@ -353,7 +356,8 @@ typedef struct mg_gather_options {
  * index mode; TYPE for a non-integer indices dtype or an unsupported dtype; OUT_OF_RANGE in
  * error mode for an index outside [-n, n) ([0, n) without negative_indices), e.g.
  * "indices[1,0] = 10 is out of range for axis 0 of size 4 (valid range [-4, 4))". On error the
- * output may hold partial data. */
+ * output is unchanged on the CPU (the indices are checked before the first write); on a CUDA
+ * device an index error may leave partial data. */
 mg_status mg_gather_multiaxis(const mg_tensor* input, const mg_tensor* indices,
                               const int64_t* axes, size_t axis_count,
                               const mg_gather_options* options, const mg_tensor_mut* output,
@@ -374,7 +378,7 @@ mg_status mg_gather_multiaxis(const mg_tensor* input, const mg_tensor* indices,
  * TYPE for an attribute of the wrong kind ("onnx.Gather: attribute axis: expected int, got
  * string"), an indices dtype the framework does not accept; OUT_OF_RANGE for an index outside
  * the framework's valid range, named at the framework's indices position. On error the output
- * may hold partial data. */
+ * is unchanged on the CPU; on a CUDA device an index error may leave partial data. */
 mg_status mg_run_op(const char* op, const mg_tensor* input, const mg_tensor* indices,
                     const mg_attr* attrs, size_t attr_count, const mg_tensor_mut* output,
                     const mg_context* context);

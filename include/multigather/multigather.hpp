@@ -3,6 +3,7 @@
 
 #include "multigather/dtype.hpp"
 #include "multigather/gather.hpp"
+#include "multigather/interrupt.hpp"
 #include "multigather/scatter.hpp"
 #include "multigather/status.hpp"
 #include "multigather/tensor.hpp"

@@ -13,6 +13,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
+
+#include "multigather/dtype.hpp"
+#include "multigather/tensor.hpp"
 
 namespace multigather {
 
@@ -22,6 +26,10 @@ inline constexpr std::size_t kOutputCacheMinBytes = std::size_t{128} << 10;
 /// `bytes` (0 allowed) of uninitialized memory, 64-byte aligned, to be freed with
 /// free_output_memory. Throws std::bad_alloc when memory runs out.
 void* allocate_output_memory(std::size_t bytes);
+
+/// numpy's words for an output that cannot be allocated: "Unable to allocate 4.00 EiB for an
+/// array with shape (1073741824, 1073741824) and data type float32" (Python: MemoryError).
+std::string unable_to_allocate(DType dtype, const Dims& shape);
 
 /// Frees a block of allocate_output_memory (null: nothing). Large blocks go to the cache (the
 /// least recently freed ones leave it, unmapped, when it would exceed its limit).

@@ -21,6 +21,8 @@ enum class StatusCode : int {
   kOutOfRange = 2,       // an index value outside its axis under index_mode=error (IndexError)
   kTypeError = 3,        // unsupported or wrong dtype (Python: TypeError)
   kInternal = 4,         // a broken invariant of multigather itself; never user input
+  kCancelled = 5,        // stopped by an InterruptScope's check, e.g. Ctrl-C (interrupt.hpp;
+                         // Python: KeyboardInterrupt, CLI: exit code 130)
 };
 
 /// Result of a core call: ok, or a code with a one-line message (no trailing period).

@@ -4,7 +4,9 @@
 // (a reshape by strides; a staging buffer when strides cannot express it), the checks that need
 // the output or the data run once, and an out-of-range index is named in the framework's terms.
 #include "multigather/execute.hpp"
+#include "multigather/output_memory.hpp"
 
+#include <new>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -114,9 +116,10 @@ Device resolve_device(const Lowering& l, const ExecutionContext& context) {
 // `checked`: the operands' checks already made by execute_alloc (they depend on the lowering
 // alone: context.num_threads, the only option the context changes, is valid when set), or
 // null.
+// `keep_output`: the caller's output, left unchanged by a bad index (run_validated).
 Status run_core(const Lowering& l, const MutableTensorView& core, const GatherOptions& options,
                 Device device, const ExecutionContext& context, std::string_view output_name,
-                const detail::ValidatedCall* checked) {
+                const detail::ValidatedCall* checked, bool keep_output) {
   if (device == Device::kCUDA) {
     MULTIGATHER_RETURN_IF_ERROR(cuda_engine_available(l));
 #if defined(MULTIGATHER_HAVE_CUDA)
@@ -135,7 +138,7 @@ Status run_core(const Lowering& l, const MutableTensorView& core, const GatherOp
   const detail::ValidatedCall& call = checked != nullptr ? *checked : own;
   MULTIGATHER_RETURN_IF_ERROR(detail::validate_output(core, call));
   MULTIGATHER_RETURN_IF_ERROR(detail::check_no_overlap(core, l.input, l.indices, output_name));
-  Status s = detail::run_validated(l.input, l.indices, core, call, options);
+  Status s = detail::run_validated(l.input, l.indices, core, call, options, keep_output);
   if (s.code() == StatusCode::kOutOfRange) return describe_out_of_range(l, l.index_errors.indices, s);
   return s;
 }
@@ -216,7 +219,7 @@ Status run_scatter_core(const Lowering& l, const MutableTensorView& core, const 
 
 Status execute_impl(const Lowering& l, const MutableTensorView& output,
                     const ExecutionContext& context, std::string_view output_name,
-                    const detail::ValidatedCall* checked = nullptr) {
+                    const detail::ValidatedCall* checked = nullptr, bool output_is_new = false) {
   if (!(output.shape == l.output_shape)) {
     return InvalidArgument(l.op + ": " + std::string(output_name) + " shape " +
                            to_string(output.shape) + " does not match the output shape " +
@@ -280,12 +283,14 @@ Status execute_impl(const Lowering& l, const MutableTensorView& output,
     MutableTensorView core(staging.data(), output.dtype, l.core_output_shape, l.core_output_strides);
     MULTIGATHER_RETURN_IF_ERROR(is_scatter ? run_scatter_core(l, core, scatter, device, context, output_name,
                                                               staging.mutable_view())
-                                           : run_core(l, core, options, device, context, output_name, checked));
+                                           : run_core(l, core, options, device, context, output_name, checked,
+                                                      /*keep_output=*/false));  // written only on success
     return detail::copy_view(TensorView(staging.data(), output.dtype, output.shape), output, options.num_threads);
   }
   const MutableTensorView core(output.data, output.dtype, l.core_output_shape, core_strides);
   if (is_scatter) return run_scatter_core(l, core, scatter, device, context, output_name, output);
-  return run_core(l, core, options, device, context, output_name, checked);
+  return run_core(l, core, options, device, context, output_name, checked,
+                  !(output_is_new || context.output_is_new));
 }
 
 using detail::guarded;
@@ -323,11 +328,16 @@ Status execute_alloc(const Lowering& lowering, const ExecutionContext& context,
         return InvalidArgument(lowering.op + ": a one-shot call on CUDA operands needs an "
                                "allocator in the ExecutionContext (Tensor storage is host memory)");
       }
-      *owned = Tensor(lowering.input.dtype, lowering.output_shape);
+      try {
+        *owned = Tensor(lowering.input.dtype, lowering.output_shape);
+      } catch (const std::bad_alloc&) {
+        return Status(StatusCode::kInternal, unable_to_allocate(lowering.input.dtype, lowering.output_shape));
+      }
       target = owned->mutable_view();
     }
     MULTIGATHER_RETURN_IF_ERROR(execute_impl(lowering, target, context, context.output_name,
-                                             lowering.kind == OpKind::kScatter ? nullptr : &call));
+                                             lowering.kind == OpKind::kScatter ? nullptr : &call,
+                                             /*output_is_new=*/true));
     *output = target;
     return Status::Ok();
   });

@@ -2,6 +2,7 @@
 // on a bad index, ask the reference kernel for the exact message. execute.cpp runs every
 // registry op through run_validated below.
 #include "api/run_validated.hpp"
+#include "core/interrupt.hpp"
 #include "kernels/cpu/cpu.hpp"
 #include "kernels/reference/reference.hpp"
 #include "plan/plan.hpp"
@@ -11,11 +12,13 @@ namespace detail {
 
 Status run_validated(const TensorView& input, const TensorView& indices,
                      const MutableTensorView& output, const ValidatedCall& call,
-                     const GatherOptions& options) noexcept {
+                     const GatherOptions& options, bool keep_output_on_error) noexcept {
   if (call.shape.output_numel == 0) return Status::Ok();
   detail::GatherPlan plan;
   detail::make_plan(input, indices, output, call, options, &plan);
-  if (detail::run_cpu(plan)) return Status::Ok();
+  const bool checked_first = keep_output_on_error && plan.index_mode == IndexMode::kError;
+  if ((!checked_first || detail::indices_in_range(indices, plan)) && detail::run_cpu(plan)) return Status::Ok();
+  if (detail::interrupted()) return detail::cancelled();  // not a bad index: the engine stopped
   Status error = detail::reference_gather(input, indices, call, options, MutableTensorView{});
   if (error.ok()) {
     return Status(StatusCode::kInternal, "the CPU kernel reported a bad index that the reference "
@@ -53,7 +56,7 @@ Status gather_multiaxis_into(const TensorView& input, const TensorView& indices,
   detail::ValidatedCall call;
   MULTIGATHER_RETURN_IF_ERROR(detail::validate_call(input, indices, axes, output, options, &call));
   MULTIGATHER_RETURN_IF_ERROR(detail::check_no_overlap(output, input, indices, "output"));
-  return run_validated(input, indices, output, call, options);
+  return run_validated(input, indices, output, call, options, /*keep_output_on_error=*/true);
 }
 
 Status gather_multiaxis_alloc(const TensorView& input, const TensorView& indices,
@@ -67,7 +70,7 @@ Status gather_multiaxis_alloc(const TensorView& input, const TensorView& indices
   }
   MULTIGATHER_RETURN_IF_ERROR(detail::validate_output(output, call));
   MULTIGATHER_RETURN_IF_ERROR(detail::check_no_overlap(output, input, indices, "output"));
-  return run_validated(input, indices, output, call, options);
+  return run_validated(input, indices, output, call, options, /*keep_output_on_error=*/false);
 }
 
 Status gather_multiaxis_reference(const TensorView& input, const TensorView& indices,
@@ -85,7 +88,7 @@ Tensor gather_multiaxis(const TensorView& input, const TensorView& indices,
   detail::ValidatedCall call;
   throw_if_error(detail::validate_operands(input, indices, axes, options, &call));
   Tensor out(input.dtype, call.shape.output_shape);
-  throw_if_error(run_validated(input, indices, out.mutable_view(), call, options));
+  throw_if_error(run_validated(input, indices, out.mutable_view(), call, options, /*keep_output_on_error=*/false));
   return out;
 }
 

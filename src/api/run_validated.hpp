@@ -7,9 +7,13 @@ namespace multigather::detail {
 
 /// Plans and runs a fully validated call (operands, output and overlap checked) on the CPU
 /// engine; on a bad index, the reference kernel words the message. No validation here.
+/// `keep_output_on_error`: the output is the caller's (out=, *_into): under index_mode error
+/// the indices are checked in a pass of their own before the first write (indices_in_range),
+/// so that a bad index leaves the output unchanged. A new output (a one-shot call's) skips it:
+/// the engine checks each index as it goes and may have written part of it.
 Status run_validated(const TensorView& input, const TensorView& indices,
                      const MutableTensorView& output, const ValidatedCall& call,
-                     const GatherOptions& options) noexcept;
+                     const GatherOptions& options, bool keep_output_on_error) noexcept;
 
 /// output = input (same shape and dtype, validated by the caller's rules) on the CPU: a threaded
 /// memcpy where both are C-contiguous, else a gather_multiaxis call with no axes (which runs on

@@ -2,6 +2,7 @@
 // check the index values, copy input into output, combine (CPU engine). Every check happens
 // before the first write, so a failed call leaves the output unchanged.
 #include "api/run_validated.hpp"
+#include "core/interrupt.hpp"
 #include "kernels/cpu/cpu.hpp"
 #include "kernels/cpu/scatter.hpp"
 #include "kernels/reference/reference.hpp"
@@ -29,6 +30,7 @@ Status run_scatter_validated(const TensorView& input, const TensorView& indices,
   GatherPlan plan;
   make_plan(targets, indices, updates, call.gather, gather, &plan);
   auto bad_index = [&]() -> Status {
+    if (interrupted()) return cancelled();  // not a bad index: the engine stopped
     Status error = reference_gather(targets, indices, call.gather, gather, MutableTensorView{});
     if (!error.ok()) return error;
     return Status(StatusCode::kInternal, "the CPU scatter engine reported a bad index that the "

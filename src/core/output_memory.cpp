@@ -8,6 +8,8 @@
 // there first (a malloc'd block is page-aligned only by chance, and then not in the list).
 #include "multigather/output_memory.hpp"
 
+#include <cstdio>
+
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -227,6 +229,32 @@ void set_output_memory_cache_limit(std::size_t bytes) noexcept {
 #else
   (void)bytes;
 #endif
+}
+
+std::string unable_to_allocate(DType dtype, const Dims& shape) {
+  long double bytes = static_cast<long double>(element_size(dtype));
+  std::string dims;
+  for (int d = 0; d < shape.size(); ++d) {
+    bytes *= static_cast<long double>(shape[d]);
+    dims += (d ? ", " : "") + std::to_string(shape[d]);
+  }
+  if (shape.size() == 1) dims += ",";
+  static const char* const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB", "ZiB", "YiB"};
+  int unit = 0;
+  while (bytes >= 1024 && unit < 8) {
+    bytes /= 1024;
+    ++unit;
+  }
+  char size[64];
+  // numpy's _ArrayMemoryError: three significant digits ("4.00 EiB", "12.5 GiB", "512. MiB").
+  if (unit == 0) {
+    std::snprintf(size, sizeof size, "%.0Lf bytes", bytes);
+  } else {
+    std::snprintf(size, sizeof size, bytes < 10 ? "%.2Lf %s" : bytes < 100 ? "%.1Lf %s" : "%.0Lf. %s", bytes,
+                  units[unit]);
+  }
+  return std::string("Unable to allocate ") + size + " for an array with shape (" + dims + ") and data type " +
+         std::string(dtype_name(dtype));
 }
 
 }  // namespace multigather

@@ -14,6 +14,7 @@ void throw_if_error(const Status& status) {
     case StatusCode::kInvalidArgument:
       throw InvalidArgumentError(status.message());
     case StatusCode::kInternal:
+    case StatusCode::kCancelled:
       break;
   }
   throw Error(status.code(), status.message());

@@ -2,6 +2,9 @@
 #include "cli.hpp"
 
 #include <CLI/CLI.hpp>
+#include <signal.h>
+
+#include <csignal>
 
 #include <fstream>
 #include <map>
@@ -11,6 +14,7 @@
 
 #include "../npy.hpp"
 #include "multigather/attributes.hpp"
+#include "multigather/interrupt.hpp"
 #include "op.hpp"
 #include "print.hpp"
 
@@ -53,9 +57,38 @@ int exit_code_of(const Status& status) {
     case StatusCode::kOk: return kExitOk;
     case StatusCode::kOutOfRange: return kExitOutOfRange;
     case StatusCode::kInternal: return kExitInternal;
+    case StatusCode::kCancelled: return kExitInterrupted;
     default: return kExitUsage;
   }
 }
+
+volatile std::sig_atomic_t sigint_received = 0;
+
+extern "C" void on_sigint(int) { sigint_received = 1; }
+
+/// While alive: SIGINT sets a flag that the engines' interrupt check reads (InterruptScope),
+/// instead of killing the process; the previous disposition is restored after.
+class SigintInterrupt {
+ public:
+  SigintInterrupt() noexcept {
+    sigint_received = 0;
+    struct sigaction action {};
+    action.sa_handler = &on_sigint;
+    sigemptyset(&action.sa_mask);
+    installed_ = ::sigaction(SIGINT, &action, &previous_) == 0;
+  }
+  ~SigintInterrupt() {
+    if (installed_) ::sigaction(SIGINT, &previous_, nullptr);
+  }
+  SigintInterrupt(const SigintInterrupt&) = delete;
+  SigintInterrupt& operator=(const SigintInterrupt&) = delete;
+
+ private:
+  static bool check(void*) noexcept { return sigint_received != 0; }
+  struct sigaction previous_ {};
+  bool installed_ = false;
+  InterruptScope scope_{&SigintInterrupt::check, nullptr};
+};
 
 struct RunArgs {
   std::string input, indices, updates, output, input_dtype;
@@ -160,7 +193,13 @@ int do_run(const CliOp& op, const RunArgs& a, std::ostream& out, std::ostream& e
   }
 
   Tensor output;
-  s = op.run(input.view, indices.view, op.is_scatter() ? &updates.view : nullptr, &output);
+  {
+    // Ctrl-C stops the engine at its next poll (exit code 130, nothing written); outside the
+    // computation SIGINT keeps its default action (the output's temporary file is then removed
+    // by the next write of the same path).
+    const SigintInterrupt interrupt;
+    s = op.run(input.view, indices.view, op.is_scatter() ? &updates.view : nullptr, &output);
+  }
   if (!s.ok()) return fail(err, exit_code_of(s), s.message());
 
   if (!a.output.empty()) {

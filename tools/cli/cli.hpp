@@ -22,6 +22,7 @@ enum ExitCode : int {
                         // (ranks, shapes, axes, dtypes, attribute values)
   kExitIo = 3,          // a file cannot be read or written, or is not a valid/supported .npy
   kExitOutOfRange = 4,  // an index value is out of range under index_mode=error
+  kExitInterrupted = 130,  // Ctrl-C (SIGINT) stopped `run` (128 + SIGINT, the shell's convention)
 };
 
 /// Runs the tool on argv[0..argc) (argv[0] is the program name). Normal output goes to `out`,

@@ -105,6 +105,13 @@ MULTIGATHER_AVX512 __attribute__((flatten)) bool resolve_tile_avx512(const Gathe
   return resolve_tile<Index, Offset, kMode, kNegative>(p, c, m, offsets, fill);
 }
 
+/// values_in_range of one coordinate, contiguous, compiled for AVX-512.
+template <class Index>
+MULTIGATHER_AVX512 __attribute__((flatten)) bool range_check_avx512(const void* p, std::int64_t n, std::int64_t lo,
+                                                                     std::int64_t hi) noexcept {
+  return values_in_range(static_cast<const Index*>(p), n, 1, 1, &lo, &hi);
+}
+
 template <std::size_t W>
 PlainRunFn pick_index(std::size_t index_bytes, bool index_signed) noexcept {
   if (index_bytes == 8) return index_signed ? &plain_run_avx512<W, std::int64_t> : &plain_run_avx512<W, std::uint64_t>;
@@ -148,6 +155,18 @@ PlainRunFn plain_run_simd(std::size_t width, std::size_t index_bytes, bool index
   (void)index_bytes;
   (void)index_signed;
   (void)input_moves;
+#endif
+  return nullptr;
+}
+
+RangeCheckFn range_check_simd(std::size_t index_bytes, bool index_signed) noexcept {
+  if (!simd_enabled()) return nullptr;
+#if defined(MULTIGATHER_X86_SIMD)
+  if (index_bytes == 8) return index_signed ? &range_check_avx512<std::int64_t> : &range_check_avx512<std::uint64_t>;
+  if (index_bytes == 4) return index_signed ? &range_check_avx512<std::int32_t> : &range_check_avx512<std::uint32_t>;
+#else
+  (void)index_bytes;
+  (void)index_signed;
 #endif
   return nullptr;
 }

@@ -36,6 +36,7 @@
 
 #include "kernels/cpu/copy.hpp"
 #include "kernels/cpu/element_run.hpp"
+#include "kernels/cpu/index_check.hpp"
 #include "kernels/cpu/resolve.hpp"
 
 namespace multigather::detail::cpu {
@@ -70,6 +71,12 @@ using ResolveFn = bool (*)(const GatherPlan&, const TileCoordinates&, int, Offse
 /// Index and Offset std::int32_t / std::int64_t, every mode and negative rule.
 template <class Index, class Offset, IndexMode kMode, bool kNegative>
 ResolveFn<Offset> resolve_simd() noexcept;
+
+/// values_in_range of one coordinate over contiguous values (the index pre-check's common case)
+/// compiled for AVX-512, where the int64 min / max reduction vectorizes (the baseline x86-64
+/// has no 64-bit integer min / max), for `index_bytes` 4 or 8 and signed or unsigned indices;
+/// nullptr where plain_run_simd would be, and for other widths.
+RangeCheckFn range_check_simd(std::size_t index_bytes, bool index_signed) noexcept;
 
 /// Whether the *_simd functions above may return a kernel: the CPU has the instructions, the
 /// environment variable MULTIGATHER_SIMD is not "0" (read once) and set_simd_enabled(false)

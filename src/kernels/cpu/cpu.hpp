@@ -36,6 +36,14 @@ bool run_cpu(const GatherPlan& plan) noexcept;
 /// force the parallel path on small cases).
 bool run_cpu_with_threads(const GatherPlan& plan, int threads) noexcept;
 
+/// Whether every value of `indices` (the call's indices view, any strides) is in range for the
+/// plan's axes under IndexMode::kError: coordinate j of each lookup (the last dimension's
+/// position modulo max(plan.k, 1)) in [0, axis_sizes[j]), or [-axis_sizes[j], axis_sizes[j])
+/// with plan.negative_indices. Reads the indices once (each stored value once, even where the
+/// call broadcasts them), writes nothing; run before run_cpu when the output is the caller's
+/// and must be left unchanged by a bad index. True when plan.k == 0 (no index is read).
+bool indices_in_range(const TensorView& indices, const GatherPlan& plan) noexcept;
+
 /// Threads run_cpu uses: 1 without OpenMP or inside a parallel region; else about one per
 /// kBytesPerThread of work, at most plan.num_threads (when > 0) or omp_get_max_threads(), and
 /// at most the cores that the 1-minute load average leaves idle (a busy machine gets 1 thread:

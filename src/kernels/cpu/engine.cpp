@@ -8,11 +8,13 @@
 #include <cstring>
 #include <type_traits>
 
+#include "core/interrupt.hpp"
 #include "kernels/cpu/avx512.hpp"
 #include "kernels/cpu/copy.hpp"
 #include "kernels/cpu/cpu.hpp"
 #include "kernels/cpu/cursor.hpp"
 #include "kernels/cpu/element_run.hpp"
+#include "kernels/cpu/index_check.hpp"
 #include "kernels/cpu/resolve.hpp"
 
 #if defined(MULTIGATHER_HAVE_OPENMP)
@@ -267,7 +269,8 @@ bool walk(const GatherPlan& p, const Kernels<Offset>& kernels, std::int64_t begi
 }
 
 /// Runs chunk(c) for every c in [0, chunks) on `threads` OpenMP threads and returns the && of
-/// the results. With T = min(threads, 64) owners, thread t owns chunks t, t + T, t + 2T, ...;
+/// the results; every thread reads the calling thread's InterruptScope (core/interrupt.hpp).
+/// With T = min(threads, 64) owners, thread t owns chunks t, t + T, t + 2T, ...;
 /// each thread runs its own chunks first, in order, then the chunks of the other owners that
 /// nobody has started (one atomic counter per owner, so each chunk runs exactly once).
 /// - A thread that the OS schedules late (a shared, busy machine) takes fewer chunks instead of
@@ -293,8 +296,10 @@ bool run_chunks(int threads, std::int64_t chunks, Chunk& chunk) {
   const int owners = std::min(threads, kMaxOwners);
   Taken taken[kMaxOwners];
   for (int o = 0; o < owners; ++o) taken[o].count.store(0, std::memory_order_relaxed);
+  InterruptScope* const interrupt = current_interrupt();
 #pragma omp parallel num_threads(threads) reduction(&& : ok)
   {
+    const InterruptShare share(interrupt);
     const int own = omp_get_thread_num() % owners;
     for (int v = 0; v < owners; ++v) {
       const int o = (own + v) % owners;
@@ -322,15 +327,26 @@ bool run_threads(const GatherPlan& p, int threads) {
   kernels.plain_run = kernels.fused_row == nullptr ? select_plain_run<Index>(p) : nullptr;
   const std::int64_t lookups = p.lookups;
   if (threads > lookups) threads = static_cast<int>(lookups);
-  if (threads <= 1) return walk<Index, Offset, kMode, kNegative>(p, kernels, 0, lookups);
-  // Chunks of about equal work (run_chunks: each thread runs its own share of them first).
+  // Pieces of at most kInterruptPollLookups lookups, each preceded by the interrupt poll.
+  const std::int64_t pieces = (lookups + kInterruptPollLookups - 1) / kInterruptPollLookups;
+  if (threads <= 1) {
+    for (std::int64_t begin = 0; begin < lookups; begin += kInterruptPollLookups) {
+      const std::int64_t end = std::min(lookups, begin + kInterruptPollLookups);
+      if (interrupt_requested(end - begin) || !walk<Index, Offset, kMode, kNegative>(p, kernels, begin, end)) {
+        return false;
+      }
+    }
+    return true;
+  }
+  // Chunks of about equal work (run_chunks: each thread runs its own share of them first), at
+  // most kInterruptPollLookups lookups each.
   const std::int64_t by_work = std::max<std::int64_t>(1, p.work_bytes / kBytesPerChunk);
   const std::int64_t chunks = std::min<std::int64_t>(
-      lookups, std::max<std::int64_t>(threads, std::min<std::int64_t>(by_work, threads * kChunksPerThread)));
+      lookups, std::max<std::int64_t>({threads, pieces, std::min<std::int64_t>(by_work, threads * kChunksPerThread)}));
   auto chunk = [&](std::int64_t c) {
     const auto begin = static_cast<std::int64_t>(static_cast<__int128>(lookups) * c / chunks);
     const auto end = static_cast<std::int64_t>(static_cast<__int128>(lookups) * (c + 1) / chunks);
-    return walk<Index, Offset, kMode, kNegative>(p, kernels, begin, end);
+    return !interrupt_requested(end - begin) && walk<Index, Offset, kMode, kNegative>(p, kernels, begin, end);
   };
   return run_chunks(threads, chunks, chunk);
 }
@@ -477,6 +493,93 @@ bool dispatch_index(const GatherPlan& plan, int threads) noexcept {
 
 bool run_cpu(const GatherPlan& plan) noexcept {
   return run_cpu_with_threads(plan, cpu_thread_count(plan));
+}
+
+namespace {
+
+template <class Index>
+bool indices_in_range_typed(const TensorView& indices, const GatherPlan& plan) noexcept {
+  const int c = std::max(plan.k, 1);
+  std::int64_t lo[kMaxRank], hi[kMaxRank];
+  for (int j = 0; j < c; ++j) {
+    const std::int64_t n = plan.axis_sizes[static_cast<std::size_t>(j)];
+    lo[j] = std::is_signed_v<Index> && plan.negative_indices ? -n : 0;
+    hi[j] = n - 1;
+  }
+  const auto* base = static_cast<const Index*>(indices.data);
+  const int r = indices.rank();
+  if (indices.numel() == 0) return true;
+  // Each stored value once: a dimension of stride 0 (a broadcast view) counts as size 1, and a
+  // last dimension of stride 0 as its first c positions (one value per coordinate).
+  Dims sizes = indices.shape;
+  for (int d = 0; d + 1 < r; ++d) {
+    if (indices.strides[d] == 0) sizes[d] = 1;
+  }
+  if (r > 0 && indices.strides[r - 1] == 0) sizes[r - 1] = std::min<std::int64_t>(sizes[r - 1], c);
+  std::int64_t numel = 1;
+  for (int d = 0; d < r; ++d) numel *= sizes[d];
+  // Rows along the last dimension (its size is a multiple of c, so every row starts at
+  // coordinate 0); a C-contiguous view is one row.
+  const bool flat = TensorView(indices).is_contiguous();
+  const std::int64_t row = flat ? numel : (r > 0 ? sizes[r - 1] : 1);
+  const std::int64_t step = flat ? 1 : (r > 0 ? indices.strides[r - 1] : 0);
+  const std::int64_t rows = numel / row;
+  // Pieces of about 64 KiB of indices, each a whole number of lookups.
+  const std::int64_t piece = std::max<std::int64_t>(c, ((std::int64_t{64} << 10) / static_cast<std::int64_t>(sizeof(Index))) / c * c);
+  const std::int64_t pieces_per_row = (row + piece - 1) / piece;
+  const std::int64_t total = rows * pieces_per_row;
+  const int threads = cpu_thread_count(numel * static_cast<std::int64_t>(sizeof(Index)), total, plan.num_threads);
+  const cpu::RangeCheckFn simd = cpu::range_check_simd(sizeof(Index), std::is_signed_v<Index>);
+  auto piece_ok = [&](std::int64_t t) {
+    if (interrupt_requested(std::min(piece, row))) return false;
+    const std::int64_t q = t / pieces_per_row, part = t % pieces_per_row;
+    std::int64_t offset = 0;  // element offset of row q
+    if (!flat) {
+      std::int64_t rest = q;
+      for (int d = r - 2; d >= 0; --d) {
+        offset += (rest % sizes[d]) * indices.strides[d];
+        rest /= sizes[d];
+      }
+    }
+    const std::int64_t begin = part * piece;
+    const std::int64_t n = std::min(piece, row - begin);
+    if (simd != nullptr && step == 1 && c == 1) return simd(base + offset + begin, n, lo[0], hi[0]);
+    return cpu::values_in_range(base + offset + begin * step, n, step, c, lo, hi);
+  };
+  bool ok = true;
+#if defined(MULTIGATHER_HAVE_OPENMP)
+  if (threads > 1) {
+    InterruptScope* const interrupt = current_interrupt();
+#pragma omp parallel num_threads(threads) reduction(&& : ok)
+    {
+      const InterruptShare share(interrupt);
+#pragma omp for schedule(static)
+      for (std::int64_t t = 0; t < total; ++t) ok = ok && piece_ok(t);
+    }
+    return ok;
+  }
+#else
+  (void)threads;
+#endif
+  for (std::int64_t t = 0; t < total && ok; ++t) ok = piece_ok(t);
+  return ok;
+}
+
+}  // namespace
+
+bool indices_in_range(const TensorView& indices, const GatherPlan& plan) noexcept {
+  if (plan.k == 0) return true;
+  switch (plan.index_dtype) {
+    case DType::kInt8: return indices_in_range_typed<std::int8_t>(indices, plan);
+    case DType::kUInt8: return indices_in_range_typed<std::uint8_t>(indices, plan);
+    case DType::kInt16: return indices_in_range_typed<std::int16_t>(indices, plan);
+    case DType::kUInt16: return indices_in_range_typed<std::uint16_t>(indices, plan);
+    case DType::kInt32: return indices_in_range_typed<std::int32_t>(indices, plan);
+    case DType::kUInt32: return indices_in_range_typed<std::uint32_t>(indices, plan);
+    case DType::kInt64: return indices_in_range_typed<std::int64_t>(indices, plan);
+    case DType::kUInt64: return indices_in_range_typed<std::uint64_t>(indices, plan);
+    default: return false;
+  }
 }
 
 }  // namespace multigather::detail

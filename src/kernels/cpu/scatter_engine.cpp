@@ -38,6 +38,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "core/interrupt.hpp"
+
 #include "kernels/combine.hpp"
 #include "kernels/cpu/avx512.hpp"
 #include "kernels/cpu/cpu.hpp"
@@ -61,14 +63,21 @@ std::atomic<ScatterThreading> threading_rule{ScatterThreading::kAuto};
 constexpr std::int64_t kDropped = INT64_MIN;
 
 /// Runs work(w) for w in [0, T), each on its own OpenMP thread; true when every call returned
-/// true.
+/// true. The threads read the calling thread's InterruptScope (core/interrupt.hpp).
 template <class Work>
 bool on_threads(int T, Work&& work) {
   bool ok = true;
+  InterruptScope* const interrupt = current_interrupt();
 #if defined(MULTIGATHER_HAVE_OPENMP)
-#pragma omp parallel for num_threads(T) schedule(static, 1) reduction(&& : ok) if (T > 1)
+#pragma omp parallel num_threads(T) reduction(&& : ok) if (T > 1)
 #endif
-  for (int w = 0; w < T; ++w) ok = work(w) && ok;
+  {
+    const InterruptShare share(interrupt);  // every thread sees the caller's stop flag
+#if defined(MULTIGATHER_HAVE_OPENMP)
+#pragma omp for schedule(static, 1)
+#endif
+    for (int w = 0; w < T; ++w) ok = work(w) && ok;
+  }
   return ok;
 }
 
@@ -245,6 +254,7 @@ bool run_range(const GatherPlan& p, cpu::ResolveFn<std::int64_t> resolve, const 
                     [&](const std::int64_t* offsets, const std::uint8_t* flagged, bool ok, int m,
                         std::int64_t base_in, std::int64_t base_out, std::int64_t row_out) {
                       if (!ok && !drop) return false;
+                      if (interrupt_requested(m)) return false;  // stops between two tiles
                       if (a.block == 1 && a.reached == nullptr && ok) {
                         // The element loop: straight from the tile's offsets, the next targets
                         // prefetched; the element size a constant of the Op.
@@ -343,6 +353,7 @@ bool run_filtered(const GatherPlan& p, cpu::ResolveFn<std::int64_t> resolve, con
                                  [&](const std::int64_t* offsets, const std::uint8_t* flagged, bool tile_ok, int m,
                                      std::int64_t base_in, std::int64_t base_out, std::int64_t row_out) {
                                    if (!tile_ok && !drop) return false;
+                                   if (interrupt_requested(m)) return false;
                                    int n = 0;
                                    for (int t = 0; t < m; ++t) {
                                      const std::int64_t target = base_in + offsets[t];
@@ -368,24 +379,22 @@ bool run_threads(const GatherPlan& p, cpu::ResolveFn<std::int64_t> resolve, cons
   };
   // counts[c * T + w]: lookups of chunk c owned by w; then each one's first slot in `pairs`.
   std::vector<std::int64_t> counts(static_cast<std::size_t>(T) * static_cast<std::size_t>(T), 0);
-  bool ok = true;
-#if defined(MULTIGATHER_HAVE_OPENMP)
-#pragma omp parallel for num_threads(T) schedule(static, 1) reduction(&& : ok)
-#endif
-  for (int c = 0; c < T; ++c) {
+  // Phase 1 (counting; nothing written yet) is where an interrupt stops this rule: phases 2
+  // and 3 only redo and apply what phase 1 walked.
+  const bool ok = on_threads(T, [&](int c) {
     alignas(64) std::int64_t targets[kTile];
     alignas(64) std::int64_t updates[kTile];
     std::int64_t* count = counts.data() + static_cast<std::size_t>(c) * static_cast<std::size_t>(T);
     bool chunk_ok = true;
     for (std::int64_t l = chunk_begin(c), end = chunk_begin(c + 1); l < end && chunk_ok; l += kTile) {
       const std::int64_t m = std::min<std::int64_t>(kTile, end - l);
-      chunk_ok = resolve_range(p, resolve, l, l + m, targets, updates);
+      chunk_ok = !interrupt_requested(m) && resolve_range(p, resolve, l, l + m, targets, updates);
       for (std::int64_t t = 0; t < m && chunk_ok; ++t) {
         if (targets[t] != kDropped) ++count[owner_of(targets[t], a.lo, span, T)];
       }
     }
-    ok = chunk_ok && ok;
-  }
+    return chunk_ok;
+  });
   if (!ok) return false;
   // Bucket w holds chunk 0's lookups owned by w, then chunk 1's, ...: row-major order.
   std::vector<std::int64_t> bucket_begin(static_cast<std::size_t>(T) + 1, 0);
@@ -452,8 +461,8 @@ bool scatter_indices_ok(const GatherPlan& plan, int threads) noexcept {
   if (plan.index_mode != IndexMode::kError) return true;
   const cpu::ResolveFn<std::int64_t> resolve = select_tile_resolver(plan);
   if (resolve == nullptr) return false;
-  auto in_range = [](const std::int64_t*, const std::uint8_t*, bool ok, int, std::int64_t, std::int64_t,
-                     std::int64_t) { return ok; };
+  auto in_range = [](const std::int64_t*, const std::uint8_t*, bool ok, int m, std::int64_t, std::int64_t,
+                     std::int64_t) { return ok && !interrupt_requested(m); };
   const std::int64_t lookups = plan.lookups;
   const int T = static_cast<int>(std::min<std::int64_t>(std::max(threads, 1), lookups));
   // Read only: T equal ranges of the lookups, one per thread.
