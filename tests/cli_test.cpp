@@ -436,6 +436,10 @@ TEST_F(CliTest, ErrorsHaveExitCodesAndOneLine) {
        "--input-shape: '4,x' is not a list of integers (expected a comma-separated list like 2,1; "
        "empty: '')"},
       {{"explain", "gather_multiaxis", "--input-shape=4,3", "--indices-shape=4,3"}, 2, "--axes is required"},
+      {with(idx, {"--axes=[1"}), 2,
+       "gather_multiaxis: attribute axes: '[1' has unbalanced brackets (expected a list like 2,1, [2, 1] or (2, 1))"},
+      {with(idx, {"--axes=(0]"}), 2,
+       "gather_multiaxis: attribute axes: '(0]' has unbalanced brackets (expected a list like 2,1, [2, 1] or (2, 1))"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.args.back());

@@ -35,8 +35,7 @@ TEST(TorchGather, Errors) {
                "torch.gather: index[0,1] = -1 is out of range for dim 1 of size 4 (valid range [0, 4)); "
                "torch.gather rejects negative indices (pytorch#55143)");
   expect_error("torch.gather", f32({3, 4}, iota(12)), i64({1, 2}, {0, 4}), {{"dim", "1"}}, StatusCode::kOutOfRange,
-               "torch.gather: index[0,1] = 4 is out of range for dim 1 of size 4 (valid range [0, 4)); "
-               "torch.gather rejects negative indices (pytorch#55143)");
+               "torch.gather: index[0,1] = 4 is out of range for dim 1 of size 4 (valid range [0, 4))");
   expect_error("torch.gather", f32({3, 4}, iota(12)), i64({4, 1}, {0, 0, 0, 0}), {{"dim", "1"}},
                StatusCode::kInvalidArgument,
                "torch.gather: index.shape[0] = 4 and input.shape[0] = 3: the index size must not exceed the "

@@ -43,6 +43,7 @@ struct IndexErrorContext {
   std::vector<std::int64_t> sizes;
   bool negatives_wrap = true;      // whether [-D, 0) is valid
   std::string rule;                // the framework's rule, appended: "torch.gather rejects ..."
+  bool rule_on_negatives = false;  // append `rule` only for a negative value (a rule about them)
 };
 
 /// The result of lowering one op call onto gather_multiaxis (or, for a scatter op, onto

@@ -146,6 +146,14 @@ std::uint8_t float_to_fp8(double x, int exp_bits, int man_bits, bool fn) {
   return static_cast<std::uint8_t>(best);
 }
 
+/// A finite value that rounds to infinity in `dtype` (a float type narrower than double) is not
+/// representable: an infinite fill must be asked for as inf.
+Status overflow(const Scalar& v, DType dtype, std::string_view what) {
+  return InvalidArgument(std::string(what) + " " + v.to_string() + " is not representable in " +
+                         std::string(dtype_name(dtype)) + " (it overflows to infinity; pass inf " +
+                         "for an infinite value)");
+}
+
 }  // namespace
 
 Status encode_scalar(const Scalar& v, DType dtype, void* out, std::string_view what) {
@@ -169,16 +177,19 @@ Status encode_scalar(const Scalar& v, DType dtype, void* out, std::string_view w
     case DType::kUInt64: return put_integer<std::uint64_t>(v, out, dtype, what);
     case DType::kFloat16: {
       const std::uint16_t h = float_to_half(static_cast<float>(as_double(v)));
+      if (std::isfinite(as_double(v)) && (h & 0x7fff) == 0x7c00) return overflow(v, dtype, what);
       std::memcpy(out, &h, 2);
       return Status::Ok();
     }
     case DType::kBFloat16: {
       const std::uint16_t h = float_to_bfloat16(static_cast<float>(as_double(v)));
+      if (std::isfinite(as_double(v)) && (h & 0x7fff) == 0x7f80) return overflow(v, dtype, what);
       std::memcpy(out, &h, 2);
       return Status::Ok();
     }
     case DType::kFloat32: {
       const float f = static_cast<float>(as_double(v));
+      if (std::isfinite(as_double(v)) && std::isinf(f)) return overflow(v, dtype, what);
       std::memcpy(out, &f, 4);
       return Status::Ok();
     }
@@ -189,6 +200,7 @@ Status encode_scalar(const Scalar& v, DType dtype, void* out, std::string_view w
     }
     case DType::kComplex64: {
       const std::complex<float> c(static_cast<float>(as_double(v)), 0.0f);
+      if (std::isfinite(as_double(v)) && std::isinf(c.real())) return overflow(v, dtype, what);
       std::memcpy(out, &c, 8);
       return Status::Ok();
     }

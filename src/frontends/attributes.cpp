@@ -26,10 +26,23 @@ bool parse_int(std::string_view text, std::int64_t* out) {
 }
 
 // "[2, 1]", "(2, 1)", " 2,1 " -> "2, 1"
-std::string_view strip_brackets(std::string_view t) {
-  while (!t.empty() && (t.front() == ' ' || t.front() == '[' || t.front() == '(')) t.remove_prefix(1);
-  while (!t.empty() && (t.back() == ' ' || t.back() == ']' || t.back() == ')')) t.remove_suffix(1);
-  return t;
+/// `t` without its spaces and one pair of enclosing brackets ("[2, 1]", "(2, 1)" -> "2, 1").
+/// False for brackets that do not pair up ("[1", "1]", "[1)", "[[1]").
+bool strip_brackets(std::string_view t, std::string_view* out) {
+  while (!t.empty() && t.front() == ' ') t.remove_prefix(1);
+  while (!t.empty() && t.back() == ' ') t.remove_suffix(1);
+  const bool open = !t.empty() && (t.front() == '[' || t.front() == '(');
+  const bool close = !t.empty() && (t.back() == ']' || t.back() == ')');
+  if (open != close || (open && t.size() < 2)) return false;
+  if (open) {
+    if ((t.front() == '[') != (t.back() == ']')) return false;
+    t = t.substr(1, t.size() - 2);
+  }
+  if (t.find_first_of("[]()") != std::string_view::npos) return false;
+  while (!t.empty() && t.front() == ' ') t.remove_prefix(1);
+  while (!t.empty() && t.back() == ' ') t.remove_suffix(1);
+  *out = t;
+  return true;
 }
 
 std::string lower(std::string_view t) {
@@ -106,7 +119,10 @@ Status parse_attribute(const AttrSpec& spec, std::string_view text, AttrValue* o
       }
       break;
     case AttrType::kIntList: {
-      const std::string_view t = strip_brackets(text);
+      std::string_view t;
+      if (!strip_brackets(text, &t)) {
+        return InvalidArgument(what + " has unbalanced brackets (expected a list like 2,1, [2, 1] or (2, 1))");
+      }
       std::size_t start = 0;
       while (!t.empty() && start <= t.size()) {
         std::size_t comma = t.find(',', start);
@@ -172,6 +188,11 @@ Status convert_attribute(const AttrSpec& spec, const AttrValue& default_value, c
   };
   switch (spec.type) {
     case AttrType::kInt: case AttrType::kOptionalInt:
+      if (given.kind == Kind::kScalar && given.scalar.kind == Scalar::Kind::kUInt) {
+        // An integer in [2^63, 2^64): a number, just not an int64 one.
+        return InvalidArgument("attribute " + spec.name + " = " + given.scalar.to_string() +
+                               " is outside the int64 range [-2^63, 2^63)");
+      }
       if (given.kind != Kind::kInt) return mismatch();
       v.i = given.i;
       break;

@@ -41,6 +41,10 @@ Status policy(const std::string& op, std::string_view mode, bool wrap_before_cli
                                           : "mode='clip' clamps without wrapping negatives (-1 -> 0)");
   } else if (mode == "wrap" && allow_wrap) {
     set_policy(out, IndexMode::kWrap, false);
+  } else if (mode == "promise_in_bounds" && allow_wrap) {
+    // jnp.take refuses it (jax 0.10: "Invalid mode 'promise_in_bounds' for np.take");
+    // jnp.take_along_axis takes it.
+    return InvalidArgument(op + ": Invalid mode 'promise_in_bounds' for np.take");
   } else if (mode == "promise_in_bounds") {
     set_policy(out, IndexMode::kClamp, false);
     out->notes.push_back("mode='promise_in_bounds': XLA clamps (no negative wrap)");

@@ -453,6 +453,8 @@ void set_error_context(Lowering* out, const TensorView& indices, const std::stri
   c.sizes = std::move(sizes);
   c.negatives_wrap = negatives_wrap;
   c.rule = std::move(rule);
+  // "... rejects negative indices" explains a negative value only.
+  c.rule_on_negatives = !negatives_wrap && c.rule.find("rejects negative indices") != std::string::npos;
 }
 
 // ---- Recipes ---------------------------------------------------------------------------------
@@ -622,7 +624,8 @@ Status find_out_of_range(const Lowering& l, const TensorView& v) {
                                                  : str(static_cast<std::int64_t>(value));
       return OutOfRange(l.op + ": " + c.indices_name + "[" + p + "] = " + text + " is out of range for " +
                         c.labels[j] + " of size " + str(size) + " (valid range [" + str(lo) + ", " +
-                        str(size) + "))" + (c.rule.empty() ? "" : "; " + c.rule));
+                        str(size) + "))" +
+                        (c.rule.empty() || (c.rule_on_negatives && value >= 0) ? "" : "; " + c.rule));
     }
     for (int d = r - 1; d >= 0; --d) {
       if (++pos[static_cast<std::size_t>(d)] < v.shape[d]) break;

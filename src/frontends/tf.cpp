@@ -118,6 +118,21 @@ Status tf_scatter_shapes(const std::string& op, const TensorView& tensor, const 
     return InvalidArgument(op + ": Inner dimensions of output shape must match inner dimensions of updates shape. "
                            "Output: " + to_string(tensor.shape) + " updates: " + to_string(updates.shape));
   }
+  if (!scatter_nd && q == 1) {
+    // TensorScatterOp's kernel then validates again with ScatterNd's rule, which reads rank-1
+    // indices [k] as k indices of depth 1 (batch_dim = slice_dim = 1; TF 2.21): updates of
+    // shape [k] ++ tensor.shape[1:] only, which the rule above refuses unless k == 0.
+    if (updates.shape[0] != indices.shape[0]) {
+      return InvalidArgument(op + ": Dimensions [0,1) of indices[shape=" + to_string(indices.shape) + "] = " +
+                             str(indices.shape[0]) + " must match dimensions [0,1) of updates[shape=" +
+                             to_string(updates.shape) + "] = " + str(updates.shape[0]));
+    }
+    if (u != r) {
+      return InvalidArgument(op + ": Dimensions [1," + str(r) + ") of input[shape=" + to_string(tensor.shape) +
+                             "] must match dimensions [1," + str(u) + ") of updates[shape=" +
+                             to_string(updates.shape) + "]");
+    }
+  }
   if (tensor.numel() == 0 && (indices.numel() > 0 || updates.numel() > 0)) {
     return InvalidArgument(op + ": Indices and updates specified for empty " + (scatter_nd ? "input" : "output") +
                            " shape");

@@ -87,9 +87,19 @@ Status validate_scatter_operands(const TensorView& input, const TensorView& indi
 }
 
 bool scatters_in_place(const MutableTensorView& output, const TensorView& input) noexcept {
-  return output.data == input.data && output.shape == input.shape &&
-         (output.strides == input.strides || input.numel() <= 1) &&
-         element_size(output.dtype) == element_size(input.dtype);
+  if (output.data != input.data || !(output.shape == input.shape) ||
+      element_size(output.dtype) != element_size(input.dtype)) {
+    return false;
+  }
+  if (input.numel() <= 1 || output.strides == input.strides) return true;
+  // The same elements at the same places: strides equal wherever a dimension has more than
+  // one position (a size-1 dimension's stride addresses nothing; reshapes and framework
+  // views, numpy's Fortran order among them, set it freely).
+  if (output.strides.size() != input.strides.size()) return false;
+  for (int d = 0; d < input.rank(); ++d) {
+    if (input.shape[d] > 1 && output.strides[d] != input.strides[d]) return false;
+  }
+  return true;
 }
 
 Status validate_scatter_output(const MutableTensorView& output, const TensorView& input,
