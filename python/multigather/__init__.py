@@ -94,7 +94,11 @@ def gather_multiaxis(
       fill_value: bool, int or float used by "fill", converted to input's dtype (must be
         representable: ValueError otherwise).
       out: optional writable array of the output shape and input's dtype (any strides, on
-        input's device, not overlapping input or indices); it is filled and returned.
+        input's device, not overlapping input or indices); it is filled and returned. A call
+        that raises leaves it unchanged, as numpy's mode="raise" does (on the CPU: the indices
+        are checked in a pass of their own before the first write; on a CUDA device an
+        IndexError may leave part of it written). torch's conjugate and negative views
+        (``.conj()``, ``._neg_view()``) receive the true values.
 
     torch tensors (without ``out``) go through ``torch.ops.multigather.gather_multiaxis``
     (``multigather.torch_ops``) whenever autograd or PyTorch's tracing can see the call (an
@@ -119,7 +123,13 @@ def gather_multiaxis(
       ValueError: ranks, shapes (not broadcastable, last indices dimension not a multiple of
         len(axes)), axes (out of range, repeated), index_mode, fill_value, out's shape,
         device arrays in a CPU-only build.
-      TypeError: non-integer indices, unsupported dtypes, out of another dtype.
+      TypeError: non-integer indices, unsupported dtypes (named as the framework names them),
+        out of another dtype; index_mode not a str, negative_indices not a bool, fill_value
+        None; sparse, quantized or (with out) meta torch tensors.
+      MemoryError: the output cannot be allocated ("Unable to allocate 4.00 EiB for an array
+        with shape (...) and data type float32").
+      KeyboardInterrupt: Ctrl-C (SIGINT) during the call: the engine checks for it about every
+        4 million lookups and stops (multigather/interrupt.hpp).
 
     The GIL is released while the kernel runs.
     """
@@ -228,6 +238,7 @@ def scatter_multiaxis(
         return result
     if isinstance(axes, (str, bytes)) or not hasattr(axes, "__iter__"):
         raise TypeError(f"axes must be a sequence of ints, not {type(axes).__name__}")
+    _interop.check_mode_args(index_mode, negative_indices, "'error', 'clamp', 'wrap' or 'drop'")
     return _registry.run_scatter(
         "scatter_multiaxis", input, indices, updates, out,
         axes=_interop._ints(axes, "axes"), reduction=reduction, index_mode=index_mode,
@@ -249,7 +260,10 @@ def run(op: str, input: Any, indices: Any, *, updates: Any = None, out: Any = No
     Returns an array of input's framework (or ``out``, a writable array of the output shape).
     Raises IndexError for out-of-range indices (the position in the caller's indices),
     ValueError for an unknown op or attribute and for shapes and attributes the op's rules
-    reject (and for a scatter op without updates), TypeError for dtypes.
+    reject (and for a scatter op without updates; integer attributes outside int64 name the
+    attribute), TypeError for dtypes, MemoryError for an output that cannot be allocated,
+    KeyboardInterrupt for Ctrl-C during the call. A call that raises leaves ``out`` unchanged
+    (CPU); torch conjugate and negative views as ``out`` receive the true values.
     """
     return _registry.run(op, input, indices, out=out, updates=updates, **attrs)
 

@@ -95,7 +95,7 @@ def torch_op_needed(input: Any, *others: Any) -> bool:
     grad = _grad_enabled()
     for t in (input, *others):
         if isinstance(t, cls) and (type(t) is not cls or (grad and t.requires_grad) or
-                                   _functorch_wrapped(t)):
+                                   _functorch_wrapped(t) or t.is_meta):
             return True
     return False
 
@@ -138,17 +138,32 @@ def to_core(array: Any, name: str, *, writable: bool = False) -> tuple[Any, Opti
                 return array.view(tagged), array.dtype.name
             if array.dtype.kind in "OUSVMm":
                 raise TypeError(f"{name} dtype {array.dtype} is not supported")
+            if array.dtype.kind in "fc" and array.dtype.itemsize > _MAX_FLOAT_ITEMSIZE[array.dtype.kind]:
+                raise TypeError(f"{name} dtype {array.dtype} (long double) is not supported "
+                                f"(supported: {_SUPPORTED})")
             if not array.dtype.isnative:
                 raise TypeError(
                     f"{name} dtype {array.dtype.str} is not supported (non-native byte order)"
                 )
+            if any(st % array.itemsize for st in array.strides):
+                raise ValueError(
+                    f"{name} strides {array.strides} (bytes) are not whole multiples of its element "
+                    f"size {array.itemsize}: multigather addresses elements, not bytes (a packed "
+                    f"record field?); pass np.ascontiguousarray({name})")
     elif framework == "torch":
+        _check_torch_layout(array, name)
         if writable:
             if array.requires_grad and sys.modules["torch"].is_grad_enabled():
                 # As torch's own out= overloads: writing into it would bypass autograd.
                 raise RuntimeError(
                     f"{name} requires grad: functions with out= arguments don't support "
                     f"automatic differentiation (pass {name}.detach(), or call without out=)")
+            if array.is_inference() and not sys.modules["torch"].is_inference_mode_enabled():
+                # torch's own rule for writes into inference tensors.
+                raise RuntimeError(
+                    f"{name}: Inplace update to inference tensor outside InferenceMode is not "
+                    f"allowed (torch's rule; write inside torch.inference_mode(), or pass a "
+                    f"{name}.clone())")
             return array, None
         if array.requires_grad:
             _no_grad_check(array, name)
@@ -160,6 +175,63 @@ def to_core(array: Any, name: str, *, writable: bool = False) -> tuple[Any, Opti
     elif framework == "jax" and writable:
         raise TypeError(f"{name} cannot be a jax array: jax arrays are immutable")
     return array, None
+
+
+_MAX_FLOAT_ITEMSIZE = {"f": 8, "c": 16}  # float64, complex128: no long double
+_SUPPORTED = ("bool, int8-64, uint8-64, float16, bfloat16, float32, float64, complex64, "
+              "complex128, float8_e4m3fn, float8_e5m2")
+
+
+def _check_torch_layout(array: Any, name: str) -> None:
+    """TypeError, naming ``name`` and the fix, for the torch tensors that hold no strided
+    elements to read or write: sparse, mkldnn, quantized, meta."""
+    torch = sys.modules["torch"]
+    if array.layout != torch.strided:
+        raise TypeError(f"{name} is a {array.layout} tensor: multigather reads and writes strided "
+                        f"(dense) tensors; pass {name}.to_dense()")
+    if array.is_quantized:
+        raise TypeError(f"{name} is a quantized tensor ({array.dtype}): multigather has no "
+                        f"quantized dtypes; pass {name}.dequantize() or {name}.int_repr()")
+    if array.is_meta:
+        raise TypeError(f"{name} is a meta tensor (no data): without out=, torch's meta tensors "
+                        f"get the output's shape through torch.ops.multigather (its fake "
+                        f"kernels); with out=, pass real tensors")
+    if array.dtype not in _torch_dtypes():
+        raise TypeError(f"{name} dtype {array.dtype} is not supported (supported: {_SUPPORTED})")
+
+
+_TORCH_DTYPES: Optional[frozenset] = None
+
+
+def _torch_dtypes() -> frozenset:
+    global _TORCH_DTYPES
+    if _TORCH_DTYPES is None:
+        torch = sys.modules["torch"]
+        names = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+                 "float16", "bfloat16", "float32", "float64", "complex64", "complex128",
+                 "float8_e4m3fn", "float8_e5m2")
+        _TORCH_DTYPES = frozenset(getattr(torch, n) for n in names if hasattr(torch, n))
+    return _TORCH_DTYPES
+
+
+def has_view_bits(array: Any) -> bool:
+    """Whether ``array`` is a torch tensor with its conjugate or negative bit set (a lazy
+    ``.conj()`` or ``._neg_view()``): its memory holds conj(x) or -x of its values."""
+    return framework_of(array) == "torch" and (array.is_conj() or array.is_neg())
+
+
+def _staged(out: Any) -> Any:
+    """A plain tensor holding ``out``'s values (conjugate and negative bits resolved), to write
+    into before ``out.copy_(staged)`` writes them back through the bits."""
+    torch = sys.modules["torch"]
+    with torch.no_grad():
+        return out.resolve_conj().resolve_neg().clone()
+
+
+def _write_back(out: Any, staged: Any) -> None:
+    torch = sys.modules["torch"]
+    with torch.no_grad():
+        out.copy_(staged)  # torch writes through the bits; bumps out's version counter
 
 
 def _ints(values: Sequence[int], name: str) -> list[int]:
@@ -193,6 +265,14 @@ def call_core(function: Any, input: Any, indices: Any, out: Any = None, **kwargs
     """Calls an extension function ``function(input=, indices=, out=, input_dtype=,
     out_dtype=, framework=, **kwargs)`` on framework arrays: converts them (zero-copy), and
     returns the result in the input's framework (or ``out``)."""
+    if out is not None and has_view_bits(out):
+        # torch's conjugate / negative view: written through a plain tensor, then copied back
+        # by torch (which honours the bits), only once the call succeeded.
+        to_core(out, "out", writable=True)  # its checks (requires_grad, inference)
+        staged = _staged(out)
+        call_core(function, input, indices, staged, **kwargs)
+        _write_back(out, staged)
+        return out
     framework = framework_of(input)
     core_input, input_dtype = to_core(input, "input")
     core_indices, _ = to_core(indices, "indices")
@@ -210,6 +290,14 @@ def call_core_scatter(function: Any, input: Any, indices: Any, updates: Any, out
     """``call_core`` for a scatter: ``function(input=, indices=, updates=, out=, input_dtype=,
     updates_dtype=, out_dtype=, framework=, **kwargs)``. ``out`` may be ``input`` itself (in
     place)."""
+    if out is not None and has_view_bits(out):
+        # As call_core: a conjugate / negative view is written through a plain copy (in place:
+        # the copy is also the input), copied back on success.
+        to_core(out, "out", writable=True)
+        staged = _staged(out)
+        call_core_scatter(function, staged if input is out else input, indices, updates, staged, **kwargs)
+        _write_back(out, staged)
+        return out
     framework = framework_of(input)
     core_input, input_dtype = to_core(input, "input")
     core_indices, _ = to_core(indices, "indices")
@@ -224,12 +312,24 @@ def call_core_scatter(function: Any, input: Any, indices: Any, updates: Any, out
     return result.view(input.dtype) if input_dtype is not None else result
 
 
+def check_mode_args(index_mode: Any, negative_indices: Any, modes: str) -> None:
+    """TypeError naming the argument for an index_mode that is not a str and a negative_indices
+    that is not a bool (a string such as "False" would be true)."""
+    if not isinstance(index_mode, str):
+        raise TypeError(f"index_mode must be a str ({modes}), not {index_mode!r}")
+    if not isinstance(negative_indices, (bool, np.bool_)):
+        raise TypeError(f"negative_indices must be a bool, not {negative_indices!r}")
+
+
 def call(input: Any, indices: Any, axes: Sequence[int], *, index_mode: str = "error",
          negative_indices: bool = True, fill_value: Any = 0, out: Any = None) -> Any:
     """One gather_multiaxis call on framework arrays; the result is in the input's framework,
     or ``out``."""
     if isinstance(axes, (str, bytes)) or not hasattr(axes, "__iter__"):
         raise TypeError(f"axes must be a sequence of ints, not {type(axes).__name__}")
+    check_mode_args(index_mode, negative_indices, "'error', 'clamp', 'wrap' or 'fill'")
+    if fill_value is None:
+        raise TypeError("fill_value must be a bool, int or float, not None")
     return call_core(_core.gather, input, indices, out, axes=_ints(axes, "axes"),
                      index_mode=index_mode, negative_indices=bool(negative_indices),
                      fill_value=_fill_scalar(fill_value))

@@ -9,8 +9,9 @@
 Modes (jax/_src/numpy/indexing.py): None or "fill" (default): negatives wrap once, anything
 else out of range becomes ``fill_value`` (default NaN for inexact dtypes, the minimum for signed
 integers, the maximum for unsigned ones, True for bool). take: "clip" clamps WITHOUT wrapping
-negatives (-1 -> 0), "wrap" is modulo. take_along_axis: "clip" wraps negatives once, then clamps;
-"promise_in_bounds" clamps without wrapping (what XLA does with indices that break the promise).
+negatives (-1 -> 0), "wrap" is modulo; "promise_in_bounds" is a ValueError, as jnp.take's.
+take_along_axis: "clip" wraps negatives once, then clamps; "promise_in_bounds" clamps without
+wrapping (what XLA does with indices that break the promise).
 lax.gather's dimension numbers are in ``multigather.stablehlo``.
 
 The indexed updates ``x.at[idx].set / add / subtract / multiply / min / max``

@@ -158,8 +158,13 @@ def embedding(input: Any, weight: Any, padding_idx: Optional[int] = None) -> Any
     not 2-D or a padding_idx out of range. Torch tensors: ``torch.ops.multigather.embedding``
     (differentiable in weight); other arrays: index_select of the rows (registry op
     "torch.index_select", dim 0)."""
-    if padding_idx is not None and padding_idx < 0:
-        padding_idx += int(weight.shape[0])
+    if padding_idx is not None:
+        n = int(weight.shape[0]) if len(weight.shape) == 2 else None
+        if n is not None and not -n <= padding_idx < n:  # torch's rule, on the value as given
+            raise ValueError(f"embedding: padding_idx = {padding_idx} must be within "
+                             f"[-num_embeddings, num_embeddings) = [{-n}, {n})")
+        if n is not None and padding_idx < 0:
+            padding_idx += n
     if torch_op_needed(weight, input):
         return torch_ops().embedding(input, weight, padding_idx)
     return _embedding(input, weight, padding_idx)

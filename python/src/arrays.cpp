@@ -77,7 +77,7 @@ std::atomic<int> default_num_threads{0};
 
 }  // namespace
 
-Scalar scalar_of(nb::handle value) {
+Scalar scalar_of(nb::handle value, std::string_view what) {
   PyObject* o = value.ptr();
   if (PyBool_Check(o)) return Scalar::from_int(o == Py_True ? 1 : 0);
   if (PyLong_Check(o) || (!PyFloat_Check(o) && PyIndex_Check(o))) {
@@ -91,7 +91,7 @@ Scalar scalar_of(nb::handle value) {
       if (!PyErr_Occurred()) return Scalar::from_uint(u);
       PyErr_Clear();
     }
-    throw nb::value_error(("fill_value " + nb::cast<std::string>(nb::str(value)) +
+    throw nb::value_error((std::string(what) + " " + nb::cast<std::string>(nb::str(value)) +
                            " is outside the 64-bit integer range").c_str());
   }
   if (PyFloat_Check(o) || PyObject_HasAttrString(o, "__float__")) {
@@ -132,9 +132,31 @@ void raise_if_error(const Status& status) {
     case StatusCode::kOutOfRange: throw nb::index_error(status.message().c_str());
     case StatusCode::kInvalidArgument: throw nb::value_error(status.message().c_str());
     case StatusCode::kTypeError: throw nb::type_error(status.message().c_str());
-    case StatusCode::kInternal: break;
+    case StatusCode::kInternal:
+      if (status.message().rfind("Unable to allocate ", 0) == 0) {  // unable_to_allocate
+        PyErr_SetString(PyExc_MemoryError, status.message().c_str());
+        throw nb::python_error();
+      }
+      break;
+    case StatusCode::kCancelled:
+      // The signal handler's exception (KeyboardInterrupt) is set: python_interrupt_check.
+      if (!PyErr_Occurred()) PyErr_SetString(PyExc_KeyboardInterrupt, status.message().c_str());
+      throw nb::python_error();
   }
   throw std::runtime_error(status.message());
+}
+
+namespace {
+// The interpreter's main thread (PyThread_get_thread_ident), read at import.
+unsigned long main_thread = PyThread_get_thread_ident();
+}  // namespace
+
+bool python_interrupt_check(void*) noexcept {
+  if (PyThread_get_thread_ident() != main_thread) return false;
+  const PyGILState_STATE gil = PyGILState_Ensure();
+  const bool raised = PyErr_CheckSignals() != 0;
+  PyGILState_Release(gil);
+  return raised;
 }
 
 std::optional<DType> dtype_from_dlpack(dl::dtype dtype) noexcept {

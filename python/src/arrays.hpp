@@ -33,8 +33,9 @@ MutableTensorView device_mutable_view_of(const OutputArray& array, std::string_v
                                          std::optional<std::string_view> dtype_name = std::nullopt);
 
 /// A Python fill value (bool, int of any size within 64 bits, float, numpy scalar) as a Scalar.
-/// ValueError outside the 64-bit range, TypeError for another type.
-Scalar scalar_of(nb::handle value);
+/// ValueError outside the 64-bit range ("<what> 18446744073709551616 is outside the 64-bit
+/// integer range"), TypeError for another type.
+Scalar scalar_of(nb::handle value, std::string_view what = "fill_value");
 
 /// GatherOptions from the Python arguments, num_threads from set_num_threads. ValueError for an
 /// unknown index_mode; scalar_of's errors for fill_value.
@@ -50,6 +51,19 @@ int get_num_threads() noexcept;
 /// (kInvalidArgument), TypeError (kTypeError), RuntimeError (kInternal). The message is the
 /// core's. Does nothing for an ok status.
 void raise_if_error(const Status& status);
+
+/// The interrupt check of every call from Python (multigather/interrupt.hpp): on the
+/// interpreter's main thread, takes the GIL and runs the signal handlers (PyErr_CheckSignals);
+/// true when one raised (Ctrl-C: KeyboardInterrupt, which stays set, and raise_if_error raises
+/// it once the call returns kCancelled). On other threads false: Python runs signal handlers on
+/// its main thread only.
+bool python_interrupt_check(void* context) noexcept;
+
+/// An InterruptScope asking python_interrupt_check, for one call from Python (with or without
+/// the GIL held).
+struct PythonInterruptible {
+  InterruptScope scope{&python_interrupt_check, nullptr};
+};
 
 /// The DType of a DLPack dtype; nullopt when multigather has no such type (lanes != 1 included).
 std::optional<DType> dtype_from_dlpack(nb::dlpack::dtype dtype) noexcept;

@@ -132,6 +132,7 @@ nb::object gather_numpy(nb::handle input_object, nb::handle indices_object, nb::
                                    out_view.shape, out_view.strides);
     Status status;
     std::int64_t numel = 0;
+    const PythonInterruptible interruptible;
     if (element_count(target.shape, &numel) &&
         numel * static_cast<std::int64_t>(element_size(target.dtype)) >= kReleaseGilBytes) {
       nb::gil_scoped_release release;
@@ -164,6 +165,7 @@ nb::object gather_numpy(nb::handle input_object, nb::handle indices_object, nb::
     }
     return true;
   };
+  const PythonInterruptible interruptible;
   const Status status = gather_multiaxis_alloc(input, indices, axis_span, options, allocate, &allocation);
   if (allocation.released != nullptr) PyEval_RestoreThread(allocation.released);
   nb::object result = nb::steal(allocation.array);
@@ -233,6 +235,7 @@ nb::object scatter_numpy(nb::handle input_object, nb::handle indices_object, nb:
   }
   Status status;
   std::int64_t numel = 0;
+  const PythonInterruptible interruptible;
   if (element_count(input.shape, &numel) &&
       numel * static_cast<std::int64_t>(element_size(input.dtype)) >= kReleaseGilBytes) {
     nb::gil_scoped_release release;
@@ -331,6 +334,22 @@ void free_output_capsule(PyObject* capsule) {
 
 }  // namespace
 
+/// MemoryError in numpy's words ("Unable to allocate 4.00 EiB for an array with shape (...) and
+/// data type float32"), for an array of `shape` and numpy dtype `descr_object`.
+PyObject* memory_error(PyObject* descr_object, const Dims& shape, std::size_t bytes) {
+  const int type_num = reinterpret_cast<PyArray_Descr*>(descr_object)->type_num;
+  std::optional<DType> dtype;
+  for (int d = 0; d < kDTypeCount && !dtype; ++d) {
+    PyObject* descr = numpy_descr_of(static_cast<DType>(d));
+    if (descr != nullptr && reinterpret_cast<PyArray_Descr*>(descr)->type_num == type_num) dtype = static_cast<DType>(d);
+    Py_XDECREF(descr);
+  }
+  std::string text = dtype ? unable_to_allocate(*dtype, shape)
+                           : "Unable to allocate " + std::to_string(bytes) + " bytes for an array of shape " + to_string(shape);
+  PyErr_SetString(PyExc_MemoryError, text.c_str());
+  return nullptr;
+}
+
 PyObject* new_output_ndarray(PyObject* descr_object, const Dims& shape, void** data) {
   auto* descr = reinterpret_cast<PyArray_Descr*>(descr_object);
   npy_intp dims[kMaxRank];
@@ -351,7 +370,7 @@ PyObject* new_output_ndarray(PyObject* descr_object, const Dims& shape, void** d
     memory = allocate_output_memory(bytes);
   } catch (const std::bad_alloc&) {
     Py_DECREF(descr);
-    return PyErr_NoMemory();
+    return memory_error(descr_object, shape, bytes);
   }
   PyObject* owner = PyCapsule_New(memory, kOutputCapsule, free_output_capsule);
   if (owner == nullptr) {

@@ -71,7 +71,7 @@ AttrArg arg_of(const std::string& name, nb::handle value) {
     a.kind = AttrArg::Kind::kScalar;
     a.scalar = Scalar::from_float(PyFloat_AsDouble(o));
   } else if (PyLong_Check(o) || (PyIndex_Check(o) && !is_sequence(value))) {
-    const Scalar s = scalar_of(value);  // exact, int64 or uint64
+    const Scalar s = scalar_of(value, "attribute " + name + " =");  // exact, int64 or uint64
     if (s.kind == Scalar::Kind::kInt) {
       a.kind = AttrArg::Kind::kInt;
       a.i = s.i;
@@ -87,7 +87,16 @@ AttrArg arg_of(const std::string& name, nb::handle value) {
         throw nb::type_error(("attribute " + name + "[" + std::to_string(j) +
                               "] must be an int, not " + python_type_name(item)).c_str());
       }
-      a.list.push_back(nb::cast<std::int64_t>(nb::steal(PyNumber_Index(item.ptr()))));
+      nb::object index = nb::steal(PyNumber_Index(item.ptr()));
+      if (!index.is_valid()) throw nb::python_error();
+      int overflow = 0;
+      const long long v = PyLong_AsLongLongAndOverflow(index.ptr(), &overflow);
+      if (overflow != 0) {
+        throw nb::value_error(("attribute " + name + "[" + std::to_string(j) + "] = " +
+                               nb::cast<std::string>(nb::str(index)) +
+                               " is outside the int64 range [-2^63, 2^63)").c_str());
+      }
+      a.list.push_back(static_cast<std::int64_t>(v));
       ++j;
     }
   } else if (PyObject_HasAttrString(o, "__float__")) {
@@ -140,6 +149,7 @@ nb::object execute_call(Lowering& lowering, const InputArray& input_array, Devic
     check_out(target, lowering.input.dtype, lowering.output_shape);
     Status status;
     {
+      const PythonInterruptible interruptible;
       nb::gil_scoped_release release;
       status = execute(lowering, target, context);
     }
@@ -158,6 +168,7 @@ nb::object execute_call(Lowering& lowering, const InputArray& input_array, Devic
                                                  lowering.output_shape);
     Status status;
     {
+      const PythonInterruptible interruptible;
       nb::gil_scoped_release release;
       status = execute(lowering, result.view, context);
     }
@@ -169,6 +180,7 @@ nb::object execute_call(Lowering& lowering, const InputArray& input_array, Devic
   Tensor result;
   Status status;
   {
+    const PythonInterruptible interruptible;
     nb::gil_scoped_release release;
     MutableTensorView view;
     status = execute_alloc(lowering, context, &view, &result);

@@ -120,7 +120,7 @@ struct TorchApi {
     DType type;
   };
   std::vector<DtypeEntry> dtypes;
-  TorchMember data_ptr, shape, stride, dtype, layout, is_cpu, requires_grad, is_neg, is_conj;
+  TorchMember data_ptr, shape, stride, dtype, layout, is_cpu, requires_grad, is_neg, is_conj, is_inference;
 };
 
 TorchApi torch_api;
@@ -230,6 +230,7 @@ bool init_torch(PyTypeObject* type) {
   api.requires_grad.init(type, "requires_grad", false);
   api.is_neg.init(type, "is_neg", true);
   api.is_conj.init(type, "is_conj", true);
+  api.is_inference.init(type, "is_inference", true);
   api.tensor_type = type;
   load_torch_hooks(module.ptr());
   return true;
@@ -436,7 +437,7 @@ void dltensor_capsule_destructor(PyObject* capsule) {
 TorchResult* new_torch_result(DType dtype, const Dims& shape) {
   std::int64_t numel = 0;
   if (!element_count(shape, &numel)) {
-    PyErr_NoMemory();
+    PyErr_SetString(PyExc_MemoryError, unable_to_allocate(dtype, shape).c_str());
     return nullptr;
   }
   auto* r = new (std::nothrow) TorchResult();
@@ -449,7 +450,7 @@ TorchResult* new_torch_result(DType dtype, const Dims& shape) {
         allocate_output_memory(static_cast<std::size_t>(numel) * element_size(dtype));
   } catch (const std::bad_alloc&) {
     delete r;
-    PyErr_NoMemory();
+    PyErr_SetString(PyExc_MemoryError, unable_to_allocate(dtype, shape).c_str());
     return nullptr;
   }
   const nb::dlpack::dtype dl = dlpack_from_dtype(dtype);
@@ -739,11 +740,15 @@ std::int64_t output_bytes(const Lowering& l) {
   return n * static_cast<std::int64_t>(element_size(l.input.dtype));
 }
 
-Status run_into(const Lowering& l, const MutableTensorView& target) {
+/// Runs `l` into `target`: the caller's out= (left unchanged by a bad index), or, with
+/// `output_is_new`, a result just allocated for this call.
+Status run_into(const Lowering& l, const MutableTensorView& target, bool output_is_new = true) {
   ExecutionContext context;
   context.device = Device::kCPU;
   context.num_threads = get_num_threads();
   context.output_name = "out";
+  context.output_is_new = output_is_new;
+  const PythonInterruptible interruptible;
   if (output_bytes(l) >= kReleaseGilBytes) {
     nb::gil_scoped_release release;
     return execute(l, target, context);
@@ -753,20 +758,32 @@ Status run_into(const Lowering& l, const MutableTensorView& target) {
 
 void release_output_memory(void* data) { free_output_memory(data); }
 
+/// A failed fast call: the general path redoes it and words the error (NotImplemented), except
+/// a cancelled one (Ctrl-C), which raises KeyboardInterrupt here and is not redone.
+PyObject* declined(const Status& status) {
+  if (status.code() != StatusCode::kCancelled) return not_implemented();
+  if (!PyErr_Occurred()) PyErr_SetString(PyExc_KeyboardInterrupt, status.message().c_str());
+  return nullptr;
+}
+
 /// The result of `l` as a torch tensor made by the hooks around new output memory; the memory
 /// is freed when the tensor's storage dies.
 PyObject* run_into_torch_result(const Lowering& l) {
   std::int64_t numel = 0;
-  if (!element_count(l.output_shape, &numel)) return PyErr_NoMemory();
+  const auto no_memory = [&] {
+    PyErr_SetString(PyExc_MemoryError, unable_to_allocate(l.input.dtype, l.output_shape).c_str());
+    return nullptr;
+  };
+  if (!element_count(l.output_shape, &numel)) return no_memory();
   void* data = nullptr;
   try {
     data = allocate_output_memory(static_cast<std::size_t>(numel) * element_size(l.input.dtype));
   } catch (const std::bad_alloc&) {
-    return PyErr_NoMemory();
+    return no_memory();
   }
-  if (!run_into(l, MutableTensorView(data, l.input.dtype, l.output_shape)).ok()) {
+  if (const Status s = run_into(l, MutableTensorView(data, l.input.dtype, l.output_shape)); !s.ok()) {
     free_output_memory(data);
-    return not_implemented();
+    return declined(s);
   }
   std::int64_t shape[MG_TORCH_HOOKS_MAX_RANK];
   for (int d = 0; d < l.output_shape.size(); ++d) shape[d] = l.output_shape[d];
@@ -823,7 +840,9 @@ PyObject* run_op_fast(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
     bool viewed = ndarray_mutable_view(out, &target);
     // A torch `out` only through the hooks, which bump its version counter after the write
     // (the general path does that in Python: _interop.mark_written).
-    const bool torch_out = !viewed && torch_hooks != nullptr && is_torch_tensor(out);
+    // An inference tensor only where torch allows writing it: the general path checks.
+    const bool torch_out = !viewed && torch_hooks != nullptr && is_torch_tensor(out) &&
+                           member_is(out, torch_api.is_inference, Py_False);
     if (torch_out) {
       TensorView v;
       viewed = torch_view(out, &v, true);
@@ -833,7 +852,7 @@ PyObject* run_op_fast(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
     if (!viewed || target.dtype != l.input.dtype || !(target.shape == l.output_shape)) {
       return not_implemented();
     }
-    if (!run_into(l, target).ok()) return not_implemented();
+    if (const Status s = run_into(l, target, /*output_is_new=*/false); !s.ok()) return declined(s);
     if (torch_out) torch_hooks->written(out);
     Py_INCREF(out);
     return out;
@@ -846,9 +865,9 @@ PyObject* run_op_fast(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
     TorchResult* r = new_torch_result(l.input.dtype, l.output_shape);
     if (r == nullptr) return nullptr;  // MemoryError
     const MutableTensorView target(r->managed.dl_tensor.data, l.input.dtype, l.output_shape);
-    if (!run_into(l, target).ok()) {
+    if (const Status s = run_into(l, target); !s.ok()) {
       delete_torch_result(&r->managed);
-      return not_implemented();
+      return declined(s);
     }
     return torch_tensor_of(r);
   }
@@ -863,7 +882,7 @@ PyObject* run_op_fast(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   nb::object result = nb::steal(new_output_ndarray(descr, l.output_shape, &data));  // steals descr
   if (!result.is_valid()) return nullptr;  // MemoryError
   const MutableTensorView target(data, l.input.dtype, l.output_shape);
-  if (!run_into(l, target).ok()) return not_implemented();
+  if (const Status s = run_into(l, target); !s.ok()) return declined(s);
   if (framework == Framework::kTorch) {
     return PyObject_CallOneArg(torch_api.from_numpy, result.ptr());
   }

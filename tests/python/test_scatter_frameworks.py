@@ -451,6 +451,30 @@ def test_tf_scatter_nd_vs_tensorflow(seed):
     np.testing.assert_array_equal(got, want)
 
 
+@pytest.mark.parametrize("tensor_shape,indices,updates_shape", [
+    ((4, 4), [1], (4,)),        # passes TensorScatterOp's shape rule, not ScatterNd's
+    ((4, 4, 2), [1, 1], (2,)),  # the same, failing ScatterNd's rank rule
+    ((4,), [1], (1,)),
+])
+@pytest.mark.parametrize("kind", ["update", "add"])
+def test_tf_tensor_scatter_nd_rank_1_indices_as_tensorflow(tensor_shape, indices, updates_shape, kind):
+    """Rank-1 indices: whatever TensorFlow decides (an error, so far), multigather decides, in
+    TensorFlow's words."""
+    tf = require("tensorflow")
+    x = np.zeros(tensor_shape, np.float32)
+    i = np.array(indices, np.int32)
+    u = np.ones(updates_shape, np.float32)
+    try:
+        want = getattr(tf, "tensor_scatter_nd_" + kind)(x, i, u).numpy()
+    except tf.errors.InvalidArgumentError as e:
+        tf_words = str(e).split("}} ", 1)[-1].split(" [Op:", 1)[0]
+        with pytest.raises(ValueError) as ours:
+            getattr(multigather.tf, "tensor_scatter_nd_" + kind)(x, i, u)
+        assert str(ours.value) == f"tf.tensor_scatter_nd_{kind}: {tf_words}"
+    else:
+        np.testing.assert_array_equal(getattr(multigather.tf, "tensor_scatter_nd_" + kind)(x, i, u), want)
+
+
 def test_tf_scatter_errors_and_drop():
     t = np.arange(8, dtype=np.float32)
     with pytest.raises(IndexError, match=r"indices\[0,0\] = 9 is out of range for tensor dimension 0 of size 8"):
