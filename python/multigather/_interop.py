@@ -77,7 +77,7 @@ def torch_op_needed(input: Any, *others: Any) -> bool:
     """Whether a call on ``input`` (and ``others``) must go through ``torch.ops.multigather.*``:
     input is a torch tensor and autograd or PyTorch's tracing could see the call (an operand
     that requires grad in grad mode, torch.compile / torch.export, a FakeTensor or other tensor
-    subclass, a tensor inside a torch.func transform (vmap, grad: functorch's wrapped tensors),
+    subclass, a meta tensor (the op's fake kernel gives the meta result), a tensor inside a torch.func transform (vmap, grad: functorch's wrapped tensors),
     an active torch function or dispatch mode). False for plain tensors in eager mode:
     the caller runs the op's real implementation directly (the same execute path, without the
     dispatcher's ~20 us), and for non-torch arrays. Registers the ops the first time torch is
@@ -174,12 +174,21 @@ def to_core(array: Any, name: str, *, writable: bool = False) -> tuple[Any, Opti
             array = array.resolve_neg()
     elif framework == "jax" and writable:
         raise TypeError(f"{name} cannot be a jax array: jax arrays are immutable")
+    else:
+        # jax, cupy, tensorflow: an unsupported dtype by the framework's own name (DLPack would
+        # say "DLPack code 11, 8 bits").
+        dtype_name = getattr(getattr(array, "dtype", None), "name", None)
+        if isinstance(dtype_name, str) and dtype_name not in _DTYPE_NAMES:
+            raise TypeError(f"{name} dtype {dtype_name} is not supported (supported: {_SUPPORTED})")
     return array, None
 
 
 _MAX_FLOAT_ITEMSIZE = {"f": 8, "c": 16}  # float64, complex128: no long double
 _SUPPORTED = ("bool, int8-64, uint8-64, float16, bfloat16, float32, float64, complex64, "
               "complex128, float8_e4m3fn, float8_e5m2")
+_DTYPE_NAMES = frozenset(("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+                          "uint64", "float16", "bfloat16", "float32", "float64", "complex64",
+                          "complex128", "float8_e4m3fn", "float8_e5m2"))
 
 
 def _check_torch_layout(array: Any, name: str) -> None:
@@ -207,10 +216,7 @@ def _torch_dtypes() -> frozenset:
     global _TORCH_DTYPES
     if _TORCH_DTYPES is None:
         torch = sys.modules["torch"]
-        names = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-                 "float16", "bfloat16", "float32", "float64", "complex64", "complex128",
-                 "float8_e4m3fn", "float8_e5m2")
-        _TORCH_DTYPES = frozenset(getattr(torch, n) for n in names if hasattr(torch, n))
+        _TORCH_DTYPES = frozenset(getattr(torch, n) for n in _DTYPE_NAMES if hasattr(torch, n))
     return _TORCH_DTYPES
 
 

@@ -211,6 +211,13 @@ def test_messages_name_the_argument_value_and_rule(call, error, match):
         call()
 
 
+def test_jax_dtype_is_named_by_jax():
+    jnp = pytest.importorskip("jax.numpy")
+    x = jnp.zeros(4, dtype=jnp.float8_e4m3fnuz)
+    with pytest.raises(TypeError, match=r"^input dtype float8_e4m3fnuz is not supported \(supported: "):
+        multigather.gather_multiaxis(x, np.array([1]), [0])
+
+
 def test_torch_gather_message_names_the_negative_rule_only_for_negatives():
     with pytest.raises(IndexError) as e:
         multigather.torch.gather(torch.zeros(2, 2), 1, torch.tensor([[5], [0]]))
@@ -283,3 +290,67 @@ def test_sigint_interrupts_a_2_to_59_lookup_scatter_within_a_second():
     assert words[0] == "interrupted", out
     assert waited < 1.0 + 0.5, waited  # within a second of the signal (plus the exit)
     assert words[2] == "True", "the output changed: the stop came before the first write"
+
+
+# ---- every registry op writes only its out= view -------------------------------------------------
+
+def _registry_cases():
+    from test_explain_svg import CASES, SCATTER_CASES  # one call per registry op
+
+    return ([pytest.param(op, i, x, None, a, id=op) for op, i, x, a in CASES] +
+            [pytest.param(op, i, x, u, a, id=op) for op, i, x, u, a in SCATTER_CASES])
+
+
+def _marked(shape, dtype):
+    """A view of ``shape`` inside a larger MARK-filled buffer (every other element of a wider
+    last dimension, one margin row and column around), and the buffer."""
+    shape = tuple(shape)
+    if not shape:
+        buf = np.full(3, MARK, dtype)
+        return buf[1:2].reshape(()), buf
+    big = tuple(n + 2 for n in shape[:-1]) + (2 * shape[-1] + 3,)
+    buf = np.full(big, MARK, dtype)
+    return buf[tuple(slice(1, n + 1) for n in shape[:-1]) + (slice(1, 2 * shape[-1] + 1, 2),)], buf
+
+
+@pytest.mark.parametrize("op,input_shape,indices_shape,updates_shape,attrs", _registry_cases())
+def test_every_op_writes_only_its_out_view(op, input_shape, indices_shape, updates_shape, attrs):
+    rng = np.random.default_rng(7)
+    x = rng.integers(1, 100, input_shape).astype(np.float32)
+    updates = None if updates_shape is None else rng.integers(1, 100, updates_shape).astype(np.float32)
+    for dtype in (np.int64, np.int32):
+        good = np.zeros(indices_shape, dtype)
+        try:
+            want = multigather.run(op, x, good, updates=updates, **attrs)
+            break
+        except TypeError:  # the op's index dtype rule
+            continue
+    out, buf = _marked(want.shape, np.float32)
+    if updates is not None:
+        out[...] = x  # an in-place scatter's starting values
+    before = buf.copy()
+    multigather.run(op, out if updates is not None else x, good, updates=updates, out=out, **attrs)
+    np.testing.assert_array_equal(out, want)
+    mask_view, view_mask = _marked(want.shape, bool)
+    view_mask[...] = False
+    mask_view[...] = True
+    np.testing.assert_array_equal(buf[~view_mask], before[~view_mask])  # margins untouched
+    # The last index out of range (after in-range ones that an engine checking as it goes would
+    # already have written): an error leaves the view and margins as they were; an op that
+    # clamps, wraps, fills or drops writes what its one-shot form returns.
+    bad = good.copy()
+    bad.flat[-1] = 1000
+    out[...] = MARK
+    before = buf.copy()
+    try:
+        want_bad = multigather.run(op, x, bad, updates=updates, **attrs)
+    except (IndexError, ValueError):
+        with pytest.raises((IndexError, ValueError)):
+            multigather.run(op, out if updates is not None else x, bad, updates=updates, out=out, **attrs)
+        np.testing.assert_array_equal(buf, before)
+    else:
+        if updates is not None:
+            out[...] = x
+        multigather.run(op, out if updates is not None else x, bad, updates=updates, out=out, **attrs)
+        np.testing.assert_array_equal(out, want_bad)
+        np.testing.assert_array_equal(buf[~view_mask], before[~view_mask])
