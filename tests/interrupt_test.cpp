@@ -269,6 +269,8 @@ TEST(FailedGather, PreCheckMatchesTheReferenceWithAndWithoutAvx512) {
       expect_bounds_at_every_position<std::uint64_t>(negative);
       expect_bounds_at_every_position<std::int16_t>(negative);
     }
+    expect_unchanged_on_bad_index<std::int64_t>(1, true);  // two coordinates per lookup
+    expect_unchanged_on_bad_index<std::uint32_t>(2, true);
     detail::cpu::set_simd_enabled(before);
   }
 }

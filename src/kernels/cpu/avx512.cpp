@@ -105,11 +105,12 @@ MULTIGATHER_AVX512 __attribute__((flatten)) bool resolve_tile_avx512(const Gathe
   return resolve_tile<Index, Offset, kMode, kNegative>(p, c, m, offsets, fill);
 }
 
-/// values_in_range of one coordinate, contiguous, compiled for AVX-512.
+/// contiguous_in_range (index_check.hpp) compiled for AVX-512.
 template <class Index>
-MULTIGATHER_AVX512 __attribute__((flatten)) bool range_check_avx512(const void* p, std::int64_t n, std::int64_t lo,
-                                                                     std::int64_t hi) noexcept {
-  return values_in_range(static_cast<const Index*>(p), n, 1, 1, &lo, &hi);
+MULTIGATHER_AVX512 __attribute__((flatten)) bool range_check_avx512(const void* p, std::int64_t n, int c,
+                                                                     const std::int64_t* lo,
+                                                                     const std::int64_t* hi) noexcept {
+  return contiguous_in_range(static_cast<const Index*>(p), n, c, lo, hi);
 }
 
 template <std::size_t W>

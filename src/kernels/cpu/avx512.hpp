@@ -72,10 +72,10 @@ using ResolveFn = bool (*)(const GatherPlan&, const TileCoordinates&, int, Offse
 template <class Index, class Offset, IndexMode kMode, bool kNegative>
 ResolveFn<Offset> resolve_simd() noexcept;
 
-/// values_in_range of one coordinate over contiguous values (the index pre-check's common case)
-/// compiled for AVX-512, where the int64 min / max reduction vectorizes (the baseline x86-64
-/// has no 64-bit integer min / max), for `index_bytes` 4 or 8 and signed or unsigned indices;
-/// nullptr where plain_run_simd would be, and for other widths.
+/// contiguous_in_range (index_check.hpp: the index pre-check over contiguous values) compiled
+/// for AVX-512, where the int64 min / max and compares vectorize (the baseline x86-64 has no
+/// 64-bit integer min / max), for `index_bytes` 4 or 8 and signed or unsigned indices; nullptr
+/// where plain_run_simd would be, and for other widths.
 RangeCheckFn range_check_simd(std::size_t index_bytes, bool index_signed) noexcept;
 
 /// Whether the *_simd functions above may return a kernel: the CPU has the instructions, the

@@ -543,7 +543,10 @@ bool indices_in_range_typed(const TensorView& indices, const GatherPlan& plan) n
     }
     const std::int64_t begin = part * piece;
     const std::int64_t n = std::min(piece, row - begin);
-    if (simd != nullptr && step == 1 && c == 1) return simd(base + offset + begin, n, lo[0], hi[0]);
+    if (step == 1) {
+      return simd != nullptr ? simd(base + offset + begin, n, c, lo, hi)
+                             : cpu::contiguous_in_range(base + offset + begin, n, c, lo, hi);
+    }
     return cpu::values_in_range(base + offset + begin * step, n, step, c, lo, hi);
   };
   bool ok = true;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <numeric>
 #include <type_traits>
 
 namespace multigather::detail::cpu {
@@ -47,8 +48,41 @@ bool values_in_range(const Index* p, std::int64_t n, std::int64_t step, int c, c
   return ok;
 }
 
-/// values_in_range for one coordinate (c == 1) over contiguous values, type-erased:
-/// p[0, n) within [lo, hi].
-using RangeCheckFn = bool (*)(const void* p, std::int64_t n, std::int64_t lo, std::int64_t hi) noexcept;
+/// values_in_range over contiguous values (step 1) in a form the compiler vectorizes: one
+/// coordinate as a min and a max; several as branch-free compares, block by block, against
+/// the bounds repeated over L = lcm(c, 8) positions (every block starts at coordinate 0).
+/// Values are compared as int64: an unsigned 64-bit value from 2^63 on is negative there,
+/// below every lower bound (0), as it must be.
+template <class Index>
+bool contiguous_in_range(const Index* p, std::int64_t n, int c, const std::int64_t* lo,
+                         const std::int64_t* hi) noexcept {
+  if (c == 1) return values_in_range(p, n, 1, 1, lo, hi);
+  constexpr int kMaxBlock = 8 * 16;  // lcm(c, 8) <= 8 c, c <= kMaxRank (16)
+  const int block = c * 8 / std::gcd(c, 8);
+  std::int64_t block_lo[kMaxBlock], block_hi[kMaxBlock];
+  for (int t = 0; t < block; ++t) {
+    block_lo[t] = lo[t % c];
+    block_hi[t] = hi[t % c];
+  }
+  std::int64_t e = 0;
+  for (; e + block <= n; e += block) {
+    bool bad = false;
+    for (int t = 0; t < block; ++t) {
+      const auto v = static_cast<std::int64_t>(p[e + t]);
+      bad |= (v < block_lo[t]) | (v > block_hi[t]);
+    }
+    if (bad) return false;
+  }
+  bool bad = false;
+  for (int t = 0; e < n; ++e, ++t) {
+    const auto v = static_cast<std::int64_t>(p[e]);
+    bad |= (v < block_lo[t]) | (v > block_hi[t]);
+  }
+  return !bad;
+}
+
+/// contiguous_in_range, type-erased (the AVX-512 build's pointer).
+using RangeCheckFn = bool (*)(const void* p, std::int64_t n, int c, const std::int64_t* lo,
+                              const std::int64_t* hi) noexcept;
 
 }  // namespace multigather::detail::cpu
