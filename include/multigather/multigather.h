@@ -88,8 +88,8 @@ typedef enum mg_status MG_ENUM_INT {
  * NULL. */
 const char* mg_last_error(void);
 
-/* "ok", "invalid argument", "out of range", "type error", "internal"; "unknown" for any other
- * value. A static string. */
+/* "ok", "invalid argument", "out of range", "type error", "internal", "cancelled"; "unknown" for
+ * any other value. A static string. */
 const char* mg_status_name(mg_status status);
 
 /* MG_C_API_VERSION of the library actually linked (compare with the header's macro). */

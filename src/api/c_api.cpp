@@ -277,6 +277,7 @@ const char* mg_status_name(mg_status status) {
     case MG_ERROR_OUT_OF_RANGE: return "out of range";
     case MG_ERROR_TYPE: return "type error";
     case MG_ERROR_INTERNAL: return "internal";
+    case MG_ERROR_CANCELLED: return "cancelled";
   }
   return "unknown";
 }

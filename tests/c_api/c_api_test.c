@@ -643,6 +643,7 @@ static void test_basics(void) {
   CHECK(mg_dtype_size(MG_DTYPE_COMPLEX128) == 16 && mg_dtype_size(MG_DTYPE_BOOL) == 1 &&
         mg_dtype_size(MG_DTYPE_FLOAT16) == 2 && mg_dtype_size((mg_dtype)99) == 0);
   CHECK(strcmp(mg_status_name(MG_ERROR_OUT_OF_RANGE), "out of range") == 0);
+  CHECK(strcmp(mg_status_name(MG_ERROR_CANCELLED), "cancelled") == 0);
   CHECK(strcmp(mg_last_error(), "") == 0);
 }
 
