@@ -105,6 +105,23 @@ Fn by_width(const GatherPlan& p, Pick pick) {
   }
 }
 
+/// fn.template operator()<Index>() for the integer type of index dtype `dtype`; false for a
+/// dtype that is not an index dtype (validation never lets one through).
+template <class Fn>
+bool by_index_type(DType dtype, Fn&& fn) {
+  switch (dtype) {
+    case DType::kInt8: return fn.template operator()<std::int8_t>();
+    case DType::kUInt8: return fn.template operator()<std::uint8_t>();
+    case DType::kInt16: return fn.template operator()<std::int16_t>();
+    case DType::kUInt16: return fn.template operator()<std::uint16_t>();
+    case DType::kInt32: return fn.template operator()<std::int32_t>();
+    case DType::kUInt32: return fn.template operator()<std::uint32_t>();
+    case DType::kInt64: return fn.template operator()<std::int64_t>();
+    case DType::kUInt64: return fn.template operator()<std::uint64_t>();
+    default: return false;
+  }
+}
+
 /// The fused row kernel for the plan when fused_row_applies, else nullptr. kUnit when indices
 /// and output are contiguous along the row.
 template <class Index, IndexMode kMode, bool kNegative>
@@ -476,17 +493,7 @@ bool run_cpu_with_threads(const GatherPlan& plan, int threads) noexcept {
 namespace {
 
 bool dispatch_index(const GatherPlan& plan, int threads) noexcept {
-  switch (plan.index_dtype) {
-    case DType::kInt8: return run_offsets<std::int8_t>(plan, threads);
-    case DType::kUInt8: return run_offsets<std::uint8_t>(plan, threads);
-    case DType::kInt16: return run_offsets<std::int16_t>(plan, threads);
-    case DType::kUInt16: return run_offsets<std::uint16_t>(plan, threads);
-    case DType::kInt32: return run_offsets<std::int32_t>(plan, threads);
-    case DType::kUInt32: return run_offsets<std::uint32_t>(plan, threads);
-    case DType::kInt64: return run_offsets<std::int64_t>(plan, threads);
-    case DType::kUInt64: return run_offsets<std::uint64_t>(plan, threads);
-    default: return false;
-  }
+  return by_index_type(plan.index_dtype, [&]<class Index>() { return run_offsets<Index>(plan, threads); });
 }
 
 }  // namespace
@@ -572,17 +579,7 @@ bool indices_in_range_typed(const TensorView& indices, const GatherPlan& plan) n
 
 bool indices_in_range(const TensorView& indices, const GatherPlan& plan) noexcept {
   if (plan.k == 0) return true;
-  switch (plan.index_dtype) {
-    case DType::kInt8: return indices_in_range_typed<std::int8_t>(indices, plan);
-    case DType::kUInt8: return indices_in_range_typed<std::uint8_t>(indices, plan);
-    case DType::kInt16: return indices_in_range_typed<std::int16_t>(indices, plan);
-    case DType::kUInt16: return indices_in_range_typed<std::uint16_t>(indices, plan);
-    case DType::kInt32: return indices_in_range_typed<std::int32_t>(indices, plan);
-    case DType::kUInt32: return indices_in_range_typed<std::uint32_t>(indices, plan);
-    case DType::kInt64: return indices_in_range_typed<std::int64_t>(indices, plan);
-    case DType::kUInt64: return indices_in_range_typed<std::uint64_t>(indices, plan);
-    default: return false;
-  }
+  return by_index_type(plan.index_dtype, [&]<class Index>() { return indices_in_range_typed<Index>(indices, plan); });
 }
 
 }  // namespace multigather::detail
