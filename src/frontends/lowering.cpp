@@ -453,8 +453,6 @@ void set_error_context(Lowering* out, const TensorView& indices, const std::stri
   c.sizes = std::move(sizes);
   c.negatives_wrap = negatives_wrap;
   c.rule = std::move(rule);
-  // "... rejects negative indices" explains a negative value only.
-  c.rule_on_negatives = !negatives_wrap && c.rule.find("rejects negative indices") != std::string::npos;
 }
 
 // ---- Recipes ---------------------------------------------------------------------------------

@@ -17,8 +17,14 @@ TensorView as_1d_if_scalar(const TensorView& v) {
   return TensorView(v.data, v.dtype, Dims{1}, Dims{1});
 }
 
-std::string reject_rule(const std::string& op) {
-  return op + " rejects negative indices (pytorch#55143)";
+// The error context of an op that rejects negative indices (torch.gather, index_select, ...):
+// one label and size; "<op> rejects negative indices (pytorch#55143)" explains a negative value
+// only, so it is appended to no other message.
+void reject_negatives_context(Lowering* out, const TensorView& indices, const std::string& name,
+                              std::string label, std::int64_t size) {
+  set_error_context(out, indices, name, -1, {std::move(label)}, {size}, false,
+                    out->op + " rejects negative indices (pytorch#55143)");
+  out->index_errors.rule_on_negatives = true;
 }
 
 // PyTorch's gather with an empty index: "we always return an empty output with the same shape
@@ -53,8 +59,7 @@ Status gather(const TensorView& input, std::int64_t dim, const TensorView& index
                            str(input.rank()) + ")");
   }
   set_policy(out, IndexMode::kError, false);
-  set_error_context(out, i, "index", -1, {"dim " + str(d)}, {x.shape[static_cast<int>(d)]}, false,
-                    reject_rule(out->op));
+  reject_negatives_context(out, i, "index", "dim " + str(d), x.shape[static_cast<int>(d)]);
   MULTIGATHER_RETURN_IF_ERROR(lower_elements(out->op, x, i, d, ElementRule::kAtMost, "input", "index", out));
   return reshape_output(dims_vec(index.shape), out);  // a 0-D index gives a 0-D output
 }
@@ -101,8 +106,7 @@ Status take_along_dim(const TensorView& input, const TensorView& indices,
     MULTIGATHER_RETURN_IF_ERROR(contiguous(indices, "indices", out, &out->owned_indices, &i));
     out->input = TensorView(x.data, x.dtype, Dims{input.numel()});
     const TensorView flat_i(i.data, i.dtype, Dims{indices.numel()});
-    set_error_context(out, flat_i, "indices.flatten()", -1, {"the flattened input"}, {input.numel()},
-                      false, reject_rule(out->op));
+    reject_negatives_context(out, flat_i, "indices.flatten()", "the flattened input", input.numel());
     const TensorView flat_x = out->input;
     return lower_elements(out->op, flat_x, flat_i, 0, ElementRule::kBroadcast, "input", "indices", out);
   }
@@ -151,8 +155,7 @@ Status index_select(const TensorView& input, std::int64_t dim, const TensorView&
   out->axes = {d};
   MULTIGATHER_RETURN_IF_ERROR(fold_coordinates(out->op, ix, 1, 1, out));
   set_policy(out, IndexMode::kError, false);
-  set_error_context(out, index, "index", -1, {"dim " + str(d)}, {x.shape[a]}, false,
-                    reject_rule(out->op));
+  reject_negatives_context(out, index, "index", "dim " + str(d), x.shape[a]);
   // A 0-D input gives a 0-D result (its one index must be 0).
   std::vector<std::int64_t> shape = dims_vec(input.shape);
   if (input.rank() > 0) shape[static_cast<std::size_t>(a)] = n;
@@ -200,8 +203,7 @@ Status scatter_elements(const TensorView& input, std::int64_t dim, const TensorV
   out->include_input = include_self;
   if (reduction == Reduction::kNone) out->notes.push_back(kScatterDuplicates);
   set_policy(out, IndexMode::kError, false);
-  set_error_context(out, i, "index", -1, {"dim " + str(d)}, {x.shape[static_cast<int>(d)]}, false,
-                    reject_rule(out->op));
+  reject_negatives_context(out, i, "index", "dim " + str(d), x.shape[static_cast<int>(d)]);
   // src may be larger than index: its leading part is read (a sliced view).
   TensorView sliced = u;
   for (int k = 0; k < u.rank(); ++k) sliced.shape[k] = i.shape[k];
@@ -350,7 +352,7 @@ Status index_add(const TensorView& input, std::int64_t dim, const TensorView& in
   out->reduction = Reduction::kAdd;
   out->include_input = true;
   set_policy(out, IndexMode::kError, false);
-  set_error_context(out, index, "index", -1, {"dim " + str(d)}, {x.shape[a]}, false, reject_rule(out->op));
+  reject_negatives_context(out, index, "index", "dim " + str(d), x.shape[a]);
   std::vector<std::int64_t> shape = dims_vec(x.shape);
   shape[static_cast<std::size_t>(a)] = n;
   MULTIGATHER_RETURN_IF_ERROR(finish(shape, out));
