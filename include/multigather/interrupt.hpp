@@ -23,6 +23,12 @@ inline constexpr std::int64_t kInterruptPollLookups = std::int64_t{1} << 22;
 /// concurrently with itself for one scope; it must not call into multigather.
 using InterruptCheck = bool (*)(void* context) noexcept;
 
+namespace detail {
+// The engines' side (src/core/interrupt.hpp), which reads a scope's private state.
+bool interrupt_requested(std::int64_t lookups) noexcept;
+bool interrupted() noexcept;
+}  // namespace detail
+
 /// Installs `check` for the calls made by this thread until the scope ends (scopes nest: the
 /// innermost one is asked). Not copyable or movable: the engines refer to it while a call runs.
 class InterruptScope {
@@ -35,8 +41,11 @@ class InterruptScope {
   /// Whether the check answered true during a call in this scope (that call was cancelled).
   bool interrupted() const noexcept { return stopped_.load(std::memory_order_relaxed); }
 
-  // For the engines (src/core/interrupt.hpp): the stop flag the call's threads read, and the
-  // calling thread's count of lookups since the last check.
+ private:
+  friend bool detail::interrupt_requested(std::int64_t lookups) noexcept;
+  friend bool detail::interrupted() noexcept;
+  // The stop flag the call's threads read, and the calling thread's count of lookups since the
+  // last check.
   std::atomic<bool> stopped_{false};
   std::int64_t pending_ = 0;
   InterruptCheck check_;
