@@ -77,8 +77,9 @@ def torch_op_needed(input: Any, *others: Any) -> bool:
     """Whether a call on ``input`` (and ``others``) must go through ``torch.ops.multigather.*``:
     input is a torch tensor and autograd or PyTorch's tracing could see the call (an operand
     that requires grad in grad mode, torch.compile / torch.export, a FakeTensor or other tensor
-    subclass, a meta tensor (the op's fake kernel gives the meta result), a tensor inside a torch.func transform (vmap, grad: functorch's wrapped tensors),
-    an active torch function or dispatch mode). False for plain tensors in eager mode:
+    subclass, a meta tensor (the op's fake kernel gives the meta result), a tensor inside a
+    torch.func transform (vmap, grad: functorch's wrapped tensors), an active torch function or
+    dispatch mode). False for plain tensors in eager mode:
     the caller runs the op's real implementation directly (the same execute path, without the
     dispatcher's ~20 us), and for non-torch arrays. Registers the ops the first time torch is
     seen imported; never imports torch itself."""
@@ -226,18 +227,18 @@ def has_view_bits(array: Any) -> bool:
     return framework_of(array) == "torch" and (array.is_conj() or array.is_neg())
 
 
-def _staged(out: Any) -> Any:
-    """A plain tensor holding ``out``'s values (conjugate and negative bits resolved), to write
-    into before ``out.copy_(staged)`` writes them back through the bits."""
+def _through_resolved(out: Any, run: Any) -> Any:
+    """Writes into ``out``, a torch conjugate / negative view, through a plain copy of its values:
+    ``run(staged)`` runs the call into the copy, then ``out.copy_(staged)`` writes the values back
+    through the bits (and bumps out's version counter), only once the call succeeded."""
+    to_core(out, "out", writable=True)  # out's own checks (requires_grad, inference)
     torch = sys.modules["torch"]
     with torch.no_grad():
-        return out.resolve_conj().resolve_neg().clone()
-
-
-def _write_back(out: Any, staged: Any) -> None:
-    torch = sys.modules["torch"]
+        staged = out.resolve_conj().resolve_neg().clone()
+    run(staged)
     with torch.no_grad():
-        out.copy_(staged)  # torch writes through the bits; bumps out's version counter
+        out.copy_(staged)
+    return out
 
 
 def _ints(values: Sequence[int], name: str) -> list[int]:
@@ -272,13 +273,7 @@ def call_core(function: Any, input: Any, indices: Any, out: Any = None, **kwargs
     out_dtype=, framework=, **kwargs)`` on framework arrays: converts them (zero-copy), and
     returns the result in the input's framework (or ``out``)."""
     if out is not None and has_view_bits(out):
-        # torch's conjugate / negative view: written through a plain tensor, then copied back
-        # by torch (which honours the bits), only once the call succeeded.
-        to_core(out, "out", writable=True)  # its checks (requires_grad, inference)
-        staged = _staged(out)
-        call_core(function, input, indices, staged, **kwargs)
-        _write_back(out, staged)
-        return out
+        return _through_resolved(out, lambda staged: call_core(function, input, indices, staged, **kwargs))
     framework = framework_of(input)
     core_input, input_dtype = to_core(input, "input")
     core_indices, _ = to_core(indices, "indices")
@@ -297,13 +292,9 @@ def call_core_scatter(function: Any, input: Any, indices: Any, updates: Any, out
     updates_dtype=, out_dtype=, framework=, **kwargs)``. ``out`` may be ``input`` itself (in
     place)."""
     if out is not None and has_view_bits(out):
-        # As call_core: a conjugate / negative view is written through a plain copy (in place:
-        # the copy is also the input), copied back on success.
-        to_core(out, "out", writable=True)
-        staged = _staged(out)
-        call_core_scatter(function, staged if input is out else input, indices, updates, staged, **kwargs)
-        _write_back(out, staged)
-        return out
+        # In place, the copy is also the input.
+        return _through_resolved(out, lambda staged: call_core_scatter(
+            function, staged if input is out else input, indices, updates, staged, **kwargs))
     framework = framework_of(input)
     core_input, input_dtype = to_core(input, "input")
     core_indices, _ = to_core(indices, "indices")

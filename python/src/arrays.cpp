@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "multigather/output_memory.hpp"
+
 namespace multigather::python {
 namespace {
 
@@ -144,6 +146,11 @@ void raise_if_error(const Status& status) {
       throw nb::python_error();
   }
   throw std::runtime_error(status.message());
+}
+
+PyObject* memory_error(DType dtype, const Dims& shape) {
+  PyErr_SetString(PyExc_MemoryError, unable_to_allocate(dtype, shape).c_str());
+  return nullptr;
 }
 
 namespace {

@@ -52,6 +52,11 @@ int get_num_threads() noexcept;
 /// core's. Does nothing for an ok status.
 void raise_if_error(const Status& status);
 
+/// Sets MemoryError in numpy's words (unable_to_allocate: "Unable to allocate 4.00 EiB for an
+/// array with shape (...) and data type float32") for an output of `dtype` and `shape`; returns
+/// null, for a C function to return.
+PyObject* memory_error(DType dtype, const Dims& shape);
+
 /// The interrupt check of every call from Python (multigather/interrupt.hpp): on the
 /// interpreter's main thread, takes the GIL and runs the signal handlers (PyErr_CheckSignals);
 /// true when one raised (Ctrl-C: KeyboardInterrupt, which stays set, and raise_if_error raises

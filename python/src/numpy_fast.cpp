@@ -156,7 +156,7 @@ nb::object gather_numpy(nb::handle input_object, nb::handle indices_object, nb::
     auto* a = static_cast<Allocation*>(context);
     Py_INCREF(a->descr);  // stolen by the call
     void* data = nullptr;
-    a->array = new_output_ndarray(reinterpret_cast<PyObject*>(a->descr), shape, &data);
+    a->array = new_output_ndarray(reinterpret_cast<PyObject*>(a->descr), dtype, shape, &data);
     if (a->array == nullptr) return false;  // MemoryError is set
     *output = MutableTensorView(data, dtype, shape);
     const std::int64_t numel = PyArray_SIZE(reinterpret_cast<PyArrayObject*>(a->array));
@@ -228,7 +228,7 @@ nb::object scatter_numpy(nb::handle input_object, nb::handle indices_object, nb:
     PyArray_Descr* descr = PyArray_DESCR(reinterpret_cast<PyArrayObject*>(input_object.ptr()));
     Py_INCREF(descr);  // stolen by the call
     void* data = nullptr;
-    PyObject* array = new_output_ndarray(reinterpret_cast<PyObject*>(descr), input.shape, &data);
+    PyObject* array = new_output_ndarray(reinterpret_cast<PyObject*>(descr), input.dtype, input.shape, &data);
     if (array == nullptr) throw nb::python_error();
     result = nb::steal(array);
     target = MutableTensorView(data, input.dtype, input.shape);
@@ -334,23 +334,7 @@ void free_output_capsule(PyObject* capsule) {
 
 }  // namespace
 
-/// MemoryError in numpy's words ("Unable to allocate 4.00 EiB for an array with shape (...) and
-/// data type float32"), for an array of `shape` and numpy dtype `descr_object`.
-PyObject* memory_error(PyObject* descr_object, const Dims& shape, std::size_t bytes) {
-  const int type_num = reinterpret_cast<PyArray_Descr*>(descr_object)->type_num;
-  std::optional<DType> dtype;
-  for (int d = 0; d < kDTypeCount && !dtype; ++d) {
-    PyObject* descr = numpy_descr_of(static_cast<DType>(d));
-    if (descr != nullptr && reinterpret_cast<PyArray_Descr*>(descr)->type_num == type_num) dtype = static_cast<DType>(d);
-    Py_XDECREF(descr);
-  }
-  std::string text = dtype ? unable_to_allocate(*dtype, shape)
-                           : "Unable to allocate " + std::to_string(bytes) + " bytes for an array of shape " + to_string(shape);
-  PyErr_SetString(PyExc_MemoryError, text.c_str());
-  return nullptr;
-}
-
-PyObject* new_output_ndarray(PyObject* descr_object, const Dims& shape, void** data) {
+PyObject* new_output_ndarray(PyObject* descr_object, DType dtype, const Dims& shape, void** data) {
   auto* descr = reinterpret_cast<PyArray_Descr*>(descr_object);
   npy_intp dims[kMaxRank];
   std::int64_t numel = 1;
@@ -370,7 +354,7 @@ PyObject* new_output_ndarray(PyObject* descr_object, const Dims& shape, void** d
     memory = allocate_output_memory(bytes);
   } catch (const std::bad_alloc&) {
     Py_DECREF(descr);
-    return memory_error(descr_object, shape, bytes);
+    return memory_error(dtype, shape);
   }
   PyObject* owner = PyCapsule_New(memory, kOutputCapsule, free_output_capsule);
   if (owner == nullptr) {
@@ -399,7 +383,7 @@ bool ndarray_mutable_view(PyObject*, MutableTensorView*) { return false; }
 PyObject* ndarray_from_sequence(PyObject*) { return nullptr; }
 PyObject* ndarray_descr(PyObject*) { return nullptr; }
 PyObject* numpy_descr_of(DType) { return nullptr; }
-PyObject* new_output_ndarray(PyObject* descr, const Dims&, void**) {
+PyObject* new_output_ndarray(PyObject* descr, DType, const Dims&, void**) {
   Py_XDECREF(descr);
   PyErr_SetString(PyExc_RuntimeError, "multigather was built without NumPy's headers");
   return nullptr;

@@ -51,10 +51,11 @@ PyObject* ndarray_descr(PyObject* array);
 /// The numpy dtype (a new reference) of a DType that numpy has natively; null otherwise.
 PyObject* numpy_descr_of(DType dtype);
 
-/// A new C-contiguous ndarray of `shape` with dtype `descr` (stolen): outputs of
+/// A new C-contiguous ndarray of `shape` with dtype `descr` (stolen; multigather's `dtype`, which
+/// a MemoryError names): outputs of
 /// kOutputCacheMinBytes and more live in allocate_output_memory's blocks (freed back to its
 /// cache with the array), smaller ones in numpy's own memory. Null with a Python error set on
 /// failure. *data receives the array's data pointer.
-PyObject* new_output_ndarray(PyObject* descr, const Dims& shape, void** data);
+PyObject* new_output_ndarray(PyObject* descr, DType dtype, const Dims& shape, void** data);
 
 }  // namespace multigather::python

@@ -437,7 +437,7 @@ void dltensor_capsule_destructor(PyObject* capsule) {
 TorchResult* new_torch_result(DType dtype, const Dims& shape) {
   std::int64_t numel = 0;
   if (!element_count(shape, &numel)) {
-    PyErr_SetString(PyExc_MemoryError, unable_to_allocate(dtype, shape).c_str());
+    memory_error(dtype, shape);
     return nullptr;
   }
   auto* r = new (std::nothrow) TorchResult();
@@ -450,7 +450,7 @@ TorchResult* new_torch_result(DType dtype, const Dims& shape) {
         allocate_output_memory(static_cast<std::size_t>(numel) * element_size(dtype));
   } catch (const std::bad_alloc&) {
     delete r;
-    PyErr_SetString(PyExc_MemoryError, unable_to_allocate(dtype, shape).c_str());
+    memory_error(dtype, shape);
     return nullptr;
   }
   const nb::dlpack::dtype dl = dlpack_from_dtype(dtype);
@@ -770,16 +770,12 @@ PyObject* declined(const Status& status) {
 /// is freed when the tensor's storage dies.
 PyObject* run_into_torch_result(const Lowering& l) {
   std::int64_t numel = 0;
-  const auto no_memory = [&] {
-    PyErr_SetString(PyExc_MemoryError, unable_to_allocate(l.input.dtype, l.output_shape).c_str());
-    return nullptr;
-  };
-  if (!element_count(l.output_shape, &numel)) return no_memory();
+  if (!element_count(l.output_shape, &numel)) return memory_error(l.input.dtype, l.output_shape);
   void* data = nullptr;
   try {
     data = allocate_output_memory(static_cast<std::size_t>(numel) * element_size(l.input.dtype));
   } catch (const std::bad_alloc&) {
-    return no_memory();
+    return memory_error(l.input.dtype, l.output_shape);
   }
   if (const Status s = run_into(l, MutableTensorView(data, l.input.dtype, l.output_shape)); !s.ok()) {
     free_output_memory(data);
@@ -879,7 +875,7 @@ PyObject* run_op_fast(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   }
   if (descr == nullptr) return not_implemented();
   void* data = nullptr;
-  nb::object result = nb::steal(new_output_ndarray(descr, l.output_shape, &data));  // steals descr
+  nb::object result = nb::steal(new_output_ndarray(descr, l.input.dtype, l.output_shape, &data));  // steals descr
   if (!result.is_valid()) return nullptr;  // MemoryError
   const MutableTensorView target(data, l.input.dtype, l.output_shape);
   if (const Status s = run_into(l, target); !s.ok()) return declined(s);

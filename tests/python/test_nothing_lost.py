@@ -20,10 +20,15 @@ MARK = -7.0
 
 
 def marked_view(shape, dtype=np.float64):
-    """A view of shape ``shape`` strided inside a larger buffer filled with MARK, and the buffer."""
-    rows, cols = shape
-    buf = np.full((rows + 2, 2 * cols + 3), MARK, dtype=dtype)
-    return buf[1:rows + 1, 1:2 * cols + 1:2], buf
+    """A view of ``shape`` inside a larger MARK-filled buffer (every other element of a wider
+    last dimension, one margin row and column around), and the buffer."""
+    shape = tuple(shape)
+    if not shape:
+        buf = np.full(3, MARK, dtype)
+        return buf[1:2].reshape(()), buf
+    big = tuple(n + 2 for n in shape[:-1]) + (2 * shape[-1] + 3,)
+    buf = np.full(big, MARK, dtype)
+    return buf[tuple(slice(1, n + 1) for n in shape[:-1]) + (slice(1, 2 * shape[-1] + 1, 2),)], buf
 
 
 # ---- conjugate and negative views ---------------------------------------------------------------
@@ -308,18 +313,6 @@ def _registry_cases():
             [pytest.param(op, i, x, u, a, id=op) for op, i, x, u, a in SCATTER_CASES])
 
 
-def _marked(shape, dtype):
-    """A view of ``shape`` inside a larger MARK-filled buffer (every other element of a wider
-    last dimension, one margin row and column around), and the buffer."""
-    shape = tuple(shape)
-    if not shape:
-        buf = np.full(3, MARK, dtype)
-        return buf[1:2].reshape(()), buf
-    big = tuple(n + 2 for n in shape[:-1]) + (2 * shape[-1] + 3,)
-    buf = np.full(big, MARK, dtype)
-    return buf[tuple(slice(1, n + 1) for n in shape[:-1]) + (slice(1, 2 * shape[-1] + 1, 2),)], buf
-
-
 @pytest.mark.parametrize("op,input_shape,indices_shape,updates_shape,attrs", _registry_cases())
 def test_every_op_writes_only_its_out_view(op, input_shape, indices_shape, updates_shape, attrs):
     rng = np.random.default_rng(7)
@@ -332,13 +325,13 @@ def test_every_op_writes_only_its_out_view(op, input_shape, indices_shape, updat
             break
         except TypeError:  # the op's index dtype rule
             continue
-    out, buf = _marked(want.shape, np.float32)
+    out, buf = marked_view(want.shape, np.float32)
     if updates is not None:
         out[...] = x  # an in-place scatter's starting values
     before = buf.copy()
     multigather.run(op, out if updates is not None else x, good, updates=updates, out=out, **attrs)
     np.testing.assert_array_equal(out, want)
-    mask_view, view_mask = _marked(want.shape, bool)
+    mask_view, view_mask = marked_view(want.shape, bool)
     view_mask[...] = False
     mask_view[...] = True
     np.testing.assert_array_equal(buf[~view_mask], before[~view_mask])  # margins untouched
