@@ -74,13 +74,24 @@ void copy_baseline(benchmark::State& state, const BenchData& d, const mg::Tensor
                                                     static_cast<double>(bytes)));
 }
 
+/// Whether a run reported an error: `Run::error_occurred` up to Google Benchmark 1.7,
+/// `Run::skipped` (an enum, 0 when not skipped) from 1.8 on.
+template <class R>
+bool failed(const R& run) {
+  if constexpr (requires { run.skipped; }) {
+    return run.skipped != decltype(run.skipped){};
+  } else {
+    return run.error_occurred;
+  }
+}
+
 /// Console output as usual, plus the times kept for the summary (medians when repeated).
 class SummaryReporter : public benchmark::ConsoleReporter {
  public:
   void ReportRuns(const std::vector<Run>& runs) override {
     ConsoleReporter::ReportRuns(runs);
     for (const Run& run : runs) {
-      if (run.error_occurred) continue;
+      if (failed(run)) continue;
       const std::string name = run.run_name.function_name;
       const bool median = run.run_type == Run::RT_Aggregate && run.aggregate_name == "median";
       if (run.run_type == Run::RT_Aggregate && !median) continue;

@@ -14,6 +14,7 @@
 #include <torch/csrc/autograd/python_variable.h>
 
 #include <ATen/PythonTorchFunctionTLS.h>
+#include <ATen/ops/empty.h>  // at::empty: python_variable.h stopped bringing it in torch 2.11
 #include <c10/core/GradMode.h>
 #include <c10/core/InferenceMode.h>
 #include <c10/core/impl/TorchDispatchModeTLS.h>
