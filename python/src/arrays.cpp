@@ -322,9 +322,8 @@ nb::object to_python(Tensor&& tensor, dl::dtype dtype, std::string_view framewor
   }
   void* data = owned->data() != nullptr ? owned->data() : empty_storage;
   auto make = [&](auto framework_tag) {
-    return nb::ndarray<decltype(framework_tag)>(data, shape.size(), shape.data(), owner,
-                                                nullptr, dtype)
-        .cast();
+    return exported(nb::ndarray<decltype(framework_tag)>(data, shape.size(), shape.data(), owner,
+                                                         nullptr, dtype));
   };
   if (framework == "numpy") return make(nb::numpy());
   if (framework == "torch") return make(nb::pytorch());

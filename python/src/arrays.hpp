@@ -92,6 +92,18 @@ MutableTensorView mutable_view_of(const OutputArray& array, std::string_view nam
 /// (ValueError). Overlap and every other output rule are the core's (execute).
 void check_out(const MutableTensorView& out, DType input_dtype, const Dims& shape);
 
+/// `array.cast()`: the framework's own array, built by its from_dlpack. Where that call fails,
+/// its Python exception propagates (nanobind's cast() alone reports only std::bad_cast).
+template <class Array>
+nb::object exported(Array array) {
+  try {
+    return array.cast();
+  } catch (const nb::cast_error&) {
+    if (PyErr_Occurred()) throw nb::python_error();
+    throw;
+  }
+}
+
 /// Hands `tensor` to Python without a copy, as an array of `framework` ("numpy", "torch",
 /// "jax", "tensorflow", "cupy"; anything else gives an object with __dlpack__). nanobind calls
 /// that framework's from_dlpack. `dtype` is the DLPack dtype the result carries (the input's, so

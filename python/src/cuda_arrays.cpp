@@ -96,7 +96,7 @@ DeviceResult allocate_device_result(std::string_view framework, void* stream, in
     if (framework == "torch") {
       nb::module_ torch = nb::module_::import_("torch");
       buffer = torch.attr("empty")(request, nb::arg("dtype") = torch.attr("uint8"),
-                                   nb::arg("device") = "cuda:" + std::to_string(device));
+                                   nb::arg("device") = nb::str(("cuda:" + std::to_string(device)).c_str()));
       address = nb::cast<std::uintptr_t>(buffer.attr("data_ptr")());
     } else {
       nb::module_ cupy = nb::module_::import_("cupy");
@@ -129,15 +129,26 @@ DeviceResult allocate_device_result(std::string_view framework, void* stream, in
 nb::object device_array(DeviceResult&& result, nb::dlpack::dtype dtype, int device,
                         std::string_view framework) {
   const Dims& shape = result.view.shape;
+  if (framework == "torch") {
+    // The result is the torch uint8 buffer allocate_device_result took from torch's caching
+    // allocator, viewed as the dtype and shape: no DLPack round trip.
+    nb::module_ torch = nb::module_::import_("torch");
+    nb::list sizes;
+    for (int d = 0; d < shape.size(); ++d) sizes.append(shape[d]);
+    std::int64_t numel = 0;
+    element_count(shape, &numel);
+    const std::int64_t bytes = numel * static_cast<std::int64_t>(element_size(result.view.dtype));
+    return result.owner.attr("narrow")(0, 0, bytes)
+        .attr("view")(torch.attr(std::string(dtype_name(result.view.dtype)).c_str()))
+        .attr("view")(nb::tuple(sizes));
+  }
   std::vector<std::size_t> sizes(static_cast<std::size_t>(shape.size()));
   for (int d = 0; d < shape.size(); ++d) sizes[static_cast<std::size_t>(d)] = static_cast<std::size_t>(shape[d]);
   auto make = [&](auto framework_tag) {
-    return nb::ndarray<decltype(framework_tag)>(result.view.data, sizes.size(), sizes.data(),
-                                                result.owner, nullptr, dtype,
-                                                nb::device::cuda::value, device)
-        .cast();
+    return exported(nb::ndarray<decltype(framework_tag)>(result.view.data, sizes.size(), sizes.data(),
+                                                         result.owner, nullptr, dtype,
+                                                         nb::device::cuda::value, device));
   };
-  if (framework == "torch") return make(nb::pytorch());
   if (framework == "jax") return make(nb::jax());
   if (framework == "cupy") return make(nb::cupy());
   return make(nb::array_api());

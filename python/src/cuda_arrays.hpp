@@ -40,7 +40,8 @@ struct DeviceResult {
 DeviceResult allocate_device_result(std::string_view framework, void* stream, int device,
                                     DType dtype, const Dims& shape);
 
-/// The result as an array of `framework` on `device`, without a copy.
+/// The result as an array of `framework` on `device`, without a copy (torch: a view of the
+/// torch buffer that holds it; other frameworks: their from_dlpack).
 nb::object device_array(DeviceResult&& result, nb::dlpack::dtype dtype, int device,
                         std::string_view framework);
 
