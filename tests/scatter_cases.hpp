@@ -168,6 +168,34 @@ struct Result {
   std::vector<std::byte> bytes;
 };
 
+/// Byte equality of two outputs of dtype `t`, where any NaN equals any NaN: a NaN that the
+/// arithmetic makes (inf * 0, inf - inf) has the hardware's bits (x86's default NaN is negative,
+/// CUDA's canonical NaN positive with every payload bit set); NaN bits are not in the contract.
+inline bool same_up_to_nan_bits(const std::vector<std::byte>& a, const std::vector<std::byte>& b, mg::DType t) {
+  if (a.size() != b.size()) return false;
+  std::size_t width = 0;  // bytes of one float component; 0: not a float type
+  std::uint64_t exponent = 0, mantissa = 0;
+  switch (t) {
+    case mg::DType::kFloat16: width = 2; exponent = 0x7c00; mantissa = 0x3ff; break;
+    case mg::DType::kBFloat16: width = 2; exponent = 0x7f80; mantissa = 0x7f; break;
+    case mg::DType::kFloat32: case mg::DType::kComplex64: width = 4; exponent = 0x7f800000; mantissa = 0x7fffff; break;
+    case mg::DType::kFloat64: case mg::DType::kComplex128:
+      width = 8; exponent = 0x7ff0000000000000; mantissa = 0xfffffffffffff; break;
+    default: return a == b;
+  }
+  auto is_nan = [&](const std::byte* p) {
+    std::uint64_t bits = 0;
+    std::memcpy(&bits, p, width);  // little-endian
+    return (bits & exponent) == exponent && (bits & mantissa) != 0;
+  };
+  for (std::size_t i = 0; i + width <= a.size(); i += width) {
+    if (std::memcmp(a.data() + i, b.data() + i, width) != 0 && !(is_nan(a.data() + i) && is_nan(b.data() + i))) {
+      return false;
+    }
+  }
+  return true;
+}
+
 /// The case's operands, and its output viewed over `*output_bytes`: a buffer of output_span
 /// elements poisoned with 0x5a, so that a write outside the view, or a missed one, shows.
 struct CaseViews {

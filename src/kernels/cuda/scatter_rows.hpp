@@ -6,7 +6,8 @@
 // locate_row gives, for every row of G in row-major order, the row of the output it combines
 // into and the row of updates it reads.
 //
-// Deterministic mode (bit-identical to the CPU engine, whatever the launch):
+// Deterministic mode (bit-identical to the CPU engine, whatever the launch; a NaN that the
+// arithmetic makes has the GPU's canonical bits, as a CPU NaN has x86's):
 //   1. scatter_keys: key[r] = the target row's offset + bias (>= 0), or kDropped for a dropped
 //      (or, in error mode, bad) lookup; value[r] = the updates row's offset. Raises the error flag.
 //   2. a STABLE sort of (key, value) by key (cub::DeviceRadixSort on the device, std::stable_sort
