@@ -108,23 +108,24 @@ struct Lowering {
 };
 
 /// Lowers a call of registry op `name` (data pointers may be null: shapes and dtypes alone
-/// suffice). `device` says where the data lives: a lowering that would have to read or copy
-/// the data on the host (StableHLO windows, non-contiguous flattening) fails on kCUDA with an
-/// InvalidArgument saying so, instead of touching device memory.
+/// suffice). `device` says where the data lives (kAuto: CUDA when an operand is CUDA device or
+/// managed memory, in CUDA builds; else CPU): a lowering that would have to read or copy the
+/// data on the host (StableHLO windows, non-contiguous flattening, torch.index_add's alpha != 1)
+/// fails on kCUDA with an InvalidArgument saying so, instead of touching device memory.
 /// Errors, all prefixed with the op name and worded by the framework's rule:
 ///  - InvalidArgument: unknown op or attribute, a bad attribute value, ranks/shapes/axes/batch
 ///    dims the framework rejects ("onnx.GatherND: batch_dims = 1: data.shape[0] = 2 and
 ///    indices.shape[0] = 3 must be equal (batch dimensions are not broadcast)");
 ///  - TypeError: an index dtype the framework does not accept, an attribute of the wrong type.
 Status lower_op(std::string_view name, const TensorView& input, const TensorView& indices,
-                const Attributes& attrs, Lowering* out, Device device = Device::kCPU);
+                const Attributes& attrs, Lowering* out, Device device = Device::kAuto);
 
 /// Lowers a call of scatter op `name` (spec->kind == OpKind::kScatter) with the framework's
 /// `updates`. The same errors as the gather form; a gather op called with updates, or a scatter
 /// op called without (the form above), is an InvalidArgument naming the op and what it takes.
 Status lower_op(std::string_view name, const TensorView& input, const TensorView& indices,
                 const TensorView& updates, const Attributes& attrs, Lowering* out,
-                Device device = Device::kCPU);
+                Device device = Device::kAuto);
 
 /// The text of `multigather explain OP`, built from the Lowering of shapes and dtypes alone:
 /// the framework's signature, formula and source, the attributes, the lowered core call (views,

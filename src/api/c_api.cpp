@@ -229,23 +229,6 @@ mg::Status context_of(const mg_context* c, mg::ExecutionContext* out) {
   return mg::Status::Ok();
 }
 
-// Where lower_op should assume the operands live: the context's device, or for kAuto, CUDA when
-// an operand is CUDA memory (so that no lowering reads device memory on the host).
-mg::Device lowering_device(const mg::ExecutionContext& context, const mg::TensorView& input,
-                           const mg::TensorView& indices) {
-  if (context.device != mg::Device::kAuto) return context.device;
-#if defined(MULTIGATHER_HAVE_CUDA)
-  if ((input.data != nullptr && mg::detail::is_cuda_pointer(input.data)) ||
-      (indices.data != nullptr && mg::detail::is_cuda_pointer(indices.data))) {
-    return mg::Device::kCUDA;
-  }
-#else
-  (void)input;
-  (void)indices;
-#endif
-  return mg::Device::kCPU;
-}
-
 // lower_op + execute, from C arguments already converted (`updates`: null for a gather).
 mg::Status run(std::string_view op, const mg::TensorView& input, const mg::TensorView& indices,
                const mg::Attributes& attrs, const mg_tensor_mut* output, const mg_context* c,
@@ -255,7 +238,7 @@ mg::Status run(std::string_view op, const mg::TensorView& input, const mg::Tenso
   mg::ExecutionContext context;
   MULTIGATHER_RETURN_IF_ERROR(context_of(c, &context));
   mg::Lowering lowering;
-  const mg::Device device = lowering_device(context, input, indices);
+  const mg::Device device = context.device;  // kAuto: lower_op asks where the operands live
   if (updates != nullptr) {
     MULTIGATHER_RETURN_IF_ERROR(mg::lower_op(op, input, indices, *updates, attrs, &lowering, device));
   } else {

@@ -5,13 +5,11 @@
 #include <cstddef>
 #include <vector>
 
+#include "core/device_memory.hpp"  // is_cuda_pointer
 #include "multigather/cuda.hpp"
 #include "plan/scatter.hpp"
 
 namespace multigather::detail {
-
-/// True when `data` is CUDA device or managed memory (false without a usable device).
-bool is_cuda_pointer(const void* data) noexcept;
 
 /// Copies the bytes that `view` (device memory) reaches into `storage`; *host is the same view
 /// over the host copy. For out-of-range messages, which read the framework's indices.

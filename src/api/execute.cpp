@@ -13,6 +13,7 @@
 
 #include "api/guarded.hpp"
 #include "api/run_validated.hpp"
+#include "core/device_memory.hpp"
 #include "frontends/lowering.hpp"
 #include "plan/plan.hpp"
 #include "kernels/cpu/scatter.hpp"
@@ -105,11 +106,8 @@ bool reshape_strides(const MutableTensorView& output, const Dims& shape, Dims* s
 Device resolve_device(const Lowering& l, const ExecutionContext& context) {
   if (context.device != Device::kAuto) return context.device;
   if (l.device == Device::kCUDA) return Device::kCUDA;
-#if defined(MULTIGATHER_HAVE_CUDA)
-  if (l.input.numel() > 0 && detail::is_cuda_pointer(l.input.data)) return Device::kCUDA;
-  if (!l.axes.empty() && l.indices.numel() > 0 && detail::is_cuda_pointer(l.indices.data)) return Device::kCUDA;
-#endif
-  return Device::kCPU;
+  const TensorView* indices = l.axes.empty() ? nullptr : &l.indices;
+  return detail::any_cuda_memory({&l.input, indices}) ? Device::kCUDA : Device::kCPU;
 }
 
 // Runs the validated core call into `core` (the core-shaped view of the caller's output).

@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "core/device_memory.hpp"
 #include "frontends/lowering.hpp"
 
 namespace multigather {
@@ -208,7 +209,10 @@ Status lower_any(std::string_view name, const TensorView& input, const TensorVie
   l.op = op->name;
   l.spec = op;
   l.kind = op->kind;
-  l.device = device == Device::kAuto ? Device::kCPU : device;
+  if (device == Device::kAuto) {  // where the operands live: no lowering reads device memory
+    device = detail::any_cuda_memory({&input, &indices, updates}) ? Device::kCUDA : Device::kCPU;
+  }
+  l.device = device;
   MULTIGATHER_RETURN_IF_ERROR(resolve_attributes(*op, attrs, &l.attributes));
   try {
     if (op->kind == OpKind::kScatter) {

@@ -236,6 +236,10 @@ Status scaled_copy(const TensorView& source, const Scalar& alpha, Lowering* out,
       return TypeError(out->op + ": alpha = " + alpha.to_string() + " != 1 is supported for float32, float64 and "
                        "integer sources only (source dtype " + std::string(dtype_name(source.dtype)) + ")");
   }
+  if (out->device == Device::kCUDA) {
+    return InvalidArgument(out->op + ": alpha = " + alpha.to_string() + " != 1 scales a host copy of source; "
+                           "on a CUDA device multigather does not copy: pass source * alpha with alpha = 1");
+  }
   out->notes.push_back("alpha = " + alpha.to_string() + ": source * alpha is copied once (a contiguous buffer)");
   out->updates_computed = true;
   if (source.data == nullptr) {

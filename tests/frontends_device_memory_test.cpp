@@ -1,0 +1,89 @@
+// Lowerings never read the operands' memory on the host when the operands live on a device
+// (Device::kCUDA): every registry op is lowered over memory the host cannot touch (a PROT_NONE
+// mapping stands for device memory, so no GPU is needed); a lowering that would have to read or
+// copy the data must refuse with an InvalidArgument that names the CUDA device, and any host read
+// is a segmentation fault the death test reports with the op's name.
+#include <gtest/gtest.h>
+#include <sys/mman.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "multigather/lowering.hpp"
+#include "op_test_support.hpp"
+
+namespace multigather {
+namespace {
+
+using testing::explain_cases;
+using testing::ExplainCase;
+using testing::scatter_explain_cases;
+using testing::ScatterExplainCase;
+
+/// A mapping the process may not read or write: stands for a device buffer.
+class UnreadableMemory {
+ public:
+  UnreadableMemory() : data_(mmap(nullptr, kBytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)) {}
+  ~UnreadableMemory() {
+    if (data_ != MAP_FAILED) munmap(data_, kBytes);
+  }
+  bool ok() const { return data_ != MAP_FAILED; }
+  void* data() const { return data_; }
+
+ private:
+  static constexpr std::size_t kBytes = std::size_t{1} << 20;
+  void* data_;
+};
+
+// Lowers `op` over unreadable operands on kCUDA; exits 0 when the lowering returned at all and
+// any refusal names the device, 1 otherwise (message on stderr). Run in a death test's child.
+[[noreturn]] void lower_on_device_and_exit(const char* op, const Dims& x, const Dims& i, const Dims* u,
+                                           const Attributes& a, void* memory) {
+  std::fprintf(stderr, "lowering %s\n", op);
+  const DType index_dtype = std::string(op).rfind("tosa.", 0) == 0 ? DType::kInt32 : DType::kInt64;
+  const TensorView input(memory, DType::kFloat32, x), indices(memory, index_dtype, i);
+  Lowering l;
+  const Status s = u == nullptr
+                       ? lower_op(op, input, indices, a, &l, Device::kCUDA)
+                       : lower_op(op, input, indices, TensorView(memory, DType::kFloat32, *u), a, &l, Device::kCUDA);
+  if (!s.ok() && s.message().find("CUDA") == std::string::npos) {
+    std::fprintf(stderr, "%s: refused without naming the device: %s\n", op, s.message().c_str());
+    std::exit(1);
+  }
+  std::exit(0);
+}
+
+TEST(LoweringOnDeviceMemory, TorchIndexAddWithAlphaRefusesInsteadOfReadingSource) {
+  // torch.index_add with alpha != 1 scales a host copy of source: on a CUDA device that would
+  // read device memory on the host. It must refuse, naming alpha and the device.
+  UnreadableMemory memory;
+  ASSERT_TRUE(memory.ok());
+  const TensorView x(memory.data(), DType::kFloat32, {4, 3}), index(memory.data(), DType::kInt64, {2}),
+      source(memory.data(), DType::kFloat32, {2, 3});
+  Lowering l;
+  const Status s = lower_op("torch.index_add", x, index, source, {{"dim", "0"}, {"alpha", "2"}}, &l, Device::kCUDA);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(s.message(), "torch.index_add: alpha = 2 != 1 scales a host copy of source; on a CUDA device "
+                         "multigather does not copy: pass source * alpha with alpha = 1");
+  // alpha = 1 reads nothing: the lowering succeeds over the same memory.
+  EXPECT_TRUE(lower_op("torch.index_add", x, index, source, {{"dim", "0"}}, &l, Device::kCUDA).ok());
+}
+
+TEST(LoweringOnDeviceMemory, NoRegistryOpReadsItsOperandsOnTheHost) {
+  UnreadableMemory memory;
+  ASSERT_TRUE(memory.ok());
+  for (const ExplainCase& c : explain_cases()) {
+    EXPECT_EXIT(lower_on_device_and_exit(c.op, c.x, c.i, nullptr, c.a, memory.data()),
+                ::testing::ExitedWithCode(0), "")
+        << c.op;
+  }
+  for (const ScatterExplainCase& c : scatter_explain_cases()) {
+    EXPECT_EXIT(lower_on_device_and_exit(c.op, c.x, c.i, &c.u, c.a, memory.data()),
+                ::testing::ExitedWithCode(0), "")
+        << c.op;
+  }
+}
+
+}  // namespace
+}  // namespace multigather
