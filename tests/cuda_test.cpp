@@ -25,6 +25,7 @@
 #include "kernels/cuda/gather_rows.hpp"
 #include "kernels/cuda/launch_params.hpp"
 #include "multigather/cuda.hpp"
+#include "multigather/lowering.hpp"
 #include "plan/plan.hpp"
 #include "cuda_test_support.hpp"
 
@@ -222,6 +223,26 @@ TEST(CudaGather, DeviceIsThere) {
   check_cuda(cudaGetDeviceProperties(&prop, device), "cudaGetDeviceProperties");
   std::printf("[   INFO   ] device %d: %s, compute capability %d.%d, %d SMs\n", device, prop.name,
               prop.major, prop.minor, prop.multiProcessorCount);
+}
+
+TEST(CudaLowering, AutoDeviceFindsCudaOperandsAndIndexAddAlphaRefuses) {
+  // lower_op's default device (kAuto) asks where the operands live: on device memory,
+  // torch.index_add with alpha != 1 (a host-side scaled copy of source) refuses instead of
+  // reading device memory on the host; alpha = 1 lowers for the CUDA engine.
+  SKIP_WITHOUT_DEVICE();
+  void* memory = nullptr;
+  check_cuda(cudaMalloc(&memory, 4096), "cudaMalloc");
+  const TensorView x(memory, DType::kFloat32, {4, 3}), index(memory, DType::kInt64, {2}),
+      source(memory, DType::kFloat32, {2, 3});
+  Lowering l;
+  const Status s = lower_op("torch.index_add", x, index, source, {{"dim", "0"}, {"alpha", "2"}}, &l);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("alpha = 2 != 1 scales a host copy of source; on a CUDA device"), std::string::npos)
+      << s.message();
+  const Status unit = lower_op("torch.index_add", x, index, source, {{"dim", "0"}}, &l);
+  EXPECT_TRUE(unit.ok()) << unit.message();
+  EXPECT_EQ(l.device, Device::kCUDA);
+  cudaFree(memory);
 }
 
 // Device storage holding a copy of a host byte buffer.

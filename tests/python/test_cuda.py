@@ -203,6 +203,19 @@ def test_framework_scatters_match_torch_on_the_device():
                                torch.scatter_add(x, 0, index, upd))
 
 
+def test_index_add_alpha_on_the_device_refuses_instead_of_reading_source_on_the_host():
+    torch = cuda_torch()
+    gen = torch.Generator(device="cpu").manual_seed(11)
+    x = torch.randn(6, 5, generator=gen).cuda()
+    ids = torch.tensor([4, 0, 4]).cuda()
+    src = torch.randn(3, 5, generator=gen).cuda()
+    mt = importlib.import_module("multigather.torch")
+    with pytest.raises(ValueError, match=r"alpha = 2 != 1 scales a host copy of source; on a CUDA device"):
+        mt.index_add(x, 0, ids, src, alpha=2)
+    # The form the message asks for gives torch's alpha result.
+    torch.testing.assert_close(mt.index_add(x, 0, ids, src * 2), torch.index_add(x, 0, ids, src, alpha=2))
+
+
 def test_scatter_out_of_range_raises_the_cpu_engines_index_error_and_writes_nothing():
     torch = cuda_torch()
     x = torch.arange(10.0).reshape(5, 2).cuda()
