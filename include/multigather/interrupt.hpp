@@ -24,7 +24,7 @@ inline constexpr std::int64_t kInterruptPollLookups = std::int64_t{1} << 22;
 using InterruptCheck = bool (*)(void* context) noexcept;
 
 namespace detail {
-// The engines' side (src/core/interrupt.hpp), which reads a scope's private state.
+// The engines' side (src/core/interrupt_poll.hpp), which reads a scope's private state.
 bool interrupt_requested(std::int64_t lookups) noexcept;
 bool interrupted() noexcept;
 }  // namespace detail

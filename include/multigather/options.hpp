@@ -1,6 +1,7 @@
 // multigather/options.hpp: the vocabulary of a call's options, shared by the core operator
-// (gather.hpp), the registry's typed attributes (attributes.hpp) and every backend: the index
-// policy (IndexMode, docs/spec.md section 1's resolve), fill values (Scalar) and GatherOptions.
+// (gather.hpp, scatter.hpp), the registry's typed attributes (attributes.hpp) and every backend:
+// the index policy (IndexMode, docs/spec.md section 1's resolve), the scatter's Reduction
+// (section 4), fill values (Scalar) and GatherOptions.
 #pragma once
 
 #include <cstdint>
@@ -24,6 +25,19 @@ enum class IndexMode : std::uint8_t {
 std::string_view index_mode_name(IndexMode mode) noexcept;  // "error", "clamp", "wrap", "fill", "drop"
 /// Parses "error" / "clamp" / "wrap" / "fill" / "drop"; false for anything else.
 bool parse_index_mode(std::string_view name, IndexMode* mode) noexcept;
+
+/// How the updates reaching one output element combine (docs/spec.md section 4).
+enum class Reduction : std::uint8_t {
+  kNone = 0,  // assign: the last update in row-major order wins
+  kAdd = 1,
+  kMul = 2,
+  kMin = 3,
+  kMax = 4,
+};
+
+std::string_view reduction_name(Reduction reduction) noexcept;  // "none", "add", "mul", "min", "max"
+/// Parses "none" / "add" / "mul" / "min" / "max"; false for anything else.
+bool parse_reduction(std::string_view name, Reduction* reduction) noexcept;
 
 /// A fill value before it is converted to the input's dtype. Integers stay exact (int64 and
 /// uint64 are not squeezed through a double).

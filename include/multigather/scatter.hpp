@@ -40,19 +40,6 @@
 
 namespace multigather {
 
-/// How the updates reaching one output element combine (docs/spec.md section 4).
-enum class Reduction : std::uint8_t {
-  kNone = 0,  // assign: the last update in row-major order wins
-  kAdd = 1,
-  kMul = 2,
-  kMin = 3,
-  kMax = 4,
-};
-
-std::string_view reduction_name(Reduction reduction) noexcept;  // "none", "add", "mul", "min", "max"
-/// Parses "none" / "add" / "mul" / "min" / "max"; false for anything else.
-bool parse_reduction(std::string_view name, Reduction* reduction) noexcept;
-
 /// Options of scatter_multiaxis (SPEC section 4).
 struct ScatterOptions {
   Reduction reduction = Reduction::kNone;

@@ -7,7 +7,7 @@
 
 #include "core/device_memory.hpp"  // is_cuda_pointer
 #include "multigather/cuda.hpp"
-#include "plan/scatter.hpp"
+#include "plan/scatter_plan.hpp"
 
 namespace multigather::detail {
 
@@ -16,7 +16,7 @@ namespace multigather::detail {
 Status copy_view_to_host(const TensorView& view, std::vector<std::byte>* storage,
                          TensorView* host) noexcept;
 
-/// The CUDA form of run_scatter_validated (plan/scatter.hpp), same contract: operands and
+/// The CUDA form of run_scatter_validated (plan/scatter_plan.hpp), same contract: operands and
 /// output already validated; then the index values (error mode: checked before any write), the
 /// copy of input (or `base`) into the output, the combine. Runs on `stream`.
 Status run_scatter_validated_cuda(const TensorView& input, const TensorView& indices,

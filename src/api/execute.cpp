@@ -14,10 +14,10 @@
 #include "api/guarded.hpp"
 #include "api/run_validated.hpp"
 #include "core/device_memory.hpp"
-#include "frontends/lowering.hpp"
+#include "plan/index_errors.hpp"
 #include "plan/plan.hpp"
-#include "kernels/cpu/scatter.hpp"
-#include "plan/scatter.hpp"
+#include "kernels/cpu/scatter_engine.hpp"
+#include "plan/scatter_plan.hpp"
 
 #if defined(MULTIGATHER_HAVE_CUDA)
 #include "api/cuda_hooks.hpp"
@@ -27,16 +27,6 @@ namespace multigather {
 namespace {
 
 std::string str(std::int64_t v) { return std::to_string(v); }
-
-// The framework's words for an out-of-range index (`core` is the core's own message, kept when
-// the framework's indices show none, or there is no context: the identity lowering).
-Status describe_out_of_range(const Lowering& l, const TensorView& indices, const Status& core) {
-  const IndexErrorContext& c = l.index_errors;
-  if (c.labels.empty() && c.rule.empty()) return core;
-  Status s = frontends::find_out_of_range(l, indices);
-  if (!s.ok()) return s;
-  return OutOfRange(l.op + ": " + core.message() + (c.rule.empty() ? "" : "; " + c.rule));
-}
 
 // Ok when this build and machine can run `l` on the CUDA engine, else InvalidArgument naming the
 // op and why (no CUDA engine in the build; no usable device).
@@ -58,7 +48,7 @@ Status describe_device_out_of_range(const Lowering& l, const Status& core) {
   std::vector<std::byte> storage;
   TensorView host;
   MULTIGATHER_RETURN_IF_ERROR(detail::copy_view_to_host(l.index_errors.indices, &storage, &host));
-  return describe_out_of_range(l, host, core);
+  return detail::describe_out_of_range(l, host, core);
 }
 #endif
 
@@ -137,7 +127,7 @@ Status run_core(const Lowering& l, const MutableTensorView& core, const GatherOp
   MULTIGATHER_RETURN_IF_ERROR(detail::validate_output(core, call));
   MULTIGATHER_RETURN_IF_ERROR(detail::check_no_overlap(core, l.input, l.indices, output_name));
   Status s = detail::run_validated(l.input, l.indices, core, call, options, keep_output);
-  if (s.code() == StatusCode::kOutOfRange) return describe_out_of_range(l, l.index_errors.indices, s);
+  if (s.code() == StatusCode::kOutOfRange) return detail::describe_out_of_range(l, l.index_errors.indices, s);
   return s;
 }
 
@@ -210,7 +200,7 @@ Status run_scatter_core(const Lowering& l, const MutableTensorView& core, const 
 #endif
   }
   s = detail::run_scatter_validated(input, l.indices, core, call, options, base, base_output);
-  if (s.code() == StatusCode::kOutOfRange) return describe_out_of_range(l, l.index_errors.indices, s);
+  if (s.code() == StatusCode::kOutOfRange) return detail::describe_out_of_range(l, l.index_errors.indices, s);
   if (s.ok() && l.mean_by_count) return divide_by_update_count(l, core, options);
   return s;
 }

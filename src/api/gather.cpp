@@ -2,7 +2,7 @@
 // on a bad index, ask the reference kernel for the exact message. execute.cpp runs every
 // registry op through run_validated below.
 #include "api/run_validated.hpp"
-#include "core/interrupt.hpp"
+#include "core/interrupt_poll.hpp"
 #include "kernels/cpu/cpu.hpp"
 #include "kernels/reference/reference.hpp"
 #include "plan/plan.hpp"

@@ -2,11 +2,11 @@
 // check the index values, copy input into output, combine (CPU engine). Every check happens
 // before the first write, so a failed call leaves the output unchanged.
 #include "api/run_validated.hpp"
-#include "core/interrupt.hpp"
+#include "core/interrupt_poll.hpp"
 #include "kernels/cpu/cpu.hpp"
-#include "kernels/cpu/scatter.hpp"
+#include "kernels/cpu/scatter_engine.hpp"
 #include "kernels/reference/reference.hpp"
-#include "plan/scatter.hpp"
+#include "plan/scatter_plan.hpp"
 
 namespace multigather {
 namespace detail {

@@ -1,5 +1,5 @@
-// Names of the scatter reductions (multigather/scatter.hpp).
-#include "multigather/scatter.hpp"
+// Names of the scatter reductions (multigather/options.hpp).
+#include "multigather/options.hpp"
 
 namespace multigather {
 

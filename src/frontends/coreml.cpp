@@ -3,7 +3,7 @@
 // (iOS17.scatter_gather).
 #include "multigather/frontends/coreml.hpp"
 
-#include "frontends/lowering.hpp"
+#include "frontends/recipes.hpp"
 
 namespace multigather::coreml {
 

@@ -7,7 +7,7 @@
 
 #include <algorithm>
 
-#include "frontends/lowering.hpp"
+#include "frontends/recipes.hpp"
 
 namespace multigather::dml {
 

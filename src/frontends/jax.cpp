@@ -5,7 +5,7 @@
 
 #include <limits>
 
-#include "frontends/lowering.hpp"
+#include "frontends/recipes.hpp"
 
 namespace multigather::jax {
 

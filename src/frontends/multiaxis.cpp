@@ -1,5 +1,5 @@
 // The operator itself as a registry entry: gather_multiaxis(input, indices, axes, options).
-#include "frontends/lowering.hpp"
+#include "frontends/recipes.hpp"
 
 namespace multigather::frontends {
 

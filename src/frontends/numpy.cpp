@@ -6,7 +6,7 @@
 
 #include <algorithm>
 
-#include "frontends/lowering.hpp"
+#include "frontends/recipes.hpp"
 
 namespace multigather::numpy {
 

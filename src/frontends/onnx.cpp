@@ -2,7 +2,7 @@
 // https://onnx.ai/onnx/operators/onnx__Gather.html (onnx__GatherElements, onnx__GatherND).
 #include "multigather/frontends/onnx.hpp"
 
-#include "frontends/lowering.hpp"
+#include "frontends/recipes.hpp"
 
 namespace multigather::onnx {
 

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "core/device_memory.hpp"
-#include "frontends/lowering.hpp"
+#include "frontends/recipes.hpp"
 
 namespace multigather {
 namespace {

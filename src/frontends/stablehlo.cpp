@@ -7,7 +7,8 @@
 
 #include <algorithm>
 
-#include "frontends/lowering.hpp"
+#include "core/index_value.hpp"
+#include "frontends/recipes.hpp"
 
 namespace multigather::stablehlo {
 
@@ -234,7 +235,7 @@ Status gather(const TensorView& operand, const TensorView& start_indices,
           const int d = static_cast<int>(dn.start_index_map[static_cast<std::size_t>(j)]);
           const std::int64_t off = base + (ivd < Q ? j * si.strides[static_cast<int>(ivd)] : 0);
           __int128 start = 0;
-          read_index(static_cast<const std::byte*>(si.data) + off * static_cast<std::int64_t>(es), si.dtype, &start);
+          detail::read_index(static_cast<const std::byte*>(si.data) + off * static_cast<std::int64_t>(es), si.dtype, &start);
           const std::int64_t s = slice_sizes[static_cast<std::size_t>(d)];
           const std::int64_t hi = operand.shape[d] - (s == 0 ? 0 : s);
           const std::int64_t clamped = start < 0 ? 0 : (start > hi ? hi : static_cast<std::int64_t>(start));
@@ -467,7 +468,7 @@ Status scatter(const TensorView& operand, const TensorView& scatter_indices, con
           if (j != dn.scatter_dims_to_operand_dims.end()) {
             const std::int64_t off = base + (ivd < Q ? (j - dn.scatter_dims_to_operand_dims.begin()) * si.strides[static_cast<int>(ivd)] : 0);
             __int128 v = 0;
-            read_index(static_cast<const std::byte*>(si.data) + off * static_cast<std::int64_t>(es), si.dtype, &v);
+            detail::read_index(static_cast<const std::byte*>(si.data) + off * static_cast<std::int64_t>(es), si.dtype, &v);
             fits = fits && v >= 0 && v <= operand.shape[d] - window[static_cast<std::size_t>(d)];
             start = fits ? static_cast<std::int64_t>(v) : 0;
           }

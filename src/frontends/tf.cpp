@@ -2,7 +2,7 @@
 // https://www.tensorflow.org/api_docs/python/tf/gather (tf/gather_nd).
 #include "multigather/frontends/tf.hpp"
 
-#include "frontends/lowering.hpp"
+#include "frontends/recipes.hpp"
 
 namespace multigather::tf {
 

@@ -3,7 +3,7 @@
 // torch.index_select); take_along_dim's PyTorch 2.15 modulo rule: docs/spec.md section 2.
 #include "multigather/frontends/torch.hpp"
 
-#include "frontends/lowering.hpp"
+#include "frontends/recipes.hpp"
 
 namespace multigather::torch {
 

@@ -4,7 +4,7 @@
 // as the updates (#_scatter, SCATTER.tosac).
 #include "multigather/frontends/tosa.hpp"
 
-#include "frontends/lowering.hpp"
+#include "frontends/recipes.hpp"
 
 namespace multigather::tosa {
 

@@ -2,7 +2,7 @@
 // https://www.w3.org/TR/webnn/ (index rule: WPT conformance tests, clamp).
 #include "multigather/frontends/webnn.hpp"
 
-#include "frontends/lowering.hpp"
+#include "frontends/recipes.hpp"
 
 namespace multigather::webnn {
 

@@ -3,7 +3,7 @@
 // is validated by validate.cpp (G, axes, index dtype, the negative rule).
 #include <string>
 
-#include "plan/scatter.hpp"
+#include "plan/scatter_plan.hpp"
 
 namespace multigather::detail {
 namespace {

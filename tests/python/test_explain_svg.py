@@ -1,5 +1,5 @@
 """multigather.explain(..., format="svg"): the picture of a gather or a scatter
-(src/frontends/explain_svg.cpp).
+(src/explain/explain_svg.cpp).
 
 Every picture is parsed by an XML parser; the mapping it encodes (each output cell's
 data-input) is checked against the kernel's own result on an input that holds its own flat

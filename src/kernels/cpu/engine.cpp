@@ -8,7 +8,7 @@
 #include <cstring>
 #include <type_traits>
 
-#include "core/interrupt.hpp"
+#include "core/interrupt_poll.hpp"
 #include "kernels/cpu/avx512.hpp"
 #include "kernels/cpu/copy.hpp"
 #include "kernels/cpu/cpu.hpp"
@@ -286,7 +286,7 @@ bool walk(const GatherPlan& p, const Kernels<Offset>& kernels, std::int64_t begi
 }
 
 /// Runs chunk(c) for every c in [0, chunks) on `threads` OpenMP threads and returns the && of
-/// the results; every thread reads the calling thread's InterruptScope (core/interrupt.hpp).
+/// the results; every thread reads the calling thread's InterruptScope (core/interrupt_poll.hpp).
 /// With T = min(threads, 64) owners, thread t owns chunks t, t + T, t + 2T, ...;
 /// each thread runs its own chunks first, in order, then the chunks of the other owners that
 /// nobody has started (one atomic counter per owner, so each chunk runs exactly once).

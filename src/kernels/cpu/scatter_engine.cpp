@@ -1,6 +1,6 @@
 // The CPU scatter engine (docs/spec.md section 4), deterministic at every thread count.
 //
-// A scatter runs on the GatherPlan of the gather that reads its targets (plan/scatter.hpp):
+// A scatter runs on the GatherPlan of the gather that reads its targets (plan/scatter_plan.hpp):
 // plan.input is the OUTPUT (the targets, written here), plan.output is the updates viewed with
 // shape G (read only). Lookups are walked in the plan's C order, which is the row-major order of
 // G, and resolved in tiles by the gather engine's resolvers (resolve.hpp; drop runs as fill:
@@ -38,14 +38,14 @@
 #include <type_traits>
 #include <vector>
 
-#include "core/interrupt.hpp"
+#include "core/interrupt_poll.hpp"
 
 #include "kernels/combine.hpp"
 #include "kernels/cpu/avx512.hpp"
 #include "kernels/cpu/cpu.hpp"
 #include "kernels/cpu/cursor.hpp"
 #include "kernels/cpu/resolve.hpp"
-#include "kernels/cpu/scatter.hpp"
+#include "kernels/cpu/scatter_engine.hpp"
 
 #if defined(MULTIGATHER_HAVE_OPENMP)
 #include <omp.h>
@@ -63,7 +63,7 @@ std::atomic<ScatterThreading> threading_rule{ScatterThreading::kAuto};
 constexpr std::int64_t kDropped = INT64_MIN;
 
 /// Runs work(w) for w in [0, T), each on its own OpenMP thread; true when every call returned
-/// true. The threads read the calling thread's InterruptScope (core/interrupt.hpp).
+/// true. The threads read the calling thread's InterruptScope (core/interrupt_poll.hpp).
 template <class Work>
 bool on_threads(int T, Work&& work) {
   bool ok = true;

@@ -5,7 +5,7 @@
 // outputs divide, integer outputs divide with rounding toward negative infinity.
 #include <cstring>
 
-#include "kernels/cpu/scatter.hpp"
+#include "kernels/cpu/scatter_engine.hpp"
 
 namespace multigather::detail {
 namespace {

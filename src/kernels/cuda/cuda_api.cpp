@@ -18,7 +18,7 @@
 #include "kernels/reference/reference.hpp"
 #include "multigather/cuda.hpp"
 #include "plan/plan.hpp"
-#include "plan/scatter.hpp"
+#include "plan/scatter_plan.hpp"
 
 namespace multigather {
 namespace {

@@ -7,7 +7,7 @@
 #include "kernels/cuda/launch_params.hpp"
 #include "kernels/combine.hpp"
 #include "plan/plan.hpp"
-#include "plan/scatter.hpp"
+#include "plan/scatter_plan.hpp"
 
 namespace multigather::detail {
 namespace {

@@ -109,7 +109,7 @@ struct CudaScatterParams {
 struct ValidatedScatter;
 
 /// Derives the launch of a validated scatter into `output` (pure: no CUDA call). It is planned
-/// as the gather that reads its targets (plan/scatter.hpp: input = the scatter's output, output =
+/// as the gather that reads its targets (plan/scatter_plan.hpp: input = the scatter's output, output =
 /// the updates broadcast to G), in element units; the identity is the reduction's
 /// (combine::identity_bytes). G must be non-empty. The CUDA API and the host tests both plan so.
 void make_cuda_scatter_params(const MutableTensorView& output, const TensorView& indices,

@@ -1,5 +1,5 @@
 // Internal: the body of the CUDA scatter kernels, written once for host and device (like
-// gather_rows.hpp). A scatter is planned as the gather that reads its targets (plan/scatter.hpp):
+// gather_rows.hpp). A scatter is planned as the gather that reads its targets (plan/scatter_plan.hpp):
 // gather_multiaxis(output, indices, axes) with the updates, broadcast to G, in the place of the
 // gather's output. So CudaScatterParams::rows is a CudaGatherParams in ELEMENT units whose
 // `input` is the scatter's output and whose `output` is the updates (read only), and

@@ -5,37 +5,8 @@
 #include <string>
 
 namespace multigather::detail {
-namespace {
 
 using i128 = __int128;
-
-std::string to_string128(i128 v) {
-  if (v == 0) return "0";
-  const bool neg = v < 0;
-  unsigned __int128 u = neg ? static_cast<unsigned __int128>(-(v + 1)) + 1 : static_cast<unsigned __int128>(v);
-  std::string s;
-  while (u) {
-    s.insert(s.begin(), static_cast<char>('0' + static_cast<int>(u % 10)));
-    u /= 10;
-  }
-  return neg ? "-" + s : s;
-}
-
-}  // namespace
-
-__int128 read_index_value(const std::byte* p, DType t) noexcept {
-  switch (t) {
-    case DType::kInt8: { std::int8_t v; std::memcpy(&v, p, 1); return v; }
-    case DType::kUInt8: { std::uint8_t v; std::memcpy(&v, p, 1); return v; }
-    case DType::kInt16: { std::int16_t v; std::memcpy(&v, p, 2); return v; }
-    case DType::kUInt16: { std::uint16_t v; std::memcpy(&v, p, 2); return v; }
-    case DType::kInt32: { std::int32_t v; std::memcpy(&v, p, 4); return v; }
-    case DType::kUInt32: { std::uint32_t v; std::memcpy(&v, p, 4); return v; }
-    case DType::kInt64: { std::int64_t v; std::memcpy(&v, p, 8); return v; }
-    case DType::kUInt64: { std::uint64_t v; std::memcpy(&v, p, 8); return v; }
-    default: return 0;
-  }
-}
 
 Status reference_gather(const TensorView& input, const TensorView& indices,
                         const ValidatedCall& call, const GatherOptions& options,
@@ -89,7 +60,7 @@ Status reference_gather(const TensorView& input, const TensorView& indices,
         }
         std::string pos = "indices[";
         for (int e = 0; e < r; ++e) pos += (e ? "," : "") + std::to_string(p[e]);
-        pos += "] = " + to_string128(raw) + " is out of range for axis " + std::to_string(axis) +
+        pos += "] = " + index_text(raw) + " is out of range for axis " + std::to_string(axis) +
                " of size " + std::to_string(size);
         if (size == 0) {
           pos += " (the axis is empty";

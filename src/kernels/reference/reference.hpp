@@ -3,13 +3,10 @@
 // out-of-range message when a fast kernel reports that some index was bad.
 #pragma once
 
+#include "core/index_value.hpp"  // read_index_value, index_text: shared with the scatter reference
 #include "plan/plan.hpp"
 
 namespace multigather::detail {
-
-/// One index element of any index dtype at byte address `p` (0 for a non-index dtype), exactly
-/// (uint64 values above INT64_MAX included). Shared by the gather and scatter references.
-__int128 read_index_value(const std::byte* p, DType t) noexcept;
 
 /// Walks the output positions in C order, applying SPEC section 1 literally. With
 /// output.data == nullptr it only looks for the first out-of-range index (in output order) and

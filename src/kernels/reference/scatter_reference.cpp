@@ -5,7 +5,7 @@
 
 #include "kernels/combine.hpp"
 #include "kernels/reference/reference.hpp"
-#include "plan/scatter.hpp"
+#include "plan/scatter_plan.hpp"
 
 namespace multigather::detail {
 namespace {

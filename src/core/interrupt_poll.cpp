@@ -1,5 +1,5 @@
-// InterruptScope and the engines' side of it: see multigather/interrupt.hpp, core/interrupt.hpp.
-#include "core/interrupt.hpp"
+// InterruptScope and the engines' side of it: see multigather/interrupt.hpp, core/interrupt_poll.hpp.
+#include "core/interrupt_poll.hpp"
 
 namespace multigather {
 namespace {

@@ -12,7 +12,10 @@
 #include <cstring>
 #include <sstream>
 
-#include "frontends/lowering.hpp"
+#include "core/index_value.hpp"
+#include "explain/explain_text.hpp"
+#include "frontends/recipes.hpp"
+#include "plan/index_errors.hpp"
 
 namespace multigather {
 namespace {
@@ -60,11 +63,6 @@ std::int64_t saturate(__int128 v) {
   return v > INT64_MAX ? INT64_MAX : (v < INT64_MIN ? INT64_MIN : static_cast<std::int64_t>(v));
 }
 
-std::string int128_str(__int128 v) {
-  if (v >= INT64_MIN && v <= INT64_MAX) return str(static_cast<std::int64_t>(v));
-  return std::to_string(static_cast<unsigned long long>(v));
-}
-
 void write_index(std::byte* p, DType t, std::int64_t v) {
   switch (t) {
     case DType::kInt8: { auto x = static_cast<std::int8_t>(v); std::memcpy(p, &x, 1); break; }
@@ -92,7 +90,7 @@ std::string float_str(double v) {
 // One element at `p` as short text (numpy-like: "3", "2.5", "True", "1+2j").
 std::string element_str(const std::byte* p, DType t) {
   __int128 iv = 0;
-  if (frontends::read_index(p, t, &iv)) return int128_str(iv);
+  if (detail::read_index(p, t, &iv)) return detail::index_text(iv);
   switch (t) {
     case DType::kBool: return *reinterpret_cast<const std::uint8_t*>(p) ? "True" : "False";
     case DType::kFloat16: { std::uint16_t b; std::memcpy(&b, p, 2); return float_str(half_to_float(b)); }
@@ -255,7 +253,7 @@ Status trace_lowering(const Lowering& l, std::vector<CellTrace>* cells, std::int
   }
   const GatherOptions& o = l.options;
   if (o.index_mode == IndexMode::kError && k > 0) {
-    MULTIGATHER_RETURN_IF_ERROR(frontends::find_out_of_range(l, l.index_errors.indices));
+    MULTIGATHER_RETURN_IF_ERROR(detail::find_out_of_range(l, l.index_errors.indices));
   }
   const bool is_signed = !is_unsigned_integer(l.indices.dtype);
   const auto es = static_cast<std::int64_t>(element_size(l.indices.dtype));
@@ -276,7 +274,7 @@ Status trace_lowering(const Lowering& l, std::vector<CellTrace>* cells, std::int
       for (int e = 0; e < r; ++e) q[e] = L[e] == 1 ? 0 : pos[e];
       q[r - 1] = q[r - 1] * c + j;
       __int128 v = 0;
-      frontends::read_index(static_cast<const std::byte*>(l.indices.data) + dot(q, l.indices.strides) * es,
+      detail::read_index(static_cast<const std::byte*>(l.indices.data) + dot(q, l.indices.strides) * es,
                             l.indices.dtype, &v);
       t.indices.push_back(ravel(q, l.indices.shape));
       t.values.push_back(saturate(v));
@@ -295,7 +293,7 @@ Status trace_lowering(const Lowering& l, std::vector<CellTrace>* cells, std::int
         } else if (o.index_mode == IndexMode::kError || size == 0) {
           std::string p;
           for (int e = 0; e < r; ++e) p += (e ? "," : "") + str(q[e]);
-          return OutOfRange(l.op + ": indices[" + p + "] = " + int128_str(original) +
+          return OutOfRange(l.op + ": indices[" + p + "] = " + detail::index_text(original) +
                             " is out of range for axis " + str(d) + " of size " + str(size) +
                             " (the core call's indices view, index_mode=" +
                             std::string(index_mode_name(o.index_mode)) + ")");
@@ -438,8 +436,8 @@ IndexLabels index_labels(const Lowering& l) {
     std::string& t = labels.actual[static_cast<std::size_t>(e)];
     if (k == 0) { t = "."; continue; }
     __int128 v = 0;
-    frontends::read_index(element_at(l.indices, e), l.indices.dtype, &v);
-    t = int128_str(v);
+    detail::read_index(element_at(l.indices, e), l.indices.dtype, &v);
+    t = detail::index_text(v);
   }
   const Dims& L = s.logical_indices_shape;
   std::int64_t n_log = 0;
@@ -557,7 +555,7 @@ struct Canvas {
   }
   // The per-dimension table from y on; returns the y after it and widens `width`.
   double table(const Lowering& l, double y, double* width) {
-    std::istringstream lines(frontends::explain_dimension_table(l));
+    std::istringstream lines(detail::explain_dimension_table(l));
     for (std::string line; std::getline(lines, line);) {
       legend << "<text x=\"" << num(kMargin) << "\" y=\"" << num(y) << "\" xml:space=\"preserve\">" << esc(line) << "</text>\n";
       *width = std::max(*width, kMargin * 2 + text_width(line));
@@ -679,8 +677,8 @@ std::string draw(const Lowering& l, const TensorView& fw_input, const TensorView
                           (l.options.index_mode == IndexMode::kFill ? ", fill_value=" + l.options.fill_value.to_string() : "") +
                           ")  ->  core output " + to_string(l.core_output_shape), ""});
   captions.push_back({"formula: " + op.formula, ""});
-  captions.push_back({"lowered: " + frontends::explain_formula(l), ""});
-  captions.push_back({frontends::explain_resolution(l), ""});
+  captions.push_back({"lowered: " + detail::explain_formula(l), ""});
+  captions.push_back({detail::explain_resolution(l), ""});
   for (const std::string& n : l.notes) captions.push_back({"note: " + n, ""});
   captions.push_back({shown_caption(l, op, input_values, indices_given), " fill=\"#555555\""});
 
@@ -787,7 +785,7 @@ std::string combine_label(Reduction reduction, const std::vector<std::string>& t
 
 // The scatter formula for these shapes, from the gather's "output[o] = input[i(o)]".
 std::string scatter_formula(const Lowering& l) {
-  const std::string f = frontends::explain_formula(l);
+  const std::string f = detail::explain_formula(l);
   const std::size_t at = f.find(" = input");
   if (at == std::string::npos) return f;
   const std::string target = "output" + f.substr(at + 8), update = "updates" + f.substr(6, at - 6);
@@ -874,9 +872,9 @@ std::string draw_scatter(const Lowering& l, const TensorView& fw_input, const Te
                           to_string(l.core_output_shape) + "; G = " + to_string(G) + " (" + str(s.output_numel) + " updates)", ""});
   captions.push_back({"formula: " + op.formula, ""});
   captions.push_back({"lowered: for every o of G in row-major order: " + scatter_formula(l), ""});
-  captions.push_back({"reduction=" + std::string(reduction_name(l.reduction)) + ": " + frontends::explain_duplicate_rule(l) +
+  captions.push_back({"reduction=" + std::string(reduction_name(l.reduction)) + ": " + detail::explain_duplicate_rule(l) +
                           "; cells no update reaches keep the input", ""});
-  captions.push_back({frontends::explain_resolution(l), ""});
+  captions.push_back({detail::explain_resolution(l), ""});
   for (const std::string& n : l.notes) captions.push_back({"note: " + n, ""});
   std::string shown = shown_caption(l, op, in_values, indices_given);
   shown += updates_given ? "; updates as given" : "; update cells show u + their C-order position in " + op.updates_name;

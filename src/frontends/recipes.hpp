@@ -178,30 +178,11 @@ Status check_batch_equal(const std::string& op, const TensorView& x, const Tenso
                          std::int64_t batch_dims, const std::string& xname,
                          const std::string& iname);
 
-/// The first framework index (C order) outside its range by l.index_errors, read from
-/// `indices` (host memory laid out like l.index_errors.indices), as OutOfRange in the
-/// framework's words ("torch.gather: index[0,1] = -1 is out of range for dim 1 of size 4 (valid
-/// range [0, 4)); ..."); Ok when every value is in range or there is no error context.
-Status find_out_of_range(const Lowering& l, const TensorView& indices);
-
 /// For frameworks that check every index even when the output is empty (the core then reads
-/// none): find_out_of_range on the framework's indices now. Does nothing for shapes alone
+/// none): detail::find_out_of_range (plan/index_errors.hpp) on the framework's indices now. Does nothing for shapes alone
 /// (explain) or on a CUDA device (values are never read on the host). Callers use it only when
 /// an input dimension is 0, so a lowering reads index data only for empty inputs.
 Status check_indices_now(const Lowering& l);
-
-/// Reads one integer index element (any integer dtype) at byte address `p`; false otherwise.
-bool read_index(const std::byte* p, DType dtype, __int128* value);
-
-/// explain's formula for these shapes ("output[o0,o1] = input[o0, indices[o0,o1]]") and its
-/// index-resolution sentence (explain.cpp), shared with the pictures (explain_svg.cpp).
-std::string explain_formula(const Lowering& l);
-std::string explain_resolution(const Lowering& l);
-/// explain's per-dimension table ("  dim  input  indices  output  how\n..."), empty for rank 0.
-std::string explain_dimension_table(const Lowering& l);
-/// A scatter's duplicate rule ("updates reaching one element: the LAST in row-major order of G
-/// wins", or how they combine), shared by explain's text and the pictures.
-std::string explain_duplicate_rule(const Lowering& l);
 
 /// Registration of each family's ops (one function per frontend file).
 void append_core_ops(std::vector<OpSpec>* ops);

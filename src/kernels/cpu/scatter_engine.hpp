@@ -6,7 +6,7 @@
 
 namespace multigather::detail {
 
-/// What a scatter plan does besides the gather plan of its targets (plan/scatter.hpp: the
+/// What a scatter plan does besides the gather plan of its targets (plan/scatter_plan.hpp: the
 /// plan's input is the scatter's output, its output the updates viewed with shape G, its index
 /// mode fill for drop).
 struct ScatterRun {

@@ -1,6 +1,8 @@
 // The shared building blocks of every frontend: views built dimension by dimension, coordinate
 // folding and the seed's three recipes (element, block, nd). Execution is src/api/execute.cpp.
-#include "frontends/lowering.hpp"
+#include "frontends/recipes.hpp"
+
+#include "plan/index_errors.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -588,54 +590,9 @@ Status lower_nd(const std::string& op, const TensorView& x, const TensorView& in
 
 // ---- Execution -------------------------------------------------------------------------------
 
-bool read_index(const std::byte* p, DType t, __int128* v) {
-  switch (t) {
-    case DType::kInt8: { std::int8_t x; std::memcpy(&x, p, 1); *v = x; return true; }
-    case DType::kUInt8: { std::uint8_t x; std::memcpy(&x, p, 1); *v = x; return true; }
-    case DType::kInt16: { std::int16_t x; std::memcpy(&x, p, 2); *v = x; return true; }
-    case DType::kUInt16: { std::uint16_t x; std::memcpy(&x, p, 2); *v = x; return true; }
-    case DType::kInt32: { std::int32_t x; std::memcpy(&x, p, 4); *v = x; return true; }
-    case DType::kUInt32: { std::uint32_t x; std::memcpy(&x, p, 4); *v = x; return true; }
-    case DType::kInt64: { std::int64_t x; std::memcpy(&x, p, 8); *v = x; return true; }
-    case DType::kUInt64: { std::uint64_t x; std::memcpy(&x, p, 8); *v = x; return true; }
-    default: return false;
-  }
-}
-
-Status find_out_of_range(const Lowering& l, const TensorView& v) {
-  const IndexErrorContext& c = l.index_errors;
-  if (c.labels.empty() || v.data == nullptr) return Status::Ok();
-  const int r = v.rank();
-  const auto es = static_cast<std::int64_t>(element_size(v.dtype));
-  std::vector<std::int64_t> pos(static_cast<std::size_t>(r), 0);
-  for (std::int64_t e = 0, n = v.numel(); e < n; ++e) {
-    std::int64_t off = 0;
-    for (int d = 0; d < r; ++d) off += pos[static_cast<std::size_t>(d)] * v.strides[d];
-    __int128 value = 0;
-    read_index(static_cast<const std::byte*>(v.data) + off * es, v.dtype, &value);
-    const std::size_t j = c.coordinate_dim < 0 ? 0 : static_cast<std::size_t>(pos[static_cast<std::size_t>(c.coordinate_dim)]);
-    const std::int64_t size = j < c.sizes.size() ? c.sizes[j] : 0, lo = c.negatives_wrap ? -size : 0;
-    if (j < c.sizes.size() && (value < lo || value >= size)) {
-      std::string p;
-      for (int d = 0; d < r; ++d) p += (d ? "," : "") + str(pos[static_cast<std::size_t>(d)]);
-      const std::string text = value > INT64_MAX ? std::to_string(static_cast<unsigned long long>(value))
-                                                 : str(static_cast<std::int64_t>(value));
-      return OutOfRange(l.op + ": " + c.indices_name + "[" + p + "] = " + text + " is out of range for " +
-                        c.labels[j] + " of size " + str(size) + " (valid range [" + str(lo) + ", " +
-                        str(size) + "))" +
-                        (c.rule.empty() || (c.rule_on_negatives && value >= 0) ? "" : "; " + c.rule));
-    }
-    for (int d = r - 1; d >= 0; --d) {
-      if (++pos[static_cast<std::size_t>(d)] < v.shape[d]) break;
-      pos[static_cast<std::size_t>(d)] = 0;
-    }
-  }
-  return Status::Ok();
-}
-
 Status check_indices_now(const Lowering& l) {
   if (l.device == Device::kCUDA) return Status::Ok();
-  return find_out_of_range(l, l.index_errors.indices);
+  return detail::find_out_of_range(l, l.index_errors.indices);
 }
 
 }  // namespace multigather::frontends

@@ -4,7 +4,8 @@
 #include <iomanip>
 #include <sstream>
 
-#include "frontends/lowering.hpp"
+#include "explain/explain_text.hpp"
+#include "frontends/recipes.hpp"
 
 namespace multigather {
 namespace {
@@ -128,12 +129,12 @@ std::string scatter_lines(const Lowering& l) {
 
 }  // namespace
 
-namespace frontends {
+namespace detail {
 std::string explain_formula(const Lowering& l) { return written_formula(l); }
 std::string explain_resolution(const Lowering& l) { return resolution(l); }
 std::string explain_dimension_table(const Lowering& l) { return dimension_table(l); }
 std::string explain_duplicate_rule(const Lowering& l) { return duplicate_rule(l); }
-}  // namespace frontends
+}  // namespace detail
 
 // The text of a gather's lowering (and the base of a scatter's).
 static std::string explain_lowering_gather(const Lowering& l, const TensorView& input, const TensorView& indices) {

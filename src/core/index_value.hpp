@@ -1,0 +1,55 @@
+// Internal: one index element of a run-time index dtype, read exactly (uint64 values above
+// INT64_MAX included), and its text. The one reader for every place that reads an index whose
+// type is known only at run time: the reference kernels, the out-of-range messages
+// (plan/index_errors.cpp), the frontends that read index values (StableHLO's start indices) and
+// the pictures. The CPU and CUDA engines read typed indices (kernels/cpu/resolve.hpp,
+// kernels/cuda/gather_rows.hpp), dispatched once per call.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string>
+
+#include "multigather/dtype.hpp"
+
+namespace multigather::detail {
+
+/// The element at byte address `p` when `t` is an integer dtype (*value set, true); false
+/// (and *value untouched) for any other dtype.
+inline bool read_index(const std::byte* p, DType t, __int128* value) noexcept {
+  switch (t) {
+    case DType::kInt8: { std::int8_t x; std::memcpy(&x, p, 1); *value = x; return true; }
+    case DType::kUInt8: { std::uint8_t x; std::memcpy(&x, p, 1); *value = x; return true; }
+    case DType::kInt16: { std::int16_t x; std::memcpy(&x, p, 2); *value = x; return true; }
+    case DType::kUInt16: { std::uint16_t x; std::memcpy(&x, p, 2); *value = x; return true; }
+    case DType::kInt32: { std::int32_t x; std::memcpy(&x, p, 4); *value = x; return true; }
+    case DType::kUInt32: { std::uint32_t x; std::memcpy(&x, p, 4); *value = x; return true; }
+    case DType::kInt64: { std::int64_t x; std::memcpy(&x, p, 8); *value = x; return true; }
+    case DType::kUInt64: { std::uint64_t x; std::memcpy(&x, p, 8); *value = x; return true; }
+    default: return false;
+  }
+}
+
+/// read_index's value, 0 for a non-integer dtype.
+inline __int128 read_index_value(const std::byte* p, DType t) noexcept {
+  __int128 v = 0;
+  read_index(p, t, &v);
+  return v;
+}
+
+/// An index value as text: every int64 and uint64 value exactly ("-3", "18446744073709551615").
+inline std::string index_text(__int128 v) {
+  if (v >= INT64_MIN && v <= INT64_MAX) return std::to_string(static_cast<std::int64_t>(v));
+  if (v >= 0 && v <= static_cast<__int128>(UINT64_MAX)) return std::to_string(static_cast<std::uint64_t>(v));
+  const bool negative = v < 0;  // beyond 64 bits (arithmetic on indices, never a stored value)
+  unsigned __int128 u = negative ? static_cast<unsigned __int128>(-(v + 1)) + 1 : static_cast<unsigned __int128>(v);
+  std::string s;
+  while (u != 0) {
+    s.insert(s.begin(), static_cast<char>('0' + static_cast<int>(u % 10)));
+    u /= 10;
+  }
+  return negative ? "-" + s : s;
+}
+
+}  // namespace multigather::detail
