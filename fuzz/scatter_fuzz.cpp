@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "fuzz_support.hpp"
-#include "kernels/cpu/scatter.hpp"
+#include "kernels/cpu/scatter_engine.hpp"
 #include "multigather/scatter.hpp"
 
 using namespace multigather;

@@ -31,7 +31,7 @@
 #include "multigather/cuda.hpp"
 #include "multigather/execute.hpp"
 #include "multigather/lowering.hpp"
-#include "plan/scatter.hpp"
+#include "plan/scatter_plan.hpp"
 #include "cuda_test_support.hpp"
 #include "scatter_cases.hpp"
 

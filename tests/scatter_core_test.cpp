@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "kernels/combine.hpp"
-#include "kernels/cpu/scatter.hpp"
+#include "kernels/cpu/scatter_engine.hpp"
 #include "scatter_cases.hpp"
 #include "multigather/gather.hpp"
 #include "multigather/scatter.hpp"
