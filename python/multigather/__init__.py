@@ -28,7 +28,7 @@ import sys as _sys
 
 import numpy as _np
 
-from . import _interop, _jax_ffi, _registry
+from . import _interop, _jax_ffi, _registry, _torch_route
 from . import _multigather as _core
 
 __all__ = ["gather_multiaxis", "scatter_multiaxis", "run", "ops", "output_shape", "explain", "Svg",
@@ -140,9 +140,9 @@ def gather_multiaxis(
         result = _gather_numpy(input, indices, axes, index_mode, negative_indices, fill_value, out)
         if result is not NotImplemented:
             return result
-    elif out is None and _interop.torch_op_needed(input, indices):
+    elif out is None and _torch_route.torch_op_needed(input, indices):
         # torch.ops.multigather.gather_multiaxis: autograd, torch.compile, torch.export.
-        return _interop.torch_ops().gather_multiaxis(input, indices, list(axes), index_mode,
+        return _torch_route.torch_ops().gather_multiaxis(input, indices, list(axes), index_mode,
                                                      bool(negative_indices), fill_value)
     if _jax_ffi.traced(input, indices):
         # Inside jax.jit / grad / vmap / shard_map: the XLA FFI custom call (multigather._jax_ffi).
@@ -227,9 +227,9 @@ def scatter_multiaxis(
     # Plain numpy arrays: the extension's NumPy C-API path (the per-call cost of tiny scatters);
     # NotImplemented for anything it does not take as is, and for bad arguments (the general
     # path below words the message).
-    if out is None and _interop.torch_op_needed(input, indices, updates):
+    if out is None and _torch_route.torch_op_needed(input, indices, updates):
         # torch.ops.multigather.scatter_multiaxis: autograd, torch.compile, torch.export.
-        return _interop.torch_ops().scatter_multiaxis(
+        return _torch_route.torch_ops().scatter_multiaxis(
             input, indices, updates, list(axes), reduction, index_mode, bool(negative_indices),
             bool(include_input))
     result = _core.scatter_numpy(input, indices, updates, axes, reduction, index_mode,
@@ -400,4 +400,4 @@ def explain(op: str, input_shape: Sequence[int] | None = None,
 from . import coreml, dml, jax, mlir, numpy, onnx, stablehlo, tf, torch, tosa, webnn  # noqa: E402,F401
 
 if "torch" in _sys.modules:  # register torch.ops.multigather.* now (before any tracing)
-    _interop.torch_ops()
+    _torch_route.torch_ops()

@@ -170,8 +170,6 @@ def _advanced_scatter(name: str, reduction: str, view: Any, arrays: list, positi
     a view of ``view`` hold the broadcast index shape where numpy puts it."""
     import numpy as np
 
-    from . import scatter_multiaxis
-
     torch_mode = type(view).__module__.split(".", 1)[0] == "torch"
     if torch_mode:
         import torch
@@ -217,7 +215,7 @@ def _advanced_scatter(name: str, reduction: str, view: Any, arrays: list, positi
         u = torch.as_tensor(b, dtype=view.dtype).broadcast_to(result_shape).reshape(gshape)
     else:
         u = np.broadcast_to(np.asarray(b, dtype=view.dtype), result_shape).reshape(gshape)
-    scatter_multiaxis(target, idx, u, axes, reduction=reduction, out=target)
+    run_scatter("scatter_multiaxis", target, idx, u, target, axes=axes, reduction=reduction)
 
 
 def add_at(a: Any, indices: Any, b: Any) -> None:

@@ -35,54 +35,14 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from . import _interop
-from ._interop import torch_op_needed, torch_ops
-from ._registry import fast_op, run_fast, run_general, run_scatter
-
-_GATHER = fast_op("torch.gather", "dim")
-_TAKE = fast_op("torch.take")
-_TAKE_ALONG_DIM = fast_op("torch.take_along_dim", "dim")
-_INDEX_SELECT = fast_op("torch.index_select", "dim")
+from ._registry import run_fast, run_general, run_scatter
+from . import _torch_route
+from ._torch_impl import _GATHER, _INDEX_SELECT, _TAKE, _TAKE_ALONG_DIM, _embedding
+from ._torch_route import torch_op_needed, torch_ops
 
 __all__ = ["gather", "take", "take_along_dim", "index_select", "embedding", "index_copy", "index_fill", "put", "index_put",
            "scatter", "scatter_add",
            "scatter_reduce", "index_add"]
-
-
-def _gather(input: Any, dim: int, index: Any) -> Any:
-    """``gather`` on any array, without the torch-op route: the real implementation of
-    torch.ops.multigather.gather (registry op "torch.gather")."""
-    result = run_fast(_GATHER, input, index, None, dim)
-    if result is NotImplemented:
-        result = run_general("torch.gather", input, index, dim=dim)
-    return result
-
-
-def _take(input: Any, index: Any) -> Any:
-    """``take`` on any array, without the torch-op route: the real implementation of
-    torch.ops.multigather.take (registry op "torch.take")."""
-    result = run_fast(_TAKE, input, index, None)
-    if result is NotImplemented:
-        result = run_general("torch.take", input, index)
-    return result
-
-
-def _take_along_dim(input: Any, indices: Any, dim: Optional[int] = None) -> Any:
-    """``take_along_dim`` on any array, without the torch-op route: the real implementation of
-    torch.ops.multigather.take_along_dim (registry op "torch.take_along_dim")."""
-    result = run_fast(_TAKE_ALONG_DIM, input, indices, None, dim)
-    if result is NotImplemented:
-        result = run_general("torch.take_along_dim", input, indices, dim=dim)
-    return result
-
-
-def _index_select(input: Any, dim: int, index: Any) -> Any:
-    """``index_select`` on any array, without the torch-op route: the real implementation of
-    torch.ops.multigather.index_select (registry op "torch.index_select")."""
-    result = run_fast(_INDEX_SELECT, input, index, None, dim)
-    if result is NotImplemented:
-        result = run_general("torch.index_select", input, index, dim=dim)
-    return result
 
 
 def gather(input: Any, dim: int, index: Any) -> Any:
@@ -93,7 +53,7 @@ def gather(input: Any, dim: int, index: Any) -> Any:
     (any dtype, rank and sizes, as PyTorch does). Raises IndexError, ValueError (dims, sizes),
     TypeError (dtypes). Torch tensors needing autograd or tracing: ``torch.ops.multigather.gather``
     (differentiable in input). Registry op "torch.gather"."""
-    if not _interop.is_compiling():  # eager calls; torch.compile traces the torch op below
+    if not _torch_route.is_compiling():  # eager calls; torch.compile traces the torch op below
         result = run_fast(_GATHER, input, index, None, dim)
         if result is not NotImplemented:
             return result
@@ -107,7 +67,7 @@ def take(input: Any, index: Any) -> Any:
     wrap once, other out-of-range indices (and any non-empty take from an empty input) are
     IndexError. Torch tensors: ``torch.ops.multigather.take`` (differentiable in input).
     Registry op "torch.take"."""
-    if not _interop.is_compiling():  # eager calls; torch.compile traces the torch op below
+    if not _torch_route.is_compiling():  # eager calls; torch.compile traces the torch op below
         result = run_fast(_TAKE, input, index, None)
         if result is not NotImplemented:
             return result
@@ -124,7 +84,7 @@ def take_along_dim(input: Any, indices: Any, dim: Optional[int] = None) -> Any:
     (any dtype when empty), negative and out-of-range indices are IndexError. Raises
     IndexError, ValueError, TypeError. Torch tensors: ``torch.ops.multigather.take_along_dim``
     (differentiable in input). Registry op "torch.take_along_dim"."""
-    if not _interop.is_compiling():  # eager calls; torch.compile traces the torch op below
+    if not _torch_route.is_compiling():  # eager calls; torch.compile traces the torch op below
         result = run_fast(_TAKE_ALONG_DIM, input, indices, None, dim)
         if result is not NotImplemented:
             return result
@@ -140,7 +100,7 @@ def index_select(input: Any, dim: int, index: Any) -> Any:
     when another dim of input is 0 (an empty result), as PyTorch does. Torch tensors:
     ``torch.ops.multigather.index_select`` (differentiable in input). Registry op
     "torch.index_select"."""
-    if not _interop.is_compiling():  # eager calls; torch.compile traces the torch op below
+    if not _torch_route.is_compiling():  # eager calls; torch.compile traces the torch op below
         result = run_fast(_INDEX_SELECT, input, index, None, dim)
         if result is not NotImplemented:
             return result
@@ -168,29 +128,6 @@ def embedding(input: Any, weight: Any, padding_idx: Optional[int] = None) -> Any
     if torch_op_needed(weight, input):
         return torch_ops().embedding(input, weight, padding_idx)
     return _embedding(input, weight, padding_idx)
-
-
-def _check_embedding(weight: Any, padding_idx: Optional[int]) -> None:
-    if len(weight.shape) != 2:
-        raise ValueError(f"embedding: weight must be 2-D (num_embeddings, embedding_dim), not "
-                         f"{len(weight.shape)}-D of shape {list(weight.shape)}")
-    if padding_idx is not None and not 0 <= padding_idx < weight.shape[0]:
-        raise ValueError(f"embedding: padding_idx = {padding_idx} must be within "
-                         f"[-num_embeddings, num_embeddings) = [{-weight.shape[0]}, "
-                         f"{weight.shape[0]})")
-
-
-def _embedding(input: Any, weight: Any, padding_idx: Optional[int] = None) -> Any:
-    """``embedding`` on any array, without the torch-op route (padding_idx already
-    non-negative): the real implementation of torch.ops.multigather.embedding, registry op
-    "torch.index_select" (dim 0) on the flattened indices."""
-    _check_embedding(weight, padding_idx)
-    if not hasattr(input, "reshape"):
-        import numpy as np
-
-        input = np.asarray(input)
-    rows = _index_select(weight, 0, input.reshape(-1))
-    return rows.reshape(tuple(input.shape) + (int(weight.shape[1]),))
 
 
 _SCATTER_DOC = """ Same number of dims for input, index and src (0-D counts as 1-D); index int64 (or

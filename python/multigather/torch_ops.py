@@ -50,7 +50,7 @@ from torch import Tensor
 from torch.types import Number
 
 from . import _registry
-from . import torch as _mgtorch
+from . import _torch_impl as _impl
 
 __all__ = ["gather_multiaxis", "scatter_multiaxis", "gather", "take", "take_along_dim",
            "index_select", "embedding"]
@@ -291,7 +291,7 @@ def _scatter_add(input_shape, indices: Tensor, updates: Tensor, axes: List[int],
 @torch.library.custom_op("multigather::gather", mutates_args=())
 def gather(input: Tensor, dim: int, index: Tensor) -> Tensor:
     """torch.gather on registry op "torch.gather" (see ``multigather.torch.gather``)."""
-    return _fresh(_mgtorch._gather(_plain(input), dim, index), input, index)
+    return _fresh(_impl._gather(_plain(input), dim, index), input, index)
 
 
 @gather.register_fake
@@ -336,7 +336,7 @@ gather.register_autograd(_gather_backward, setup_context=_gather_setup)
 @torch.library.custom_op("multigather::take", mutates_args=())
 def take(input: Tensor, index: Tensor) -> Tensor:
     """torch.take on registry op "torch.take" (see ``multigather.torch.take``)."""
-    return _fresh(_mgtorch._take(_plain(input), index), input, index)
+    return _fresh(_impl._take(_plain(input), index), input, index)
 
 
 @take.register_fake
@@ -366,7 +366,7 @@ take.register_autograd(_take_backward, setup_context=_take_setup)
 def take_along_dim(input: Tensor, indices: Tensor, dim: Optional[int] = None) -> Tensor:
     """torch.take_along_dim on registry op "torch.take_along_dim" (see
     ``multigather.torch.take_along_dim``)."""
-    return _fresh(_mgtorch._take_along_dim(_plain(input), indices, dim), input, indices)
+    return _fresh(_impl._take_along_dim(_plain(input), indices, dim), input, indices)
 
 
 @take_along_dim.register_fake
@@ -410,7 +410,7 @@ take_along_dim.register_autograd(_take_along_dim_backward, setup_context=_take_a
 def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
     """torch.index_select on registry op "torch.index_select" (see
     ``multigather.torch.index_select``)."""
-    return _fresh(_mgtorch._index_select(_plain(input), dim, index), input, index)
+    return _fresh(_impl._index_select(_plain(input), dim, index), input, index)
 
 
 @index_select.register_fake
@@ -454,12 +454,12 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: Optional[int] = None) 
     """F.embedding(input, weight, padding_idx): out[..., :] = weight[input[...], :], of shape
     input.shape + [embedding_dim]; registry op "torch.index_select" (dim 0) on the flattened
     indices. padding_idx (non-negative here) only stops that row's gradient."""
-    return _fresh(_mgtorch._embedding(input, _plain(weight), padding_idx), input, weight)
+    return _fresh(_impl._embedding(input, _plain(weight), padding_idx), input, weight)
 
 
 @embedding.register_fake
 def _(input, weight, padding_idx=None):
-    _mgtorch._check_embedding(weight, padding_idx)
+    _impl._check_embedding(weight, padding_idx)
     rows = _infer("torch.index_select", weight, input.reshape(-1), dim=0,
                   symbolic=lambda: [input.numel(), weight.shape[1]])
     return weight.new_empty(list(input.shape) + rows[1:])

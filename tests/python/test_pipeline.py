@@ -464,9 +464,13 @@ STRUCT_FIELDS = {
 
 
 def _fast_handles(module) -> dict[str, tuple[str, list[str]]]:
-    """Module-level ``NAME = fast_op("op", "attr", ...)`` assignments: NAME -> (op, attrs)."""
+    """Module-level ``NAME = fast_op("op", "attr", ...)`` assignments: NAME -> (op, attrs),
+    including the handles a module imports from a sibling (``from ._torch_impl import _GATHER``)."""
     handles = {}
     for node in ast.parse(inspect.getsource(module)).body:
+        if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module:
+            sibling = _fast_handles(importlib.import_module(f"multigather.{node.module}"))
+            handles.update({a.asname or a.name: sibling[a.name] for a in node.names if a.name in sibling})
         if (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
                 and isinstance(node.value.func, ast.Name) and node.value.func.id == "fast_op"):
             values = [a.value for a in node.value.args if isinstance(a, ast.Constant)]

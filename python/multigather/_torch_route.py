@@ -1,0 +1,80 @@
+"""Which road a torch call takes: ``torch.ops.multigather.*`` (the dispatcher, autograd,
+torch.compile) or the op's real implementation directly (``multigather._torch_impl``), and the
+loading of ``multigather.torch_ops`` (whose import registers the torch ops) the first time a torch
+tensor is seen. Never imports torch itself.
+
+Imports: torch_ops (lazily), which imports _torch_impl and _registry; nothing here is imported
+back by them (no import circle).
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+# torch.Tensor once the PyTorch ops are registered (multigather.torch_ops), else None; and
+# PyTorch's state queries, bound once (their attribute lookups cost more than the calls).
+_TORCH_TENSOR: Any = None
+_TORCH_OPS: Any = None
+_is_compiling: Any = None
+_torch_function_mode: Any = None
+_dispatch_modes: Any = None
+_grad_enabled: Any = None
+_functorch_wrapped: Any = None
+
+
+def is_compiling() -> bool:
+    """Whether torch.compile / torch.export is tracing this call: torch.compiler.is_compiling
+    once torch is imported (torch_ops() rebinds this name to it, so that a wrapper's check is
+    one C-level call that Dynamo folds to True while tracing), else False."""
+    if "torch" in sys.modules:
+        torch_ops()
+        return _is_compiling()
+    return False
+
+
+def torch_ops() -> Any:
+    """The module multigather.torch_ops (its import registers torch.ops.multigather.*)."""
+    global _TORCH_OPS, _TORCH_TENSOR, _is_compiling, _torch_function_mode, _dispatch_modes
+    global _grad_enabled, is_compiling, _functorch_wrapped
+    if _TORCH_OPS is None:
+        from . import torch_ops as module
+
+        torch = sys.modules["torch"]
+        _is_compiling = is_compiling = torch.compiler.is_compiling
+        _torch_function_mode = torch._C._is_torch_function_mode_enabled
+        _dispatch_modes = torch._C._len_torch_dispatch_stack
+        _grad_enabled = torch.is_grad_enabled
+        _functorch_wrapped = getattr(getattr(torch._C, "_functorch", None),
+                                     "is_functorch_wrapped_tensor", lambda t: False)
+        _TORCH_TENSOR = torch.Tensor
+        _TORCH_OPS = module
+    return _TORCH_OPS
+
+
+def torch_op_needed(input: Any, *others: Any) -> bool:
+    """Whether a call on ``input`` (and ``others``) must go through ``torch.ops.multigather.*``:
+    input is a torch tensor and autograd or PyTorch's tracing could see the call (an operand
+    that requires grad in grad mode, torch.compile / torch.export, a FakeTensor or other tensor
+    subclass, a meta tensor (the op's fake kernel gives the meta result), a tensor inside a
+    torch.func transform (vmap, grad: functorch's wrapped tensors), an active torch function or
+    dispatch mode). False for plain tensors in eager mode:
+    the caller runs the op's real implementation directly (the same execute path, without the
+    dispatcher's ~20 us), and for non-torch arrays. Registers the ops the first time torch is
+    seen imported; never imports torch itself."""
+    cls = _TORCH_TENSOR
+    if cls is None:
+        if "torch" not in sys.modules:
+            return False
+        torch_ops()
+        cls = _TORCH_TENSOR
+    if not isinstance(input, cls):
+        return False
+    if _is_compiling() or _torch_function_mode() or _dispatch_modes():
+        return True
+    grad = _grad_enabled()
+    for t in (input, *others):
+        if isinstance(t, cls) and (type(t) is not cls or (grad and t.requires_grad) or
+                                   _functorch_wrapped(t) or t.is_meta):
+            return True
+    return False
