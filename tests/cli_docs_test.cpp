@@ -1,5 +1,5 @@
 // `multigather ops --format=text|md|json|reference` (tools/cli/op_tables.cpp) and the documents
-// generated from it: docs/quick_reference.md and the op table in README.md's "### Framework
+// generated from it: docs/quick_reference.md and the op table in docs/cli.md's "### Framework
 // ops" must be exactly what the registry generates today (tools/update_docs.sh rewrites both),
 // and the JSON must hold every registry row.
 #include <gtest/gtest.h>
@@ -56,7 +56,7 @@ TEST(CliDocs, QuickReferenceIsGeneratedFromTheRegistry) {
 TEST(CliDocs, ReadmeOpTableIsGeneratedFromTheRegistry) {
   const CliResult r = cli_run({"ops", "--format=md"});
   ASSERT_EQ(r.code, 0) << r.err;
-  const std::string readme = source_file("README.md");
+  const std::string readme = source_file("docs/cli.md");
   const std::size_t section = readme.find("\n### Framework ops\n");
   ASSERT_NE(section, std::string::npos);
   const std::size_t begin = readme.find("\n| class | ops | flags |\n", section);
@@ -66,7 +66,7 @@ TEST(CliDocs, ReadmeOpTableIsGeneratedFromTheRegistry) {
   std::size_t end = begin + 1;
   while (end < readme.size() && readme[end] == '|') end = readme.find('\n', end) + 1;
   EXPECT_EQ(readme.substr(begin + 1, end - begin - 1), r.out)
-      << "README.md's op table differs from `multigather ops --format=md`; " << kRegenerate;
+      << "docs/cli.md's op table differs from `multigather ops --format=md`; " << kRegenerate;
   // Every op appears once, in one row.
   for (const OpSpec& op : op_registry()) {
     const std::size_t at = r.out.find("`" + op.name + "`");

@@ -131,10 +131,10 @@ TEST_F(CliFrontends, FrameworkErrorsKeepTheirMessageAndExitCode) {
   EXPECT_EQ(r.code, cli::kExitUsage);
 }
 
-// The README's `explain` examples (gather_multiaxis in "The multigather command-line tool",
-// tf.gather in "Framework ops") are the real output of the commands they show.
+// docs/cli.md's `explain` examples (gather_multiaxis in "Usage", tf.gather in "Framework ops";
+// they were the README's) are the real output of the commands they show.
 TEST_F(CliFrontends, ReadmeExplainExampleIsTheRealOutput) {
-  std::ifstream f(std::string(MULTIGATHER_SOURCE_DIR) + "/README.md");
+  std::ifstream f(std::string(MULTIGATHER_SOURCE_DIR) + "/docs/cli.md");
   const std::string readme((std::istreambuf_iterator<char>(f)), {});
   for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
            {"explain", "gather_multiaxis", "--input-shape=4,2,1,2", "--indices-shape=1,3,2,2", "--axes=1"},

@@ -88,7 +88,7 @@ std::string_view descr_of(DType dtype) noexcept;
 std::string to_npy_bytes(const TensorView& view);
 
 /// Writes the concatenation of `pieces` to `path` as np.save writes a file, never leaving a
-/// partial file where a regular file is (the destination rules of README.md's "--output"):
+/// partial file where a regular file is (the destination rules of docs/cli.md's "--output"):
 /// - `path` is followed through its symbolic links (at most 40): the write goes to the file a
 ///   link names, in that file's folder; a dangling link's missing file is created.
 /// - A regular file (or none): the bytes go to a new temporary file in the same folder,

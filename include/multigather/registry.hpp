@@ -3,7 +3,7 @@
 // One row (OpSpec) per framework gather: its name, family, equivalence class, signature,
 // formula, source document, operand names, typed attributes and lowering function. The row is
 // the one source of an op's facts: the CLI (`multigather ops | run OP | explain OP`), the C and
-// Python APIs, `explain`, the README op table and the Python wrappers' checks all read it.
+// Python APIs, `explain`, docs/cli.md's op table and the Python wrappers' checks all read it.
 #pragma once
 
 #include <cstdint>

@@ -467,7 +467,7 @@ static void test_infer_shape(void) {
   CHECK_ERROR(mg_infer_shape("gather_multiaxis", &in, &idx, attrs, 1, shape, 3, &rank),
               MG_ERROR_INVALID_ARGUMENT, "room for 3");
   {
-    /* the README's tf.gather example: params [3,5], indices [3,2], axis 1, batch_dims 1 -> [3,2] */
+    /* docs/cli.md's tf.gather example: params [3,5], indices [3,2], axis 1, batch_dims 1 -> [3,2] */
     const int64_t p_shape[2] = {3, 5}, i_shape[2] = {3, 2};
     mg_tensor p = tensor(NULL, MG_DTYPE_FLOAT32, 2, p_shape, NULL);
     mg_tensor i = tensor(NULL, MG_DTYPE_INT64, 2, i_shape, NULL);
@@ -541,7 +541,7 @@ static void test_errors(void) {
   mg_tensor_mut out = tensor_mut(output, MG_DTYPE_INT64, 2, out_shape, NULL);
   mg_attr attrs[1];
 
-  /* an out-of-range index (the README's example) */
+  /* an out-of-range index (docs/cli.md's exit-code example) */
   CHECK_ERROR(mg_gather_multiaxis(&in, &idx, axes, 1, NULL, &out, NULL), MG_ERROR_OUT_OF_RANGE,
               "indices[1,0] = 10 is out of range for axis 0 of size 4 (valid range [-4, 4))");
   /* the same through a framework op, named in its terms */

@@ -7,14 +7,14 @@
 //
 // Every option accepts `--name=value` and `--name value`, spelled with dashes or underscores.
 // On failure one line starting "multigather: error: " goes to `err` and the exit code says
-// which kind of failure it was (ExitCode). README.md documents the commands.
+// which kind of failure it was (ExitCode). docs/cli.md documents the commands.
 #pragma once
 
 #include <ostream>
 
 namespace multigather::cli {
 
-/// Exit codes of the tool (documented in README.md; tests assert them).
+/// Exit codes of the tool (documented in docs/cli.md; tests assert them).
 enum ExitCode : int {
   kExitOk = 0,
   kExitInternal = 1,    // a bug in multigather, or out of memory

@@ -65,12 +65,12 @@ std::vector<const OpSpec*> ops_in_listing_order();
 std::string flag_of(std::string_view attribute);
 
 /// Whether the CLI requires the attribute's flag although the registry gives it a default
-/// (gather_multiaxis --axes: the README documents it as required, `--axes=` is the empty list).
+/// (gather_multiaxis --axes: docs/cli.md documents it as required, `--axes=` is the empty list).
 bool flag_is_required(const OpSpec& op, const AttrSpec& attribute);
 
 /// The texts of `multigather ops --format=...` (op_tables.cpp), generated from the registry:
 ///  - text: each op's name, then "    [class] signature: formula";
-///  - md: the README's framework-op table (class | ops | flags);
+///  - md: docs/cli.md's framework-op table (class | ops | flags);
 ///  - json: the registry rows (name, family, class, signature, formula, source, operand names,
 ///    attributes with flag, type, default, choices, help, required);
 ///  - reference: docs/quick_reference.md (one section per op).

@@ -1,4 +1,4 @@
-// `multigather ops --format=text|md|json|reference`: the registry rows as text, as the README's
+// `multigather ops --format=text|md|json|reference`: the registry rows as text, as docs/cli.md's
 // framework-op table, as JSON and as docs/quick_reference.md. Everything here is generated from
 // the registry (multigather/registry.hpp); tools/update_docs.sh writes the two documents and
 // tests/cli_docs_test.cpp fails when they differ from what this file generates.
