@@ -7,15 +7,17 @@
 #     LD_LIBRARY_PATH=$PREFIX/lib ./app
 #
 # Checks that multigather.pc is relocatable (no absolute path of the prefix in it) and names this
-# prefix, that the installed libmultigather.so.<VERSION> has the SONAME libmultigather.so.<SOVERSION>
-# and exports the C and C++ APIs, that the program links the SHARED library (NEEDED
-# libmultigather.so.<SOVERSION>, no RPATH/RUNPATH from the .pc, ldd finds the prefix's copy) and
-# computes the right result; and that `pkg-config --static --libs` (Libs.private) is enough to
+# prefix, that the installed libmultigather.so.<VERSION> has the SONAME
+# libmultigather.so.<SOVERSION> and exports the C and C++ APIs, that the program links the
+# SHARED library (NEEDED libmultigather.so.<SOVERSION>, no RPATH/RUNPATH from the .pc, ldd finds
+# the prefix's copy) and computes the right result; and that `pkg-config --static --libs` (Libs.private) is enough to
 # link the static libmultigather.a from C. pkg-config missing is a failure, not a skip
 # (scripts/setup.sh installs it).
 #
 #   cmake -DPREFIX=... -DLIBDIR=lib -DCC=cc -DSOURCE=pkg_config_consumer.c -DWORK_DIR=...
-#         -DVERSION=0.1.0 -DSOVERSION=0.1 [-DSANITIZE=address,undefined] -P pkg_config_test.cmake
+#         -DVERSION=0.1.0 -DSOVERSION=0.1 [-DSANITIZE=address,undefined] [-DSTATIC=OFF]
+#         -P pkg_config_test.cmake
+# (STATIC=OFF: a BUILD_SHARED_LIBS build, which installs no libmultigather.a.)
 cmake_minimum_required(VERSION 3.25)
 foreach(_var PREFIX LIBDIR CC SOURCE WORK_DIR VERSION SOVERSION)
   if(NOT DEFINED ${_var} OR "${${_var}}" STREQUAL "")
@@ -58,8 +60,14 @@ function(run out_var)
 endfunction()
 
 # ---- The installed files --------------------------------------------------------------------
-foreach(_file "${pc}" "${libdir}/${so}" "${libdir}/${so}.${SOVERSION}" "${libdir}/${so}.${VERSION}"
-              "${libdir}/libmultigather.a")
+if(NOT DEFINED STATIC)
+  set(STATIC ON)
+endif()
+set(_files "${pc}" "${libdir}/${so}" "${libdir}/${so}.${SOVERSION}" "${libdir}/${so}.${VERSION}")
+if(STATIC)
+  list(APPEND _files "${libdir}/libmultigather.a")
+endif()
+foreach(_file IN LISTS _files)
   if(NOT EXISTS "${_file}")
     fail("${_file} is not installed")
   endif()
@@ -84,7 +92,8 @@ endif()
 message(STATUS "SONAME ${CMAKE_MATCH_1}")
 # The C API and the C++ API are exported (defined, default visibility).
 run(symbols "${READELF}" --dyn-syms -W "${libdir}/${so}.${VERSION}")
-foreach(_sym mg_gather_multiaxis mg_run_op mg_last_error "_ZN11multigather16gather_multiaxis[A-Za-z0-9_]*")
+foreach(_sym mg_gather_multiaxis mg_run_op mg_last_error
+             "_ZN11multigather16gather_multiaxis[A-Za-z0-9_]*")
   if(NOT symbols MATCHES "FUNC +(GLOBAL|WEAK) +DEFAULT +[0-9]+ ${_sym}\n")
     fail("${so}.${VERSION} does not export ${_sym}")
   endif()
@@ -130,20 +139,22 @@ if(NOT _seen_L OR NOT "-lmultigather" IN_LIST flags)
 endif()
 
 # ---- The static library through Libs.private (first: nothing on LD_LIBRARY_PATH yet) -------
-run(static_flags "${PKG_CONFIG}" --cflags --static --libs multigather)
-string(STRIP "${static_flags}" static_flags)
-message(STATUS "pkg-config --cflags --static --libs multigather: ${static_flags}")
-separate_arguments(static_flags UNIX_COMMAND "${static_flags}")
-list(TRANSFORM static_flags REPLACE "^-lmultigather$" "${libdir}/libmultigather.a")
-set(static_exe "${WORK_DIR}/consumer_static")
-run(_out "${CC}" -std=c99 -pedantic -Wall -Wextra -Werror "${SOURCE}" ${static_flags} ${extra_flags}
-         -o "${static_exe}")
-run(dynamic "${READELF}" -d -W "${static_exe}")
-if(dynamic MATCHES "NEEDED[^\n]*libmultigather")
-  fail("consumer_static needs the shared library:\n${dynamic}")
+if(STATIC)
+  run(static_flags "${PKG_CONFIG}" --cflags --static --libs multigather)
+  string(STRIP "${static_flags}" static_flags)
+  message(STATUS "pkg-config --cflags --static --libs multigather: ${static_flags}")
+  separate_arguments(static_flags UNIX_COMMAND "${static_flags}")
+  list(TRANSFORM static_flags REPLACE "^-lmultigather$" "${libdir}/libmultigather.a")
+  set(static_exe "${WORK_DIR}/consumer_static")
+  run(_out "${CC}" -std=c99 -pedantic -Wall -Wextra -Werror "${SOURCE}" ${static_flags}
+           ${extra_flags} -o "${static_exe}")
+  run(dynamic "${READELF}" -d -W "${static_exe}")
+  if(dynamic MATCHES "NEEDED[^\n]*libmultigather")
+    fail("consumer_static needs the shared library:\n${dynamic}")
+  endif()
+  run(output "${static_exe}")
+  message(STATUS "consumer_static (libmultigather.a + Libs.private): ${output}")
 endif()
-run(output "${static_exe}")
-message(STATUS "consumer_static (libmultigather.a + Libs.private): ${output}")
 
 # ---- The shared library: what a user builds ---------------------------------------------------
 set(exe "${WORK_DIR}/consumer")
