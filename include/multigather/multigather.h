@@ -24,10 +24,19 @@
  *  - Threads: calls may run on several threads (mg_context.num_threads) but return only when
  *    done. Every function may be called from any thread concurrently, on distinct outputs.
  *
- * Building a C program against an installed multigather (a static library of C++20 code, so
- * the link needs the C++ runtime and OpenMP):
+ * Building a C program against an installed multigather (`cmake --install build --prefix
+ * $PREFIX` installs the shared library libmultigather.so, which links its own C++ and OpenMP
+ * runtimes, the static libmultigather.a and the pkg-config file multigather.pc):
  *
- *     cc -std=c99 -I$PREFIX/include app.c $PREFIX/lib/libmultigather.a -lstdc++ -lm -fopenmp
+ *     export PKG_CONFIG_PATH=$PREFIX/lib/pkgconfig
+ *     cc -std=c99 app.c $(pkg-config --cflags --libs multigather) -o app
+ *     LD_LIBRARY_PATH=$PREFIX/lib ./app        (unless $PREFIX/lib is on the loader's path)
+ *
+ * The static library needs what `pkg-config --static --libs multigather` lists after
+ * -lmultigather (the C++ and OpenMP runtimes; a CUDA build adds the static CUDA runtime):
+ *
+ *     cc -std=c99 $(pkg-config --cflags multigather) app.c $PREFIX/lib/libmultigather.a \
+ *         -lstdc++ -lm -lgomp -lpthread
  *
  * or, with CMake, `project(app C CXX)`, `find_package(multigather)`,
  * `target_link_libraries(app multigather::multigather)` and
