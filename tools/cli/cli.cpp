@@ -116,7 +116,7 @@ void add_run_flags(CLI::App& command, RunArgs& a, const CliOp& op) {
       ->type_name("FILE");
   command.add_option("--output", a.output,
                      "Write the result here (.npy; a regular file is replaced atomically, keeping its mode and owner; "
-                     "/dev/null or a FIFO is written through; see README.md); "
+                     "/dev/null or a FIFO is written through; see docs/cli.md); "
                      "without it the result is printed as text")
       ->type_name("FILE");
   command.add_option("--input-dtype", a.input_dtype,
@@ -370,7 +370,7 @@ int run_tool(std::vector<std::string> args, std::ostream& out, std::ostream& err
   CLI::App* ops = app.add_subcommand("ops", "List the available ops (from the op registry)");
   std::string ops_format = "text";
   ops->add_option("--format", ops_format,
-                  "text (default): names and formulas; md: the README's op table; json: the "
+                  "text (default): names and formulas; md: docs/cli.md's op table; json: the "
                   "registry rows; reference: docs/quick_reference.md")
       ->check(CLI::IsMember({"text", "md", "json", "reference"}))
       ->type_name("FORMAT");

@@ -167,7 +167,7 @@ std::string ops_quick_reference() {
       "attribute parser: bools `true`/`false`, `1`/`0`, `yes`/`no`, `on`/`off` in any case, lists\n"
       "`2,1`, `[2,1]`, `(2, 1)`, and the empty list `--flag=`) and the document it follows.\n"
       "Index rules (negative indices, out of range) follow each framework: an attribute that\n"
-      "selects one says so in its help, the README's \"Framework ops\" section summarises them,\n"
+      "selects one says so in its help, docs/cli.md's \"Framework ops\" section summarises them,\n"
       "and `multigather explain OP` prints the one a call uses.\n";
   for (const auto& [cls, ops] : ops_by_class()) {
     const std::string what = class_description(cls);
