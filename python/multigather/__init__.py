@@ -245,27 +245,12 @@ def scatter_multiaxis(
         negative_indices=bool(negative_indices), include_input=bool(include_input))
 
 
-def run(op: str, input: Any, indices: Any, *, updates: Any = None, out: Any = None,
-        **attrs: Any) -> Any:
-    """Runs registry op ``op`` ("gather_multiaxis", "onnx.GatherND", "torch.gather",
-    "numpy.take", "tf.gather", "jax.numpy.take", "stablehlo.gather", "webnn.gather", ...; see
-    ``ops()``) with the framework's attribute names, e.g.
-    ``run("onnx.Gather", data, indices, axis=1)``. Attribute values: ints, lists of ints, bools,
-    floats, enum strings; None means the default (or "none" where the framework allows it, as
-    numpy.take's axis).
-
-    A scatter op ("scatter_multiaxis", ...) takes ``updates`` and returns a new array of
-    input's shape, or writes ``out``, which may be ``input`` itself (in place).
-
-    Returns an array of input's framework (or ``out``, a writable array of the output shape).
-    Raises IndexError for out-of-range indices (the position in the caller's indices),
-    ValueError for an unknown op or attribute and for shapes and attributes the op's rules
-    reject (and for a scatter op without updates; integer attributes outside int64 name the
-    attribute), TypeError for dtypes, MemoryError for an output that cannot be allocated,
-    KeyboardInterrupt for Ctrl-C during the call. A call that raises leaves ``out`` unchanged
-    (CPU); torch conjugate and negative views as ``out`` receive the true values.
-    """
-    return _registry.run(op, input, indices, out=out, updates=updates, **attrs)
+#: multigather.run(op, input, indices, *, updates=None, out=None, **attrs): the one door from
+#: Python into the C++ pipeline, a C function (python/src/op_fast.cpp: run_door): its fast path
+#: (a cached Lowering, then execute) or, for every call that one does not take, the general
+#: path _registry.run_general_call. Its documentation: help(multigather.run).
+run = _core.run
+_core.set_run_fallback(_registry.run_general_call)
 
 
 def ops() -> list[str]:

@@ -17,8 +17,9 @@ from . import _multigather as _core
 OPS: dict[str, dict] = {op["name"]: op for op in _core.registry_ops()}
 
 #: The extension's per-call fast path (python/src/op_fast.cpp): run_op_fast(handle, input,
-#: indices, out, *attrs) with the attributes positionally in the op's declaration order, on
-#: numpy ndarrays, lists and CPU torch tensors; NotImplemented for any call it does not take.
+#: indices, out, *attrs) (a scatter op: handle, input, indices, updates, out, *attrs) with the
+#: attributes positionally in the op's declaration order, on numpy ndarrays, lists and CPU torch
+#: tensors; NotImplemented for any call it does not take.
 run_fast = _core.run_op_fast
 #: Passed to run_fast for an attribute the caller did not give (the op's default applies).
 DEFAULT = _core.default_attr
@@ -60,25 +61,22 @@ def is_scatter(op: str) -> bool:
     return entry is not None and entry["kind"] == "scatter"
 
 
-def run(op: str, input: Any, indices: Any, out: Any = None, updates: Any = None,
-        **attrs: Any) -> Any:
-    """Runs registry op ``op`` on framework arrays (see ``multigather.run``): the fast path
-    when it takes the call, else the general one (DLPack, every framework, the messages).
-    A scatter op takes ``updates`` (and ``out`` may be ``input``: in place)."""
+def run_general_call(op: str, input: Any, indices: Any, *, updates: Any = None, out: Any = None,
+                     **attrs: Any) -> Any:
+    """The general path of ``multigather.run`` (the C door, python/src/op_fast.cpp's run_door,
+    calls it for every call its fast path does not take): every array type through DLPack / the
+    buffer protocol, JAX tracers through the XLA FFI, and the messages of every error."""
     if getattr(input, "requires_grad", False) or getattr(updates, "requires_grad", False):
         # registry ops run outside autograd: never a result silently without a grad_fn.
         _interop._no_grad_check(input if getattr(input, "requires_grad", False) else updates,
                                 "input" if getattr(input, "requires_grad", False) else "updates")
     if updates is not None:
-        return run_scatter(op, input, indices, updates, out, **attrs)
-    entry = None if is_scatter(op) else (_FAST.get(op) or _fast_entry(op))
-    if entry is not None:
-        handle, names = entry
-        if all(k in names for k in attrs):
-            result = run_fast(handle, input, indices, out, *[attrs.get(n, DEFAULT) for n in names])
-            if result is not NotImplemented:
-                return result
+        return run_scatter_general(op, input, indices, updates, out, **attrs)
     return run_general(op, input, indices, out, **attrs)
+
+
+#: run(op, input, indices, *, updates=None, out=None, **attrs): the door (multigather.run).
+run = _core.run
 
 
 def run_general(op: str, input: Any, indices: Any, out: Any = None, **attrs: Any) -> Any:
@@ -91,8 +89,22 @@ def run_general(op: str, input: Any, indices: Any, out: Any = None, **attrs: Any
 
 def run_scatter(op: str, input: Any, indices: Any, updates: Any, out: Any = None,
                 **attrs: Any) -> Any:
-    """A scatter op on framework arrays (DLPack / buffer protocol); ``out`` may be ``input``.
-    JAX tracers go through the XLA FFI (_jax_ffi)."""
+    """A scatter op on framework arrays; ``out`` may be ``input``. The fast path first (numpy
+    arrays, lists, CPU torch tensors: run_fast with the updates), else run_scatter_general."""
+    entry = _FAST.get(op) or _fast_entry(op)
+    if entry is not None:
+        handle, names = entry
+        if all(k in names for k in attrs):
+            result = run_fast(handle, input, indices, updates, out, *[attrs.get(n, DEFAULT) for n in names])
+            if result is not NotImplemented:
+                return result
+    return run_scatter_general(op, input, indices, updates, out, **attrs)
+
+
+def run_scatter_general(op: str, input: Any, indices: Any, updates: Any, out: Any = None,
+                        **attrs: Any) -> Any:
+    """``run_scatter`` without the fast path (DLPack / buffer protocol; JAX tracers through the
+    XLA FFI)."""
     if _jax_ffi.traced(input, indices, updates):
         return _jax_ffi.run(op, input, indices, updates, out, attrs)
     return _interop.call_core_scatter(_core.run_scatter_op, input, indices, updates, out, op=op,

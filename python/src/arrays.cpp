@@ -128,24 +128,28 @@ void set_num_threads(int threads) {
 
 int get_num_threads() noexcept { return default_num_threads.load(std::memory_order_relaxed); }
 
-void raise_if_error(const Status& status) {
+bool set_python_error(const Status& status) noexcept {
+  PyObject* type = PyExc_RuntimeError;
   switch (status.code()) {
-    case StatusCode::kOk: return;
-    case StatusCode::kOutOfRange: throw nb::index_error(status.message().c_str());
-    case StatusCode::kInvalidArgument: throw nb::value_error(status.message().c_str());
-    case StatusCode::kTypeError: throw nb::type_error(status.message().c_str());
+    case StatusCode::kOk: return false;
+    case StatusCode::kOutOfRange: type = PyExc_IndexError; break;
+    case StatusCode::kInvalidArgument: type = PyExc_ValueError; break;
+    case StatusCode::kTypeError: type = PyExc_TypeError; break;
     case StatusCode::kInternal:
-      if (status.message().rfind("Unable to allocate ", 0) == 0) {  // unable_to_allocate
-        PyErr_SetString(PyExc_MemoryError, status.message().c_str());
-        throw nb::python_error();
-      }
+      if (status.message().rfind("Unable to allocate ", 0) == 0) type = PyExc_MemoryError;  // unable_to_allocate
       break;
     case StatusCode::kCancelled:
       // The signal handler's exception (KeyboardInterrupt) is set: python_interrupt_check.
-      if (!PyErr_Occurred()) PyErr_SetString(PyExc_KeyboardInterrupt, status.message().c_str());
-      throw nb::python_error();
+      if (PyErr_Occurred()) return true;
+      type = PyExc_KeyboardInterrupt;
+      break;
   }
-  throw std::runtime_error(status.message());
+  PyErr_SetString(type, status.message().c_str());
+  return true;
+}
+
+void raise_if_error(const Status& status) {
+  if (set_python_error(status)) throw nb::python_error();
 }
 
 PyObject* memory_error(DType dtype, const Dims& shape) {

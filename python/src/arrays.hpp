@@ -47,9 +47,12 @@ GatherOptions options_of(std::string_view index_mode, bool negative_indices, nb:
 void set_num_threads(int threads);
 int get_num_threads() noexcept;
 
-/// Raises the Python exception of a failed Status: IndexError (kOutOfRange), ValueError
-/// (kInvalidArgument), TypeError (kTypeError), RuntimeError (kInternal). The message is the
-/// core's. Does nothing for an ok status.
+/// Sets the Python exception of a failed Status: IndexError (kOutOfRange), ValueError
+/// (kInvalidArgument), TypeError (kTypeError), MemoryError (an allocation failure),
+/// KeyboardInterrupt (kCancelled; the signal handler's own, when one is set), RuntimeError
+/// (anything else). The message is the core's. False, nothing set, for an ok status.
+bool set_python_error(const Status& status) noexcept;
+/// set_python_error, then throws nb::python_error (for nanobind-bound functions).
 void raise_if_error(const Status& status);
 
 /// Sets MemoryError in numpy's words (unable_to_allocate: "Unable to allocate 4.00 EiB for an

@@ -1,6 +1,7 @@
 // The per-call fast path of every registry op from Python: run_op_fast(handle, input, indices,
-// out, *attrs), called by the framework wrappers (multigather.numpy.take, onnx.gather_elements,
-// torch.gather, ...) before the general path (op_bindings.cpp's run_op).
+// out, *attrs) for a gather op, run_op_fast(handle, input, indices, updates, out, *attrs) for a
+// scatter op, called by multigather.run and the framework wrappers (multigather.numpy.take,
+// onnx.gather_elements, torch.gather, ...) before the general path (op_bindings.cpp's run_op).
 //
 // What makes a tiny call cost about what numpy's own take does:
 //  - the op is looked up once (op_handle: its registry index) and the attributes come
@@ -19,8 +20,10 @@
 //    reused blocks when large; for a torch input, a torch tensor on output memory (made by the
 //    hooks, else handed over through a DLPack capsule to torch._C._from_dlpack).
 // Anything else (another array type, ml_dtypes, a non-native byte order, an attribute value of
-// another Python type, a lowering or execution error, ...) answers NotImplemented and the
-// wrapper takes the general path, which gives the same results and the precise messages.
+// another Python type, a lowering error, ...) answers NotImplemented and the wrapper takes the
+// general path, which gives the same results and the precise messages. An error of execute (an
+// index out of range, an overlapping out=) is raised here: it is the general path's error for
+// the same Lowering, and the kernel does not run twice.
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/string_view.h>
@@ -615,12 +618,13 @@ Attributes attributes_of_key(const OpSpec& op, const AttrKey& key) {
 struct CacheEntry {
   std::uint64_t generation = 0;  // bumped when the slot gets another key
   bool valid = false;
-  DType input_dtype = DType::kFloat32, indices_dtype = DType::kFloat32;
+  DType input_dtype = DType::kFloat32, indices_dtype = DType::kFloat32, updates_dtype = DType::kFloat32;
   Dims input_shape, input_strides, indices_shape, indices_strides;
+  Dims updates_shape, updates_strides;  // scatter ops
   AttrKey attrs;
   std::unique_ptr<Lowering> lowering;  // null while a call uses it
   // Byte offsets of the lowered views' data from the operands' data.
-  std::ptrdiff_t input_offset = 0, indices_offset = 0, error_indices_offset = 0;
+  std::ptrdiff_t input_offset = 0, indices_offset = 0, error_indices_offset = 0, updates_offset = 0;
   bool has_error_indices = false;
 };
 
@@ -634,10 +638,12 @@ struct FastOp {
 std::vector<std::unique_ptr<FastOp>> fast_ops;  // by registry index, made on first use
 
 bool same_key(const CacheEntry& e, const TensorView& input, const TensorView& indices,
-              const AttrKey& attrs) {
+              const TensorView* updates, const AttrKey& attrs) {
   return e.valid && e.input_dtype == input.dtype && e.indices_dtype == indices.dtype &&
          e.input_shape == input.shape && e.input_strides == input.strides &&
          e.indices_shape == indices.shape && e.indices_strides == indices.strides &&
+         (updates == nullptr || (e.updates_dtype == updates->dtype && e.updates_shape == updates->shape &&
+                                 e.updates_strides == updates->strides)) &&
          e.attrs == attrs;
 }
 
@@ -668,16 +674,18 @@ struct LoweringLease {
   }
 };
 
-/// The Lowering of this call: a cached one with its data pointers moved to these operands, or a
-/// new one (cached when its views are offsets into the operands and it made no copies). False
-/// when lower_op fails (the general path raises its error).
+/// The Lowering of this call (`updates`: a scatter op's, else null): a cached one with its data
+/// pointers moved to these operands, or a new one (cached when its views are offsets into the
+/// operands and it made no copies). False when lower_op fails (the general path raises its
+/// error).
 bool lowering_for(FastOp& op, const TensorView& input, const TensorView& indices,
-                  const AttrKey& attrs, LoweringLease* lease) {
+                  const TensorView* updates, const AttrKey& attrs, LoweringLease* lease) {
   const bool cacheable_operands = input.data != nullptr && indices.data != nullptr &&
-                                  input.numel() > 0 && indices.numel() > 0;
+                                  input.numel() > 0 && indices.numel() > 0 &&
+                                  (updates == nullptr || (updates->data != nullptr && updates->numel() > 0));
   if (cacheable_operands) {
     for (CacheEntry& e : op.entries) {
-      if (!e.lowering || !same_key(e, input, indices, attrs)) continue;
+      if (!e.lowering || !same_key(e, input, indices, updates, attrs)) continue;
       lease->lowering = std::move(e.lowering);
       lease->entry = &e;
       lease->generation = e.generation;
@@ -685,12 +693,16 @@ bool lowering_for(FastOp& op, const TensorView& input, const TensorView& indices
       l.input.data = byte_at(input.data, e.input_offset);
       l.indices.data = byte_at(indices.data, e.indices_offset);
       if (e.has_error_indices) l.index_errors.indices.data = byte_at(indices.data, e.error_indices_offset);
+      if (updates != nullptr) l.updates.data = byte_at(updates->data, e.updates_offset);
       return true;
     }
   }
   auto lowering = std::make_unique<Lowering>();
-  const Status status = lower_op(op.spec->name, input, indices, attributes_of_key(*op.spec, attrs),
-                                 lowering.get(), Device::kCPU);
+  const Attributes attributes = attributes_of_key(*op.spec, attrs);
+  const Status status =
+      updates == nullptr
+          ? lower_op(op.spec->name, input, indices, attributes, lowering.get(), Device::kCPU)
+          : lower_op(op.spec->name, input, indices, *updates, attributes, lowering.get(), Device::kCPU);
   if (!status.ok()) return false;
   lease->lowering = std::move(lowering);
   const Lowering& l = *lease->lowering;
@@ -698,15 +710,18 @@ bool lowering_for(FastOp& op, const TensorView& input, const TensorView& indices
   // input and output (a lowering reads index values, for the framework's errors, only when one
   // of them is empty: frontends' check_indices_now).
   std::int64_t output_numel = 0;
-  if (!cacheable_operands || l.owned_input || l.owned_indices ||
+  // A scatter's copies (owned_updates: a scalar value, alpha) and its partial write (scatter_base,
+  // a second view of the input) are not cached either.
+  if (!cacheable_operands || l.owned_input || l.owned_indices || l.owned_updates || l.has_scatter_base ||
       !element_count(l.output_shape, &output_numel) || output_numel == 0) {
     return true;
   }
-  std::ptrdiff_t input_offset = 0, indices_offset = 0, error_offset = 0;
+  std::ptrdiff_t input_offset = 0, indices_offset = 0, error_offset = 0, updates_offset = 0;
   const bool has_error_indices = l.index_errors.indices.data != nullptr;
   if (!offset_inside(l.input.data, input, &input_offset) ||
       !offset_inside(l.indices.data, indices, &indices_offset) ||
-      (has_error_indices && !offset_inside(l.index_errors.indices.data, indices, &error_offset))) {
+      (has_error_indices && !offset_inside(l.index_errors.indices.data, indices, &error_offset)) ||
+      (updates != nullptr && !offset_inside(l.updates.data, *updates, &updates_offset))) {
     return true;  // a view into other memory: not cached
   }
   CacheEntry& e = op.entries[static_cast<std::size_t>(op.next)];
@@ -719,11 +734,17 @@ bool lowering_for(FastOp& op, const TensorView& input, const TensorView& indices
   e.input_strides = input.strides;
   e.indices_shape = indices.shape;
   e.indices_strides = indices.strides;
+  if (updates != nullptr) {
+    e.updates_dtype = updates->dtype;
+    e.updates_shape = updates->shape;
+    e.updates_strides = updates->strides;
+  }
   e.attrs = attrs;
   e.lowering.reset();
   e.input_offset = input_offset;
   e.indices_offset = indices_offset;
   e.error_indices_offset = error_offset;
+  e.updates_offset = updates_offset;
   e.has_error_indices = has_error_indices;
   lease->entry = &e;
   lease->generation = e.generation;
@@ -758,11 +779,10 @@ Status run_into(const Lowering& l, const MutableTensorView& target, bool output_
 
 void release_output_memory(void* data) { free_output_memory(data); }
 
-/// A failed fast call: the general path redoes it and words the error (NotImplemented), except
-/// a cancelled one (Ctrl-C), which raises KeyboardInterrupt here and is not redone.
-PyObject* declined(const Status& status) {
-  if (status.code() != StatusCode::kCancelled) return not_implemented();
-  if (!PyErr_Occurred()) PyErr_SetString(PyExc_KeyboardInterrupt, status.message().c_str());
+/// A call that failed in execute: its error raised here, as the general path would raise it (the
+/// same Lowering, the same execute, the same Status), so the kernel never runs twice.
+PyObject* failed(const Status& status) {
+  set_python_error(status);
   return nullptr;
 }
 
@@ -779,7 +799,7 @@ PyObject* run_into_torch_result(const Lowering& l) {
   }
   if (const Status s = run_into(l, MutableTensorView(data, l.input.dtype, l.output_shape)); !s.ok()) {
     free_output_memory(data);
-    return declined(s);
+    return failed(s);
   }
   std::int64_t shape[MG_TORCH_HOOKS_MAX_RANK];
   for (int d = 0; d < l.output_shape.size(); ++d) shape[d] = l.output_shape[d];
@@ -787,10 +807,11 @@ PyObject* run_into_torch_result(const Lowering& l) {
                            l.output_shape.size(), shape);
 }
 
-/// run_op_fast(handle, input, indices, out, *attrs): see the file comment.
+/// run_op_fast(handle, input, indices, out, *attrs) for a gather op, run_op_fast(handle, input,
+/// indices, updates, out, *attrs) for a scatter op: see the file comment.
 PyObject* run_op_fast(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   if (nargs < 4) {
-    PyErr_SetString(PyExc_TypeError, "run_op_fast(handle, input, indices, out, *attrs)");
+    PyErr_SetString(PyExc_TypeError, "run_op_fast(handle, input, indices[, updates], out, *attrs)");
     return nullptr;
   }
   const long handle = PyLong_AsLong(args[0]);
@@ -801,36 +822,42 @@ PyObject* run_op_fast(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   }
   FastOp& op = *fast_ops[static_cast<std::size_t>(handle)];
   const OpSpec& spec = *op.spec;
-  if (static_cast<std::size_t>(nargs - 4) != spec.attrs.size()) {
-    PyErr_Format(PyExc_TypeError, "run_op_fast: %s takes %d attributes, %d given", spec.name.c_str(),
-                 static_cast<int>(spec.attrs.size()), static_cast<int>(nargs - 4));
+  const bool scatter = spec.kind == OpKind::kScatter;
+  const Py_ssize_t first_attr = scatter ? 5 : 4;  // after handle, input, indices[, updates], out
+  if (nargs - first_attr != static_cast<Py_ssize_t>(spec.attrs.size())) {
+    PyErr_Format(PyExc_TypeError, "run_op_fast: %s takes %s and %d attributes, %d arguments given",
+                 spec.name.c_str(), scatter ? "(input, indices, updates, out)" : "(input, indices, out)",
+                 static_cast<int>(spec.attrs.size()), static_cast<int>(nargs - 1));
     return nullptr;
   }
   if (!numpy_fast_ready()) return not_implemented();
 
-  TensorView input, indices;
-  Framework framework = Framework::kNumpy, indices_framework = Framework::kNumpy;
-  nb::object input_keep, indices_keep;
+  TensorView input, indices, updates;
+  Framework framework = Framework::kNumpy, indices_framework = Framework::kNumpy,
+            updates_framework = Framework::kNumpy;
+  nb::object input_keep, indices_keep, updates_keep;
   if (!operand_view(args[1], &input, &framework, &input_keep) ||
-      !operand_view(args[2], &indices, &indices_framework, &indices_keep)) {
+      !operand_view(args[2], &indices, &indices_framework, &indices_keep) ||
+      (scatter && !operand_view(args[3], &updates, &updates_framework, &updates_keep))) {
     return not_implemented();
   }
   // The DLPack route's mode check, once per call (the hooks check in `read`).
   if (torch_hooks == nullptr &&
-      (framework == Framework::kTorch || indices_framework == Framework::kTorch) &&
+      (framework == Framework::kTorch || indices_framework == Framework::kTorch ||
+       updates_framework == Framework::kTorch) &&
       !torch_modes_inactive()) {
     return not_implemented();
   }
   AttrKey key;
   for (std::size_t j = 0; j < spec.attrs.size(); ++j) {
-    if (!encode_attr(spec.attrs[j], args[4 + j], &key)) return not_implemented();
+    if (!encode_attr(spec.attrs[j], args[first_attr + static_cast<Py_ssize_t>(j)], &key)) return not_implemented();
   }
 
   LoweringLease lease;
-  if (!lowering_for(op, input, indices, key, &lease)) return not_implemented();
+  if (!lowering_for(op, input, indices, scatter ? &updates : nullptr, key, &lease)) return not_implemented();
   const Lowering& l = *lease.lowering;
 
-  PyObject* out = args[3];
+  PyObject* out = args[first_attr - 1];
   if (out != Py_None) {
     MutableTensorView target;
     bool viewed = ndarray_mutable_view(out, &target);
@@ -848,7 +875,7 @@ PyObject* run_op_fast(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
     if (!viewed || target.dtype != l.input.dtype || !(target.shape == l.output_shape)) {
       return not_implemented();
     }
-    if (const Status s = run_into(l, target, /*output_is_new=*/false); !s.ok()) return declined(s);
+    if (const Status s = run_into(l, target, /*output_is_new=*/false); !s.ok()) return failed(s);
     if (torch_out) torch_hooks->written(out);
     Py_INCREF(out);
     return out;
@@ -863,7 +890,7 @@ PyObject* run_op_fast(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
     const MutableTensorView target(r->managed.dl_tensor.data, l.input.dtype, l.output_shape);
     if (const Status s = run_into(l, target); !s.ok()) {
       delete_torch_result(&r->managed);
-      return declined(s);
+      return failed(s);
     }
     return torch_tensor_of(r);
   }
@@ -878,7 +905,7 @@ PyObject* run_op_fast(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   nb::object result = nb::steal(new_output_ndarray(descr, l.input.dtype, l.output_shape, &data));  // steals descr
   if (!result.is_valid()) return nullptr;  // MemoryError
   const MutableTensorView target(data, l.input.dtype, l.output_shape);
-  if (const Status s = run_into(l, target); !s.ok()) return declined(s);
+  if (const Status s = run_into(l, target); !s.ok()) return failed(s);
   if (framework == Framework::kTorch) {
     return PyObject_CallOneArg(torch_api.from_numpy, result.ptr());
   }
@@ -888,16 +915,153 @@ PyObject* run_op_fast(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
 PyMethodDef run_op_fast_def = {
     "run_op_fast", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&run_op_fast)),
     METH_FASTCALL,
-    "run_op_fast(handle, input, indices, out, *attrs): registry op `handle` (op_handle) on numpy "
-    "ndarrays, lists or CPU torch tensors, the attributes positionally in the op's declaration "
-    "order (default_attr: not given); the result (numpy, or torch for a torch input), `out`, or "
-    "NotImplemented for a call the fast path does not take (the caller then takes the general "
-    "path)."};
+    "run_op_fast(handle, input, indices[, updates], out, *attrs): registry op `handle` "
+    "(op_handle; a scatter op takes updates) on numpy ndarrays, lists or CPU torch tensors, the "
+    "attributes positionally in the op's declaration order (default_attr: not given); the result "
+    "(numpy, or torch for a torch input), `out`, or NotImplemented for a call the fast path does "
+    "not take (the caller then takes the general path). Raises the errors of execute."};
+
+// ---- the door: multigather.run -----------------------------------------------------------------
+
+/// multigather._registry.run_general_call: the general path of multigather.run (set at import
+/// by set_run_fallback), for every call the fast path does not take.
+PyObject* run_fallback = nullptr;
+
+/// The handle (a Python int) of each op name seen by `run`, keyed by the name's str object; the
+/// keys are kept alive (a reference each), so an address never names another op. Bounded.
+struct DoorEntry {
+  PyObject* name = nullptr;    // strong reference
+  PyObject* handle = nullptr;  // strong reference (an int)
+  const FastOp* op = nullptr;
+};
+std::vector<DoorEntry> door_ops;
+
+int op_handle_of_spec(const OpSpec* spec);
+
+const DoorEntry* door_entry(PyObject* name) {
+  for (const DoorEntry& e : door_ops) {
+    if (e.name == name) return &e;
+  }
+  if (!PyUnicode_CheckExact(name)) return nullptr;
+  Py_ssize_t size = 0;
+  const char* text = PyUnicode_AsUTF8AndSize(name, &size);
+  if (text == nullptr) {
+    PyErr_Clear();
+    return nullptr;
+  }
+  const OpSpec* spec = find_op(std::string_view(text, static_cast<std::size_t>(size)));
+  if (spec == nullptr) return nullptr;  // the general path words the unknown op
+  if (door_ops.size() >= 64) {          // many distinct str objects: start over
+    for (DoorEntry& e : door_ops) {
+      Py_DECREF(e.name);
+      Py_DECREF(e.handle);
+    }
+    door_ops.clear();
+  }
+  const int handle = op_handle_of_spec(spec);
+  PyObject* handle_object = PyLong_FromLong(handle);
+  if (handle_object == nullptr) {
+    PyErr_Clear();
+    return nullptr;
+  }
+  Py_INCREF(name);
+  door_ops.push_back({name, handle_object, fast_ops[static_cast<std::size_t>(handle)].get()});
+  return &door_ops.back();
+}
+
+/// multigather.run(op, input, indices, *, updates=None, out=None, **attrs): registry op `op`
+/// through run_op_fast, its attributes placed in the op's declaration order; every call the fast
+/// path does not take (another array type, an unknown op or attribute, a lowering error, JAX
+/// tracers, ...) goes to the general path, with the same arguments.
+PyObject* run_door(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  if (run_fallback == nullptr) {
+    PyErr_SetString(PyExc_RuntimeError, "multigather.run: the package did not finish importing");
+    return nullptr;
+  }
+  auto general = [&] { return PyObject_Vectorcall(run_fallback, args, static_cast<std::size_t>(nargs), kwnames); };
+  if (nargs != 3) return general();  // its TypeError
+  const DoorEntry* entry = door_entry(args[0]);
+  if (entry == nullptr) return general();
+  const OpSpec& spec = *entry->op->spec;
+  const bool scatter = spec.kind == OpKind::kScatter;
+  constexpr std::size_t kMaxAttrs = 24;
+  if (spec.attrs.size() > kMaxAttrs) return general();
+  PyObject* updates = nullptr;
+  PyObject* out = Py_None;
+  std::array<PyObject*, kMaxAttrs> values;
+  values.fill(default_attr);
+  const Py_ssize_t nkw = kwnames == nullptr ? 0 : PyTuple_GET_SIZE(kwnames);
+  for (Py_ssize_t i = 0; i < nkw; ++i) {
+    PyObject* key = PyTuple_GET_ITEM(kwnames, i);
+    PyObject* value = args[nargs + i];
+    if (PyUnicode_CompareWithASCIIString(key, "updates") == 0) {
+      updates = value == Py_None ? nullptr : value;
+      continue;
+    }
+    if (PyUnicode_CompareWithASCIIString(key, "out") == 0) {
+      out = value;
+      continue;
+    }
+    std::size_t j = 0;
+    while (j < spec.attrs.size() && PyUnicode_CompareWithASCIIString(key, spec.attrs[j].name.c_str()) != 0) ++j;
+    if (j == spec.attrs.size()) return general();  // not an attribute of the op: its ValueError
+    values[j] = value;
+  }
+  if (scatter != (updates != nullptr)) return general();  // a scatter needs updates, a gather takes none
+  std::array<PyObject*, 5 + kMaxAttrs> argv;
+  std::size_t n = 0;
+  argv[n++] = entry->handle;
+  argv[n++] = args[1];
+  argv[n++] = args[2];
+  if (scatter) argv[n++] = updates;
+  argv[n++] = out;
+  for (std::size_t j = 0; j < spec.attrs.size(); ++j) argv[n++] = values[j];
+  PyObject* result = run_op_fast(nullptr, argv.data(), static_cast<Py_ssize_t>(n));
+  if (result != Py_NotImplemented) return result;  // the result, or the error raised
+  Py_DECREF(result);
+  return general();
+}
+
+PyMethodDef run_door_def = {
+    "run", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&run_door)),
+    METH_FASTCALL | METH_KEYWORDS,
+    "run(op, input, indices, *, updates=None, out=None, **attrs)\n--\n\n"
+    "Runs registry op ``op`` (\"gather_multiaxis\", \"onnx.GatherND\", \"torch.gather\",\n"
+    "\"numpy.take\", \"tf.gather\", \"jax.numpy.take\", \"stablehlo.gather\", \"webnn.gather\", ...; see\n"
+    "``ops()``) with the framework's attribute names, e.g.\n"
+    "``run(\"onnx.Gather\", data, indices, axis=1)``. Attribute values: ints, lists of ints, bools,\n"
+    "floats, enum strings; None means the default (or \"none\" where the framework allows it, as\n"
+    "numpy.take's axis).\n"
+    "\n"
+    "A scatter op (\"scatter_multiaxis\", ...) takes ``updates`` and returns a new array of\n"
+    "input's shape, or writes ``out``, which may be ``input`` itself (in place).\n"
+    "\n"
+    "Returns an array of input's framework (or ``out``, a writable array of the output shape).\n"
+    "Raises IndexError for out-of-range indices (the position in the caller's indices),\n"
+    "ValueError for an unknown op or attribute and for shapes and attributes the op's rules\n"
+    "reject (and for a scatter op without updates; integer attributes outside int64 name the\n"
+    "attribute), TypeError for dtypes, MemoryError for an output that cannot be allocated,\n"
+    "KeyboardInterrupt for Ctrl-C during the call. A call that raises leaves ``out`` unchanged\n"
+    "(CPU); torch conjugate and negative views as ``out`` receive the true values.\n"
+    "\n"
+    "\n"
+    "Source: docs/spec.md (the operator), docs/quick_reference.md (every op, its attributes and\n"
+    "the framework document it follows).\n"};
+
+PyObject* set_run_fallback(PyObject*, PyObject* function) {
+  Py_XDECREF(run_fallback);
+  Py_INCREF(function);
+  run_fallback = function;
+  Py_RETURN_NONE;
+}
+
+PyMethodDef set_run_fallback_def = {
+    "set_run_fallback", reinterpret_cast<PyCFunction>(&set_run_fallback), METH_O,
+    "set_run_fallback(function): the general path of run (multigather._registry.run_general_call)."};
 
 /// op_handle(name, attr_names): the handle of registry op `name` for run_op_fast; ValueError
 /// unless `attr_names` are the op's attributes in declaration order (the wrappers' contract).
 int op_handle(std::string_view name, const std::vector<std::string>& attr_names) {
-  const std::vector<OpSpec>& registry = op_registry();
   const OpSpec* spec = find_op(name);
   if (spec == nullptr) throw nb::value_error(unknown_op_message(name).c_str());
   std::string declared;
@@ -910,6 +1074,12 @@ int op_handle(std::string_view name, const std::vector<std::string>& attr_names)
     throw nb::value_error((std::string(name) + "'s attributes are (" + declared +
                            "), in this order").c_str());
   }
+  return op_handle_of_spec(spec);
+}
+
+/// The handle of registry row `spec`: its index, its FastOp made on first use.
+int op_handle_of_spec(const OpSpec* spec) {
+  const std::vector<OpSpec>& registry = op_registry();
   const auto index = static_cast<std::size_t>(spec - registry.data());
   if (fast_ops.size() < registry.size()) fast_ops.resize(registry.size());
   if (!fast_ops[index]) {
@@ -940,6 +1110,8 @@ void bind_op_fast(nb::module_& m) {
         "The run_op_fast handle of registry op `name`; ValueError unless attr_names are its "
         "attributes in declaration order.");
   add_fastcall_function(m, &run_op_fast_def);
+  add_fastcall_function(m, &run_door_def);
+  add_fastcall_function(m, &set_run_fallback_def);
   m.def("torch_fast_state", [] { return torch_fast_state; },
         "Whether torch tensors take multigather._torch_fast's hooks in the fast path: 'on (torch "
         "V)', or 'off: <why>' (not built, another torch version, ...), or 'torch not seen yet'.");

@@ -97,9 +97,99 @@ def assert_same(got, expected):
 
 
 def test_every_registry_op_has_a_case():
-    # Gathers: the per-call fast path (scatter ops take the general path).
     gathers = {op for op in multigather.ops() if not multigather._registry.is_scatter(op)}
     assert {c[0] for c in CALLS} == gathers
+    scatters = {op for op in multigather.ops() if multigather._registry.is_scatter(op)}
+    assert {c[0] for c in scatter_calls()} == scatters
+
+
+def scatter_calls():
+    from test_explain_svg import SCATTER_CASES  # one call per scatter op of the registry
+
+    return SCATTER_CASES
+
+
+def scatter_operands(op, input_shape, indices_shape, updates_shape, attrs):
+    """Data, indices of the op's index dtype (values 0 and 1: in range for every case), updates."""
+    x, u = data(input_shape), np.asarray(data(updates_shape))  # 0-d: an ndarray, not a scalar
+    for dtype in (np.int64, np.int32):
+        i = ints(0, 2, indices_shape, dtype)
+        try:
+            _registry.run_scatter_general(op, x, i, u, **attrs)
+            return x, i, u
+        except TypeError:  # the op's index dtype rule
+            continue
+    raise AssertionError(f"{op}: no index dtype accepted")
+
+
+def fast_scatter(op, input, indices, updates, out=None, **attrs):
+    handle, names = _registry._fast_entry(op)
+    return core.run_op_fast(handle, input, indices, updates, out,
+                            *[attrs.get(n, _registry.DEFAULT) for n in names])
+
+
+@pytest.mark.parametrize("op,input_shape,indices_shape,updates_shape,attrs", scatter_calls(),
+                         ids=[c[0] for c in scatter_calls()])
+def test_scatter_fast_path_equals_the_general_path(op, input_shape, indices_shape, updates_shape, attrs):
+    x, i, u = scatter_operands(op, input_shape, indices_shape, updates_shape, attrs)
+    for _ in range(3):  # the first call lowers; the next ones reuse the lowering, new data
+        x, i, u = data(input_shape), ints(0, 2, indices_shape, i.dtype), np.asarray(data(updates_shape))
+        want = _registry.run_scatter_general(op, x, i, u, **attrs)
+        got = fast_scatter(op, x, i, u, **attrs)
+        assert got is not NotImplemented
+        assert_same(got, want)
+        assert_same(multigather.run(op, x, i, updates=u, **attrs), want)
+        # In place: out is the input itself.
+        inplace = x.copy()
+        assert multigather.run(op, inplace, i, updates=u, out=inplace, **attrs) is inplace
+        np.testing.assert_array_equal(inplace, want)
+    # Other strides, same shapes: reversed and strided input and updates.
+    x = data(input_shape[:-1] + (2 * input_shape[-1],))[..., ::-2]
+    u = np.asarray(data(updates_shape))
+    u = np.asfortranarray(u) if u.ndim else u
+    got = fast_scatter(op, x, i, u, **attrs)
+    assert got is not NotImplemented
+    assert_same(got, _registry.run_scatter_general(op, x, i, u, **attrs))
+
+
+def test_scatter_errors_of_the_door_are_the_general_paths():
+    # An execute error (an index out of range) is raised by the fast path itself, worded as the
+    # general path words it; out= is left unchanged either way.
+    x, u = data((4, 3)), data((2, 3))
+    bad = np.array([1, 9])
+    for op, attrs in (("torch.index_add", {"dim": 0}), ("numpy.add_at", {})):
+        out = x.copy()
+        with pytest.raises(IndexError) as fast_error:
+            multigather.run(op, out, bad, updates=u, out=out, **attrs)
+        np.testing.assert_array_equal(out, x)
+        with pytest.raises(IndexError) as general_error:
+            _registry.run_general_call(op, x.copy(), bad, updates=u, **attrs)
+        assert str(fast_error.value) == str(general_error.value)
+    with pytest.raises(IndexError) as fast_error:
+        multigather.run("onnx.Gather", x, np.array([0, 4]), axis=0)
+    with pytest.raises(IndexError) as general_error:
+        _registry.run_general_call("onnx.Gather", x, np.array([0, 4]), axis=0)
+    assert str(fast_error.value) == str(general_error.value)
+
+
+def test_the_door_sends_what_it_does_not_take_to_the_general_path():
+    x, i = data((4, 3)), np.array([0, 2])
+    with pytest.raises(ValueError, match="unknown op 'onnx.Gatherr'"):
+        multigather.run("onnx.Gatherr", x, i)
+    with pytest.raises(ValueError, match="has no attribute 'axsi'"):
+        multigather.run("onnx.Gather", x, i, axsi=0)
+    with pytest.raises(ValueError, match="is a scatter: it needs source"):
+        multigather.run("torch.index_add", x, i, dim=0)
+    with pytest.raises(ValueError, match="is a gather: it takes no updates"):
+        multigather.run("onnx.Gather", x, i, updates=x)
+    with pytest.raises(TypeError):
+        multigather.run("onnx.Gather", x)  # a missing operand: the general path's TypeError
+    np.testing.assert_array_equal(multigather.run("onnx.Gather", memoryview(x), i, axis=0), x[[0, 2]])
+    # Keyword operands, op names built at run time (another str object each call) and many ops.
+    np.testing.assert_array_equal(multigather.run(op="onnx.Gather", input=x, indices=i), x[[0, 2]])
+    for k in range(100):
+        name = "".join(["onnx.", "Gather"])
+        np.testing.assert_array_equal(multigather.run(name, x, i, axis=k % 2), np.take(x, i, axis=k % 2))
 
 
 @pytest.mark.parametrize("op,shape,make_indices,attrs", CALLS,
