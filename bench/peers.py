@@ -463,6 +463,27 @@ def percall_rows(P):
          lambda: mg.gather_multiaxis(x, idx_column, [0]),
          "numpy x[idx]", lambda: x[idx]),
     ]
+    # The door (multigather.run, any registry op by name): a registry gather; a registry scatter
+    # in place against np.add.at (both add into their own copy of x), and one-shot against
+    # np.add.at on a copy.
+    updates = rng.standard_normal((4, 16)).astype(np.float32)
+    mine_at, numpy_at = x.copy(), x.copy()
+
+    def numpy_add_at(target):
+        np.add.at(target, idx, updates)
+        return target
+
+    if hasattr(mg, "run"):
+        rows += [
+            ('mg.run("onnx.Gather", x16x16, idx[4], axis=0)',
+             lambda: mg.run("onnx.Gather", x, idx, axis=0), "np.take", lambda: np.take(x, idx, axis=0)),
+            ('mg.run("numpy.add_at", y16x16, idx[4], updates=u4x16, out=y)',
+             lambda: mg.run("numpy.add_at", mine_at, idx, updates=updates, out=mine_at),
+             "np.add.at(y, idx, u)", lambda: numpy_add_at(numpy_at)),
+            ('mg.run("torch.index_add", x16x16, idx[4], updates=u4x16, dim=0)',
+             lambda: mg.run("torch.index_add", x, idx, updates=updates, dim=0),
+             "np.add.at(x.copy(), idx, u)", lambda: numpy_add_at(x.copy())),
+        ]
     if P.torch:
         torch = P.torch
         t, ti, trows = torch.from_numpy(x), torch.from_numpy(elements), torch.from_numpy(idx)
