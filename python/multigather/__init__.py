@@ -36,8 +36,12 @@ __all__ = ["gather_multiaxis", "scatter_multiaxis", "run", "ops", "output_shape"
            "set_num_threads", "get_num_threads", "__version__"]
 __version__ = "0.1.0"
 
-# gather_multiaxis on exact numpy ndarrays through the NumPy C API (NotImplemented otherwise).
-_gather_numpy = _core.gather_numpy
+# The core operators' handles for the per-call fast path (the door's: python/src/op_fast.cpp).
+_GATHER_MULTIAXIS = _registry.fast_op("gather_multiaxis", "axes", "index_mode", "negative_indices",
+                                      "fill_value")
+_SCATTER_MULTIAXIS = _registry.fast_op("scatter_multiaxis", "axes", "reduction", "index_mode",
+                                       "negative_indices", "include_input")
+_run_fast = _registry.run_fast
 _NDARRAY = _np.ndarray
 
 
@@ -133,11 +137,14 @@ def gather_multiaxis(
 
     The GIL is released while the kernel runs.
     """
-    if type(input) is _NDARRAY:
-        # Plain numpy arrays of native dtypes: the extension's NumPy C-API path (the per-call
-        # cost of tiny gathers). NotImplemented for anything it does not take as is: the general
-        # way below, which also gives the precise message for bad input.
-        result = _gather_numpy(input, indices, axes, index_mode, negative_indices, fill_value, out)
+    if (type(input) is _NDARRAY and index_mode is not None and negative_indices is not None
+            and fill_value is not None):
+        # Plain numpy arrays: the per-call fast path (the registry row gather_multiaxis, its
+        # Lowering cached; None would mean the row's default there, a TypeError here).
+        # NotImplemented for anything it does not take as is: the general way below, which
+        # also gives the precise message for bad input.
+        result = _run_fast(_GATHER_MULTIAXIS, input, indices, out, axes, index_mode, negative_indices,
+                           fill_value)
         if result is not NotImplemented:
             return result
     elif out is None and _torch_route.torch_op_needed(input, indices):
@@ -224,22 +231,24 @@ def scatter_multiaxis(
     Source: docs/spec.md section 4. The GIL is released while the kernel runs. Scatter runs on
     the CPU engine (CUDA arrays raise ValueError).
     """
-    # Plain numpy arrays: the extension's NumPy C-API path (the per-call cost of tiny scatters);
-    # NotImplemented for anything it does not take as is, and for bad arguments (the general
-    # path below words the message).
     if out is None and _torch_route.torch_op_needed(input, indices, updates):
         # torch.ops.multigather.scatter_multiaxis: autograd, torch.compile, torch.export.
         return _torch_route.torch_ops().scatter_multiaxis(
             input, indices, updates, list(axes), reduction, index_mode, bool(negative_indices),
             bool(include_input))
-    result = _core.scatter_numpy(input, indices, updates, axes, reduction, index_mode,
-                                 negative_indices, include_input, out)
-    if result is not NotImplemented:
-        return result
+    # numpy arrays, lists, plain torch tensors: the per-call fast path (the registry row
+    # scatter_multiaxis); NotImplemented for anything it does not take as is, and for bad
+    # arguments (the general path below words the message).
+    if (reduction is not None and index_mode is not None and negative_indices is not None
+            and include_input is not None):  # None: the row's default there, a TypeError here
+        result = _run_fast(_SCATTER_MULTIAXIS, input, indices, updates, out, axes, reduction,
+                           index_mode, negative_indices, include_input)
+        if result is not NotImplemented:
+            return result
     if isinstance(axes, (str, bytes)) or not hasattr(axes, "__iter__"):
         raise TypeError(f"axes must be a sequence of ints, not {type(axes).__name__}")
     _interop.check_mode_args(index_mode, negative_indices, "'error', 'clamp', 'wrap' or 'drop'")
-    return _registry.run_scatter(
+    return _registry.run_scatter_general(
         "scatter_multiaxis", input, indices, updates, out,
         axes=_interop._ints(axes, "axes"), reduction=reduction, index_mode=index_mode,
         negative_indices=bool(negative_indices), include_input=bool(include_input))

@@ -1,11 +1,9 @@
-// The per-call fast path for plain numpy arrays: gather_multiaxis straight on ndarray objects
-// through the NumPy C API (shape, strides and data read from the array struct), bypassing
-// DLPack / buffer-protocol import and export, which cost more than the whole gather on a tiny
-// call (docs/bench.md case 9). Anything it does not take as is (another array type, a
-// non-native byte order, strides that are not whole elements, axes that are not a list or tuple
-// of ints, ...) answers NotImplemented, and the Python wrapper goes the general way
-// (arrays.cpp), which gives the precise message for bad input. Also the NumPy helpers of the
-// registry fast path (op_fast.cpp; numpy_fast.hpp): this is the one file with NumPy's headers.
+// The NumPy reader of the per-call fast path (op_fast.cpp, numpy_fast.hpp): views of numpy
+// ndarrays read straight from the array struct through the NumPy C API (shape, strides, data),
+// bypassing DLPack / buffer-protocol import and export, which cost more than the whole gather on
+// a tiny call (docs/bench.md case 9), and the result ndarrays. The one file with NumPy's headers.
+// An array it does not read as is (another type, a non-native byte order, strides that are not
+// whole elements, ...) is left to the general path (arrays.cpp), which gives the precise message.
 // Results of kOutputCacheMinBytes and more live in allocate_output_memory's blocks (a cache of
 // freed blocks: a repeated one-shot call reuses pages that are already mapped), smaller ones
 // in numpy's memory.
@@ -18,11 +16,9 @@
 #include <cstdint>
 #include <new>
 #include <optional>
-#include <string_view>
 
 #include "arrays.hpp"
 #include "multigather/output_memory.hpp"
-#include "multigather/scatter.hpp"
 
 #if defined(MULTIGATHER_PYTHON_NUMPY_FAST)
 #define PY_ARRAY_UNIQUE_SYMBOL multigather_numpy_fast_api
@@ -80,188 +76,6 @@ bool view_of_ndarray(PyObject* object, View* view) {
   view->data = PyArray_DATA(a);
   view->dtype = *dtype;
   return true;
-}
-
-/// axes as ints, from a list or tuple of Python ints; false for anything else.
-bool axes_of(PyObject* object, Dims* axes) {
-  const bool list = PyList_CheckExact(object);
-  if (!list && !PyTuple_CheckExact(object)) return false;
-  const Py_ssize_t n = list ? PyList_GET_SIZE(object) : PyTuple_GET_SIZE(object);
-  if (n > kMaxRank) return false;
-  for (Py_ssize_t i = 0; i < n; ++i) {
-    PyObject* item = list ? PyList_GET_ITEM(object, i) : PyTuple_GET_ITEM(object, i);
-    if (!PyLong_CheckExact(item)) return false;
-    int overflow = 0;
-    const long long v = PyLong_AsLongLongAndOverflow(item, &overflow);
-    if (overflow != 0) return false;
-    axes->push_back(static_cast<std::int64_t>(v));
-  }
-  return true;
-}
-
-nb::object not_implemented() { return nb::borrow(Py_NotImplemented); }
-
-nb::object gather_numpy(nb::handle input_object, nb::handle indices_object, nb::handle axes_object,
-                        nb::handle index_mode_object, nb::handle negative_object,
-                        nb::handle fill_value, nb::handle out_object) {
-  if (!numpy_ready) return not_implemented();
-  TensorView input;
-  TensorView indices;
-  Dims axes;
-  if (!view_of_ndarray(input_object.ptr(), &input) || !view_of_ndarray(indices_object.ptr(), &indices) ||
-      !axes_of(axes_object.ptr(), &axes) || !PyUnicode_Check(index_mode_object.ptr()) ||
-      !PyBool_Check(negative_object.ptr())) {
-    return not_implemented();
-  }
-  Py_ssize_t mode_length = 0;
-  const char* mode = PyUnicode_AsUTF8AndSize(index_mode_object.ptr(), &mode_length);
-  if (mode == nullptr) throw nb::python_error();
-  const GatherOptions options = options_of(std::string_view(mode, static_cast<std::size_t>(mode_length)),
-                                           negative_object.ptr() == Py_True, fill_value);
-  const std::span<const std::int64_t> axis_span(axes.data(), static_cast<std::size_t>(axes.size()));
-
-  if (!out_object.is_none()) {
-    TensorView out_view;
-    if (!view_of_ndarray(out_object.ptr(), &out_view) ||
-        !PyArray_ISWRITEABLE(reinterpret_cast<PyArrayObject*>(out_object.ptr())) ||
-        out_view.dtype != input.dtype || views_overlap(out_view, input) ||
-        views_overlap(out_view, indices)) {
-      return not_implemented();  // the general path names what is wrong with out
-    }
-    const MutableTensorView target(const_cast<void*>(out_view.data), out_view.dtype,
-                                   out_view.shape, out_view.strides);
-    Status status;
-    std::int64_t numel = 0;
-    const PythonInterruptible interruptible;
-    if (element_count(target.shape, &numel) &&
-        numel * static_cast<std::int64_t>(element_size(target.dtype)) >= kReleaseGilBytes) {
-      nb::gil_scoped_release release;
-      status = gather_multiaxis_into(input, indices, axis_span, target, options);
-    } else {
-      status = gather_multiaxis_into(input, indices, axis_span, target, options);
-    }
-    if (status.code() == StatusCode::kInvalidArgument) return not_implemented();  // out's shape
-    raise_if_error(status);
-    return nb::borrow(out_object);
-  }
-
-  // One validation: the result is allocated (new_output_ndarray, GIL held) after the
-  // operands are validated, then the GIL is let go for a large gather and taken back after it.
-  struct Allocation {
-    PyArray_Descr* descr;
-    PyObject* array = nullptr;
-    PyThreadState* released = nullptr;
-  } allocation{PyArray_DESCR(reinterpret_cast<PyArrayObject*>(input_object.ptr()))};
-  auto allocate = [](void* context, DType dtype, const Dims& shape, MutableTensorView* output) {
-    auto* a = static_cast<Allocation*>(context);
-    Py_INCREF(a->descr);  // stolen by the call
-    void* data = nullptr;
-    a->array = new_output_ndarray(reinterpret_cast<PyObject*>(a->descr), dtype, shape, &data);
-    if (a->array == nullptr) return false;  // MemoryError is set
-    *output = MutableTensorView(data, dtype, shape);
-    const std::int64_t numel = PyArray_SIZE(reinterpret_cast<PyArrayObject*>(a->array));
-    if (numel * static_cast<std::int64_t>(element_size(dtype)) >= kReleaseGilBytes) {
-      a->released = PyEval_SaveThread();
-    }
-    return true;
-  };
-  const PythonInterruptible interruptible;
-  const Status status = gather_multiaxis_alloc(input, indices, axis_span, options, allocate, &allocation);
-  if (allocation.released != nullptr) PyEval_RestoreThread(allocation.released);
-  nb::object result = nb::steal(allocation.array);
-  if (allocation.array == nullptr) {
-    if (PyErr_Occurred()) throw nb::python_error();  // numpy could not allocate
-    return not_implemented();  // invalid operands: the general path raises the same error
-  }
-  raise_if_error(status);
-  return result;
-}
-
-/// A str argument as a view; false when it is not a str.
-bool text_of(nb::handle object, std::string_view* text) {
-  if (!PyUnicode_Check(object.ptr())) return false;
-  Py_ssize_t length = 0;
-  const char* data = PyUnicode_AsUTF8AndSize(object.ptr(), &length);
-  if (data == nullptr) throw nb::python_error();
-  *text = std::string_view(data, static_cast<std::size_t>(length));
-  return true;
-}
-
-/// scatter_multiaxis on exact numpy ndarrays: the core call itself (validation, index check,
-/// copy, combine), its result a new ndarray of input's dtype or `out` (which may be input:
-/// in place). NotImplemented for anything it does not take as is (another array type, a
-/// reduction or mode name it does not know, an out it cannot write): the general path
-/// (the registry row scatter_multiaxis) then gives the result or the registry's message.
-nb::object scatter_numpy(nb::handle input_object, nb::handle indices_object, nb::handle updates_object,
-                         nb::handle axes_object, nb::handle reduction_object, nb::handle index_mode_object,
-                         nb::handle negative_object, nb::handle include_object, nb::handle out_object) {
-  if (!numpy_ready) return not_implemented();
-  TensorView input, indices, updates;
-  Dims axes;
-  std::string_view reduction_name_text, mode_name;
-  ScatterOptions options;
-  if (!view_of_ndarray(input_object.ptr(), &input) || !view_of_ndarray(indices_object.ptr(), &indices) ||
-      !view_of_ndarray(updates_object.ptr(), &updates) || !axes_of(axes_object.ptr(), &axes) ||
-      !text_of(reduction_object, &reduction_name_text) || !text_of(index_mode_object, &mode_name) ||
-      !parse_reduction(reduction_name_text, &options.reduction) ||
-      !parse_index_mode(mode_name, &options.index_mode) || options.index_mode == IndexMode::kFill ||
-      !PyBool_Check(negative_object.ptr()) || !PyBool_Check(include_object.ptr())) {
-    return not_implemented();
-  }
-  options.negative_indices = negative_object.ptr() == Py_True;
-  options.include_input = include_object.ptr() == Py_True;
-  options.num_threads = get_num_threads();
-  const std::span<const std::int64_t> axis_span(axes.data(), static_cast<std::size_t>(axes.size()));
-  nb::object result;
-  MutableTensorView target;
-  if (!out_object.is_none()) {
-    TensorView out_view;
-    if (!view_of_ndarray(out_object.ptr(), &out_view) ||
-        !PyArray_ISWRITEABLE(reinterpret_cast<PyArrayObject*>(out_object.ptr())) ||
-        out_view.dtype != input.dtype) {
-      return not_implemented();  // the general path names what is wrong with out
-    }
-    target = MutableTensorView(const_cast<void*>(out_view.data), out_view.dtype, out_view.shape,
-                               out_view.strides);
-    result = nb::borrow(out_object);
-  } else {
-    PyArray_Descr* descr = PyArray_DESCR(reinterpret_cast<PyArrayObject*>(input_object.ptr()));
-    Py_INCREF(descr);  // stolen by the call
-    void* data = nullptr;
-    PyObject* array = new_output_ndarray(reinterpret_cast<PyObject*>(descr), input.dtype, input.shape, &data);
-    if (array == nullptr) throw nb::python_error();
-    result = nb::steal(array);
-    target = MutableTensorView(data, input.dtype, input.shape);
-  }
-  Status status;
-  std::int64_t numel = 0;
-  const PythonInterruptible interruptible;
-  if (element_count(input.shape, &numel) &&
-      numel * static_cast<std::int64_t>(element_size(input.dtype)) >= kReleaseGilBytes) {
-    nb::gil_scoped_release release;
-    status = scatter_multiaxis_into(input, indices, updates, axis_span, target, options);
-  } else {
-    status = scatter_multiaxis_into(input, indices, updates, axis_span, target, options);
-  }
-  // Bad arguments (nothing was written): the general path words them (names `out`, the
-  // registry's attribute rules); an index out of range is raised here, as there.
-  if (status.code() == StatusCode::kInvalidArgument || status.code() == StatusCode::kTypeError) {
-    return not_implemented();
-  }
-  raise_if_error(status);
-  return result;
-}
-
-#else  // no NumPy headers at build time: the general path serves numpy arrays too
-
-nb::object gather_numpy(nb::handle, nb::handle, nb::handle, nb::handle, nb::handle, nb::handle,
-                        nb::handle) {
-  return nb::borrow(Py_NotImplemented);
-}
-
-nb::object scatter_numpy(nb::handle, nb::handle, nb::handle, nb::handle, nb::handle, nb::handle,
-                         nb::handle, nb::handle, nb::handle) {
-  return nb::borrow(Py_NotImplemented);
 }
 
 #endif
@@ -391,39 +205,6 @@ PyObject* new_output_ndarray(PyObject* descr, DType, const Dims&, void**) {
 
 #endif
 
-namespace {
-
-/// gather_numpy as a METH_FASTCALL function (no argument binding layer: the per-call cost of
-/// multigather.gather_multiaxis on tiny arrays). A core error answers NotImplemented: the
-/// general path runs the same validation and raises it with its message.
-PyObject* gather_numpy_fastcall(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
-  if (nargs != 7) {
-    PyErr_SetString(PyExc_TypeError,
-                    "gather_numpy(input, indices, axes, index_mode, negative_indices, fill_value, out)");
-    return nullptr;
-  }
-  try {
-    return gather_numpy(args[0], args[1], args[2], args[3], args[4], args[5], args[6]).release().ptr();
-  } catch (nb::python_error& e) {
-    e.restore();  // MemoryError and the like
-    return nullptr;
-  } catch (const std::bad_alloc&) {
-    return PyErr_NoMemory();
-  } catch (const std::exception&) {
-    Py_RETURN_NOTIMPLEMENTED;
-  }
-}
-
-PyMethodDef gather_numpy_def = {
-    "gather_numpy", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&gather_numpy_fastcall)),
-    METH_FASTCALL,
-    "gather_numpy(input, indices, axes, index_mode, negative_indices, fill_value, out): "
-    "gather_multiaxis on exact numpy ndarrays of native dtypes through the NumPy C API; "
-    "NotImplemented for any call it does not take as is, and for invalid operands (the caller "
-    "then takes the general path, which raises the error)."};
-
-}  // namespace
-
 void add_fastcall_function(nb::module_& m, PyMethodDef* def) {
   nb::object function = nb::steal(PyCFunction_NewEx(def, nullptr, m.attr("__name__").ptr()));
   if (!function.is_valid()) throw nb::python_error();
@@ -437,14 +218,6 @@ void bind_numpy_fast(nb::module_& m) {
   if (!numpy_ready) PyErr_Clear();
 #endif
   m.attr("has_numpy_fast_path") = numpy_ready;
-  add_fastcall_function(m, &gather_numpy_def);
-  m.def("scatter_numpy", &scatter_numpy, nb::arg("input").none(), nb::arg("indices").none(),
-        nb::arg("updates").none(), nb::arg("axes").none(), nb::arg("reduction").none(),
-        nb::arg("index_mode").none(), nb::arg("negative_indices").none(),
-        nb::arg("include_input").none(), nb::arg("out").none(),
-        "scatter_multiaxis(input, indices, updates, axes, reduction, index_mode, "
-        "negative_indices, include_input, out) on exact numpy ndarrays of native dtypes through "
-        "the NumPy C API; NotImplemented for any call it does not take as is.");
   bind_op_fast(m);
 }
 

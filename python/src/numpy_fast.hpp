@@ -1,10 +1,10 @@
 // python/src/numpy_fast.hpp: the per-call fast paths for plain arrays.
 //
-// numpy_fast.cpp: gather_multiaxis straight on numpy ndarrays through the NumPy C API, and the
-// NumPy helpers below (the only file that includes NumPy's headers). op_fast.cpp: every registry
-// op (run_op_fast) on numpy ndarrays, Python lists and CPU torch tensors. Both answer
-// NotImplemented for any call they do not take as is; the Python wrappers then take the general
-// path (arrays.cpp, op_bindings.cpp), which gives the precise message for bad input.
+// numpy_fast.cpp: the NumPy helpers below (the only file that includes NumPy's headers).
+// op_fast.cpp: every registry op (run_op_fast; multigather.run, the door) on numpy ndarrays,
+// Python lists and CPU torch tensors. It answers NotImplemented for any call it does not take as
+// is; the Python wrappers then take the general path (arrays.cpp, op_bindings.cpp), which gives
+// the precise message for bad input.
 #pragma once
 
 #include <nanobind/nanobind.h>
@@ -17,8 +17,8 @@
 
 namespace multigather::python {
 
-/// Adds `gather_numpy`, `has_numpy_fast_path` and the registry fast path (op_fast.cpp:
-/// `op_handle`, `run_op_fast`, `default_attr`, `output_memory_stats`, ...) to the module
+/// Adds `has_numpy_fast_path` and the registry fast path (op_fast.cpp: `op_handle`,
+/// `run_op_fast`, `run`, `default_attr`, `output_memory_stats`, ...) to the module
 /// (imports the NumPy C API when the build found NumPy's headers).
 void bind_numpy_fast(nanobind::module_& m);
 
@@ -26,7 +26,7 @@ void bind_numpy_fast(nanobind::module_& m);
 void bind_op_fast(nanobind::module_& m);
 
 /// Adds the METH_FASTCALL function `def` (static storage) to the module as `def->ml_name`
-/// (gather_numpy, run_op_fast: no nanobind argument binding on the per-call path).
+/// (run_op_fast, run: no nanobind argument binding on the per-call path).
 void add_fastcall_function(nanobind::module_& m, PyMethodDef* def);
 
 /// Whether the NumPy C API was imported (the fast paths are off otherwise).

@@ -1,4 +1,5 @@
-"""The numpy fast path (NumPy C API, python/src/numpy_fast.cpp) and set_num_threads.
+"""gather_multiaxis through the per-call fast path on numpy arrays (the NumPy C API reader,
+python/src/numpy_fast.cpp, in the door's run_op_fast, python/src/op_fast.cpp) and set_num_threads.
 
 Every result is compared with numpy fancy indexing (numpy_oracle.py) and with the general
 DLPack / buffer-protocol path (multigather._interop.call); calls the fast path does not take
@@ -12,7 +13,7 @@ import pytest
 
 import multigather
 import numpy_oracle
-from multigather import _interop
+from multigather import _interop, _registry
 from multigather import _multigather as core
 
 RNG = np.random.default_rng(20261121)
@@ -20,6 +21,14 @@ RNG = np.random.default_rng(20261121)
 
 def general(input, indices, axes, **kwargs):
     return _interop.call(input, indices, axes, **kwargs)
+
+
+_GATHER = _registry.fast_op("gather_multiaxis", "axes", "index_mode", "negative_indices", "fill_value")
+
+
+def fast_gather(input, indices, axes, index_mode, negative_indices, fill_value, out):
+    """gather_multiaxis through the per-call fast path (multigather.gather_multiaxis' own call)."""
+    return core.run_op_fast(_GATHER, input, indices, out, axes, index_mode, negative_indices, fill_value)
 
 
 def test_the_build_has_the_fast_path():
@@ -43,21 +52,21 @@ def test_fast_path_equals_the_oracle_and_the_general_path(input_shape, index_spe
     x = (RNG.standard_normal(input_shape) * 10).astype(dtype)
     shape, high = index_spec
     i = RNG.integers(0, high, shape).astype(index_dtype)
-    fast = core.gather_numpy(x, i, axes, "error", True, 0, None)
+    fast = fast_gather(x, i, axes, "error", True, 0, None)
     assert fast is not NotImplemented
     expected = numpy_oracle.gather_multiaxis(x, i, list(axes))
     assert fast.dtype == x.dtype and fast.flags.c_contiguous
     np.testing.assert_array_equal(fast, expected)
     np.testing.assert_array_equal(fast, general(x, i, list(axes)))
     out = np.full(expected.shape, 1, dtype)
-    assert core.gather_numpy(x, i, axes, "error", True, 0, out) is out
+    assert fast_gather(x, i, axes, "error", True, 0, out) is out
     np.testing.assert_array_equal(out, expected)
 
 
 def test_fast_path_reads_strided_and_broadcast_views():
     x = RNG.standard_normal((8, 10)).astype(np.float32)[::2, ::-3]  # [4, 4], negative strides
     i = np.broadcast_to(np.array([[3], [0], [2]]), (3, 4))  # stride 0 along dim 1
-    fast = core.gather_numpy(x, i, [0], "error", True, 0, None)
+    fast = fast_gather(x, i, [0], "error", True, 0, None)
     np.testing.assert_array_equal(fast, numpy_oracle.gather_multiaxis(x, i, [0]))
 
 
@@ -65,7 +74,7 @@ def test_fast_path_reads_strided_and_broadcast_views():
 def test_fast_path_index_modes(mode, negative):
     x = np.arange(20, dtype=np.int32).reshape(4, 5)
     i = np.array([[-7], [9], [2], [-1]])
-    fast = core.gather_numpy(x, i, [1], mode, negative, -5, None)
+    fast = fast_gather(x, i, [1], mode, negative, -5, None)
     expected = numpy_oracle.gather_multiaxis(x, i, [1], index_mode=mode, negative_indices=negative,
                                              fill_value=-5)
     np.testing.assert_array_equal(fast, expected)
@@ -78,7 +87,7 @@ def test_out_of_range_raises_the_core_message():
 
 
 @pytest.mark.parametrize("make_call", [
-    lambda x, i: (x.tolist(), i, [0]),                                # not an ndarray
+    lambda x, i: (memoryview(x), i, [0]),                             # not an ndarray
     lambda x, i: (x.view(np.matrix), i, [0]),                         # an ndarray subclass
     lambda x, i: (x, i, np.array([0])),                               # axes not a list or tuple
     lambda x, i: (x, i, [np.int64(0)]),                               # axes items not Python ints
@@ -87,14 +96,14 @@ def test_calls_it_does_not_take_fall_back_to_the_general_path(make_call):
     x = np.arange(12, dtype=np.float32).reshape(3, 4)
     i = np.array([[2], [0]])
     args = make_call(x, i)
-    assert core.gather_numpy(*args, "error", True, 0, None) is NotImplemented
+    assert fast_gather(*args, "error", True, 0, None) is NotImplemented
     np.testing.assert_array_equal(np.asarray(multigather.gather_multiaxis(*args)), x[[2, 0]])
 
 
 def test_non_native_byte_order_gets_the_general_type_error():
     x = np.arange(12, dtype=">f4").reshape(3, 4)
     i = np.array([[2], [0]])
-    assert core.gather_numpy(x, i, [0], "error", True, 0, None) is NotImplemented
+    assert fast_gather(x, i, [0], "error", True, 0, None) is NotImplemented
     with pytest.raises(TypeError, match=r"^input dtype >f4 is not supported \(non-native byte order\)"):
         multigather.gather_multiaxis(x, i, [0])
 
@@ -143,7 +152,7 @@ INDEX_DTYPES = [np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.
 def test_every_native_dtype_takes_the_fast_path(dtype, index_dtype):
     x = (np.arange(24) % 7).astype(dtype).reshape(4, 6)
     i = np.array([[3, 0], [1, 5], [0, 0], [2, 4]], dtype=index_dtype)
-    fast = core.gather_numpy(x, i, [1], "error", True, 0, None)
+    fast = fast_gather(x, i, [1], "error", True, 0, None)
     assert fast is not NotImplemented
     assert fast.dtype == x.dtype
     np.testing.assert_array_equal(fast, np.take_along_axis(x, i.astype(np.int64), axis=1))
