@@ -12,6 +12,7 @@
 #include <cstring>
 #include <sstream>
 
+#include "core/index_resolve.hpp"
 #include "core/index_value.hpp"
 #include "explain/explain_text.hpp"
 #include "frontends/recipes.hpp"
@@ -19,6 +20,12 @@
 
 namespace multigather {
 namespace {
+
+// The one resolver's outcomes are explain's Resolution values, up to kWrapped.
+static_assert(static_cast<int>(Resolution::kInRange) == static_cast<int>(detail::IndexResolution::kInRange));
+static_assert(static_cast<int>(Resolution::kNegative) == static_cast<int>(detail::IndexResolution::kNegative));
+static_assert(static_cast<int>(Resolution::kClamped) == static_cast<int>(detail::IndexResolution::kClamped));
+static_assert(static_cast<int>(Resolution::kWrapped) == static_cast<int>(detail::IndexResolution::kWrapped));
 
 using frontends::str;
 
@@ -255,7 +262,6 @@ Status trace_lowering(const Lowering& l, std::vector<CellTrace>* cells, std::int
   if (o.index_mode == IndexMode::kError && k > 0) {
     MULTIGATHER_RETURN_IF_ERROR(detail::find_out_of_range(l, l.index_errors.indices));
   }
-  const bool is_signed = !is_unsigned_integer(l.indices.dtype);
   const auto es = static_cast<std::int64_t>(element_size(l.indices.dtype));
   cells->reserve(static_cast<std::size_t>(s.output_numel));
   Dims pos = Dims::filled(r, 0);
@@ -279,35 +285,25 @@ Status trace_lowering(const Lowering& l, std::vector<CellTrace>* cells, std::int
       t.indices.push_back(ravel(q, l.indices.shape));
       t.values.push_back(saturate(v));
       const std::int64_t size = in[d];
-      const __int128 original = v;
-      Resolution res = Resolution::kInRange;
-      if (o.index_mode != IndexMode::kWrap && o.negative_indices && is_signed && v < 0) {
-        v += size;
-        res = Resolution::kNegative;
-      }
-      const bool inside = v >= 0 && v < size;
-      if (!inside) {
-        if (o.index_mode == IndexMode::kFill || o.index_mode == IndexMode::kDrop) {
-          res = o.index_mode == IndexMode::kFill ? Resolution::kFilled : Resolution::kDropped;
-          filled = true;
-        } else if (o.index_mode == IndexMode::kError || size == 0) {
+      std::int64_t position = 0;
+      // The one resolver; its outcomes are explain's Resolution values (fill / drop: the mode's).
+      const detail::IndexResolution how = detail::resolve_index_value(v, size, o.index_mode, o.negative_indices, &position);
+      Resolution res = static_cast<Resolution>(how);
+      if (how == detail::IndexResolution::kOutOfRange) {
+        if (o.index_mode != IndexMode::kFill && o.index_mode != IndexMode::kDrop) {
           std::string p;
           for (int e = 0; e < r; ++e) p += (e ? "," : "") + str(q[e]);
-          return OutOfRange(l.op + ": indices[" + p + "] = " + detail::index_text(original) +
+          return OutOfRange(l.op + ": indices[" + p + "] = " + detail::index_text(v) +
                             " is out of range for axis " + str(d) + " of size " + str(size) +
                             " (the core call's indices view, index_mode=" +
                             std::string(index_mode_name(o.index_mode)) + ")");
-        } else if (o.index_mode == IndexMode::kClamp) {
-          v = v < 0 ? 0 : size - 1;
-          res = Resolution::kClamped;
-        } else {  // wrap
-          v = ((v % size) + size) % size;
-          res = Resolution::kWrapped;
         }
+        res = o.index_mode == IndexMode::kFill ? Resolution::kFilled : Resolution::kDropped;
+        filled = true;
       }
       t.resolutions.push_back(res);
       if (static_cast<int>(res) > static_cast<int>(t.resolution)) t.resolution = res;
-      if (!filled) i[d] = static_cast<std::int64_t>(v);
+      if (!filled) i[d] = position;
     }
     t.input = filled ? -1 : ravel(i, in);
     if (l.kind == OpKind::kScatter) {  // the target's place in the framework output

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "core/index_resolve.hpp"
 #include "plan/plan.hpp"
 
 namespace multigather::detail::cpu {
@@ -19,47 +20,15 @@ inline Index load_index(const std::byte* p) noexcept {
   return v;
 }
 
-/// SPEC section 1's resolve(raw, size) for one coordinate. Returns the position along the axis
-/// (always in [0, size) when `ok`, 0 otherwise, so that nothing out of range is ever addressed).
-/// `ok` is false for an index out of range under kError and kFill. kClamp and kWrap need
-/// size > 0 (the engine reports empty axes before resolving anything).
+/// SPEC section 1's resolve(raw, size) for one coordinate (core/index_resolve.hpp, the one
+/// resolver, with the policy fixed at compile time). Returns the position along the axis (always
+/// in [0, size) when `ok`, 0 otherwise, so that nothing out of range is ever addressed). `ok` is
+/// false for an index out of range under kError and kFill. kClamp and kWrap need size > 0 (the
+/// engine reports empty axes before resolving anything).
 template <class Index, IndexMode kMode, bool kNegative>
 inline std::int64_t resolve_index(Index raw, std::int64_t size, bool& ok) noexcept {
   std::int64_t v;
-  bool in_range;
-  if constexpr (std::is_same_v<Index, std::uint64_t>) {
-    // Above INT64_MAX the value must not wrap into a negative int64.
-    in_range = raw < static_cast<std::uint64_t>(size);
-    v = static_cast<std::int64_t>(raw);
-  } else {
-    v = static_cast<std::int64_t>(raw);
-    if constexpr (kNegative) v += (v < 0) ? size : 0;
-    in_range = static_cast<std::uint64_t>(v) < static_cast<std::uint64_t>(size);
-  }
-  if constexpr (kMode == IndexMode::kClamp) {
-    if (!in_range) {
-      if constexpr (std::is_unsigned_v<Index>) {
-        v = size - 1;
-      } else {
-        v = v < 0 ? 0 : size - 1;
-      }
-    }
-    ok = true;
-  } else if constexpr (kMode == IndexMode::kWrap) {
-    if (!in_range) {  // floor modulo of the raw value (no negative rule in wrap mode)
-      if constexpr (std::is_unsigned_v<Index>) {
-        v = static_cast<std::int64_t>(static_cast<std::uint64_t>(raw) %
-                                      static_cast<std::uint64_t>(size));
-      } else {
-        v = static_cast<std::int64_t>(raw) % size;
-        v += (v < 0) ? size : 0;
-      }
-    }
-    ok = true;
-  } else {  // kError, kFill
-    v = in_range ? v : 0;
-    ok = in_range;
-  }
+  ok = ::multigather::detail::resolve_index<kMode, kNegative>(raw, size, &v) != IndexResolution::kOutOfRange;
   return v;
 }
 

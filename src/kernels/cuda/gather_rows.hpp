@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "core/index_resolve.hpp"
 #include "kernels/cuda/launch_params.hpp"
 
 namespace multigather::detail {
@@ -32,36 +33,13 @@ MULTIGATHER_HOST_DEVICE inline T load_readonly(const T* p) {
 
 enum class Lookup { kOk, kFill, kBad };
 
-/// SPEC section 1 resolve(v, n), the same rules as the reference kernel (reference.cpp).
+/// SPEC section 1 resolve(v, n) (core/index_resolve.hpp, the one resolver): kOk with *out the
+/// position, kFill (fill mode; a scatter's drop mode is planned as fill), or kBad.
 template <class Index>
 MULTIGATHER_HOST_DEVICE inline Lookup resolve(Index raw, std::int64_t size, IndexMode mode,
                                               bool negative, std::int64_t* out) {
-  std::int64_t v;
-  bool in_range;
-  if constexpr (std::is_same_v<Index, std::uint64_t>) {
-    in_range = raw < static_cast<std::uint64_t>(size);  // values above INT64_MAX stay huge
-    v = in_range ? static_cast<std::int64_t>(raw) : 0;
-  } else {
-    v = static_cast<std::int64_t>(raw);
-    if (negative && v < 0) v += size;
-    in_range = v >= 0 && v < size;
-  }
-  if (in_range) {
-    *out = v;
-    return Lookup::kOk;
-  }
-  if (mode == IndexMode::kFill) return Lookup::kFill;
-  if (size <= 0 || mode == IndexMode::kError) return Lookup::kBad;
-  if (mode == IndexMode::kClamp) {
-    *out = (std::is_signed_v<Index> && v < 0) ? 0 : size - 1;
-  } else if constexpr (std::is_signed_v<Index>) {  // kWrap: floor modulo of the raw value
-    const std::int64_t w = static_cast<std::int64_t>(raw) % size;
-    *out = w < 0 ? w + size : w;
-  } else {
-    *out = static_cast<std::int64_t>(static_cast<std::uint64_t>(raw) %
-                                     static_cast<std::uint64_t>(size));
-  }
-  return Lookup::kOk;
+  if (resolve_index(raw, size, mode, negative, out) != IndexResolution::kOutOfRange) return Lookup::kOk;
+  return mode == IndexMode::kFill ? Lookup::kFill : Lookup::kBad;
 }
 
 /// Quotient of a row / item number by a dimension size: multiply-high in 32-bit mode.

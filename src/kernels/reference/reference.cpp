@@ -41,18 +41,9 @@ Status reference_gather(const TensorView& input, const TensorView& indices,
       const i128 raw = read_index_value(ix + ioff * static_cast<std::int64_t>(is), indices.dtype);
       const std::int64_t axis = s.axes[j];
       const std::int64_t size = input.shape[static_cast<int>(axis)];
-      i128 v = raw;
-      if (call.negative_indices && v < 0) v += size;
-      bool in_range = v >= 0 && v < size;
-      if (!in_range && size > 0) {
-        if (options.index_mode == IndexMode::kClamp) {
-          v = v < 0 ? 0 : size - 1;
-          in_range = true;
-        } else if (options.index_mode == IndexMode::kWrap) {
-          v = ((v % size) + size) % size;
-          in_range = true;
-        }
-      }
+      std::int64_t v = 0;
+      const bool in_range = resolve_index_value(raw, size, options.index_mode, call.negative_indices, &v) !=
+                            IndexResolution::kOutOfRange;
       if (!in_range) {
         if (options.index_mode == IndexMode::kFill) {
           fill = true;

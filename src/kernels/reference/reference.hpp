@@ -3,7 +3,8 @@
 // out-of-range message when a fast kernel reports that some index was bad.
 #pragma once
 
-#include "core/index_value.hpp"  // read_index_value, index_text: shared with the scatter reference
+#include "core/index_resolve.hpp"  // resolve_index_value: the one resolver
+#include "core/index_value.hpp"    // read_index_value, index_text: shared with the scatter reference
 #include "plan/plan.hpp"
 
 namespace multigather::detail {

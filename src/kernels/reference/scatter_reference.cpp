@@ -71,18 +71,14 @@ Status reference_scatter(const TensorView& input, const TensorView& indices,
           Dims p = Dims::filled(r, 0);
           for (int e = 0; e < r; ++e) p[e] = s.logical_indices_shape[e] == 1 ? 0 : o[e];
           p[r - 1] = p[r - 1] * c + j;
-          __int128 v = read_index_value(ix + offset_of(p, indices.strides) * static_cast<std::int64_t>(is),
-                                      indices.dtype);
+          const __int128 raw = read_index_value(ix + offset_of(p, indices.strides) * static_cast<std::int64_t>(is),
+                                                indices.dtype);
           const std::int64_t size = input.shape[static_cast<int>(s.axes[j])];
-          if (call.gather.negative_indices && v < 0) v += size;
-          if (v < 0 || v >= size) {
-            switch (options.index_mode) {
-              case IndexMode::kClamp: v = v < 0 ? 0 : size - 1; break;
-              case IndexMode::kWrap: v = ((v % size) + size) % size; break;
-              default: dropped = true; break;  // drop (error mode failed in step 1)
-            }
-          }
-          i[static_cast<int>(s.axes[j])] = static_cast<std::int64_t>(v);
+          std::int64_t v = 0;
+          // Out of range: drop (error mode failed in step 1).
+          dropped = dropped || resolve_index_value(raw, size, options.index_mode, call.gather.negative_indices, &v) ==
+                                   IndexResolution::kOutOfRange;
+          i[static_cast<int>(s.axes[j])] = v;
         }
         if (dropped) continue;
         std::byte* dst = out + offset_of(i, output.strides) * es;
