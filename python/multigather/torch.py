@@ -170,9 +170,12 @@ def index_add(input: Any, dim: int, index: Any, source: Any, *, alpha: Any = 1) 
     (index on dimension dim). index a vector (int64 or int32), source.size(dim) == len(index),
     source's other sizes == input's, source dtype == input dtype; duplicates all add. alpha != 1
     multiplies a copy of source first (integer inputs: alpha truncated to an integer, as PyTorch
-    2.15; float16/bfloat16 sources with alpha != 1 are TypeError). Indices in
+    2.15), for float32, float64, int8, uint8, int16, int32 and int64 sources only (any other
+    source dtype with alpha != 1 is a TypeError); on CUDA tensors alpha != 1 is a ValueError
+    (multigather copies nothing on the host: pass source * alpha). Indices in
     [0, input.size(dim)): negatives and out of range are IndexError. Raises ValueError (shapes),
-    TypeError (dtypes)."""
+    TypeError (dtypes).
+    Source: https://docs.pytorch.org/docs/stable/generated/torch.Tensor.index_add_.html"""
     return run_scatter("torch.index_add", input, index, source, dim=dim, alpha=alpha)
 
 

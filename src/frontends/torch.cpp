@@ -233,8 +233,9 @@ Status scaled_copy(const TensorView& source, const Scalar& alpha, Lowering* out,
     case DType::kFloat32: case DType::kFloat64: case DType::kInt8: case DType::kUInt8: case DType::kInt16:
     case DType::kInt32: case DType::kInt64: break;
     default:
-      return TypeError(out->op + ": alpha = " + alpha.to_string() + " != 1 is supported for float32, float64 and "
-                       "integer sources only (source dtype " + std::string(dtype_name(source.dtype)) + ")");
+      return TypeError(out->op + ": alpha = " + alpha.to_string() + " != 1 is supported for float32, float64, "
+                       "int8, uint8, int16, int32 and int64 sources only (source dtype " +
+                       std::string(dtype_name(source.dtype)) + ")");
   }
   if (out->device == Device::kCUDA) {
     return InvalidArgument(out->op + ": alpha = " + alpha.to_string() + " != 1 scales a host copy of source; "

@@ -816,3 +816,25 @@ def test_numpy_minimum_maximum_at_propagate_nan_like_numpy(name):
         UFUNCS_AT[name].at(want, idx, b)
     getattr(multigather.numpy, name)(got, idx, b)
     np.testing.assert_array_equal(got, want)
+
+
+def test_index_add_alpha_dtypes_are_the_ones_its_docstring_lists():
+    # The Python docstring and the C++ rule (src/frontends/torch.cpp scaled_copy) must not drift:
+    # alpha != 1 works exactly for the source dtypes the docstring lists.
+    import re
+
+    doc = " ".join(multigather.torch.index_add.__doc__.split())
+    listed = set(re.findall(r"[a-z]+\d+", re.search(r"alpha != 1 .*?for (.*?) sources only", doc).group(1)))
+    assert {"float32", "int64"} <= listed
+    for dtype in (np.bool_, np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64, np.uint64,
+                  np.float16, np.float32, np.float64, np.complex64, np.complex128):
+        x = np.zeros((3, 2), dtype)
+        source = np.ones((1, 2), dtype)
+        try:
+            got = multigather.run("torch.index_add", x, np.array([1]), updates=source, dim=0, alpha=2)
+        except TypeError as e:
+            assert np.dtype(dtype).name not in listed, e
+            assert "alpha = 2 != 1 is supported for" in str(e)
+            continue
+        assert np.dtype(dtype).name in listed
+        np.testing.assert_array_equal(got[1], (2 * source[0]).astype(dtype))
