@@ -2,6 +2,7 @@
 // (multigather/transforms.hpp): a lowering lifted by the batch dimensions, and the adjoint of a
 // lowered call run by the core operators through the lowering's own views.
 #include "multigather/transforms.hpp"
+#include "core/odometer.hpp"
 
 #include <cstring>
 #include <string>
@@ -151,10 +152,7 @@ Status for_each_example(const Dims& batch_shape, const std::vector<const Split*>
       for (int j = 0; j < n; ++j) where += (j ? "," : "") + str(pos[static_cast<std::size_t>(j)]);
       return Status(s.code(), "batch element [" + where + "]: " + s.message());
     }
-    for (int j = n - 1; j >= 0; --j) {
-      if (++pos[static_cast<std::size_t>(j)] < batch_shape[j]) break;
-      pos[static_cast<std::size_t>(j)] = 0;
-    }
+    detail::next_position(pos, batch_shape);
   }
   return Status::Ok();
 }

@@ -1,5 +1,6 @@
 // Dims, views and the owning Tensor.
 #include "multigather/tensor.hpp"
+#include "core/odometer.hpp"
 
 #include <array>
 #include <cstdint>
@@ -218,12 +219,7 @@ Tensor Tensor::copy_of(const TensorView& view) {
   std::int64_t offset = 0;
   for (std::int64_t n = 0; n < t.numel_; ++n) {
     std::memcpy(out + n * static_cast<std::int64_t>(es), in + offset * static_cast<std::int64_t>(es), es);
-    for (int d = r - 1; d >= 0; --d) {  // odometer over positions in C order
-      offset += view.strides[d];
-      if (++pos[d] < view.shape[d]) break;
-      offset -= view.strides[d] * view.shape[d];
-      pos[d] = 0;
-    }
+    detail::next_position(pos, view.shape, view.strides, &offset);
   }
   return t;
 }

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "core/index_resolve.hpp"
+#include "core/odometer.hpp"
 #include "core/index_value.hpp"
 #include "explain/explain_text.hpp"
 #include "frontends/recipes.hpp"
@@ -310,10 +311,7 @@ Status trace_lowering(const Lowering& l, std::vector<CellTrace>* cells, std::int
       t.framework_output = filled ? -1 : dot(i, l.core_output_strides);
     }
     cells->push_back(std::move(t));
-    for (int d = r - 1; d >= 0; --d) {
-      if (++pos[d] < out_shape[d]) break;
-      pos[d] = 0;
-    }
+    detail::next_position(pos, out_shape);
   }
   return Status::Ok();
 }

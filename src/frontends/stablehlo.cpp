@@ -4,6 +4,7 @@
 // https://github.com/openxla/stablehlo/blob/main/docs/spec.md#gather; mapping: docs/semantics.md
 // section 16.
 #include "multigather/frontends/stablehlo.hpp"
+#include "core/odometer.hpp"
 
 #include <algorithm>
 
@@ -67,10 +68,7 @@ Status materialize(const Dims& logical, int c, const TensorView& si, const Vec& 
       if (paired[d] >= 0) base += pos[m + static_cast<int>(d)] * si.strides[static_cast<int>(paired[d])];
     }
     fill(pos, base, dst);
-    for (int d = rank - 1; d >= 0; --d) {
-      if (++pos[d] < logical[d]) break;
-      pos[d] = 0;
-    }
+    detail::next_position(pos, logical);
   }
   out->indices = out->owned_indices->view();
   return Status::Ok();

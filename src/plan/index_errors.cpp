@@ -1,5 +1,6 @@
 // The out-of-range message of a framework op (index_errors.hpp).
 #include "plan/index_errors.hpp"
+#include "core/odometer.hpp"
 
 #include <cstdint>
 #include <string>
@@ -34,10 +35,7 @@ Status find_out_of_range(const Lowering& l, const TensorView& v) {
                         str(size) + "))" +
                         (c.rule.empty() || (c.rule_on_negatives && value >= 0) ? "" : "; " + c.rule));
     }
-    for (int d = r - 1; d >= 0; --d) {
-      if (++pos[static_cast<std::size_t>(d)] < v.shape[d]) break;
-      pos[static_cast<std::size_t>(d)] = 0;
-    }
+    next_position(pos, v.shape);
   }
   return Status::Ok();
 }

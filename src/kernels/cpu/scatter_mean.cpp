@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "kernels/cpu/scatter_engine.hpp"
+#include "core/odometer.hpp"
 
 namespace multigather::detail {
 namespace {
@@ -23,21 +24,13 @@ T floor_divide(T a, T b) noexcept {
 /// Calls f(element pointer, flat C-order position) for every element of the view.
 template <class F>
 void for_each_element(const MutableTensorView& v, F&& f) {
-  const int r = v.rank();
   const std::int64_t n = v.numel();
   const std::int64_t es = static_cast<std::int64_t>(element_size(v.dtype));
   std::int64_t at[kMaxRank] = {};
   std::int64_t offset = 0;
   for (std::int64_t i = 0; i < n; ++i) {
     f(static_cast<std::byte*>(v.data) + offset * es, i);
-    for (int d = r - 1; d >= 0; --d) {
-      if (++at[d] < v.shape[d]) {
-        offset += v.strides[d];
-        break;
-      }
-      offset -= (v.shape[d] - 1) * v.strides[d];
-      at[d] = 0;
-    }
+    next_position(at, v.shape, v.strides, &offset);
   }
 }
 

@@ -1,5 +1,6 @@
 // The reference kernel: SPEC section 1, transcribed plainly. No fast paths, one thread.
 #include "kernels/reference/reference.hpp"
+#include "core/odometer.hpp"
 
 #include <cstring>
 #include <string>
@@ -81,10 +82,7 @@ Status reference_gather(const TensorView& input, const TensorView& indices,
         std::memcpy(dst, in + ioff * static_cast<std::int64_t>(es), es);
       }
     }
-    for (int d = r - 1; d >= 0; --d) {
-      if (++o[d] < s.output_shape[d]) break;
-      o[d] = 0;
-    }
+    next_position(o, s.output_shape);
   }
   return Status::Ok();
 }

@@ -4,19 +4,13 @@
 #include <vector>
 
 #include "kernels/combine.hpp"
+#include "core/odometer.hpp"
 #include "kernels/reference/reference.hpp"
 #include "plan/scatter_plan.hpp"
 
 namespace multigather::detail {
 namespace {
 
-// Steps a C-order position over `shape`.
-void advance(Dims& pos, const Dims& shape) {
-  for (int d = shape.size() - 1; d >= 0; --d) {
-    if (++pos[d] < shape[d]) return;
-    pos[d] = 0;
-  }
-}
 
 std::int64_t offset_of(const Dims& pos, const Dims& strides) {
   std::int64_t off = 0;
@@ -45,7 +39,7 @@ Status reference_scatter(const TensorView& input, const TensorView& indices,
     // 2. output = input.
     if (!scatters_in_place(output, input)) {
       Dims p = Dims::filled(r, 0);
-      for (std::int64_t n = 0; n < input.numel(); ++n, advance(p, input.shape)) {
+      for (std::int64_t n = 0; n < input.numel(); ++n, next_position(p, input.shape)) {
         std::memmove(out + offset_of(p, output.strides) * es, in + offset_of(p, input.strides) * es,
                      static_cast<std::size_t>(es));
       }
@@ -61,7 +55,7 @@ Status reference_scatter(const TensorView& input, const TensorView& indices,
     const std::size_t is = element_size(indices.dtype);
     auto run = [&]<class Op>() {
       Dims o = Dims::filled(r, 0);
-      for (std::int64_t n = 0; n < s.output_numel; ++n, advance(o, s.output_shape)) {
+      for (std::int64_t n = 0; n < s.output_numel; ++n, next_position(o, s.output_shape)) {
         Dims i = Dims::filled(r, 0);
         for (int e = 0; e < r; ++e) {
           i[e] = (s.is_axis[static_cast<std::size_t>(e)] || input.shape[e] == 1) ? 0 : o[e];

@@ -1,0 +1,35 @@
+// Internal: the one view odometer. Steps a position through a shape in C order (the last
+// dimension fastest), optionally keeping the element offset of a strided view in step, for the
+// code that walks views element by element: copies of views, the reference kernels, the
+// out-of-range messages, explain, the batched transforms. (The CPU engine's cursors step whole
+// rows: kernels/cpu/cursor.hpp.)
+#pragma once
+
+#include <cstdint>
+
+namespace multigather::detail {
+
+/// The next position of `shape` after `pos` (its size: the rank); false after the last one
+/// (pos is back at all zeros).
+template <class Position, class Shape>
+inline bool next_position(Position& pos, const Shape& shape) noexcept {
+  for (int d = static_cast<int>(shape.size()) - 1; d >= 0; --d) {
+    if (++pos[d] < shape[d]) return true;
+    pos[d] = 0;
+  }
+  return false;
+}
+
+/// next_position that also keeps *offset = sum over d of pos[d] * strides[d] (elements).
+template <class Position, class Shape, class Strides>
+inline bool next_position(Position& pos, const Shape& shape, const Strides& strides, std::int64_t* offset) noexcept {
+  for (int d = static_cast<int>(shape.size()) - 1; d >= 0; --d) {
+    *offset += strides[d];
+    if (++pos[d] < shape[d]) return true;
+    *offset -= strides[d] * shape[d];
+    pos[d] = 0;
+  }
+  return false;
+}
+
+}  // namespace multigather::detail
