@@ -24,7 +24,7 @@
 #include <random>
 #include <vector>
 
-#include "api/run_validated.hpp"
+#include "kernels/cpu/run_validated.hpp"
 #include "kernels/cuda/launch_params.hpp"
 #include "kernels/combine.hpp"
 #include "kernels/cuda/scatter_rows.hpp"

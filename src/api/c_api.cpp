@@ -18,7 +18,7 @@
 #include "multigather/registry.hpp"
 
 #if defined(MULTIGATHER_HAVE_CUDA)
-#include "api/cuda_hooks.hpp"
+#include "kernels/cuda/cuda_hooks.hpp"
 #endif
 
 namespace mg = multigather;

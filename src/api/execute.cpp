@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "api/guarded.hpp"
-#include "api/run_validated.hpp"
+#include "kernels/cpu/run_validated.hpp"
 #include "core/device_memory.hpp"
 #include "plan/index_errors.hpp"
 #include "plan/plan.hpp"
@@ -20,7 +20,7 @@
 #include "plan/scatter_plan.hpp"
 
 #if defined(MULTIGATHER_HAVE_CUDA)
-#include "api/cuda_hooks.hpp"
+#include "kernels/cuda/cuda_hooks.hpp"
 #endif
 
 namespace multigather {

@@ -1,7 +1,7 @@
 // The scatter operator's entry points (multigather/scatter.hpp): validate everything once,
 // check the index values, copy input into output, combine (CPU engine). Every check happens
 // before the first write, so a failed call leaves the output unchanged.
-#include "api/run_validated.hpp"
+#include "kernels/cpu/run_validated.hpp"
 #include "core/interrupt_poll.hpp"
 #include "kernels/cpu/cpu.hpp"
 #include "kernels/cpu/scatter_engine.hpp"

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "api/cuda_hooks.hpp"
-#include "api/run_validated.hpp"
+#include "kernels/cuda/cuda_hooks.hpp"
+#include "kernels/cpu/run_validated.hpp"
 
 #include "kernels/cuda/gather_kernel.hpp"
 #include "kernels/cuda/scatter_kernel.hpp"

@@ -1,5 +1,5 @@
-// Internal (not installed): what execute.cpp asks of the CUDA backend (kernels/cuda/cuda_api.cpp),
-// declared only in CUDA builds.
+// Internal (not installed): what src/api (execute.cpp, c_api.cpp) asks of the CUDA backend
+// (cuda_api.cpp), declared only in CUDA builds.
 #pragma once
 
 #include <cstddef>

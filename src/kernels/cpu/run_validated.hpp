@@ -1,4 +1,4 @@
-// Internal (not installed): the CPU engine behind every entry point of src/api.
+// Internal (not installed): the CPU engine behind every entry point of src/api (run_validated.cpp).
 #pragma once
 
 #include "plan/plan.hpp"
