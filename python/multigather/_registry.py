@@ -42,6 +42,47 @@ def _fast_entry(op: str) -> tuple[int, tuple[str, ...]] | None:
     return entry
 
 
+def row_doc(op: str) -> str:
+    """The docstring part that registry row ``op`` states (the one place of these facts): the
+    framework signature, the formula in docs/spec.md's notation, each attribute with its default
+    and meaning, the equivalence class and the source document."""
+    row = OPS[op]
+    lines = [f"Registry op {op!r} ({row['kind']}, class {row['equivalence_class']}): {row['signature']}",
+             f"    {row['formula']}"]
+    for a in row["attrs"]:
+        default = f" = {a['default']}" if a["default"] != "" else ""
+        choices = f" (one of {', '.join(a['choices'])})" if a["choices"] else ""
+        lines.append(f"    {a['name']}{default}: {a['help']}{choices}")
+    lines.append(f"Source: {row['source']}")
+    return "\n".join(lines)
+
+
+def registry_op_of(function: Any) -> str | None:
+    """The registry op a wrapper function runs: the first registry op name among its constants
+    (the op name it passes to run_general / run_scatter); None for a composition (embedding)."""
+    for const in getattr(getattr(function, "__code__", None), "co_consts", ()):
+        if isinstance(const, str) and const in OPS:
+            return const
+    return None
+
+
+def document(namespace: dict, public: Sequence[str]) -> None:
+    """Appends to each public wrapper of a family module (``namespace``: its globals) the facts
+    of its registry row (row_doc), so that the module states none of them by hand: signature,
+    formula, attributes and source come from the C++ row (multigather._multigather.registry_ops)."""
+    for name in public:
+        function = namespace[name]
+        op = registry_op_of(function)
+        if op is None:
+            continue
+        doc = (function.__doc__ or "").rstrip()
+        # Indented as the hand-written lines after the first (PEP 257), so that help() and
+        # inspect.getdoc show one margin.
+        rows = "\n".join("    " + line for line in row_doc(op).splitlines())
+        function.__doc__ = f"{doc}\n\n{rows}" if doc else row_doc(op)
+        function.registry_op = op
+
+
 def names() -> list[str]:
     """Every op of the registry, sorted."""
     return sorted(OPS)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ._registry import document as _registry_document
 from ._registry import fast_op, run_fast, run_general, run_scatter
 
 _GATHER = fast_op("coreml.gather", "axis", "batch_dims", "validate_indices")
@@ -94,3 +95,6 @@ def scatter_nd(data: Any, indices: Any, updates: Any, mode: str = "add", validat
     Raises ValueError (shapes, axis, mode), TypeError (dtypes).
     Source: https://apple.github.io/coremltools/source/coremltools.converters.mil.mil.ops.defs.html (iOS17.scatter_gather.scatter_nd)"""
     return run_scatter("coreml.scatter_nd", data, indices, updates, mode=mode, validate_indices=validate_indices)
+
+# Each wrapper's signature, formula, attributes and source: its registry row.
+_registry_document(globals(), __all__)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ._registry import document as _registry_document
 from ._registry import fast_op, run_fast, run_general, run_scatter
 
 _GATHER = fast_op("dml.Gather", "axis", "index_dimensions")
@@ -88,3 +89,6 @@ def scatter_nd(input: Any, indices: Any, updates: Any, input_dimension_count: in
     return run_scatter("dml.ScatterND", input, indices, updates,
                        input_dimension_count=input_dimension_count,
                        indices_dimension_count=indices_dimension_count)
+
+# Each wrapper's signature, formula, attributes and source: its registry row.
+_registry_document(globals(), __all__)

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 from typing import Any, Optional, Sequence
 
+from ._registry import document as _registry_document
 from ._registry import fast_op, run_fast, run_general, run_scatter
 
 _TAKE = fast_op("jax.numpy.take", "axis", "mode", "fill_value")
@@ -292,3 +293,6 @@ def at(x: Any) -> _IndexUpdateHelper:
     arrays must cast safely to it (TypeError). Source:
     https://docs.jax.dev/en/latest/_autosummary/jax.numpy.ndarray.at.html"""
     return _IndexUpdateHelper(x)
+
+# Each wrapper's signature, formula, attributes and source: its registry row.
+_registry_document(globals(), __all__)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+from ._registry import document as _registry_document
 from ._registry import fast_op, run_fast, run_general, run_scatter
 
 _TENSOR_GATHER = fast_op("tensor.gather", "gather_dims", "rank_reduced")
@@ -59,3 +60,6 @@ def tensor_scatter(source: Any, dest: Any, indices: Any, scatter_dims: Sequence[
     Source: https://mlir.llvm.org/docs/Dialects/TensorOps/#tensorscatter-tensorscatterop"""
     return run_scatter("tensor.scatter", dest, indices, source, scatter_dims=scatter_dims,
                        unique=unique)
+
+# Each wrapper's signature, formula, attributes and source: its registry row.
+_registry_document(globals(), __all__)

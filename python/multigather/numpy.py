@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any, Optional, Sequence
 
+from ._registry import document as _registry_document
 from ._registry import fast_op, run_fast, run_general, run_scatter
 
 _TAKE = fast_op("numpy.take", "axis", "mode")
@@ -290,3 +291,6 @@ def maximum_at(a: Any, indices: Any, b: Any) -> None:
         return
     b = _values_for(a, b, "same_kind", "numpy.maximum_at")
     run_scatter("numpy.maximum_at", a, indices, b, a)
+
+# Each wrapper's signature, formula, attributes and source: its registry row.
+_registry_document(globals(), __all__)

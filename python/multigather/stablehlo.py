@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+from ._registry import document as _registry_document
 from ._registry import fast_op, run_fast, run_general, run_scatter
 
 _GATHER = fast_op("stablehlo.gather", "offset_dims", "collapsed_slice_dims", "operand_batching_dims",
@@ -86,3 +87,6 @@ def scatter(inputs: Any, scatter_indices: Any, updates: Any, *, update_window_di
                        scatter_dims_to_operand_dims=scatter_dims_to_operand_dims,
                        index_vector_dim=index_vector_dim, indices_are_sorted=indices_are_sorted,
                        unique_indices=unique_indices, update_computation=update_computation)
+
+# Each wrapper's signature, formula, attributes and source: its registry row.
+_registry_document(globals(), __all__)

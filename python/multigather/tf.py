@@ -20,6 +20,7 @@ from typing import Any, Optional
 
 import numpy as _np
 
+from ._registry import document as _registry_document
 from ._registry import DEFAULT, fast_op, run_fast, run_general, run_scatter
 
 _GATHER = fast_op("tf.gather", "axis", "batch_dims", "index_mode")
@@ -138,3 +139,6 @@ def scatter_nd(indices: Any, updates: Any, shape: Any) -> Any:
     shape = _np.broadcast_to(_np.zeros((), dtype=updates.dtype),
                              tuple(int(s) for s in _np.asarray(shape).reshape(-1)))
     return run_scatter("tf.scatter_nd", shape, indices, updates)
+
+# Each wrapper's signature, formula, attributes and source: its registry row.
+_registry_document(globals(), __all__)

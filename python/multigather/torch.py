@@ -35,6 +35,7 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
+from ._registry import document as _registry_document
 from ._registry import run_fast, run_general, run_scatter
 from . import _torch_route
 from ._torch_impl import _GATHER, _INDEX_SELECT, _TAKE, _TAKE_ALONG_DIM, _embedding
@@ -275,3 +276,6 @@ def index_put(input: Any, indices: Any, values: Any, accumulate: bool = False) -
 for _f in (scatter, scatter_add, scatter_reduce):
     _f.__doc__ += _SCATTER_DOC
 del _f
+
+# Each wrapper's signature, formula, attributes and source: its registry row.
+_registry_document(globals(), __all__)

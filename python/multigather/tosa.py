@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ._registry import document as _registry_document
 from ._registry import fast_op, run_fast, run_general, run_scatter
 
 _GATHER = fast_op("tosa.gather")
@@ -35,3 +36,6 @@ def scatter(values_in: Any, indices: Any, input: Any) -> Any:
     wins. Raises ValueError (ranks, shapes), TypeError (dtypes), IndexError (range).
     Source: https://www.mlplatform.org/tosa/tosa_spec.html#_scatter (SCATTER.tosac)"""
     return run_scatter("tosa.scatter", values_in, indices, input)
+
+# Each wrapper's signature, formula, attributes and source: its registry row.
+_registry_document(globals(), __all__)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ._registry import document as _registry_document
 from ._registry import fast_op, run_fast, run_general, run_scatter
 
 _GATHER = fast_op("webnn.gather", "axis")
@@ -63,3 +64,6 @@ def scatter_nd(input: Any, indices: Any, updates: Any) -> Any:
     (ranks, shapes), TypeError (dtypes).
     Source: https://www.w3.org/TR/webnn/#api-mlgraphbuilder-scatternd"""
     return run_scatter("webnn.scatterND", input, indices, updates)
+
+# Each wrapper's signature, formula, attributes and source: its registry row.
+_registry_document(globals(), __all__)

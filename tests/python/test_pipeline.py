@@ -641,6 +641,19 @@ def test_wrapper_parameters_are_the_signature_arguments(mod_name, name, fn, op, 
 
 
 @pytest.mark.parametrize("mod_name,name,fn,op,call,fast", [pytest.param(*w, id=f"{w[0]}.{w[1]}") for w in WRAPPERS])
+def test_wrapper_docstring_carries_its_registry_row(mod_name, name, fn, op, call, fast):
+    # The row's facts (signature, formula, every attribute, source) reach the Python docstring
+    # from the C++ row itself (_registry.document), not by hand: they cannot drift.
+    row = _registry.OPS[op]
+    doc = inspect.getdoc(fn)
+    assert fn.registry_op == op
+    assert f"Registry op {op!r}" in doc and row["signature"] in doc and row["formula"] in doc
+    assert f"Source: {row['source']}" in doc
+    for a in row["attrs"]:
+        assert f"{a['name']}" in doc and a["help"] in doc, a["name"]
+
+
+@pytest.mark.parametrize("mod_name,name,fn,op,call,fast", [pytest.param(*w, id=f"{w[0]}.{w[1]}") for w in WRAPPERS])
 def test_wrapper_passes_its_parameters_to_the_registry_under_their_names(mod_name, name, fn, op,
                                                                           call, fast):
     row = _registry.OPS[op]
