@@ -155,16 +155,23 @@ Status divide_by_update_count(const Lowering& l, const MutableTensorView& core, 
 // operands, the CUDA engine (context.stream, context.deterministic).
 Status run_scatter_core(const Lowering& l, const MutableTensorView& core, const ScatterOptions& options,
                         Device device, [[maybe_unused]] const ExecutionContext& context, std::string_view output_name,
-                        const MutableTensorView& full) {
+                        const MutableTensorView& full, const detail::ValidatedScatter* checked) {
   const bool cuda = device == Device::kCUDA;
   if (cuda) MULTIGATHER_RETURN_IF_ERROR(cuda_engine_available(l));
   if (cuda && l.mean_by_count) {
     return InvalidArgument(l.op + ": reduce = 'mean' runs on the CPU engine only in this version (the "
                            "operands are on a CUDA device; copy them to the host)");
   }
+  // The operands once: G is the lowering's (inferred when it was made); execute_alloc passes the
+  // check it made before allocating (`checked`).
   detail::ValidatedScatter call;
-  call.gather.shape = l.shape;
-  MULTIGATHER_RETURN_IF_ERROR(detail::validate_scatter_operands(l.input, l.indices, l.updates, l.axes, options, &call));
+  if (checked != nullptr) {
+    call = *checked;
+  } else {
+    call.gather.shape = l.shape;
+    MULTIGATHER_RETURN_IF_ERROR(detail::check_scatter_options(options));
+    MULTIGATHER_RETURN_IF_ERROR(detail::check_scatter_operands(l.input, l.indices, l.updates, options, &call));
+  }
   const TensorView* base = nullptr;
   const MutableTensorView* base_output = nullptr;
   TensorView input = l.input;
@@ -207,7 +214,8 @@ Status run_scatter_core(const Lowering& l, const MutableTensorView& core, const 
 
 Status execute_impl(const Lowering& l, const MutableTensorView& output,
                     const ExecutionContext& context, std::string_view output_name,
-                    const detail::ValidatedCall* checked = nullptr, bool output_is_new = false) {
+                    const detail::ValidatedCall* checked = nullptr, bool output_is_new = false,
+                    const detail::ValidatedScatter* checked_scatter = nullptr) {
   if (!(output.shape == l.output_shape)) {
     return InvalidArgument(l.op + ": " + std::string(output_name) + " shape " +
                            to_string(output.shape) + " does not match the output shape " +
@@ -270,13 +278,13 @@ Status execute_impl(const Lowering& l, const MutableTensorView& output,
     Tensor staging(l.input.dtype, l.output_shape);
     MutableTensorView core(staging.data(), output.dtype, l.core_output_shape, l.core_output_strides);
     MULTIGATHER_RETURN_IF_ERROR(is_scatter ? run_scatter_core(l, core, scatter, device, context, output_name,
-                                                              staging.mutable_view())
+                                                              staging.mutable_view(), checked_scatter)
                                            : run_core(l, core, options, device, context, output_name, checked,
                                                       /*keep_output=*/false));  // written only on success
     return detail::copy_view(TensorView(staging.data(), output.dtype, output.shape), output, options.num_threads);
   }
   const MutableTensorView core(output.data, output.dtype, l.core_output_shape, core_strides);
-  if (is_scatter) return run_scatter_core(l, core, scatter, device, context, output_name, output);
+  if (is_scatter) return run_scatter_core(l, core, scatter, device, context, output_name, output, checked_scatter);
   return run_core(l, core, options, device, context, output_name, checked,
                   !(output_is_new || context.output_is_new));
 }
@@ -296,11 +304,14 @@ Status execute_alloc(const Lowering& lowering, const ExecutionContext& context,
     // Everything that needs no output is checked before anything is allocated.
     detail::ValidatedCall call;
     call.shape = lowering.shape;
+    detail::ValidatedScatter scatter;
     if (lowering.kind == OpKind::kScatter) {
-      detail::ValidatedScatter scatter;
+      ScatterOptions options = lowering.scatter_options();
+      if (context.num_threads >= 0) options.num_threads = context.num_threads;
       scatter.gather.shape = lowering.shape;
-      MULTIGATHER_RETURN_IF_ERROR(detail::validate_scatter_operands(
-          lowering.input, lowering.indices, lowering.updates, lowering.axes, lowering.scatter_options(), &scatter));
+      MULTIGATHER_RETURN_IF_ERROR(detail::check_scatter_options(options));
+      MULTIGATHER_RETURN_IF_ERROR(
+          detail::check_scatter_operands(lowering.input, lowering.indices, lowering.updates, options, &scatter));
     } else {
       MULTIGATHER_RETURN_IF_ERROR(detail::check_operands(lowering.input, lowering.indices,
                                                          !lowering.axes.empty(), lowering.options, &call));
@@ -323,9 +334,10 @@ Status execute_alloc(const Lowering& lowering, const ExecutionContext& context,
       }
       target = owned->mutable_view();
     }
+    const bool is_scatter = lowering.kind == OpKind::kScatter;
     MULTIGATHER_RETURN_IF_ERROR(execute_impl(lowering, target, context, context.output_name,
-                                             lowering.kind == OpKind::kScatter ? nullptr : &call,
-                                             /*output_is_new=*/true));
+                                             is_scatter ? nullptr : &call, /*output_is_new=*/true,
+                                             is_scatter ? &scatter : nullptr));
     *output = target;
     return Status::Ok();
   });

@@ -24,10 +24,20 @@ struct ValidatedScatter {
 GatherOptions gather_options_of(const ScatterOptions& options) noexcept;
 
 /// Validates input, indices, updates, axes and options (everything but the output view and
-/// the index values): every error of SPEC section 4 that needs no data.
+/// the index values): every error of SPEC section 4 that needs no data. It is
+/// check_scatter_options, infer_scatter_shape into call->gather.shape, check_scatter_operands.
 Status validate_scatter_operands(const TensorView& input, const TensorView& indices,
                                  const TensorView& updates, std::span<const std::int64_t> axes,
                                  const ScatterOptions& options, ValidatedScatter* call) noexcept;
+
+/// The options' part of validate_scatter_operands: index_mode (fill has no meaning for a scatter).
+Status check_scatter_options(const ScatterOptions& options) noexcept;
+
+/// The rest of validate_scatter_operands once call->gather.shape holds the scatter shape G (a
+/// Lowering carries it, inferred when it was made: execute does not infer it again): dtypes,
+/// reduction, extents, null data, and call->updates (the updates viewed with shape G).
+Status check_scatter_operands(const TensorView& input, const TensorView& indices, const TensorView& updates,
+                              const ScatterOptions& options, ValidatedScatter* call) noexcept;
 
 /// Validates the output view against validated operands: input's shape, element size, extent,
 /// null data, no self-overlap; it is `input` itself (in place) or does not overlap input; it

@@ -46,6 +46,12 @@ GatherOptions gather_options_of(const ScatterOptions& options) noexcept {
 Status validate_scatter_operands(const TensorView& input, const TensorView& indices,
                                  const TensorView& updates, std::span<const std::int64_t> axes,
                                  const ScatterOptions& options, ValidatedScatter* call) noexcept {
+  MULTIGATHER_RETURN_IF_ERROR(check_scatter_options(options));
+  MULTIGATHER_RETURN_IF_ERROR(infer_scatter_shape(input.shape, indices.shape, updates.shape, axes, &call->gather.shape));
+  return check_scatter_operands(input, indices, updates, options, call);
+}
+
+Status check_scatter_options(const ScatterOptions& options) noexcept {
   try {
     if (options.index_mode == IndexMode::kFill) {
       return InvalidArgument("index_mode fill has no meaning for a scatter (there is no output "
@@ -58,9 +64,17 @@ Status validate_scatter_operands(const TensorView& input, const TensorView& indi
         return InvalidArgument("index_mode " + str(static_cast<int>(options.index_mode)) +
                                " is not one of error, clamp, wrap, drop");
     }
-    GatherShape& g = call->gather.shape;
-    MULTIGATHER_RETURN_IF_ERROR(infer_scatter_shape(input.shape, indices.shape, updates.shape, axes, &g));
-    MULTIGATHER_RETURN_IF_ERROR(check_operands(input, indices, !axes.empty(), gather_options_of(options),
+    return Status::Ok();
+  } catch (...) {
+    return Status(StatusCode::kInternal, "out of memory while validating");
+  }
+}
+
+Status check_scatter_operands(const TensorView& input, const TensorView& indices, const TensorView& updates,
+                              const ScatterOptions& options, ValidatedScatter* call) noexcept {
+  try {
+    const GatherShape& g = call->gather.shape;
+    MULTIGATHER_RETURN_IF_ERROR(check_operands(input, indices, !g.axes.empty(), gather_options_of(options),
                                                &call->gather));
     if (updates.dtype != input.dtype) {
       return TypeError("updates dtype " + std::string(dtype_name(updates.dtype)) +
