@@ -148,7 +148,7 @@ def run_scatter_general(op: str, input: Any, indices: Any, updates: Any, out: An
     XLA FFI)."""
     if _jax_ffi.traced(input, indices, updates):
         return _jax_ffi.run(op, input, indices, updates, out, attrs)
-    return _interop.call_core_scatter(_core.run_scatter_op, input, indices, updates, out, op=op,
+    return _interop.call_core_scatter(_core.run_op, input, indices, updates, out, op=op,
                                       attrs=attrs)
 
 

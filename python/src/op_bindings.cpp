@@ -189,35 +189,28 @@ nb::object execute_call(Lowering& lowering, const InputArray& input_array, Devic
   return to_python(std::move(result), input_array.dtype(), framework);
 }
 
+/// The general path of every registry op (gather or scatter: `updates`, on the input's device)
+/// on framework arrays read through DLPack / the buffer protocol; `out` may be the input itself
+/// for a scatter (in place).
 nb::object run(std::string_view op, const InputArray& input_array, const InputArray& indices_array,
-               nb::handle attrs, std::optional<OutputArray> out,
-               std::optional<std::string_view> input_dtype,
+               nb::handle attrs, std::optional<OutputArray> out, std::optional<InputArray> updates_array,
+               std::optional<std::string_view> input_dtype, std::optional<std::string_view> updates_dtype,
                std::optional<std::string_view> out_dtype, std::string_view framework) {
   TensorView input, indices;
   const Device device = operand_views(input_array, indices_array, input_dtype, &input, &indices);
   Lowering lowering;
-  raise_if_error(lower_op(op, input, indices, attributes_of(attrs), &lowering, device));
-  return execute_call(lowering, input_array, device, out, out_dtype, framework);
-}
-
-// A scatter op: updates besides input and indices (on the input's device); `out` may be the
-// input itself (in place).
-nb::object run_scatter(std::string_view op, const InputArray& input_array,
-                       const InputArray& indices_array, const InputArray& updates_array,
-                       nb::handle attrs, std::optional<OutputArray> out,
-                       std::optional<std::string_view> input_dtype,
-                       std::optional<std::string_view> updates_dtype,
-                       std::optional<std::string_view> out_dtype, std::string_view framework) {
-  TensorView input, indices, updates;
-  const Device device = operand_views(input_array, indices_array, input_dtype, &input, &indices);
+  if (updates_array) {
+    TensorView updates;
 #if defined(MULTIGATHER_PYTHON_HAS_CUDA)
-  updates = device == Device::kCUDA ? device_view_of(updates_array, "updates", updates_dtype)
-                                    : view_of(updates_array, "updates", updates_dtype);
+    updates = device == Device::kCUDA ? device_view_of(*updates_array, "updates", updates_dtype)
+                                      : view_of(*updates_array, "updates", updates_dtype);
 #else
-  updates = view_of(updates_array, "updates", updates_dtype);
+    updates = view_of(*updates_array, "updates", updates_dtype);
 #endif
-  Lowering lowering;
-  raise_if_error(lower_op(op, input, indices, updates, attributes_of(attrs), &lowering, device));
+    raise_if_error(lower_op(op, input, indices, updates, attributes_of(attrs), &lowering, device));
+  } else {
+    raise_if_error(lower_op(op, input, indices, attributes_of(attrs), &lowering, device));
+  }
   return execute_call(lowering, input_array, device, out, out_dtype, framework);
 }
 
@@ -394,14 +387,11 @@ void bind_ops(nb::module_& m) {
         "lowering, run by execute); returns an array of `framework`, or None with out=.");
   m.def("registry_ops", &registry_ops, "Every registry op with its attributes.");
   m.def("run_op", &run, "op"_a, "input"_a, "indices"_a, "attrs"_a, "out"_a = nb::none(),
-        "input_dtype"_a = nb::none(), "out_dtype"_a = nb::none(), "framework"_a = "numpy",
-        "Runs a registry op on arrays with typed attributes (a dict); returns an array of "
-        "`framework`, or None with out=.");
-  m.def("run_scatter_op", &run_scatter, "op"_a, "input"_a, "indices"_a, "updates"_a, "attrs"_a,
-        "out"_a = nb::none(), "input_dtype"_a = nb::none(), "updates_dtype"_a = nb::none(),
+        "updates"_a = nb::none(), "input_dtype"_a = nb::none(), "updates_dtype"_a = nb::none(),
         "out_dtype"_a = nb::none(), "framework"_a = "numpy",
-        "Runs a registry scatter op on arrays with typed attributes (a dict); returns a new array "
-        "of `framework`, or None with out= (out may be input itself: in place).");
+        "The general path of a registry op on arrays with typed attributes (a dict); a scatter op "
+        "takes updates (out may be input itself: in place). Returns an array of `framework`, or "
+        "None with out=.");
   m.def("lower_op_shape", &lower_op_shape, "op"_a, "input_shape"_a, "input_dtype"_a,
         "indices_shape"_a, "indices_dtype"_a, "attrs"_a, "updates_shape"_a = nb::none(),
         "The framework output shape of a registry op call, from shapes and dtypes alone.");
