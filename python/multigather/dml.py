@@ -71,8 +71,7 @@ def scatter_elements(input: Any, indices: Any, updates: Any, axis: int = 0) -> A
     input dtype; indices int32, int64, uint32 or uint64. Negative indices wrap once, then
     out-of-range values clamp to [0, D-1] (DirectML: "incorrect outputs, but no failure").
     Duplicates: undefined in DirectML; the last update in row-major order of indices wins here.
-    Raises ValueError (ranks, shapes, axis), TypeError (dtypes).
-    Source: https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_scatter_elements_operator_desc"""
+    Raises ValueError (ranks, shapes, axis), TypeError (dtypes)."""
     return run_scatter("dml.ScatterElements", input, indices, updates, axis=axis)
 
 
@@ -84,8 +83,7 @@ def scatter_nd(input: Any, indices: Any, updates: Any, input_dimension_count: in
     rank: output = input; output[indices[j, 0], ..., indices[j, k-1], t] = updates[j, t]. All three
     have the same DimensionCount; updates = indices.shape[:-1] + input.shape[k:] right-aligned
     (leading 1s). Index rule and duplicates as scatter_elements. Output: input's shape. Raises
-    ValueError (ranks, shapes, counts), TypeError (dtypes).
-    Source: https://learn.microsoft.com/windows/win32/api/directml/ns-directml-dml_scatter_nd_operator_desc"""
+    ValueError (ranks, shapes, counts), TypeError (dtypes)."""
     return run_scatter("dml.ScatterND", input, indices, updates,
                        input_dimension_count=input_dimension_count,
                        indices_dimension_count=indices_dimension_count)

@@ -56,8 +56,7 @@ def tensor_scatter(source: Any, dest: Any, indices: Any, scatter_dims: Sequence[
     increasing; source = J ++ dest.shape with the scatter dims set to 1, or dropped (rank-reduced),
     of dest's dtype. ``unique`` must be True (MLIR's verifier requires it); uniqueness is not
     checked: duplicates write the last update in row-major order of indices. Out-of-range indices
-    (undefined in MLIR) raise IndexError. Raises ValueError (shapes, attributes), TypeError.
-    Source: https://mlir.llvm.org/docs/Dialects/TensorOps/#tensorscatter-tensorscatterop"""
+    (undefined in MLIR) raise IndexError. Raises ValueError (shapes, attributes), TypeError."""
     return run_scatter("tensor.scatter", dest, indices, source, scatter_dims=scatter_dims,
                        unique=unique)
 

@@ -98,7 +98,7 @@ def put_along_axis(arr: Any, indices: Any, values: Any, axis: Optional[int]) -> 
     values broadcast to that result shape and are cast to arr's dtype (numpy arrays). Duplicates:
     the last value in row-major order wins (numpy's fancy assignment). Negative indices wrap
     once; out of range is an IndexError. Raises ValueError (ranks, broadcasting), TypeError
-    (dtypes). Source: https://numpy.org/doc/stable/reference/generated/numpy.put_along_axis.html"""
+    (dtypes)."""
     values = _values_for(arr, values, "unsafe", "numpy.put_along_axis")
     run_scatter("numpy.put_along_axis", arr, indices, values, arr, axis=axis)
 
@@ -230,7 +230,7 @@ def add_at(a: Any, indices: Any, b: Any) -> None:
     numpy's 'same_kind' rule (numpy arrays). Negative indices wrap once; out of range is an
     IndexError, raised before anything is written. Raises TypeError for boolean masks,
     np.newaxis and non-integer index entries (not modelled), ValueError (broadcasting),
-    TypeError (dtypes). Source: https://numpy.org/doc/stable/reference/generated/numpy.ufunc.at.html"""
+    TypeError (dtypes)."""
     if isinstance(indices, tuple):
         _tuple_at("numpy.add_at", "add", a, indices, b)
         return
@@ -245,8 +245,7 @@ def put(a: Any, ind: Any, v: Any, mode: str = "raise") -> None:
     when shorter than ind (done here with numpy.resize; the C++ op accepts 1 or >= ind.size
     elements), its first ind.size elements used when longer. Modes: "raise" (negatives wrap
     once, otherwise IndexError), "wrap" (modulo), "clip" (clamp to [0, a.size-1]; negatives
-    become 0). Raises IndexError (range, an empty ``a``), ValueError (mode), TypeError (dtypes).
-    Source: https://numpy.org/doc/stable/reference/generated/numpy.put.html"""
+    become 0). Raises IndexError (range, an empty ``a``), ValueError (mode), TypeError (dtypes)."""
     import numpy as np
 
     v = _values_for(a, v, "unsafe", "numpy.put")
@@ -259,8 +258,7 @@ def put(a: Any, ind: Any, v: Any, mode: str = "raise") -> None:
 def multiply_at(a: Any, indices: Any, b: Any) -> None:
     """numpy.multiply.at(a, indices, b), IN PLACE (returns None), numpy's index forms as add_at:
     a[indices[j..], k..] *= b[j.., k..], unbuffered (every duplicate multiplies, in row-major
-    order of indices). Shapes, dtypes, index rule and errors as add_at.
-    Source: https://numpy.org/doc/stable/reference/generated/numpy.ufunc.at.html"""
+    order of indices). Shapes, dtypes, index rule and errors as add_at."""
     if isinstance(indices, tuple):
         _tuple_at("numpy.multiply_at", "mul", a, indices, b)
         return
@@ -272,8 +270,7 @@ def minimum_at(a: Any, indices: Any, b: Any) -> None:
     """numpy.minimum.at(a, indices, b), IN PLACE (returns None), numpy's index forms as add_at:
     a[indices[j..], k..] = minimum(a[indices[j..], k..], b[j.., k..]), unbuffered (every
     duplicate applies). Shapes, dtypes, index rule and errors as add_at. A NaN on either side
-    gives NaN, as numpy.minimum.
-    Source: https://numpy.org/doc/stable/reference/generated/numpy.ufunc.at.html"""
+    gives NaN, as numpy.minimum."""
     if isinstance(indices, tuple):
         _tuple_at("numpy.minimum_at", "min", a, indices, b)
         return
@@ -284,8 +281,7 @@ def minimum_at(a: Any, indices: Any, b: Any) -> None:
 def maximum_at(a: Any, indices: Any, b: Any) -> None:
     """numpy.maximum.at(a, indices, b), IN PLACE (returns None), numpy's index forms as add_at:
     a[indices[j..], k..] = maximum(a[indices[j..], k..], b[j.., k..]), unbuffered. Shapes,
-    dtypes, index rule and errors as add_at; a NaN on either side gives NaN, as numpy.maximum.
-    Source: https://numpy.org/doc/stable/reference/generated/numpy.ufunc.at.html"""
+    dtypes, index rule and errors as add_at; a NaN on either side gives NaN, as numpy.maximum."""
     if isinstance(indices, tuple):
         _tuple_at("numpy.maximum_at", "max", a, indices, b)
         return

@@ -63,8 +63,7 @@ def tensor_scatter_nd_update(tensor: Any, indices: Any, updates: Any) -> Any:
     GPU does. Raises IndexError, ValueError (shapes, in TF's
     words), TypeError (dtypes).
     Duplicates: TF's CPU kernel applies the updates in order, so the
-    last wins (as here); on GPU the order is unspecified.
-    Source: https://www.tensorflow.org/api_docs/python/tf/tensor_scatter_nd_update"""
+    last wins (as here); on GPU the order is unspecified."""
     return run_scatter("tf.tensor_scatter_nd_update", tensor, indices, updates)
 
 
@@ -77,8 +76,7 @@ def tensor_scatter_nd_add(tensor: Any, indices: Any, updates: Any) -> Any:
     (through ``multigather.run(op, ..., index_mode="drop")``) skips out-of-range updates as TF on
     GPU does. Raises IndexError, ValueError (shapes, in TF's
     words), TypeError (dtypes).
-    Duplicates all add up.
-    Source: https://www.tensorflow.org/api_docs/python/tf/tensor_scatter_nd_add"""
+    Duplicates all add up."""
     return run_scatter("tf.tensor_scatter_nd_add", tensor, indices, updates)
 
 
@@ -92,8 +90,7 @@ def tensor_scatter_nd_sub(tensor: Any, indices: Any, updates: Any) -> Any:
     GPU does. Raises IndexError, ValueError (shapes, in TF's
     words), TypeError (dtypes).
     Duplicates all subtract (the lowering adds a negated copy of
-    updates: exact; bool is a TypeError).
-    Source: https://www.tensorflow.org/api_docs/python/tf/tensor_scatter_nd_sub"""
+    updates: exact; bool is a TypeError)."""
     return run_scatter("tf.tensor_scatter_nd_sub", tensor, indices, updates)
 
 
@@ -106,8 +103,7 @@ def tensor_scatter_nd_min(tensor: Any, indices: Any, updates: Any) -> Any:
     (through ``multigather.run(op, ..., index_mode="drop")``) skips out-of-range updates as TF on
     GPU does. Raises IndexError, ValueError (shapes, in TF's
     words), TypeError (dtypes).
-    Duplicates all combine.
-    Source: https://www.tensorflow.org/api_docs/python/tf/tensor_scatter_nd_min"""
+    Duplicates all combine."""
     return run_scatter("tf.tensor_scatter_nd_min", tensor, indices, updates)
 
 
@@ -120,8 +116,7 @@ def tensor_scatter_nd_max(tensor: Any, indices: Any, updates: Any) -> Any:
     (through ``multigather.run(op, ..., index_mode="drop")``) skips out-of-range updates as TF on
     GPU does. Raises IndexError, ValueError (shapes, in TF's
     words), TypeError (dtypes).
-    Duplicates all combine.
-    Source: https://www.tensorflow.org/api_docs/python/tf/tensor_scatter_nd_max"""
+    Duplicates all combine."""
     return run_scatter("tf.tensor_scatter_nd_max", tensor, indices, updates)
 
 
@@ -132,8 +127,7 @@ def scatter_nd(indices: Any, updates: Any, shape: Any) -> Any:
     indices int32 or int64, in [0, size) (IndexError; ``multigather.run("tf.scatter_nd", ...,
     index_mode="drop")`` skips them as TF on GPU does). Raises IndexError, ValueError (shapes,
     in TF's words), TypeError. In the registry the shape is that of the input operand
-    ``output_like``, whose values are never read (the lowering owns the zeros it starts from).
-    Source: https://www.tensorflow.org/api_docs/python/tf/scatter_nd"""
+    ``output_like``, whose values are never read (the lowering owns the zeros it starts from)."""
     updates = _np.asarray(updates)
     # The registry's input operand: a read-only array of the output shape (never read).
     shape = _np.broadcast_to(_np.zeros((), dtype=updates.dtype),

@@ -175,8 +175,7 @@ def index_add(input: Any, dim: int, index: Any, source: Any, *, alpha: Any = 1) 
     source dtype with alpha != 1 is a TypeError); on CUDA tensors alpha != 1 is a ValueError
     (multigather copies nothing on the host: pass source * alpha). Indices in
     [0, input.size(dim)): negatives and out of range are IndexError. Raises ValueError (shapes),
-    TypeError (dtypes).
-    Source: https://docs.pytorch.org/docs/stable/generated/torch.Tensor.index_add_.html"""
+    TypeError (dtypes)."""
     return run_scatter("torch.index_add", input, index, source, dim=dim, alpha=alpha)
 
 
@@ -186,8 +185,7 @@ def index_copy(input: Any, dim: int, index: Any, source: Any) -> Any:
     dtype; source.size(dim) == index.numel() and source's other sizes == input's. Indices in
     [0, input.size(dim)): negatives and out of range are IndexError (as PyTorch). Duplicates:
     PyTorch's result is nondeterministic; the last in index order wins here. Raises ValueError
-    (shapes), TypeError (dtypes).
-    Source: https://docs.pytorch.org/docs/stable/generated/torch.Tensor.index_copy_.html"""
+    (shapes), TypeError (dtypes)."""
     return run_scatter("torch.index_copy", input, index, source, dim=dim)
 
 
@@ -207,8 +205,7 @@ def index_fill(input: Any, dim: int, index: Any, value: Any) -> Any:
     dimension dim). value: a number or a 0-dimensional tensor, cast to input's dtype (a
     1-dimensional value is a ValueError, as PyTorch's RuntimeError); it is broadcast to every
     slice (a stride-0 view, nothing copied). index a vector or a scalar, int64 only; negative
-    indices wrap once, out of range is IndexError. Duplicates write the same value.
-    Source: https://docs.pytorch.org/docs/stable/generated/torch.Tensor.index_fill_.html"""
+    indices wrap once, out of range is IndexError. Duplicates write the same value."""
     value = _value_like(input, value)
     return run_scatter("torch.index_fill", input, index, value, dim=dim)
 
@@ -219,8 +216,7 @@ def put(input: Any, index: Any, source: Any, accumulate: bool = False) -> Any:
     index.numel(), source dtype == input dtype. Negative indices wrap once (as torch.take);
     out of range is IndexError. Duplicates: undefined in PyTorch without accumulate (the last in
     index order wins here); with accumulate every one adds. Raises ValueError (sizes),
-    TypeError (dtypes).
-    Source: https://docs.pytorch.org/docs/stable/generated/torch.Tensor.put_.html"""
+    TypeError (dtypes)."""
     return run_scatter("torch.put", input, index, source, accumulate=accumulate)
 
 
@@ -266,8 +262,7 @@ def index_put(input: Any, indices: Any, values: Any, accumulate: bool = False) -
     input's dtype, broadcast to input[indices].shape. Negative indices wrap once; out of range
     is IndexError. Duplicates: undefined in PyTorch without accumulate (the last in row-major
     order of input[indices] wins here); with accumulate every one adds. Raises IndexError (too
-    many indices, out of range), ValueError (shapes), TypeError (dtypes, boolean masks).
-    Source: https://docs.pytorch.org/docs/stable/generated/torch.Tensor.index_put_.html"""
+    many indices, out of range), ValueError (shapes), TypeError (dtypes, boolean masks)."""
     indices, index_dims = _stacked_index_tuple(input, indices)
     return run_scatter("torch.index_put", input, indices, values, index_dims=index_dims,
                        accumulate=accumulate)
