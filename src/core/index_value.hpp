@@ -15,20 +15,32 @@
 
 namespace multigather::detail {
 
+/// The one dispatch on an index dtype: fn.template operator()<Index>() for the integer type of
+/// `dtype` (int8 ... uint64), its result; false for a dtype that is not an index dtype.
+template <class Fn>
+bool visit_index_type(DType dtype, Fn&& fn) {
+  switch (dtype) {
+    case DType::kInt8: return fn.template operator()<std::int8_t>();
+    case DType::kUInt8: return fn.template operator()<std::uint8_t>();
+    case DType::kInt16: return fn.template operator()<std::int16_t>();
+    case DType::kUInt16: return fn.template operator()<std::uint16_t>();
+    case DType::kInt32: return fn.template operator()<std::int32_t>();
+    case DType::kUInt32: return fn.template operator()<std::uint32_t>();
+    case DType::kInt64: return fn.template operator()<std::int64_t>();
+    case DType::kUInt64: return fn.template operator()<std::uint64_t>();
+    default: return false;
+  }
+}
+
 /// The element at byte address `p` when `t` is an integer dtype (*value set, true); false
 /// (and *value untouched) for any other dtype.
 inline bool read_index(const std::byte* p, DType t, __int128* value) noexcept {
-  switch (t) {
-    case DType::kInt8: { std::int8_t x; std::memcpy(&x, p, 1); *value = x; return true; }
-    case DType::kUInt8: { std::uint8_t x; std::memcpy(&x, p, 1); *value = x; return true; }
-    case DType::kInt16: { std::int16_t x; std::memcpy(&x, p, 2); *value = x; return true; }
-    case DType::kUInt16: { std::uint16_t x; std::memcpy(&x, p, 2); *value = x; return true; }
-    case DType::kInt32: { std::int32_t x; std::memcpy(&x, p, 4); *value = x; return true; }
-    case DType::kUInt32: { std::uint32_t x; std::memcpy(&x, p, 4); *value = x; return true; }
-    case DType::kInt64: { std::int64_t x; std::memcpy(&x, p, 8); *value = x; return true; }
-    case DType::kUInt64: { std::uint64_t x; std::memcpy(&x, p, 8); *value = x; return true; }
-    default: return false;
-  }
+  return visit_index_type(t, [&]<class Index>() {
+    Index x;
+    std::memcpy(&x, p, sizeof x);
+    *value = x;
+    return true;
+  });
 }
 
 /// read_index's value, 0 for a non-integer dtype.

@@ -72,17 +72,11 @@ std::int64_t saturate(__int128 v) {
 }
 
 void write_index(std::byte* p, DType t, std::int64_t v) {
-  switch (t) {
-    case DType::kInt8: { auto x = static_cast<std::int8_t>(v); std::memcpy(p, &x, 1); break; }
-    case DType::kUInt8: { auto x = static_cast<std::uint8_t>(v); std::memcpy(p, &x, 1); break; }
-    case DType::kInt16: { auto x = static_cast<std::int16_t>(v); std::memcpy(p, &x, 2); break; }
-    case DType::kUInt16: { auto x = static_cast<std::uint16_t>(v); std::memcpy(p, &x, 2); break; }
-    case DType::kInt32: { auto x = static_cast<std::int32_t>(v); std::memcpy(p, &x, 4); break; }
-    case DType::kUInt32: { auto x = static_cast<std::uint32_t>(v); std::memcpy(p, &x, 4); break; }
-    case DType::kInt64: { std::memcpy(p, &v, 8); break; }
-    case DType::kUInt64: { auto x = static_cast<std::uint64_t>(v); std::memcpy(p, &x, 8); break; }
-    default: break;
-  }
+  detail::visit_index_type(t, [&]<class Index>() {
+    const auto x = static_cast<Index>(v);
+    std::memcpy(p, &x, sizeof x);
+    return true;
+  });
 }
 
 std::string float_str(double v) {

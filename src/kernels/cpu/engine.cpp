@@ -8,6 +8,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "core/index_value.hpp"  // visit_index_type
 #include "core/interrupt_poll.hpp"
 #include "kernels/cpu/avx512.hpp"
 #include "kernels/cpu/copy.hpp"
@@ -102,23 +103,6 @@ Fn by_width(const GatherPlan& p, Pick pick) {
     case 8: return pick.template operator()<8>();
     case 16: return pick.template operator()<16>();
     default: return nullptr;
-  }
-}
-
-/// fn.template operator()<Index>() for the integer type of index dtype `dtype`; false for a
-/// dtype that is not an index dtype (validation never lets one through).
-template <class Fn>
-bool by_index_type(DType dtype, Fn&& fn) {
-  switch (dtype) {
-    case DType::kInt8: return fn.template operator()<std::int8_t>();
-    case DType::kUInt8: return fn.template operator()<std::uint8_t>();
-    case DType::kInt16: return fn.template operator()<std::int16_t>();
-    case DType::kUInt16: return fn.template operator()<std::uint16_t>();
-    case DType::kInt32: return fn.template operator()<std::int32_t>();
-    case DType::kUInt32: return fn.template operator()<std::uint32_t>();
-    case DType::kInt64: return fn.template operator()<std::int64_t>();
-    case DType::kUInt64: return fn.template operator()<std::uint64_t>();
-    default: return false;
   }
 }
 
@@ -493,7 +477,7 @@ bool run_cpu_with_threads(const GatherPlan& plan, int threads) noexcept {
 namespace {
 
 bool dispatch_index(const GatherPlan& plan, int threads) noexcept {
-  return by_index_type(plan.index_dtype, [&]<class Index>() { return run_offsets<Index>(plan, threads); });
+  return visit_index_type(plan.index_dtype, [&]<class Index>() { return run_offsets<Index>(plan, threads); });
 }
 
 }  // namespace
@@ -579,7 +563,7 @@ bool indices_in_range_typed(const TensorView& indices, const GatherPlan& plan) n
 
 bool indices_in_range(const TensorView& indices, const GatherPlan& plan) noexcept {
   if (plan.k == 0) return true;
-  return by_index_type(plan.index_dtype, [&]<class Index>() { return indices_in_range_typed<Index>(indices, plan); });
+  return visit_index_type(plan.index_dtype, [&]<class Index>() { return indices_in_range_typed<Index>(indices, plan); });
 }
 
 }  // namespace multigather::detail

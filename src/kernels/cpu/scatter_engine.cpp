@@ -38,6 +38,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "core/index_value.hpp"  // visit_index_type
 #include "core/interrupt_poll.hpp"
 
 #include "kernels/combine.hpp"
@@ -110,17 +111,12 @@ cpu::ResolveFn<std::int64_t> select_tile_for_index(const GatherPlan& p) {
 }
 
 cpu::ResolveFn<std::int64_t> select_tile_resolver(const GatherPlan& p) {
-  switch (p.index_dtype) {
-    case DType::kInt8: return select_tile_for_index<std::int8_t>(p);
-    case DType::kUInt8: return select_tile_for_index<std::uint8_t>(p);
-    case DType::kInt16: return select_tile_for_index<std::int16_t>(p);
-    case DType::kUInt16: return select_tile_for_index<std::uint16_t>(p);
-    case DType::kInt32: return select_tile_for_index<std::int32_t>(p);
-    case DType::kUInt32: return select_tile_for_index<std::uint32_t>(p);
-    case DType::kInt64: return select_tile_for_index<std::int64_t>(p);
-    case DType::kUInt64: return select_tile_for_index<std::uint64_t>(p);
-    default: return nullptr;
-  }
+  cpu::ResolveFn<std::int64_t> resolver = nullptr;
+  visit_index_type(p.index_dtype, [&]<class Index>() {
+    resolver = select_tile_for_index<Index>(p);
+    return true;
+  });
+  return resolver;
 }
 
 /// Walks lookups [begin, end) (flat, C order over the plan's lookup dimensions) in runs along

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "kernels/cpu/scatter_engine.hpp"
+#include "core/index_value.hpp"  // visit_index_type
 #include "core/odometer.hpp"
 
 namespace multigather::detail {
@@ -92,15 +93,11 @@ bool divide_by_count(const MutableTensorView& output, const std::int64_t* count,
     case DType::kBFloat16: divide_half<&bfloat16_to_float, &float_to_bfloat16>(output, count, extra); return true;
     case DType::kComplex64: divide_complex<float>(output, count, extra); return true;
     case DType::kComplex128: divide_complex<double>(output, count, extra); return true;
-    case DType::kInt8: divide_integer<std::int8_t>(output, count, extra); return true;
-    case DType::kUInt8: divide_integer<std::uint8_t>(output, count, extra); return true;
-    case DType::kInt16: divide_integer<std::int16_t>(output, count, extra); return true;
-    case DType::kUInt16: divide_integer<std::uint16_t>(output, count, extra); return true;
-    case DType::kInt32: divide_integer<std::int32_t>(output, count, extra); return true;
-    case DType::kUInt32: divide_integer<std::uint32_t>(output, count, extra); return true;
-    case DType::kInt64: divide_integer<std::int64_t>(output, count, extra); return true;
-    case DType::kUInt64: divide_integer<std::uint64_t>(output, count, extra); return true;
-    default: return false;
+    default:  // the integer dtypes
+      return visit_index_type(output.dtype, [&]<class T>() {
+        divide_integer<T>(output, count, extra);
+        return true;
+      });
   }
 }
 
