@@ -606,17 +606,17 @@ TEST(PipelineAttributes, WrongTypesAreTypeErrorsNamingTheAttribute) {
   const TensorView x(nullptr, DType::kFloat32, {4, 3}), i(nullptr, DType::kInt64, {2});
   struct Bad { const char* op; Attributes a; const char* message; };
   const std::vector<Bad> bad = {
-      {"onnx.Gather", Attributes().set_string("axis", "1"), "onnx.Gather: attribute axis: expected int, got string"},
-      {"onnx.Gather", Attributes().set_bool("axis", true), "onnx.Gather: attribute axis: expected int, got bool"},
-      {"onnx.Gather", Attributes().set_float("axis", 1.0), "onnx.Gather: attribute axis: expected int, got float"},
-      {"onnx.Gather", Attributes().set_ints("axis", {1}), "onnx.Gather: attribute axis: expected int, got int list"},
-      {"numpy.take", Attributes().set_string("axis", "none"), "numpy.take: attribute axis: expected int|none, got string"},
-      {"numpy.take", Attributes().set_int("mode", 1), "numpy.take: attribute mode: expected enum, got int"},
-      {"gather_multiaxis", Attributes().set_int("axes", 0), "gather_multiaxis: attribute axes: expected int list, got int"},
+      {"onnx.Gather", Attributes().set_string("axis", "1"), "onnx.Gather: attribute axis: expected int, got string '1'"},
+      {"onnx.Gather", Attributes().set_bool("axis", true), "onnx.Gather: attribute axis: expected int, got bool true"},
+      {"onnx.Gather", Attributes().set_float("axis", 1.0), "onnx.Gather: attribute axis: expected int, got float 1"},
+      {"onnx.Gather", Attributes().set_ints("axis", {1}), "onnx.Gather: attribute axis: expected int, got int list [1]"},
+      {"numpy.take", Attributes().set_string("axis", "none"), "numpy.take: attribute axis: expected int|none, got string 'none'"},
+      {"numpy.take", Attributes().set_int("mode", 1), "numpy.take: attribute mode: expected enum, got int 1"},
+      {"gather_multiaxis", Attributes().set_int("axes", 0), "gather_multiaxis: attribute axes: expected int list, got int 0"},
       {"gather_multiaxis", Attributes().set_ints("axes", {0}).set_int("negative_indices", 1),
-       "gather_multiaxis: attribute negative_indices: expected bool, got int"},
+       "gather_multiaxis: attribute negative_indices: expected bool, got int 1"},
       {"gather_multiaxis", Attributes().set_ints("axes", {0}).set_string("fill_value", "0"),
-       "gather_multiaxis: attribute fill_value: expected scalar, got string"},
+       "gather_multiaxis: attribute fill_value: expected scalar, got string '0'"},
   };
   for (const Bad& b : bad) {
     Lowering l;

@@ -36,7 +36,7 @@ __all__ = ["gather_multiaxis", "scatter_multiaxis", "run", "ops", "output_shape"
            "set_num_threads", "get_num_threads", "__version__"]
 __version__ = "0.1.0"
 
-# The core operators' handles for the per-call fast path (the door's: python/src/op_fast.cpp).
+# The core operators' handles for the door (python/src/op_fast.cpp: run_op_fast).
 _GATHER_MULTIAXIS = _registry.fast_op("gather_multiaxis", "axes", "index_mode", "negative_indices",
                                       "fill_value")
 _SCATTER_MULTIAXIS = _registry.fast_op("scatter_multiaxis", "axes", "reduction", "index_mode",
@@ -139,10 +139,9 @@ def gather_multiaxis(
     """
     if (type(input) is _NDARRAY and index_mode is not None and negative_indices is not None
             and fill_value is not None):
-        # Plain numpy arrays: the per-call fast path (the registry row gather_multiaxis, its
-        # Lowering cached; None would mean the row's default there, a TypeError here).
-        # NotImplemented for anything it does not take as is: the general way below, which
-        # also gives the precise message for bad input.
+        # Plain numpy arrays: the door (the registry row gather_multiaxis, its Lowering cached;
+        # None would mean the row's default there, a TypeError here). NotImplemented when no
+        # reader takes an operand as is: then the operands are normalized (_interop.call).
         result = _run_fast(_GATHER_MULTIAXIS, input, indices, out, axes, index_mode, negative_indices,
                            fill_value)
         if result is not NotImplemented:
@@ -236,28 +235,25 @@ def scatter_multiaxis(
         return _torch_route.torch_ops().scatter_multiaxis(
             input, indices, updates, list(axes), reduction, index_mode, bool(negative_indices),
             bool(include_input))
-    # numpy arrays, lists, plain torch tensors: the per-call fast path (the registry row
-    # scatter_multiaxis); NotImplemented for anything it does not take as is, and for bad
-    # arguments (the general path below words the message).
+    # The door (the registry row scatter_multiaxis); NotImplemented when no reader takes an
+    # operand as is: then the operands are normalized (run_scatter_general).
     if (reduction is not None and index_mode is not None and negative_indices is not None
             and include_input is not None):  # None: the row's default there, a TypeError here
         result = _run_fast(_SCATTER_MULTIAXIS, input, indices, updates, out, axes, reduction,
                            index_mode, negative_indices, include_input)
         if result is not NotImplemented:
             return result
-    if isinstance(axes, (str, bytes)) or not hasattr(axes, "__iter__"):
-        raise TypeError(f"axes must be a sequence of ints, not {type(axes).__name__}")
-    _interop.check_mode_args(index_mode, negative_indices, "'error', 'clamp', 'wrap' or 'drop'")
+    _interop.check_not_none(index_mode, negative_indices, "'error', 'clamp', 'wrap' or 'drop'")
     return _registry.run_scatter_general(
-        "scatter_multiaxis", input, indices, updates, out,
-        axes=_interop._ints(axes, "axes"), reduction=reduction, index_mode=index_mode,
-        negative_indices=bool(negative_indices), include_input=bool(include_input))
+        "scatter_multiaxis", input, indices, updates, out, axes=axes, reduction=reduction,
+        index_mode=index_mode, negative_indices=negative_indices, include_input=include_input)
 
 
 #: multigather.run(op, input, indices, *, updates=None, out=None, **attrs): the one door from
-#: Python into the C++ pipeline, a C function (python/src/op_fast.cpp: run_door): its fast path
-#: (a cached Lowering, then execute) or, for every call that one does not take, the general
-#: path _registry.run_general_call. Its documentation: help(multigather.run).
+#: Python into the C++ pipeline, a C function (python/src/op_fast.cpp: run_door): readers, a
+#: cached Lowering, execute; for a call whose operands no reader takes as is, the fallback
+#: _registry.run_general_call normalizes them and calls the door again. Its documentation:
+#: help(multigather.run).
 run = _core.run
 _core.set_run_fallback(_registry.run_general_call)
 

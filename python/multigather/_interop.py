@@ -19,8 +19,9 @@ import numpy as np
 
 from . import _multigather as _core
 
-# numpy dtypes (from ml_dtypes) that numpy cannot export through DLPack or the buffer protocol.
-_TAGGED_DTYPES = {"bfloat16": np.uint16, "float8_e4m3fn": np.uint8, "float8_e5m2": np.uint8}
+# numpy dtypes (from ml_dtypes) that numpy cannot export through DLPack or the buffer protocol;
+# the door's numpy reader takes them by name.
+_ML_DTYPES = frozenset(("bfloat16", "float8_e4m3fn", "float8_e5m2"))
 _FRAMEWORKS = {"numpy", "torch", "jax", "jaxlib", "cupy", "tensorflow"}
 
 
@@ -52,11 +53,11 @@ def _is_array(obj: Any) -> bool:
     return True
 
 
-def to_core(array: Any, name: str, *, writable: bool = False) -> tuple[Any, Optional[str]]:
-    """``array`` as an object the extension's nb::ndarray accepts, and the dtype name to tag it
-    with (ml_dtypes types only, else None). Never copies an array; Python lists and scalars
-    become numpy arrays. Raises TypeError for dtypes the core cannot hold, ValueError for a
-    read-only ``out``."""
+def to_core(array: Any, name: str, *, writable: bool = False) -> Any:
+    """``array`` as an object one of the door's readers takes (numpy's C API reads ml_dtypes'
+    bfloat16 and float8 arrays too). Never copies an array; Python lists and scalars become
+    numpy arrays. Raises TypeError for dtypes the core cannot hold, ValueError for a read-only
+    ``out``."""
     framework = framework_of(array)
     if writable and not (isinstance(array, np.ndarray) or hasattr(array, "__dlpack__")):
         raise TypeError(f"{name} must be a writable array, not {type(array).__name__}")
@@ -66,9 +67,8 @@ def to_core(array: Any, name: str, *, writable: bool = False) -> tuple[Any, Opti
         if isinstance(array, np.ndarray):
             if writable and not array.flags.writeable:
                 raise ValueError(f"{name} is read-only")
-            tagged = _TAGGED_DTYPES.get(array.dtype.name)  # numpy has no dtype of these names
-            if tagged is not None:
-                return array.view(tagged), array.dtype.name
+            if array.dtype.name in _ML_DTYPES:
+                return array
             if array.dtype.kind in "OUSVMm":
                 raise TypeError(f"{name} dtype {array.dtype} is not supported")
             if array.dtype.kind in "fc" and array.dtype.itemsize > _MAX_FLOAT_ITEMSIZE[array.dtype.kind]:
@@ -97,7 +97,7 @@ def to_core(array: Any, name: str, *, writable: bool = False) -> tuple[Any, Opti
                     f"{name}: Inplace update to inference tensor outside InferenceMode is not "
                     f"allowed (torch's rule; write inside torch.inference_mode(), or pass a "
                     f"{name}.clone())")
-            return array, None
+            return array
         if array.requires_grad:
             _no_grad_check(array, name)
             array = array.detach()
@@ -113,7 +113,7 @@ def to_core(array: Any, name: str, *, writable: bool = False) -> tuple[Any, Opti
         dtype_name = getattr(getattr(array, "dtype", None), "name", None)
         if isinstance(dtype_name, str) and dtype_name not in _DTYPE_NAMES:
             raise TypeError(f"{name} dtype {dtype_name} is not supported (supported: {_SUPPORTED})")
-    return array, None
+    return array
 
 
 _MAX_FLOAT_ITEMSIZE = {"f": 8, "c": 16}  # float64, complex128: no long double
@@ -200,65 +200,59 @@ def mark_written(out: Any) -> None:
         sys.modules["torch"]._C._autograd._unsafe_set_version_counter((out,), (out._version + 1,))
 
 
-def call_core(function: Any, input: Any, indices: Any, out: Any = None, **kwargs: Any) -> Any:
-    """Calls an extension function ``function(input=, indices=, out=, input_dtype=,
-    out_dtype=, framework=, **kwargs)`` on framework arrays: converts them (zero-copy), and
-    returns the result in the input's framework (or ``out``)."""
+def call_door(handle: int, input: Any, indices: Any, updates: Any, out: Any,
+              attrs: Sequence[Any]) -> Any:
+    """The door's call (the extension's run_op_fast) for a call its readers did not take as is:
+    the operands normalized here (to_core: lists and buffers as numpy arrays, torch tensors
+    detached in no-grad mode, their negative and conjugate bits resolved, out's write checks),
+    then ``run_op_fast(handle | NORMALIZED, input, indices[, updates], out, *attrs)``, the same
+    Lowering cache and execute. ``updates`` is None for a gather; ``out`` may be ``input``
+    itself for a scatter (in place). The result is in the input's framework, or ``out``."""
     if out is not None and has_view_bits(out):
-        return _through_resolved(out, lambda staged: call_core(function, input, indices, staged, **kwargs))
-    framework = framework_of(input)
-    core_input, input_dtype = to_core(input, "input")
-    core_indices, _ = to_core(indices, "indices")
-    core_out, out_dtype = (None, None) if out is None else to_core(out, "out", writable=True)
-    result = function(input=core_input, indices=core_indices, out=core_out, input_dtype=input_dtype,
-                      out_dtype=out_dtype, framework=framework, **kwargs)
+        # Into a plain copy of out's values (in place, the copy is also the input).
+        return _through_resolved(out, lambda staged: call_door(
+            handle, staged if input is out else input, indices, updates, staged, attrs))
+    operands = [to_core(input, "input"), to_core(indices, "indices")]
+    if updates is not None:
+        operands.append(to_core(updates, "updates"))
+    operands.append(None if out is None else to_core(out, "out", writable=True))
+    result = _core.run_op_fast(handle | NORMALIZED, *operands, *attrs)
+    if result is NotImplemented:
+        names = ("input", "indices", "updates")
+        raise TypeError(f"{', '.join(names[:len(operands) - 1])} must be arrays (numpy, torch, "
+                        f"DLPack or buffer-protocol objects), not "
+                        f"{', '.join(type(o).__name__ for o in operands[:-1])}")
     if out is not None:
         mark_written(out)
         return out
-    return result.view(input.dtype) if input_dtype is not None else result
+    return result
 
 
-def call_core_scatter(function: Any, input: Any, indices: Any, updates: Any, out: Any = None,
-                      **kwargs: Any) -> Any:
-    """``call_core`` for a scatter: ``function(input=, indices=, updates=, out=, input_dtype=,
-    updates_dtype=, out_dtype=, framework=, **kwargs)``. ``out`` may be ``input`` itself (in
-    place)."""
-    if out is not None and has_view_bits(out):
-        # In place, the copy is also the input.
-        return _through_resolved(out, lambda staged: call_core_scatter(
-            function, staged if input is out else input, indices, updates, staged, **kwargs))
-    framework = framework_of(input)
-    core_input, input_dtype = to_core(input, "input")
-    core_indices, _ = to_core(indices, "indices")
-    core_updates, updates_dtype = to_core(updates, "updates")
-    core_out, out_dtype = (None, None) if out is None else to_core(out, "out", writable=True)
-    result = function(input=core_input, indices=core_indices, updates=core_updates, out=core_out,
-                      input_dtype=input_dtype, updates_dtype=updates_dtype, out_dtype=out_dtype,
-                      framework=framework, **kwargs)
-    if out is not None:
-        mark_written(out)
-        return out
-    return result.view(input.dtype) if input_dtype is not None else result
+#: The handle bit of a call whose operands call_door normalized (op_fast.cpp: kNormalized).
+NORMALIZED = _core.normalized_handle_bit
 
 
-def check_mode_args(index_mode: Any, negative_indices: Any, modes: str) -> None:
-    """TypeError naming the argument for an index_mode that is not a str and a negative_indices
-    that is not a bool (a string such as "False" would be true)."""
-    if not isinstance(index_mode, str):
-        raise TypeError(f"index_mode must be a str ({modes}), not {index_mode!r}")
-    if not isinstance(negative_indices, (bool, np.bool_)):
-        raise TypeError(f"negative_indices must be a bool, not {negative_indices!r}")
+def check_not_none(index_mode: Any, negative_indices: Any, modes: str, **others: Any) -> None:
+    """TypeError naming the argument for None where the core operators take no None (in the
+    registry row, None means the default). Every other bad value is the door's to word (the
+    registry's one message: "gather_multiaxis: attribute index_mode: 'x' is not one of ...")."""
+    if index_mode is None:
+        raise TypeError(f"index_mode must be a str ({modes}), not None")
+    if negative_indices is None:
+        raise TypeError("negative_indices must be a bool, not None")
+    if others.get("fill_value", 0) is None:
+        raise TypeError("fill_value must be a bool, int or float, not None")
 
 
 def call(input: Any, indices: Any, axes: Sequence[int], *, index_mode: str = "error",
          negative_indices: bool = True, fill_value: Any = 0, out: Any = None) -> Any:
-    """One gather_multiaxis call on framework arrays; the result is in the input's framework,
-    or ``out``."""
-    if isinstance(axes, (str, bytes)) or not hasattr(axes, "__iter__"):
-        raise TypeError(f"axes must be a sequence of ints, not {type(axes).__name__}")
-    check_mode_args(index_mode, negative_indices, "'error', 'clamp', 'wrap' or 'fill'")
-    if fill_value is None:
-        raise TypeError("fill_value must be a bool, int or float, not None")
-    return call_core(_core.gather, input, indices, out, axes=_ints(axes, "axes"),
-                     index_mode=index_mode, negative_indices=bool(negative_indices),
-                     fill_value=_fill_scalar(fill_value))
+    """One gather_multiaxis call through the door with its operands normalized (call_door); the
+    result is in the input's framework, or ``out``."""
+    check_not_none(index_mode, negative_indices, "'error', 'clamp', 'wrap' or 'fill'",
+                   fill_value=fill_value)
+    return call_door(_GATHER_MULTIAXIS, input, indices, None, out,
+                     (axes, index_mode, negative_indices, _fill_scalar(fill_value)))
+
+
+_GATHER_MULTIAXIS = _core.op_handle("gather_multiaxis", ["axes", "index_mode", "negative_indices",
+                                                         "fill_value"])

@@ -16,10 +16,10 @@ from . import _multigather as _core
 #: Every registry op by name: family, signature, formula, source, attribute specs.
 OPS: dict[str, dict] = {op["name"]: op for op in _core.registry_ops()}
 
-#: The extension's per-call fast path (python/src/op_fast.cpp): run_op_fast(handle, input,
-#: indices, out, *attrs) (a scatter op: handle, input, indices, updates, out, *attrs) with the
-#: attributes positionally in the op's declaration order, on numpy ndarrays, lists and CPU torch
-#: tensors; NotImplemented for any call it does not take.
+#: The door (python/src/op_fast.cpp): run_op_fast(handle, input, indices, out, *attrs) (a
+#: scatter op: handle, input, indices, updates, out, *attrs) with the attributes positionally in
+#: the op's declaration order; NotImplemented only when no reader takes an operand as is (the
+#: caller then normalizes it: run_general, _interop.call_door).
 run_fast = _core.run_op_fast
 #: Passed to run_fast for an attribute the caller did not give (the op's default applies).
 DEFAULT = _core.default_attr
@@ -104,9 +104,10 @@ def is_scatter(op: str) -> bool:
 
 def run_general_call(op: str, input: Any, indices: Any, *, updates: Any = None, out: Any = None,
                      **attrs: Any) -> Any:
-    """The general path of ``multigather.run`` (the C door, python/src/op_fast.cpp's run_door,
-    calls it for every call its fast path does not take): every array type through DLPack / the
-    buffer protocol, JAX tracers through the XLA FFI, and the messages of every error."""
+    """The fallback of ``multigather.run`` (the door, python/src/op_fast.cpp's run_door, calls
+    it for every call its readers do not take as is): the registry's message for an unknown op,
+    a missing or extra updates or an unknown attribute; JAX tracers through the XLA FFI; every
+    other call normalized (_interop.call_door) and run through the door again."""
     if getattr(input, "requires_grad", False) or getattr(updates, "requires_grad", False):
         # registry ops run outside autograd: never a result silently without a grad_fn.
         _interop._no_grad_check(input if getattr(input, "requires_grad", False) else updates,
@@ -120,18 +121,33 @@ def run_general_call(op: str, input: Any, indices: Any, *, updates: Any = None, 
 run = _core.run
 
 
+def _door_attrs(op: str, attrs: dict, has_updates: bool) -> tuple[int, list[Any]]:
+    """The door's handle of ``op`` and ``attrs`` in its declaration order (DEFAULT where not
+    given). An unknown op, an attribute the op does not have, or updates given to a gather (or
+    not given to a scatter) raise the registry's own message (lower_op's checks, which come
+    before any lowering)."""
+    entry = _FAST.get(op) or _fast_entry(op)
+    if entry is None or is_scatter(op) != has_updates or any(k not in entry[1] for k in attrs):
+        _core.lower_op_shape(op, [], "float32", [], "int64", attrs, [] if has_updates else None)
+        raise ValueError(f"{op}: bad call")  # not reached: lower_op raised
+    handle, names = entry
+    return handle, [attrs.get(n, DEFAULT) for n in names]
+
+
 def run_general(op: str, input: Any, indices: Any, out: Any = None, **attrs: Any) -> Any:
-    """``run`` without the fast path: every array type through DLPack / the buffer protocol;
-    JAX tracers (inside jit / grad / vmap / shard_map) through the XLA FFI (_jax_ffi)."""
+    """A gather op on any framework's arrays (the door's readers after normalization,
+    _interop.call_door); JAX tracers (inside jit / grad / vmap / shard_map) through the XLA FFI
+    (_jax_ffi)."""
     if _jax_ffi.traced(input, indices):
         return _jax_ffi.run(op, input, indices, None, out, attrs)
-    return _interop.call_core(_core.run_op, input, indices, out, op=op, attrs=attrs)
+    handle, values = _door_attrs(op, attrs, False)
+    return _interop.call_door(handle, input, indices, None, out, values)
 
 
 def run_scatter(op: str, input: Any, indices: Any, updates: Any, out: Any = None,
                 **attrs: Any) -> Any:
-    """A scatter op on framework arrays; ``out`` may be ``input``. The fast path first (numpy
-    arrays, lists, CPU torch tensors: run_fast with the updates), else run_scatter_general."""
+    """A scatter op on framework arrays; ``out`` may be ``input``. The door first (numpy arrays,
+    lists, torch tensors, DLPack arrays: run_fast with the updates), else run_scatter_general."""
     entry = _FAST.get(op) or _fast_entry(op)
     if entry is not None:
         handle, names = entry
@@ -144,12 +160,11 @@ def run_scatter(op: str, input: Any, indices: Any, updates: Any, out: Any = None
 
 def run_scatter_general(op: str, input: Any, indices: Any, updates: Any, out: Any = None,
                         **attrs: Any) -> Any:
-    """``run_scatter`` without the fast path (DLPack / buffer protocol; JAX tracers through the
-    XLA FFI)."""
+    """``run_general`` for a scatter op (JAX tracers through the XLA FFI)."""
     if _jax_ffi.traced(input, indices, updates):
         return _jax_ffi.run(op, input, indices, updates, out, attrs)
-    return _interop.call_core_scatter(_core.run_op, input, indices, updates, out, op=op,
-                                      attrs=attrs)
+    handle, values = _door_attrs(op, attrs, True)
+    return _interop.call_door(handle, input, indices, updates, out, values)
 
 
 def _shape(values: Sequence[int] | None) -> list[int] | None:

@@ -3,7 +3,8 @@
 // bypassing DLPack / buffer-protocol import and export, which cost more than the whole gather on
 // a tiny call (docs/bench.md case 9), and the result ndarrays. The one file with NumPy's headers.
 // An array it does not read as is (another type, a non-native byte order, strides that are not
-// whole elements, ...) is left to the general path (arrays.cpp), which gives the precise message.
+// whole elements, ...) is left to the door's other readers (op_fast.cpp) and, failing those, to
+// the Python normalization, which gives the precise message.
 // Results of kOutputCacheMinBytes and more live in allocate_output_memory's blocks (a cache of
 // freed blocks: a repeated one-shot call reuses pages that are already mapped), smaller ones
 // in numpy's memory.
@@ -35,11 +36,20 @@ bool numpy_ready = false;
 
 #if defined(MULTIGATHER_PYTHON_NUMPY_FAST)
 
-/// The DType of a native-byte-order numpy array, nullopt for any other (multigather's general
-/// path then decides: ml_dtypes bfloat16 / float8 go through DLPack there). numpy's kind and
-/// item size say what DLPack's code and bits say: one mapping (dtype_from_dlpack) serves both.
+/// The DType of a native-byte-order numpy array, nullopt for any other. numpy's kind and item
+/// size say what DLPack's code and bits say: one mapping (dtype_from_dlpack) serves both.
 std::optional<DType> dtype_of(PyArrayObject* a) {
   if (PyArray_ISBYTESWAPPED(a)) return std::nullopt;
+  if (PyArray_DESCR(a)->type_num >= NPY_USERDEF) {
+    // ml_dtypes' bfloat16, float8_e4m3fn, float8_e5m2 (user dtypes that numpy cannot export
+    // through DLPack), by their scalar type's name; no other user dtype.
+    std::string_view name = PyArray_DESCR(a)->typeobj->tp_name;
+    name = name.substr(name.rfind('.') + 1);
+    if (name != "bfloat16" && name != "float8_e4m3fn" && name != "float8_e5m2") return std::nullopt;
+    const std::optional<DType> dtype = parse_dtype(name);
+    if (!dtype || static_cast<npy_intp>(element_size(*dtype)) != PyArray_ITEMSIZE(a)) return std::nullopt;
+    return dtype;
+  }
   nb::dlpack::dtype_code code;
   switch (PyArray_DESCR(a)->kind) {
     case 'b': code = nb::dlpack::dtype_code::Bool; break;

@@ -1,10 +1,7 @@
 // python/src/numpy_fast.hpp: the per-call fast paths for plain arrays.
 //
 // numpy_fast.cpp: the NumPy helpers below (the only file that includes NumPy's headers).
-// op_fast.cpp: every registry op (run_op_fast; multigather.run, the door) on numpy ndarrays,
-// Python lists and CPU torch tensors. It answers NotImplemented for any call it does not take as
-// is; the Python wrappers then take the general path (arrays.cpp, op_bindings.cpp), which gives
-// the precise message for bad input.
+// op_fast.cpp: the door (run_op_fast; multigather.run), whose numpy reader these helpers are.
 #pragma once
 
 #include <nanobind/nanobind.h>

@@ -1,5 +1,5 @@
-// The one pipeline from Python (op_bindings.hpp): arrays and typed attributes in, lower_op,
-// execute, arrays out.
+// The registry from Python (op_bindings.hpp): its rows, shapes-only lowerings, explain, and the
+// typed attributes of a call. Calls themselves run through the door (op_fast.cpp).
 #include "op_bindings.hpp"
 
 #include <nanobind/ndarray.h>
@@ -56,7 +56,9 @@ bool is_sequence(nb::handle value) {
   return nb::cast<int>(value.attr("ndim")) != 0;
 }
 
-AttrArg arg_of(const std::string& name, nb::handle value) {
+}  // namespace
+
+AttrArg attr_arg_of(const std::string& name, nb::handle value) {
   AttrArg a;
   PyObject* o = value.ptr();
   if (value.is_none()) {
@@ -109,129 +111,7 @@ AttrArg arg_of(const std::string& name, nb::handle value) {
   return a;
 }
 
-// Views of the operands and the device they live on: CUDA memory in a CUDA build (both arrays
-// on one device), else host memory (view_of raises for any other device).
-Device operand_views(const InputArray& input_array, const InputArray& indices_array,
-                     std::optional<std::string_view> input_dtype, TensorView* input,
-                     TensorView* indices) {
-#if defined(MULTIGATHER_PYTHON_HAS_CUDA)
-  if (is_cuda_memory(input_array.device_type())) {
-    *input = device_view_of(input_array, "input", input_dtype);
-    *indices = device_view_of(indices_array, "indices");
-    if (indices_array.device_id() != input_array.device_id()) {
-      throw nb::value_error(("indices is on cuda:" + std::to_string(indices_array.device_id()) +
-                             " but input is on cuda:" + std::to_string(input_array.device_id()) +
-                             " (every array of a call must be on one CUDA device)").c_str());
-    }
-    return Device::kCUDA;
-  }
-#endif
-  *input = view_of(input_array, "input", input_dtype);
-  *indices = view_of(indices_array, "indices");
-  return Device::kCPU;
-}
-
-// Runs a lowered call on `input`'s device: into `out`, or into a new array of `framework`.
-nb::object execute_call(Lowering& lowering, const InputArray& input_array, Device device,
-                        std::optional<OutputArray> out, std::optional<std::string_view> out_dtype,
-                        std::string_view framework) {
-  ExecutionContext context;
-  context.device = device;
-  context.num_threads = get_num_threads();
-  context.output_name = "out";
-#if defined(MULTIGATHER_PYTHON_HAS_CUDA)
-  if (device == Device::kCUDA) context.stream = current_stream(framework, input_array.device_id());
-#endif
-  if (out) {
-    const MutableTensorView target = device == Device::kCUDA
-                                         ? device_mutable_view_of(*out, "out", out_dtype)
-                                         : mutable_view_of(*out, "out", out_dtype);
-    check_out(target, lowering.input.dtype, lowering.output_shape);
-    Status status;
-    {
-      const PythonInterruptible interruptible;
-      nb::gil_scoped_release release;
-      status = execute(lowering, target, context);
-    }
-    raise_if_error(status);
-#if defined(MULTIGATHER_PYTHON_HAS_CUDA)
-    if (device == Device::kCUDA && !knows_consumer_stream(framework)) {
-      finish_for_unknown_consumer(context.stream, input_array.device_id());
-    }
-#endif
-    return nb::none();
-  }
-#if defined(MULTIGATHER_PYTHON_HAS_CUDA)
-  if (device == Device::kCUDA) {
-    DeviceResult result = allocate_device_result(framework, context.stream,
-                                                 input_array.device_id(), lowering.input.dtype,
-                                                 lowering.output_shape);
-    Status status;
-    {
-      const PythonInterruptible interruptible;
-      nb::gil_scoped_release release;
-      status = execute(lowering, result.view, context);
-    }
-    raise_if_error(status);
-    if (!knows_consumer_stream(framework)) finish_for_unknown_consumer(context.stream, input_array.device_id());
-    return device_array(std::move(result), input_array.dtype(), input_array.device_id(), framework);
-  }
-#endif
-  Tensor result;
-  Status status;
-  {
-    const PythonInterruptible interruptible;
-    nb::gil_scoped_release release;
-    MutableTensorView view;
-    status = execute_alloc(lowering, context, &view, &result);
-  }
-  raise_if_error(status);
-  return to_python(std::move(result), input_array.dtype(), framework);
-}
-
-/// The general path of every registry op (gather or scatter: `updates`, on the input's device)
-/// on framework arrays read through DLPack / the buffer protocol; `out` may be the input itself
-/// for a scatter (in place).
-nb::object run(std::string_view op, const InputArray& input_array, const InputArray& indices_array,
-               nb::handle attrs, std::optional<OutputArray> out, std::optional<InputArray> updates_array,
-               std::optional<std::string_view> input_dtype, std::optional<std::string_view> updates_dtype,
-               std::optional<std::string_view> out_dtype, std::string_view framework) {
-  TensorView input, indices;
-  const Device device = operand_views(input_array, indices_array, input_dtype, &input, &indices);
-  Lowering lowering;
-  if (updates_array) {
-    TensorView updates;
-#if defined(MULTIGATHER_PYTHON_HAS_CUDA)
-    updates = device == Device::kCUDA ? device_view_of(*updates_array, "updates", updates_dtype)
-                                      : view_of(*updates_array, "updates", updates_dtype);
-#else
-    updates = view_of(*updates_array, "updates", updates_dtype);
-#endif
-    raise_if_error(lower_op(op, input, indices, updates, attributes_of(attrs), &lowering, device));
-  } else {
-    raise_if_error(lower_op(op, input, indices, attributes_of(attrs), &lowering, device));
-  }
-  return execute_call(lowering, input_array, device, out, out_dtype, framework);
-}
-
-/// gather_multiaxis on framework arrays: the registry's identity lowering, run like every op.
-nb::object gather(const InputArray& input_array, const InputArray& indices_array,
-                  const IntList& axes, std::string_view index_mode, bool negative_indices,
-                  nb::handle fill_value, std::optional<OutputArray> out,
-                  std::optional<std::string_view> input_dtype,
-                  std::optional<std::string_view> out_dtype, std::string_view framework) {
-  const GatherOptions options = options_of(index_mode, negative_indices, fill_value);  // messages
-  Attributes attrs;
-  attrs.set_ints("axes", axes)
-      .set_string("index_mode", std::string(index_mode))
-      .set_bool("negative_indices", negative_indices)
-      .set_scalar("fill_value", options.fill_value);
-  TensorView input, indices;
-  const Device device = operand_views(input_array, indices_array, input_dtype, &input, &indices);
-  Lowering lowering;
-  raise_if_error(lower_op("gather_multiaxis", input, indices, attrs, &lowering, device));
-  return execute_call(lowering, input_array, device, out, out_dtype, framework);
-}
+namespace {
 
 nb::list registry_ops() {
   nb::list ops;
@@ -372,7 +252,7 @@ Attributes attributes_of(nb::handle attrs) {
   while (PyDict_Next(attrs.ptr(), &pos, &key, &value)) {
     if (!PyUnicode_Check(key)) throw nb::type_error("attribute names must be strings");
     std::string name = nb::cast<std::string>(nb::handle(key));
-    AttrArg arg = arg_of(name, nb::handle(value));
+    AttrArg arg = attr_arg_of(name, nb::handle(value));
     result.set_arg(std::move(name), std::move(arg));
   }
   return result;
@@ -380,18 +260,7 @@ Attributes attributes_of(nb::handle attrs) {
 
 void bind_ops(nb::module_& m) {
   using namespace nb::literals;
-  m.def("gather", &gather, "input"_a, "indices"_a, "axes"_a, "index_mode"_a = "error",
-        "negative_indices"_a = true, "fill_value"_a = 0, "out"_a = nb::none(),
-        "input_dtype"_a = nb::none(), "out_dtype"_a = nb::none(), "framework"_a = "numpy",
-        "gather_multiaxis on any DLPack / buffer-protocol arrays (the registry's identity "
-        "lowering, run by execute); returns an array of `framework`, or None with out=.");
   m.def("registry_ops", &registry_ops, "Every registry op with its attributes.");
-  m.def("run_op", &run, "op"_a, "input"_a, "indices"_a, "attrs"_a, "out"_a = nb::none(),
-        "updates"_a = nb::none(), "input_dtype"_a = nb::none(), "updates_dtype"_a = nb::none(),
-        "out_dtype"_a = nb::none(), "framework"_a = "numpy",
-        "The general path of a registry op on arrays with typed attributes (a dict); a scatter op "
-        "takes updates (out may be input itself: in place). Returns an array of `framework`, or "
-        "None with out=.");
   m.def("lower_op_shape", &lower_op_shape, "op"_a, "input_shape"_a, "input_dtype"_a,
         "indices_shape"_a, "indices_dtype"_a, "attrs"_a, "updates_shape"_a = nb::none(),
         "The framework output shape of a registry op call, from shapes and dtypes alone.");

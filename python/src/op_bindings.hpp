@@ -1,9 +1,10 @@
-// python/src/op_bindings.hpp: the one pipeline from Python (multigather/execute.hpp).
+// python/src/op_bindings.hpp: the registry from Python (its rows, shapes-only lowerings,
+// explain) and the typed attributes of a call.
 //
-// Every call from Python, the core operator (`gather`) and every registry op (`run_op`), goes
-//   arrays (DLPack / buffer protocol, zero-copy views) + typed attributes (Python ints, lists,
-//   bools, floats, strings, None: no text) -> lower_op -> execute(Lowering, output, context)
-// with the device taken from where the arrays live (CPU, or CUDA in a CUDA build).
+// Every call from Python runs through ONE function, the door (op_fast.cpp: run_op_fast, and
+// multigather.run on top of it): readers turn operands into views (numpy's C API, torch tensors,
+// lists, DLPack / the buffer protocol; host or CUDA memory), a cached Lowering (keyed by op,
+// shapes, strides, dtypes, device and attributes) goes to execute.
 #pragma once
 
 #include <nanobind/nanobind.h>
@@ -20,7 +21,11 @@ namespace nb = nanobind;
 /// TypeError for anything else, naming the attribute.
 Attributes attributes_of(nb::handle attrs);
 
-/// Adds gather, registry_ops, run_op, lower_op_shape and explain_op to `m`.
+/// One attribute value as attributes_of converts it (the door's conversion of a value its cache
+/// key does not encode). TypeError / ValueError naming attribute `name`.
+AttrArg attr_arg_of(const std::string& name, nb::handle value);
+
+/// Adds registry_ops, lower_op_shape, lower_op_info, explain_op and explain_svg to `m`.
 void bind_ops(nb::module_& m);
 
 /// Adds jax_ffi_handlers to `m`: the XLA FFI handlers (jax_ffi.cpp) as capsules, by platform.

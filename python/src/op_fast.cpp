@@ -1,30 +1,39 @@
-// The per-call fast path of every registry op from Python: run_op_fast(handle, input, indices,
+// The door: every call from Python into the C++ pipeline. run_op_fast(handle, input, indices,
 // out, *attrs) for a gather op, run_op_fast(handle, input, indices, updates, out, *attrs) for a
-// scatter op, called by multigather.run and the framework wrappers (multigather.numpy.take,
-// onnx.gather_elements, torch.gather, ...) before the general path (op_bindings.cpp's run_op).
+// scatter op, called by multigather.run (run_door, below: the op's name and keyword attributes)
+// and by every framework wrapper (multigather.numpy.take, onnx.gather_nd, torch.gather, ...).
 //
-// What makes a tiny call cost about what numpy's own take does:
+//   readers (operand -> view) -> the op's cached Lowering -> execute -> a result of the input's
+//   framework (or out)
+//
 //  - the op is looked up once (op_handle: its registry index) and the attributes come
 //    positionally in the op's declaration order, as plain Python values (no dict, no kwargs);
-//  - operands are read without DLPack: numpy ndarrays through the NumPy C API (numpy_fast.cpp),
-//    Python lists and scalars through np.asarray's C function, CPU torch tensors through
-//    multigather._torch_fast's hooks (their at::Tensor; torch_hooks.h) when it was built for the
-//    running torch, else through torch._C._to_dlpack (one C call; the negative and conjugate
-//    bits read besides). Either way a torch operand is taken only in the calls that autograd and
-//    PyTorch's tracing need not see (no torch function or dispatch mode, no grad needed);
+//  - readers, in turn: numpy ndarrays through the NumPy C API (numpy_fast.cpp; ml_dtypes'
+//    bfloat16 and float8 too), Python lists and scalars through np.asarray's C function, torch
+//    tensors through multigather._torch_fast's hooks (their at::Tensor; torch_hooks.h) when it
+//    was built for the running torch, else through torch._C._to_dlpack (one C call; the negative
+//    and conjugate bits read besides; CUDA tensors too in a CUDA build), and DLPack / the buffer
+//    protocol for every other array (jax, cupy, tensorflow, memoryview; host or CUDA memory). A
+//    torch operand is taken only in the calls that autograd and PyTorch's tracing need not see
+//    (no torch function or dispatch mode, no grad needed);
 //  - the Lowering of a call is kept, per op, for the next call with the same shapes, strides,
-//    dtypes and attributes (lower_op is a pure function of those: only the data pointers
+//    dtypes, device and attributes (lower_op is a pure function of those: only the data pointers
 //    change, at the same offsets from the operands), so a repeated call goes straight to
 //    execute;
 //  - the result is a numpy array, in numpy's memory when small, in allocate_output_memory's
 //    reused blocks when large; for a torch input, a torch tensor on output memory (made by the
-//    hooks, else handed over through a DLPack capsule to torch._C._from_dlpack).
-// Anything else (another array type, ml_dtypes, a non-native byte order, an attribute value of
-// another Python type, a lowering error, ...) answers NotImplemented and the wrapper takes the
-// general path, which gives the same results and the precise messages. An error of execute (an
-// index out of range, an overlapping out=) is raised here: it is the general path's error for
-// the same Lowering, and the kernel does not run twice.
+//    hooks, else handed over through a DLPack capsule to torch._C._from_dlpack); for other
+//    frameworks their from_dlpack; on a CUDA device, memory of the framework's allocator on its
+//    current stream (cuda_arrays.cpp).
+// NotImplemented means one thing: no reader takes an operand as is (a torch tensor that needs
+// autograd, a negative or conjugate view, a JAX tracer, an object that is no array, an `out`
+// whose write checks are Python's, ...). The caller then normalizes the operands
+// (_interop.call_door) and calls again with the kNormalized bit, or runs JAX tracers through
+// the XLA FFI. Every error of a call (an attribute, lower_op, execute: an index out of range,
+// an overlapping out=) is raised here, once, in one wording; the kernel never runs twice.
+
 #include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/string_view.h>
 #include <nanobind/stl/vector.h>
@@ -42,8 +51,10 @@
 #include <vector>
 
 #include "arrays.hpp"
+#include "cuda_arrays.hpp"
 #include "multigather/output_memory.hpp"
 #include "numpy_fast.hpp"
+#include "op_bindings.hpp"
 #include "torch_hooks.h"
 
 namespace multigather::python {
@@ -321,7 +332,7 @@ bool torch_view_by_members(PyObject* t, TensorView* view, bool writable);
 /// (it fails for layouts without storage: sparse, mkldnn), then the negative and conjugate bits
 /// (which DLPack does not carry) and, for `out`, requires_grad. 1: read; 0: not taken; -1: the
 /// capsule is not the expected one (the member path decides).
-int torch_view_by_dlpack(PyObject* t, TensorView* view, bool writable) {
+int torch_view_by_dlpack(PyObject* t, TensorView* view, bool writable, int* cuda_device = nullptr) {
   const TorchApi& api = torch_api;
   PyObject* capsule = PyObject_CallOneArg(api.to_dlpack, t);
   if (capsule == nullptr) {
@@ -335,7 +346,10 @@ int torch_view_by_dlpack(PyObject* t, TensorView* view, bool writable) {
     return -1;
   }
   const DLTensorC& dl = managed->dl_tensor;
-  if (dl.device_type != 1 || dl.ndim < 0 || dl.ndim > kMaxRank) return 0;
+  // kDLCPU = 1; kDLCUDA = 2 only where the caller takes device memory (`cuda_device`: its id).
+  const bool cuda = cuda_device != nullptr && dl.device_type == 2;
+  if ((dl.device_type != 1 && !cuda) || dl.ndim < 0 || dl.ndim > kMaxRank) return 0;
+  if (cuda_device != nullptr) *cuda_device = cuda ? dl.device_id : -1;
   const std::optional<DType> dtype = dtype_from_dlpack(nb::dlpack::dtype{dl.code, dl.bits, dl.lanes});
   if (!dtype) return 0;
   view->dtype = *dtype;
@@ -489,26 +503,115 @@ PyObject* torch_tensor_of(TorchResult* r) {
   return tensor;
 }
 
-// ---- operands ----------------------------------------------------------------------------------
+// ---- operands: the readers ---------------------------------------------------------------------
 
-enum class Framework : std::uint8_t { kNumpy, kTorch };
+enum class Framework : std::uint8_t { kNumpy, kTorch, kOther };
 
-/// One operand as a view; `keep` holds a converted list. False when the fast path does not
-/// take it.
-bool operand_view(PyObject* object, TensorView* view, Framework* framework, nb::object* keep) {
-  if (ndarray_view(object, view)) {
-    *framework = Framework::kNumpy;
+/// One operand of a call, as a view, and what its result or its device needs.
+struct Operand {
+  TensorView view;
+  Framework framework = Framework::kNumpy;
+  std::string framework_name = "numpy";  // kOther: "jax", "cupy", "tensorflow", ... (to_python)
+  nb::object keep;                       // a converted list
+  std::optional<InputArray> array;       // read through DLPack / the buffer protocol
+  Device device = Device::kCPU;
+  int device_id = -1;                    // CUDA: the device
+  bool torch_by_dlpack = false;          // a torch tensor read without the hooks: modes to check
+};
+
+/// The framework of an array type, by the module that defines it (what to_python hands a result
+/// to): "jax", "cupy", "tensorflow", "torch", else "numpy" (memoryview, buffer objects).
+std::string framework_name_of(PyObject* object) {
+  nb::object module = nb::steal(PyObject_GetAttrString(reinterpret_cast<PyObject*>(Py_TYPE(object)), "__module__"));
+  if (!module.is_valid() || !PyUnicode_Check(module.ptr())) {
+    PyErr_Clear();
+    return "numpy";
+  }
+  std::string root = PyUnicode_AsUTF8(module.ptr());
+  root = root.substr(0, root.find('.'));
+  if (root == "jaxlib") return "jax";
+  if (root == "jax" || root == "cupy" || root == "tensorflow" || root == "torch") return root;
+  return "numpy";
+}
+
+/// The DLPack / buffer-protocol reader (nanobind's ndarray import: jax, cupy, tensorflow, CUDA
+/// and normalized torch tensors, memoryview, numpy subclasses), host or CUDA memory. Raises the
+/// precise message (view_of's) for an array it cannot read.
+bool dlpack_view(PyObject* object, const char* name, Operand* op) {
+  InputArray array;
+  if (!nb::try_cast(nb::handle(object), array)) {
+    PyErr_Clear();
+    return false;
+  }
+  op->framework = Framework::kOther;
+  op->framework_name = framework_name_of(object);
+#if defined(MULTIGATHER_PYTHON_HAS_CUDA)
+  if (is_cuda_memory(array.device_type())) {
+    op->view = device_view_of(array, name);
+    op->device = Device::kCUDA;
+    op->device_id = array.device_id();
+    op->array = std::move(array);
     return true;
   }
+#endif
+  op->view = view_of(array, name);  // host memory, or its message
+  op->array = std::move(array);
+  return true;
+}
+
+/// Reads one operand. The readers, in turn: numpy's C API (exact ndarrays), torch tensors (the
+/// hooks, else torch's DLPack capsule with the negative, conjugate and requires_grad checks;
+/// CUDA tensors too in a CUDA build), Python lists and scalars (np.asarray), and DLPack / the
+/// buffer protocol for every other array. False, no error set, when no reader takes `object`:
+/// the caller answers NotImplemented and Python normalizes it (a torch tensor that requires grad
+/// or has its negative or conjugate bit set, a torch function mode, a JAX tracer, an object that
+/// is not an array, ...). `normalized`: the Python fallback already normalized `object`
+/// (_interop.to_core), so a torch tensor may take the DLPack reader and a reader's error is
+/// raised (nb exceptions); without it, a reader's error is cleared and the call not taken.
+bool read_operand(PyObject* object, const char* name, bool normalized, Operand* op) {
+  if (ndarray_view(object, &op->view)) return true;
   if (is_torch_tensor(object)) {
-    *framework = Framework::kTorch;
-    return torch_view(object, view, false);
+    op->framework = Framework::kTorch;
+    op->framework_name = "torch";
+    if (torch_view(object, &op->view, false)) {
+      op->torch_by_dlpack = torch_hooks == nullptr;
+      return true;
+    }
+#if defined(MULTIGATHER_PYTHON_HAS_CUDA)
+    int cuda_device = -1;
+    if (torch_api.to_dlpack != nullptr &&
+        torch_view_by_dlpack(object, &op->view, false, &cuda_device) == 1 && cuda_device >= 0) {
+      op->device = Device::kCUDA;
+      op->device_id = cuda_device;
+      op->torch_by_dlpack = true;
+      return true;
+    }
+#endif
+    if (!normalized) return false;
+    op->torch_by_dlpack = true;
+  } else if (PyObject* array = ndarray_from_sequence(object)) {
+    op->keep = nb::steal(array);
+    return ndarray_view(array, &op->view);
   }
-  PyObject* array = ndarray_from_sequence(object);
-  if (array == nullptr) return false;
-  *keep = nb::steal(array);
-  *framework = Framework::kNumpy;
-  return ndarray_view(array, view);
+  if (normalized) return dlpack_view(object, name, op);
+  try {
+    return dlpack_view(object, name, op);
+  } catch (const std::exception&) {
+    PyErr_Clear();
+    return false;  // the Python fallback words it
+  }
+}
+
+std::string device_text(const Operand& op) {
+  return op.device == Device::kCUDA ? "cuda:" + std::to_string(op.device_id) : std::string("the host");
+}
+
+/// Every operand on the input's device; ValueError naming the operand otherwise.
+void check_same_device(const Operand& input, const Operand& other, const char* name) {
+  if (other.device == input.device && other.device_id == input.device_id) return;
+  throw nb::value_error((std::string(name) + " is on " + device_text(other) + " but input is on " +
+                         device_text(input) + " (every array of a call must be on one device; "
+                         "input decides, as one CUDA device or the host)").c_str());
 }
 
 // ---- attributes --------------------------------------------------------------------------------
@@ -618,6 +721,7 @@ Attributes attributes_of_key(const OpSpec& op, const AttrKey& key) {
 struct CacheEntry {
   std::uint64_t generation = 0;  // bumped when the slot gets another key
   bool valid = false;
+  Device device = Device::kCPU;
   DType input_dtype = DType::kFloat32, indices_dtype = DType::kFloat32, updates_dtype = DType::kFloat32;
   Dims input_shape, input_strides, indices_shape, indices_strides;
   Dims updates_shape, updates_strides;  // scatter ops
@@ -638,8 +742,8 @@ struct FastOp {
 std::vector<std::unique_ptr<FastOp>> fast_ops;  // by registry index, made on first use
 
 bool same_key(const CacheEntry& e, const TensorView& input, const TensorView& indices,
-              const TensorView* updates, const AttrKey& attrs) {
-  return e.valid && e.input_dtype == input.dtype && e.indices_dtype == indices.dtype &&
+              const TensorView* updates, const AttrKey& attrs, Device device) {
+  return e.valid && e.device == device && e.input_dtype == input.dtype && e.indices_dtype == indices.dtype &&
          e.input_shape == input.shape && e.input_strides == input.strides &&
          e.indices_shape == indices.shape && e.indices_strides == indices.strides &&
          (updates == nullptr || (e.updates_dtype == updates->dtype && e.updates_shape == updates->shape &&
@@ -674,18 +778,20 @@ struct LoweringLease {
   }
 };
 
-/// The Lowering of this call (`updates`: a scatter op's, else null): a cached one with its data
-/// pointers moved to these operands, or a new one (cached when its views are offsets into the
-/// operands and it made no copies). False when lower_op fails (the general path raises its
-/// error).
-bool lowering_for(FastOp& op, const TensorView& input, const TensorView& indices,
-                  const TensorView* updates, const AttrKey& attrs, LoweringLease* lease) {
-  const bool cacheable_operands = input.data != nullptr && indices.data != nullptr &&
+/// The Lowering of this call (`updates`: a scatter op's, else null) on `device`: a cached one
+/// with its data pointers moved to these operands, or a new one (cached when its views are
+/// offsets into the operands and it made no copies). `converted`: the call's attributes when
+/// they are not keyed by `attrs` (never cached). lower_op's error otherwise, raised by the
+/// caller: the one wording of every bad call.
+Status lowering_for(FastOp& op, const TensorView& input, const TensorView& indices,
+                    const TensorView* updates, const AttrKey& attrs, const Attributes* converted,
+                    Device device, LoweringLease* lease) {
+  const bool cacheable_operands = converted == nullptr && input.data != nullptr && indices.data != nullptr &&
                                   input.numel() > 0 && indices.numel() > 0 &&
                                   (updates == nullptr || (updates->data != nullptr && updates->numel() > 0));
   if (cacheable_operands) {
     for (CacheEntry& e : op.entries) {
-      if (!e.lowering || !same_key(e, input, indices, updates, attrs)) continue;
+      if (!e.lowering || !same_key(e, input, indices, updates, attrs, device)) continue;
       lease->lowering = std::move(e.lowering);
       lease->entry = &e;
       lease->generation = e.generation;
@@ -694,16 +800,16 @@ bool lowering_for(FastOp& op, const TensorView& input, const TensorView& indices
       l.indices.data = byte_at(indices.data, e.indices_offset);
       if (e.has_error_indices) l.index_errors.indices.data = byte_at(indices.data, e.error_indices_offset);
       if (updates != nullptr) l.updates.data = byte_at(updates->data, e.updates_offset);
-      return true;
+      return Status::Ok();
     }
   }
   auto lowering = std::make_unique<Lowering>();
-  const Attributes attributes = attributes_of_key(*op.spec, attrs);
+  const Attributes attributes = converted != nullptr ? *converted : attributes_of_key(*op.spec, attrs);
   const Status status =
       updates == nullptr
-          ? lower_op(op.spec->name, input, indices, attributes, lowering.get(), Device::kCPU)
-          : lower_op(op.spec->name, input, indices, *updates, attributes, lowering.get(), Device::kCPU);
-  if (!status.ok()) return false;
+          ? lower_op(op.spec->name, input, indices, attributes, lowering.get(), device)
+          : lower_op(op.spec->name, input, indices, *updates, attributes, lowering.get(), device);
+  if (!status.ok()) return status;
   lease->lowering = std::move(lowering);
   const Lowering& l = *lease->lowering;
   // Kept only when it is a function of the keyed facts alone: no copies of data, and a non-empty
@@ -714,7 +820,7 @@ bool lowering_for(FastOp& op, const TensorView& input, const TensorView& indices
   // a second view of the input) are not cached either.
   if (!cacheable_operands || l.owned_input || l.owned_indices || l.owned_updates || l.has_scatter_base ||
       !element_count(l.output_shape, &output_numel) || output_numel == 0) {
-    return true;
+    return Status::Ok();
   }
   std::ptrdiff_t input_offset = 0, indices_offset = 0, error_offset = 0, updates_offset = 0;
   const bool has_error_indices = l.index_errors.indices.data != nullptr;
@@ -722,12 +828,13 @@ bool lowering_for(FastOp& op, const TensorView& input, const TensorView& indices
       !offset_inside(l.indices.data, indices, &indices_offset) ||
       (has_error_indices && !offset_inside(l.index_errors.indices.data, indices, &error_offset)) ||
       (updates != nullptr && !offset_inside(l.updates.data, *updates, &updates_offset))) {
-    return true;  // a view into other memory: not cached
+    return Status::Ok();  // a view into other memory: not cached
   }
   CacheEntry& e = op.entries[static_cast<std::size_t>(op.next)];
   op.next = (op.next + 1) % FastOp::kEntries;
   ++e.generation;
   e.valid = true;
+  e.device = device;
   e.input_dtype = input.dtype;
   e.indices_dtype = indices.dtype;
   e.input_shape = input.shape;
@@ -748,7 +855,7 @@ bool lowering_for(FastOp& op, const TensorView& input, const TensorView& indices
   e.has_error_indices = has_error_indices;
   lease->entry = &e;
   lease->generation = e.generation;
-  return true;
+  return Status::Ok();
 }
 
 // ---- the entry point ---------------------------------------------------------------------------
@@ -807,6 +914,195 @@ PyObject* run_into_torch_result(const Lowering& l) {
                            l.output_shape.size(), shape);
 }
 
+/// The handle bit of a call whose operands the Python fallback normalized (_interop.to_core):
+/// every reader may take them, and a reader's error is raised (see read_operand).
+constexpr long kNormalized = 1L << 20;
+
+/// A C++ exception of the door as the Python exception it stands for (null, to return).
+PyObject* python_error_of(const std::exception& e) {
+  if (const auto* b = dynamic_cast<const nb::builtin_exception*>(&e)) {
+    PyObject* type = PyExc_RuntimeError;
+    switch (b->type()) {
+      case nb::exception_type::index_error: type = PyExc_IndexError; break;
+      case nb::exception_type::key_error: type = PyExc_KeyError; break;
+      case nb::exception_type::value_error: type = PyExc_ValueError; break;
+      case nb::exception_type::type_error: type = PyExc_TypeError; break;
+      case nb::exception_type::buffer_error: type = PyExc_BufferError; break;
+      case nb::exception_type::attribute_error: type = PyExc_AttributeError; break;
+      default: break;
+    }
+    PyErr_SetString(type, e.what());
+  } else if (dynamic_cast<const std::bad_alloc*>(&e) != nullptr) {
+    PyErr_NoMemory();
+  } else if (!PyErr_Occurred()) {
+    PyErr_SetString(PyExc_RuntimeError, e.what());
+  }
+  return nullptr;
+}
+
+#if defined(MULTIGATHER_PYTHON_HAS_CUDA)
+/// A lowered call on a CUDA device: on the framework's current stream, into `out` (a CUDA
+/// array) or into device memory of the input's framework.
+PyObject* run_on_cuda(const Lowering& l, const Operand& input, PyObject* out) {
+  ExecutionContext context;
+  context.device = Device::kCUDA;
+  context.num_threads = get_num_threads();
+  context.output_name = "out";
+  context.stream = current_stream(input.framework_name, input.device_id);
+  auto finish = [&] {
+    if (!knows_consumer_stream(input.framework_name)) finish_for_unknown_consumer(context.stream, input.device_id);
+  };
+  if (out != Py_None) {
+    OutputArray array;
+    if (!nb::try_cast(nb::handle(out), array)) throw nb::type_error("out must be a writable CUDA array");
+    const MutableTensorView target = device_mutable_view_of(array, "out");
+    check_out(target, l.input.dtype, l.output_shape);
+    Status status;
+    {
+      const PythonInterruptible interruptible;
+      nb::gil_scoped_release release;
+      status = execute(l, target, context);
+    }
+    raise_if_error(status);
+    finish();
+    return nb::borrow(out).release().ptr();
+  }
+  DeviceResult result = allocate_device_result(input.framework_name, context.stream, input.device_id,
+                                               l.input.dtype, l.output_shape);
+  Status status;
+  {
+    const PythonInterruptible interruptible;
+    nb::gil_scoped_release release;
+    status = execute(l, result.view, context);
+  }
+  raise_if_error(status);
+  finish();
+  const nb::dlpack::dtype dtype = input.array ? input.array->dtype() : dlpack_from_dtype(l.input.dtype);
+  return device_array(std::move(result), dtype, input.device_id, input.framework_name).release().ptr();
+}
+#endif
+
+/// A lowered call on the host into a new array of a framework the fast results do not make
+/// (jax, tensorflow, array-API objects, numpy without NumPy's headers): execute_alloc, then the
+/// framework's from_dlpack.
+PyObject* run_into_framework_result(const Lowering& l, const Operand& input) {
+  ExecutionContext context;
+  context.device = Device::kCPU;
+  context.num_threads = get_num_threads();
+  context.output_name = "out";
+  Tensor result;
+  Status status;
+  {
+    const PythonInterruptible interruptible;
+    nb::gil_scoped_release release;
+    MutableTensorView view;
+    status = execute_alloc(l, context, &view, &result);
+  }
+  if (!status.ok()) return failed(status);
+  const nb::dlpack::dtype dtype = input.array ? input.array->dtype() : dlpack_from_dtype(l.input.dtype);
+  return to_python(std::move(result), dtype, input.framework_name).release().ptr();
+}
+
+/// The door's call once the handle and arity are checked: see run_op_fast. Throws nb exceptions
+/// (python_error_of turns them into Python's).
+PyObject* door_call(FastOp& op, PyObject* const* args, Py_ssize_t first_attr, bool normalized) {
+  const OpSpec& spec = *op.spec;
+  const bool scatter = spec.kind == OpKind::kScatter;
+  Operand input, indices, updates;
+  if (!read_operand(args[1], "input", normalized, &input) ||
+      !read_operand(args[2], "indices", normalized, &indices) ||
+      (scatter && !read_operand(args[3], "updates", normalized, &updates))) {
+    return not_implemented();  // no reader for an operand: Python normalizes it
+  }
+  check_same_device(input, indices, "indices");
+  if (scatter) check_same_device(input, updates, "updates");
+  // The DLPack route's mode check, once per call (the hooks check in `read`).
+  if ((input.torch_by_dlpack || indices.torch_by_dlpack || updates.torch_by_dlpack) && !normalized &&
+      !torch_modes_inactive()) {
+    return not_implemented();
+  }
+
+  // Attributes: the cache key, or (a value of another Python type) the general conversion, whose
+  // TypeError names the attribute; such a call is not cached.
+  AttrKey key;
+  bool keyed = true;
+  for (std::size_t j = 0; j < spec.attrs.size() && keyed; ++j) {
+    keyed = encode_attr(spec.attrs[j], args[first_attr + static_cast<Py_ssize_t>(j)], &key);
+  }
+  std::optional<Attributes> converted;
+  if (!keyed) {
+    converted.emplace();
+    for (std::size_t j = 0; j < spec.attrs.size(); ++j) {
+      PyObject* value = args[first_attr + static_cast<Py_ssize_t>(j)];
+      if (value != default_attr) converted->set_arg(spec.attrs[j].name, attr_arg_of(spec.attrs[j].name, nb::handle(value)));
+    }
+  }
+
+  LoweringLease lease;
+  if (const Status s = lowering_for(op, input.view, indices.view, scatter ? &updates.view : nullptr,
+                                    key, converted ? &*converted : nullptr, input.device, &lease);
+      !s.ok()) {
+    return failed(s);
+  }
+  const Lowering& l = *lease.lowering;
+  PyObject* out = args[first_attr - 1];
+#if defined(MULTIGATHER_PYTHON_HAS_CUDA)
+  if (input.device == Device::kCUDA) {
+    if (out != Py_None && !normalized) return not_implemented();  // out's checks: Python's
+    return run_on_cuda(l, input, out);
+  }
+#endif
+
+  if (out != Py_None) {
+    MutableTensorView target;
+    bool viewed = ndarray_mutable_view(out, &target);
+    // A torch `out` through the hooks, which bump its version counter after the write (the
+    // Python fallback does that itself: _interop.mark_written). An inference tensor only where
+    // torch allows writing it: the fallback checks.
+    const bool torch_out = !viewed && torch_hooks != nullptr && is_torch_tensor(out) &&
+                           member_is(out, torch_api.is_inference, Py_False);
+    if (torch_out) {
+      TensorView v;
+      viewed = torch_view(out, &v, true);
+      target = MutableTensorView(const_cast<void*>(v.data), v.dtype, v.shape, v.strides);
+    }
+    if (!viewed) {
+      if (!normalized) return not_implemented();  // out's checks (writable, autograd): Python's
+      OutputArray array;
+      if (!nb::try_cast(nb::handle(out), array)) throw nb::type_error("out must be a writable array");
+      target = mutable_view_of(array, "out");
+    }
+    check_out(target, l.input.dtype, l.output_shape);
+    if (const Status s = run_into(l, target, /*output_is_new=*/false); !s.ok()) return failed(s);
+    if (torch_out && !normalized) torch_hooks->written(out);  // normalized: call_door bumps it
+    return nb::borrow(out).release().ptr();
+  }
+
+  if (input.framework == Framework::kTorch && torch_hooks != nullptr) return run_into_torch_result(l);
+  if (input.framework == Framework::kTorch && torch_api.from_dlpack != nullptr) {
+    TorchResult* r = new_torch_result(l.input.dtype, l.output_shape);
+    if (r == nullptr) return nullptr;  // MemoryError
+    const MutableTensorView target(r->managed.dl_tensor.data, l.input.dtype, l.output_shape);
+    if (const Status s = run_into(l, target); !s.ok()) {
+      delete_torch_result(&r->managed);
+      return failed(s);
+    }
+    return torch_tensor_of(r);
+  }
+  PyObject* descr = nullptr;
+  if (input.framework == Framework::kNumpy && numpy_fast_ready()) {
+    // The input's own dtype object (ml_dtypes' bfloat16 stays bfloat16), else numpy's.
+    descr = input.keep.ptr() == nullptr ? ndarray_descr(args[1]) : numpy_descr_of(l.input.dtype);
+  }
+  if (descr == nullptr) return run_into_framework_result(l, input);
+  void* data = nullptr;
+  nb::object result = nb::steal(new_output_ndarray(descr, l.input.dtype, l.output_shape, &data));  // steals descr
+  if (!result.is_valid()) return nullptr;  // MemoryError
+  const MutableTensorView target(data, l.input.dtype, l.output_shape);
+  if (const Status s = run_into(l, target); !s.ok()) return failed(s);
+  return result.release().ptr();
+}
+
 /// run_op_fast(handle, input, indices, out, *attrs) for a gather op, run_op_fast(handle, input,
 /// indices, updates, out, *attrs) for a scatter op: see the file comment.
 PyObject* run_op_fast(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
@@ -814,8 +1110,10 @@ PyObject* run_op_fast(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
     PyErr_SetString(PyExc_TypeError, "run_op_fast(handle, input, indices[, updates], out, *attrs)");
     return nullptr;
   }
-  const long handle = PyLong_AsLong(args[0]);
+  long handle = PyLong_AsLong(args[0]);
   if (handle == -1 && PyErr_Occurred()) return nullptr;
+  const bool normalized = handle >= 0 && (handle & kNormalized) != 0;
+  if (normalized) handle &= ~kNormalized;
   if (handle < 0 || static_cast<std::size_t>(handle) >= fast_ops.size() || !fast_ops[static_cast<std::size_t>(handle)]) {
     PyErr_SetString(PyExc_ValueError, "run_op_fast: not a handle from op_handle");
     return nullptr;
@@ -830,101 +1128,29 @@ PyObject* run_op_fast(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
                  static_cast<int>(spec.attrs.size()), static_cast<int>(nargs - 1));
     return nullptr;
   }
-  if (!numpy_fast_ready()) return not_implemented();
-
-  TensorView input, indices, updates;
-  Framework framework = Framework::kNumpy, indices_framework = Framework::kNumpy,
-            updates_framework = Framework::kNumpy;
-  nb::object input_keep, indices_keep, updates_keep;
-  if (!operand_view(args[1], &input, &framework, &input_keep) ||
-      !operand_view(args[2], &indices, &indices_framework, &indices_keep) ||
-      (scatter && !operand_view(args[3], &updates, &updates_framework, &updates_keep))) {
-    return not_implemented();
+  try {
+    return door_call(op, args, first_attr, normalized);
+  } catch (nb::python_error& e) {
+    e.restore();
+    return nullptr;
+  } catch (const std::exception& e) {
+    return python_error_of(e);
   }
-  // The DLPack route's mode check, once per call (the hooks check in `read`).
-  if (torch_hooks == nullptr &&
-      (framework == Framework::kTorch || indices_framework == Framework::kTorch ||
-       updates_framework == Framework::kTorch) &&
-      !torch_modes_inactive()) {
-    return not_implemented();
-  }
-  AttrKey key;
-  for (std::size_t j = 0; j < spec.attrs.size(); ++j) {
-    if (!encode_attr(spec.attrs[j], args[first_attr + static_cast<Py_ssize_t>(j)], &key)) return not_implemented();
-  }
-
-  LoweringLease lease;
-  if (!lowering_for(op, input, indices, scatter ? &updates : nullptr, key, &lease)) return not_implemented();
-  const Lowering& l = *lease.lowering;
-
-  PyObject* out = args[first_attr - 1];
-  if (out != Py_None) {
-    MutableTensorView target;
-    bool viewed = ndarray_mutable_view(out, &target);
-    // A torch `out` only through the hooks, which bump its version counter after the write
-    // (the general path does that in Python: _interop.mark_written).
-    // An inference tensor only where torch allows writing it: the general path checks.
-    const bool torch_out = !viewed && torch_hooks != nullptr && is_torch_tensor(out) &&
-                           member_is(out, torch_api.is_inference, Py_False);
-    if (torch_out) {
-      TensorView v;
-      viewed = torch_view(out, &v, true);
-      target = MutableTensorView(const_cast<void*>(v.data), v.dtype, v.shape, v.strides);
-    }
-    // Another array type, dtype or shape: the general path (and its messages).
-    if (!viewed || target.dtype != l.input.dtype || !(target.shape == l.output_shape)) {
-      return not_implemented();
-    }
-    if (const Status s = run_into(l, target, /*output_is_new=*/false); !s.ok()) return failed(s);
-    if (torch_out) torch_hooks->written(out);
-    Py_INCREF(out);
-    return out;
-  }
-
-  if (framework == Framework::kTorch && torch_hooks != nullptr) {
-    return run_into_torch_result(l);
-  }
-  if (framework == Framework::kTorch && torch_api.from_dlpack != nullptr) {
-    TorchResult* r = new_torch_result(l.input.dtype, l.output_shape);
-    if (r == nullptr) return nullptr;  // MemoryError
-    const MutableTensorView target(r->managed.dl_tensor.data, l.input.dtype, l.output_shape);
-    if (const Status s = run_into(l, target); !s.ok()) {
-      delete_torch_result(&r->managed);
-      return failed(s);
-    }
-    return torch_tensor_of(r);
-  }
-  PyObject* descr = nullptr;
-  if (framework == Framework::kNumpy && input_keep.ptr() == nullptr) {
-    descr = ndarray_descr(args[1]);  // the input's own dtype object
-  } else {
-    descr = numpy_descr_of(l.input.dtype);
-  }
-  if (descr == nullptr) return not_implemented();
-  void* data = nullptr;
-  nb::object result = nb::steal(new_output_ndarray(descr, l.input.dtype, l.output_shape, &data));  // steals descr
-  if (!result.is_valid()) return nullptr;  // MemoryError
-  const MutableTensorView target(data, l.input.dtype, l.output_shape);
-  if (const Status s = run_into(l, target); !s.ok()) return failed(s);
-  if (framework == Framework::kTorch) {
-    return PyObject_CallOneArg(torch_api.from_numpy, result.ptr());
-  }
-  return result.release().ptr();
 }
 
 PyMethodDef run_op_fast_def = {
     "run_op_fast", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&run_op_fast)),
     METH_FASTCALL,
-    "run_op_fast(handle, input, indices[, updates], out, *attrs): registry op `handle` "
-    "(op_handle; a scatter op takes updates) on numpy ndarrays, lists or CPU torch tensors, the "
-    "attributes positionally in the op's declaration order (default_attr: not given); the result "
-    "(numpy, or torch for a torch input), `out`, or NotImplemented for a call the fast path does "
-    "not take (the caller then takes the general path). Raises the errors of execute."};
+    "run_op_fast(handle, input, indices[, updates], out, *attrs): the door. Registry op `handle` "
+    "(op_handle; a scatter op takes updates; | normalized_handle_bit: operands normalized by "
+    "_interop.call_door) on any array, the attributes positionally in the op's declaration order "
+    "(default_attr: not given); the result (of the input's framework), `out`, or NotImplemented "
+    "when no reader takes an operand as is. Raises every error of the call."};
 
 // ---- the door: multigather.run -----------------------------------------------------------------
 
-/// multigather._registry.run_general_call: the general path of multigather.run (set at import
-/// by set_run_fallback), for every call the fast path does not take.
+/// multigather._registry.run_general_call: the fallback of multigather.run (set at import by
+/// set_run_fallback), for every call run_op_fast does not take.
 PyObject* run_fallback = nullptr;
 
 /// The handle (a Python int) of each op name seen by `run`, keyed by the name's str object; the
@@ -970,9 +1196,10 @@ const DoorEntry* door_entry(PyObject* name) {
 }
 
 /// multigather.run(op, input, indices, *, updates=None, out=None, **attrs): registry op `op`
-/// through run_op_fast, its attributes placed in the op's declaration order; every call the fast
-/// path does not take (another array type, an unknown op or attribute, a lowering error, JAX
-/// tracers, ...) goes to the general path, with the same arguments.
+/// through run_op_fast, its attributes placed in the op's declaration order; an unknown op or
+/// attribute, updates given to a gather (or not to a scatter), and every call the readers do not
+/// take as is (run_op_fast's NotImplemented) go to the fallback (_registry.run_general_call),
+/// with the same arguments: the registry's message, or the operands normalized.
 PyObject* run_door(PyObject*, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
   if (run_fallback == nullptr) {
     PyErr_SetString(PyExc_RuntimeError, "multigather.run: the package did not finish importing");
@@ -1112,6 +1339,7 @@ void bind_op_fast(nb::module_& m) {
   add_fastcall_function(m, &run_op_fast_def);
   add_fastcall_function(m, &run_door_def);
   add_fastcall_function(m, &set_run_fallback_def);
+  m.attr("normalized_handle_bit") = kNormalized;
   m.def("torch_fast_state", [] { return torch_fast_state; },
         "Whether torch tensors take multigather._torch_fast's hooks in the fast path: 'on (torch "
         "V)', or 'off: <why>' (not built, another torch version, ...), or 'torch not seen yet'.");

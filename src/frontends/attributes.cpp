@@ -88,6 +88,23 @@ const char* kind_name(AttrArg::Kind k) {
   return "?";
 }
 
+// The value of a typed attribute argument, as a message quotes it: 3, [1, 2], 'clip', true, 2.5.
+std::string value_text(const AttrArg& a) {
+  switch (a.kind) {
+    case AttrArg::Kind::kInt: return std::to_string(a.i);
+    case AttrArg::Kind::kIntList: {
+      std::string t = "[";
+      for (std::size_t j = 0; j < a.list.size(); ++j) t += (j ? ", " : "") + std::to_string(a.list[j]);
+      return t + "]";
+    }
+    case AttrArg::Kind::kScalar: return a.scalar.to_string();
+    case AttrArg::Kind::kBool: return a.b ? "true" : "false";
+    case AttrArg::Kind::kString: case AttrArg::Kind::kText: return "'" + a.text + "'";
+    case AttrArg::Kind::kNone: return "";
+  }
+  return "";
+}
+
 }  // namespace
 
 std::string_view attr_type_name(AttrType type) noexcept {
@@ -184,7 +201,7 @@ Status convert_attribute(const AttrSpec& spec, const AttrValue& default_value, c
   v.type = spec.type;
   auto mismatch = [&] {
     return TypeError("attribute " + spec.name + ": expected " + std::string(attr_type_name(spec.type)) +
-                     ", got " + kind_name(given.kind));
+                     ", got " + kind_name(given.kind) + " " + value_text(given));
   };
   switch (spec.type) {
     case AttrType::kInt: case AttrType::kOptionalInt:

@@ -1,9 +1,9 @@
 """gather_multiaxis through the per-call fast path on numpy arrays (the NumPy C API reader,
 python/src/numpy_fast.cpp, in the door's run_op_fast, python/src/op_fast.cpp) and set_num_threads.
 
-Every result is compared with numpy fancy indexing (numpy_oracle.py) and with the general
-DLPack / buffer-protocol path (multigather._interop.call); calls the fast path does not take
-must fall back to the general path with its exact messages.
+Every result is compared with numpy fancy indexing (numpy_oracle.py) and with the door's call on
+normalized operands (multigather._interop.call); the door answers NotImplemented only when no
+reader takes an operand, and raises every other error itself, in the one wording.
 """
 
 from __future__ import annotations
@@ -87,17 +87,32 @@ def test_out_of_range_raises_the_core_message():
 
 
 @pytest.mark.parametrize("make_call", [
-    lambda x, i: (memoryview(x), i, [0]),                             # not an ndarray
-    lambda x, i: (x.view(np.matrix), i, [0]),                         # an ndarray subclass
-    lambda x, i: (x, i, np.array([0])),                               # axes not a list or tuple
-    lambda x, i: (x, i, [np.int64(0)]),                               # axes items not Python ints
+    lambda x, i: (memoryview(x), i, [0]),                             # the buffer protocol
+    lambda x, i: (x.view(np.matrix), i, [0]),                         # an ndarray subclass: DLPack
+    lambda x, i: (x, i, np.array([0])),                               # axes an ndarray
+    lambda x, i: (x, i, [np.int64(0)]),                               # axes items numpy ints
 ])
-def test_calls_it_does_not_take_fall_back_to_the_general_path(make_call):
+def test_the_door_reads_other_arrays_and_attribute_types(make_call):
+    # One door: another reader (DLPack / the buffer protocol) or the general attribute
+    # conversion takes these calls in the same run_op_fast call, with the same result.
     x = np.arange(12, dtype=np.float32).reshape(3, 4)
     i = np.array([[2], [0]])
     args = make_call(x, i)
-    assert fast_gather(*args, "error", True, 0, None) is NotImplemented
+    np.testing.assert_array_equal(np.asarray(fast_gather(*args, "error", True, 0, None)), x[[2, 0]])
     np.testing.assert_array_equal(np.asarray(multigather.gather_multiaxis(*args)), x[[2, 0]])
+
+
+def test_not_taken_means_no_reader_takes_an_operand():
+    # NotImplemented only where no reader takes an operand as is (the caller normalizes it);
+    # a bad call of a readable operand raises in the door at once.
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    i = np.array([[2], [0]])
+    assert fast_gather(x.astype(">f4"), i, [0], "error", True, 0, None) is NotImplemented
+    assert fast_gather(object(), i, [0], "error", True, 0, None) is NotImplemented
+    with pytest.raises(ValueError, match=r"attribute index_mode: 'nearest' is not one of"):
+        fast_gather(x, i, [0], "nearest", True, 0, None)
+    with pytest.raises(IndexError, match=r"^indices\[0,0\] = 9 is out of range"):
+        fast_gather(x, np.array([[9]]), [0], "error", True, 0, None)
 
 
 def test_non_native_byte_order_gets_the_general_type_error():
@@ -119,7 +134,7 @@ def test_bad_out_and_bad_operands_keep_the_general_messages():
         multigather.gather_multiaxis(x, i, [0], out=x[:2])
     with pytest.raises(ValueError, match=r"^axes\[0\] = 2 is out of range \[-2, 2\) for input rank 2"):
         multigather.gather_multiaxis(x, i, [2])
-    with pytest.raises(ValueError, match="index_mode 'nearest' is not one of"):
+    with pytest.raises(ValueError, match="attribute index_mode: 'nearest' is not one of"):
         multigather.gather_multiaxis(x, i, [0], index_mode="nearest")
     readonly = np.empty((2, 4), np.float32)
     readonly.flags.writeable = False

@@ -198,7 +198,7 @@ X = np.arange(12.0).reshape(3, 4)
     (lambda: multigather.gather_multiaxis(X, np.zeros((3, 1), np.int64), [1], fill_value=None),
      TypeError, r"^fill_value must be a bool, int or float, not None$"),
     (lambda: multigather.gather_multiaxis(X, np.zeros((3, 1), np.int64), [1], negative_indices="False"),
-     TypeError, r"negative_indices must be a bool, not 'False'"),
+     TypeError, r"attribute negative_indices: expected bool, got string 'False'"),
     (lambda: multigather.torch.embedding(torch.tensor([0]), torch.zeros(4, 2), padding_idx=-5),
      ValueError, r"padding_idx = -5 must be within \[-num_embeddings, num_embeddings\) = \[-4, 4\)"),
     (lambda: multigather.gather_multiaxis(torch.zeros(2, 2, dtype=torch.float8_e4m3fnuz),
