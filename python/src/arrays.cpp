@@ -106,19 +106,6 @@ Scalar scalar_of(nb::handle value, std::string_view what) {
                            .c_str());
 }
 
-GatherOptions options_of(std::string_view index_mode, bool negative_indices,
-                         nb::handle fill_value) {
-  GatherOptions options;
-  options.num_threads = default_num_threads.load(std::memory_order_relaxed);
-  if (!parse_index_mode(index_mode, &options.index_mode)) {
-    throw nb::value_error(("index_mode '" + std::string(index_mode) +
-                           "' is not one of 'error', 'clamp', 'wrap', 'fill'").c_str());
-  }
-  options.negative_indices = negative_indices;
-  options.fill_value = scalar_of(fill_value);
-  return options;
-}
-
 void set_num_threads(int threads) {
   if (threads < 0) {
     throw nb::value_error(("num_threads " + str(threads) + " must be >= 0 (0: automatic)").c_str());

@@ -37,10 +37,6 @@ MutableTensorView device_mutable_view_of(const OutputArray& array, std::string_v
 /// integer range"), TypeError for another type.
 Scalar scalar_of(nb::handle value, std::string_view what = "fill_value");
 
-/// GatherOptions from the Python arguments, num_threads from set_num_threads. ValueError for an
-/// unknown index_mode; scalar_of's errors for fill_value.
-GatherOptions options_of(std::string_view index_mode, bool negative_indices, nb::handle fill_value);
-
 /// The num_threads option of every call from Python: 0 (the default) lets the engine choose
 /// (about one thread per 256 KiB of work, busy cores left alone), n > 0 uses at most n threads.
 /// ValueError for n < 0.

@@ -16,7 +16,6 @@
 #include <vector>
 
 #include "arrays.hpp"
-#include "cuda_arrays.hpp"
 
 namespace multigather::python {
 namespace {
