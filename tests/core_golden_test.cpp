@@ -43,6 +43,11 @@ TEST(Golden, NoAxesBroadcastsInputAndNeverReadsIndices) {
   EXPECT_EQ(shape, (Dims{2, 3}));
   EXPECT_EQ(gather_values(Host<std::int32_t>{{2, 1}, {7, 8}}, Host<std::int32_t>{{1, 3}, {5, 5, 5}}, {}),
             (V{7, 7, 7, 8, 8, 8}));
+  // Indices of the input's own shape (they move along every dimension): one block copy of the
+  // whole input (make_plan's kBlock with k = 0), the indices still never read.
+  EXPECT_EQ(gather_values(Host<std::int32_t>{{2, 3}, {1, 2, 3, 4, 5, 6}},
+                          Host<std::int64_t>{{2, 3}, {99, -1, 7, 1 << 20, -5, 3}}, {}),
+            (V{1, 2, 3, 4, 5, 6}));
 }
 
 TEST(Golden, EmptyInputWithEmptyOutputIsLegal) {

@@ -1,6 +1,9 @@
 // make_plan: the pure normalization step between validation and kernels.
 #include "plan/plan.hpp"
 
+#include <cstdint>
+#include <numeric>
+
 namespace multigather::detail {
 namespace {
 
@@ -16,7 +19,36 @@ std::int64_t view_extent(const Dims& shape, const Dims& strides) noexcept {
   return extent;
 }
 
+std::uint64_t abs_u64(std::int64_t v) noexcept {
+  return static_cast<std::uint64_t>(v < 0 ? -v : v);
+}
+
+// Largest of 16, 8, 4, 2, 1 dividing every byte quantity a block copy of the plan adds to a
+// pointer (GatherPlan::unit_bytes). Needs kind, block and lookup_rank.
+int widest_unit(const GatherPlan& p) noexcept {
+  const auto es = static_cast<std::int64_t>(p.element_size);
+  std::uint64_t g = 16;
+  const auto fold = [&g](std::uint64_t v) { g = std::gcd(g, v); };
+  fold(static_cast<std::uint64_t>(p.block * es));
+  fold(static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(p.input)));
+  fold(static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(p.output)));
+  for (int d = 0; d < p.lookup_rank; ++d) {
+    fold(abs_u64(p.input_strides[static_cast<std::size_t>(d)] * es));
+    fold(abs_u64(p.output_strides[static_cast<std::size_t>(d)] * es));
+  }
+  for (int j = 0; j < p.k; ++j) fold(abs_u64(p.axis_strides[static_cast<std::size_t>(j)] * es));
+  return static_cast<int>(g);  // g divides 16, so it is a power of two
+}
+
 }  // namespace
+
+std::int64_t axes_reach(const std::int64_t* strides, const std::int64_t* sizes, int k) noexcept {
+  std::int64_t reach = 0;
+  for (int j = 0; j < k; ++j) {
+    if (sizes[j] > 0) reach += static_cast<std::int64_t>(abs_u64(strides[j])) * (sizes[j] - 1);
+  }
+  return reach;
+}
 
 void make_plan(const TensorView& input, const TensorView& indices,
                const MutableTensorView& output, const ValidatedCall& call,
@@ -92,10 +124,10 @@ void make_plan(const TensorView& input, const TensorView& indices,
   p.num_threads = options.num_threads;
 
   // 4. The inner block: a last dimension contiguous in input and output along which the index
-  //    does not change is copied whole per lookup.
+  //    does not change (or no index is read: k == 0) is copied whole per lookup.
   const auto last = static_cast<std::size_t>(m > 0 ? m - 1 : 0);
   if (m > 0 && p.input_strides[last] == 1 && p.output_strides[last] == 1 &&
-      p.indices_strides[last] == 0) {
+      (p.k == 0 || p.indices_strides[last] == 0)) {
     p.kind = PlanKind::kBlock;
     p.block = p.shape[last];
     p.lookup_rank = m - 1;
@@ -104,7 +136,8 @@ void make_plan(const TensorView& input, const TensorView& indices,
     p.block = 1;
     p.lookup_rank = m;
   }
-  p.lookups = p.numel / p.block;
+  p.lookups = p.block > 0 ? p.numel / p.block : 0;  // block 0: an empty last dimension
+  p.unit_bytes = widest_unit(p);
 
   constexpr std::int64_t kInt32Max = 2147483647;
   p.offsets_fit_int32 = view_extent(input.shape, input.strides) <= kInt32Max &&

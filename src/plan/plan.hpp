@@ -65,8 +65,8 @@ Status validate_call(const TensorView& input, const TensorView& indices,
 /// Which loop shape a kernel runs (the same choice for the CPU and CUDA backends).
 enum class PlanKind : std::uint8_t {
   /// The innermost plan dimension is a block of `block` elements, contiguous in input and
-  /// output (stride 1) with the index constant along it (indices stride 0): one index
-  /// resolution per block, then one block copy.
+  /// output (stride 1) with the index constant along it (indices stride 0, or no index read at
+  /// all: k == 0): one index resolution per block, then one block copy.
   kBlock = 0,
   /// One index resolution per output element (GatherElements, flat take, strided views).
   kElement = 1,
@@ -88,7 +88,8 @@ enum class PlanKind : std::uint8_t {
 /// Dimensions are never reordered (the walk stays in output C order). Lookups: the first
 /// `lookup_rank` dimensions enumerate the `lookups` index resolutions; for kBlock the last
 /// dimension (rank - 1) is the block (shape[rank-1] == block, input/output stride 1, indices
-/// stride 0); for kElement lookup_rank == rank and block == 1.
+/// stride 0 unless k == 0); for kElement lookup_rank == rank and block == 1. The CPU and CUDA
+/// backends both take kind, block, lookup_rank, lookups and unit_bytes from here.
 struct GatherPlan {
   int rank = 0;
   std::array<std::int64_t, kMaxRank> shape{};
@@ -117,6 +118,11 @@ struct GatherPlan {
   std::int64_t block = 1;          // elements per lookup (1 for kElement)
   int lookup_rank = 0;             // dimensions enumerating lookups (rank - 1 for kBlock)
   std::int64_t lookups = 0;        // numel / block
+  /// The widest copy unit of 16, 8, 4, 2 or 1 bytes that divides every byte quantity a block
+  /// copy adds to a pointer: the input and output addresses, the block's bytes, the input and
+  /// output strides of the lookup dimensions and the axis strides (all in bytes). The CUDA
+  /// kernel moves rows in units of this width.
+  int unit_bytes = 1;
   /// Every element offset the call can reach in the input, the indices and the output, from
   /// its data pointer, lies in [-2^31, 2^31): kernels may use 32-bit offset arithmetic.
   bool offsets_fit_int32 = false;
@@ -124,6 +130,10 @@ struct GatherPlan {
   /// engine picks its thread count from it.
   std::int64_t work_bytes = 0;
 };
+
+/// Largest |offset| that k coordinates add: sum_j |strides[j]| * (sizes[j] - 1), in the unit of
+/// `strides`; an empty axis (size 0) adds nothing.
+std::int64_t axes_reach(const std::int64_t* strides, const std::int64_t* sizes, int k) noexcept;
 
 /// Builds the normalized plan of a validated call. Pure: reads only shapes, strides and
 /// pointers.

@@ -39,11 +39,7 @@ constexpr std::int64_t kRowPrefetchMaxBytes = std::int64_t{16} << 10;
 
 /// Bytes of input that one lookup's coordinates can reach (where a random read may land).
 std::int64_t lookup_span_bytes(const GatherPlan& p) {
-  std::int64_t span = 0;
-  for (int j = 0; j < p.k; ++j) {
-    const std::int64_t s = p.axis_strides[static_cast<std::size_t>(j)];
-    span += (s < 0 ? -s : s) * std::max<std::int64_t>(p.axis_sizes[static_cast<std::size_t>(j)] - 1, 0);
-  }
+  const std::int64_t span = axes_reach(p.axis_strides.data(), p.axis_sizes.data(), p.k);
   return (span + 1) * static_cast<std::int64_t>(p.element_size);
 }
 

@@ -2,7 +2,6 @@
 // scatter -> CudaScatterParams. Pure.
 #include <algorithm>
 #include <cstring>
-#include <numeric>
 
 #include "kernels/cuda/launch_params.hpp"
 #include "kernels/combine.hpp"
@@ -30,24 +29,6 @@ int log2_exact(std::int64_t pow2) {
   return s;
 }
 
-// Largest of 16, 8, 4, 2, 1 dividing every byte quantity the kernel adds to a pointer.
-int widest_unit(const GatherPlan& p, int outer_rank, std::int64_t row_bytes) {
-  const auto es = static_cast<std::int64_t>(p.element_size);
-  std::uint64_t g = 16;
-  const auto fold = [&g](std::uint64_t v) { g = std::gcd(g, v); };
-  fold(static_cast<std::uint64_t>(row_bytes));
-  fold(static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(p.input)));
-  fold(static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(p.output)));
-  for (int d = 0; d < outer_rank; ++d) {
-    fold(static_cast<std::uint64_t>(abs64(p.input_strides[static_cast<std::size_t>(d)]) * es));
-    fold(static_cast<std::uint64_t>(abs64(p.output_strides[static_cast<std::size_t>(d)]) * es));
-  }
-  for (int j = 0; j < p.k; ++j) {
-    fold(static_cast<std::uint64_t>(abs64(p.axis_strides[static_cast<std::size_t>(j)]) * es));
-  }
-  return static_cast<int>(g);  // g divides 16, so it is a power of two
-}
-
 }  // namespace
 
 std::int64_t launch_blocks(const CudaGatherParams& params, int multiprocessors,
@@ -62,21 +43,17 @@ std::int64_t launch_blocks(const CudaGatherParams& params, int multiprocessors,
 
 void make_cuda_params(const GatherPlan& p, CudaGatherParams* out, int unit_bytes) noexcept {
   CudaGatherParams c;
-  const int m = p.rank;
   const auto es = static_cast<std::int64_t>(p.element_size);
 
-  // Row/block path: the innermost plan dimension copies a contiguous block per lookup.
-  const auto last = static_cast<std::size_t>(m > 0 ? m - 1 : 0);
-  c.block_path = m > 0 && p.input_strides[last] == 1 && p.output_strides[last] == 1 &&
-                 (p.k == 0 || p.indices_strides[last] == 0);
-  c.rank = c.block_path ? m - 1 : m;
-  const std::int64_t row_elements = c.block_path ? p.shape[last] : 1;
-  const std::int64_t row_bytes = row_elements * es;
+  // Rows: the plan's kind, block and copy unit (a row is a block, or one element).
+  c.block_path = p.kind == PlanKind::kBlock;
+  c.rank = p.lookup_rank;
+  const std::int64_t row_bytes = p.block * es;
 
-  c.unit_bytes = unit_bytes > 0 ? unit_bytes : widest_unit(p, c.rank, row_bytes);
+  c.unit_bytes = unit_bytes > 0 ? unit_bytes : p.unit_bytes;
   const std::int64_t ub = c.unit_bytes;
   c.row_units = row_bytes / ub;
-  c.rows = p.numel / row_elements;
+  c.rows = p.lookups;
 
   // A group of threads per row, each moving up to kUnitsPerThread units per item; rows longer
   // than one item are split so that long rows still spread over the whole GPU.
@@ -106,8 +83,8 @@ void make_cuda_params(const GatherPlan& p, CudaGatherParams* out, int unit_bytes
     const auto ju = static_cast<std::size_t>(j);
     c.axis_strides[ju] = p.axis_strides[ju] * es / ub;
     c.axis_sizes[ju] = p.axis_sizes[ju];
-    if (c.axis_sizes[ju] > 0) input_extent += abs64(c.axis_strides[ju]) * (c.axis_sizes[ju] - 1);
   }
+  input_extent += axes_reach(c.axis_strides, c.axis_sizes, c.k);
   c.coord_stride = p.coord_stride;
   if (p.k > 1) index_extent += abs64(p.coord_stride) * (p.k - 1);
 

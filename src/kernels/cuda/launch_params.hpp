@@ -88,8 +88,9 @@ std::int64_t launch_blocks(const CudaGatherParams& params, int multiprocessors,
 struct GatherPlan;
 
 /// Derives the launch of `plan` (pure: no CUDA call). `plan.numel` must be > 0.
-/// `unit_bytes` 0: the widest unit alignment allows; else that unit (the scatter's: one
-/// element, whose alignment the caller has checked).
+/// Rows, their unit and the row/element choice are the plan's (kind, block, lookup_rank,
+/// lookups, unit_bytes). `unit_bytes` 0: the plan's unit_bytes (the widest unit alignment
+/// allows); else that unit (the scatter's: one element, whose alignment the caller has checked).
 void make_cuda_params(const GatherPlan& plan, CudaGatherParams* params, int unit_bytes = 0) noexcept;
 
 /// A scatter launch (scatter_rows.hpp): the gather that reads the scatter's targets, in element
