@@ -137,19 +137,19 @@ def gather_multiaxis(
 
     The GIL is released while the kernel runs.
     """
-    if (type(input) is _NDARRAY and index_mode is not None and negative_indices is not None
-            and fill_value is not None):
-        # Plain numpy arrays: the door (the registry row gather_multiaxis, its Lowering cached;
-        # None would mean the row's default there, a TypeError here). NotImplemented when no
-        # reader takes an operand as is: then the operands are normalized (_interop.call).
+    if type(input) is not _NDARRAY and out is None and _torch_route.torch_op_needed(input, indices):
+        # torch.ops.multigather.gather_multiaxis: autograd, torch.compile, torch.export.
+        return _torch_route.torch_ops().gather_multiaxis(input, indices, list(axes), index_mode,
+                                                     bool(negative_indices), fill_value)
+    if index_mode is not None and negative_indices is not None and fill_value is not None:
+        # The door (the registry row gather_multiaxis, its Lowering cached; None would mean the
+        # row's default there, a TypeError here), for numpy, torch (CPU or CUDA), cupy, jax
+        # arrays alike. NotImplemented when no reader takes an operand as is (a JAX tracer, a
+        # torch tensor autograd must see, ...): then the ways below.
         result = _run_fast(_GATHER_MULTIAXIS, input, indices, out, axes, index_mode, negative_indices,
                            fill_value)
         if result is not NotImplemented:
             return result
-    elif out is None and _torch_route.torch_op_needed(input, indices):
-        # torch.ops.multigather.gather_multiaxis: autograd, torch.compile, torch.export.
-        return _torch_route.torch_ops().gather_multiaxis(input, indices, list(axes), index_mode,
-                                                     bool(negative_indices), fill_value)
     if _jax_ffi.traced(input, indices):
         # Inside jax.jit / grad / vmap / shard_map: the XLA FFI custom call (multigather._jax_ffi).
         return _jax_ffi.run("gather_multiaxis", input, indices, None, out, dict(
