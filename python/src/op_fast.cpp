@@ -511,7 +511,7 @@ enum class Framework : std::uint8_t { kNumpy, kTorch, kOther };
 struct Operand {
   TensorView view;
   Framework framework = Framework::kNumpy;
-  std::string framework_name = "numpy";  // kOther: "jax", "cupy", "tensorflow", ... (to_python)
+  const char* framework_name = "numpy";  // kOther: "jax", "cupy", "tensorflow", ... (to_python)
   nb::object keep;                       // a converted list
   std::optional<InputArray> array;       // read through DLPack / the buffer protocol
   Device device = Device::kCPU;
@@ -521,17 +521,23 @@ struct Operand {
 
 /// The framework of an array type, by the module that defines it (what to_python hands a result
 /// to): "jax", "cupy", "tensorflow", "torch", else "numpy" (memoryview, buffer objects).
-std::string framework_name_of(PyObject* object) {
+const char* framework_name_of(PyObject* object) {
   nb::object module = nb::steal(PyObject_GetAttrString(reinterpret_cast<PyObject*>(Py_TYPE(object)), "__module__"));
   if (!module.is_valid() || !PyUnicode_Check(module.ptr())) {
     PyErr_Clear();
     return "numpy";
   }
-  std::string root = PyUnicode_AsUTF8(module.ptr());
+  const char* text = PyUnicode_AsUTF8(module.ptr());
+  if (text == nullptr) {
+    PyErr_Clear();
+    return "numpy";
+  }
+  std::string_view root = text;
   root = root.substr(0, root.find('.'));
-  if (root == "jaxlib") return "jax";
-  if (root == "jax" || root == "cupy" || root == "tensorflow" || root == "torch") return root;
-  return "numpy";
+  for (const char* name : {"jax", "cupy", "tensorflow", "torch"}) {
+    if (root == name) return name;
+  }
+  return root == "jaxlib" ? "jax" : "numpy";
 }
 
 /// The DLPack / buffer-protocol reader (nanobind's ndarray import: jax, cupy, tensorflow, CUDA
