@@ -616,8 +616,8 @@ std::string device_text(const Operand& op) {
 void check_same_device(const Operand& input, const Operand& other, const char* name) {
   if (other.device == input.device && other.device_id == input.device_id) return;
   throw nb::value_error((std::string(name) + " is on " + device_text(other) + " but input is on " +
-                         device_text(input) + " (every array of a call must be on one device; "
-                         "input decides, as one CUDA device or the host)").c_str());
+                         device_text(input) + " (every array of a call must be on one CUDA device, "
+                         "or all in host memory: input decides)").c_str());
 }
 
 // ---- attributes --------------------------------------------------------------------------------

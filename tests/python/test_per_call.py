@@ -677,3 +677,18 @@ def test_empty_results_check_every_call_s_indices():
     assert multigather.onnx.gather(x, np.array([0, 1]), axis=0).shape == (2, 0)
     with pytest.raises(IndexError):
         multigather.onnx.gather(x, np.array([0, 9]), axis=0)
+
+
+def test_the_door_leaves_to_python_only_the_torch_tensors_autograd_or_a_view_bit_needs(torch):
+    # NotImplemented means "no reader takes it as is": a tensor that needs grad in grad mode (the
+    # fallback raises, as a result would silently lack a grad_fn) and a negative view (DLPack
+    # would export its memory, -x, without the bit). The normalized call then gives the values.
+    handle, _ = _registry._fast_entry("torch.gather")
+    x = torch.arange(12.0).reshape(3, 4)
+    i = torch.tensor([[0, 3], [1, 1], [2, 0]])
+    assert core.run_op_fast(handle, x.clone().requires_grad_(), i, None, 1) is NotImplemented
+    assert core.run_op_fast(handle, x._neg_view(), i, None, 1) is NotImplemented
+    assert torch.equal(core.run_op_fast(handle, x, i, None, 1), torch.gather(x, 1, i))
+    assert torch.equal(multigather.run("torch.gather", x._neg_view(), i, dim=1), torch.gather(-x, 1, i))
+    with pytest.raises(RuntimeError, match="input requires grad"):
+        multigather.run("torch.gather", x.clone().requires_grad_(), i, dim=1)
