@@ -10,6 +10,7 @@
 #include <type_traits>
 
 #include "core/index_resolve.hpp"
+#include "core/index_value.hpp"
 #include "kernels/cuda/launch_params.hpp"
 
 namespace multigather::detail {
@@ -213,17 +214,10 @@ MULTIGATHER_HOST_DEVICE inline void gather_thread(const CudaGatherParams& p, Off
 /// needs; returns false for an unsupported unit width or index dtype.
 template <class Off, int UnitBytes, class Visitor>
 bool visit_index(DType index_dtype, Visitor& visitor) {
-  switch (index_dtype) {
-    case DType::kInt8: visitor.template operator()<UnitBytes, std::int8_t, Off>(); return true;
-    case DType::kUInt8: visitor.template operator()<UnitBytes, std::uint8_t, Off>(); return true;
-    case DType::kInt16: visitor.template operator()<UnitBytes, std::int16_t, Off>(); return true;
-    case DType::kUInt16: visitor.template operator()<UnitBytes, std::uint16_t, Off>(); return true;
-    case DType::kInt32: visitor.template operator()<UnitBytes, std::int32_t, Off>(); return true;
-    case DType::kUInt32: visitor.template operator()<UnitBytes, std::uint32_t, Off>(); return true;
-    case DType::kInt64: visitor.template operator()<UnitBytes, std::int64_t, Off>(); return true;
-    case DType::kUInt64: visitor.template operator()<UnitBytes, std::uint64_t, Off>(); return true;
-    default: return false;
-  }
+  return visit_index_type(index_dtype, [&]<class Index>() {  // the one index-dtype dispatch
+    visitor.template operator()<UnitBytes, Index, Off>();
+    return true;
+  });
 }
 
 template <class Off, class Visitor>
