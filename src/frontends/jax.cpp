@@ -233,7 +233,9 @@ void append_jax_ops(std::vector<OpSpec>* ops) {
         "a common shape B and stacked on a last dimension (B ++ [k]), as numpy.advanced_index takes them; "
         "index_dims: the k strictly increasing dimensions of x they index (full slices on the others); adjacent "
         "index dimensions keep their place, separated ones put B first. values: x's dtype (no promotion), "
-        "broadcast to x[idx].shape. mode clip clamps to [0, D-1] after the negative wrap. No mode raises. "
+        "broadcast to x[idx].shape. mode None / drop / fill skip an update whose index is out of range, clip "
+        "clamps it to [0, D-1], promise_in_bounds skips it (what XLA's scatter does with a broken promise); no "
+        "mode raises. "
         "Duplicates all apply (JAX: in an implementation-defined order); here in row-major order of x[idx], so "
         "set keeps the last and float sums are reproducible";
     ops->push_back(std::move(op));

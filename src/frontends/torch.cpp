@@ -659,7 +659,7 @@ void append_torch_ops(std::vector<OpSpec>* ops) {
   const IndexRule wrap_once{IndexMode::kError, true, ""};
   state_facts(ops, {
       {"torch.gather", no_negatives,
-       "input and index have the same number of dimensions (a 0-D tensor counts as 1-D of size 1); "
+       "negative indices are rejected, as PyTorch does (pytorch#55143, #146211). input and index have the same number of dimensions (a 0-D tensor counts as 1-D of size 1); "
        "index.size(d) <= input.size(d) for d != dim: the LEADING part of input is read, never broadcast; index "
        "int64 or int32; output shape = index.shape. dim is checked first (against a 0-D input: [-1, 0]); then an "
        "empty index gives an empty output of its shape without further checks, whatever its dtype, rank and sizes "
