@@ -15,11 +15,6 @@
 namespace multigather {
 namespace {
 
-using testing::explain_cases;
-using testing::ExplainCase;
-using testing::scatter_explain_cases;
-using testing::ScatterExplainCase;
-
 /// The attributes named by `rule.attribute` ("mode" or "mode, wrap_negative_indices").
 std::set<std::string> rule_attributes(const IndexRule& rule) {
   std::set<std::string> names;
@@ -57,7 +52,7 @@ void expect_rule(const OpSpec& op, const Status& lowered, const Lowering& l) {
 
 TEST(RegistryRows, IndexRuleIsTheLoweringsPolicyForDefaultAttributes) {
   std::set<std::string> checked;
-  for (const ExplainCase& c : explain_cases()) {
+  for (const testing::ExplainCase& c : testing::explain_cases()) {
     const OpSpec* op = find_op(c.op);
     ASSERT_NE(op, nullptr) << c.op;
     Lowering l;
@@ -67,7 +62,7 @@ TEST(RegistryRows, IndexRuleIsTheLoweringsPolicyForDefaultAttributes) {
     expect_rule(*op, s, l);
     checked.insert(c.op);
   }
-  for (const ScatterExplainCase& c : scatter_explain_cases()) {
+  for (const testing::ScatterExplainCase& c : testing::scatter_explain_cases()) {
     const OpSpec* op = find_op(c.op);
     ASSERT_NE(op, nullptr) << c.op;
     Lowering l;
