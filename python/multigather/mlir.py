@@ -11,11 +11,9 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from ._registry import document as _registry_document
-from ._registry import fast_op, run_fast, run_general, run_scatter
+from ._registry import fast_op, op_function, run_fast, run_general, run_scatter
 
 _TENSOR_GATHER = fast_op("tensor.gather", "gather_dims", "rank_reduced")
-_TCP_GATHER = fast_op("tcp.gather", "dim")
-_TCP_GATHER_ND = fast_op("tcp.gather_nd")
 
 __all__ = ["tensor_gather", "tensor_scatter", "tcp_gather", "tcp_gather_nd"]
 
@@ -32,20 +30,8 @@ def tensor_gather(source: Any, indices: Any, gather_dims: Sequence[int],
     return result
 
 
-def tcp_gather(input: Any, indices: Any, dim: int = 0) -> Any:
-    """tcp.gather {dim}: torch.gather's rule (indices no larger than input off dim)."""
-    result = run_fast(_TCP_GATHER, input, indices, None, dim)
-    if result is NotImplemented:
-        result = run_general("tcp.gather", input, indices, dim=dim)
-    return result
-
-
-def tcp_gather_nd(input: Any, indices: Any) -> Any:
-    """tcp.gather_nd: out = indices.shape[:-1] ++ input.shape[indices.shape[-1]:]."""
-    result = run_fast(_TCP_GATHER_ND, input, indices, None)
-    if result is NotImplemented:
-        result = run_general("tcp.gather_nd", input, indices)
-    return result
+tcp_gather = op_function("tcp.gather", "tcp_gather")
+tcp_gather_nd = op_function("tcp.gather_nd", "tcp_gather_nd")
 
 
 def tensor_scatter(source: Any, dest: Any, indices: Any, scatter_dims: Sequence[int],

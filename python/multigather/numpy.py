@@ -15,10 +15,9 @@ from __future__ import annotations
 from typing import Any, Optional, Sequence
 
 from ._registry import document as _registry_document
-from ._registry import fast_op, run_fast, run_general, run_scatter
+from ._registry import fast_op, op_function, run_fast, run_general, run_scatter
 
 _TAKE = fast_op("numpy.take", "axis", "mode")
-_TAKE_ALONG_AXIS = fast_op("numpy.take_along_axis", "axis")
 _ADVANCED_INDEX = fast_op("numpy.advanced_index", "index_dims")
 
 __all__ = ["take", "take_along_axis", "advanced_index", "put_along_axis", "put", "add_at", "multiply_at",
@@ -44,19 +43,7 @@ def take(a: Any, indices: Any, axis: Optional[int] = None, out: Any = None,
     return result
 
 
-def take_along_axis(arr: Any, indices: Any, axis: Optional[int] = -1) -> Any:
-    """numpy.take_along_axis: out[p, j, s] = arr[p, indices[p, j, s], s].
-
-    Shapes: same rank; the dimensions other than ``axis`` broadcast both ways; axis=None
-    flattens ``arr`` and needs 1-D indices. Integer indices (uint64 wraps as numpy's intp cast;
-    bool is TypeError, where numpy raises IndexError). Negatives wrap once; out of range is
-    IndexError. Raises ValueError (ranks, broadcasting, axis; numpy raises IndexError for
-    shapes that do not broadcast), TypeError (dtypes).
-    """
-    result = run_fast(_TAKE_ALONG_AXIS, arr, indices, None, axis)
-    if result is NotImplemented:
-        result = run_general("numpy.take_along_axis", arr, indices, axis=axis)
-    return result
+take_along_axis = op_function("numpy.take_along_axis", "take_along_axis")
 
 
 def advanced_index(a: Any, indices: Any, index_dims: Sequence[int]) -> Any:

@@ -36,7 +36,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from ._registry import document as _registry_document
-from ._registry import run_fast, run_general, run_scatter
+from ._registry import op_function, run_fast, run_general, run_scatter
 from . import _torch_route
 from ._torch_impl import _GATHER, _INDEX_SELECT, _TAKE, _TAKE_ALONG_DIM, _embedding
 from ._torch_route import torch_op_needed, torch_ops
@@ -210,14 +210,7 @@ def index_fill(input: Any, dim: int, index: Any, value: Any) -> Any:
     return run_scatter("torch.index_fill", input, index, value, dim=dim)
 
 
-def put(input: Any, index: Any, source: Any, accumulate: bool = False) -> Any:
-    """torch.put: a new tensor, out = input; out.flatten()[index.flatten()[j]] =
-    source.flatten()[j] (+= when accumulate). index int64 of any shape, source.numel() ==
-    index.numel(), source dtype == input dtype. Negative indices wrap once (as torch.take);
-    out of range is IndexError. Duplicates: undefined in PyTorch without accumulate (the last in
-    index order wins here); with accumulate every one adds. Raises ValueError (sizes),
-    TypeError (dtypes)."""
-    return run_scatter("torch.put", input, index, source, accumulate=accumulate)
+put = op_function("torch.put", "put")
 
 
 def _stacked_index_tuple(input: Any, indices: Any) -> tuple[Any, list[int]]:
