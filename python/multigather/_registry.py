@@ -126,7 +126,11 @@ def op_function(op: str, name: str | None = None) -> Callable[..., Any]:
     attrs = [n for n, d in params if d is not inspect.Parameter.empty]
     namespace: dict[str, Any] = {"__name__": module, "run_fast": run_fast, "run_general": run_general,
                                  "run_scatter": run_scatter}
-    head = ", ".join(operands + [f"{a}=_DEFAULTS[{j}]" for j, a in enumerate(attrs)])
+    defaults = tuple(d for _, d in params[len(operands):])
+    # Literal defaults in the source (what inspect.getsource shows); any other value by name.
+    literal = (int, str, tuple, type(None))
+    head = ", ".join(operands + [f"{a}={d!r}" if isinstance(d, literal) else f"{a}=_DEFAULTS[{j}]"
+                                 for j, (a, d) in enumerate(zip(attrs, defaults))])
     keywords = ", ".join(f"{a}={a}" for a in attrs)
     args = ", ".join([repr(op)] + operands + ([keywords] if keywords else []))
     if row["kind"] == "scatter":
@@ -137,7 +141,7 @@ def op_function(op: str, name: str | None = None) -> Callable[..., Any]:
                 f"    if result is NotImplemented:\n"
                 f"        result = run_general({args})\n"
                 f"    return result\n")
-    namespace["_DEFAULTS"] = tuple(d for _, d in params[len(operands):])
+    namespace["_DEFAULTS"] = defaults
     source = f"def {name}({head}):\n{body}"
     filename = f"<multigather.{op} {module}.{name}>"
     # inspect.getsource finds the generated source (tests read the wrappers' calls from it).
@@ -145,6 +149,8 @@ def op_function(op: str, name: str | None = None) -> Callable[..., Any]:
     exec(compile(source, filename, "exec"), namespace)
     function = namespace[name]
     function.__qualname__ = name
+    function.__signature__ = inspect.Signature(
+        [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=d) for n, d in params])
     function.__doc__ = function_doc(op, name)
     function.registry_op = op
     function.made_from_row = True  # document() leaves its docstring as it is
