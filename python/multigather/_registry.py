@@ -180,7 +180,7 @@ def document(namespace: dict, public: Sequence[str]) -> None:
         doc = (function.__doc__ or "").rstrip()
         # Indented as the hand-written lines after the first (PEP 257), so that help() and
         # inspect.getdoc show one margin.
-        rows = "\n".join("    " + line for line in row_doc(op).splitlines())
+        rows = "\n".join("    " + line for line in [*row_doc(op).splitlines(), *_wrapped(RAISES)])
         function.__doc__ = f"{doc}\n\n{rows}" if doc else row_doc(op)
         function.registry_op = op
 

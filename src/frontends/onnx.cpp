@@ -230,7 +230,8 @@ void append_onnx_ops(std::vector<OpSpec>* ops) {
       {"onnx.ScatterElements", wrap_once,
        "output: data's shape and dtype. data rank r >= 1; indices int32 or int64 of data's rank; updates.shape == "
        "indices.shape, updates dtype == data dtype; axis in [-r, r-1]; indices.shape[d] > data.shape[d] (d != "
-       "axis) is an error, a smaller size (ONNX Runtime writes a leading window) is refused as not supported yet. "
+       "axis) is an error; a smaller size writes only the leading window, as ONNX Runtime does (the rest of the output "
+       "keeps data's values). "
        "reduction none / add / mul / max / min; with none, duplicates are undefined in ONNX and the last update in "
        "row-major order of indices wins here"},
       {"onnx.ScatterND", wrap_once,

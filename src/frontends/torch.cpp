@@ -680,8 +680,8 @@ void append_torch_ops(std::vector<OpSpec>* ops) {
       {"torch.scatter", no_negatives,
        "a new tensor of input's shape and dtype. Same rank for input, index and src (0-D counts as 1-D); index "
        "int64 (int32 accepted, as PyTorch 2.15 does); src dtype == input dtype; index.size(d) <= src.size(d) for "
-       "every d (src's leading part is read) and <= input.size(d) for d != dim (a smaller size is refused as not "
-       "supported yet). reduce none / add / multiply. Duplicates without reduce: PyTorch leaves the pick "
+       "every d (src's leading part is read) and <= input.size(d) for d != dim (a smaller size writes only the "
+       "leading part, as PyTorch: the rest of the output keeps input's values). reduce none / add / multiply. Duplicates without reduce: PyTorch leaves the pick "
        "undefined; the last update in row-major order of index wins here. (The value= scalar form is not "
        "provided.)"},
       {"torch.scatter_add", no_negatives,
