@@ -46,9 +46,8 @@ __all__ = ["take", "take_along_axis", "at", "at_set", "at_add", "at_subtract", "
 
 def take(a: Any, indices: Any, axis: Optional[int] = None, mode: Optional[str] = None,
          fill_value: Any = None) -> Any:
-    """jax.numpy.take: numpy.take's shapes with jax's modes (see the module docstring).
-    Raises IndexError for a non-empty take from an empty axis, ValueError (axis, mode),
-    TypeError (dtypes)."""
+    """jax.numpy.take(a, indices, axis=None, mode=None, fill_value=None): mode None is the row's
+    default "fill". The rules and the index rule are the registry row's (below)."""
     result = run_fast(_TAKE, a, indices, None, axis, mode, fill_value)
     if result is NotImplemented:
         result = run_general("jax.numpy.take", a, indices, axis=axis, mode=mode,
@@ -58,9 +57,8 @@ def take(a: Any, indices: Any, axis: Optional[int] = None, mode: Optional[str] =
 
 def take_along_axis(arr: Any, indices: Any, axis: Optional[int] = -1, mode: Optional[str] = None,
                     fill_value: Any = None) -> Any:
-    """jax.numpy.take_along_axis: numpy.take_along_axis's shapes (broadcasting) with jax's
-    modes (see the module docstring); an empty axis gives zeros. Raises ValueError (ranks,
-    broadcasting, axis, mode), TypeError (dtypes)."""
+    """jax.numpy.take_along_axis(arr, indices, axis=-1, mode=None, fill_value=None): mode None is
+    the row's default "fill". The rules and the index rule are the registry row's (below)."""
     result = run_fast(_TAKE_ALONG_AXIS, arr, indices, None, axis, mode, fill_value)
     if result is NotImplemented:
         result = run_general("jax.numpy.take_along_axis", arr, indices, axis=axis, mode=mode,
