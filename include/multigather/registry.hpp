@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "multigather/attributes.hpp"
+#include "multigather/options.hpp"
 #include "multigather/tensor.hpp"
 
 namespace multigather {
@@ -32,6 +33,16 @@ enum class OpKind : std::uint8_t {
   kScatter = 1,  // scatter_multiaxis (sections 4-5): the op also takes updates
 };
 
+/// An op's index rule: what its lowering sets as the core's index policy (Lowering::options'
+/// index_mode and negative_indices). `attribute` names the op's attribute that selects the
+/// policy ("" when the framework fixes it); then mode / negative_indices are the policy of the
+/// attribute's default value.
+struct IndexRule {
+  IndexMode mode = IndexMode::kError;
+  bool negative_indices = true;
+  std::string attribute;
+};
+
 /// One registry entry.
 struct OpSpec {
   std::string name;               // "onnx.GatherND"
@@ -47,7 +58,14 @@ struct OpSpec {
   OpKind kind = OpKind::kGather;
   std::string updates_name = "updates";  // scatters: the framework's name of the updates
   ScatterLowerFn lower_scatter = nullptr;  // scatters
+  IndexRule index_rule{};  // the policy the lowering sets (tests/registry_rows_test.cpp checks it)
+  /// The framework's shape / dtype rules and constraints, as one paragraph of text.
+  std::string rules{};
 };
+
+/// The index rule of `op` as one line: "negative indices wrap once ([-s, s-1]); any other index
+/// out of range is an error (IndexError in Python)".
+std::string index_rule_text(const OpSpec& op);
 
 /// Every op, in the order `multigather ops` prints them.
 const std::vector<OpSpec>& op_registry();

@@ -7,7 +7,11 @@ lists of ints, bools, floats, strings, None); the C++ registry checks their name
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+import inspect
+import linecache
+import sys
+import textwrap
+from typing import Any, Callable, Sequence
 
 from . import _interop
 from . import _jax_ffi
@@ -42,19 +46,117 @@ def _fast_entry(op: str) -> tuple[int, tuple[str, ...]] | None:
     return entry
 
 
+def _wrapped(text: str) -> list[str]:
+    """A paragraph of a docstring in lines of at most 96 characters (never breaking a word)."""
+    return textwrap.wrap(text, 96, break_long_words=False, break_on_hyphens=False)
+
+
 def row_doc(op: str) -> str:
     """The docstring part that registry row ``op`` states (the one place of these facts): the
-    framework signature, the formula in docs/spec.md's notation, each attribute with its default
-    and meaning, the equivalence class and the source document."""
+    framework signature, the formula in docs/spec.md's notation, the framework's rules, the index
+    rule, each attribute with its default and meaning, the equivalence class and the source
+    document."""
     row = OPS[op]
     lines = [f"Registry op {op!r} ({row['kind']}, class {row['equivalence_class']}): {row['signature']}",
-             f"    {row['formula']}"]
+             f"    {row['formula']}",
+             *_wrapped(f"Rules: {row['rules']}."),
+             *_wrapped(f"Index rule: {row['index_rule']}.")]
     for a in row["attrs"]:
         default = f" = {a['default']}" if a["default"] != "" else ""
         choices = f" (one of {', '.join(a['choices'])})" if a["choices"] else ""
         lines.append(f"    {a['name']}{default}: {a['help']}{choices}")
     lines.append(f"Source: {row['source']}")
     return "\n".join(lines)
+
+
+#: The errors of every registry op, as the C++ statuses map onto Python's exceptions.
+RAISES = ("Raises ValueError for shapes and attributes the framework rejects, TypeError for dtypes, "
+          "IndexError where the index rule makes an index an error.")
+
+
+def _default(attr: dict) -> Any:
+    """An attribute's default text (the row's AttrSpec) as the Python value a wrapper takes:
+    int, None ("none"), a tuple of ints, a bool, an enum string or a number."""
+    text, kind = attr["default"], attr["type"]
+    if kind == "enum":
+        return text  # "none" is a choice there (onnx's reduction)
+    if text == "none":
+        return None
+    if kind in ("int", "int|none"):
+        return int(text)
+    if kind == "int list":
+        return tuple(int(v) for v in text.strip("[]()").split(",") if v.strip())
+    if kind == "bool":
+        return text == "true"
+    if kind in ("scalar", "scalar|none"):
+        number = float(text)
+        return int(number) if number.is_integer() and "." not in text else number
+    raise ValueError(f"attribute {attr['name']}: no Python default for type {kind}")
+
+
+def function_parameters(op: str) -> list[tuple[str, Any]]:
+    """The parameters of ``op_function(op)``, in order: the row's operand names (input, indices,
+    updates for a scatter) without defaults (``inspect.Parameter.empty``), then every attribute
+    with its typed default."""
+    row = OPS[op]
+    operands = [row["input_name"], row["indices_name"]]
+    operands += [row["updates_name"]] if row["kind"] == "scatter" else []
+    return ([(n, inspect.Parameter.empty) for n in operands] +
+            [(a["name"], _default(a)) for a in row["attrs"]])
+
+
+def function_doc(op: str, name: str) -> str:
+    """The docstring of ``op_function(op, name)``: everything from the row."""
+    return f"{name}: the registry op {op!r}, made from its row.\n\n{row_doc(op)}\n" + "\n".join(_wrapped(RAISES))
+
+
+def op_function(op: str, name: str | None = None) -> Callable[..., Any]:
+    """The Python function of registry op ``op``, made from its row: parameters = the row's
+    operand names and then its attributes with their typed defaults (positional or keyword, in
+    the row's order), docstring = the row's facts (function_doc). The body is the hand-written
+    wrappers' one, generated as source so that a call costs what theirs did: the fast path
+    (run_fast, attributes positionally), then the general path (run_general; a scatter:
+    run_scatter with the attributes as keywords). ``name`` defaults to the op's last component;
+    ``__module__`` is the calling module's."""
+    row = spec(op)
+    name = name or op.rsplit(".", 1)[-1]
+    module = sys._getframe(1).f_globals.get("__name__", __name__)
+    params = function_parameters(op)
+    operands = [n for n, d in params if d is inspect.Parameter.empty]
+    attrs = [n for n, d in params if d is not inspect.Parameter.empty]
+    namespace: dict[str, Any] = {"__name__": module, "run_fast": run_fast, "run_general": run_general,
+                                 "run_scatter": run_scatter}
+    defaults = tuple(d for _, d in params[len(operands):])
+    # Literal defaults in the source (what inspect.getsource shows); any other value by name.
+    literal = (int, str, tuple, type(None))
+    head = ", ".join(operands + [f"{a}={d!r}" if isinstance(d, literal) else f"{a}=_DEFAULTS[{j}]"
+                                 for j, (a, d) in enumerate(zip(attrs, defaults))])
+    keywords = ", ".join(f"{a}={a}" for a in attrs)
+    args = ", ".join([repr(op)] + operands + ([keywords] if keywords else []))
+    if row["kind"] == "scatter":
+        body = f"    return run_scatter({args})\n"
+    else:
+        namespace["_FAST"] = fast_op(op, *attrs)
+        body = (f"    result = run_fast(_FAST, {', '.join(operands + ['None'] + attrs)})\n"
+                f"    if result is NotImplemented:\n"
+                f"        result = run_general({args})\n"
+                f"    return result\n")
+    namespace["_DEFAULTS"] = defaults
+    source = f"def {name}({head}):\n{body}"
+    filename = f"<multigather.{op} {module}.{name}>"
+    # inspect.getsource finds the generated source (tests read the wrappers' calls from it).
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    exec(compile(source, filename, "exec"), namespace)
+    function = namespace[name]
+    function.__qualname__ = name
+    function.__signature__ = inspect.Signature(
+        [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=d) for n, d in params])
+    function.__doc__ = function_doc(op, name)
+    function.registry_op = op
+    function.made_from_row = True  # document() leaves its docstring as it is
+    # The fast-path handle the body names, as a module's `_FAST = fast_op(op, *attrs)` would.
+    function.fast_handles = {} if row["kind"] == "scatter" else {"_FAST": (op, attrs)}
+    return function
 
 
 def registry_op_of(function: Any) -> str | None:
@@ -73,12 +175,12 @@ def document(namespace: dict, public: Sequence[str]) -> None:
     for name in public:
         function = namespace[name]
         op = registry_op_of(function)
-        if op is None:
+        if op is None or getattr(function, "made_from_row", False):
             continue
         doc = (function.__doc__ or "").rstrip()
         # Indented as the hand-written lines after the first (PEP 257), so that help() and
         # inspect.getdoc show one margin.
-        rows = "\n".join("    " + line for line in row_doc(op).splitlines())
+        rows = "\n".join("    " + line for line in [*row_doc(op).splitlines(), *_wrapped(RAISES)])
         function.__doc__ = f"{doc}\n\n{rows}" if doc else row_doc(op)
         function.registry_op = op
 

@@ -31,8 +31,9 @@ __all__ = ["gather", "gather_elements", "gather_nd", "scatter_elements", "scatte
 
 
 def gather(input: Any, indices: Any, axis: int = 0, index_dimensions: int = 1) -> Any:
-    """DML_GATHER: Output.Sizes = Input.Sizes[:Axis] ++ Indices.Sizes[last IndexDimensions] ++
-    Input.Sizes[Axis+1:] (all tensors of one DimensionCount)."""
+    """DML_GATHER_OPERATOR_DESC{InputTensor, IndicesTensor, Axis, IndexDimensions}, the desc fields
+    as snake_case arguments. The operands are named input / indices here (the row: InputTensor,
+    IndicesTensor). The rules and the index rule are the registry row's (below)."""
     result = run_fast(_GATHER, input, indices, None, axis, index_dimensions)
     if result is NotImplemented:
         result = run_general("dml.Gather", input, indices, axis=axis,
@@ -41,8 +42,9 @@ def gather(input: Any, indices: Any, axis: int = 0, index_dimensions: int = 1) -
 
 
 def gather_elements(input: Any, indices: Any, axis: int = 0) -> Any:
-    """DML_GATHER_ELEMENTS: output sizes = indices sizes, which must match the input's except
-    at Axis."""
+    """DML_GATHER_ELEMENTS_OPERATOR_DESC{InputTensor, IndicesTensor, Axis}. The operands are named
+    input / indices here (the row: InputTensor, IndicesTensor). The rules and the index rule are
+    the registry row's (below)."""
     result = run_fast(_GATHER_ELEMENTS, input, indices, None, axis)
     if result is NotImplemented:
         result = run_general("dml.GatherElements", input, indices, axis=axis)
@@ -51,8 +53,10 @@ def gather_elements(input: Any, indices: Any, axis: int = 0) -> Any:
 
 def gather_nd(input: Any, indices: Any, input_dimension_count: int = 0,
               indices_dimension_count: int = 0, batch_dimension_count: int = 0) -> Any:
-    """DML_GATHER_ND1: GatherND with batch dimensions over the trailing InputDimensionCount /
-    IndicesDimensionCount dims of each tensor (0 = the tensor's rank)."""
+    """DML_GATHER_ND1_OPERATOR_DESC{InputTensor, IndicesTensor, InputDimensionCount,
+    IndicesDimensionCount, BatchDimensionCount}, the desc fields as snake_case arguments. The
+    operands are named input / indices here (the row: InputTensor, IndicesTensor). The rules and
+    the index rule are the registry row's (below)."""
     result = run_fast(_GATHER_ND, input, indices, None, input_dimension_count,
                       indices_dimension_count, batch_dimension_count)
     if result is NotImplemented:
@@ -65,25 +69,18 @@ def gather_nd(input: Any, indices: Any, input_dimension_count: int = 0,
 
 def scatter_elements(input: Any, indices: Any, updates: Any, axis: int = 0) -> Any:
     """DML_SCATTER_ELEMENTS_OPERATOR_DESC{InputTensor, IndicesTensor, UpdatesTensor, Axis}: a new
-    array of input's shape and dtype, output = input; output[indices[i, j, k], j, k] =
-    updates[i, j, k] (axis 0). All three have the same rank (DimensionCount); indices match
-    input's sizes on every dimension but axis; updates.shape == indices.shape; updates dtype ==
-    input dtype; indices int32, int64, uint32 or uint64. Negative indices wrap once, then
-    out-of-range values clamp to [0, D-1] (DirectML: "incorrect outputs, but no failure").
-    Duplicates: undefined in DirectML; the last update in row-major order of indices wins here.
-    Raises ValueError (ranks, shapes, axis), TypeError (dtypes)."""
+    array of input's shape and dtype. The operands are named input / indices / updates here (the
+    row: InputTensor, IndicesTensor, UpdatesTensor). The rules and the index rule are the
+    registry row's (below)."""
     return run_scatter("dml.ScatterElements", input, indices, updates, axis=axis)
 
 
 def scatter_nd(input: Any, indices: Any, updates: Any, input_dimension_count: int = 0,
                indices_dimension_count: int = 0) -> Any:
-    """DML_SCATTER_ND_OPERATOR_DESC{InputTensor, IndicesTensor, UpdatesTensor,
-    InputDimensionCount, IndicesDimensionCount}: on the original-rank tensors (the counts; 0 means
-    the DimensionCount; the leading padding must be 1s), with k = indices.shape[-1] <= the input
-    rank: output = input; output[indices[j, 0], ..., indices[j, k-1], t] = updates[j, t]. All three
-    have the same DimensionCount; updates = indices.shape[:-1] + input.shape[k:] right-aligned
-    (leading 1s). Index rule and duplicates as scatter_elements. Output: input's shape. Raises
-    ValueError (ranks, shapes, counts), TypeError (dtypes)."""
+    """DML_SCATTER_ND_OPERATOR_DESC{InputTensor, IndicesTensor, UpdatesTensor, InputDimensionCount,
+    IndicesDimensionCount}: a new array of input's shape and dtype. The operands are named input
+    / indices / updates here (the row: InputTensor, IndicesTensor, UpdatesTensor). The rules and
+    the index rule are the registry row's (below)."""
     return run_scatter("dml.ScatterND", input, indices, updates,
                        input_dimension_count=input_dimension_count,
                        indices_dimension_count=indices_dimension_count)

@@ -46,9 +46,8 @@ __all__ = ["take", "take_along_axis", "at", "at_set", "at_add", "at_subtract", "
 
 def take(a: Any, indices: Any, axis: Optional[int] = None, mode: Optional[str] = None,
          fill_value: Any = None) -> Any:
-    """jax.numpy.take: numpy.take's shapes with jax's modes (see the module docstring).
-    Raises IndexError for a non-empty take from an empty axis, ValueError (axis, mode),
-    TypeError (dtypes)."""
+    """jax.numpy.take(a, indices, axis=None, mode=None, fill_value=None): mode None is the row's
+    default "fill". The rules and the index rule are the registry row's (below)."""
     result = run_fast(_TAKE, a, indices, None, axis, mode, fill_value)
     if result is NotImplemented:
         result = run_general("jax.numpy.take", a, indices, axis=axis, mode=mode,
@@ -58,9 +57,8 @@ def take(a: Any, indices: Any, axis: Optional[int] = None, mode: Optional[str] =
 
 def take_along_axis(arr: Any, indices: Any, axis: Optional[int] = -1, mode: Optional[str] = None,
                     fill_value: Any = None) -> Any:
-    """jax.numpy.take_along_axis: numpy.take_along_axis's shapes (broadcasting) with jax's
-    modes (see the module docstring); an empty axis gives zeros. Raises ValueError (ranks,
-    broadcasting, axis, mode), TypeError (dtypes)."""
+    """jax.numpy.take_along_axis(arr, indices, axis=-1, mode=None, fill_value=None): mode None is
+    the row's default "fill". The rules and the index rule are the registry row's (below)."""
     result = run_fast(_TAKE_ALONG_AXIS, arr, indices, None, axis, mode, fill_value)
     if result is NotImplemented:
         result = run_general("jax.numpy.take_along_axis", arr, indices, axis=axis, mode=mode,
@@ -70,16 +68,11 @@ def take_along_axis(arr: Any, indices: Any, axis: Optional[int] = -1, mode: Opti
 
 # ---- x.at[idx].<update>(values) ------------------------------------------------------------------
 
-_AT_DOC = """jax ``x.at[idx].{method}(values)`` in the registry form ``jax.at.{method}``: {formula}.
-
-    ``indices``: the integer index arrays, broadcast to a common shape B and stacked on a last
-    dimension (B ++ [k]); ``index_dims``: the k strictly increasing dimensions of ``x`` they
-    index (full slices on the others). ``values``: ``x``'s dtype (no promotion), broadcast to
-    ``x[idx].shape``. Modes and negative indices as the module docstring says; {duplicates}.
-    Returns a new array in ``x``'s framework. Raises ValueError (index_dims, shapes that do not
-    broadcast, mode), TypeError (dtypes). Never IndexError: no mode raises.
-    Source: https://docs.jax.dev/en/latest/_autosummary/jax.numpy.ndarray.at.html
-    """
+_AT_DOC = """jax ``x.at[idx].{method}(values)`` in the registry form ``jax.at.{method}``
+    (``multigather.jax.at(x)[idx].{method}(values)`` takes JAX's index form). ``mode`` and
+    ``wrap_negative_indices`` are keyword-only, as JAX's; mode None is FILL_OR_DROP (the row's
+    "drop"). Returns a new array in ``x``'s framework. The rules and the index rule are the
+    registry row's (below)."""
 
 
 def _scatter_mode(mode: Optional[str]) -> str:
@@ -129,16 +122,8 @@ def at_max(x: Any, indices: Any, values: Any, index_dims: Sequence[int] = (0,), 
                        wrap_negative_indices=wrap_negative_indices)
 
 
-for _function, _formula, _duplicates in (
-        (at_set, "x[idx] = values", "duplicates: the last in row-major order of x[idx] wins "
-                                    "(JAX leaves their order implementation-defined)"),
-        (at_add, "x[idx] += values", "duplicates all add, in row-major order of x[idx]"),
-        (at_subtract, "x[idx] -= values", "duplicates all subtract, in row-major order of x[idx]"),
-        (at_multiply, "x[idx] *= values", "duplicates all multiply, in row-major order of x[idx]"),
-        (at_min, "x[idx] = minimum(x[idx], values)", "duplicates all apply; NaN propagates"),
-        (at_max, "x[idx] = maximum(x[idx], values)", "duplicates all apply; NaN propagates")):
-    _function.__doc__ = _AT_DOC.format(method=_function.__name__[3:], formula=_formula,
-                                       duplicates=_duplicates)
+for _function in (at_set, at_add, at_subtract, at_multiply, at_min, at_max):
+    _function.__doc__ = _AT_DOC.format(method=_function.__name__[3:])
 
 
 _AT_FUNCTIONS = {"set": at_set, "add": at_add, "subtract": at_subtract, "multiply": at_multiply,

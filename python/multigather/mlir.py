@@ -11,20 +11,17 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from ._registry import document as _registry_document
-from ._registry import fast_op, run_fast, run_general, run_scatter
+from ._registry import fast_op, op_function, run_fast, run_general, run_scatter
 
 _TENSOR_GATHER = fast_op("tensor.gather", "gather_dims", "rank_reduced")
-_TCP_GATHER = fast_op("tcp.gather", "dim")
-_TCP_GATHER_ND = fast_op("tcp.gather_nd")
 
 __all__ = ["tensor_gather", "tensor_scatter", "tcp_gather", "tcp_gather_nd"]
 
 
 def tensor_gather(source: Any, indices: Any, gather_dims: Sequence[int],
                   rank_reduced: bool = False) -> Any:
-    """tensor.gather %source[%indices] gather_dims(...): indices [J..., k] with k =
-    len(gather_dims) (strictly increasing); result J ++ source.shape with the gather dims set to 1
-    (or dropped when ``rank_reduced``)."""
+    """tensor.gather %source[%indices] gather_dims(...); ``rank_reduced`` is the rank-reduced result
+    type of MLIR's assembly form. The rules and the index rule are the registry row's (below)."""
     result = run_fast(_TENSOR_GATHER, source, indices, None, gather_dims, rank_reduced)
     if result is NotImplemented:
         result = run_general("tensor.gather", source, indices, gather_dims=gather_dims,
@@ -32,31 +29,15 @@ def tensor_gather(source: Any, indices: Any, gather_dims: Sequence[int],
     return result
 
 
-def tcp_gather(input: Any, indices: Any, dim: int = 0) -> Any:
-    """tcp.gather {dim}: torch.gather's rule (indices no larger than input off dim)."""
-    result = run_fast(_TCP_GATHER, input, indices, None, dim)
-    if result is NotImplemented:
-        result = run_general("tcp.gather", input, indices, dim=dim)
-    return result
-
-
-def tcp_gather_nd(input: Any, indices: Any) -> Any:
-    """tcp.gather_nd: out = indices.shape[:-1] ++ input.shape[indices.shape[-1]:]."""
-    result = run_fast(_TCP_GATHER_ND, input, indices, None)
-    if result is NotImplemented:
-        result = run_general("tcp.gather_nd", input, indices)
-    return result
+tcp_gather = op_function("tcp.gather", "tcp_gather")
+tcp_gather_nd = op_function("tcp.gather_nd", "tcp_gather_nd")
 
 
 def tensor_scatter(source: Any, dest: Any, indices: Any, scatter_dims: Sequence[int],
                    unique: bool = True) -> Any:
-    """tensor.scatter %source into %dest[%indices] scatter_dims(...) unique: a new array of dest's
-    shape and dtype, result = dest; result[d with d[scatter_dims[i]] = indices[j..., i]] =
-    source[j..., ...]. indices [J..., k] (any integer dtype) with k = len(scatter_dims), strictly
-    increasing; source = J ++ dest.shape with the scatter dims set to 1, or dropped (rank-reduced),
-    of dest's dtype. ``unique`` must be True (MLIR's verifier requires it); uniqueness is not
-    checked: duplicates write the last update in row-major order of indices. Out-of-range indices
-    (undefined in MLIR) raise IndexError. Raises ValueError (shapes, attributes), TypeError."""
+    """tensor.scatter %source into %dest[%indices] scatter_dims(...) unique, in the assembly form's
+    order (source first; the row's input operand is dest): a new array of dest's shape and dtype.
+    The rules and the index rule are the registry row's (below)."""
     return run_scatter("tensor.scatter", dest, indices, source, scatter_dims=scatter_dims,
                        unique=unique)
 

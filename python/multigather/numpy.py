@@ -15,10 +15,9 @@ from __future__ import annotations
 from typing import Any, Optional, Sequence
 
 from ._registry import document as _registry_document
-from ._registry import fast_op, run_fast, run_general, run_scatter
+from ._registry import fast_op, op_function, run_fast, run_general, run_scatter
 
 _TAKE = fast_op("numpy.take", "axis", "mode")
-_TAKE_ALONG_AXIS = fast_op("numpy.take_along_axis", "axis")
 _ADVANCED_INDEX = fast_op("numpy.advanced_index", "index_dims")
 
 __all__ = ["take", "take_along_axis", "advanced_index", "put_along_axis", "put", "add_at", "multiply_at",
@@ -27,46 +26,24 @@ __all__ = ["take", "take_along_axis", "advanced_index", "put_along_axis", "put",
 
 def take(a: Any, indices: Any, axis: Optional[int] = None, out: Any = None,
          mode: str = "raise") -> Any:
-    """numpy.take: elements of ``a`` at ``indices`` along ``axis`` (flattened when None).
-
-    Shapes: a.shape[:axis] + indices.shape + a.shape[axis+1:] (indices.shape for axis=None).
-    Dtypes: any ``a``; integer or bool ``indices``, converted as numpy casts them to intp
-    (bool is 0/1, uint64 values from 2**63 wrap to negatives). A 0-D ``a`` with axis 0 or -1 is
-    taken as 1-D. Modes: "raise" (negatives wrap once, otherwise IndexError), "wrap" (modulo),
-    "clip" (clamp to [0, n-1], negatives become 0). Raises IndexError (mode "raise"; a take
-    with a non-empty output from an empty axis), ValueError (axis, mode), TypeError (dtypes).
-    ``out``: writable array of the output shape; a call that raises (IndexError included)
-    leaves it unchanged, as numpy's mode="raise" does. Ctrl-C raises KeyboardInterrupt.
-    """
+    """numpy.take(a, indices, axis=None, out=None, mode='raise'). ``out``: a writable array of the
+    output shape (a run() argument, not an attribute of the op); a call that raises (IndexError
+    included) leaves it unchanged, as numpy's mode='raise' does. Ctrl-C raises KeyboardInterrupt.
+    The rules and the index rule are the registry row's (below)."""
     result = run_fast(_TAKE, a, indices, out, axis, mode)
     if result is NotImplemented:
         result = run_general("numpy.take", a, indices, out, axis=axis, mode=mode)
     return result
 
 
-def take_along_axis(arr: Any, indices: Any, axis: Optional[int] = -1) -> Any:
-    """numpy.take_along_axis: out[p, j, s] = arr[p, indices[p, j, s], s].
-
-    Shapes: same rank; the dimensions other than ``axis`` broadcast both ways; axis=None
-    flattens ``arr`` and needs 1-D indices. Integer indices (uint64 wraps as numpy's intp cast;
-    bool is TypeError, where numpy raises IndexError). Negatives wrap once; out of range is
-    IndexError. Raises ValueError (ranks, broadcasting, axis; numpy raises IndexError for
-    shapes that do not broadcast), TypeError (dtypes).
-    """
-    result = run_fast(_TAKE_ALONG_AXIS, arr, indices, None, axis)
-    if result is NotImplemented:
-        result = run_general("numpy.take_along_axis", arr, indices, axis=axis)
-    return result
+take_along_axis = op_function("numpy.take_along_axis", "take_along_axis")
 
 
 def advanced_index(a: Any, indices: Any, index_dims: Sequence[int]) -> Any:
-    """numpy advanced integer indexing ``a[..., idx_0, ..., idx_{k-1}, ...]`` with the index
-    arrays on the increasing dims ``index_dims``, given stacked: indices = stack(broadcast(
-    idx_0, ..., idx_{k-1}), axis=-1). Adjacent index dims put the broadcast shape in their
-    place, separated ones put it first (numpy's rule). Integer indices only (a bool array in
-    a[...] is a mask: TypeError here). Negatives wrap once; out of range is IndexError, also
-    when the result is empty (https://numpy.org/doc/stable/user/basics.indexing.html).
-    """
+    """numpy advanced integer indexing ``a[..., idx_0, ..., idx_{k-1}, ...]`` with the index arrays
+    given stacked: indices = stack(broadcast(idx_0, ..., idx_{k-1}), axis=-1) on the dims
+    ``index_dims`` (required here, as numpy's index has them). The rules and the index rule are
+    the registry row's (below)."""
     result = run_fast(_ADVANCED_INDEX, a, indices, None, index_dims)
     if result is NotImplemented:
         result = run_general("numpy.advanced_index", a, indices, index_dims=index_dims)
@@ -92,13 +69,9 @@ def _values_for(arr: Any, values: Any, casting: str, name: str) -> Any:
 
 
 def put_along_axis(arr: Any, indices: Any, values: Any, axis: Optional[int]) -> None:
-    """numpy.put_along_axis, IN PLACE like numpy (returns None): arr[i.., indices[i.., j, k..],
-    k..] = values[i.., j, k..]. Same rules as take_along_axis: indices integer with arr's rank,
-    broadcasting against arr on the other dimensions (axis=None: arr flattened, 1-D indices);
-    values broadcast to that result shape and are cast to arr's dtype (numpy arrays). Duplicates:
-    the last value in row-major order wins (numpy's fancy assignment). Negative indices wrap
-    once; out of range is an IndexError. Raises ValueError (ranks, broadcasting), TypeError
-    (dtypes)."""
+    """numpy.put_along_axis(arr, indices, values, axis), IN PLACE like numpy (returns None); values
+    are cast to arr's dtype (numpy arrays, 'unsafe' as numpy's assignment). The rules and the
+    index rule are the registry row's (below)."""
     values = _values_for(arr, values, "unsafe", "numpy.put_along_axis")
     run_scatter("numpy.put_along_axis", arr, indices, values, arr, axis=axis)
 
@@ -220,17 +193,12 @@ def _advanced_scatter(name: str, reduction: str, view: Any, arrays: list, positi
 
 
 def add_at(a: Any, indices: Any, b: Any) -> None:
-    """numpy.add.at(a, indices, b), IN PLACE like numpy (returns None): a[indices] += b,
-    unbuffered (every duplicate adds, in row-major order of the indices).
-
-    ``indices``: one integer array (a[indices[j..], k..] += b[j.., k..]), or numpy's tuple form:
-    integer arrays and ints (broadcast together), slices and one ``...``, with numpy's
-    advanced-indexing rules (see _tuple_at). ``a``: any writable numpy array or torch tensor,
-    whatever its strides. b broadcasts to the shape of a[indices] and is cast to a's dtype under
-    numpy's 'same_kind' rule (numpy arrays). Negative indices wrap once; out of range is an
-    IndexError, raised before anything is written. Raises TypeError for boolean masks,
-    np.newaxis and non-integer index entries (not modelled), ValueError (broadcasting),
-    TypeError (dtypes)."""
+    """numpy.add.at(a, indices, b), IN PLACE like numpy (returns None). ``indices``: one integer
+    array, or numpy's tuple form: integer arrays and ints (broadcast together), slices and one
+    ``...``, with numpy's advanced-indexing rules (see _tuple_at); boolean masks, np.newaxis and
+    non-integer entries are TypeError (not modelled). ``a``: any writable numpy array or torch
+    tensor, whatever its strides; b is cast to a's dtype under numpy's 'same_kind' rule (numpy
+    arrays). The rules and the index rule are the registry row's (below)."""
     if isinstance(indices, tuple):
         _tuple_at("numpy.add_at", "add", a, indices, b)
         return
@@ -239,13 +207,10 @@ def add_at(a: Any, indices: Any, b: Any) -> None:
 
 
 def put(a: Any, ind: Any, v: Any, mode: str = "raise") -> None:
-    """numpy.put(a, ind, v, mode='raise'), IN PLACE like numpy (returns None): a.flat[ind.flat[j]]
-    = v.flat[j] for every j in order, so the last duplicate wins. ``ind``: integer indices of any
-    shape (flat positions). ``v``: cast to a's dtype ('unsafe', as numpy); repeated cyclically
-    when shorter than ind (done here with numpy.resize; the C++ op accepts 1 or >= ind.size
-    elements), its first ind.size elements used when longer. Modes: "raise" (negatives wrap
-    once, otherwise IndexError), "wrap" (modulo), "clip" (clamp to [0, a.size-1]; negatives
-    become 0). Raises IndexError (range, an empty ``a``), ValueError (mode), TypeError (dtypes)."""
+    """numpy.put(a, ind, v, mode='raise'), IN PLACE like numpy (returns None). ``v``: cast to a's
+    dtype ('unsafe', as numpy); repeated cyclically when shorter than ind (done here with
+    numpy.resize; the C++ op accepts 1 or >= ind.size elements). The rules and the index rule are
+    the registry row's (below)."""
     import numpy as np
 
     v = _values_for(a, v, "unsafe", "numpy.put")
@@ -256,9 +221,8 @@ def put(a: Any, ind: Any, v: Any, mode: str = "raise") -> None:
 
 
 def multiply_at(a: Any, indices: Any, b: Any) -> None:
-    """numpy.multiply.at(a, indices, b), IN PLACE (returns None), numpy's index forms as add_at:
-    a[indices[j..], k..] *= b[j.., k..], unbuffered (every duplicate multiplies, in row-major
-    order of indices). Shapes, dtypes, index rule and errors as add_at."""
+    """numpy.multiply.at(a, indices, b), IN PLACE (returns None), numpy's index forms as add_at. The
+    rules and the index rule are the registry row's (below)."""
     if isinstance(indices, tuple):
         _tuple_at("numpy.multiply_at", "mul", a, indices, b)
         return
@@ -267,10 +231,8 @@ def multiply_at(a: Any, indices: Any, b: Any) -> None:
 
 
 def minimum_at(a: Any, indices: Any, b: Any) -> None:
-    """numpy.minimum.at(a, indices, b), IN PLACE (returns None), numpy's index forms as add_at:
-    a[indices[j..], k..] = minimum(a[indices[j..], k..], b[j.., k..]), unbuffered (every
-    duplicate applies). Shapes, dtypes, index rule and errors as add_at. A NaN on either side
-    gives NaN, as numpy.minimum."""
+    """numpy.minimum.at(a, indices, b), IN PLACE (returns None), numpy's index forms as add_at. The
+    rules and the index rule are the registry row's (below)."""
     if isinstance(indices, tuple):
         _tuple_at("numpy.minimum_at", "min", a, indices, b)
         return
@@ -279,9 +241,8 @@ def minimum_at(a: Any, indices: Any, b: Any) -> None:
 
 
 def maximum_at(a: Any, indices: Any, b: Any) -> None:
-    """numpy.maximum.at(a, indices, b), IN PLACE (returns None), numpy's index forms as add_at:
-    a[indices[j..], k..] = maximum(a[indices[j..], k..], b[j.., k..]), unbuffered. Shapes,
-    dtypes, index rule and errors as add_at; a NaN on either side gives NaN, as numpy.maximum."""
+    """numpy.maximum.at(a, indices, b), IN PLACE (returns None), numpy's index forms as add_at. The
+    rules and the index rule are the registry row's (below)."""
     if isinstance(indices, tuple):
         _tuple_at("numpy.maximum_at", "max", a, indices, b)
         return

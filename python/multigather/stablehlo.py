@@ -45,12 +45,8 @@ def gather(operand: Any, start_indices: Any, *, offset_dims: Sequence[int],
            operand_batching_dims: Sequence[int] = (),
            start_indices_batching_dims: Sequence[int] = (),
            indices_are_sorted: bool = False) -> Any:
-    """stablehlo.gather: slices of ``operand`` at clamped starts (see the module docstring).
-    Result shape: batch dims (start_indices without index_vector_dim) and offset dims
-    (slice_sizes without collapsed and batching dims) interleaved by offset_dims. Any integer
-    start_indices (unsigned ones clamp as unsigned). Raises ValueError for dimension numbers
-    that break the StableHLO constraints (C1-C22), TypeError for dtypes. Never IndexError:
-    starts are clamped."""
+    """stablehlo.gather with the dimension numbers as keyword arguments (see the module docstring).
+    The rules and the index rule are the registry row's (below)."""
     result = run_fast(_GATHER, operand, start_indices, None, offset_dims, collapsed_slice_dims,
                       operand_batching_dims, start_indices_batching_dims, start_index_map,
                       index_vector_dim, slice_sizes, indices_are_sorted)
@@ -69,16 +65,9 @@ def scatter(inputs: Any, scatter_indices: Any, updates: Any, *, update_window_di
             index_vector_dim: int, input_batching_dims: Sequence[int] = (),
             scatter_indices_batching_dims: Sequence[int] = (), update_computation: str = "assign",
             indices_are_sorted: bool = False, unique_indices: bool = False) -> Any:
-    """stablehlo.scatter with one input: a new array of ``inputs``' shape and dtype with
-    ``updates`` combined at the windows that ``scatter_indices`` start (see the module
-    docstring). Shapes: rank(updates) = size(update_window_dims) + rank(scatter_indices) - 1
-    (or + 0 when index_vector_dim = rank(scatter_indices)); the update scatter dims take
-    scatter_indices' sizes, the window dims are at most the operand's. Dtypes: ``updates`` of
-    ``inputs``' dtype (TypeError otherwise), any integer ``scatter_indices``.
-    ``update_computation``: "assign" (the update replaces; the last duplicate wins), "add",
-    "mul", "min", "max". Raises ValueError for dimension numbers that break the StableHLO
-    constraints (the message names it: C2, C4, C7-C22), TypeError for dtypes. Never IndexError:
-    windows that do not fit are skipped. Source: https://openxla.org/stablehlo/spec#scatter"""
+    """stablehlo.scatter with one input and the scatter dimension numbers as keyword arguments (see
+    the module docstring): a new array of ``inputs``' shape and dtype. The rules and the index
+    rule are the registry row's (below)."""
     return run_scatter("stablehlo.scatter", inputs, scatter_indices, updates,
                        update_window_dims=update_window_dims,
                        inserted_window_dims=inserted_window_dims,

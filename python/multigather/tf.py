@@ -31,12 +31,9 @@ __all__ = ["gather", "gather_nd", "tensor_scatter_nd_update", "tensor_scatter_nd
 
 
 def gather(params: Any, indices: Any, axis: Optional[int] = None, batch_dims: int = 0) -> Any:
-    """tf.gather: output.shape = params.shape[:axis] + indices.shape[batch_dims:] +
-    params.shape[axis+1:]; the first batch_dims dimensions of params and indices are paired
-    (equal sizes). axis defaults to batch_dims (as given: a negative batch_dims then counts from
-    params' rank for the axis and from indices' rank for the batch dims, as in TensorFlow).
-    Indices in [0, params.shape[axis]) (negatives are out of range). Raises IndexError,
-    ValueError (axis, batch_dims, shapes), TypeError (dtypes)."""
+    """tf.gather(params, indices, axis=None, batch_dims=0) with TensorFlow's CPU index rule;
+    ``multigather.run("tf.gather", ..., index_mode="fill")`` gives TF-GPU's zeros. The rules and
+    the index rule are the registry row's (below)."""
     result = run_fast(_GATHER, params, indices, None, axis, batch_dims, DEFAULT)
     if result is NotImplemented:
         result = run_general("tf.gather", params, indices, axis=axis, batch_dims=batch_dims)
@@ -44,9 +41,9 @@ def gather(params: Any, indices: Any, axis: Optional[int] = None, batch_dims: in
 
 
 def gather_nd(params: Any, indices: Any, batch_dims: int = 0) -> Any:
-    """tf.gather_nd: with params = B + Xk + T and indices = B + J + [k], output.shape =
-    B + J + T, output[b, j, t] = params[b, indices[b, j, :], t]. Indices in [0, size).
-    Raises IndexError, ValueError, TypeError as tf.gather."""
+    """tf.gather_nd(params, indices, batch_dims=0) with TensorFlow's CPU index rule;
+    ``multigather.run("tf.gather_nd", ..., index_mode="fill")`` gives TF-GPU's zeros. The rules
+    and the index rule are the registry row's (below)."""
     result = run_fast(_GATHER_ND, params, indices, None, batch_dims, DEFAULT)
     if result is NotImplemented:
         result = run_general("tf.gather_nd", params, indices, batch_dims=batch_dims)
@@ -55,79 +52,50 @@ def gather_nd(params: Any, indices: Any, batch_dims: int = 0) -> Any:
 
 def tensor_scatter_nd_update(tensor: Any, indices: Any, updates: Any) -> Any:
     """tf.tensor_scatter_nd_update(tensor, indices, updates): a new array of tensor's shape and
-    dtype, output = tensor; output[indices[j, :], t] = updates[j, t].
-    k = indices.shape[-1] <= rank(tensor); updates.shape == indices.shape[:-1] +
-    tensor.shape[k:] (rank >= 1); indices int32 or int64; updates dtype == tensor dtype.
-    Indices in [0, size) (TF CPU: negatives are out of range, IndexError); ``index_mode="drop"``
-    (through ``multigather.run(op, ..., index_mode="drop")``) skips out-of-range updates as TF on
-    GPU does. Raises IndexError, ValueError (shapes, in TF's
-    words), TypeError (dtypes).
-    Duplicates: TF's CPU kernel applies the updates in order, so the
-    last wins (as here); on GPU the order is unspecified."""
+    dtype. TensorFlow's CPU index rule; ``multigather.run("tf.tensor_scatter_nd_update", ...,
+    index_mode="drop")`` skips out-of-range updates as TF on GPU does. The rules and the index
+    rule are the registry row's (below)."""
     return run_scatter("tf.tensor_scatter_nd_update", tensor, indices, updates)
 
 
 def tensor_scatter_nd_add(tensor: Any, indices: Any, updates: Any) -> Any:
-    """tf.tensor_scatter_nd_add(tensor, indices, updates): a new array of tensor's shape and
-    dtype, output = tensor; output[indices[j, :], t] += updates[j, t].
-    k = indices.shape[-1] <= rank(tensor); updates.shape == indices.shape[:-1] +
-    tensor.shape[k:] (rank >= 1); indices int32 or int64; updates dtype == tensor dtype.
-    Indices in [0, size) (TF CPU: negatives are out of range, IndexError); ``index_mode="drop"``
-    (through ``multigather.run(op, ..., index_mode="drop")``) skips out-of-range updates as TF on
-    GPU does. Raises IndexError, ValueError (shapes, in TF's
-    words), TypeError (dtypes).
-    Duplicates all add up."""
+    """tf.tensor_scatter_nd_add(tensor, indices, updates): a new array of tensor's shape and dtype.
+    TensorFlow's CPU index rule; ``multigather.run("tf.tensor_scatter_nd_add", ...,
+    index_mode="drop")`` skips out-of-range updates as TF on GPU does. The rules and the index
+    rule are the registry row's (below)."""
     return run_scatter("tf.tensor_scatter_nd_add", tensor, indices, updates)
 
 
 def tensor_scatter_nd_sub(tensor: Any, indices: Any, updates: Any) -> Any:
-    """tf.tensor_scatter_nd_sub(tensor, indices, updates): a new array of tensor's shape and
-    dtype, output = tensor; output[indices[j, :], t] -= updates[j, t].
-    k = indices.shape[-1] <= rank(tensor); updates.shape == indices.shape[:-1] +
-    tensor.shape[k:] (rank >= 1); indices int32 or int64; updates dtype == tensor dtype.
-    Indices in [0, size) (TF CPU: negatives are out of range, IndexError); ``index_mode="drop"``
-    (through ``multigather.run(op, ..., index_mode="drop")``) skips out-of-range updates as TF on
-    GPU does. Raises IndexError, ValueError (shapes, in TF's
-    words), TypeError (dtypes).
-    Duplicates all subtract (the lowering adds a negated copy of
-    updates: exact; bool is a TypeError)."""
+    """tf.tensor_scatter_nd_sub(tensor, indices, updates): a new array of tensor's shape and dtype.
+    TensorFlow's CPU index rule; ``multigather.run("tf.tensor_scatter_nd_sub", ...,
+    index_mode="drop")`` skips out-of-range updates as TF on GPU does. The rules and the index
+    rule are the registry row's (below)."""
     return run_scatter("tf.tensor_scatter_nd_sub", tensor, indices, updates)
 
 
 def tensor_scatter_nd_min(tensor: Any, indices: Any, updates: Any) -> Any:
-    """tf.tensor_scatter_nd_min(tensor, indices, updates): a new array of tensor's shape and
-    dtype, output = tensor; output[indices[j, :], t] = min(output[..], updates[j, t]).
-    k = indices.shape[-1] <= rank(tensor); updates.shape == indices.shape[:-1] +
-    tensor.shape[k:] (rank >= 1); indices int32 or int64; updates dtype == tensor dtype.
-    Indices in [0, size) (TF CPU: negatives are out of range, IndexError); ``index_mode="drop"``
-    (through ``multigather.run(op, ..., index_mode="drop")``) skips out-of-range updates as TF on
-    GPU does. Raises IndexError, ValueError (shapes, in TF's
-    words), TypeError (dtypes).
-    Duplicates all combine."""
+    """tf.tensor_scatter_nd_min(tensor, indices, updates): a new array of tensor's shape and dtype.
+    TensorFlow's CPU index rule; ``multigather.run("tf.tensor_scatter_nd_min", ...,
+    index_mode="drop")`` skips out-of-range updates as TF on GPU does. The rules and the index
+    rule are the registry row's (below)."""
     return run_scatter("tf.tensor_scatter_nd_min", tensor, indices, updates)
 
 
 def tensor_scatter_nd_max(tensor: Any, indices: Any, updates: Any) -> Any:
-    """tf.tensor_scatter_nd_max(tensor, indices, updates): a new array of tensor's shape and
-    dtype, output = tensor; output[indices[j, :], t] = max(output[..], updates[j, t]).
-    k = indices.shape[-1] <= rank(tensor); updates.shape == indices.shape[:-1] +
-    tensor.shape[k:] (rank >= 1); indices int32 or int64; updates dtype == tensor dtype.
-    Indices in [0, size) (TF CPU: negatives are out of range, IndexError); ``index_mode="drop"``
-    (through ``multigather.run(op, ..., index_mode="drop")``) skips out-of-range updates as TF on
-    GPU does. Raises IndexError, ValueError (shapes, in TF's
-    words), TypeError (dtypes).
-    Duplicates all combine."""
+    """tf.tensor_scatter_nd_max(tensor, indices, updates): a new array of tensor's shape and dtype.
+    TensorFlow's CPU index rule; ``multigather.run("tf.tensor_scatter_nd_max", ...,
+    index_mode="drop")`` skips out-of-range updates as TF on GPU does. The rules and the index
+    rule are the registry row's (below)."""
     return run_scatter("tf.tensor_scatter_nd_max", tensor, indices, updates)
 
 
 def scatter_nd(indices: Any, updates: Any, shape: Any) -> Any:
-    """tf.scatter_nd(indices, updates, shape): a new array of ``shape`` and updates' dtype,
-    output = zeros(shape); output[indices[j, :], t] += updates[j, t] (duplicates add up).
-    k = indices.shape[-1] <= len(shape); updates.shape == indices.shape[:-1] + shape[k:];
-    indices int32 or int64, in [0, size) (IndexError; ``multigather.run("tf.scatter_nd", ...,
-    index_mode="drop")`` skips them as TF on GPU does). Raises IndexError, ValueError (shapes,
-    in TF's words), TypeError. In the registry the shape is that of the input operand
-    ``output_like``, whose values are never read (the lowering owns the zeros it starts from)."""
+    """tf.scatter_nd(indices, updates, shape): a new array of ``shape`` and updates' dtype. The
+    registry op takes the shape as its input operand ``output_like`` (a read-only broadcast array
+    made here, never read); ``multigather.run("tf.scatter_nd", ..., index_mode="drop")`` skips
+    out-of-range updates as TF on GPU does. The rules and the index rule are the registry row's
+    (below)."""
     updates = _np.asarray(updates)
     # The registry's input operand: a read-only array of the output shape (never read).
     shape = _np.broadcast_to(_np.zeros((), dtype=updates.dtype),

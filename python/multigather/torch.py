@@ -36,7 +36,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from ._registry import document as _registry_document
-from ._registry import run_fast, run_general, run_scatter
+from ._registry import op_function, run_fast, run_general, run_scatter
 from . import _torch_route
 from ._torch_impl import _GATHER, _INDEX_SELECT, _TAKE, _TAKE_ALONG_DIM, _embedding
 from ._torch_route import torch_op_needed, torch_ops
@@ -47,13 +47,9 @@ __all__ = ["gather", "take", "take_along_dim", "index_select", "embedding", "ind
 
 
 def gather(input: Any, dim: int, index: Any) -> Any:
-    """torch.gather: out.shape = index.shape, out[p, j, s] = input[p, index[p, j, s], s].
-    Same number of dims; index.size(d) <= input.size(d) for d != dim (the leading part of input
-    is read, no broadcasting). index int32 or int64; indices in [0, input.size(dim)): negatives
-    are IndexError. An empty index gives an empty result of its shape after checking dim only
-    (any dtype, rank and sizes, as PyTorch does). Raises IndexError, ValueError (dims, sizes),
-    TypeError (dtypes). Torch tensors needing autograd or tracing: ``torch.ops.multigather.gather``
-    (differentiable in input). Registry op "torch.gather"."""
+    """torch.gather(input, dim, index), in PyTorch's argument order. Torch tensors needing
+    autograd or tracing run ``torch.ops.multigather.gather`` (differentiable in input).
+    The rules and the index rule are the registry row's (below)."""
     if not _torch_route.is_compiling():  # eager calls; torch.compile traces the torch op below
         result = run_fast(_GATHER, input, index, None, dim)
         if result is not NotImplemented:
@@ -64,10 +60,9 @@ def gather(input: Any, dim: int, index: Any) -> Any:
 
 
 def take(input: Any, index: Any) -> Any:
-    """torch.take: input treated as 1-D; out.shape = index.shape; index int64 only; negatives
-    wrap once, other out-of-range indices (and any non-empty take from an empty input) are
-    IndexError. Torch tensors: ``torch.ops.multigather.take`` (differentiable in input).
-    Registry op "torch.take"."""
+    """torch.take(input, index). Torch tensors needing autograd or tracing run
+    ``torch.ops.multigather.take`` (differentiable in input). The rules and the index rule are
+    the registry row's (below)."""
     if not _torch_route.is_compiling():  # eager calls; torch.compile traces the torch op below
         result = run_fast(_TAKE, input, index, None)
         if result is not NotImplemented:
@@ -78,13 +73,9 @@ def take(input: Any, index: Any) -> Any:
 
 
 def take_along_dim(input: Any, indices: Any, dim: Optional[int] = None) -> Any:
-    """torch.take_along_dim: out[p, j, s] = input[p, indices[p, j, s], s], the dims other than
-    ``dim`` broadcast both ways; dim=None flattens input and indices (1-D output). With a dim,
-    indices must be int64 and are taken modulo input.size(dim) as in PyTorch 2.15 (an empty dim
-    is IndexError); dim=None is torch.gather on the flattened tensors: int32 or int64 indices
-    (any dtype when empty), negative and out-of-range indices are IndexError. Raises
-    IndexError, ValueError, TypeError. Torch tensors: ``torch.ops.multigather.take_along_dim``
-    (differentiable in input). Registry op "torch.take_along_dim"."""
+    """torch.take_along_dim(input, indices, dim=None). Torch tensors needing autograd or
+    tracing run ``torch.ops.multigather.take_along_dim`` (differentiable in input).
+    The rules and the index rule are the registry row's (below)."""
     if not _torch_route.is_compiling():  # eager calls; torch.compile traces the torch op below
         result = run_fast(_TAKE_ALONG_DIM, input, indices, None, dim)
         if result is not NotImplemented:
@@ -95,12 +86,9 @@ def take_along_dim(input: Any, indices: Any, dim: Optional[int] = None) -> Any:
 
 
 def index_select(input: Any, dim: int, index: Any) -> Any:
-    """torch.index_select: out = input with out.size(dim) = len(index), out[p, j, s] =
-    input[p, index[j], s]. index 1-D (or 0-D), int32 or int64. A 0-D input takes exactly one
-    index (0) and gives a 0-D result. Negatives are IndexError; every index is checked, also
-    when another dim of input is 0 (an empty result), as PyTorch does. Torch tensors:
-    ``torch.ops.multigather.index_select`` (differentiable in input). Registry op
-    "torch.index_select"."""
+    """torch.index_select(input, dim, index), in PyTorch's argument order. Torch tensors
+    needing autograd or tracing run ``torch.ops.multigather.index_select`` (differentiable
+    in input). The rules and the index rule are the registry row's (below)."""
     if not _torch_route.is_compiling():  # eager calls; torch.compile traces the torch op below
         result = run_fast(_INDEX_SELECT, input, index, None, dim)
         if result is not NotImplemented:
@@ -131,61 +119,38 @@ def embedding(input: Any, weight: Any, padding_idx: Optional[int] = None) -> Any
     return _embedding(input, weight, padding_idx)
 
 
-_SCATTER_DOC = """ Same number of dims for input, index and src (0-D counts as 1-D); index int64 (or
-    int32, as PyTorch 2.15 accepts); src dtype == input dtype; index.size(d) <= src.size(d) for
-    every d (src's leading part is read) and <= input.size(d) for d != dim (a smaller size writes
-    only the leading part, as PyTorch: the rest of the output keeps input's values). Indices in [0, input.size(dim)): negatives and
-    out of range are IndexError. Raises ValueError (dims, sizes, reduce), TypeError (dtypes)."""
-
-
 def scatter(input: Any, dim: int, index: Any, src: Any, reduce: Optional[str] = None) -> Any:
-    """torch.scatter: a new tensor, out = input; out[index[i][j][k]][j][k] = src[i][j][k] (dim 0;
-    likewise for other dims); reduce "add" or "multiply" combines instead of assigning.
-    Duplicates without reduce: PyTorch picks one nondeterministically; here the last update in
-    row-major order of index wins. (The ``value=`` scalar form is not provided.)"""
+    """torch.scatter(input, dim, index, src, reduce=None), in PyTorch's argument order: a new
+    tensor (out of place); reduce None assigns (the row's reduce "none"). The ``value=`` scalar
+    form is not provided. The rules and the index rule are the registry row's (below)."""
     if reduce is None:
         reduce = "none"
     return run_scatter("torch.scatter", input, index, src, dim=dim, reduce=reduce)
 
 
 def scatter_add(input: Any, dim: int, index: Any, src: Any) -> Any:
-    """torch.scatter_add: a new tensor, out = input; out[index[i][j][k]][j][k] += src[i][j][k]
-    (dim 0), every duplicate added in row-major order of index (bit-identical at any thread
-    count)."""
+    """torch.scatter_add(input, dim, index, src), in PyTorch's argument order: a new tensor
+    (out of place). The rules and the index rule are the registry row's (below)."""
     return run_scatter("torch.scatter_add", input, index, src, dim=dim)
 
 
 def scatter_reduce(input: Any, dim: int, index: Any, src: Any, reduce: str, *, include_self: bool = True) -> Any:
-    """torch.scatter_reduce: a new tensor, out = input; out[index[i][j][k]][j][k] =
-    f(out[..], src[i][j][k]) (dim 0) with reduce "sum", "prod", "amax" or "amin"; with
-    include_self=False the input's value at a position some update reaches takes no part.
-    reduce="mean" divides each element some update reaches by its count of updates (+1 with
-    include_self), as PyTorch: floating and complex dtypes divide, integers round toward
-    negative infinity; bool is TypeError. Not differentiable (JAX: NotImplementedError)."""
+    """torch.scatter_reduce(input, dim, index, src, reduce, *, include_self=True), in
+    PyTorch's argument order: a new tensor (out of place). Not differentiable (JAX:
+    NotImplementedError). The rules and the index rule are the registry row's (below)."""
     return run_scatter("torch.scatter_reduce", input, index, src, dim=dim, reduce=reduce,
                        include_self=include_self)
 
 
 def index_add(input: Any, dim: int, index: Any, source: Any, *, alpha: Any = 1) -> Any:
-    """torch.index_add: a new tensor, out = input; out[.., index[j], ..] += alpha * source[.., j, ..]
-    (index on dimension dim). index a vector (int64 or int32), source.size(dim) == len(index),
-    source's other sizes == input's, source dtype == input dtype; duplicates all add. alpha != 1
-    multiplies a copy of source first (integer inputs: alpha truncated to an integer, as PyTorch
-    2.15), for float32, float64, int8, uint8, int16, int32 and int64 sources only (any other
-    source dtype with alpha != 1 is a TypeError); on CUDA tensors alpha != 1 is a ValueError
-    (multigather copies nothing on the host: pass source * alpha). Indices in
-    [0, input.size(dim)): negatives and out of range are IndexError. Raises ValueError (shapes),
-    TypeError (dtypes)."""
+    """torch.index_add(input, dim, index, source, *, alpha=1), in PyTorch's argument order:
+    a new tensor (out of place). The rules and the index rule are the registry row's (below)."""
     return run_scatter("torch.index_add", input, index, source, dim=dim, alpha=alpha)
 
 
 def index_copy(input: Any, dim: int, index: Any, source: Any) -> Any:
-    """torch.index_copy: a new tensor, out = input; out[.., index[j], ..] = source[.., j, ..]
-    (index on dimension dim). index a vector or a scalar, int64 only; source dtype == input
-    dtype; source.size(dim) == index.numel() and source's other sizes == input's. Indices in
-    [0, input.size(dim)): negatives and out of range are IndexError (as PyTorch). Duplicates:
-    PyTorch's result is nondeterministic; the last in index order wins here. Raises ValueError
-    (shapes), TypeError (dtypes)."""
+    """torch.index_copy(input, dim, index, source), in PyTorch's argument order: a new
+    tensor (out of place). The rules and the index rule are the registry row's (below)."""
     return run_scatter("torch.index_copy", input, index, source, dim=dim)
 
 
@@ -201,23 +166,14 @@ def _value_like(input: Any, value: Any) -> Any:
 
 
 def index_fill(input: Any, dim: int, index: Any, value: Any) -> Any:
-    """torch.index_fill: a new tensor, out = input; out[.., index[j], ..] = value (index on
-    dimension dim). value: a number or a 0-dimensional tensor, cast to input's dtype (a
-    1-dimensional value is a ValueError, as PyTorch's RuntimeError); it is broadcast to every
-    slice (a stride-0 view, nothing copied). index a vector or a scalar, int64 only; negative
-    indices wrap once, out of range is IndexError. Duplicates write the same value."""
+    """torch.index_fill(input, dim, index, value), in PyTorch's argument order: a new tensor
+    (out of place). ``value``: a number or a 0-dimensional tensor, cast to input's dtype
+    here. The rules and the index rule are the registry row's (below)."""
     value = _value_like(input, value)
     return run_scatter("torch.index_fill", input, index, value, dim=dim)
 
 
-def put(input: Any, index: Any, source: Any, accumulate: bool = False) -> Any:
-    """torch.put: a new tensor, out = input; out.flatten()[index.flatten()[j]] =
-    source.flatten()[j] (+= when accumulate). index int64 of any shape, source.numel() ==
-    index.numel(), source dtype == input dtype. Negative indices wrap once (as torch.take);
-    out of range is IndexError. Duplicates: undefined in PyTorch without accumulate (the last in
-    index order wins here); with accumulate every one adds. Raises ValueError (sizes),
-    TypeError (dtypes)."""
-    return run_scatter("torch.put", input, index, source, accumulate=accumulate)
+put = op_function("torch.put", "put")
 
 
 def _stacked_index_tuple(input: Any, indices: Any) -> tuple[Any, list[int]]:
@@ -255,22 +211,15 @@ def _stacked_index_tuple(input: Any, indices: Any) -> tuple[Any, list[int]]:
 
 
 def index_put(input: Any, indices: Any, values: Any, accumulate: bool = False) -> Any:
-    """torch.index_put: a new tensor, out = input; out[indices] = values (+= when accumulate),
+    """torch.index_put(input, indices, values, accumulate=False): a new tensor (out of place),
     with PyTorch's advanced indexing. ``indices``: a tuple of int64 / int32 index tensors
-    (broadcast to a common shape B) or None (a full slice of that dimension); adjacent index
-    tensors put B in their place, separated ones put B first (numpy's rule). ``values``:
-    input's dtype, broadcast to input[indices].shape. Negative indices wrap once; out of range
-    is IndexError. Duplicates: undefined in PyTorch without accumulate (the last in row-major
-    order of input[indices] wins here); with accumulate every one adds. Raises IndexError (too
-    many indices, out of range), ValueError (shapes), TypeError (dtypes, boolean masks)."""
+    (broadcast to a common shape B) or None (a full slice of that dimension), turned into
+    the registry form (stacked, with index_dims). Boolean masks and too many indices are
+    TypeError / IndexError. The rules and the index rule are the registry row's (below)."""
     indices, index_dims = _stacked_index_tuple(input, indices)
     return run_scatter("torch.index_put", input, indices, values, index_dims=index_dims,
                        accumulate=accumulate)
 
-
-for _f in (scatter, scatter_add, scatter_reduce):
-    _f.__doc__ += _SCATTER_DOC
-del _f
 
 # Each wrapper's signature, formula, attributes and source: its registry row.
 _registry_document(globals(), __all__)

@@ -137,6 +137,11 @@ nb::list registry_ops() {
     entry["kind"] = op.kind == OpKind::kScatter ? "scatter" : "gather";
     entry["updates_name"] = op.updates_name;
     entry["attrs"] = attrs;
+    entry["rules"] = op.rules;
+    entry["index_rule"] = index_rule_text(op);
+    entry["index_mode"] = std::string(index_mode_name(op.index_rule.mode));
+    entry["negative_indices"] = op.index_rule.negative_indices;
+    entry["index_attribute"] = op.index_rule.attribute;
     ops.append(entry);
   }
   return ops;

@@ -249,6 +249,37 @@ void append_coreml_ops(std::vector<OpSpec>* ops) {
     };
     ops->push_back(std::move(op));
   }
+  // The rest of each row. Index dtypes: int32, int16, uint16, int8, uint8; Core ML itself has no
+  // int64 indices, multigather accepts int64 anyway (a note says so). Index rule: negatives wrap
+  // once (the parameter text: -D <= v < D); validate_indices=true makes an out-of-range index an
+  // error; false (default) is "undefined but memory safe": multigather clamps to [0, D-1].
+  const IndexRule by_validate{IndexMode::kClamp, true, "validate_indices"};
+  const std::string dtypes = "Index dtypes int32, int16, uint16, int8, uint8 (int64 accepted). ";
+  const std::string scatter_modes =
+      "; updates dtype == data dtype. mode update, add (the default), sub (an exact owned negated copy of updates "
+      "is added), mul, max, min; div is refused (multiplying by a reciprocal is not exact, and the core has no "
+      "division). Duplicates with mode update: unspecified in Core ML; the last in row-major order wins here";
+  const std::string gather = dtypes +
+      "tf.gather semantics with batch_dims: output shape K = D[:axis] ++ N[batch_dims:] ++ D[axis+1:] (D = "
+      "x.shape, N = indices.shape)";
+  const std::string along = dtypes + "Same rank; the sizes other than axis are EQUAL; output shape = indices.shape";
+  const std::string nd = dtypes +
+      "K = indices.shape, K[-1] + batch_dims <= rank(x); output shape V = K[:-1] ++ D[batch_dims + K[-1]:]";
+  const std::string scatter = dtypes +
+      "Block scatter: updates.shape == data.shape[:axis] ++ indices.shape ++ data.shape[axis+1:]" + scatter_modes;
+  const std::string scatter_along = dtypes +
+      "Element scatter: indices rank == data rank, with data's sizes on every dimension but axis; updates.shape "
+      "== indices.shape" + scatter_modes;
+  const std::string scatter_nd = dtypes +
+      "K = indices.shape[-1] <= rank(data); updates.shape == indices.shape[:-1] ++ data.shape[K:]" + scatter_modes;
+  state_facts(ops, {
+      {"coreml.gather", by_validate, gather},
+      {"coreml.gather_along_axis", by_validate, along},
+      {"coreml.gather_nd", by_validate, nd},
+      {"coreml.scatter", by_validate, scatter},
+      {"coreml.scatter_along_axis", by_validate, scatter_along},
+      {"coreml.scatter_nd", by_validate, scatter_nd},
+  });
 }
 
 }  // namespace multigather::frontends

@@ -238,6 +238,35 @@ void append_dml_ops(std::vector<OpSpec>* ops) {
     };
     ops->push_back(std::move(op));
   }
+  // Index rule: signed index types wrap negatives once (DML_FEATURE_LEVEL_3_0); out-of-range
+  // indices "yield incorrect outputs, but no failure will occur" (reads stay inside the input
+  // buffer): multigather clamps to [0, D-1].
+  const IndexRule wrap_then_clamp{IndexMode::kClamp, true, ""};
+  const std::string common =
+      "DirectML tensors all share one DimensionCount N: sizes are right-aligned, padded with leading 1s, and the "
+      "*DimensionCount fields give the original ranks. Index dtypes int32, int64, uint32, uint64. ";
+  const std::string duplicates = "Duplicates: undefined in DirectML; the last update in row-major order of indices "
+                                 "wins here";
+  state_facts(ops, {
+      {"dml.Gather", wrap_then_clamp, common +
+       "OutputTensor.Sizes = right-align to N of Input.Sizes[0..Axis] ++ Indices.Sizes[N - IndexDimensions .. N] "
+       "++ Input.Sizes[Axis+1 .. N] (the leading entries cropped must be 1; indices sizes before the last "
+       "IndexDimensions are 1)"},
+      {"dml.GatherElements", wrap_then_clamp, common +
+       "indices sizes must match input sizes on every dimension but Axis; output sizes = indices sizes"},
+      {"dml.GatherND", wrap_then_clamp, common +
+       "on the original-rank tensors (InputDimensionCount / IndicesDimensionCount trailing dims; 0 = the "
+       "tensor's rank): output = right-align to N of Indices[orig][:-1] ++ Input[orig][batch + tuple size:]"},
+      {"dml.ScatterElements", wrap_then_clamp, common +
+       "output: input's shape and dtype. Same DimensionCount for all three; indices sizes match input sizes on "
+       "every dimension but Axis; UpdatesTensor sizes == IndicesTensor sizes; updates dtype == input dtype. " +
+       duplicates},
+      {"dml.ScatterND", wrap_then_clamp, common +
+       "output: input's shape and dtype. On the original-rank tensors (the counts; 0 means the DimensionCount; "
+       "the leading padding must be 1s), with k the index tuple size <= InputDimensionCount: updates = "
+       "right-align to DimensionCount of Indices[orig][:-1] ++ Input[orig][k:]; updates dtype == input dtype. " +
+       duplicates},
+  });
 }
 
 }  // namespace multigather::frontends

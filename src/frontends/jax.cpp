@@ -224,8 +224,37 @@ void append_jax_ops(std::vector<OpSpec>* ops) {
     op.kind = OpKind::kScatter;
     op.updates_name = "values";
     op.lower_scatter = u.fn;
+    // jax/_src/ops/scatter.py, lax.GatherScatterMode: negatives wrap once unless
+    // wrap_negative_indices is false; then mode None / drop / fill skips an update whose index is
+    // out of range, clip clamps it, promise_in_bounds skips it (XLA's answer to a broken promise).
+    op.index_rule = {IndexMode::kDrop, true, "mode, wrap_negative_indices"};
+    op.rules =
+        "a new array of x's shape and dtype (x is never written). indices: the integer index arrays broadcast to "
+        "a common shape B and stacked on a last dimension (B ++ [k]), as numpy.advanced_index takes them; "
+        "index_dims: the k strictly increasing dimensions of x they index (full slices on the others); adjacent "
+        "index dimensions keep their place, separated ones put B first. values: x's dtype (no promotion), "
+        "broadcast to x[idx].shape. mode None / drop / fill skip an update whose index is out of range, clip "
+        "clamps it to [0, D-1], promise_in_bounds skips it (what XLA's scatter does with a broken promise); no "
+        "mode raises. "
+        "Duplicates all apply (JAX: in an implementation-defined order); here in row-major order of x[idx], so "
+        "set keeps the last and float sums are reproducible; min and max propagate NaN";
     ops->push_back(std::move(op));
   }
+  // jax/_src/numpy/indexing.py: mode None or fill (the default): negatives wrap once, anything
+  // else out of range becomes fill_value.
+  const IndexRule by_mode{IndexMode::kFill, true, "mode"};
+  state_facts(ops, {
+      {"jax.numpy.take", by_mode,
+       "numpy.take's shapes: output a.shape[:axis] ++ indices.shape ++ a.shape[axis+1:] (axis=None flattens a). "
+       "fill_value defaults to NaN for inexact dtypes, the minimum for signed integers, the maximum for unsigned "
+       "ones, True for bool. mode clip clamps WITHOUT wrapping negatives (-1 -> 0), wrap is modulo; "
+       "promise_in_bounds is an error, as jnp.take's. A non-empty take from an empty axis is an IndexError"},
+      {"jax.numpy.take_along_axis", by_mode,
+       "numpy.take_along_axis's shapes: same rank, the dimensions other than axis broadcast (NumPy "
+       "broadcasting); axis=None: 1-D indices into the flattened arr. fill_value defaults as jax.numpy.take's. "
+       "mode clip wraps negatives once, then clamps; promise_in_bounds clamps without wrapping (what XLA does "
+       "with indices that break the promise). An empty axis gives zeros"},
+  });
 }
 
 }  // namespace multigather::frontends

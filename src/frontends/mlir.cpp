@@ -172,6 +172,26 @@ void append_mlir_ops(std::vector<OpSpec>* ops) {
                   [](const TensorView& x, const TensorView& i, const AttributeValues&, Lowering* o) {
                     return mlir::tcp_gather_nd(x, i, o);
                   }});
+  // Out-of-range indices are undefined behaviour in MLIR; multigather rejects them (and
+  // negatives) with an error.
+  const IndexRule in_range{IndexMode::kError, false, ""};
+  state_facts(ops, {
+      {"tensor.gather", in_range,
+       "out-of-range indices are undefined behaviour in MLIR and errors here. indices [J.., k] (any integer dtype) with k == len(gather_dims); gather_dims non-empty, in range, "
+       "STRICTLY increasing. Result J ++ source.shape with the gather_dims set to 1 (rank_reduced: dropped)"},
+      {"tensor.scatter", in_range,
+       "out-of-range indices are undefined behaviour in MLIR and errors here. the dual of tensor.gather on dest: result = dest's shape and dtype; indices [J.., k] (any integer dtype) "
+       "with k == len(scatter_dims), strictly increasing; source shape = J ++ dest.shape with the scatter_dims "
+       "set to 1 (full rank) or dropped (rank-reduced; the source's rank says which); source dtype == dest dtype. "
+       "unique must be set (MLIR's verifier); multigather does not check uniqueness: duplicates write the last "
+       "update in row-major order of indices"},
+      {"tcp.gather", in_range,
+       "out-of-range indices are undefined behaviour in MLIR and errors here. torch.gather's rule: same rank, indices.shape[i] <= input.shape[i] for i != dim (the leading part of "
+       "input is read, never broadcast); output shape = indices.shape"},
+      {"tcp.gather_nd", in_range,
+       "out-of-range indices are undefined behaviour in MLIR and errors here. no batching; k = indices.shape[-1] <= rank(input); output shape indices.shape[:-1] ++ "
+       "input.shape[k:]"},
+  });
 }
 
 }  // namespace multigather::frontends

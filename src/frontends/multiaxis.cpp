@@ -55,6 +55,21 @@ void append_core_ops(std::vector<OpSpec>* ops) {
     return check_indices_dtype(i.dtype);
   };
   ops->push_back(std::move(scatter));
+  // The core operators: the index_mode and negative_indices attributes are the policy.
+  const IndexRule by_attributes{IndexMode::kError, true, "index_mode, negative_indices"};
+  state_facts(ops, {
+      {"gather_multiaxis", by_attributes,
+       "docs/spec.md section 1: input of any dtype; indices integer with indices.rank == input.rank; axes: k "
+       "distinct dims in [-r, r); the coordinates are folded into the last dimension of indices, whose size must "
+       "be a multiple of c = max(k, 1), and the logical indices shape L is indices.shape with its last entry "
+       "divided by c. A dim d not in axes broadcasts input.shape[d] and L[d] (equal, or one of them 1); a dim in "
+       "axes has output size L[d]. fill_value (index_mode fill) must be representable in the input's dtype"},
+      {"scatter_multiaxis", by_attributes,
+       "docs/spec.md section 4: the gather's rules on input, indices and axes; updates of the input's dtype, "
+       "each dimension the gather output's size or 1 (broadcast). reduction none (the last update in row-major "
+       "order wins), add, mul, min, max; include_input false: a reached element starts from its first update. "
+       "index_mode drop skips an out-of-range update"},
+  });
 }
 
 }  // namespace multigather::frontends

@@ -413,6 +413,55 @@ void append_numpy_ops(std::vector<OpSpec>* ops) {
     op.lower_scatter = u.fn;
     ops->push_back(std::move(op));
   }
+  // The rest of each row: the index rule its lowering sets and numpy's rules. Indices of any
+  // integer dtype are converted as numpy casts them to intp: uint64 values of 2**63 and above
+  // wrap to negatives (2**64 - 1 is -1).
+  const IndexRule wrap_once{IndexMode::kError, true, ""};
+  const IndexRule by_mode{IndexMode::kError, true, "mode"};
+  const std::string_view ufunc_at =
+      "in place in numpy (the framework output may be a itself). One integer index array: a[indices[j..], k..] "
+      "<op>= b[j.., k..] along axis 0, unbuffered (every duplicate applies, in row-major order of indices); b "
+      "(a's dtype) broadcasts to indices.shape ++ a.shape[1:]. Out of range is an error before anything is "
+      "written (numpy's tuple index forms are the Python wrapper's)";
+  state_facts(ops, {
+      {"numpy.take", by_mode,
+       "output shape a.shape[:axis] ++ indices.shape ++ a.shape[axis+1:] (indices.shape for axis=None: a "
+       "flattened); any dtype for a, integer or bool indices (bool is 0 and 1, numpy's cast; uint64 from 2**63 "
+       "wraps to negatives); a 0-D a with an axis (0 or -1) is taken as 1-D of size 1. mode raise (negatives "
+       "wrap once, otherwise an error), wrap (modulo), clip (clamp to [0, n-1] WITHOUT the negative wrap: -1 -> "
+       "0). Like numpy's PyArray_TakeFrom: an empty axis is an IndexError when the OUTPUT is not empty; mode "
+       "raise checks the indices once per outer row (a.shape[:axis] not empty) even when a later dimension makes "
+       "the output empty; so does wrap on an empty axis (where numpy 2.4 never returns)"},
+      {"numpy.take_along_axis", wrap_once,
+       "arr and indices have the same ndim and BROADCAST on the dimensions other than axis; axis=None: indices "
+       "must be 1-D and arr is flattened. Integer indices only (uint64 wraps as numpy's intp cast; bool is a "
+       "TypeError, where numpy raises IndexError). Checked in numpy's order: axis=None's 1-D rule, the axis, the "
+       "dtype, the ranks (shapes that do not broadcast are a ValueError; numpy raises IndexError)"},
+      {"numpy.advanced_index", wrap_once,
+       "a[idx_0, .., idx_{k-1}] with integer index arrays on the strictly increasing input dimensions index_dims "
+       "and full slices elsewhere; the k arrays, already broadcast to a common shape B, come stacked on a last "
+       "dimension: indices.shape = B ++ [k]. Adjacent index_dims (s, .., s+k-1): output shape a.shape[:s] ++ B ++ "
+       "a.shape[s+k:]; separated ones: B ++ (a.shape without index_dims). Integer indices only (a bool array in "
+       "a[...] is a mask, another operation: TypeError). Out of range is an error also when the result is empty "
+       "because a dimension without index array is 0 (numpy checks every value of non-empty index arrays)"},
+      {"numpy.put_along_axis", wrap_once,
+       "in place in numpy (the framework output may be arr itself): arr[i.., indices[i.., j, k..], k..] = "
+       "values[..]. take_along_axis's rules (same rank, broadcasting, axis=None flattens arr with 1-D indices, "
+       "integer indices); values (arr's dtype) broadcast to the take_along_axis output shape. Duplicates: the last "
+       "value in row-major order wins (numpy's fancy assignment)"},
+      {"numpy.put", by_mode,
+       "in place in numpy (the framework output may be a itself): a.flat[ind.flat[j]] = v.flat[j] for every j in "
+       "order (flat positions; the last duplicate wins); ind integer, any shape. mode raise / wrap / clip as "
+       "numpy.take (an empty a is an error). v (a's dtype) with 1 element is broadcast, with >= ind.size elements "
+       "its first ind.size are used; numpy's cyclic repetition of a shorter v is refused here (the Python wrapper "
+       "repeats v with numpy.resize)"},
+      {"numpy.add_at", wrap_once, ufunc_at},
+      {"numpy.multiply_at", wrap_once, ufunc_at},
+      {"numpy.minimum_at", wrap_once, std::string_view(
+       "as numpy.add_at with minimum (a NaN on either side gives NaN, as numpy.minimum)")},
+      {"numpy.maximum_at", wrap_once, std::string_view(
+       "as numpy.add_at with maximum (a NaN on either side gives NaN, as numpy.maximum)")},
+  });
 }
 
 }  // namespace multigather::frontends

@@ -208,6 +208,38 @@ void append_onnx_ops(std::vector<OpSpec>* ops) {
     };
     ops->push_back(std::move(op));
   }
+  // The rest of each row: the index rule its lowering sets and ONNX's rules.
+  const IndexRule wrap_once{IndexMode::kError, true, ""};
+  state_facts(ops, {
+      {"onnx.Gather", wrap_once,
+       "data rank r >= 1, any dtype; indices int32 or int64 (the opset-13 schema; any other dtype is a TypeError, "
+       "checked before the ranks, as ONNX Runtime refuses such a model when it loads it), rank q >= 0 (0-D drops "
+       "the axis); axis in [-r, r-1]; output shape data.shape[:axis] ++ indices.shape ++ data.shape[axis+1:]. "
+       "Every index is checked, also when the output is empty because another data dimension is 0 (as ONNX "
+       "Runtime does; on host memory, not for CUDA operands)"},
+      {"onnx.GatherElements", wrap_once,
+       "data rank r >= 1; indices of the same rank, int32 or int64; axis in [-r, r-1]; indices.shape[d] <= "
+       "data.shape[d] for d != axis (ONNX Runtime's reading: the leading part of data is read, a size-1 index "
+       "dimension never broadcasts); output shape = indices.shape"},
+      {"onnx.GatherND", wrap_once,
+       "data rank r >= 1, indices rank q >= 1; 0 <= b = batch_dims < min(q, r); data.shape[:b] == "
+       "indices.shape[:b] (exactly, no broadcasting); 1 <= k = indices.shape[-1] <= r - b; indices int64 only. "
+       "(ONNX Runtime 1.31 also runs k = 0, unequal batch dimensions and b >= r, which the spec rules out; those "
+       "are errors here.) An empty output checks no index (ONNX Runtime neither). Output shape "
+       "indices.shape[:-1] ++ data.shape[b+k:] (rank q + r - k - 1 - b)"},
+      {"onnx.ScatterElements", wrap_once,
+       "output: data's shape and dtype. data rank r >= 1; indices int32 or int64 of data's rank; updates.shape == "
+       "indices.shape, updates dtype == data dtype; axis in [-r, r-1]; indices.shape[d] > data.shape[d] (d != "
+       "axis) is an error; a smaller size writes only the leading window, as ONNX Runtime does (the rest of the output "
+       "keeps data's values). "
+       "reduction none / add / mul / max / min; with none, duplicates are undefined in ONNX and the last update in "
+       "row-major order of indices wins here"},
+      {"onnx.ScatterND", wrap_once,
+       "output: data's shape and dtype. indices int64 only, rank q >= 1; 1 <= k = indices.shape[-1] <= "
+       "rank(data); updates.shape == indices.shape[:-1] ++ data.shape[k:], updates dtype == data dtype "
+       "(lowered as onnx.GatherND with batch_dims 0). reduction none / add / mul / max / min; with none, "
+       "duplicates are undefined in ONNX and the last update in row-major order of indices wins here"},
+  });
 }
 
 }  // namespace multigather::frontends

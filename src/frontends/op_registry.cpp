@@ -97,6 +97,35 @@ std::string unknown_op_message(std::string_view name) {
   return m;
 }
 
+std::string index_rule_text(const OpSpec& op) {
+  // The wording of each IndexMode, with the negative wrap first and without it.
+  struct Wording {
+    const char* wrapped;
+    const char* unwrapped;
+  };
+  static const Wording kWording[] = {
+      {"negative indices wrap once ([-s, s-1]); any other index out of range is an error (IndexError in Python)",
+       "indices must lie in [0, s): a negative or out-of-range index is an error (IndexError in Python)"},
+      {"negative indices wrap once, then an out-of-range index clamps to [0, s-1]",
+       "no negative wrap: an index clamps to [0, s-1] (-1 -> 0)"},
+      {"every index is taken modulo s (floor modulo: -1 -> s-1, s -> 0)",
+       "every index is taken modulo s (floor modulo: -1 -> s-1, s -> 0)"},
+      {"negative indices wrap once, then an out-of-range index gives fill_value",
+       "an index outside [0, s) (negatives included) gives fill_value"},
+      {"negative indices wrap once, then an update whose index is out of range is skipped",
+       "an update whose index is outside [0, s) (negatives included) is skipped"},
+  };
+  const IndexRule& r = op.index_rule;
+  const Wording& w = kWording[static_cast<int>(r.mode)];  // IndexMode's order: error .. drop
+  std::string s = r.negative_indices ? w.wrapped : w.unwrapped;
+  if (r.attribute.find(',') != std::string::npos) {
+    s = "attributes " + r.attribute + " select it; by default " + s;
+  } else if (!r.attribute.empty()) {
+    s = "attribute " + r.attribute + " selects it; by default " + s;
+  }
+  return s;
+}
+
 const std::vector<OpSpec>& op_registry() {
   static const std::vector<OpSpec> ops = build_registry();
   return ops;

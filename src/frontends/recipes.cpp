@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <stdexcept>
 
 namespace multigather::frontends {
 
@@ -437,6 +438,15 @@ Status reshape_output(const std::vector<std::int64_t>& output_shape, Lowering* o
 Status finish(const std::vector<std::int64_t>& output_shape, Lowering* out) {
   MULTIGATHER_RETURN_IF_ERROR(infer_core(out));
   return reshape_output(output_shape, out);
+}
+
+void state_facts(std::vector<OpSpec>* ops, std::initializer_list<RowFacts> facts) {
+  for (const RowFacts& f : facts) {
+    auto row = std::find_if(ops->begin(), ops->end(), [&](const OpSpec& op) { return op.name == f.op; });
+    if (row == ops->end()) throw std::logic_error("state_facts: no registry row " + std::string(f.op));
+    row->index_rule = f.index_rule;
+    row->rules = std::string(f.rules);
+  }
 }
 
 void set_policy(Lowering* out, IndexMode mode, bool negative_indices) {

@@ -11,6 +11,7 @@
 #include <initializer_list>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "multigather/ops.hpp"
@@ -183,6 +184,17 @@ Status check_batch_equal(const std::string& op, const TensorView& x, const Tenso
 /// (explain) or on a CUDA device (values are never read on the host). Callers use it only when
 /// an input dimension is 0, so a lowering reads index data only for empty inputs.
 Status check_indices_now(const Lowering& l);
+
+/// The facts of a row besides its signature and lowering (registry.hpp): the index rule its
+/// lowering sets and the framework's shape / dtype rules.
+struct RowFacts {
+  std::string_view op;
+  IndexRule index_rule;
+  std::string_view rules;
+};
+/// Sets each RowFacts on the row of `ops` it names (std::logic_error for a name that is no row:
+/// a registration bug).
+void state_facts(std::vector<OpSpec>* ops, std::initializer_list<RowFacts> facts);
 
 /// Registration of each family's ops (one function per frontend file).
 void append_core_ops(std::vector<OpSpec>* ops);

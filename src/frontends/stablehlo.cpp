@@ -536,6 +536,28 @@ void append_stablehlo_ops(std::vector<OpSpec>* ops) {
                               a.get_bool("unique_indices"), o);
   };
   ops->push_back(std::move(op));
+  state_facts(ops, {
+      // The START is clamped to [0, D - slice_size] with NO negative wrap (-1 -> 0).
+      {"stablehlo.gather", {IndexMode::kClamp, false, ""},
+       "the START of each slice is clamped to [0, dim(operand, d) - slice_sizes[d]] (no negative wrap: -1 -> 0; "
+       "unsigned start_indices clamp as unsigned; StableHLO PR #1541). Any integer start_indices. Result shape: "
+       "batch dims (start_indices without index_vector_dim) and offset dims (slice_sizes without collapsed and "
+       "batching dims) interleaved by offset_dims. Constraints C1-C22 of the spec are checked (errors name the "
+       "constraint); slice_sizes[d] == 0 on a collapsed or batching dim is refused as inexpressible. Point "
+       "gathers (slice size 1 on every indexed dim) are one gather_multiaxis call on views; windowed slices "
+       "materialize int64 coordinates clamp(start, 0, D - s) + iota(s). Never IndexError: starts are clamped"},
+      // XLA's rule, which jax.lax.scatter follows (FILL_OR_DROP, PROMISE_IN_BOUNDS).
+      {"stablehlo.scatter", {IndexMode::kDrop, false, ""},
+       "one input; output: its shape and dtype; updates of the input's dtype; any integer scatter_indices. "
+       "rank(updates) = size(update_window_dims) + rank(scatter_indices) - 1 (+ 0 when index_vector_dim = "
+       "rank(scatter_indices)); the update scatter dims take scatter_indices' sizes, the window dims are at most "
+       "the operand's. update_computation assign (the update replaces; the last duplicate wins), add, mul, min, "
+       "max. An update whose window does not fit (its start on an indexed dim outside [0, D - window]) is "
+       "skipped WHOLE, as XLA does (the spec's text checks each element's result_index); no negative wrap. "
+       "Duplicates combine in row-major order of the core gather shape (free scatter_indices dims, then operand "
+       "dims; StableHLO leaves the schedule implementation-defined). Constraints C2, C4, C6-C22 are checked "
+       "(errors name the constraint). Never IndexError: windows that do not fit are skipped"},
+  });
 }
 
 }  // namespace multigather::frontends

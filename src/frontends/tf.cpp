@@ -229,6 +229,20 @@ void append_tf_ops(std::vector<OpSpec>* ops) {
                   [](const TensorView& x, const TensorView& i, const AttributeValues& a, Lowering* o) {
                     return tf::gather_nd(x, i, a.get_int("batch_dims"), mode_of(a), o);
                   }});
+  // Indices must lie in [0, D): negative indices are out of range (TF on CPU raises
+  // InvalidArgumentError); index_mode fill gives TF-GPU's zeros.
+  const IndexRule gather_rule{IndexMode::kError, false, "index_mode"};
+  state_facts(ops, {
+      {"tf.gather", gather_rule,
+       "indices int32 or int64; batch_dims < 0 counts from rank(indices); axis=None means axis = batch_dims as "
+       "given (a negative value then counts from rank(params) for the axis, as TensorFlow does); batch_dims <= "
+       "axis; params.shape[:batch_dims] == indices.shape[:batch_dims] (equal, no broadcasting). Output shape "
+       "params.shape[:axis] ++ indices.shape[batch_dims:] ++ params.shape[axis+1:]"},
+      {"tf.gather_nd", gather_rule,
+       "indices int32 or int64, rank >= 1; index depth d = indices.shape[-1] <= rank(params) - batch_dims; "
+       "params.shape[:batch_dims] == indices.shape[:batch_dims] (equal, no broadcasting). Output shape "
+       "indices.shape[:-1] ++ params.shape[batch_dims + d:]"},
+  });
   const AttrSpec smode{"index_mode", AttrType::kEnum, "error", {"error", "drop"},
                        "error (TF CPU) or drop: out-of-range updates skipped (TF GPU)"};
   const std::string api = "https://www.tensorflow.org/api_docs/python/tf/";
@@ -238,11 +252,25 @@ void append_tf_ops(std::vector<OpSpec>* ops) {
                             "output = tensor; output[indices[j.., :], t..] -= updates[j.., t..]",
                             "output = tensor; output[indices[j.., :], t..] = min(output[..], updates[j.., t..])",
                             "output = tensor; output[indices[j.., :], t..] = max(output[..], updates[j.., t..])"};
+  // TF's CPU index rule: out of range, negatives included, is an error; index_mode drop is TF
+  // on GPU (such updates are skipped).
+  const IndexRule scatter_rule{IndexMode::kError, false, "index_mode"};
+  const std::string scatter_rules =
+      "output: tensor's shape and dtype. k = indices.shape[-1] <= rank(tensor); updates.shape == "
+      "indices.shape[:-1] ++ tensor.shape[k:] (rank >= 1); indices int32 or int64; updates dtype == tensor dtype. ";
+  const char* duplicates[] = {
+      "Duplicates: TF's CPU kernel applies the updates in order, so the last wins (as here); on GPU the order is "
+      "unspecified",
+      "Duplicates all add up",
+      "Duplicates all subtract (the lowering adds an owned negated copy of updates: exact; bool is a TypeError)",
+      "Duplicates all combine", "Duplicates all combine"};
   for (int w = 0; w < 5; ++w) {
     const std::string name = std::string("tf.tensor_scatter_nd_") + kinds[w];
     OpSpec op{name, "tf", "scatter_nd", name + "(tensor, indices, updates)", formulas[w],
               api + "tensor_scatter_nd_" + kinds[w], "tensor", "indices", {smode}, nullptr};
     op.kind = OpKind::kScatter;
+    op.index_rule = scatter_rule;
+    op.rules = scatter_rules + duplicates[w];
     switch (w) {
       case 0: op.lower_scatter = [](const TensorView& x, const TensorView& i, const TensorView& u,
                                     const AttributeValues& a, Lowering* o) {
@@ -267,6 +295,11 @@ void append_tf_ops(std::vector<OpSpec>* ops) {
               "output = zeros(shape); output[indices[j.., :], t..] += updates[j.., t..]  (shape = output_like.shape)",
               api + "scatter_nd", "output_like", "indices", {smode}, nullptr};
     op.kind = OpKind::kScatter;
+    op.index_rule = scatter_rule;
+    op.rules = "tensor_scatter_nd_add on zeros of shape (updates' dtype): k = indices.shape[-1] <= len(shape); "
+               "updates.shape == indices.shape[:-1] ++ shape[k:]; indices int32 or int64; duplicates add up. In the "
+               "registry the shape is that of the input operand output_like, whose shape and dtype only are read "
+               "(the lowering owns the zeros it starts from)";
     op.lower_scatter = [](const TensorView& x, const TensorView& i, const TensorView& u, const AttributeValues& a,
                           Lowering* o) {
       return tf::scatter_nd(x, i, u, a.get_enum("index_mode") == "drop" ? IndexMode::kDrop : IndexMode::kError, o);

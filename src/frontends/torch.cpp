@@ -654,6 +654,71 @@ void append_torch_ops(std::vector<OpSpec>* ops) {
                           Lowering* o) { return torch::put(x, i, u, a.get_bool("accumulate"), o); };
     ops->push_back(std::move(op));
   }
+  // The rest of each row: the index rule its lowering sets and PyTorch's rules.
+  const IndexRule no_negatives{IndexMode::kError, false, ""};
+  const IndexRule wrap_once{IndexMode::kError, true, ""};
+  state_facts(ops, {
+      {"torch.gather", no_negatives,
+       "negative indices are rejected, as PyTorch does (pytorch#55143, #146211). input and index have the same number of dimensions (a 0-D tensor counts as 1-D of size 1); "
+       "index.size(d) <= input.size(d) for d != dim: the LEADING part of input is read, never broadcast; index "
+       "int64 or int32; output shape = index.shape. dim is checked first (against a 0-D input: [-1, 0]); then an "
+       "empty index gives an empty output of its shape without further checks, whatever its dtype, rank and sizes "
+       "(ATen: \"we always return an empty output with the same shape without further error checking\")"},
+      {"torch.take", wrap_once,
+       "input treated as 1-D (flattened); index int64 only, any shape; output shape = index.shape; a non-empty "
+       "take from an empty input is an error"},
+      {"torch.take_along_dim", {IndexMode::kError, false, "dim"},
+       "input and indices broadcast on every d != dim. With a dim: same rank (checked first), indices int64, "
+       "taken modulo input.size(dim) (floor modulo, as PyTorch 2.15 computes them: the wrap index rule; an empty "
+       "dim with a non-empty result is an error). dim=None: gather(input.view(-1), 0, indices.view(-1)), a 1-D "
+       "output; indices int32 or int64 (any dtype when empty), negative and out-of-range indices are errors"},
+      {"torch.index_select", no_negatives,
+       "index 1-D (or 0-D = one element), int32 or int64; output = input.shape with out.size(dim) = len(index). "
+       "A 0-D input takes exactly one index (0) and gives a 0-D result. Every index is checked, also when the "
+       "output is empty because another input dimension is 0 (as ATen does; on host memory, not for CUDA "
+       "operands)"},
+      {"torch.scatter", no_negatives,
+       "a new tensor of input's shape and dtype. Same rank for input, index and src (0-D counts as 1-D); index "
+       "int64 (int32 accepted, as PyTorch 2.15 does); src dtype == input dtype; index.size(d) <= src.size(d) for "
+       "every d (src's leading part is read) and <= input.size(d) for d != dim (a smaller size writes only the "
+       "leading part, as PyTorch: the rest of the output keeps input's values). reduce none / add / multiply. Duplicates without reduce: PyTorch leaves the pick "
+       "undefined; the last update in row-major order of index wins here. (The value= scalar form is not "
+       "provided.)"},
+      {"torch.scatter_add", no_negatives,
+       "torch.scatter's rules with reduce add: every duplicate is added, in row-major order of index "
+       "(bit-identical at any thread count)"},
+      {"torch.scatter_reduce", no_negatives,
+       "torch.scatter's rules; reduce sum, prod, amax, amin or mean; include_self=False: the input's value at a "
+       "position some update reaches takes no part. mean divides each reached element by its count of updates "
+       "(+1 with include_self), as PyTorch: floating and complex dtypes divide, integers round toward negative "
+       "infinity; bool is a TypeError"},
+      {"torch.index_add", no_negatives,
+       "a new tensor of input's shape and dtype. index a vector (int64 or int32); source.size(dim) == "
+       "len(index), source's other sizes == input's, source dtype == input dtype; duplicates all add. alpha != 1 "
+       "multiplies a copy of source first (integer inputs: alpha truncated to an integer, as PyTorch 2.15), for "
+       "float32, float64, int8, uint8, int16, int32 and int64 sources only (another source dtype with alpha != 1 "
+       "is a TypeError); on CUDA operands alpha != 1 is refused (nothing is copied on the host: pass source * "
+       "alpha)"},
+      {"torch.index_copy", no_negatives,
+       "a new tensor of input's shape and dtype. index a vector or a scalar, int64 only; source dtype == input "
+       "dtype; source.size(dim) == index.numel() and source's other sizes == input's. Duplicates: "
+       "nondeterministic in PyTorch; the last in index order wins here"},
+      {"torch.index_fill", wrap_once,
+       "a new tensor of input's shape and dtype. value: a number or a 0-dimensional tensor cast to input's dtype "
+       "(a 1-dimensional value is an error, as PyTorch's RuntimeError), broadcast to every slice (stride 0, "
+       "nothing copied); index a vector or a scalar, int64 only. Duplicates write the same value"},
+      {"torch.index_put", wrap_once,
+       "a new tensor of input's shape and dtype. indices: the index tensors broadcast to a common shape B and "
+       "stacked on a last dimension (B ++ [k]), each indexing the input dimension index_dims[j] (strictly "
+       "increasing; the other dimensions are full slices: None entries of PyTorch's tuple); adjacent index "
+       "dimensions are replaced in place by B, separated ones put B first. values: input's dtype, broadcast to "
+       "input[idx].shape; int64 or int32 indices. Duplicates: undefined in PyTorch without accumulate (the last "
+       "in row-major order of input[idx] wins here); accumulate adds every one"},
+      {"torch.put", wrap_once,
+       "a new tensor of input's shape and dtype; flat positions, as torch.take. index int64 of any shape, "
+       "source.numel() == index.numel(), source dtype == input dtype. Duplicates: undefined in PyTorch without "
+       "accumulate (the last in index order wins here); accumulate adds every one"},
+  });
 }
 
 }  // namespace multigather::frontends

@@ -86,6 +86,16 @@ void append_tosa_ops(std::vector<OpSpec>* ops) {
   op.lower_scatter = [](const TensorView& x, const TensorView& i, const TensorView& u, const AttributeValues&,
                         Lowering* o) { return tosa::scatter(x, i, u, o); };
   ops->push_back(std::move(op));
+  // TOSA REQUIRE(0 <= k < K): negatives and out-of-range indices are errors.
+  const IndexRule require_in_range{IndexMode::kError, false, ""};
+  state_facts(ops, {
+      {"tosa.gather", require_in_range,
+       "values [N,K,C], indices [N,W] (int32; int64 of newer profiles accepted), output [N,W,C]"},
+      {"tosa.scatter", require_in_range,
+       "values_in [N,K,C], indices [N,W] (int32; int64 accepted), input [N,W,C] of values_in's dtype; output "
+       "values_out [N,K,C] of values_in's dtype. TOSA also REQUIREs every [n, k] to be written at most once; "
+       "multigather does not check it: duplicates write the last update in row-major order of indices"},
+  });
 }
 
 }  // namespace multigather::frontends

@@ -173,6 +173,34 @@ void append_webnn_ops(std::vector<OpSpec>* ops) {
                           Lowering* o) { return webnn::scatterND(x, i, u, o); };
     ops->push_back(std::move(op));
   }
+  // Index rule (all five): negative indices wrap once, then out-of-range values CLAMP to
+  // [0, N-1]. The spec only says values "must be in range" and allows implementations to insert
+  // clamp(); the WPT conformance tests expect the clamp (10 -> N-1, -10 -> 0).
+  const IndexRule wrap_then_clamp{IndexMode::kClamp, true, ""};
+  const std::string common = "input rank >= 1; indices int32, uint32 or int64. ";
+  const std::string duplicates = "Duplicates: unspecified by WebNN; the last update in row-major order wins here";
+  const std::string gather = common +
+      "axis unsigned, < rank; output shape input.shape[:axis] ++ indices.shape ++ input.shape[axis+1:] (0-D "
+      "indices allowed)";
+  const std::string elements = common +
+      "axis unsigned, < rank; indices rank == input rank and indices.shape[d] == input.shape[d] for every d != "
+      "axis; output shape = indices.shape";
+  const std::string nd = common +
+      "indices rank >= 1; c = indices.shape[-1] <= rank(input); output shape indices.shape[:-1] ++ "
+      "input.shape[c:]";
+  const std::string scatter_elements = common +
+      "output: input's shape and dtype. axis unsigned, < rank; indices rank == input rank with input's sizes on "
+      "every dimension but axis; updates.shape == indices.shape, updates dtype == input dtype. " + duplicates;
+  const std::string scatter_nd = common +
+      "output: input's shape and dtype. c = indices.shape[-1] <= rank(input); updates.shape == "
+      "indices.shape[:-1] ++ input.shape[c:], updates dtype == input dtype. " + duplicates;
+  state_facts(ops, {
+      {"webnn.gather", wrap_then_clamp, gather},
+      {"webnn.gatherElements", wrap_then_clamp, elements},
+      {"webnn.gatherND", wrap_then_clamp, nd},
+      {"webnn.scatterElements", wrap_then_clamp, scatter_elements},
+      {"webnn.scatterND", wrap_then_clamp, scatter_nd},
+  });
 }
 
 }  // namespace multigather::frontends

@@ -506,7 +506,9 @@ def _wrappers():
                        and n.args[0].value in _registry.OPS]
             ops = {n.args[0].value for n in general}
             assert len(ops) == 1, f"multigather.{mod_name}.{name} runs {sorted(ops)} (expected one op)"
-            fast = [(handles.get(n.args[0].id) if isinstance(n.args[0], ast.Name) else None, n)
+            # A function made from its row (_registry.op_function) names its own handle.
+            fn_handles = {**handles, **getattr(fn, "fast_handles", {})}
+            fast = [(fn_handles.get(n.args[0].id) if isinstance(n.args[0], ast.Name) else None, n)
                     for n in calls if isinstance(n.func, ast.Name) and n.func.id == "run_fast"]
             found.append((mod_name, name, fn, ops.pop(), general[0], fast))
     return found
@@ -649,8 +651,46 @@ def test_wrapper_docstring_carries_its_registry_row(mod_name, name, fn, op, call
     assert fn.registry_op == op
     assert f"Registry op {op!r}" in doc and row["signature"] in doc and row["formula"] in doc
     assert f"Source: {row['source']}" in doc
+    assert row["rules"] and f"Rules: {row['rules']}." in " ".join(doc.split())
+    assert f"Index rule: {row['index_rule']}." in " ".join(doc.split())
     for a in row["attrs"]:
         assert f"{a['name']}" in doc and a["help"] in doc, a["name"]
+
+
+FACTORY_MADE = [w for w in WRAPPERS if getattr(w[2], "made_from_row", False)]
+
+
+def test_the_one_factory_makes_the_pass_through_wrappers():
+    made = {(w[0], w[1]) for w in FACTORY_MADE}
+    assert {("onnx", n) for n in importlib.import_module("multigather.onnx").__all__} <= made
+    assert len(made) >= 20, sorted(made)
+
+
+@pytest.mark.parametrize("mod_name,name,fn,op,call,fast", [pytest.param(*w, id=f"{w[0]}.{w[1]}") for w in FACTORY_MADE])
+def test_factory_function_is_its_row(mod_name, name, fn, op, call, fast):
+    # Parameters: the row's operands, then its attributes with their typed defaults, in order,
+    # all positional-or-keyword; the docstring is the row's, entirely.
+    row = _registry.OPS[op]
+    params = list(inspect.signature(fn).parameters.values())
+    assert [(p.name, p.default) for p in params] == _registry.function_parameters(op)
+    assert all(p.kind is p.POSITIONAL_OR_KEYWORD for p in params)
+    operands = [row["input_name"], row["indices_name"]] + ([row["updates_name"]] if row["kind"] == "scatter" else [])
+    assert [p.name for p in params] == operands + [a["name"] for a in row["attrs"]]
+    for p, a in zip(params[len(operands):], row["attrs"]):
+        # The default is the row's default text, typed: "0" -> 0, "none" -> None (an enum keeps
+        # its text: onnx's reduction "none"), "false" -> False.
+        if a["type"] == "enum":
+            assert p.default == a["default"]
+        elif a["default"] == "none":
+            assert p.default is None
+        elif a["type"] == "bool":
+            assert p.default is (a["default"] == "true")
+        elif a["type"] == "int":
+            assert p.default == int(a["default"])
+    assert fn.__doc__ == _registry.function_doc(op, name)
+    assert _registry.row_doc(op) in fn.__doc__
+    assert (fn.__name__, fn.__qualname__, fn.__module__) == (name, name, f"multigather.{mod_name}")
+    assert fn.registry_op == op and _registry.registry_op_of(fn) == op
 
 
 @pytest.mark.parametrize("mod_name,name,fn,op,call,fast", [pytest.param(*w, id=f"{w[0]}.{w[1]}") for w in WRAPPERS])

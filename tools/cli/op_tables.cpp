@@ -148,7 +148,12 @@ std::string ops_json() {
            ", \"required\": " + (flag_is_required(op, a) ? "true" : "false") +
            ", \"help\": " + json_string(a.help) + "}";
     }
-    s += std::string(op.attrs.empty() ? "" : "\n    ") + "]\n";
+    s += std::string(op.attrs.empty() ? "" : "\n    ") + "],\n";
+    s += "    \"rules\": " + json_string(op.rules) + ",\n";
+    s += "    \"index_rule\": {\"mode\": " + json_string(index_mode_name(op.index_rule.mode)) +
+         ", \"negative_indices\": " + (op.index_rule.negative_indices ? "true" : "false") +
+         ", \"attribute\": " + json_string(op.index_rule.attribute) +
+         ", \"text\": " + json_string(index_rule_text(op)) + "}\n";
     s += std::string("  }") + (i + 1 < ops.size() ? "," : "") + "\n";
   }
   return s + "]\n";
@@ -166,9 +171,9 @@ std::string ops_quick_reference() {
       "OP`, with their type, choices and default; text values are parsed by the library's one\n"
       "attribute parser: bools `true`/`false`, `1`/`0`, `yes`/`no`, `on`/`off` in any case, lists\n"
       "`2,1`, `[2,1]`, `(2, 1)`, and the empty list `--flag=`) and the document it follows.\n"
-      "Index rules (negative indices, out of range) follow each framework: an attribute that\n"
-      "selects one says so in its help, docs/cli.md's \"Framework ops\" section summarises them,\n"
-      "and `multigather explain OP` prints the one a call uses.\n";
+      "Each op's rules are the framework's shape and dtype constraints; its index rule (negative\n"
+      "indices, out of range) is the policy its lowering sets, for the defaults of an attribute\n"
+      "that selects one; `multigather explain OP` prints the one a call uses.\n";
   for (const auto& [cls, ops] : ops_by_class()) {
     const std::string what = class_description(cls);
     s += "\n## " + cls + (what.empty() ? "" : ": " + what) + "\n";
@@ -186,6 +191,8 @@ std::string ops_quick_reference() {
           s += "  - " + code(flag_of(a.name)) + " (" + attribute_facts(*op, a) + "): " + a.help + "\n";
         }
       }
+      s += "- rules: " + op->rules + "\n";
+      s += "- index rule: " + index_rule_text(*op) + "\n";
       s += "- follows: " + op->source + "\n";
     }
   }

@@ -11,8 +11,7 @@
 //     full_offset_index = result_index at offset_dims, with 0s at collapsed and batching dims
 //     operand_index = full_start_index + full_batching_index + full_offset_index
 //
-// Index rule: the START is clamped to [0, D - slice_size] with NO negative wrap (-1 -> 0);
-// unsigned indices clamp as unsigned. Lowering: a point gather (slice size 1 on every indexed
+// Index rule and rules: the registry rows. Lowering: a point gather (slice size 1 on every indexed
 // dim) is one gather_multiaxis call on views ([1]*m ++ operand, start_indices re-viewed so that
 // the coordinates are folded last, axes = start_index_map shifted by m, index_mode clamp without
 // negative wrap); free batch dims come first, batching dims pair with their operand dims, and the
@@ -39,10 +38,9 @@ struct GatherDimensionNumbers {
   std::int64_t index_vector_dim = 0;
 };
 
-/// stablehlo.gather(operand, start_indices, dimension_numbers, slice_sizes, indices_are_sorted).
-/// Validates constraints C1-C22 of the spec (errors name the constraint). Rejected as
-/// inexpressible: slice_sizes[d] == 0 on a collapsed or batching dim (the result keeps an element
-/// that reads from an empty window).
+/// stablehlo.gather: the registry row "stablehlo.gather" states its signature, formula, rules,
+/// index rule and source (docs/quick_reference.md, generated; `multigather explain
+/// stablehlo.gather`).
 Status gather(const TensorView& operand, const TensorView& start_indices,
               const GatherDimensionNumbers& dimension_numbers,
               const std::vector<std::int64_t>& slice_sizes, bool indices_are_sorted, Lowering* out);
@@ -57,21 +55,9 @@ struct ScatterDimensionNumbers {
   std::int64_t index_vector_dim = 0;
 };
 
-/// stablehlo.scatter(inputs, scatter_indices, updates, scatter_dimension_numbers,
-/// indices_are_sorted, unique_indices, update_computation) with ONE input
-/// (https://github.com/openxla/stablehlo/blob/main/docs/spec.md#scatter):
-///   for every update_index of updates: result_index = full_start_index + full_batching_index
-///   + full_window_index (the spec's definitions); results[result_index] =
-///   f(results[result_index], updates[update_index]).
-/// update_computation: "assign" (returns the update), "add", "mul", "min", "max".
-/// Index rule: XLA's, which jax.lax.scatter follows (mode FILL_OR_DROP or PROMISE_IN_BOUNDS): an
-/// update whose start is outside [0, D - window] on any indexed dim is skipped with its whole
-/// window (the spec's text checks each result_index; XLA skips the window), no negative wrap.
-/// Duplicates combine in row-major order of G (free scatter_indices dims, then operand dims).
-/// Validates constraints C2, C4, C6-C22 (errors name the constraint). Lowering: scatter_multiaxis
-/// on views when every window is a whole dimension except size-1 windows on indexed dims; else
-/// int64 coordinates start + iota(window) materialized (a window that does not fit gets
-/// out-of-range coordinates: dropped).
+/// stablehlo.scatter: the registry row "stablehlo.scatter" states its signature, formula, rules,
+/// index rule and source (docs/quick_reference.md, generated; `multigather explain
+/// stablehlo.scatter`).
 Status scatter(const TensorView& operand, const TensorView& scatter_indices, const TensorView& updates,
                const ScatterDimensionNumbers& dimension_numbers, std::string_view update_computation,
                bool indices_are_sorted, bool unique_indices, Lowering* out);

@@ -1,22 +1,21 @@
-// multigather/frontends/tosa.hpp: TOSA GATHER (https://www.mlplatform.org/tosa/tosa_spec.html#_gather,
+// multigather/frontends/tosa.hpp: TOSA GATHER and SCATTER (https://www.mlplatform.org/tosa/tosa_spec.html#_gather,
 // pseudocode GATHER.tosac; MLIR tosa.gather mirrors it).
+// Each op's signature, formula, rules, index rule and source are its registry row's
+// (multigather/registry.hpp; docs/quick_reference.md). Each function validates by the
+// framework's rules, fills `out` (views, axes, options, output shape) and returns
+// InvalidArgument / TypeError with the framework's reason.
 #pragma once
 
 #include "multigather/ops.hpp"
 
 namespace multigather::tosa {
 
-/// tosa.gather(values, indices):  output[n, w, c] = values[n, indices[n, w], c]
-/// values [N,K,C], indices [N,W] (int32; int64 of newer profiles accepted), output [N,W,C].
-/// REQUIRE(0 <= k < K): negatives and out-of-range indices are errors.
+/// tosa.gather: the registry row "tosa.gather" states its signature, formula, rules, index rule and
+/// source (docs/quick_reference.md, generated; `multigather explain tosa.gather`).
 Status gather(const TensorView& values, const TensorView& indices, Lowering* out);
 
-/// tosa.scatter(values_in, indices, input) (#_scatter, SCATTER.tosac):
-///   values_out = values_in;  values_out[n, indices[n, w], c] = input[n, w, c]
-/// values_in [N,K,C], indices [N,W] (int32; int64 accepted), input [N,W,C] of values_in's dtype,
-/// values_out [N,K,C]. REQUIRE(0 <= k < K) as gather. TOSA also REQUIREs every [n, k] to be
-/// written at most once; multigather does not check it: duplicates write the last update in
-/// row-major order of indices.
+/// tosa.scatter: the registry row "tosa.scatter" states its signature, formula, rules, index rule
+/// and source (docs/quick_reference.md, generated; `multigather explain tosa.scatter`).
 Status scatter(const TensorView& values_in, const TensorView& indices, const TensorView& input, Lowering* out);
 
 }  // namespace multigather::tosa

@@ -1,42 +1,37 @@
-// multigather/frontends/webnn.hpp: WebNN gather, gatherElements, gatherND
-// (https://www.w3.org/TR/webnn/, sections gather / gatherElements / gatherND).
-// Index rule (all three): negative indices wrap once, then out-of-range values CLAMP to
-// [0, N-1]. The spec only says values "must be in range" and allows implementations to insert
-// clamp(); the WPT conformance tests expect the clamp (10 -> N-1, -10 -> 0), and so does
-// multigather. Index dtypes: int32, uint32, int64. Input rank >= 1.
+// multigather/frontends/webnn.hpp: WebNN gather, gatherElements, gatherND, scatterElements,
+// scatterND (https://www.w3.org/TR/webnn/).
+// Each op's signature, formula, rules, index rule and source are its registry row's
+// (multigather/registry.hpp; docs/quick_reference.md). Each function validates by the
+// framework's rules, fills `out` (views, axes, options, output shape) and returns
+// InvalidArgument / TypeError with the framework's reason.
 #pragma once
 
 #include "multigather/ops.hpp"
 
 namespace multigather::webnn {
 
-/// webnn.gather(input, indices, {axis = 0}):
-///   output[i.., j.., k..] = input[i.., indices[j..], k..];  axis is unsigned, < rank.
-/// Output shape input.shape[:axis] ++ indices.shape ++ input.shape[axis+1:] (0-D indices allowed).
+/// webnn.gather: the registry row "webnn.gather" states its signature, formula, rules, index rule
+/// and source (docs/quick_reference.md, generated; `multigather explain webnn.gather`).
 Status gather(const TensorView& input, const TensorView& indices, std::int64_t axis, Lowering* out);
 
-/// webnn.gatherElements(input, indices, {axis = 0}):
-///   output[i][j][k] = input[indices[i][j][k]][j][k]  (axis 0);
-/// indices.shape[d] == input.shape[d] for every d != axis; output shape = indices shape.
+/// webnn.gatherElements: the registry row "webnn.gatherElements" states its signature, formula,
+/// rules, index rule and source (docs/quick_reference.md, generated; `multigather explain
+/// webnn.gatherElements`).
 Status gatherElements(const TensorView& input, const TensorView& indices, std::int64_t axis,
                       Lowering* out);
 
-/// webnn.gatherND(input, indices):  output[j..] = input[indices[j.., 0], ..., indices[j.., c-1], t..]
-/// c = indices.shape[-1] <= rank(input); indices rank >= 1; output indices.shape[:-1] ++ input.shape[c:].
+/// webnn.gatherND: the registry row "webnn.gatherND" states its signature, formula, rules, index
+/// rule and source (docs/quick_reference.md, generated; `multigather explain webnn.gatherND`).
 Status gatherND(const TensorView& input, const TensorView& indices, Lowering* out);
 
-/// webnn.scatterElements(input, indices, updates, {axis = 0}): output = input;
-///   output[i][indices[i][j][k]][k] = updates[i][j][k]  (axis 1).
-/// indices rank == input rank, indices.shape[d] == input.shape[d] for d != axis, updates shape
-/// == indices shape, updates dtype == input dtype. Index rule as gather (wrap once, clamp).
-/// Duplicates: unspecified by WebNN; the last update in row-major order wins here.
+/// webnn.scatterElements: the registry row "webnn.scatterElements" states its signature, formula,
+/// rules, index rule and source (docs/quick_reference.md, generated; `multigather explain
+/// webnn.scatterElements`).
 Status scatterElements(const TensorView& input, const TensorView& indices, const TensorView& updates,
                        std::int64_t axis, Lowering* out);
 
-/// webnn.scatterND(input, indices, updates): output = input;
-///   output[indices[j.., 0], ..., indices[j.., c-1], t..] = updates[j.., t..];
-/// c = indices.shape[-1] <= rank(input), updates.shape == indices.shape[:-1] ++ input.shape[c:].
-/// Index rule and duplicates as scatterElements.
+/// webnn.scatterND: the registry row "webnn.scatterND" states its signature, formula, rules, index
+/// rule and source (docs/quick_reference.md, generated; `multigather explain webnn.scatterND`).
 Status scatterND(const TensorView& input, const TensorView& indices, const TensorView& updates,
                  Lowering* out);
 
