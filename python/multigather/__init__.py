@@ -227,8 +227,8 @@ def scatter_multiaxis(
     winning update of each element gets a gradient); "mul", "min", "max" raise
     NotImplementedError in backward.
 
-    Source: docs/spec.md section 4. The GIL is released while the kernel runs. Scatter runs on
-    the CPU engine (CUDA arrays raise ValueError).
+    Source: docs/spec.md section 4. The GIL is released while the kernel runs. CUDA arrays
+    (torch, cupy) scatter on the device, with the CPU engine's bytes (deterministic).
     """
     if out is None and _torch_route.torch_op_needed(input, indices, updates):
         # torch.ops.multigather.scatter_multiaxis: autograd, torch.compile, torch.export.
