@@ -1,13 +1,8 @@
-"""Core ML MIL (iOS17) gathers on multigather, with coremltools' argument names. They run in the
-C++ op registry (the frontends); a build without it raises ValueError.
-
-- ``gather(x, indices, axis=0, batch_dims=0, validate_indices=False)``: iOS17 gather
-- ``gather_along_axis(x, indices, axis=0, validate_indices=False)``: iOS17 gather_along_axis
-- ``gather_nd(x, indices, batch_dims=0, validate_indices=False)``: iOS17 gather_nd
-
-Source: https://apple.github.io/coremltools/source/coremltools.converters.mil.mil.ops.defs.html
-(iOS17.scatter_gather). Core ML has no int64 indices; they are accepted here anyway. Shapes and
-index rules follow the op's registry entry (``multigather.explain("coreml.gather", ...)``).
+"""Core ML MIL (iOS17) gathers and scatters on multigather, with coremltools' argument names:
+``gather``, ``gather_along_axis``, ``gather_nd``, ``scatter``, ``scatter_along_axis``,
+``scatter_nd``. Each function is made from its registry row (``_registry.op_function``): its
+parameters, defaults and whole docstring (signature, formula, shape and dtype rules, index
+rule, attributes, source) are the C++ row's (``multigather.explain("coreml.gather", ...)``).
 """
 
 from __future__ import annotations

@@ -3,11 +3,7 @@ reading): ``gather``, ``gather_elements``, ``gather_nd``, ``scatter_elements``, 
 Each function is made from its registry row (``_registry.op_function``): its parameters, its
 defaults and its whole docstring (signature, formula, shape and dtype rules, index rule,
 attributes, source) are the C++ row's (``multigather.explain("onnx.GatherND", ...)``).
-
-Negative indices wrap once ([-s, s-1] is valid); anything else out of range is an IndexError
-(ONNX: "it is an error"; ONNX Runtime CPU fails the run). Index dtypes are the opset-13
-schemas': int32 or int64 for Gather and GatherElements, int64 for GatherND; any other dtype is a
-TypeError (ONNX Runtime refuses such a model when it loads it).
+Errors: IndexError (an index out of range), ValueError (shapes, attributes), TypeError (dtypes).
 """
 
 from __future__ import annotations

@@ -1,9 +1,7 @@
-"""TOSA's GATHER on multigather: ``gather(values, indices)`` with values [N,K,C], indices [N,W]
--> output [N,W,C], output[n,w,c] = values[n, indices[n,w], c]. Negative and out-of-range
-indices are errors (TOSA: REQUIRE fails). Runs in the C++ op registry (the frontends).
-Source: https://www.mlplatform.org/tosa/tosa_spec.html#_gather
-
-``scatter(values_in, indices, input)``: TOSA SCATTER, the dual (#_scatter).
+"""TOSA's GATHER and SCATTER on multigather: ``gather`` and ``scatter``. Each function is made
+from its registry row (``_registry.op_function``): its parameters, defaults and whole docstring
+(signature, formula, shape and dtype rules, index rule, source) are the C++ row's
+(``multigather.explain("tosa.gather", ...)``).
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
-"""WebNN's gathers and scatters on multigather, with WebNN's names: ``gather(input, indices,
-axis=0)``, ``gather_elements(input, indices, axis=0)`` (gatherElements), ``gather_nd(input,
-indices)`` (gatherND), ``scatter_elements(input, indices, updates, axis=0)`` (scatterElements),
-``scatter_nd(input, indices, updates)`` (scatterND). Negative indices wrap once, then out-of-range indices clamp to [0, N-1] (what the
-web-platform-tests expect). They run in the C++ op registry (the frontends).
-Source: https://www.w3.org/TR/webnn/ (gather, gatherElements, gatherND, scatterElements, scatterND).
+"""WebNN's gathers and scatters on multigather, with WebNN's names: ``gather``,
+``gather_elements`` (gatherElements), ``gather_nd`` (gatherND), ``scatter_elements``
+(scatterElements), ``scatter_nd`` (scatterND). Each function is made from its registry row
+(``_registry.op_function``): its parameters, defaults and whole docstring (signature, formula,
+shape and dtype rules, index rule, attributes, source) are the C++ row's
+(``multigather.explain("webnn.gather", ...)``).
 """
 
 from __future__ import annotations
