@@ -33,6 +33,8 @@ are accepted (not only torch tensors). The lowerings are the C++ registry's
 
 from __future__ import annotations
 
+import numbers
+
 from typing import Any, Optional
 
 from ._registry import document as _registry_document
@@ -121,10 +123,14 @@ def embedding(input: Any, weight: Any, padding_idx: Optional[int] = None) -> Any
 
 def scatter(input: Any, dim: int, index: Any, src: Any, reduce: Optional[str] = None) -> Any:
     """torch.scatter(input, dim, index, src, reduce=None), in PyTorch's argument order: a new
-    tensor (out of place); reduce None assigns (the row's reduce "none"). The ``value=`` scalar
-    form is not provided. The rules and the index rule are the registry row's (below)."""
+    tensor (out of place); reduce None assigns (the row's reduce "none"). ``src`` may be a
+    number: PyTorch's ``value`` overload (torch.scatter(input, dim, index, value)), the number
+    cast to input's dtype and written (or added / multiplied) at every index position. The rules
+    and the index rule are the registry row's (below)."""
     if reduce is None:
         reduce = "none"
+    if isinstance(src, numbers.Number):
+        src = _broadcast_to(_value_like(input, src), tuple(index.shape))
     return run_scatter("torch.scatter", input, index, src, dim=dim, reduce=reduce)
 
 
@@ -152,6 +158,47 @@ def index_copy(input: Any, dim: int, index: Any, source: Any) -> Any:
     """torch.index_copy(input, dim, index, source), in PyTorch's argument order: a new
     tensor (out of place). The rules and the index rule are the registry row's (below)."""
     return run_scatter("torch.index_copy", input, index, source, dim=dim)
+
+
+def _broadcast_to(value: Any, shape: tuple) -> Any:
+    """A 0-d ``value`` (torch or numpy) as a stride-0 view of ``shape`` (no copy)."""
+    if hasattr(value, "expand"):
+        return value.expand(shape)
+    import numpy as np
+
+    return np.broadcast_to(value, shape)
+
+
+def _masks_as_indices(entries: tuple, input_shape: tuple) -> tuple:
+    """PyTorch's boolean mask entries of an index tuple as the index tensors of their true
+    positions (mask.nonzero(as_tuple=True)), one per dimension the mask covers, as
+    aten.index_put does. IndexError, in PyTorch's words, for a mask whose shape is not the
+    indexed dimensions' shape; TypeError for a torch.uint8 index (PyTorch reads it as a
+    deprecated mask, and index_put without accumulate refuses it)."""
+    out: list = []
+    for entry in entries:
+        dtype = str(getattr(entry, "dtype", ""))
+        if dtype == "torch.uint8":
+            raise TypeError("torch.index_put: a torch.uint8 index is a deprecated mask in PyTorch "
+                            "(index_put refuses it without accumulate): pass a bool mask or int64 indices")
+        if entry is None or dtype not in ("torch.bool", "bool"):
+            out.append(entry)
+            continue
+        first = len(out)
+        mask_shape = tuple(entry.shape)
+        for j, size in enumerate(mask_shape):
+            d = first + j
+            if d >= len(input_shape) or input_shape[d] != size:
+                have = input_shape[d] if d < len(input_shape) else "none"
+                raise IndexError(f"torch.index_put: The shape of the mask {list(mask_shape)} at index {j} does "
+                                 f"not match the shape of the indexed tensor {list(input_shape)} at index {d}"
+                                 f" ({size} vs {have})")
+        if hasattr(entry, "nonzero"):
+            nonzero = entry.nonzero(as_tuple=True) if hasattr(entry, "dim") else entry.nonzero()
+        else:
+            nonzero = entry.nonzero()
+        out.extend(nonzero)
+    return tuple(out)
 
 
 def _value_like(input: Any, value: Any) -> Any:
@@ -182,6 +229,7 @@ def _stacked_index_tuple(input: Any, indices: Any) -> tuple[Any, list[int]]:
     dimensions they index."""
     entries = tuple(indices) if isinstance(indices, (tuple, list)) else (indices,)
     rank = len(input.shape)
+    entries = _masks_as_indices(entries, tuple(input.shape))
     if len(entries) > rank:
         raise IndexError(f"torch.index_put: too many indices for tensor of dimension {rank} "
                          f"(got {len(entries)})")
@@ -194,9 +242,6 @@ def _stacked_index_tuple(input: Any, indices: Any) -> tuple[Any, list[int]]:
         import torch as xp
         arrays = [a if isinstance(a, xp.Tensor) else xp.as_tensor(a) for a in arrays]
         kinds = [a.dtype for a in arrays]
-        if any(k in (xp.bool, xp.uint8) for k in kinds):
-            raise TypeError("torch.index_put: boolean / uint8 mask indices are not supported "
-                            "(use mask.nonzero(as_tuple=True))")
         if len(set(kinds)) > 1:  # int32 beside int64: one dtype to stack
             arrays = [a.to(xp.int64) for a in arrays]
         stacked = xp.stack(xp.broadcast_tensors(*arrays), dim=-1)
@@ -204,8 +249,8 @@ def _stacked_index_tuple(input: Any, indices: Any) -> tuple[Any, list[int]]:
         import numpy as xp
         arrays = [xp.asarray(a) for a in arrays]
         if any(a.dtype.kind not in "iu" for a in arrays):
-            raise TypeError("torch.index_put: tensors used as indices must be long or int tensors "
-                            "(boolean masks are not supported)")
+            raise TypeError("torch.index_put: tensors used as indices must be long, int, byte or bool "
+                            "tensors")
         stacked = xp.stack(xp.broadcast_arrays(*arrays), axis=-1)
     return stacked, dims
 
@@ -213,9 +258,11 @@ def _stacked_index_tuple(input: Any, indices: Any) -> tuple[Any, list[int]]:
 def index_put(input: Any, indices: Any, values: Any, accumulate: bool = False) -> Any:
     """torch.index_put(input, indices, values, accumulate=False): a new tensor (out of place),
     with PyTorch's advanced indexing. ``indices``: a tuple of int64 / int32 index tensors
-    (broadcast to a common shape B) or None (a full slice of that dimension), turned into
-    the registry form (stacked, with index_dims). Boolean masks and too many indices are
-    TypeError / IndexError. The rules and the index rule are the registry row's (below)."""
+    (broadcast to a common shape B), boolean masks (their true positions, one index tensor per
+    masked dimension, as PyTorch does) or None (a full slice of that dimension), turned into
+    the registry form (stacked, with index_dims). A mask of another shape than the dimensions
+    it covers, and too many indices, are IndexError; a torch.uint8 index is a TypeError. The
+    rules and the index rule are the registry row's (below)."""
     indices, index_dims = _stacked_index_tuple(input, indices)
     return run_scatter("torch.index_put", input, indices, values, index_dims=index_dims,
                        accumulate=accumulate)

@@ -498,8 +498,8 @@ Status put(const TensorView& input, const TensorView& index, const TensorView& s
 Status index_put(const TensorView& input, const TensorView& indices, const TensorView& values,
                  const std::vector<std::int64_t>& index_dims, bool accumulate, Lowering* out) {
   MULTIGATHER_RETURN_IF_ERROR(begin_scatter("torch.index_put", input, indices, values, out));
-  // PyTorch (index_put_ / index_put_with_sort_stub): int64 or int32 index tensors (bool / uint8
-  // ones are masks: the Python wrapper refuses them), values of input's dtype.
+  // PyTorch (index_put_ / index_put_with_sort_stub): int64 or int32 index tensors (bool masks
+  // arrive as their true positions: the Python wrapper's mask.nonzero), values of input's dtype.
   if (indices.dtype != DType::kInt64 && indices.dtype != DType::kInt32) {
     return TypeError(out->op + ": tensors used as indices must be long or int tensors, got " +
                      std::string(dtype_name(indices.dtype)));

@@ -771,10 +771,49 @@ def test_torch_index_put_last_wins_and_errors():
         multigather.torch.index_put(x, (torch.tensor([0, 1]),), torch.ones(3))
     with pytest.raises(TypeError, match="source and destination dtypes match"):
         multigather.torch.index_put(x, (torch.tensor([0]),), torch.ones(2, dtype=torch.float64))
-    with pytest.raises(TypeError, match="mask"):
-        multigather.torch.index_put(x, (torch.tensor([True, False, True]),), torch.tensor(1.0))
+    with pytest.raises(IndexError, match=r"shape of the mask \[2\] at index 0 does not match"):
+        multigather.torch.index_put(x, (torch.tensor([True, False]),), torch.tensor(1.0))
     with pytest.raises(IndexError, match="too many indices"):
         multigather.torch.index_put(x, (torch.tensor([0]),) * 3, torch.tensor(1.0))
+
+
+@pytest.mark.parametrize("accumulate", [False, True])
+def test_torch_index_put_boolean_masks_match_torch(accumulate):
+    # A mask is its true positions, one index tensor per dimension it covers (aten.index_put).
+    torch = require("torch")
+    rng = np.random.RandomState(7)
+    x = torch.from_numpy(rng.standard_normal((4, 3, 5)).astype(np.float32))
+    m1 = torch.from_numpy(rng.rand(4) < 0.5)
+    m2 = torch.from_numpy(rng.rand(4, 3) < 0.5)
+    m3 = torch.from_numpy(rng.rand(3) < 0.6)
+    cases = [
+        ((m1,), torch.tensor(2.5)),                                        # rows, a scalar value
+        ((m2,), torch.arange(5, dtype=torch.float32)),                     # a 2-D mask, a broadcast row
+        ((None, m3), torch.tensor(-1.0)),                                  # a mask after a full slice
+        ((m1, None, torch.tensor([4, 0, 4])[: int(m1.sum())] if int(m1.sum()) <= 3 else torch.tensor(0)),
+         torch.tensor(9.0)),                                               # a mask beside an index
+    ]
+    for indices, values in cases:
+        want = torch.ops.aten.index_put(x, list(indices), values, accumulate)
+        got = multigather.torch.index_put(x, indices, values, accumulate=accumulate)
+        torch.testing.assert_close(got, want, rtol=0, atol=0)
+    with pytest.raises(TypeError, match="uint8 index is a deprecated mask"):
+        multigather.torch.index_put(x, (m1.to(torch.uint8),), torch.tensor(3.0))
+
+
+@pytest.mark.parametrize("reduce", [None, "add", "multiply"])
+def test_torch_scatter_with_a_number_is_the_value_overload(reduce):
+    torch = require("torch")
+    rng = np.random.RandomState(3)
+    for dtype in (torch.float32, torch.int64, torch.float16):
+        x = torch.from_numpy(rng.randint(-5, 5, (4, 6))).to(dtype)
+        index = torch.from_numpy(rng.randint(0, 6, (3, 2)))
+        for value in (2, 1.5, -3):
+            kwargs = {} if reduce is None else {"reduce": reduce}
+            want = torch.scatter(x, 1, index, value, **kwargs)
+            got = multigather.torch.scatter(x, 1, index, value, reduce)
+            assert got.dtype == want.dtype
+            torch.testing.assert_close(got, want, rtol=0, atol=0)
 
 
 # ---- numpy.put against numpy ---------------------------------------------------------------------
