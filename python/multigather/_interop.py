@@ -232,7 +232,7 @@ def call_door(handle: int, input: Any, indices: Any, updates: Any, out: Any,
 NORMALIZED = _core.normalized_handle_bit
 
 
-def check_not_none(index_mode: Any, negative_indices: Any, modes: str, **others: Any) -> None:
+def check_not_none(index_mode: Any, negative_indices: Any, modes: str, fill_value: Any = 0) -> None:
     """TypeError naming the argument for None where the core operators take no None (in the
     registry row, None means the default). Every other bad value is the door's to word (the
     registry's one message: "gather_multiaxis: attribute index_mode: 'x' is not one of ...")."""
@@ -240,7 +240,7 @@ def check_not_none(index_mode: Any, negative_indices: Any, modes: str, **others:
         raise TypeError(f"index_mode must be a str ({modes}), not None")
     if negative_indices is None:
         raise TypeError("negative_indices must be a bool, not None")
-    if others.get("fill_value", 0) is None:
+    if fill_value is None:
         raise TypeError("fill_value must be a bool, int or float, not None")
 
 

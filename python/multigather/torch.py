@@ -193,11 +193,8 @@ def _masks_as_indices(entries: tuple, input_shape: tuple) -> tuple:
                 raise IndexError(f"torch.index_put: The shape of the mask {list(mask_shape)} at index {j} does "
                                  f"not match the shape of the indexed tensor {list(input_shape)} at index {d}"
                                  f" ({size} vs {have})")
-        if hasattr(entry, "nonzero"):
-            nonzero = entry.nonzero(as_tuple=True) if hasattr(entry, "dim") else entry.nonzero()
-        else:
-            nonzero = entry.nonzero()
-        out.extend(nonzero)
+        # torch: nonzero(as_tuple=True); numpy: nonzero() is already the tuple.
+        out.extend(entry.nonzero(as_tuple=True) if hasattr(entry, "dim") else entry.nonzero())
     return tuple(out)
 
 

@@ -511,7 +511,8 @@ enum class Framework : std::uint8_t { kNumpy, kTorch, kOther };
 struct Operand {
   TensorView view;
   Framework framework = Framework::kNumpy;
-  const char* framework_name = "numpy";  // kOther: "jax", "cupy", "tensorflow", ... (to_python)
+  const char* framework_name = "numpy";  // the input's: "torch", or for kOther (door_call)
+                                         // framework_name_of's "jax", "cupy", ... (to_python)
   nb::object keep;                       // a converted list
   std::optional<InputArray> array;       // read through DLPack / the buffer protocol
   Device device = Device::kCPU;
@@ -550,7 +551,6 @@ bool dlpack_view(PyObject* object, const char* name, Operand* op) {
     return false;
   }
   op->framework = Framework::kOther;
-  op->framework_name = framework_name_of(object);
 #if defined(MULTIGATHER_PYTHON_HAS_CUDA)
   if (is_cuda_memory(array.device_type())) {
     op->view = device_view_of(array, name);
@@ -1020,6 +1020,8 @@ PyObject* door_call(FastOp& op, PyObject* const* args, Py_ssize_t first_attr, bo
       (scatter && !read_operand(args[3], "updates", normalized, &updates))) {
     return not_implemented();  // no reader for an operand: Python normalizes it
   }
+  // The result's framework (only the input's counts).
+  if (input.framework == Framework::kOther) input.framework_name = framework_name_of(args[1]);
   check_same_device(input, indices, "indices");
   if (scatter) check_same_device(input, updates, "updates");
   // The DLPack route's mode check, once per call (the hooks check in `read`).

@@ -238,8 +238,13 @@ Status finish_scatter(Lowering* out) {
   return Status::Ok();
 }
 
-Status finish_scatter(const std::vector<std::int64_t>& output_shape, Lowering* out) {
-  MULTIGATHER_RETURN_IF_ERROR(finish_scatter(out));
+namespace {
+
+// Sets the framework output shape, a reshape of `core` (the core call's output, or for a
+// scatter its input): InvalidArgument beyond kMaxRank, kInternal (a lowering bug) for another
+// element count.
+Status set_output_shape(const std::vector<std::int64_t>& output_shape, const Dims& core,
+                        const char* core_name, Lowering* out) {
   if (output_shape.size() > static_cast<std::size_t>(kMaxRank)) {
     return InvalidArgument(out->op + ": output rank " +
                            str(static_cast<std::int64_t>(output_shape.size())) +
@@ -248,13 +253,20 @@ Status finish_scatter(const std::vector<std::int64_t>& output_shape, Lowering* o
   out->output_shape = Dims(std::span<const std::int64_t>(output_shape));
   std::int64_t a = 0, b = 0;
   element_count(out->output_shape, &b);
-  element_count(out->input.shape, &a);
+  element_count(core, &a);
   if (a != b) {
-    return Status(StatusCode::kInternal, out->op + ": lowering bug: core input " +
-                                             to_string(out->input.shape) + " and output " +
+    return Status(StatusCode::kInternal, out->op + ": lowering bug: " + core_name + " " +
+                                             to_string(core) + " and output " +
                                              to_string(out->output_shape) + " differ in size");
   }
   return Status::Ok();
+}
+
+}  // namespace
+
+Status finish_scatter(const std::vector<std::int64_t>& output_shape, Lowering* out) {
+  MULTIGATHER_RETURN_IF_ERROR(finish_scatter(out));
+  return set_output_shape(output_shape, out->input.shape, "core input", out);
 }
 
 Status check_updates_dtype(const std::string& op, const TensorView& data, const TensorView& updates,
@@ -418,21 +430,7 @@ Status finish_framework_scatter(const TensorView& data, const TensorView& update
 }
 
 Status reshape_output(const std::vector<std::int64_t>& output_shape, Lowering* out) {
-  if (output_shape.size() > static_cast<std::size_t>(kMaxRank)) {
-    return InvalidArgument(out->op + ": output rank " +
-                           str(static_cast<std::int64_t>(output_shape.size())) +
-                           " exceeds the maximum rank " + str(kMaxRank));
-  }
-  out->output_shape = Dims(std::span<const std::int64_t>(output_shape));
-  std::int64_t a = 0, b = 0;
-  element_count(out->output_shape, &b);
-  element_count(out->shape.output_shape, &a);
-  if (a != b) {
-    return Status(StatusCode::kInternal, out->op + ": lowering bug: core output " +
-                                             to_string(out->shape.output_shape) + " and output " +
-                                             to_string(out->output_shape) + " differ in size");
-  }
-  return Status::Ok();
+  return set_output_shape(output_shape, out->shape.output_shape, "core output", out);
 }
 
 Status finish(const std::vector<std::int64_t>& output_shape, Lowering* out) {
