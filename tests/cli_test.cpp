@@ -307,8 +307,8 @@ TEST_F(CliTest, ExplainSeedExample) {
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.out,
             "op:                 gather_multiaxis    [multiaxis]\n"
-            "signature:          gather_multiaxis(input, indices, axes, index_mode, negative_indices, "
-            "fill_value)\n"
+            "signature:          gather_multiaxis(input, indices, axes, index_mode='error', negative_indices=True, "
+            "fill_value=0)\n"
             "formula:            output[o] = input[i], i[d] = o[d] (d not in axes, broadcast), "
             "i[axes[j]] = indices[q.., q_last*c + j]\n"
             "follows:            docs/spec.md section 1\n"

@@ -61,6 +61,11 @@ struct OpSpec {
   IndexRule index_rule{};  // the policy the lowering sets (tests/registry_rows_test.cpp checks it)
   /// The framework's shape / dtype rules and constraints, as one paragraph of text.
   std::string rules{};
+  /// The gradient of a scatter with reduction none where several updates reach one element:
+  /// false, only the update that wins (the derivative of what the forward computes: JAX's
+  /// rule, scatter_multiaxis); true, every one of them (PyTorch's derivatives.yaml: scatter's
+  /// src gets grad.gather(dim, index), index_copy's source grad.index_select(dim, index)).
+  bool gradient_to_every_duplicate = false;
 };
 
 /// The index rule of `op` as one line: "negative indices wrap once ([-s, s-1]); any other index

@@ -50,7 +50,8 @@ Status execute_batched(std::string_view name, const TensorView& input, const Ten
 ///  - a scatter op (reduction none or add; `grad_updates` may be null when not needed):
 ///    grad_input = grad_output, zeroed where an update overwrote the element (none, or add
 ///    with include_input=false); grad_updates = grad_output gathered at each update's target
-///    (a dropped update gets 0; with none only the update that wins an element gets it),
+///    (a dropped update gets 0; with none only the update that wins an element gets it, or every
+///    update of it where the row says so: OpSpec::gradient_to_every_duplicate, PyTorch's ops),
 ///    summed over the dimensions along which the op broadcasts updates.
 /// Errors: those of lower_op / execute; InvalidArgument for a scatter with reduction mul, min
 /// or max (their gradients are not implemented), a gather whose lowering copies or re-reads

@@ -1,11 +1,11 @@
-"""Which road a torch call takes: ``torch.ops.multigather.*`` (the dispatcher, autograd,
-torch.compile) or the op's real implementation directly (``multigather._torch_impl``), and the
-loading of ``multigather.torch_ops`` (whose import registers the torch ops) the first time a torch
-tensor is seen. Never imports torch itself.
+"""Which road a torch call takes: ``torch.ops.multigather.*`` (the dispatcher: autograd,
+torch.compile, torch.export; the C++ ops of libmultigather_torch) or the door directly (the
+same registry row and execute, without the dispatcher), and the loading of
+``multigather.torch_ops`` (whose import loads the C++ ops and their fake implementations) the
+first time a torch tensor is seen. Never imports torch itself.
 
-Imports: torch_ops (lazily), which imports _torch_impl and _registry; nothing here is imported
-back by them (no import circle).
-"""
+Imports: torch_ops (lazily), which imports _registry; nothing here is imported back by them (no
+import circle)."""
 
 from __future__ import annotations
 

@@ -38,14 +38,19 @@ import numbers
 from typing import Any, Optional
 
 from ._registry import document as _registry_document
-from ._registry import op_function, run_fast, run_general, run_scatter
+from ._registry import fast_op, run_fast, run_general, run_scatter
 from . import _torch_route
-from ._torch_impl import _GATHER, _INDEX_SELECT, _TAKE, _TAKE_ALONG_DIM, _embedding
 from ._torch_route import torch_op_needed, torch_ops
 
 __all__ = ["gather", "take", "take_along_dim", "index_select", "embedding", "index_copy", "index_fill", "put", "index_put",
            "scatter", "scatter_add",
            "scatter_reduce", "index_add"]
+
+
+_GATHER = fast_op("torch.gather", "dim")
+_TAKE = fast_op("torch.take")
+_TAKE_ALONG_DIM = fast_op("torch.take_along_dim", "dim")
+_INDEX_SELECT = fast_op("torch.index_select", "dim")
 
 
 def gather(input: Any, dim: int, index: Any) -> Any:
@@ -118,7 +123,15 @@ def embedding(input: Any, weight: Any, padding_idx: Optional[int] = None) -> Any
             padding_idx += n
     if torch_op_needed(weight, input):
         return torch_ops().embedding(input, weight, padding_idx)
-    return _embedding(input, weight, padding_idx)
+    if len(weight.shape) != 2:
+        raise ValueError(f"embedding: weight must be 2-D (num_embeddings, embedding_dim), not "
+                         f"{len(weight.shape)}-D of shape {list(weight.shape)}")
+    if not hasattr(input, "reshape"):
+        import numpy as np
+
+        input = np.asarray(input)
+    rows = index_select(weight, 0, input.reshape(-1))
+    return rows.reshape(tuple(input.shape) + (int(weight.shape[1]),))
 
 
 def scatter(input: Any, dim: int, index: Any, src: Any, reduce: Optional[str] = None) -> Any:
@@ -131,12 +144,16 @@ def scatter(input: Any, dim: int, index: Any, src: Any, reduce: Optional[str] = 
         reduce = "none"
     if isinstance(src, numbers.Number):
         src = _broadcast_to(_value_like(input, src), tuple(index.shape))
+    if torch_op_needed(input, index, src):
+        return torch_ops().scatter(input, dim, index, src, reduce=None if reduce == "none" else reduce)
     return run_scatter("torch.scatter", input, index, src, dim=dim, reduce=reduce)
 
 
 def scatter_add(input: Any, dim: int, index: Any, src: Any) -> Any:
     """torch.scatter_add(input, dim, index, src), in PyTorch's argument order: a new tensor
     (out of place). The rules and the index rule are the registry row's (below)."""
+    if torch_op_needed(input, index, src):
+        return torch_ops().scatter_add(input, dim, index, src)
     return run_scatter("torch.scatter_add", input, index, src, dim=dim)
 
 
@@ -144,6 +161,8 @@ def scatter_reduce(input: Any, dim: int, index: Any, src: Any, reduce: str, *, i
     """torch.scatter_reduce(input, dim, index, src, reduce, *, include_self=True), in
     PyTorch's argument order: a new tensor (out of place). Not differentiable (JAX:
     NotImplementedError). The rules and the index rule are the registry row's (below)."""
+    if torch_op_needed(input, index, src):
+        return torch_ops().scatter_reduce(input, dim, index, src, reduce, include_self=include_self)
     return run_scatter("torch.scatter_reduce", input, index, src, dim=dim, reduce=reduce,
                        include_self=include_self)
 
@@ -151,12 +170,16 @@ def scatter_reduce(input: Any, dim: int, index: Any, src: Any, reduce: str, *, i
 def index_add(input: Any, dim: int, index: Any, source: Any, *, alpha: Any = 1) -> Any:
     """torch.index_add(input, dim, index, source, *, alpha=1), in PyTorch's argument order:
     a new tensor (out of place). The rules and the index rule are the registry row's (below)."""
+    if torch_op_needed(input, index, source):
+        return torch_ops().index_add(input, dim, index, source, alpha=alpha)
     return run_scatter("torch.index_add", input, index, source, dim=dim, alpha=alpha)
 
 
 def index_copy(input: Any, dim: int, index: Any, source: Any) -> Any:
     """torch.index_copy(input, dim, index, source), in PyTorch's argument order: a new
     tensor (out of place). The rules and the index rule are the registry row's (below)."""
+    if torch_op_needed(input, index, source):
+        return torch_ops().index_copy(input, dim, index, source)
     return run_scatter("torch.index_copy", input, index, source, dim=dim)
 
 
@@ -214,10 +237,17 @@ def index_fill(input: Any, dim: int, index: Any, value: Any) -> Any:
     (out of place). ``value``: a number or a 0-dimensional tensor, cast to input's dtype
     here. The rules and the index rule are the registry row's (below)."""
     value = _value_like(input, value)
+    if torch_op_needed(input, index, value):
+        return torch_ops().index_fill(input, dim, index, value)
     return run_scatter("torch.index_fill", input, index, value, dim=dim)
 
 
-put = op_function("torch.put", "put")
+def put(input: Any, index: Any, source: Any, accumulate: bool = False) -> Any:
+    """torch.put(input, index, source, accumulate=False): a new tensor (out of place). The
+    rules and the index rule are the registry row's (below)."""
+    if torch_op_needed(input, index, source):
+        return torch_ops().put(input, index, source, accumulate)
+    return run_scatter("torch.put", input, index, source, accumulate=accumulate)
 
 
 def _stacked_index_tuple(input: Any, indices: Any) -> tuple[Any, list[int]]:
@@ -261,6 +291,8 @@ def index_put(input: Any, indices: Any, values: Any, accumulate: bool = False) -
     it covers, and too many indices, are IndexError; a torch.uint8 index is a TypeError. The
     rules and the index rule are the registry row's (below)."""
     indices, index_dims = _stacked_index_tuple(input, indices)
+    if torch_op_needed(input, indices, values):
+        return torch_ops().index_put(input, indices, values, accumulate, index_dims=index_dims)
     return run_scatter("torch.index_put", input, indices, values, index_dims=index_dims,
                        accumulate=accumulate)
 

@@ -1,59 +1,114 @@
-"""multigather's operators registered with PyTorch (``torch.library``): real, fake (meta) and
-autograd implementations, so that they work under autograd, ``torch.compile(fullgraph=True)``
-and ``torch.export``.
+"""multigather's operators in PyTorch: ``torch.ops.multigather.*``, registered from C++.
 
-Importing this module (``import multigather.torch_ops``; ``import multigather`` does it when torch
-is already imported, and the first call of a multigather function on a torch tensor does it
-otherwise) defines:
+Importing this module (``import multigather`` does it when torch is already imported, and the
+first call of a multigather function on a torch tensor does it otherwise) loads the shared
+library that registers them (``library_path()``: ``libmultigather_torch.so``, built with the
+package against the installed torch; python/torch_library/multigather_torch.cpp) and adds
+their fake (meta) implementations, for ``torch.compile(fullgraph=True, dynamic=True)`` and
+``torch.export``.
 
-==========================================================  =====================================
-``torch.ops.multigather.gather_multiaxis(input, indices,    ``multigather.gather_multiaxis``
-axes, index_mode="error", negative_indices=True,
-fill_value=0)``
-``torch.ops.multigather.scatter_multiaxis(input, indices,   ``multigather.scatter_multiaxis``
-updates, axes, reduction="none", index_mode="error",        (CPU, and CUDA in a CUDA build)
-negative_indices=True, include_input=True)``
-``torch.ops.multigather.gather(input, dim, index)``         torch.gather (registry "torch.gather")
-``torch.ops.multigather.take(input, index)``                torch.take
-``torch.ops.multigather.take_along_dim(input, indices,      torch.take_along_dim
-dim=None)``
-``torch.ops.multigather.index_select(input, dim, index)``   torch.index_select
-``torch.ops.multigather.embedding(input, weight,            F.embedding (index_select of rows;
-padding_idx=None)``                                         padding_idx >= 0 here)
-==========================================================  =====================================
+One op per registry row that PyTorch users call, its schema generated from the row (the
+signature's argument order and defaults, the attributes' types), and one ``<op>_backward``:
 
-Real implementations run the one execute path (the registry op or core call on the tensors,
-zero-copy; CUDA tensors run on their device in a CUDA build: gathers, and scatters in the
-deterministic mode, bit-identical to the CPU engine).
-Fake implementations take the output shape from multigather's own shape inference
-(``multigather.output_shape``; no data is read), so shape errors surface while tracing. Symbolic
-sizes (dynamic shapes, torch.export's Dim) stay symbolic: the core checks their hints, and the
-op's shape rule in torch sizes, checked against the core's answer, gives the symbolic shape.
+=================================================================  ================================
+``gather_multiaxis(input, indices, axes, index_mode="error",        ``multigather.gather_multiaxis``
+negative_indices=True, fill_value=0)``
+``scatter_multiaxis(input, indices, updates, axes, reduction=        ``multigather.scatter_multiaxis``
+"none", index_mode="error", negative_indices=True,
+include_input=True)``
+``gather(input, dim, index)``, ``take(input, index)``,              torch.gather, torch.take,
+``take_along_dim(input, indices, dim=None)``,                       torch.take_along_dim,
+``index_select(input, dim, index)``                                 torch.index_select
+``scatter(input, dim, index, src, reduce=None)``,                   torch.scatter, scatter_add,
+``scatter_add(input, dim, index, src)``, ``scatter_reduce(input,    scatter_reduce
+dim, index, src, reduce, *, include_self=True)``
+``index_add(input, dim, index, source, *, alpha=1)``,               torch.index_add, index_copy,
+``index_copy(input, dim, index, source)``, ``index_fill(input,      index_fill (value: a 0-d
+dim, index, value)``, ``put(input, index, source,                    tensor), torch.put
+accumulate=False)``
+``index_put(input, indices, values, accumulate=False, *,            torch.index_put in the registry
+index_dims)``                                                       form (indices stacked on a last
+                                                                    dimension; multigather.torch.
+                                                                    index_put takes PyTorch's tuple)
+``embedding(input, weight, padding_idx=None)``                      F.embedding (index_select of
+                                                                    rows; padding_idx >= 0 here)
+=================================================================  ================================
 
-Gradients (source: docs/spec.md section 4, "Adjoint"): every gather's input gradient is
-``scatter_multiaxis(zeros_like(input), indices, grad, axes, reduction="add")`` in the same index
-mode ("drop" for "fill") with the op's axes, run through ``torch.ops.multigather.scatter_multiaxis``
-(so it is traced and compiled too, and differentiable again). Indices get no gradient.
-scatter_multiaxis: reduction "add" and "none" have exact gradients (input: grad, zeroed where
-updates overwrite it; updates: grad gathered at their targets, summed over broadcast dimensions;
-under "none" only the winning (last) update of each element gets a gradient: where PyTorch's
-scatter/index_put give every duplicate the gradient, this is the derivative of what the forward
-computes). "mul", "min", "max" raise NotImplementedError in backward.
+Kernels (C++): CPU and CUDA run the registry row's lowering and execute on the tensors' memory
+(no copy; torch's intra-op thread count; CUDA on the current stream, in a build with the CUDA
+engine). Autograd: the gradient of every op is the generic VJP of its row (docs/spec.md section
+4, ``execute_vjp``): a gather's input gradient is the scatter-add of the output gradient through
+the same lowering (index_mode fill becomes drop); a scatter's are the output gradient, zeroed
+where an update overwrote the element, and the output gradient gathered at each update's
+target (PyTorch's rows: every duplicate gets it, as PyTorch's own ops; ``scatter_multiaxis``:
+only the update that wins), summed over broadcast dimensions; index_add's alpha scales it.
+Backward ops are differentiable again (double backward). Reductions mul, min, max and mean
+raise NotImplementedError in backward. Indices get no gradient. Errors are IndexError,
+ValueError and TypeError with the registry's messages.
+
+Fake implementations take the output shape from the core's shape inference
+(``multigather.output_shape``; no data is read). Symbolic sizes (dynamic shapes, torch.export's
+Dim) stay symbolic: the core checks their hints, and the op's shape rule in torch sizes,
+checked against the core's answer, gives the symbolic shape.
 """
 
 from __future__ import annotations
 
-from typing import List, Optional
+import os
+from typing import Any, Callable, Optional
 
 import torch
 from torch import Tensor
-from torch.types import Number
 
 from . import _registry
-from . import _torch_impl as _impl
 
-__all__ = ["gather_multiaxis", "scatter_multiaxis", "gather", "take", "take_along_dim",
-           "index_select", "embedding"]
+__all__ = ["library_path", "gather_multiaxis", "scatter_multiaxis", "gather", "take",
+           "take_along_dim", "index_select", "embedding", "scatter", "scatter_add",
+           "scatter_reduce", "index_add", "index_copy", "index_fill", "index_put", "put"]
+
+
+def library_path() -> str:
+    """The path of ``libmultigather_torch.so``, the shared library that registers
+    ``torch.ops.multigather.*`` from C++ (engine included): ``torch.ops.load_library(path)``
+    makes the ops available with no multigather Python package (an AOTInductor package's
+    runtime, a libtorch program that dlopens it). Raises ImportError when the package was built
+    without torch (pip's isolated build: reinstall with ``pip install --no-build-isolation .``
+    in an environment that has torch, as scripts/test-python.sh does)."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "libmultigather_torch.so")
+    if not os.path.exists(path):
+        raise ImportError(
+            f"multigather's PyTorch ops are not built ({path} is missing): the package was built "
+            f"without torch; reinstall it with torch installed and `pip install "
+            f"--no-build-isolation .`")
+    return path
+
+
+def _load() -> None:
+    if not hasattr(torch.ops.multigather, "gather_multiaxis"):
+        torch.ops.load_library(library_path())
+
+
+_load()
+_ops = torch.ops.multigather
+
+gather_multiaxis = _ops.gather_multiaxis.default
+scatter_multiaxis = _ops.scatter_multiaxis.default
+gather = _ops.gather.default
+take = _ops.take.default
+take_along_dim = _ops.take_along_dim.default
+index_select = _ops.index_select.default
+embedding = _ops.embedding.default
+scatter = _ops.scatter.default
+scatter_add = _ops.scatter_add.default
+scatter_reduce = _ops.scatter_reduce.default
+index_add = _ops.index_add.default
+index_copy = _ops.index_copy.default
+index_fill = _ops.index_fill.default
+index_put = _ops.index_put.default
+put = _ops.put.default
+
+
+# ---- fake implementations -----------------------------------------------------------------------
 
 # torch dtype -> multigather dtype name (for the shape inference of the fake implementations).
 _DTYPE_NAMES = {
@@ -88,7 +143,7 @@ def _shape(t: Tensor) -> list[int]:
 
 
 def _infer(op: str, input: Tensor, indices: Tensor, updates: Optional[Tensor] = None,
-           symbolic=None, **attrs) -> list:
+           symbolic: Optional[Callable[[], Any]] = None, **attrs) -> list:
     """The output shape of registry op ``op`` from the core's shape inference (its rules and
     errors; no data). With symbolic sizes (dynamic shapes), the core checks the sizes' hints and
     ``symbolic()`` gives the shape in the symbolic sizes (the op's rule, written in torch), which
@@ -112,374 +167,94 @@ def _infer(op: str, input: Tensor, indices: Tensor, updates: Optional[Tensor] = 
     return sym
 
 
-def _fresh(result: Tensor, *inputs: Tensor) -> Tensor:
-    """A custom op may not return a view of its inputs (the core always allocates; this guards)."""
-    for t in inputs:
-        if result.numel() and t.numel() and result.untyped_storage().data_ptr() == \
-                t.untyped_storage().data_ptr():
-            return result.clone()
-    return result
+def _gather_multiaxis_shape(input, indices, attrs):
+    axes = attrs["axes"]
+    rank, c = input.dim(), max(len(axes), 1)
+    logical = list(indices.shape[:-1]) + [indices.shape[-1] // c] if rank else []
+    dims = {a % rank for a in axes} if rank else set()
+    return [logical[d] if d in dims or input.shape[d] == 1 else input.shape[d] for d in range(rank)]
 
 
-def _plain(t: Tensor) -> Tensor:
-    """t without autograd history (the real implementations run below autograd; a tensor that
-    requires grad would miss the fast path)."""
-    return t.detach() if t.requires_grad else t
+def _take_along_dim_shape(input, indices, attrs):
+    dim = attrs["dim"]
+    if dim is None:
+        return [indices.numel()]
+    d0 = dim % input.dim()
+    return [indices.shape[d] if d == d0 or input.shape[d] == 1 else input.shape[d]
+            for d in range(input.dim())]
 
 
-def _zeros(like: Tensor, shape) -> Tensor:
-    """zeros of ``shape`` (like's dtype and device) as a broadcast view of one zero: the scatter
-    reads it in place and writes its own output (no zero-filled buffer of the full size; for
-    large gradients that first touch of fresh memory costs more than the scatter)."""
-    return like.new_zeros(()).expand(list(shape))
+def _index_select_shape(input, index, attrs):
+    if input.dim() == 0:
+        return []
+    shape = list(input.shape)
+    shape[attrs["dim"] % input.dim()] = index.numel()
+    return shape
 
 
-def _gather_mode_of_scatter(index_mode: str) -> str:
-    return "fill" if index_mode == "drop" else index_mode
+# Each gather row's shape rule in torch sizes (scatters: input's shape).
+_SYMBOLIC = {
+    "gather_multiaxis": _gather_multiaxis_shape,
+    "torch.gather": lambda input, index, attrs: index.shape,
+    "torch.take": lambda input, index, attrs: index.shape,
+    "torch.take_along_dim": _take_along_dim_shape,
+    "torch.index_select": _index_select_shape,
+}
 
 
-def _scatter_mode_of_gather(index_mode: str) -> str:
-    return "drop" if index_mode == "fill" else index_mode
-
-
-# ---- gather_multiaxis ---------------------------------------------------------------------------
-
-@torch.library.custom_op("multigather::gather_multiaxis", mutates_args=())
-def gather_multiaxis(input: Tensor, indices: Tensor, axes: List[int], index_mode: str = "error",
-                     negative_indices: bool = True, fill_value: Number = 0) -> Tensor:
-    """``multigather.gather_multiaxis`` as a PyTorch op (see its docstring for the shape rules:
-    output.shape[d] = L[d] for d in axes, broadcast(input.shape[d], L[d]) otherwise). Any dtype
-    the core takes; int indices. Raises IndexError, ValueError, TypeError like the core."""
-    return _fresh(_registry.run("gather_multiaxis", _plain(input), indices, axes=list(axes),
-                                index_mode=index_mode, negative_indices=bool(negative_indices),
-                                fill_value=fill_value), input, indices)
-
-
-@gather_multiaxis.register_fake
-def _(input, indices, axes, index_mode="error", negative_indices=True, fill_value=0):
-    def symbolic():
-        rank, c = input.dim(), max(len(axes), 1)
-        logical = list(indices.shape[:-1]) + [indices.shape[-1] // c] if rank else []
-        dims = {a % rank for a in axes} if rank else set()
-        return [logical[d] if d in dims or input.shape[d] == 1 else input.shape[d]
-                for d in range(rank)]
-
-    shape = _infer("gather_multiaxis", input, indices, symbolic=symbolic, axes=list(axes),
-                   index_mode=index_mode, negative_indices=bool(negative_indices))
-    return input.new_empty(shape)
-
-
-def _gather_multiaxis_setup(ctx, inputs, output):
-    input, indices, axes, index_mode, negative_indices, _ = inputs
-    ctx.save_for_backward(indices)
-    ctx.input_shape = tuple(input.shape)
-    ctx.args = (list(axes), index_mode, bool(negative_indices))
-
-
-def _gather_multiaxis_backward(ctx, grad):
-    (indices,) = ctx.saved_tensors
-    axes, index_mode, negative_indices = ctx.args
-    grad_input = scatter_multiaxis(_zeros(grad, ctx.input_shape), indices, grad, axes, "add",
-                                   _scatter_mode_of_gather(index_mode), negative_indices, True)
-    return grad_input, None, None, None, None, None
-
-
-gather_multiaxis.register_autograd(_gather_multiaxis_backward,
-                                   setup_context=_gather_multiaxis_setup)
-
-
-# ---- scatter_multiaxis --------------------------------------------------------------------------
-
-def _require_engine_device(op: str, **tensors: Tensor) -> None:
-    """CPU tensors, or CUDA tensors in a CUDA build (the CUDA scatter, deterministic: the same
-    bytes as the CPU engine); meta tensors carry shapes only (the fake kernel)."""
-    from . import _multigather
-    for name, t in tensors.items():
-        if t.device.type in ("cpu", "meta") or (t.device.type == "cuda" and _multigather.has_cuda):
+def _register_fakes() -> None:
+    """A fake implementation for every op and its backward, from the row's operand names and
+    the schema's argument names (the schema is generated from the same row)."""
+    for row_name, row in _registry.OPS.items():
+        if not (row_name in ("gather_multiaxis", "scatter_multiaxis") or
+                row_name.startswith("torch.")):
             continue
-        where = "the CPU engine and CUDA devices" if _multigather.has_cuda else \
-            "the CPU engine only (this build has no CUDA engine)"
-        raise ValueError(
-            f"multigather::{op}: {name} is on {t.device}; scatter_multiaxis runs on {where} "
-            f"(move the tensors with .cpu())")
-
-
-@torch.library.custom_op("multigather::scatter_multiaxis", mutates_args=())
-def scatter_multiaxis(input: Tensor, indices: Tensor, updates: Tensor, axes: List[int],
-                      reduction: str = "none", index_mode: str = "error",
-                      negative_indices: bool = True, include_input: bool = True) -> Tensor:
-    """``multigather.scatter_multiaxis`` as a PyTorch op: a new tensor of input's shape and dtype.
-    CPU tensors, or CUDA tensors in a CUDA build (ValueError naming the argument on another
-    device)."""
-    _require_engine_device("scatter_multiaxis", input=input, indices=indices, updates=updates)
-    return _fresh(_registry.run_scatter(
-        "scatter_multiaxis", _plain(input), indices, _plain(updates), None, axes=list(axes),
-        reduction=reduction, index_mode=index_mode, negative_indices=bool(negative_indices),
-        include_input=bool(include_input)), input, indices, updates)
-
-
-@scatter_multiaxis.register_fake
-def _(input, indices, updates, axes, reduction="none", index_mode="error", negative_indices=True,
-      include_input=True):
-    _require_engine_device("scatter_multiaxis", input=input, indices=indices, updates=updates)
-    shape = _infer("scatter_multiaxis", input, indices, updates, symbolic=lambda: input.shape,
-                   axes=list(axes),
-                   reduction=reduction, index_mode=index_mode,
-                   negative_indices=bool(negative_indices), include_input=bool(include_input))
-    return input.new_empty(shape)
-
-
-def _scatter_multiaxis_setup(ctx, inputs, output):
-    input, indices, updates, axes, reduction, index_mode, negative_indices, include_input = inputs
-    ctx.save_for_backward(indices)
-    ctx.input_shape = tuple(input.shape)
-    ctx.updates_shape = tuple(updates.shape)
-    ctx.args = (list(axes), reduction, index_mode, bool(negative_indices), bool(include_input))
-
-
-def _scatter_multiaxis_backward(ctx, grad):
-    (indices,) = ctx.saved_tensors
-    axes, reduction, index_mode, negative_indices, include_input = ctx.args
-    if reduction not in ("none", "add"):
-        raise NotImplementedError(
-            f"multigather::scatter_multiaxis: the gradient of reduction='{reduction}' is not "
-            f"implemented (only reduction='none' and 'add' have gradients); detach the inputs or "
-            f"use another reduction")
-    rank = len(ctx.input_shape)
-    gather_mode = _gather_mode_of_scatter(index_mode)
-    reached = None
-    if reduction == "none" or not include_input:
-        # The elements some update overwrites (or, add without input, replaces): no gradient to
-        # input there.
-        reached = scatter_multiaxis(
-            torch.zeros((), dtype=torch.bool, device=grad.device).expand(ctx.input_shape), indices,
-            torch.ones([1] * rank, dtype=torch.bool, device=grad.device), axes, "none",
-            index_mode, negative_indices, True)
-    grad_input = grad_updates = None
-    if ctx.needs_input_grad[0]:
-        grad_input = grad if reached is None else grad.masked_fill(reached, 0)
-    if ctx.needs_input_grad[2]:
-        taken = gather_multiaxis(grad, indices, axes, gather_mode, negative_indices, 0)
-        if reduction == "none":
-            # Only the last update reaching an element (row-major order) is in the output.
-            order = torch.arange(taken.numel(), dtype=torch.int64,
-                                 device=grad.device).reshape(taken.shape)
-            owner = scatter_multiaxis(
-                torch.full((), -1, dtype=torch.int64, device=grad.device).expand(ctx.input_shape),
-                indices,
-                order, axes, "none", index_mode, negative_indices, True)
-            back = gather_multiaxis(owner, indices, axes, gather_mode, negative_indices, -1)
-            wins = back == order
-            taken = taken.masked_fill(~wins, 0)
-        grad_updates = taken.sum_to_size(ctx.updates_shape)
-    return grad_input, None, grad_updates, None, None, None, None, None
-
-
-scatter_multiaxis.register_autograd(_scatter_multiaxis_backward,
-                                    setup_context=_scatter_multiaxis_setup)
-
-
-def _scatter_add(input_shape, indices: Tensor, updates: Tensor, axes: List[int],
-                 index_mode: str = "error", negative_indices: bool = True) -> Tensor:
-    """zeros(input_shape) with updates added at the targets: the adjoint of a gather."""
-    return scatter_multiaxis(_zeros(updates, input_shape), indices, updates, axes, "add",
-                             index_mode, negative_indices, True)
-
-
-# ---- torch-flavoured registry ops ---------------------------------------------------------------
-
-@torch.library.custom_op("multigather::gather", mutates_args=())
-def gather(input: Tensor, dim: int, index: Tensor) -> Tensor:
-    """torch.gather on registry op "torch.gather" (see ``multigather.torch.gather``)."""
-    return _fresh(_impl._gather(_plain(input), dim, index), input, index)
-
-
-@gather.register_fake
-def _(input, dim, index):
-    return input.new_empty(_infer("torch.gather", input, index, symbolic=lambda: index.shape,
-                                  dim=dim))
-
-
-def _gather_setup(ctx, inputs, output):
-    input, dim, index = inputs
-    ctx.save_for_backward(index)
-    ctx.input_shape = tuple(input.shape)
-    ctx.dim = dim
-
-
-def _gather_backward(ctx, grad):
-    (index,) = ctx.saved_tensors
-    shape = ctx.input_shape
-    if index.numel() == 0:
-        return grad.new_zeros(shape), None, None
-    if len(shape) == 0:  # every output element is the one input element
-        return grad.sum().reshape(()), None, None
-    rank = len(shape)
-    if index.dim() != rank:  # a 0-d index of a 1-d input
-        index, grad = index.reshape([1] * rank), grad.reshape([1] * rank)
-    dim = ctx.dim % rank
-    # torch.gather reads the leading part of input (index.size(d) <= input.size(d), d != dim):
-    # scatter into that part, then pad to input's shape.
-    part = [shape[d] if d == dim else index.shape[d] for d in range(rank)]
-    grad_input = _scatter_add(part, index, grad, [dim])
-    if list(part) != list(shape):
-        pad = []
-        for d in reversed(range(rank)):
-            pad += [0, shape[d] - part[d]]
-        grad_input = torch.nn.functional.pad(grad_input, pad)
-    return grad_input, None, None
-
-
-gather.register_autograd(_gather_backward, setup_context=_gather_setup)
-
-
-@torch.library.custom_op("multigather::take", mutates_args=())
-def take(input: Tensor, index: Tensor) -> Tensor:
-    """torch.take on registry op "torch.take" (see ``multigather.torch.take``)."""
-    return _fresh(_impl._take(_plain(input), index), input, index)
-
-
-@take.register_fake
-def _(input, index):
-    return input.new_empty(_infer("torch.take", input, index, symbolic=lambda: index.shape))
-
-
-def _take_setup(ctx, inputs, output):
-    input, index = inputs
-    ctx.save_for_backward(index)
-    ctx.input_shape = tuple(input.shape)
-
-
-def _take_backward(ctx, grad):
-    (index,) = ctx.saved_tensors
-    numel = 1
-    for s in ctx.input_shape:
-        numel *= s
-    flat = _scatter_add([numel], index.reshape(-1), grad.reshape(-1), [0])
-    return flat.reshape(ctx.input_shape), None
-
-
-take.register_autograd(_take_backward, setup_context=_take_setup)
-
-
-@torch.library.custom_op("multigather::take_along_dim", mutates_args=())
-def take_along_dim(input: Tensor, indices: Tensor, dim: Optional[int] = None) -> Tensor:
-    """torch.take_along_dim on registry op "torch.take_along_dim" (see
-    ``multigather.torch.take_along_dim``)."""
-    return _fresh(_impl._take_along_dim(_plain(input), indices, dim), input, indices)
-
-
-@take_along_dim.register_fake
-def _(input, indices, dim=None):
-    def symbolic():
-        if dim is None:
-            return [indices.numel()]
-        d0 = dim % input.dim()
-        return [indices.shape[d] if d == d0 or input.shape[d] == 1 else input.shape[d]
-                for d in range(input.dim())]
-
-    return input.new_empty(_infer("torch.take_along_dim", input, indices, symbolic=symbolic,
-                                  dim=dim))
-
-
-def _take_along_dim_setup(ctx, inputs, output):
-    input, indices, dim = inputs
-    ctx.save_for_backward(indices)
-    ctx.input_shape = tuple(input.shape)
-    ctx.dim = dim
-
-
-def _take_along_dim_backward(ctx, grad):
-    (indices,) = ctx.saved_tensors
-    shape = ctx.input_shape
-    if ctx.dim is None or len(shape) == 0:
-        numel = 1
-        for s in shape:
-            numel *= s
-        flat = _scatter_add([numel], indices.reshape(-1), grad.reshape(-1), [0])
-        return flat.reshape(shape), None, None
-    # Indices are taken modulo input.size(dim) (PyTorch 2.15): index_mode "wrap"; dimensions of
-    # size 1 that broadcast against indices sum their gradient.
-    return _scatter_add(shape, indices, grad, [ctx.dim % len(shape)], "wrap"), None, None
-
-
-take_along_dim.register_autograd(_take_along_dim_backward, setup_context=_take_along_dim_setup)
-
-
-@torch.library.custom_op("multigather::index_select", mutates_args=())
-def index_select(input: Tensor, dim: int, index: Tensor) -> Tensor:
-    """torch.index_select on registry op "torch.index_select" (see
-    ``multigather.torch.index_select``)."""
-    return _fresh(_impl._index_select(_plain(input), dim, index), input, index)
-
-
-@index_select.register_fake
-def _(input, dim, index):
-    def symbolic():
-        if input.dim() == 0:
-            return []
-        shape = list(input.shape)
-        shape[dim % input.dim()] = index.numel()
-        return shape
-
-    return input.new_empty(_infer("torch.index_select", input, index, symbolic=symbolic, dim=dim))
-
-
-def _index_select_setup(ctx, inputs, output):
-    input, dim, index = inputs
-    ctx.save_for_backward(index)
-    ctx.input_shape = tuple(input.shape)
-    ctx.dim = dim
-
-
-def _index_select_backward(ctx, grad):
-    (index,) = ctx.saved_tensors
-    shape = ctx.input_shape
-    if len(shape) == 0:  # one index (0): the one element
-        return grad.reshape(()), None, None
-    rank, dim = len(shape), ctx.dim % len(shape)
-    n = index.numel()
-    view = [n if d == dim else 1 for d in range(rank)]
-    taken = [n if d == dim else shape[d] for d in range(rank)]
-    return _scatter_add(shape, index.reshape(view), grad.reshape(taken), [dim]), None, None
-
-
-index_select.register_autograd(_index_select_backward, setup_context=_index_select_setup)
-
-
-# ---- embedding ----------------------------------------------------------------------------------
-
-@torch.library.custom_op("multigather::embedding", mutates_args=())
-def embedding(input: Tensor, weight: Tensor, padding_idx: Optional[int] = None) -> Tensor:
-    """F.embedding(input, weight, padding_idx): out[..., :] = weight[input[...], :], of shape
-    input.shape + [embedding_dim]; registry op "torch.index_select" (dim 0) on the flattened
-    indices. padding_idx (non-negative here) only stops that row's gradient."""
-    return _fresh(_impl._embedding(input, _plain(weight), padding_idx), input, weight)
-
-
-@embedding.register_fake
-def _(input, weight, padding_idx=None):
-    _impl._check_embedding(weight, padding_idx)
-    rows = _infer("torch.index_select", weight, input.reshape(-1), dim=0,
-                  symbolic=lambda: [input.numel(), weight.shape[1]])
-    return weight.new_empty(list(input.shape) + rows[1:])
-
-
-def _embedding_setup(ctx, inputs, output):
-    input, weight, padding_idx = inputs
-    ctx.save_for_backward(input)
-    ctx.weight_shape = tuple(weight.shape)
-    ctx.padding_idx = padding_idx
-
-
-def _embedding_backward(ctx, grad):
-    (input,) = ctx.saved_tensors
-    n, dim = input.numel(), ctx.weight_shape[1]
-    grad_weight = _scatter_add(ctx.weight_shape, input.reshape(n, 1), grad.reshape(n, dim), [0])
-    if ctx.padding_idx is not None:
-        grad_weight = grad_weight.index_fill(
-            0, torch.tensor([ctx.padding_idx], device=grad_weight.device), 0)
-    return None, grad_weight, None
-
-
-embedding.register_autograd(_embedding_backward, setup_context=_embedding_setup)
+        op_name = row_name.split(".", 1)[-1]
+        packet = getattr(_ops, op_name, None)
+        if packet is None:
+            continue
+        names = [a.name for a in packet.default._schema.arguments]
+        defaults = {a.name: a.default_value for a in packet.default._schema.arguments
+                    if a.has_default_value()}
+        operands = (row["input_name"], row["indices_name"], row["updates_name"])
+        scatter = row["updates_name"] in names
+        rule = _SYMBOLIC.get(row_name)
+
+        def bind(args, kwargs, names=names, defaults=defaults):
+            bound = dict(defaults)
+            bound.update(zip(names, args))
+            bound.update(kwargs)
+            return bound
+
+        def forward(*args, _row=row_name, _bind=bind, _operands=operands, _scatter=scatter,
+                    _rule=rule, **kwargs):
+            bound = _bind(args, kwargs)
+            input, indices = bound.pop(_operands[0]), bound.pop(_operands[1])
+            updates = bound.pop(_operands[2]) if _scatter else None
+            if _rule is None:
+                symbolic = (lambda: input.shape)
+            else:
+                symbolic = (lambda: _rule(input, indices, bound))
+            return input.new_empty(_infer(_row, input, indices, updates, symbolic=symbolic,
+                                          **bound))
+
+        # The backward's arguments after grad_output: input and updates as their sizes.
+        backward_names = [a.name for a in getattr(_ops, op_name + "_backward").default._schema
+                          .arguments][1:]
+
+        def backward(grad_output, *args, _names=backward_names, _operands=operands,
+                     _scatter=scatter, **kwargs):
+            bound = dict(zip(_names, args))
+            bound.update(kwargs)
+            grad_input = grad_output.new_empty(list(bound[_operands[0] + "_size"]))
+            if not _scatter:
+                return grad_input
+            wanted = bound.get("updates_grad", True)
+            return grad_input, grad_output.new_empty(
+                list(bound[_operands[2] + "_size"]) if wanted else [0])
+
+        torch.library.register_fake(f"multigather::{op_name}")(forward)
+        torch.library.register_fake(f"multigather::{op_name}_backward")(backward)
+
+
+_register_fakes()

@@ -280,7 +280,7 @@ Status scatter_vjp_updates(const Lowering& l, const TensorView& grad_output, con
   const TensorView read(grad_output.data, dtype, l.core_output_shape, l.core_output_strides);
   Tensor g(dtype, g_shape);
   MULTIGATHER_RETURN_IF_ERROR(gather_multiaxis_into(read, l.indices, l.axes, g.mutable_view(), gather_options(l, context)));
-  if (l.reduction == Reduction::kNone) {
+  if (l.reduction == Reduction::kNone && !(l.spec != nullptr && l.spec->gradient_to_every_duplicate)) {
     // Only the winner of each target (the last in row-major order) gets it: scatter each
     // update's position, read back which position won.
     Tensor positions(DType::kInt64, g_shape), winner(DType::kInt64, l.core_output_shape), won(DType::kInt64, g_shape);

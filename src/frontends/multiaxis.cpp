@@ -5,7 +5,7 @@ namespace multigather::frontends {
 
 void append_core_ops(std::vector<OpSpec>* ops) {
   ops->push_back(
-      {"gather_multiaxis", "core", "multiaxis", "gather_multiaxis(input, indices, axes, index_mode, negative_indices, fill_value)",
+      {"gather_multiaxis", "core", "multiaxis", "gather_multiaxis(input, indices, axes, index_mode='error', negative_indices=True, fill_value=0)",
        "output[o] = input[i], i[d] = o[d] (d not in axes, broadcast), i[axes[j]] = indices[q.., q_last*c + j]",
        "docs/spec.md section 1", "input", "indices",
        {{"axes", AttrType::kIntList, "", {}, "input dimensions addressed by each coordinate, in order"},
@@ -27,7 +27,7 @@ void append_core_ops(std::vector<OpSpec>* ops) {
 
   OpSpec scatter{
       "scatter_multiaxis", "core", "scatter",
-      "scatter_multiaxis(input, indices, updates, axes, reduction, index_mode, negative_indices, include_input)",
+      "scatter_multiaxis(input, indices, updates, axes, reduction='none', index_mode='error', negative_indices=True, include_input=True)",
       "output = input; for o in G (row-major): output[i(o)] = combine(output[i(o)], updates[o]), "
       "i(o) = the position gather_multiaxis reads for o",
       "docs/spec.md section 4", "input", "indices",

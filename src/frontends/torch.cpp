@@ -654,6 +654,16 @@ void append_torch_ops(std::vector<OpSpec>* ops) {
                           Lowering* o) { return torch::put(x, i, u, a.get_bool("accumulate"), o); };
     ops->push_back(std::move(op));
   }
+  // PyTorch's gradient of a write (scatter, index_copy, index_put, put): every duplicate update
+  // gets the output gradient at its target (derivatives.yaml: grad.gather(dim, index),
+  // grad.index_select(dim, index), grad.index(indices), grad.take(index)), not only the one
+  // written. (index_fill's value sums each filled element once: at::_unique(index) there.)
+  for (OpSpec& op : *ops) {
+    if (op.name == "torch.scatter" || op.name == "torch.index_copy" || op.name == "torch.index_put" ||
+        op.name == "torch.put") {
+      op.gradient_to_every_duplicate = true;
+    }
+  }
   // The rest of each row: the index rule its lowering sets and PyTorch's rules.
   const IndexRule no_negatives{IndexMode::kError, false, ""};
   const IndexRule wrap_once{IndexMode::kError, true, ""};

@@ -465,7 +465,7 @@ STRUCT_FIELDS = {
 
 def _fast_handles(module) -> dict[str, tuple[str, list[str]]]:
     """Module-level ``NAME = fast_op("op", "attr", ...)`` assignments: NAME -> (op, attrs),
-    including the handles a module imports from a sibling (``from ._torch_impl import _GATHER``)."""
+    including the handles a module imports from a sibling (``from .torch import _GATHER``)."""
     handles = {}
     for node in ast.parse(inspect.getsource(module)).body:
         if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module:

@@ -1,0 +1,806 @@
+// libmultigather_torch: multigather's PyTorch operators, registered from C++ (TORCH_LIBRARY), so
+// that they run without Python: in a process that only calls
+// torch.ops.load_library(multigather.torch.library_path()), in an AOTInductor package, or in a
+// C++ program against libtorch.
+//
+// One schema per registry row that PyTorch users call, generated from the row (op table,
+// include/multigather/registry.hpp): its signature's argument order and defaults, its operand
+// names, its attributes' types. For row "torch.gather" (signature "torch.gather(input, dim,
+// index)", attribute dim: int):
+//
+//   multigather::gather(Tensor input, int dim, Tensor index) -> Tensor
+//   multigather::gather_backward(Tensor grad_output, SymInt[] input_size, int dim, Tensor index)
+//       -> Tensor
+//
+// A scatter row also has updates (src, source, value, values) and its backward returns their
+// gradient too (an empty tensor when the last argument, updates_grad, is false). Attributes that
+// the signature does not list (torch.index_put's index_dims) follow as keyword arguments.
+//
+// Kernels, all boxed and generic over the rows:
+//  - CPU: lower_op + execute on the at::Tensors' memory (no copy, no DLPack, no Python), into an
+//    at::empty output; threads: at::get_num_threads() (torch.set_num_threads);
+//  - Autograd: the call below autograd, then a node whose backward is the row's `_backward` op
+//    (the generic VJP, execute_vjp: a gather's input gradient is the scatter-add of the output
+//    gradient through the same lowering; a scatter's are the output gradient masked where
+//    updates overwrote it, and the output gradient gathered at the updates' targets). Both ops
+//    are linear, so the backward op's own backward is the forward op: double backward (and any
+//    order) works, and everything goes through the dispatcher, so AOTAutograd traces it;
+//  - Meta / fake: registered from Python (multigather.torch_ops, with symbolic sizes), since
+//    torch.compile and torch.export run in Python anyway.
+// Errors are c10 errors of the core's kind: IndexError (an index out of range), ValueError
+// (shapes, attributes), TypeError (dtypes), NotImplementedError (a gradient the VJP does not
+// define: scatter_reduce prod / amax / amin / mean), with the registry's messages.
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <c10/core/DeviceGuard.h>
+#include <c10/core/impl/VirtualGuardImpl.h>
+#include <torch/csrc/autograd/function.h>
+#include <torch/csrc/autograd/functions/utils.h>
+#include <torch/csrc/autograd/saved_variable.h>
+#include <torch/library.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "multigather/attributes.hpp"
+#include "multigather/execute.hpp"
+#include "multigather/lowering.hpp"
+#include "multigather/registry.hpp"
+#include "multigather/transforms.hpp"
+
+namespace {
+
+using multigather::AttrSpec;
+using multigather::AttrType;
+using multigather::Attributes;
+using multigather::DType;
+using multigather::OpKind;
+using multigather::OpSpec;
+using multigather::Status;
+using multigather::StatusCode;
+using torch::autograd::variable_list;
+
+// ---- the ops: one per registry row ------------------------------------------------------------
+
+/// The registry rows with a PyTorch op, in registration order.
+constexpr const char* kRows[] = {
+    "gather_multiaxis", "scatter_multiaxis", "torch.gather", "torch.take",
+    "torch.take_along_dim", "torch.index_select", "torch.scatter", "torch.scatter_add",
+    "torch.scatter_reduce", "torch.index_add", "torch.index_copy", "torch.index_fill",
+    "torch.index_put", "torch.put"};
+
+/// One schema argument of a forward op.
+struct Arg {
+  enum class Role : std::uint8_t { kInput, kIndices, kUpdates, kAttr } role = Role::kAttr;
+  std::string name;
+  const AttrSpec* attr = nullptr;  // kAttr
+  bool keyword = false;            // after the signature's `*`
+  std::string default_text;        // the signature's default ("" = none): "None", "1", "True"
+};
+
+struct TorchOp {
+  const OpSpec* spec = nullptr;
+  std::string name;       // "gather" (the row's name without "torch.")
+  std::vector<Arg> args;  // the forward schema's, in order
+  int input = -1, indices = -1, updates = -1;  // their positions in args
+  bool scatter() const { return spec->kind == OpKind::kScatter; }
+};
+
+std::string trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ')) s.remove_suffix(1);
+  return std::string(s);
+}
+
+/// The argument list of a row's signature: "torch.scatter(input, dim, index, src, reduce=None)".
+std::vector<std::string> signature_args(const std::string& signature) {
+  const std::size_t open = signature.find('('), close = signature.rfind(')');
+  std::vector<std::string> out;
+  if (open == std::string::npos || close == std::string::npos || close <= open) return out;
+  std::string_view body(signature.data() + open + 1, close - open - 1);
+  int depth = 0;
+  std::size_t start = 0;
+  for (std::size_t i = 0; i <= body.size(); ++i) {
+    const char c = i < body.size() ? body[i] : ',';
+    if (c == '[' || c == '(') ++depth;
+    if (c == ']' || c == ')') --depth;
+    if (c == ',' && depth == 0) {
+      std::string a = trim(body.substr(start, i - start));
+      if (!a.empty()) out.push_back(a);
+      start = i + 1;
+    }
+  }
+  return out;
+}
+
+TorchOp make_op(const OpSpec& spec) {
+  TorchOp op;
+  op.spec = &spec;
+  op.name = spec.name.rfind("torch.", 0) == 0 ? spec.name.substr(6) : spec.name;
+  bool keyword = false;
+  std::vector<const AttrSpec*> listed;
+  for (const std::string& text : signature_args(spec.signature)) {
+    if (text == "*") {
+      keyword = true;
+      continue;
+    }
+    Arg a;
+    const std::size_t eq = text.find('=');
+    a.name = trim(text.substr(0, eq));
+    if (eq != std::string::npos) a.default_text = trim(text.substr(eq + 1));
+    a.keyword = keyword;
+    if (a.name == spec.input_name) {
+      a.role = Arg::Role::kInput;
+    } else if (a.name == spec.indices_name) {
+      a.role = Arg::Role::kIndices;
+    } else if (spec.kind == OpKind::kScatter && a.name == spec.updates_name) {
+      a.role = Arg::Role::kUpdates;
+    } else {
+      for (const AttrSpec& s : spec.attrs) {
+        if (s.name == a.name) a.attr = &s;
+      }
+      TORCH_CHECK(a.attr != nullptr, "multigather: registry row ", spec.name, ": signature argument '",
+                  a.name, "' is neither an operand nor an attribute");
+      listed.push_back(a.attr);
+    }
+    op.args.push_back(a);
+  }
+  // Attributes the signature leaves out: keyword arguments with the row's default.
+  for (const AttrSpec& s : spec.attrs) {
+    bool found = false;
+    for (const AttrSpec* l : listed) found = found || l == &s;
+    if (found) continue;
+    Arg a;
+    a.name = s.name;
+    a.attr = &s;
+    a.keyword = true;
+    a.default_text = s.default_text;
+    op.args.push_back(a);
+  }
+  for (int i = 0; i < static_cast<int>(op.args.size()); ++i) {
+    switch (op.args[static_cast<std::size_t>(i)].role) {
+      case Arg::Role::kInput: op.input = i; break;
+      case Arg::Role::kIndices: op.indices = i; break;
+      case Arg::Role::kUpdates: op.updates = i; break;
+      case Arg::Role::kAttr: break;
+    }
+  }
+  TORCH_CHECK(op.input >= 0 && op.indices >= 0 && (op.updates >= 0) == op.scatter(),
+              "multigather: registry row ", spec.name, ": its signature must name its operands");
+  return op;
+}
+
+/// A default in schema syntax: "None", "True", "1", "'error'" -> "\"error\"", "[0]".
+std::string schema_default(const Arg& a) {
+  std::string d = a.default_text;
+  if (d == "none") d = "None";
+  if (d == "true") d = "True";
+  if (d == "false") d = "False";
+  if (a.attr->type == AttrType::kEnum && d != "None") {
+    if (!d.empty() && (d.front() == '\'' || d.front() == '"')) d = d.substr(1, d.size() - 2);
+    d = "\"" + d + "\"";
+  }
+  if (a.attr->type == AttrType::kIntList && !d.empty() && d.front() != '[') d = "[" + d + "]";
+  return d;
+}
+
+std::string attr_schema_type(const Arg& a) {
+  const bool none_default = a.default_text == "None" || a.default_text == "none";
+  switch (a.attr->type) {
+    case AttrType::kInt: return none_default ? "int?" : "int";
+    case AttrType::kOptionalInt: return "int?";
+    case AttrType::kIntList: return "int[]";
+    case AttrType::kEnum: return none_default ? "str?" : "str";
+    case AttrType::kScalar: return none_default ? "Scalar?" : "Scalar";
+    case AttrType::kOptionalScalar: return "Scalar?";
+    case AttrType::kBool: return "bool";
+  }
+  return "int";
+}
+
+/// The arguments of the forward schema (backward: input and updates become their sizes).
+std::string schema_args(const TorchOp& op, bool backward) {
+  std::string out = backward ? "Tensor grad_output" : "";
+  bool keyword = false;
+  for (const Arg& a : op.args) {
+    if (!out.empty()) out += ", ";
+    if (a.keyword && !keyword) {
+      out += "*, ";
+      keyword = true;
+    }
+    switch (a.role) {
+      case Arg::Role::kInput:
+      case Arg::Role::kUpdates: out += backward ? "SymInt[] " + a.name + "_size" : "Tensor " + a.name; break;
+      case Arg::Role::kIndices: out += "Tensor " + a.name; break;
+      case Arg::Role::kAttr:
+        out += attr_schema_type(a) + " " + a.name;
+        if (!a.default_text.empty()) out += "=" + schema_default(a);
+        break;
+    }
+  }
+  if (backward && op.scatter()) out += keyword ? ", bool updates_grad=True" : ", *, bool updates_grad=True";
+  return out;
+}
+
+std::string forward_schema(const TorchOp& op) {
+  return op.name + "(" + schema_args(op, false) + ") -> Tensor";
+}
+
+std::string backward_schema(const TorchOp& op) {
+  return op.name + "_backward(" + schema_args(op, true) + ") -> " +
+         (op.scatter() ? "(Tensor, Tensor)" : "Tensor");
+}
+
+std::vector<TorchOp>& torch_ops() {
+  static std::vector<TorchOp> ops = [] {
+    std::vector<TorchOp> v;
+    for (const char* row : kRows) {
+      const OpSpec* spec = multigather::find_op(row);
+      TORCH_CHECK(spec != nullptr, "multigather: no registry row ", row);
+      v.push_back(make_op(*spec));
+    }
+    return v;
+  }();
+  return ops;
+}
+
+/// The TorchOp of a registered operator ("multigather::gather" or "..._backward").
+const TorchOp& torch_op_of(const c10::OperatorHandle& handle, bool* backward) {
+  static const std::map<std::string, std::pair<const TorchOp*, bool>> by_name = [] {
+    std::map<std::string, std::pair<const TorchOp*, bool>> m;
+    for (const TorchOp& op : torch_ops()) {
+      m["multigather::" + op.name] = {&op, false};
+      m["multigather::" + op.name + "_backward"] = {&op, true};
+    }
+    return m;
+  }();
+  const auto it = by_name.find(handle.schema().name());
+  TORCH_CHECK(it != by_name.end(), "multigather: no registry row for ", handle.schema().name());
+  *backward = it->second.second;
+  return *it->second.first;
+}
+
+// ---- tensors and attributes --------------------------------------------------------------------
+
+std::optional<DType> dtype_of(c10::ScalarType t) {
+  switch (t) {
+    case c10::ScalarType::Bool: return DType::kBool;
+    case c10::ScalarType::Char: return DType::kInt8;
+    case c10::ScalarType::Byte: return DType::kUInt8;
+    case c10::ScalarType::Short: return DType::kInt16;
+    case c10::ScalarType::UInt16: return DType::kUInt16;
+    case c10::ScalarType::Int: return DType::kInt32;
+    case c10::ScalarType::UInt32: return DType::kUInt32;
+    case c10::ScalarType::Long: return DType::kInt64;
+    case c10::ScalarType::UInt64: return DType::kUInt64;
+    case c10::ScalarType::Half: return DType::kFloat16;
+    case c10::ScalarType::BFloat16: return DType::kBFloat16;
+    case c10::ScalarType::Float: return DType::kFloat32;
+    case c10::ScalarType::Double: return DType::kFloat64;
+    case c10::ScalarType::ComplexFloat: return DType::kComplex64;
+    case c10::ScalarType::ComplexDouble: return DType::kComplex128;
+    case c10::ScalarType::Float8_e4m3fn: return DType::kFloat8E4M3FN;
+    case c10::ScalarType::Float8_e5m2: return DType::kFloat8E5M2;
+    default: return std::nullopt;
+  }
+}
+
+multigather::Dims dims_of(c10::IntArrayRef values) {
+  multigather::Dims d;
+  for (const std::int64_t v : values) d.push_back(v);
+  return d;
+}
+
+multigather::TensorView view_of(const at::Tensor& t, const std::string& op, const char* name) {
+  const std::optional<DType> dtype = dtype_of(t.scalar_type());
+  TORCH_CHECK_TYPE(dtype.has_value(), op, ": ", name, " dtype ", t.scalar_type(),
+                   " is not supported by multigather");
+  TORCH_CHECK_VALUE(t.dim() <= multigather::kMaxRank, op, ": ", name, " has rank ", t.dim(),
+                    "; multigather supports rank <= ", multigather::kMaxRank);
+  return multigather::TensorView(t.numel() == 0 ? nullptr : t.const_data_ptr(), *dtype,
+                                 dims_of(t.sizes()), dims_of(t.strides()));
+}
+
+multigather::MutableTensorView mutable_view_of(const at::Tensor& t) {
+  return multigather::MutableTensorView(t.numel() == 0 ? nullptr : t.mutable_data_ptr(),
+                                        *dtype_of(t.scalar_type()), dims_of(t.sizes()),
+                                        dims_of(t.strides()));
+}
+
+[[noreturn]] void raise(const Status& s) {
+  switch (s.code()) {
+    case StatusCode::kOutOfRange: TORCH_CHECK_INDEX(false, s.message());
+    case StatusCode::kTypeError: TORCH_CHECK_TYPE(false, s.message());
+    case StatusCode::kInvalidArgument:
+      if (s.message().find("is not implemented") != std::string::npos) {
+        TORCH_CHECK_NOT_IMPLEMENTED(false, s.message());
+      }
+      TORCH_CHECK_VALUE(false, s.message());
+    default: TORCH_CHECK(false, s.message());
+  }
+}
+
+void check(const Status& s) {
+  if (!s.ok()) raise(s);
+}
+
+/// The attribute arguments of a call (forward args start at stack position `first`).
+Attributes attributes_of(const TorchOp& op, const torch::jit::Stack& stack, std::size_t first) {
+  Attributes attrs;
+  for (std::size_t i = 0; i < op.args.size(); ++i) {
+    const Arg& a = op.args[i];
+    if (a.role != Arg::Role::kAttr) continue;
+    const c10::IValue& v = stack[first + i];
+    if (v.isNone()) {
+      attrs.set_none(a.name);
+    } else if (v.isInt()) {
+      attrs.set_int(a.name, v.toInt());
+    } else if (v.isIntList()) {
+      attrs.set_ints(a.name, v.toIntVector());
+    } else if (v.isBool()) {
+      attrs.set_bool(a.name, v.toBool());
+    } else if (v.isString()) {
+      attrs.set_string(a.name, v.toStringRef());
+    } else if (v.isDouble()) {
+      attrs.set_float(a.name, v.toDouble());
+    } else if (v.isScalar()) {
+      const c10::Scalar s = v.toScalar();
+      TORCH_CHECK_TYPE(!s.isComplex(), op.spec->name, ": attribute ", a.name,
+                       ": a complex number is not supported");
+      if (s.isBoolean()) {
+        attrs.set_scalar(a.name, multigather::Scalar::from_int(s.toBool() ? 1 : 0));
+      } else if (s.isIntegral(false)) {
+        attrs.set_scalar(a.name, multigather::Scalar::from_int(s.toLong()));
+      } else {
+        attrs.set_float(a.name, s.toDouble());
+      }
+    } else {
+      TORCH_CHECK_TYPE(false, op.spec->name, ": attribute ", a.name, ": unsupported value ", v.tagKind());
+    }
+  }
+  return attrs;
+}
+
+/// Where a call runs: torch's intra-op thread count on the CPU; on CUDA, the device's current
+/// stream (a build without the CUDA engine refuses CUDA operands in execute, by name).
+multigather::ExecutionContext context_for(const at::Tensor& input) {
+  multigather::ExecutionContext context;
+  context.num_threads = at::get_num_threads();
+  context.device = multigather::Device::kCPU;
+  if (input.is_cuda()) {
+    context.device = multigather::Device::kCUDA;
+    const c10::impl::VirtualGuardImpl cuda(c10::DeviceType::CUDA);
+    context.stream = cuda.getStream(input.device()).native_handle();
+  }
+  return context;
+}
+
+// ---- the kernels ---------------------------------------------------------------------------------
+
+/// forward: lower_op + execute into a new tensor of the framework's output shape.
+at::Tensor run_forward(const TorchOp& op, const torch::jit::Stack& stack, std::size_t first) {
+  const at::Tensor& input = stack[first + op.input].toTensor();
+  const at::Tensor& indices = stack[first + op.indices].toTensor();
+  const Attributes attrs = attributes_of(op, stack, first);
+  const std::string& name = op.spec->name;
+  const multigather::ExecutionContext context = context_for(input);
+  const c10::OptionalDeviceGuard device(input.is_cuda() ? std::optional<c10::Device>(input.device()) : std::nullopt);
+  multigather::Lowering l;
+  if (op.scatter()) {
+    const at::Tensor& updates = stack[first + op.updates].toTensor();
+    check(multigather::lower_op(name, view_of(input, name, "input"), view_of(indices, name, "indices"),
+                                view_of(updates, name, op.spec->updates_name.c_str()), attrs, &l,
+                                context.device));
+  } else {
+    check(multigather::lower_op(name, view_of(input, name, "input"), view_of(indices, name, "indices"),
+                                attrs, &l, context.device));
+  }
+  at::Tensor output = at::empty(c10::IntArrayRef(l.output_shape.data(), l.output_shape.size()),
+                                input.options());
+  multigather::ExecutionContext run = context;
+  run.output_is_new = true;
+  check(multigather::execute(l, mutable_view_of(output), run));
+  return output;
+}
+
+/// backward: the VJP of the row (execute_vjp) at the output gradient.
+std::vector<at::Tensor> run_backward(const TorchOp& op, const torch::jit::Stack& stack, std::size_t first) {
+  const at::Tensor grad = stack[first].toTensor().contiguous();
+  const std::size_t fwd = first + 1;  // the forward's arguments, input and updates as sizes
+  const at::Tensor& indices = stack[fwd + op.indices].toTensor();
+  Attributes attrs = attributes_of(op, stack, fwd);
+  const std::string& name = op.spec->name;
+  // torch.index_add's alpha scales the updates: their gradient is alpha times alpha 1's.
+  std::optional<c10::Scalar> alpha;
+  for (std::size_t i = 0; i < op.args.size(); ++i) {
+    if (op.args[i].role == Arg::Role::kAttr && op.args[i].name == "alpha") {
+      const c10::Scalar a = stack[fwd + i].toScalar();
+      if (!(a.isIntegral(false) && a.toLong() == 1)) {
+        alpha = a;
+        Attributes unscaled;
+        for (const auto& [attr, value] : attrs.items()) {
+          if (attr == "alpha") {
+            unscaled.set_int(attr, 1);
+          } else {
+            unscaled.set_arg(attr, value);
+          }
+        }
+        attrs = std::move(unscaled);
+      }
+    }
+  }
+  const std::vector<std::int64_t> input_size = stack[fwd + op.input].toIntVector();
+  at::Tensor grad_input = at::empty(input_size, grad.options());
+  const multigather::TensorView input_view = mutable_view_of(grad_input);
+  multigather::ExecutionContext context = context_for(grad);
+  if (!op.scatter()) {
+    check(multigather::execute_vjp(name, input_view, view_of(indices, name, "indices"), nullptr, attrs, 0,
+                                   view_of(grad, name, "grad_output"), mutable_view_of(grad_input), nullptr,
+                                   context));
+    return {grad_input};
+  }
+  const std::vector<std::int64_t> updates_size = stack[fwd + op.updates].toIntVector();
+  const bool updates_grad = stack[fwd + op.args.size()].toBool();
+  at::Tensor grad_updates = at::empty(updates_grad ? updates_size : std::vector<std::int64_t>{0}, grad.options());
+  // The updates' values are never read, only their shape: grad_updates' memory, or none.
+  const multigather::MutableTensorView gu = updates_grad
+      ? mutable_view_of(grad_updates)
+      : multigather::MutableTensorView(nullptr, input_view.dtype, dims_of(updates_size));
+  const multigather::TensorView updates_view = gu;
+  check(multigather::execute_vjp(name, input_view, view_of(indices, name, "indices"), &updates_view, attrs, 0,
+                                 view_of(grad, name, "grad_output"), mutable_view_of(grad_input),
+                                 updates_grad ? &gu : nullptr, context));
+  if (alpha && updates_grad) grad_updates.mul_(*alpha);
+  return {grad_input, grad_updates};
+}
+
+void compute_kernel(const c10::OperatorHandle& handle, torch::jit::Stack* stack) {
+  bool backward = false;
+  const TorchOp& op = torch_op_of(handle, &backward);
+  const std::size_t n = handle.schema().arguments().size();
+  const std::size_t first = stack->size() - n;
+  std::vector<at::Tensor> results;
+  if (backward) {
+    results = run_backward(op, *stack, first);
+  } else {
+    results.push_back(run_forward(op, *stack, first));
+  }
+  torch::jit::drop(*stack, n);
+  for (at::Tensor& t : results) torch::jit::push(*stack, std::move(t));
+}
+
+// ---- autograd -----------------------------------------------------------------------------------
+
+c10::IValue sizes_of(const at::Tensor& t) { return c10::IValue(t.sym_sizes().vec()); }
+
+at::Tensor zeros_of(const c10::IValue& sizes, const at::Tensor& like) {
+  return at::zeros_symint(sizes.toSymIntVector(), like.options());
+}
+
+/// The node of a forward op: its backward is the row's _backward op (through the dispatcher).
+struct ForwardBackward : torch::autograd::Node {
+  const TorchOp* op = nullptr;
+  std::vector<c10::IValue> args;  // the forward's, input / updates as their sizes, indices unset
+  torch::autograd::SavedVariable indices;
+
+  std::string name() const override { return "multigather::" + op->name + "_backward"; }
+  void release_variables() override { indices.reset_data(); }
+
+  variable_list apply(variable_list&& grads) override {
+    const at::Tensor& grad = grads[0];
+    const std::size_t outputs = op->scatter() ? 2 : 1;
+    if (!grad.defined()) return variable_list(outputs);
+    const c10::OperatorHandle handle =
+        c10::Dispatcher::singleton().findSchemaOrThrow(("multigather::" + op->name + "_backward").c_str(), "");
+    torch::jit::Stack stack;
+    stack.push_back(grad);
+    for (std::size_t i = 0; i < args.size(); ++i) {
+      stack.push_back(static_cast<int>(i) == op->indices ? c10::IValue(indices.unpack()) : args[i]);
+    }
+    if (op->scatter()) stack.push_back(should_compute_output(1));
+    handle.callBoxed(stack);
+    variable_list out;
+    for (std::size_t i = 0; i < outputs; ++i) {
+      out.push_back(should_compute_output(i) ? stack[i].toTensor() : at::Tensor());
+    }
+    return out;
+  }
+};
+
+/// The node of a backward op: the VJP is linear in grad_output, its transpose is the forward op.
+struct BackwardBackward : torch::autograd::Node {
+  const TorchOp* op = nullptr;
+  std::vector<c10::IValue> args;  // the backward's forward part (sizes, attributes), indices unset
+  torch::autograd::SavedVariable indices;
+  at::TensorOptions options;
+
+  std::string name() const override { return "multigather::" + op->name + "_backward_backward"; }
+  void release_variables() override { indices.reset_data(); }
+
+  variable_list apply(variable_list&& grads) override {
+    if (!should_compute_output(0)) return {at::Tensor()};
+    const at::Tensor like = at::empty({0}, options);
+    const c10::OperatorHandle handle =
+        c10::Dispatcher::singleton().findSchemaOrThrow(("multigather::" + op->name).c_str(), "");
+    torch::jit::Stack stack;
+    for (std::size_t i = 0; i < args.size(); ++i) {
+      const int p = static_cast<int>(i);
+      if (p == op->indices) {
+        stack.push_back(indices.unpack());
+      } else if (p == op->input) {
+        stack.push_back(grads[0].defined() ? grads[0] : zeros_of(args[i], like));
+      } else if (p == op->updates) {
+        stack.push_back(grads.size() > 1 && grads[1].defined() && grads[1].numel() > 0
+                            ? grads[1] : zeros_of(args[i], like));
+      } else {
+        stack.push_back(args[i]);
+      }
+    }
+    handle.callBoxed(stack);
+    return {stack[0].toTensor()};
+  }
+};
+
+// ---- scatter_reduce prod / amax / amin / mean: PyTorch's gradient rules ------------------------
+
+/// The ops the rules below are written in: multigather's own (through the dispatcher, so they
+/// are differentiable again and traced by AOTAutograd) and torch's arithmetic.
+struct ReduceOps {
+  using Gather = at::Tensor(const at::Tensor&, std::int64_t, const at::Tensor&);
+  using ScatterAdd = at::Tensor(const at::Tensor&, std::int64_t, const at::Tensor&, const at::Tensor&);
+  using ScatterReduce = at::Tensor(const at::Tensor&, std::int64_t, const at::Tensor&, const at::Tensor&,
+                                   c10::string_view, bool);
+  c10::TypedOperatorHandle<Gather> gather;
+  c10::TypedOperatorHandle<ScatterAdd> scatter_add;
+  c10::TypedOperatorHandle<ScatterReduce> scatter_reduce;
+
+  static const ReduceOps& get() {
+    static const ReduceOps ops = [] {
+      auto& d = c10::Dispatcher::singleton();
+      return ReduceOps{d.findSchemaOrThrow("multigather::gather", "").typed<Gather>(),
+                       d.findSchemaOrThrow("multigather::scatter_add", "").typed<ScatterAdd>(),
+                       d.findSchemaOrThrow("multigather::scatter_reduce", "").typed<ScatterReduce>()};
+    }();
+    return ops;
+  }
+};
+
+/// The gradients of torch.scatter_reduce(self, dim, index, src, reduce, include_self) for reduce
+/// prod, amax, amin and mean, as PyTorch defines them (torch/csrc/autograd/FunctionsManual.cpp,
+/// scatter_reduce_backward): mean divides by the count of values reduced into each element;
+/// amax / amin share the gradient evenly among the values equal to the result; prod is the
+/// product of the other values (zeros handled exactly: a single zero gets the product of the
+/// rest, two zeros give zero). One deliberate difference: with include_self=False an element of
+/// self that updates reached takes no part, so it is not counted among amax / amin's ties
+/// (PyTorch counts it: its src gradient is then halved although src alone is the maximum).
+/// src's gradient covers src's leading part that index reads (the rest: zero), as torch.gather
+/// reads it.
+std::vector<at::Tensor> scatter_reduce_grads(const at::Tensor& grad, const at::Tensor& self, std::int64_t dim,
+                                             const at::Tensor& index, const at::Tensor& src,
+                                             const at::Tensor& result, const std::string& reduce,
+                                             bool include_self) {
+  const ReduceOps& ops = ReduceOps::get();
+  const std::int64_t rank = std::max<std::int64_t>(self.dim(), 1);
+  const std::int64_t d = ((dim % rank) + rank) % rank;
+  // src's part that index reads (index.size(k) <= src.size(k)).
+  at::Tensor part = src;
+  if (src.dim() > 0) {
+    for (std::int64_t k = 0; k < src.dim(); ++k) part = part.narrow_symint(k, 0, index.sym_size(k));
+  }
+  const at::Tensor ones = at::ones_like(part);
+  // Elements of self that updates reached (include_self=False: they take no part).
+  const at::Tensor reached =
+      ops.scatter_add.call(at::zeros_like(self), d, index, ones).ne(0);
+  at::Tensor grad_self, grad_part;
+  if (reduce == "mean") {
+    at::Tensor n = ops.scatter_add.call(include_self ? at::ones_like(self) : at::zeros_like(self), d, index, ones);
+    n = n.masked_fill(n == 0, 1);
+    const at::Tensor per = grad / n;
+    grad_self = per;
+    grad_part = ops.gather.call(per, d, index);
+  } else if (reduce == "amax" || reduce == "amin") {
+    const at::Tensor value = ops.gather.call(result, d, index);
+    at::Tensor self_is = self == result;
+    if (!include_self) self_is = self_is.logical_and(reached.logical_not());
+    const at::Tensor self_w = self_is.to(grad.scalar_type());
+    const at::Tensor src_w = (part == value).to(grad.scalar_type());
+    const at::Tensor per = grad / ops.scatter_add.call(self_w, d, index, src_w);
+    grad_self = self_w * per;
+    grad_part = src_w * ops.gather.call(per, d, index);
+  } else {  // prod
+    const at::Tensor masked_self = self.masked_fill(self == 0, 1);
+    const at::Tensor masked_self_result = ops.scatter_reduce.call(masked_self, d, index, part, "prod", include_self);
+    grad_self = grad * masked_self_result / masked_self;
+    const at::Tensor src_zero = part == 0;
+    const at::Tensor zeros_per_target =
+        ops.gather.call(ops.scatter_add.call(at::zeros_like(self), d, index, src_zero.to(self.scalar_type())), d, index);
+    const at::Tensor single_zero = src_zero.logical_and(zeros_per_target == 1);
+    const at::Tensor masked_src = part.masked_fill(single_zero, 1);
+    const at::Tensor masked_src_result = ops.scatter_reduce.call(self, d, index, masked_src, "prod", include_self);
+    grad_part = at::where(single_zero, ops.gather.call(grad * masked_src_result, d, index),
+                          ops.gather.call(grad * result, d, index) / part.masked_fill(src_zero, 1));
+  }
+  if (!include_self) grad_self = grad_self.masked_fill(reached, 0);
+  at::Tensor grad_src = grad_part;
+  if (!part.is_same(src) && !src.sym_sizes().equals(part.sym_sizes())) {
+    grad_src = at::zeros_like(src);
+    at::Tensor window = grad_src;
+    for (std::int64_t k = 0; k < src.dim(); ++k) window = window.narrow_symint(k, 0, index.sym_size(k));
+    window.copy_(grad_part);
+  }
+  return {grad_self, grad_src};
+}
+
+/// The node of torch.scatter_reduce with a reduction whose gradient reads the values.
+struct ScatterReduceBackward : torch::autograd::Node {
+  torch::autograd::SavedVariable self, index, src, result;
+  std::int64_t dim = 0;
+  std::string reduce;
+  bool include_self = true;
+
+  std::string name() const override { return "multigather::scatter_reduce_backward"; }
+  void release_variables() override {
+    self.reset_data();
+    index.reset_data();
+    src.reset_data();
+    result.reset_data();
+  }
+
+  variable_list apply(variable_list&& grads) override {
+    if (!grads[0].defined()) return variable_list(2);
+    std::vector<at::Tensor> g = scatter_reduce_grads(grads[0], self.unpack(), dim, index.unpack(), src.unpack(),
+                                                     result.unpack(getptr()), reduce, include_self);
+    return {should_compute_output(0) ? g[0] : at::Tensor(), should_compute_output(1) ? g[1] : at::Tensor()};
+  }
+};
+
+bool needs_grad(const at::Tensor& t) {
+  return t.defined() && t.requires_grad() && torch::autograd::isDifferentiableType(t.scalar_type());
+}
+
+void autograd_kernel(const c10::OperatorHandle& handle, c10::DispatchKeySet keys, torch::jit::Stack* stack) {
+  bool backward = false;
+  const TorchOp& op = torch_op_of(handle, &backward);
+  const std::size_t n = handle.schema().arguments().size();
+  const std::size_t first = stack->size() - n;
+  const std::size_t fwd = backward ? first + 1 : first;
+  // What the node needs, taken before the call consumes the stack.
+  std::vector<c10::IValue> args(stack->begin() + static_cast<std::ptrdiff_t>(fwd),
+                                stack->begin() + static_cast<std::ptrdiff_t>(fwd + op.args.size()));
+  at::Tensor indices = args[static_cast<std::size_t>(op.indices)].toTensor();
+  at::Tensor input, updates, grad;
+  bool any = false;
+  if (backward) {
+    grad = (*stack)[first].toTensor();
+    any = torch::autograd::compute_requires_grad(grad) && torch::autograd::isDifferentiableType(grad.scalar_type());
+  } else {
+    input = args[static_cast<std::size_t>(op.input)].toTensor();
+    if (op.updates >= 0) updates = args[static_cast<std::size_t>(op.updates)].toTensor();
+    any = c10::GradMode::is_enabled() && (needs_grad(input) || needs_grad(updates));
+  }
+  {
+    at::AutoDispatchBelowADInplaceOrView guard;
+    handle.redispatchBoxed(keys & c10::after_autograd_keyset, stack);
+  }
+  if (!any) return;
+  args[static_cast<std::size_t>(op.indices)] = c10::IValue();
+  if (backward) {
+    auto node = c10::make_intrusive<BackwardBackward>();
+    node->op = &op;
+    node->options = grad.options();
+    node->args = std::move(args);
+    node->indices = torch::autograd::SavedVariable(indices, false);
+    node->set_next_edges(torch::autograd::collect_next_edges(grad));
+    const std::size_t outputs = op.scatter() ? 2 : 1;
+    for (std::size_t i = 0; i < outputs; ++i) {
+      at::Tensor& out = (*stack)[stack->size() - outputs + i].toTensor();
+      torch::autograd::set_history(out, node);
+    }
+    return;
+  }
+  if (op.spec->name == "torch.scatter_reduce") {
+    const auto arg = [&](const char* name) -> const c10::IValue& {
+      for (std::size_t i = 0; i < op.args.size(); ++i) {
+        if (op.args[i].name == name) return args[i];
+      }
+      TORCH_CHECK(false, "multigather: torch.scatter_reduce has no argument ", name);
+    };
+    const std::string reduce = arg("reduce").toStringRef();
+    if (reduce != "sum") {
+      TORCH_CHECK_NOT_IMPLEMENTED(!input.is_complex(), "torch.scatter_reduce: the gradient of reduce='", reduce,
+                                  "' is not implemented for complex tensors");
+      auto node = c10::make_intrusive<ScatterReduceBackward>();
+      at::Tensor& output = (*stack).back().toTensor();
+      node->dim = arg("dim").toInt();
+      node->reduce = reduce;
+      node->include_self = arg("include_self").toBool();
+      node->self = torch::autograd::SavedVariable(input, false);
+      node->index = torch::autograd::SavedVariable(indices, false);
+      node->src = torch::autograd::SavedVariable(updates, false);
+      node->set_next_edges(torch::autograd::collect_next_edges(input, updates));
+      torch::autograd::set_history(output, node);
+      node->result = torch::autograd::SavedVariable(output, true);
+      return;
+    }
+  }
+  args[static_cast<std::size_t>(op.input)] = sizes_of(input);
+  if (op.updates >= 0) args[static_cast<std::size_t>(op.updates)] = sizes_of(updates);
+  auto node = c10::make_intrusive<ForwardBackward>();
+  node->op = &op;
+  node->args = std::move(args);
+  node->indices = torch::autograd::SavedVariable(indices, false);
+  node->set_next_edges(op.scatter() ? torch::autograd::collect_next_edges(input, updates)
+                                    : torch::autograd::collect_next_edges(input));
+  torch::autograd::set_history((*stack).back().toTensor(), node);
+}
+
+// ---- embedding: a composite of index_select -----------------------------------------------------
+
+/// F.embedding(input, weight, padding_idx): index_select(weight, 0, input.flatten()), reshaped
+/// to input.shape + [embedding_dim]. padding_idx (non-negative here: multigather.torch.embedding
+/// adds num_embeddings to a negative one, as PyTorch does) gets no gradient: its positions read
+/// the row detached. Autograd, fake tensors and batching come from index_select's.
+at::Tensor embedding(const at::Tensor& input, const at::Tensor& weight, std::optional<std::int64_t> padding_idx) {
+  TORCH_CHECK_VALUE(weight.dim() == 2, "embedding: weight must be 2-D (num_embeddings, embedding_dim), not ",
+                    weight.dim(), "-D of shape ", weight.sym_sizes());
+  if (padding_idx) {
+    TORCH_CHECK_VALUE(*padding_idx >= 0 && weight.sym_size(0) > *padding_idx, "embedding: padding_idx = ",
+                      *padding_idx, " must be within [0, num_embeddings) = [0, ", weight.sym_size(0), ")");
+  }
+  static const c10::TypedOperatorHandle<at::Tensor(const at::Tensor&, std::int64_t, const at::Tensor&)>
+      index_select = c10::Dispatcher::singleton()
+                         .findSchemaOrThrow("multigather::index_select", "")
+                         .typed<at::Tensor(const at::Tensor&, std::int64_t, const at::Tensor&)>();
+  std::vector<c10::SymInt> shape = input.sym_sizes().vec();
+  shape.push_back(weight.sym_size(1));
+  at::Tensor rows = index_select.call(weight, 0, input.reshape({-1})).view_symint(shape);
+  if (!padding_idx || !weight.requires_grad()) return rows;
+  return at::where((input == *padding_idx).unsqueeze(-1), rows.detach(), rows);
+}
+
+}  // namespace
+
+TORCH_LIBRARY(multigather, m) {
+  m.def("embedding(Tensor input, Tensor weight, int? padding_idx=None) -> Tensor");
+  static const std::vector<std::string> schemas = [] {  // Library::def keeps the pointers
+    std::vector<std::string> v;
+    for (const TorchOp& op : torch_ops()) {
+      v.push_back(forward_schema(op));
+      v.push_back(backward_schema(op));
+    }
+    return v;
+  }();
+  for (const std::string& schema : schemas) m.def(schema.c_str());
+}
+
+TORCH_LIBRARY_IMPL(multigather, CompositeImplicitAutograd, m) {
+  m.impl("embedding", &embedding);
+}
+
+TORCH_LIBRARY_IMPL(multigather, CPU, m) {
+  for (const TorchOp& op : torch_ops()) {
+    m.impl(op.name.c_str(), torch::CppFunction::makeFromBoxedFunction<&compute_kernel>());
+    m.impl((op.name + "_backward").c_str(), torch::CppFunction::makeFromBoxedFunction<&compute_kernel>());
+  }
+}
+
+TORCH_LIBRARY_IMPL(multigather, CUDA, m) {
+  for (const TorchOp& op : torch_ops()) {
+    m.impl(op.name.c_str(), torch::CppFunction::makeFromBoxedFunction<&compute_kernel>());
+    m.impl((op.name + "_backward").c_str(), torch::CppFunction::makeFromBoxedFunction<&compute_kernel>());
+  }
+}
+
+TORCH_LIBRARY_IMPL(multigather, Autograd, m) {
+  for (const TorchOp& op : torch_ops()) {
+    m.impl(op.name.c_str(), torch::CppFunction::makeFromBoxedFunction<&autograd_kernel>());
+    m.impl((op.name + "_backward").c_str(), torch::CppFunction::makeFromBoxedFunction<&autograd_kernel>());
+  }
+}
