@@ -142,22 +142,23 @@ def _shape(t: Tensor) -> list[int]:
     return [_hint(s) for s in t.shape]
 
 
-def _infer(op: str, input: Tensor, indices: Tensor, updates: Optional[Tensor] = None,
+def _infer(op: str, input, indices, updates=None,
            symbolic: Optional[Callable[[], Any]] = None, **attrs) -> list:
-    """The output shape of registry op ``op`` from the core's shape inference (its rules and
-    errors; no data). With symbolic sizes (dynamic shapes), the core checks the sizes' hints and
-    ``symbolic()`` gives the shape in the symbolic sizes (the op's rule, written in torch), which
-    must agree with the core's answer on the hints; without ``symbolic`` the sizes are
-    specialized to their hints."""
+    """The output shape of registry op ``op`` for operands of these shapes (and dtypes), from
+    the core's shape inference (its rules and errors; no data). With symbolic sizes (dynamic
+    shapes), the core checks the sizes' hints and ``symbolic()`` gives the shape in the symbolic
+    sizes (the op's rule, written in torch), which must agree with the core's answer on the
+    hints; without ``symbolic`` the sizes are specialized to their hints. Operands are
+    (shape, dtype) pairs."""
     shape = list(_registry.output_shape(
-        op, _shape(input), _shape(indices), _dtype(input, "input"), _dtype(indices, "indices"),
-        None if updates is None else _shape(updates), **attrs))
-    tensors = [t for t in (input, indices, updates) if t is not None]
-    if not any(isinstance(s, torch.SymInt) for t in tensors for s in t.shape):
+        op, [_hint(s) for s in input[0]], [_hint(s) for s in indices[0]], input[1], indices[1],
+        None if updates is None else [_hint(s) for s in updates[0]], **attrs))
+    shapes = [t[0] for t in (input, indices, updates) if t is not None]
+    if not any(isinstance(s, torch.SymInt) for t in shapes for s in t):
         return shape
     if symbolic is None:
-        for t in tensors:  # specialize: guards that each size equals its hint
-            for s in t.shape:
+        for t in shapes:  # specialize: guards that each size equals its hint
+            for s in t:
                 int(s)
         return shape
     sym = list(symbolic())
@@ -167,39 +168,55 @@ def _infer(op: str, input: Tensor, indices: Tensor, updates: Optional[Tensor] = 
     return sym
 
 
+def _numel(shape) -> Any:
+    n = 1
+    for s in shape:
+        n = n * s
+    return n
+
+
+# Each gather row's shape rule in torch sizes (scatters: input's shape), on one example's
+# shapes: rule(input_shape, indices_shape, attrs).
 def _gather_multiaxis_shape(input, indices, attrs):
     axes = attrs["axes"]
-    rank, c = input.dim(), max(len(axes), 1)
-    logical = list(indices.shape[:-1]) + [indices.shape[-1] // c] if rank else []
+    rank, c = len(input), max(len(axes), 1)
+    logical = list(indices[:-1]) + [indices[-1] // c] if rank else []
     dims = {a % rank for a in axes} if rank else set()
-    return [logical[d] if d in dims or input.shape[d] == 1 else input.shape[d] for d in range(rank)]
+    return [logical[d] if d in dims or input[d] == 1 else input[d] for d in range(rank)]
 
 
 def _take_along_dim_shape(input, indices, attrs):
     dim = attrs["dim"]
     if dim is None:
-        return [indices.numel()]
-    d0 = dim % input.dim()
-    return [indices.shape[d] if d == d0 or input.shape[d] == 1 else input.shape[d]
-            for d in range(input.dim())]
+        return [_numel(indices)]
+    d0 = dim % len(input)
+    return [indices[d] if d == d0 or input[d] == 1 else input[d] for d in range(len(input))]
 
 
 def _index_select_shape(input, index, attrs):
-    if input.dim() == 0:
+    if len(input) == 0:
         return []
-    shape = list(input.shape)
-    shape[attrs["dim"] % input.dim()] = index.numel()
+    shape = list(input)
+    shape[attrs["dim"] % len(input)] = _numel(index)
     return shape
 
 
-# Each gather row's shape rule in torch sizes (scatters: input's shape).
 _SYMBOLIC = {
     "gather_multiaxis": _gather_multiaxis_shape,
-    "torch.gather": lambda input, index, attrs: index.shape,
-    "torch.take": lambda input, index, attrs: index.shape,
+    "torch.gather": lambda input, index, attrs: list(index),
+    "torch.take": lambda input, index, attrs: list(index),
     "torch.take_along_dim": _take_along_dim_shape,
     "torch.index_select": _index_select_shape,
 }
+
+
+def _batch_shape(tensors, batch_rank: int) -> list:
+    """The leading batch_rank sizes of a batched call: per dimension, the size that is not 1."""
+    shape = []
+    for j in range(batch_rank):
+        sizes = [t.shape[j] for t in tensors if t is not None]
+        shape.append(next((s for s in sizes if _hint(s) != 1), 1))
+    return shape
 
 
 def _register_fakes() -> None:
@@ -229,14 +246,18 @@ def _register_fakes() -> None:
         def forward(*args, _row=row_name, _bind=bind, _operands=operands, _scatter=scatter,
                     _rule=rule, **kwargs):
             bound = _bind(args, kwargs)
+            b = bound.pop("batch_rank", 0)
             input, indices = bound.pop(_operands[0]), bound.pop(_operands[1])
             updates = bound.pop(_operands[2]) if _scatter else None
+            batch = _batch_shape((input, indices, updates), b)
+            x = (list(input.shape[b:]), _dtype(input, "input"))
+            i = (list(indices.shape[b:]), _dtype(indices, "indices"))
+            u = None if updates is None else (list(updates.shape[b:]), _dtype(updates, "updates"))
             if _rule is None:
-                symbolic = (lambda: input.shape)
+                symbolic = (lambda: x[0])
             else:
-                symbolic = (lambda: _rule(input, indices, bound))
-            return input.new_empty(_infer(_row, input, indices, updates, symbolic=symbolic,
-                                          **bound))
+                symbolic = (lambda: _rule(x[0], i[0], bound))
+            return input.new_empty(batch + _infer(_row, x, i, u, symbolic=symbolic, **bound))
 
         # The backward's arguments after grad_output: input and updates as their sizes.
         backward_names = [a.name for a in getattr(_ops, op_name + "_backward").default._schema
@@ -249,9 +270,11 @@ def _register_fakes() -> None:
             grad_input = grad_output.new_empty(list(bound[_operands[0] + "_size"]))
             if not _scatter:
                 return grad_input
+            b = bound.get("batch_rank", 0)
+            unused = list(grad_output.shape[:b]) + [0]
             wanted = bound.get("updates_grad", True)
             return grad_input, grad_output.new_empty(
-                list(bound[_operands[2] + "_size"]) if wanted else [0])
+                list(bound[_operands[2] + "_size"]) if wanted else unused)
 
         torch.library.register_fake(f"multigather::{op_name}")(forward)
         torch.library.register_fake(f"multigather::{op_name}_backward")(backward)

@@ -33,6 +33,9 @@
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <ATen/core/dispatch/Dispatcher.h>
+#include <ATen/functorch/BatchedTensorImpl.h>
+#include <ATen/functorch/DynamicLayer.h>
+#include <ATen/functorch/PlumbingHelper.h>
 #include <c10/core/DeviceGuard.h>
 #include <c10/core/impl/VirtualGuardImpl.h>
 #include <torch/csrc/autograd/function.h>
@@ -225,8 +228,24 @@ std::string schema_args(const TorchOp& op, bool backward) {
         break;
     }
   }
-  if (backward && op.scatter()) out += keyword ? ", bool updates_grad=True" : ", *, bool updates_grad=True";
+  out += keyword ? ", " : ", *, ";
+  if (backward && op.scatter()) out += "bool updates_grad=True, ";
+  out += "int batch_rank=0";
   return out;
+}
+
+/// Where a call's arguments sit: the forward's at `forward` (the op's args, input and updates as
+/// their sizes in a backward), then a backward's updates_grad, then batch_rank.
+struct Frame {
+  std::size_t forward = 0, updates_grad = 0, batch_rank = 0;
+};
+
+Frame frame_of(const TorchOp& op, bool backward, std::size_t first) {
+  Frame f;
+  f.forward = backward ? first + 1 : first;
+  f.updates_grad = f.forward + op.args.size();
+  f.batch_rank = f.updates_grad + (backward && op.scatter() ? 1 : 0);
+  return f;
 }
 
 std::string forward_schema(const TorchOp& op) {
@@ -384,44 +403,83 @@ multigather::ExecutionContext context_for(const at::Tensor& input) {
 
 // ---- the kernels ---------------------------------------------------------------------------------
 
-/// forward: lower_op + execute into a new tensor of the framework's output shape.
-at::Tensor run_forward(const TorchOp& op, const torch::jit::Stack& stack, std::size_t first) {
-  const at::Tensor& input = stack[first + op.input].toTensor();
-  const at::Tensor& indices = stack[first + op.indices].toTensor();
-  const Attributes attrs = attributes_of(op, stack, first);
+/// A view without its first `batch_rank` dimensions (one example of a batched call).
+multigather::TensorView example_of(multigather::TensorView v, std::int64_t batch_rank) {
+  multigather::Dims shape, strides;
+  for (int d = static_cast<int>(batch_rank); d < v.rank(); ++d) {
+    shape.push_back(v.shape[d]);
+    strides.push_back(v.strides[d]);
+  }
+  return multigather::TensorView(v.data, v.dtype, shape, strides);
+}
+
+/// The batch shape of a call with `batch_rank` leading batch dimensions: per dimension, the
+/// size that is not 1 (execute_batched checks that every operand has it or 1).
+std::vector<std::int64_t> batch_shape_of(std::initializer_list<const at::Tensor*> operands, std::int64_t batch_rank) {
+  std::vector<std::int64_t> shape(static_cast<std::size_t>(batch_rank), 1);
+  for (const at::Tensor* t : operands) {
+    if (t == nullptr) continue;
+    TORCH_CHECK_VALUE(t->dim() >= batch_rank, "multigather: batch_rank = ", batch_rank,
+                      " is above an operand's rank ", t->dim());
+    for (std::int64_t j = 0; j < batch_rank; ++j) {
+      if (t->size(j) != 1) shape[static_cast<std::size_t>(j)] = t->size(j);
+    }
+  }
+  return shape;
+}
+
+/// forward: lower_op + execute into a new tensor of the framework's output shape; with
+/// batch_rank > 0, execute_batched (every operand has batch_rank leading dimensions, of the
+/// batch size or 1; one execute runs the whole batch), into batch_shape ++ the output shape.
+at::Tensor run_forward(const TorchOp& op, const torch::jit::Stack& stack, const Frame& f) {
+  const at::Tensor& input = stack[f.forward + op.input].toTensor();
+  const at::Tensor& indices = stack[f.forward + op.indices].toTensor();
+  const at::Tensor* updates = op.scatter() ? &stack[f.forward + op.updates].toTensor() : nullptr;
+  const std::int64_t batch_rank = stack[f.batch_rank].toInt();
+  const Attributes attrs = attributes_of(op, stack, f.forward);
   const std::string& name = op.spec->name;
   const multigather::ExecutionContext context = context_for(input);
   const c10::OptionalDeviceGuard device(input.is_cuda() ? std::optional<c10::Device>(input.device()) : std::nullopt);
+  const multigather::TensorView x = view_of(input, name, "input"), i = view_of(indices, name, "indices");
+  multigather::TensorView u;
+  if (updates != nullptr) u = view_of(*updates, name, op.spec->updates_name.c_str());
+  const std::vector<std::int64_t> batch = batch_shape_of({&input, &indices, updates}, batch_rank);
   multigather::Lowering l;
-  if (op.scatter()) {
-    const at::Tensor& updates = stack[first + op.updates].toTensor();
-    check(multigather::lower_op(name, view_of(input, name, "input"), view_of(indices, name, "indices"),
-                                view_of(updates, name, op.spec->updates_name.c_str()), attrs, &l,
-                                context.device));
+  if (updates != nullptr) {
+    check(multigather::lower_op(name, example_of(x, batch_rank), example_of(i, batch_rank),
+                                example_of(u, batch_rank), attrs, &l, context.device));
   } else {
-    check(multigather::lower_op(name, view_of(input, name, "input"), view_of(indices, name, "indices"),
-                                attrs, &l, context.device));
+    check(multigather::lower_op(name, example_of(x, batch_rank), example_of(i, batch_rank), attrs, &l,
+                                context.device));
   }
-  at::Tensor output = at::empty(c10::IntArrayRef(l.output_shape.data(), l.output_shape.size()),
-                                input.options());
+  std::vector<std::int64_t> shape = batch;
+  shape.insert(shape.end(), l.output_shape.begin(), l.output_shape.end());
+  at::Tensor output = at::empty(shape, input.options());
   multigather::ExecutionContext run = context;
   run.output_is_new = true;
-  check(multigather::execute(l, mutable_view_of(output), run));
+  if (batch_rank == 0) {
+    check(multigather::execute(l, mutable_view_of(output), run));
+  } else {
+    check(multigather::execute_batched(name, x, i, updates != nullptr ? &u : nullptr, attrs,
+                                       static_cast<int>(batch_rank), mutable_view_of(output), run));
+  }
   return output;
 }
 
-/// backward: the VJP of the row (execute_vjp) at the output gradient.
-std::vector<at::Tensor> run_backward(const TorchOp& op, const torch::jit::Stack& stack, std::size_t first) {
-  const at::Tensor grad = stack[first].toTensor().contiguous();
-  const std::size_t fwd = first + 1;  // the forward's arguments, input and updates as sizes
-  const at::Tensor& indices = stack[fwd + op.indices].toTensor();
-  Attributes attrs = attributes_of(op, stack, fwd);
+/// backward: the VJP of the row (execute_vjp) at the output gradient. input_size and
+/// updates_size are the operands' full sizes (batch dimensions included): a gradient is
+/// computed at the batch size and summed over the batch dimensions where its operand had 1.
+std::vector<at::Tensor> run_backward(const TorchOp& op, const torch::jit::Stack& stack, const Frame& f) {
+  const at::Tensor grad = stack[f.forward - 1].toTensor().contiguous();
+  const at::Tensor& indices = stack[f.forward + op.indices].toTensor();
+  const std::int64_t batch_rank = stack[f.batch_rank].toInt();
+  Attributes attrs = attributes_of(op, stack, f.forward);
   const std::string& name = op.spec->name;
   // torch.index_add's alpha scales the updates: their gradient is alpha times alpha 1's.
   std::optional<c10::Scalar> alpha;
   for (std::size_t i = 0; i < op.args.size(); ++i) {
     if (op.args[i].role == Arg::Role::kAttr && op.args[i].name == "alpha") {
-      const c10::Scalar a = stack[fwd + i].toScalar();
+      const c10::Scalar a = stack[f.forward + i].toScalar();
       if (!(a.isIntegral(false) && a.toLong() == 1)) {
         alpha = a;
         Attributes unscaled;
@@ -436,41 +494,52 @@ std::vector<at::Tensor> run_backward(const TorchOp& op, const torch::jit::Stack&
       }
     }
   }
-  const std::vector<std::int64_t> input_size = stack[fwd + op.input].toIntVector();
-  at::Tensor grad_input = at::empty(input_size, grad.options());
+  const std::vector<std::int64_t> batch = batch_shape_of({&grad}, batch_rank);
+  const auto at_batch = [&](const std::vector<std::int64_t>& size) {  // batch ++ the example's size
+    std::vector<std::int64_t> full = batch;
+    full.insert(full.end(), size.begin() + std::min<std::ptrdiff_t>(batch_rank, static_cast<std::ptrdiff_t>(size.size())),
+                size.end());
+    return full;
+  };
+  const std::vector<std::int64_t> input_size = stack[f.forward + op.input].toIntVector();
+  at::Tensor grad_input = at::empty(at_batch(input_size), grad.options());
   const multigather::TensorView input_view = mutable_view_of(grad_input);
-  multigather::ExecutionContext context = context_for(grad);
+  const multigather::ExecutionContext context = context_for(grad);
+  const int rank = static_cast<int>(batch_rank);
   if (!op.scatter()) {
-    check(multigather::execute_vjp(name, input_view, view_of(indices, name, "indices"), nullptr, attrs, 0,
+    check(multigather::execute_vjp(name, input_view, view_of(indices, name, "indices"), nullptr, attrs, rank,
                                    view_of(grad, name, "grad_output"), mutable_view_of(grad_input), nullptr,
                                    context));
-    return {grad_input};
+    return {grad_input.sum_to_size(input_size)};
   }
-  const std::vector<std::int64_t> updates_size = stack[fwd + op.updates].toIntVector();
-  const bool updates_grad = stack[fwd + op.args.size()].toBool();
-  at::Tensor grad_updates = at::empty(updates_grad ? updates_size : std::vector<std::int64_t>{0}, grad.options());
+  const std::vector<std::int64_t> updates_size = stack[f.forward + op.updates].toIntVector();
+  const bool updates_grad = stack[f.updates_grad].toBool();
+  std::vector<std::int64_t> unused = batch;
+  unused.push_back(0);
+  at::Tensor grad_updates = at::empty(updates_grad ? at_batch(updates_size) : unused, grad.options());
   // The updates' values are never read, only their shape: grad_updates' memory, or none.
-  const multigather::MutableTensorView gu = updates_grad
-      ? mutable_view_of(grad_updates)
-      : multigather::MutableTensorView(nullptr, input_view.dtype, dims_of(updates_size));
+  const multigather::MutableTensorView gu =
+      updates_grad ? mutable_view_of(grad_updates)
+                   : multigather::MutableTensorView(nullptr, input_view.dtype, dims_of(at_batch(updates_size)));
   const multigather::TensorView updates_view = gu;
-  check(multigather::execute_vjp(name, input_view, view_of(indices, name, "indices"), &updates_view, attrs, 0,
+  check(multigather::execute_vjp(name, input_view, view_of(indices, name, "indices"), &updates_view, attrs, rank,
                                  view_of(grad, name, "grad_output"), mutable_view_of(grad_input),
                                  updates_grad ? &gu : nullptr, context));
-  if (alpha && updates_grad) grad_updates.mul_(*alpha);
-  return {grad_input, grad_updates};
+  if (!updates_grad) return {grad_input.sum_to_size(input_size), grad_updates};
+  if (alpha) grad_updates.mul_(*alpha);
+  return {grad_input.sum_to_size(input_size), grad_updates.sum_to_size(updates_size)};
 }
 
 void compute_kernel(const c10::OperatorHandle& handle, torch::jit::Stack* stack) {
   bool backward = false;
   const TorchOp& op = torch_op_of(handle, &backward);
   const std::size_t n = handle.schema().arguments().size();
-  const std::size_t first = stack->size() - n;
+  const Frame f = frame_of(op, backward, stack->size() - n);
   std::vector<at::Tensor> results;
   if (backward) {
-    results = run_backward(op, *stack, first);
+    results = run_backward(op, *stack, f);
   } else {
-    results.push_back(run_forward(op, *stack, first));
+    results.push_back(run_forward(op, *stack, f));
   }
   torch::jit::drop(*stack, n);
   for (at::Tensor& t : results) torch::jit::push(*stack, std::move(t));
@@ -489,6 +558,7 @@ struct ForwardBackward : torch::autograd::Node {
   const TorchOp* op = nullptr;
   std::vector<c10::IValue> args;  // the forward's, input / updates as their sizes, indices unset
   torch::autograd::SavedVariable indices;
+  std::int64_t batch_rank = 0;
 
   std::string name() const override { return "multigather::" + op->name + "_backward"; }
   void release_variables() override { indices.reset_data(); }
@@ -505,6 +575,7 @@ struct ForwardBackward : torch::autograd::Node {
       stack.push_back(static_cast<int>(i) == op->indices ? c10::IValue(indices.unpack()) : args[i]);
     }
     if (op->scatter()) stack.push_back(should_compute_output(1));
+    stack.push_back(batch_rank);
     handle.callBoxed(stack);
     variable_list out;
     for (std::size_t i = 0; i < outputs; ++i) {
@@ -520,6 +591,7 @@ struct BackwardBackward : torch::autograd::Node {
   std::vector<c10::IValue> args;  // the backward's forward part (sizes, attributes), indices unset
   torch::autograd::SavedVariable indices;
   at::TensorOptions options;
+  std::int64_t batch_rank = 0;
 
   std::string name() const override { return "multigather::" + op->name + "_backward_backward"; }
   void release_variables() override { indices.reset_data(); }
@@ -543,6 +615,7 @@ struct BackwardBackward : torch::autograd::Node {
         stack.push_back(args[i]);
       }
     }
+    stack.push_back(batch_rank);
     handle.callBoxed(stack);
     return {stack[0].toTensor()};
   }
@@ -553,10 +626,10 @@ struct BackwardBackward : torch::autograd::Node {
 /// The ops the rules below are written in: multigather's own (through the dispatcher, so they
 /// are differentiable again and traced by AOTAutograd) and torch's arithmetic.
 struct ReduceOps {
-  using Gather = at::Tensor(const at::Tensor&, std::int64_t, const at::Tensor&);
-  using ScatterAdd = at::Tensor(const at::Tensor&, std::int64_t, const at::Tensor&, const at::Tensor&);
+  using Gather = at::Tensor(const at::Tensor&, std::int64_t, const at::Tensor&, std::int64_t);
+  using ScatterAdd = at::Tensor(const at::Tensor&, std::int64_t, const at::Tensor&, const at::Tensor&, std::int64_t);
   using ScatterReduce = at::Tensor(const at::Tensor&, std::int64_t, const at::Tensor&, const at::Tensor&,
-                                   c10::string_view, bool);
+                                   c10::string_view, bool, std::int64_t);
   c10::TypedOperatorHandle<Gather> gather;
   c10::TypedOperatorHandle<ScatterAdd> scatter_add;
   c10::TypedOperatorHandle<ScatterReduce> scatter_reduce;
@@ -582,13 +655,26 @@ struct ReduceOps {
 /// (PyTorch counts it: its src gradient is then halved although src alone is the maximum).
 /// src's gradient covers src's leading part that index reads (the rest: zero), as torch.gather
 /// reads it.
-std::vector<at::Tensor> scatter_reduce_grads(const at::Tensor& grad, const at::Tensor& self, std::int64_t dim,
-                                             const at::Tensor& index, const at::Tensor& src,
+std::vector<at::Tensor> scatter_reduce_grads(const at::Tensor& grad, const at::Tensor& self_in, std::int64_t dim,
+                                             const at::Tensor& index_in, const at::Tensor& src_in,
                                              const at::Tensor& result, const std::string& reduce,
-                                             bool include_self) {
+                                             bool include_self, std::int64_t batch_rank) {
   const ReduceOps& ops = ReduceOps::get();
-  const std::int64_t rank = std::max<std::int64_t>(self.dim(), 1);
-  const std::int64_t d = ((dim % rank) + rank) % rank;
+  // Batched calls (batch_rank leading dimensions of the batch size or 1): every operand at the
+  // batch size, and dim past the batch dimensions; the gradients sum back to the operands' sizes.
+  at::Tensor self = self_in, index = index_in, src = src_in;
+  if (batch_rank > 0) {
+    const auto at_batch = [&](const at::Tensor& t) {
+      std::vector<c10::SymInt> size = result.sym_sizes().slice(0, static_cast<std::size_t>(batch_rank)).vec();
+      for (std::int64_t k = batch_rank; k < t.dim(); ++k) size.push_back(t.sym_size(k));
+      return t.expand_symint(size);
+    };
+    self = at_batch(self_in);
+    index = at_batch(index_in);
+    src = at_batch(src_in);
+  }
+  const std::int64_t rank = std::max<std::int64_t>(self.dim() - batch_rank, 1);
+  const std::int64_t d = ((dim % rank) + rank) % rank + batch_rank;
   // src's part that index reads (index.size(k) <= src.size(k)).
   at::Tensor part = src;
   if (src.dim() > 0) {
@@ -597,35 +683,35 @@ std::vector<at::Tensor> scatter_reduce_grads(const at::Tensor& grad, const at::T
   const at::Tensor ones = at::ones_like(part);
   // Elements of self that updates reached (include_self=False: they take no part).
   const at::Tensor reached =
-      ops.scatter_add.call(at::zeros_like(self), d, index, ones).ne(0);
+      ops.scatter_add.call(at::zeros_like(self), d, index, ones, 0).ne(0);
   at::Tensor grad_self, grad_part;
   if (reduce == "mean") {
-    at::Tensor n = ops.scatter_add.call(include_self ? at::ones_like(self) : at::zeros_like(self), d, index, ones);
+    at::Tensor n = ops.scatter_add.call(include_self ? at::ones_like(self) : at::zeros_like(self), d, index, ones, 0);
     n = n.masked_fill(n == 0, 1);
     const at::Tensor per = grad / n;
     grad_self = per;
-    grad_part = ops.gather.call(per, d, index);
+    grad_part = ops.gather.call(per, d, index, 0);
   } else if (reduce == "amax" || reduce == "amin") {
-    const at::Tensor value = ops.gather.call(result, d, index);
+    const at::Tensor value = ops.gather.call(result, d, index, 0);
     at::Tensor self_is = self == result;
     if (!include_self) self_is = self_is.logical_and(reached.logical_not());
     const at::Tensor self_w = self_is.to(grad.scalar_type());
     const at::Tensor src_w = (part == value).to(grad.scalar_type());
-    const at::Tensor per = grad / ops.scatter_add.call(self_w, d, index, src_w);
+    const at::Tensor per = grad / ops.scatter_add.call(self_w, d, index, src_w, 0);
     grad_self = self_w * per;
-    grad_part = src_w * ops.gather.call(per, d, index);
+    grad_part = src_w * ops.gather.call(per, d, index, 0);
   } else {  // prod
     const at::Tensor masked_self = self.masked_fill(self == 0, 1);
-    const at::Tensor masked_self_result = ops.scatter_reduce.call(masked_self, d, index, part, "prod", include_self);
+    const at::Tensor masked_self_result = ops.scatter_reduce.call(masked_self, d, index, part, "prod", include_self, 0);
     grad_self = grad * masked_self_result / masked_self;
     const at::Tensor src_zero = part == 0;
     const at::Tensor zeros_per_target =
-        ops.gather.call(ops.scatter_add.call(at::zeros_like(self), d, index, src_zero.to(self.scalar_type())), d, index);
+        ops.gather.call(ops.scatter_add.call(at::zeros_like(self), d, index, src_zero.to(self.scalar_type()), 0), d, index, 0);
     const at::Tensor single_zero = src_zero.logical_and(zeros_per_target == 1);
     const at::Tensor masked_src = part.masked_fill(single_zero, 1);
-    const at::Tensor masked_src_result = ops.scatter_reduce.call(self, d, index, masked_src, "prod", include_self);
-    grad_part = at::where(single_zero, ops.gather.call(grad * masked_src_result, d, index),
-                          ops.gather.call(grad * result, d, index) / part.masked_fill(src_zero, 1));
+    const at::Tensor masked_src_result = ops.scatter_reduce.call(self, d, index, masked_src, "prod", include_self, 0);
+    grad_part = at::where(single_zero, ops.gather.call(grad * masked_src_result, d, index, 0),
+                          ops.gather.call(grad * result, d, index, 0) / part.masked_fill(src_zero, 1));
   }
   if (!include_self) grad_self = grad_self.masked_fill(reached, 0);
   at::Tensor grad_src = grad_part;
@@ -635,6 +721,7 @@ std::vector<at::Tensor> scatter_reduce_grads(const at::Tensor& grad, const at::T
     for (std::int64_t k = 0; k < src.dim(); ++k) window = window.narrow_symint(k, 0, index.sym_size(k));
     window.copy_(grad_part);
   }
+  if (batch_rank > 0) return {grad_self.sum_to_size_symint(self_in.sym_sizes()), grad_src.sum_to_size_symint(src_in.sym_sizes())};
   return {grad_self, grad_src};
 }
 
@@ -644,6 +731,7 @@ struct ScatterReduceBackward : torch::autograd::Node {
   std::int64_t dim = 0;
   std::string reduce;
   bool include_self = true;
+  std::int64_t batch_rank = 0;
 
   std::string name() const override { return "multigather::scatter_reduce_backward"; }
   void release_variables() override {
@@ -656,7 +744,7 @@ struct ScatterReduceBackward : torch::autograd::Node {
   variable_list apply(variable_list&& grads) override {
     if (!grads[0].defined()) return variable_list(2);
     std::vector<at::Tensor> g = scatter_reduce_grads(grads[0], self.unpack(), dim, index.unpack(), src.unpack(),
-                                                     result.unpack(getptr()), reduce, include_self);
+                                                     result.unpack(getptr()), reduce, include_self, batch_rank);
     return {should_compute_output(0) ? g[0] : at::Tensor(), should_compute_output(1) ? g[1] : at::Tensor()};
   }
 };
@@ -670,7 +758,9 @@ void autograd_kernel(const c10::OperatorHandle& handle, c10::DispatchKeySet keys
   const TorchOp& op = torch_op_of(handle, &backward);
   const std::size_t n = handle.schema().arguments().size();
   const std::size_t first = stack->size() - n;
-  const std::size_t fwd = backward ? first + 1 : first;
+  const Frame f = frame_of(op, backward, first);
+  const std::size_t fwd = f.forward;
+  const std::int64_t batch_rank = (*stack)[f.batch_rank].toInt();
   // What the node needs, taken before the call consumes the stack.
   std::vector<c10::IValue> args(stack->begin() + static_cast<std::ptrdiff_t>(fwd),
                                 stack->begin() + static_cast<std::ptrdiff_t>(fwd + op.args.size()));
@@ -695,6 +785,7 @@ void autograd_kernel(const c10::OperatorHandle& handle, c10::DispatchKeySet keys
     auto node = c10::make_intrusive<BackwardBackward>();
     node->op = &op;
     node->options = grad.options();
+    node->batch_rank = batch_rank;
     node->args = std::move(args);
     node->indices = torch::autograd::SavedVariable(indices, false);
     node->set_next_edges(torch::autograd::collect_next_edges(grad));
@@ -721,6 +812,7 @@ void autograd_kernel(const c10::OperatorHandle& handle, c10::DispatchKeySet keys
       node->dim = arg("dim").toInt();
       node->reduce = reduce;
       node->include_self = arg("include_self").toBool();
+      node->batch_rank = batch_rank;
       node->self = torch::autograd::SavedVariable(input, false);
       node->index = torch::autograd::SavedVariable(indices, false);
       node->src = torch::autograd::SavedVariable(updates, false);
@@ -734,11 +826,62 @@ void autograd_kernel(const c10::OperatorHandle& handle, c10::DispatchKeySet keys
   if (op.updates >= 0) args[static_cast<std::size_t>(op.updates)] = sizes_of(updates);
   auto node = c10::make_intrusive<ForwardBackward>();
   node->op = &op;
+  node->batch_rank = batch_rank;
   node->args = std::move(args);
   node->indices = torch::autograd::SavedVariable(indices, false);
   node->set_next_edges(op.scatter() ? torch::autograd::collect_next_edges(input, updates)
                                     : torch::autograd::collect_next_edges(input));
   torch::autograd::set_history((*stack).back().toTensor(), node);
+}
+
+// ---- vmap: the batching rule ---------------------------------------------------------------------
+
+/// functorch's batching rule for every op (torch.func.vmap): the operands' batch dimension at
+/// this vmap level moves to the front (an operand that is not batched gets a leading 1), and
+/// the op runs once with batch_rank + 1 (execute_batched lifts the row's lowering: no loop over
+/// the batch). A backward's input_size / updates_size get the batch size in front: its
+/// gradients are per example. The results are batched at dimension 0.
+void batched_kernel(const c10::OperatorHandle& handle, torch::jit::Stack* stack) {
+  bool backward = false;
+  const TorchOp& op = torch_op_of(handle, &backward);
+  const std::size_t n = handle.schema().arguments().size();
+  const std::size_t first = stack->size() - n;
+  const Frame f = frame_of(op, backward, first);
+  c10::impl::ExcludeDispatchKeyGuard guard(c10::DispatchKey::FuncTorchBatched);
+  const std::optional<at::functorch::DynamicLayer> layer = at::functorch::maybeCurrentDynamicLayer();
+  TORCH_CHECK(layer.has_value(), "multigather's batching rule: a batched tensor escaped vmap (functorch has no "
+              "active layer)");
+  const std::int64_t level = layer->layerId();
+  std::optional<std::int64_t> batch_size;
+  std::vector<std::pair<std::size_t, std::optional<std::int64_t>>> tensors;  // stack position, bdim
+  for (std::size_t i = first; i < stack->size(); ++i) {
+    if (!(*stack)[i].isTensor()) continue;
+    auto [value, bdim] = at::functorch::unwrapTensorAtLevel((*stack)[i].toTensor(), level);
+    if (bdim) batch_size = value.size(*bdim);
+    (*stack)[i] = value;
+    tensors.emplace_back(i, bdim);
+  }
+  if (batch_size) {
+    for (const auto& [i, bdim] : tensors) {
+      const at::Tensor& t = (*stack)[i].toTensor();
+      (*stack)[i] = bdim ? t.movedim(*bdim, 0) : t.unsqueeze(0);
+    }
+    if (backward) {
+      for (const int p : {op.input, op.updates}) {
+        if (p < 0) continue;
+        std::vector<std::int64_t> size = (*stack)[f.forward + static_cast<std::size_t>(p)].toIntVector();
+        size.insert(size.begin(), *batch_size);
+        (*stack)[f.forward + static_cast<std::size_t>(p)] = size;
+      }
+    }
+    (*stack)[f.batch_rank] = (*stack)[f.batch_rank].toInt() + 1;
+  }
+  handle.callBoxed(stack);
+  if (!batch_size) return;
+  const std::size_t outputs = handle.schema().returns().size();
+  for (std::size_t i = stack->size() - outputs; i < stack->size(); ++i) {
+    (*stack)[i] = at::functorch::makeBatched((*stack)[i].toTensor(), 0, level);
+  }
 }
 
 // ---- embedding: a composite of index_select -----------------------------------------------------
@@ -754,13 +897,12 @@ at::Tensor embedding(const at::Tensor& input, const at::Tensor& weight, std::opt
     TORCH_CHECK_VALUE(*padding_idx >= 0 && weight.sym_size(0) > *padding_idx, "embedding: padding_idx = ",
                       *padding_idx, " must be within [0, num_embeddings) = [0, ", weight.sym_size(0), ")");
   }
-  static const c10::TypedOperatorHandle<at::Tensor(const at::Tensor&, std::int64_t, const at::Tensor&)>
-      index_select = c10::Dispatcher::singleton()
-                         .findSchemaOrThrow("multigather::index_select", "")
-                         .typed<at::Tensor(const at::Tensor&, std::int64_t, const at::Tensor&)>();
+  using IndexSelect = at::Tensor(const at::Tensor&, std::int64_t, const at::Tensor&, std::int64_t);
+  static const c10::TypedOperatorHandle<IndexSelect> index_select =
+      c10::Dispatcher::singleton().findSchemaOrThrow("multigather::index_select", "").typed<IndexSelect>();
   std::vector<c10::SymInt> shape = input.sym_sizes().vec();
   shape.push_back(weight.sym_size(1));
-  at::Tensor rows = index_select.call(weight, 0, input.reshape({-1})).view_symint(shape);
+  at::Tensor rows = index_select.call(weight, 0, input.reshape({-1}), 0).view_symint(shape);
   if (!padding_idx || !weight.requires_grad()) return rows;
   return at::where((input == *padding_idx).unsqueeze(-1), rows.detach(), rows);
 }
@@ -795,6 +937,13 @@ TORCH_LIBRARY_IMPL(multigather, CUDA, m) {
   for (const TorchOp& op : torch_ops()) {
     m.impl(op.name.c_str(), torch::CppFunction::makeFromBoxedFunction<&compute_kernel>());
     m.impl((op.name + "_backward").c_str(), torch::CppFunction::makeFromBoxedFunction<&compute_kernel>());
+  }
+}
+
+TORCH_LIBRARY_IMPL(multigather, FuncTorchBatched, m) {
+  for (const TorchOp& op : torch_ops()) {
+    m.impl(op.name.c_str(), torch::CppFunction::makeFromBoxedFunction<&batched_kernel>());
+    m.impl((op.name + "_backward").c_str(), torch::CppFunction::makeFromBoxedFunction<&batched_kernel>());
   }
 }
 
