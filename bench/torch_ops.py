@@ -1,17 +1,24 @@
-"""The PyTorch ops (torch.ops.multigather.*, multigather.torch_ops) against PyTorch's own.
+"""multigather's PyTorch ops (torch.ops.multigather.*, registered from C++) against PyTorch's own,
+in one run, at each thread count asked for:
 
-  S6 embedding_train_step: table [50000, 512] float32, indices [8192] int64: forward + backward
-     (y = embedding(idx, table); y.backward(g): the dense table gradient) through
-     multigather.torch.embedding (torch.ops.multigather.embedding; backward: scatter_multiaxis
-     add) vs torch.nn.functional.embedding (backward: embedding_dense_backward).
-  per-call: a tiny gather (x [4, 4] float32, index [4, 2]) through torch.ops.multigather.gather,
-     multigather.torch.gather (the wrapper that calls it), multigather.run("torch.gather", ...)
-     (the registry fast path, no torch op) vs torch.gather; plus gather_multiaxis.
+  per-call    every torch.ops.multigather.* gather and scatter on small tensors (x [64, 64]
+              float32) vs the same torch op: the dispatcher, the kernel, the result;
+  fwd+bwd     forward + backward per call (x [64, 64] requires grad) of gather, index_select,
+              embedding, index_add, scatter_add, scatter_reduce(amax): multigather.torch.* vs
+              torch.*;
+  S6          the embedding train step (forward + dense table gradient) at three table sizes:
+              1 MB [500, 512], 31 MB [16000, 512], 100 MB [50000, 512] float32, 8192 indices;
+  models      a train step (forward, backward, SGD) of three small torch.nn models, each built
+              once on multigather.torch and once on torch with the same weights (equal outputs
+              and gradients are asserted first): an embedding + attention block, a mixture of
+              experts routed with index_add_ / scatter_add, a message-passing layer (index_select,
+              scatter_add, scatter_reduce amax); eager and torch.compile.
 
-    python3 bench/torch_ops.py [--threads N] [--repeat R]
+    python3 bench/torch_ops.py [--threads 1,2] [--repeat R] [--skip-compile]
 
-Prints median and best times and the ratios multigather / torch (below 1: multigather faster).
-Times are wall clock on the CPU (torch.set_num_threads and multigather.set_num_threads to N).
+Prints median times and the ratio multigather / torch (below 1: multigather faster). Times are
+wall clock on the CPU; torch.set_num_threads(N) sets both libraries' threads (the ops run on
+torch's intra-op thread count).
 """
 
 from __future__ import annotations
@@ -23,13 +30,14 @@ import time
 import torch
 import torch.nn.functional as F
 
-import multigather
 import multigather.torch as mt
-import multigather.torch_ops  # noqa: F401  (registers torch.ops.multigather.*)
+import multigather.torch_ops  # noqa: F401  (loads torch.ops.multigather.*)
+
+OPS = torch.ops.multigather
 
 
-def timed(fn, repeat: int, number: int) -> tuple[float, float]:
-    """(median, best) seconds per call of fn over `repeat` runs of `number` calls."""
+def timed(fn, repeat: int, number: int) -> float:
+    """Median seconds per call of fn over `repeat` runs of `number` calls."""
     fn()
     runs = []
     for _ in range(repeat):
@@ -37,79 +45,205 @@ def timed(fn, repeat: int, number: int) -> tuple[float, float]:
         for _ in range(number):
             fn()
         runs.append((time.perf_counter() - t0) / number)
-    return statistics.median(runs), min(runs)
+    return statistics.median(runs)
 
 
-def s6(repeat: int) -> None:
-    gen = torch.Generator().manual_seed(0)
-    table = torch.randn(50000, 512, generator=gen).requires_grad_()
-    idx = torch.randint(0, 50000, (8192,), generator=gen)
-    g = torch.randn(8192, 512, generator=gen)
-
-    def step(fn):
-        def run():
-            table.grad = None
-            fn(idx, table).backward(g)
-        return run
-
-    # Same values and gradients first.
-    ours = mt.embedding(idx, table)
-    ours.backward(g)
-    grad_ours = table.grad.clone()
-    table.grad = None
-    theirs = F.embedding(idx, table)
-    theirs.backward(g)
-    assert torch.equal(ours, theirs)
-    torch.testing.assert_close(grad_ours, table.grad)
-
-    results = {}
-    for name, fn in [("multigather.torch.embedding", mt.embedding), ("F.embedding", F.embedding)]:
-        results[name] = timed(step(fn), repeat, 3)
-        fwd = timed(lambda: fn(idx, table.detach()), repeat, 10)
-        print(f"S6 {name:30s} train step median {results[name][0] * 1e3:8.2f} ms  best "
-              f"{results[name][1] * 1e3:8.2f} ms   (forward only: median {fwd[0] * 1e3:7.3f} ms)")
-    a, b = results["multigather.torch.embedding"], results["F.embedding"]
-    print(f"S6 ratio multigather / torch: median {a[0] / b[0]:.2f}  best {a[1] / b[1]:.2f}")
+def row(section: str, name: str, ours: float, theirs: float, unit: str = "us") -> None:
+    scale = 1e6 if unit == "us" else 1e3
+    print(f"{section:8s} {name:44s} multigather {ours * scale:9.2f} {unit}  torch {theirs * scale:9.2f} {unit}  "
+          f"ratio {ours / theirs:5.2f}")
 
 
 def per_call(repeat: int) -> None:
-    x = torch.randn(4, 4)
-    i = torch.tensor([[0, 3], [1, 1], [2, 0], [3, 3]])
-    i3 = i[..., None]
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(64, 64, generator=g)
+    i = torch.randint(0, 64, (64, 16), generator=g)
+    rows = torch.randint(0, 64, (16,), generator=g)
+    src = torch.randn(64, 16, generator=g)
+    rsrc = torch.randn(16, 64, generator=g)
+    flat = torch.randint(0, 64 * 64, (256,), generator=g)
+    value = torch.tensor(1.5)
     cases = [
-        ("torch.gather", lambda: torch.gather(x, 1, i)),
-        ("torch.ops.multigather.gather", lambda: torch.ops.multigather.gather(x, 1, i)),
-        ("multigather.torch.gather", lambda: mt.gather(x, 1, i)),
-        ("multigather.run (fast path, no op)", lambda: multigather.run("torch.gather", x, i, dim=1)),
-        ("torch.ops.multigather.gather_multiaxis",
-         lambda: torch.ops.multigather.gather_multiaxis(x, i3[:, :, 0], [1])),
+        ("gather", lambda: OPS.gather(x, 1, i), lambda: torch.gather(x, 1, i)),
+        ("take", lambda: OPS.take(x, flat), lambda: torch.take(x, flat)),
+        ("take_along_dim", lambda: OPS.take_along_dim(x, i, 1), lambda: torch.take_along_dim(x, i, 1)),
+        ("index_select", lambda: OPS.index_select(x, 0, rows), lambda: torch.index_select(x, 0, rows)),
+        ("embedding", lambda: OPS.embedding(i, x), lambda: F.embedding(i, x)),
+        ("scatter", lambda: OPS.scatter(x, 1, i, src), lambda: torch.scatter(x, 1, i, src)),
+        ("scatter_add", lambda: OPS.scatter_add(x, 1, i, src), lambda: torch.scatter_add(x, 1, i, src)),
+        ("scatter_reduce(amax)", lambda: OPS.scatter_reduce(x, 1, i, src, "amax"),
+         lambda: torch.scatter_reduce(x, 1, i, src, "amax")),
+        ("index_add", lambda: OPS.index_add(x, 0, rows, rsrc), lambda: torch.index_add(x, 0, rows, rsrc)),
+        ("index_copy", lambda: OPS.index_copy(x, 0, rows.unique(), rsrc[:rows.unique().numel()]),
+         lambda: torch.index_copy(x, 0, rows.unique(), rsrc[:rows.unique().numel()])),
+        ("index_fill", lambda: OPS.index_fill(x, 0, rows, value), lambda: torch.index_fill(x, 0, rows, 1.5)),
+        ("put", lambda: OPS.put(x, flat, src.reshape(-1)[:256], True),
+         lambda: torch.put(x, flat, src.reshape(-1)[:256], True)),
     ]
-    base = None
-    for name, fn in cases:
-        med, best = timed(fn, repeat, 2000)
-        base = base or med
-        print(f"per-call {name:40s} median {med * 1e6:7.2f} us  best {best * 1e6:7.2f} us  "
-              f"ratio to torch.gather {med / base:5.2f}")
-    xg = x.clone().requires_grad_()
-    for name, fn in [("torch.gather + backward", lambda: torch.gather(xg, 1, i).sum().backward()),
-                     ("multigather.torch.gather + backward",
-                      lambda: mt.gather(xg, 1, i).sum().backward())]:
-        med, best = timed(fn, repeat, 500)
-        print(f"per-call {name:40s} median {med * 1e6:7.2f} us  best {best * 1e6:7.2f} us")
+    for name, ours, theirs in cases:
+        torch.testing.assert_close(ours(), theirs())
+        row("per-call", f"torch.ops.multigather.{name}", timed(ours, repeat, 300), timed(theirs, repeat, 300))
+
+
+def forward_backward(repeat: int) -> None:
+    g = torch.Generator().manual_seed(1)
+    x = torch.randn(64, 64, generator=g).requires_grad_()
+    i = torch.randint(0, 64, (64, 16), generator=g)
+    rows = torch.randint(0, 64, (16,), generator=g)
+    src = torch.randn(64, 16, generator=g).requires_grad_()
+    rsrc = torch.randn(16, 64, generator=g).requires_grad_()
+    cases = [
+        ("gather", lambda f: f.gather(x, 1, i)),
+        ("index_select", lambda f: f.index_select(x, 0, rows)),
+        ("embedding", lambda f: (F if f is torch else f).embedding(i, x)),
+        ("index_add", lambda f: f.index_add(x, 0, rows, rsrc)),
+        ("scatter_add", lambda f: f.scatter_add(x, 1, i, src)),
+        ("scatter_reduce(amax)", lambda f: f.scatter_reduce(x, 1, i, src, "amax")),
+    ]
+    for name, call in cases:
+        def step(f, call=call):
+            return lambda: call(f).sum().backward()
+        row("fwd+bwd", name, timed(step(mt), repeat, 200), timed(step(torch), repeat, 200))
+
+
+def s6(repeat: int) -> None:
+    for label, rows_ in (("1 MB", 500), ("31 MB", 16000), ("100 MB", 50000)):
+        gen = torch.Generator().manual_seed(0)
+        table = torch.randn(rows_, 512, generator=gen).requires_grad_()
+        idx = torch.randint(0, rows_, (8192,), generator=gen)
+        grad = torch.randn(8192, 512, generator=gen)
+
+        def step(fn):
+            def run():
+                table.grad = None
+                fn(idx, table).backward(grad)
+            return run
+
+        ours = mt.embedding(idx, table)
+        ours.backward(grad)
+        want = table.grad.clone()
+        table.grad = None
+        theirs = F.embedding(idx, table)
+        theirs.backward(grad)
+        assert torch.equal(ours, theirs)
+        torch.testing.assert_close(want, table.grad)
+        row("S6", f"embedding train step, table {label}", timed(step(mt.embedding), repeat, 2),
+            timed(step(F.embedding), repeat, 2), unit="ms")
+
+
+# ---- models -------------------------------------------------------------------------------------
+
+class EmbeddingAttention(torch.nn.Module):
+    """Token + position embeddings, one attention block, a tied output projection; the gathers:
+    embedding lookups and the gather of the target logits."""
+
+    def __init__(self, f, vocab=2000, dim=64, heads=4):
+        super().__init__()
+        self.f = f
+        self.tokens = torch.nn.Parameter(torch.randn(vocab, dim) * 0.02)
+        self.positions = torch.nn.Parameter(torch.randn(128, dim) * 0.02)
+        self.attn = torch.nn.MultiheadAttention(dim, heads, batch_first=True)
+        self.norm = torch.nn.LayerNorm(dim)
+
+    def forward(self, ids, targets):
+        emb = F.embedding if self.f is torch else self.f.embedding
+        h = emb(ids, self.tokens) + emb(torch.arange(ids.shape[1]), self.positions)
+        h = self.norm(h + self.attn(h, h, h, need_weights=False)[0])
+        logits = (h @ self.tokens.t()).log_softmax(-1)
+        return -self.f.gather(logits, 2, targets[..., None]).mean()
+
+
+class MixtureOfExperts(torch.nn.Module):
+    """Top-1 routing as Mixtral-style code writes it: tokens gathered per expert with
+    index_select, each expert's output added back with index_add, a load statistic with
+    scatter_add."""
+
+    def __init__(self, f, dim=64, experts=4):
+        super().__init__()
+        self.f = f
+        self.router = torch.nn.Linear(dim, experts)
+        self.experts = torch.nn.ModuleList(torch.nn.Linear(dim, dim) for _ in range(experts))
+
+    def forward(self, x):
+        scores = self.router(x).softmax(-1)
+        weight, choice = scores.max(-1)
+        out = torch.zeros_like(x)
+        for e, expert in enumerate(self.experts):
+            rows = (choice == e).nonzero().squeeze(1)
+            y = expert(self.f.index_select(x, 0, rows)) * weight[rows, None]
+            out = self.f.index_add(out, 0, rows, y)
+        load = self.f.scatter_add(torch.zeros(len(self.experts)), 0, choice, weight)
+        return out.square().mean() + load.var()
+
+
+class MessagePassing(torch.nn.Module):
+    """A graph layer: features gathered at edge sources, aggregated per target with
+    scatter_add and scatter_reduce(amax)."""
+
+    def __init__(self, f, dim=64):
+        super().__init__()
+        self.f = f
+        self.lin = torch.nn.Linear(dim, dim)
+
+    def forward(self, x, src, dst):
+        h = self.f.index_select(self.lin(x), 0, src)
+        target = dst[:, None].expand(-1, x.shape[1])
+        total = self.f.scatter_add(torch.zeros_like(x), 0, target, h)
+        peak = self.f.scatter_reduce(torch.zeros_like(x), 0, target, h, "amax", include_self=False)
+        return (total + peak).square().mean()
+
+
+def models(repeat: int, compile_too: bool) -> None:
+    g = torch.Generator().manual_seed(2)
+    ids = torch.randint(0, 2000, (8, 64), generator=g)
+    targets = torch.randint(0, 2000, (8, 64), generator=g)
+    tokens = torch.randn(4096, 64, generator=g)
+    nodes = torch.randn(2000, 64, generator=g)
+    src, dst = torch.randint(0, 2000, (20000,), generator=g), torch.randint(0, 2000, (20000,), generator=g)
+    cases = [("embedding+attention", EmbeddingAttention, (ids, targets)),
+             ("mixture of experts", MixtureOfExperts, (tokens,)),
+             ("message passing", MessagePassing, (nodes, src, dst))]
+    for name, cls, inputs in cases:
+        torch.manual_seed(0)
+        ours = cls(mt)
+        theirs = cls(torch)
+        theirs.load_state_dict(ours.state_dict())
+        a, b = ours(*inputs), theirs(*inputs)
+        torch.testing.assert_close(a, b)
+        for p, q in zip(torch.autograd.grad(a, list(ours.parameters())),
+                        torch.autograd.grad(b, list(theirs.parameters()))):
+            torch.testing.assert_close(p, q, rtol=1e-4, atol=1e-5)
+
+        def step(model):
+            opt = torch.optim.SGD(model.parameters(), lr=1e-3)
+
+            def run():
+                opt.zero_grad(set_to_none=True)
+                model(*inputs).backward()
+                opt.step()
+            return run
+
+        row("model", f"{name} train step", timed(step(ours), repeat, 5), timed(step(theirs), repeat, 5), unit="ms")
+        if compile_too:
+            torch._dynamo.reset()
+            c_ours, c_theirs = torch.compile(ours), torch.compile(theirs)
+            row("compiled", f"{name} train step", timed(step(c_ours), repeat, 5),
+                timed(step(c_theirs), repeat, 5), unit="ms")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--threads", type=int, default=0, help="threads (0: each library's default)")
+    parser.add_argument("--threads", default="1,2", help="comma-separated thread counts")
     parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--skip-compile", action="store_true", help="no torch.compile rows")
     args = parser.parse_args()
-    if args.threads:
-        torch.set_num_threads(args.threads)
-        multigather.set_num_threads(args.threads)
-    print(f"torch {torch.__version__}, torch threads {torch.get_num_threads()}, multigather "
-          f"threads {multigather.get_num_threads() or 'auto'}")
-    s6(args.repeat)
-    per_call(args.repeat)
+    for threads in [int(t) for t in args.threads.split(",")]:
+        torch.set_num_threads(threads)
+        print(f"== torch {torch.__version__}, {threads} thread(s)")
+        per_call(args.repeat)
+        forward_backward(args.repeat)
+        s6(args.repeat)
+        models(args.repeat, not args.skip_compile)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,361 @@
+"""The C++ PyTorch ops (libmultigather_torch, issue 29) as a PyTorch user meets them, against
+PyTorch's own ops as the oracle:
+
+- every op registered from C++ passes torch.library.opcheck (schema, fake tensors, autograd
+  registration, AOT dispatch), its ``_backward`` op too;
+- gradients of every torch-family scatter equal PyTorch's: scatter (duplicates: every duplicate
+  gets the gradient, as PyTorch's), scatter_add, scatter_reduce with every reduction and both
+  include_self, index_add with alpha, index_copy, index_fill, index_put and put with both
+  accumulate values; gradcheck and gradgradcheck in float64;
+- torch.func: vmap (a batching rule: no fallback warning), grad, jacrev, vmap of grad and grad
+  of vmap equal PyTorch's;
+- torch.compile(fullgraph=True, dynamic=True) with backward, torch.export with a dynamic
+  dimension, an AOTInductor package run in a fresh process that only loads the library (no
+  multigather package), torch.use_deterministic_algorithms(True).
+
+Skipped when torch is missing."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+import warnings
+
+import pytest
+
+from conftest import require
+
+torch = require("torch")
+import multigather.torch as mt  # noqa: E402
+import multigather.torch_ops as mto  # noqa: E402
+
+ops = torch.ops.multigather
+
+
+def rand(*shape, dtype=torch.float64, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    return torch.randn(list(shape), generator=g, dtype=dtype)
+
+
+def ints(low, high, shape, seed=1):
+    g = torch.Generator().manual_seed(seed)
+    return torch.randint(low, high, shape, generator=g)
+
+
+# (name, multigather.torch function, torch's function, operands factory): the scatter family,
+# indices with duplicates. The factory returns (differentiable operands, call(fn, *operands)).
+IDX = ints(0, 4, (6, 5), seed=3)  # 6 updates into 4 rows: duplicates
+ROWS = torch.tensor([0, 2, 0, 3, 2, 2])
+
+
+def _scatter_cases():
+    cases = [
+        ("scatter", lambda f, x, s: f(x, 0, IDX, s)),
+        ("scatter_add", lambda f, x, s: f(x, 0, IDX, s)),
+        ("index_add", lambda f, x, s: f(x, 0, ROWS, s, alpha=-2.5)),
+        ("index_copy", lambda f, x, s: f(x, 0, ROWS, s)),
+        ("index_put", lambda f, x, s: f(x, (ROWS, IDX[:, 0]), s[:, 0], False)),
+        ("index_put_accumulate", lambda f, x, s: f(x, (ROWS, IDX[:, 0]), s[:, 0], True)),
+        ("put", lambda f, x, s: f(x, IDX[:, :3].reshape(-1) * 5 + 1, s[:, :3].reshape(-1), False)),
+        ("put_accumulate", lambda f, x, s: f(x, IDX[:, :3].reshape(-1) * 5 + 1, s[:, :3].reshape(-1), True)),
+    ]
+    for reduce in ("sum", "prod", "mean", "amax", "amin"):
+        for include_self in (True, False):
+            cases.append((f"scatter_reduce-{reduce}-{include_self}",
+                          lambda f, x, s, r=reduce, i=include_self: f(x, 0, IDX, s, r, include_self=i)))
+    return cases
+
+
+SCATTER_CASES = _scatter_cases()
+
+
+def _fn(name: str, module):
+    base = name.split("-")[0].replace("_accumulate", "")
+    return getattr(module, base)
+
+
+def _same_grads(ours, theirs, operands):
+    a = [t.clone().requires_grad_() for t in operands]
+    b = [t.clone().requires_grad_() for t in operands]
+    y1, y2 = ours(*a), theirs(*b)
+    assert y1.grad_fn is not None
+    torch.testing.assert_close(y1, y2)
+    g = rand(*y2.shape, seed=9)
+    g1 = torch.autograd.grad(y1, a, g)
+    g2 = torch.autograd.grad(y2, b, g)
+    for p, q in zip(g1, g2):
+        torch.testing.assert_close(p, q)
+
+
+@pytest.mark.parametrize("name,call", SCATTER_CASES, ids=[c[0] for c in SCATTER_CASES])
+def test_scatter_grads_equal_pytorch(name, call):
+    x, s = rand(4, 5), rand(6, 5, seed=2)
+    _same_grads(lambda x, s: call(_fn(name, mt), x, s), lambda x, s: call(_fn(name, torch), x, s), (x, s))
+
+
+@pytest.mark.parametrize("name,call", SCATTER_CASES, ids=[c[0] for c in SCATTER_CASES])
+def test_scatter_grads_with_zeros_and_ties_equal_pytorch(name, call):
+    # prod's zeros (one zero, two zeros in a segment), amax / amin ties between src values.
+    x, s = rand(4, 5), rand(6, 5, seed=2)
+    x[0, 0] = 0.0
+    s[1, 1] = s[2, 1] = 0.0
+    s[3, 2] = s[4, 2] = 7.0
+    _same_grads(lambda x, s: call(_fn(name, mt), x, s), lambda x, s: call(_fn(name, torch), x, s), (x, s))
+
+
+# The writes with unique targets: with duplicates PyTorch's gradient (every duplicate gets it)
+# is not the derivative of what the forward computes, so gradcheck would fail on torch's own.
+PERM = torch.stack([torch.randperm(4, generator=torch.Generator().manual_seed(k)) for k in range(5)], 1)
+UNIQUE_WRITES = {
+    "scatter": lambda f, x, s: f(x, 0, PERM, s),
+    "index_copy": lambda f, x, s: f(x, 0, torch.tensor([3, 1, 0, 2]), s[:4]),
+    "index_put": lambda f, x, s: f(x, (torch.tensor([0, 1, 2, 3]), torch.tensor([4, 0, 2, 2])), s[:4, 0], False),
+    "put": lambda f, x, s: f(x, torch.tensor([19, 0, 3, 7]), s[0, :4], False),
+}
+
+
+@pytest.mark.parametrize("name,call", SCATTER_CASES, ids=[c[0] for c in SCATTER_CASES])
+def test_scatter_gradcheck_and_gradgradcheck(name, call):
+    call = UNIQUE_WRITES.get(name, call)
+    x, s = rand(4, 5).requires_grad_(), rand(6, 5, seed=2).requires_grad_()
+    fn = lambda x, s: call(_fn(name, mt), x, s)  # noqa: E731
+    assert torch.autograd.gradcheck(fn, (x, s))
+    if "prod" not in name and "amax" not in name and "amin" not in name:
+        assert torch.autograd.gradgradcheck(fn, (x, s))
+
+
+def test_index_fill_value_gradient_counts_each_filled_element_once():
+    # PyTorch: value's gradient is grad.index_select(dim, unique(index)).sum().
+    x = rand(4, 5)
+    _same_grads(lambda x, v: mt.index_fill(x, 1, torch.tensor([3, 1, 3]), v),
+                lambda x, v: torch.index_fill(x, 1, torch.tensor([3, 1, 3]), v),
+                (x, torch.tensor(2.5, dtype=torch.float64)))
+
+
+def test_scatter_reduce_amax_include_self_false_counts_only_the_reduced_values():
+    # With include_self=False an element of self that updates reached takes no part: src alone
+    # is the maximum and gets the whole gradient (PyTorch divides it by 2 here, counting self).
+    s = torch.tensor([3.0, 5.0], dtype=torch.float64, requires_grad=True)
+    x = torch.tensor([3.0, 0.0], dtype=torch.float64, requires_grad=True)
+    y = mt.scatter_reduce(x, 0, torch.tensor([0, 1]), s, "amax", include_self=False)
+    y.backward(torch.ones(2, dtype=torch.float64))
+    assert s.grad.tolist() == [1.0, 1.0] and x.grad.tolist() == [0.0, 0.0]
+
+
+def test_scatter_multiaxis_mul_min_max_raise_not_implemented():
+    x = rand(4).requires_grad_()
+    y = ops.scatter_multiaxis(x, torch.tensor([1, 2]), rand(2, seed=5), [0], "max")
+    with pytest.raises(NotImplementedError, match="reduction max is not implemented"):
+        y.sum().backward()
+
+
+# ---- opcheck --------------------------------------------------------------------------------------
+
+OPCHECK = [
+    ("scatter", lambda: (rand(4, 5).requires_grad_(), 0, IDX, rand(6, 5).requires_grad_()), {}),
+    ("scatter", lambda: (rand(4, 5).requires_grad_(), 0, IDX, rand(6, 5)), {"reduce": "add"}),
+    ("scatter_add", lambda: (rand(4, 5).requires_grad_(), 1, ints(0, 5, (4, 2)), rand(4, 2).requires_grad_()), {}),
+    ("scatter_reduce", lambda: (rand(4, 5).requires_grad_(), 0, IDX, rand(6, 5).requires_grad_(), "amax"),
+     {"include_self": False}),
+    ("scatter_reduce", lambda: (rand(4, 5).requires_grad_(), 0, IDX, rand(6, 5).requires_grad_(), "mean"), {}),
+    ("scatter_reduce", lambda: (rand(4, 5).requires_grad_(), 0, IDX, rand(6, 5).requires_grad_(), "prod"), {}),
+    ("index_add", lambda: (rand(4, 5).requires_grad_(), 0, ROWS, rand(6, 5).requires_grad_()), {"alpha": 2}),
+    ("index_copy", lambda: (rand(4, 5).requires_grad_(), 1, torch.tensor([4, 0]), rand(4, 2).requires_grad_()), {}),
+    ("index_fill", lambda: (rand(4, 5).requires_grad_(), 1, torch.tensor([4, 0]),
+                            torch.tensor(1.5, dtype=torch.float64)), {}),
+    ("index_put", lambda: (rand(4, 5).requires_grad_(), torch.stack([ROWS, IDX[:, 0]], -1),
+                           rand(6).requires_grad_(), True), {"index_dims": [0, 1]}),
+    ("put", lambda: (rand(4, 5).requires_grad_(), torch.tensor([19, 0, 3]), rand(3).requires_grad_()),
+     {"accumulate": True}),
+    ("gather", lambda: (rand(4, 5).requires_grad_(), 1, ints(0, 5, (4, 3))), {"batch_rank": 0}),
+    ("gather_backward", lambda: (rand(4, 3).requires_grad_(), [4, 5], 1, ints(0, 5, (4, 3))), {}),
+    ("scatter_add_backward", lambda: (rand(4, 5).requires_grad_(), [4, 5], 1, ints(0, 5, (4, 2)), [4, 2]), {}),
+    ("index_select", lambda: (rand(2, 4, 5).requires_grad_(), 1, ints(0, 4, (2, 3))), {"batch_rank": 1}),
+]
+
+
+@pytest.mark.parametrize("name,make,kwargs", OPCHECK, ids=[f"{o[0]}-{i}" for i, o in enumerate(OPCHECK)])
+def test_opcheck(name, make, kwargs):
+    torch.library.opcheck(getattr(ops, name).default, make(), kwargs)
+
+
+def test_every_row_has_an_op_and_a_backward():
+    import multigather
+
+    rows = [r for r in multigather.ops() if r.startswith("torch.") or r in ("gather_multiaxis", "scatter_multiaxis")]
+    assert len(rows) == 14
+    for row in rows:
+        name = row.split(".", 1)[-1]
+        schema = str(getattr(ops, name).default._schema)
+        assert "int batch_rank=0" in schema
+        assert getattr(ops, name + "_backward").default is not None
+
+
+# ---- torch.func ---------------------------------------------------------------------------------
+
+I43, I42 = ints(0, 5, (4, 3)), ints(0, 5, (4, 2))
+FUNC_CASES = [
+    ("gather", lambda f, x: f(x, 1, I43)),
+    ("index_select", lambda f, x: f(x, 0, torch.tensor([3, 0, 3]))),
+    ("take_along_dim", lambda f, x: f(x, I42, 1)),
+    ("scatter_add", lambda f, x: f(x, 0, IDX[:2], x[:2] * 2)),
+    ("scatter_reduce", lambda f, x: f(x, 0, IDX[:2], x[1:3] ** 2, "amax")),
+    ("index_add", lambda f, x: f(x, 0, ROWS[:3], x[:3].sin(), alpha=3)),
+]
+
+
+@pytest.mark.parametrize("name,call", FUNC_CASES, ids=[c[0] for c in FUNC_CASES])
+def test_vmap_grad_jacrev_equal_pytorch(name, call):
+    mine, theirs = (lambda x: call(getattr(mt, name), x)), (lambda x: call(getattr(torch, name), x))
+    xs = rand(3, 4, 5)
+    with warnings.catch_warnings():
+        warnings.filterwarnings("error", message=".*batching rule.*multigather.*")
+        torch.testing.assert_close(torch.func.vmap(mine)(xs), torch.func.vmap(theirs)(xs))
+        torch.testing.assert_close(torch.func.vmap(mine, in_dims=1)(xs.transpose(0, 1).contiguous()),
+                                   torch.func.vmap(theirs, in_dims=1)(xs.transpose(0, 1).contiguous()))
+        loss = lambda f: (lambda x: f(x).sin().sum())  # noqa: E731
+        torch.testing.assert_close(torch.func.grad(loss(mine))(xs[0]), torch.func.grad(loss(theirs))(xs[0]))
+        torch.testing.assert_close(torch.func.jacrev(mine)(xs[0]), torch.func.jacrev(theirs)(xs[0]))
+        # per-example gradients, and the gradient of a batched function
+        torch.testing.assert_close(torch.func.vmap(torch.func.grad(loss(mine)))(xs),
+                                   torch.func.vmap(torch.func.grad(loss(theirs)))(xs))
+        w = rand(4, 5, seed=4)
+        torch.testing.assert_close(
+            torch.func.grad(lambda w: torch.func.vmap(lambda x: mine(w * x))(xs).sin().sum())(w),
+            torch.func.grad(lambda w: torch.func.vmap(lambda x: theirs(w * x))(xs).sin().sum())(w))
+
+
+def test_vmap_with_unbatched_input_and_batched_indices():
+    x = rand(4, 5)
+    idx = ints(0, 4, (7, 3, 5))
+    torch.testing.assert_close(torch.func.vmap(lambda i: mt.gather(x, 0, i))(idx),
+                               torch.func.vmap(lambda i: torch.gather(x, 0, i))(idx))
+
+
+# ---- torch.compile, export, AOTInductor, determinism -------------------------------------------
+
+class MessagePassing(torch.nn.Module):
+    """A graph layer: gather source features, weight them, aggregate per target with
+    scatter_add and scatter_reduce(amax)."""
+
+    def __init__(self, f=mt):
+        super().__init__()
+        self.f = f
+        self.lin = torch.nn.Linear(4, 4, dtype=torch.float64)
+
+    def forward(self, x, src, dst):
+        h = self.f.index_select(self.lin(x), 0, src)
+        target = dst[:, None].expand(-1, 4)
+        total = self.f.scatter_add(torch.zeros_like(x), 0, target, h)
+        peak = self.f.scatter_reduce(torch.zeros_like(x), 0, target, h, "amax", include_self=False)
+        return total + peak
+
+
+def _graph(nodes=6, edges=10, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    return (torch.randn(nodes, 4, generator=g, dtype=torch.float64),
+            torch.randint(0, nodes, (edges,), generator=g), torch.randint(0, nodes, (edges,), generator=g))
+
+
+def test_compile_fullgraph_dynamic_forward_and_backward_equal_eager():
+    torch._dynamo.reset()
+    model = MessagePassing()
+    compiled = torch.compile(model, fullgraph=True, dynamic=True)
+    for edges in (10, 17):
+        x, src, dst = _graph(edges=edges)
+        want = model(x, src, dst)
+        grads_want = torch.autograd.grad(want.sum(), list(model.parameters()))
+        got = compiled(x, src, dst)
+        grads_got = torch.autograd.grad(got.sum(), list(model.parameters()))
+        torch.testing.assert_close(got, want)
+        for a, b in zip(grads_got, grads_want):
+            torch.testing.assert_close(a, b)
+
+
+def test_model_gradients_equal_the_pytorch_model():
+    torch.manual_seed(0)
+    ours = MessagePassing(mt)
+    theirs = MessagePassing(torch)
+    theirs.load_state_dict(ours.state_dict())
+    x, src, dst = _graph()
+    a, b = ours(x, src, dst), theirs(x, src, dst)
+    torch.testing.assert_close(a, b)
+    for p, q in zip(torch.autograd.grad(a.sum(), list(ours.parameters())),
+                    torch.autograd.grad(b.sum(), list(theirs.parameters()))):
+        torch.testing.assert_close(p, q)
+
+
+def test_deterministic_algorithms_mode_runs_every_op():
+    was = torch.are_deterministic_algorithms_enabled()
+    torch.use_deterministic_algorithms(True)
+    try:
+        x, src, dst = _graph()
+        model = MessagePassing()
+        y = model(x, src, dst)
+        y.sum().backward()
+        assert torch.equal(y, model(x, src, dst))
+    finally:
+        torch.use_deterministic_algorithms(was)
+
+
+def test_library_loads_without_the_python_package(tmp_path):
+    # A process that never imports multigather: torch.ops.load_library(library_path()) alone
+    # gives the ops, their gradients and their batching rule.
+    script = textwrap.dedent(f"""
+        import sys, torch
+        torch.ops.load_library({mto.library_path()!r})
+        x = torch.randn(4, 5, dtype=torch.float64, requires_grad=True)
+        i = torch.tensor([[0, 3, 1], [2, 2, 0]])
+        y = torch.ops.multigather.gather(x, 1, torch.tensor([[0, 4], [1, 1], [2, 0], [3, 3]]))
+        y.sum().backward()
+        z = torch.ops.multigather.index_add(torch.zeros(3, 5), 0, torch.tensor([0, 2, 0]), torch.ones(3, 5))
+        assert torch.equal(z[0], torch.full((5,), 2.0)) and x.grad.sum() == 8
+        try:
+            torch.ops.multigather.gather(x, 1, torch.tensor([[9, 0], [0, 0], [0, 0], [0, 0]]))
+        except IndexError as e:
+            assert "index[0,0] = 9 is out of range for dim 1 of size 5" in str(e), e
+        assert not [m for m in sys.modules if m.startswith("multigather")]
+        print("ok")
+    """)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env,
+                         cwd=tmp_path, timeout=300)
+    assert run.returncode == 0 and run.stdout.strip().endswith("ok"), run.stdout + run.stderr[-3000:]
+
+
+def test_aot_inductor_package_runs_without_the_python_package(tmp_path):
+    class Lookup(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.weight = torch.nn.Parameter(torch.randn(10, 4))
+
+        def forward(self, idx, src):
+            e = mt.embedding(idx, self.weight)
+            out = mt.scatter_add(torch.zeros(10, 4), 0, idx[:, None].expand(-1, 4), e * src)
+            return mt.gather(out, 0, idx[:, None].expand(-1, 4))
+
+    model = Lookup().eval()
+    idx, src = torch.randint(0, 10, (6,)), torch.randn(6, 4)
+    n = torch.export.Dim("n", min=2, max=1024)
+    ep = torch.export.export(model, (idx, src), dynamic_shapes={"idx": {0: n}, "src": {0: n}})
+    assert any("multigather" in str(node.target) for node in ep.graph.nodes)
+    package = torch._inductor.aoti_compile_and_package(ep, package_path=str(tmp_path / "lookup.pt2"))
+    idx2, src2 = torch.randint(0, 10, (37,)), torch.randn(37, 4)
+    with torch.no_grad():
+        torch.save({"idx": idx2, "src": src2, "want": model(idx2, src2)}, tmp_path / "io.pt")
+    script = textwrap.dedent(f"""
+        import sys, torch
+        torch.ops.load_library({mto.library_path()!r})
+        runner = torch._inductor.aoti_load_package({package!r})
+        io = torch.load({str(tmp_path / "io.pt")!r})
+        got = runner(io["idx"], io["src"])
+        assert torch.equal(got, io["want"]), (got, io["want"])
+        assert not [m for m in sys.modules if m.startswith("multigather")]
+        print("ok")
+    """)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env,
+                         cwd=tmp_path, timeout=600)
+    assert run.returncode == 0 and run.stdout.strip().endswith("ok"), run.stdout + run.stderr[-3000:]
