@@ -42,9 +42,10 @@ from ._registry import fast_op, run_fast, run_general, run_scatter
 from . import _torch_route
 from ._torch_route import torch_op_needed, torch_ops
 
-__all__ = ["gather", "take", "take_along_dim", "index_select", "embedding", "index_copy", "index_fill", "put", "index_put",
+__all__ = ["gather", "take", "take_along_dim", "index_select", "embedding", "index", "index_copy", "index_fill", "put",
+           "index_put",
            "scatter", "scatter_add",
-           "scatter_reduce", "index_add"]
+           "scatter_reduce", "index_add", "routing"]
 
 
 _GATHER = fast_op("torch.gather", "dim")
@@ -134,7 +135,8 @@ def embedding(input: Any, weight: Any, padding_idx: Optional[int] = None) -> Any
     return rows.reshape(tuple(input.shape) + (int(weight.shape[1]),))
 
 
-def scatter(input: Any, dim: int, index: Any, src: Any, reduce: Optional[str] = None) -> Any:
+def scatter(input: Any, dim: int, index: Any, src: Any, reduce: Optional[str] = None, *,
+            out: Any = None) -> Any:
     """torch.scatter(input, dim, index, src, reduce=None), in PyTorch's argument order: a new
     tensor (out of place); reduce None assigns (the row's reduce "none"). ``src`` may be a
     number: PyTorch's ``value`` overload (torch.scatter(input, dim, index, value)), the number
@@ -145,42 +147,46 @@ def scatter(input: Any, dim: int, index: Any, src: Any, reduce: Optional[str] = 
     if isinstance(src, numbers.Number):
         src = _broadcast_to(_value_like(input, src), tuple(index.shape))
     if torch_op_needed(input, index, src):
-        return torch_ops().scatter(input, dim, index, src, reduce=None if reduce == "none" else reduce)
-    return run_scatter("torch.scatter", input, index, src, dim=dim, reduce=reduce)
+        if out is None:
+            return torch_ops().scatter(input, dim, index, src, reduce=None if reduce == "none" else reduce)
+    return run_scatter("torch.scatter", input, index, src, out, dim=dim, reduce=reduce)
 
 
-def scatter_add(input: Any, dim: int, index: Any, src: Any) -> Any:
+def scatter_add(input: Any, dim: int, index: Any, src: Any, *, out: Any = None) -> Any:
     """torch.scatter_add(input, dim, index, src), in PyTorch's argument order: a new tensor
     (out of place). The rules and the index rule are the registry row's (below)."""
-    if torch_op_needed(input, index, src):
+    if out is None and torch_op_needed(input, index, src):
         return torch_ops().scatter_add(input, dim, index, src)
-    return run_scatter("torch.scatter_add", input, index, src, dim=dim)
+    return run_scatter("torch.scatter_add", input, index, src, out, dim=dim)
 
 
-def scatter_reduce(input: Any, dim: int, index: Any, src: Any, reduce: str, *, include_self: bool = True) -> Any:
+def scatter_reduce(input: Any, dim: int, index: Any, src: Any, reduce: str, *, include_self: bool = True,
+                   out: Any = None) -> Any:
     """torch.scatter_reduce(input, dim, index, src, reduce, *, include_self=True), in
-    PyTorch's argument order: a new tensor (out of place). Not differentiable (JAX:
-    NotImplementedError). The rules and the index rule are the registry row's (below)."""
-    if torch_op_needed(input, index, src):
+    PyTorch's argument order: a new tensor (out of place). Differentiable in input and src with
+    PyTorch's rules for every reduction (torch.ops.multigather.scatter_reduce; JAX:
+    NotImplementedError for prod, amax, amin, mean). The rules and the index rule are the
+    registry row's (below)."""
+    if out is None and torch_op_needed(input, index, src):
         return torch_ops().scatter_reduce(input, dim, index, src, reduce, include_self=include_self)
-    return run_scatter("torch.scatter_reduce", input, index, src, dim=dim, reduce=reduce,
+    return run_scatter("torch.scatter_reduce", input, index, src, out, dim=dim, reduce=reduce,
                        include_self=include_self)
 
 
-def index_add(input: Any, dim: int, index: Any, source: Any, *, alpha: Any = 1) -> Any:
+def index_add(input: Any, dim: int, index: Any, source: Any, *, alpha: Any = 1, out: Any = None) -> Any:
     """torch.index_add(input, dim, index, source, *, alpha=1), in PyTorch's argument order:
     a new tensor (out of place). The rules and the index rule are the registry row's (below)."""
-    if torch_op_needed(input, index, source):
+    if out is None and torch_op_needed(input, index, source):
         return torch_ops().index_add(input, dim, index, source, alpha=alpha)
-    return run_scatter("torch.index_add", input, index, source, dim=dim, alpha=alpha)
+    return run_scatter("torch.index_add", input, index, source, out, dim=dim, alpha=alpha)
 
 
-def index_copy(input: Any, dim: int, index: Any, source: Any) -> Any:
+def index_copy(input: Any, dim: int, index: Any, source: Any, *, out: Any = None) -> Any:
     """torch.index_copy(input, dim, index, source), in PyTorch's argument order: a new
     tensor (out of place). The rules and the index rule are the registry row's (below)."""
-    if torch_op_needed(input, index, source):
+    if out is None and torch_op_needed(input, index, source):
         return torch_ops().index_copy(input, dim, index, source)
-    return run_scatter("torch.index_copy", input, index, source, dim=dim)
+    return run_scatter("torch.index_copy", input, index, source, out, dim=dim)
 
 
 def _broadcast_to(value: Any, shape: tuple) -> Any:
@@ -192,7 +198,7 @@ def _broadcast_to(value: Any, shape: tuple) -> Any:
     return np.broadcast_to(value, shape)
 
 
-def _masks_as_indices(entries: tuple, input_shape: tuple) -> tuple:
+def _masks_as_indices(entries: tuple, input_shape: tuple, op: str = "torch.index_put") -> tuple:
     """PyTorch's boolean mask entries of an index tuple as the index tensors of their true
     positions (mask.nonzero(as_tuple=True)), one per dimension the mask covers, as
     aten.index_put does. IndexError, in PyTorch's words, for a mask whose shape is not the
@@ -202,7 +208,7 @@ def _masks_as_indices(entries: tuple, input_shape: tuple) -> tuple:
     for entry in entries:
         dtype = str(getattr(entry, "dtype", ""))
         if dtype == "torch.uint8":
-            raise TypeError("torch.index_put: a torch.uint8 index is a deprecated mask in PyTorch "
+            raise TypeError(f"{op}: a torch.uint8 index is a deprecated mask in PyTorch "
                             "(index_put refuses it without accumulate): pass a bool mask or int64 indices")
         if entry is None or dtype not in ("torch.bool", "bool"):
             out.append(entry)
@@ -213,7 +219,7 @@ def _masks_as_indices(entries: tuple, input_shape: tuple) -> tuple:
             d = first + j
             if d >= len(input_shape) or input_shape[d] != size:
                 have = input_shape[d] if d < len(input_shape) else "none"
-                raise IndexError(f"torch.index_put: The shape of the mask {list(mask_shape)} at index {j} does "
+                raise IndexError(f"{op}: The shape of the mask {list(mask_shape)} at index {j} does "
                                  f"not match the shape of the indexed tensor {list(input_shape)} at index {d}"
                                  f" ({size} vs {have})")
         # torch: nonzero(as_tuple=True); numpy: nonzero() is already the tuple.
@@ -232,38 +238,38 @@ def _value_like(input: Any, value: Any) -> Any:
     return np.asarray(value).astype(np.asarray(input).dtype)
 
 
-def index_fill(input: Any, dim: int, index: Any, value: Any) -> Any:
+def index_fill(input: Any, dim: int, index: Any, value: Any, *, out: Any = None) -> Any:
     """torch.index_fill(input, dim, index, value), in PyTorch's argument order: a new tensor
     (out of place). ``value``: a number or a 0-dimensional tensor, cast to input's dtype
     here. The rules and the index rule are the registry row's (below)."""
     value = _value_like(input, value)
-    if torch_op_needed(input, index, value):
+    if out is None and torch_op_needed(input, index, value):
         return torch_ops().index_fill(input, dim, index, value)
-    return run_scatter("torch.index_fill", input, index, value, dim=dim)
+    return run_scatter("torch.index_fill", input, index, value, out, dim=dim)
 
 
-def put(input: Any, index: Any, source: Any, accumulate: bool = False) -> Any:
+def put(input: Any, index: Any, source: Any, accumulate: bool = False, *, out: Any = None) -> Any:
     """torch.put(input, index, source, accumulate=False): a new tensor (out of place). The
     rules and the index rule are the registry row's (below)."""
-    if torch_op_needed(input, index, source):
+    if out is None and torch_op_needed(input, index, source):
         return torch_ops().put(input, index, source, accumulate)
-    return run_scatter("torch.put", input, index, source, accumulate=accumulate)
+    return run_scatter("torch.put", input, index, source, out, accumulate=accumulate)
 
 
-def _stacked_index_tuple(input: Any, indices: Any) -> tuple[Any, list[int]]:
+def _stacked_index_tuple(input: Any, indices: Any, op: str = "torch.index_put") -> tuple[Any, list[int]]:
     """PyTorch's index tuple (index tensors and None for full slices) as the registry form of
     torch.index_put: the index tensors broadcast and stacked on a last dimension, and the input
     dimensions they index."""
     entries = tuple(indices) if isinstance(indices, (tuple, list)) else (indices,)
     rank = len(input.shape)
-    entries = _masks_as_indices(entries, tuple(input.shape))
+    entries = _masks_as_indices(entries, tuple(input.shape), op)
     if len(entries) > rank:
-        raise IndexError(f"torch.index_put: too many indices for tensor of dimension {rank} "
+        raise IndexError(f"{op}: too many indices for tensor of dimension {rank} "
                          f"(got {len(entries)})")
     dims = [d for d, e in enumerate(entries) if e is not None]
     arrays = [entries[d] for d in dims]
     if not arrays:
-        raise ValueError("torch.index_put: the indices tuple has no index tensor (all None)")
+        raise ValueError(f"{op}: the indices tuple has no index tensor (all None)")
     framework = type(arrays[0]).__module__.split(".", 1)[0]
     if framework == "torch":
         import torch as xp
@@ -276,13 +282,51 @@ def _stacked_index_tuple(input: Any, indices: Any) -> tuple[Any, list[int]]:
         import numpy as xp
         arrays = [xp.asarray(a) for a in arrays]
         if any(a.dtype.kind not in "iu" for a in arrays):
-            raise TypeError("torch.index_put: tensors used as indices must be long, int, byte or bool "
+            raise TypeError(f"{op}: tensors used as indices must be long, int, byte or bool "
                             "tensors")
         stacked = xp.stack(xp.broadcast_arrays(*arrays), axis=-1)
     return stacked, dims
 
 
-def index_put(input: Any, indices: Any, values: Any, accumulate: bool = False) -> Any:
+def index(input: Any, indices: Any) -> Any:
+    """PyTorch's advanced indexing, ``input[indices]`` (aten.index(input, indices)): ``indices``
+    is a tuple with one entry per leading dimension of input: an int64 / int32 index tensor, a
+    boolean mask (its true positions, one index tensor per dimension it covers) or None (the
+    whole dimension). The index tensors broadcast to a shape B. The result has B in place of the
+    indexed dimensions when they are adjacent (x[:, i, j] -> [s0, *B, ...]), else B first
+    (x[i, :, j] -> [*B, s1, ...]), the other dimensions in order. Indices wrap once when negative;
+    any other index out of range is an IndexError; too many indices and masks of the wrong shape
+    are IndexError, a torch.uint8 index a TypeError. Differentiable in input (the scatter-add of
+    the gradient, through torch.ops.multigather.gather_multiaxis).
+
+    One core gather: input permuted (a view: indexed dimensions first), the index tensors
+    stacked as coordinate tuples, gather_multiaxis over the indexed axes, the result reshaped to
+    B and the other dimensions. Source: https://pytorch.org/docs/stable/tensor_view.html and
+    numpy's advanced indexing (https://numpy.org/doc/stable/user/basics.indexing.html)."""
+    from . import gather_multiaxis
+
+    stacked, dims = _stacked_index_tuple(input, indices, "torch.index")
+    shape = tuple(int(s) for s in input.shape)
+    rank, k = len(shape), len(dims)
+    batch = tuple(int(s) for s in stacked.shape[:-1])
+    n = 1
+    for s in batch:
+        n *= s
+    others = [d for d in range(rank) if d not in dims]
+    order = dims + others
+    view = input.permute(order) if hasattr(input, "permute") else input.transpose(order)
+    coordinates = stacked.reshape((n,) + (1,) * (rank - 2) + (k,)) if rank > 1 else stacked.reshape(n)
+    result = gather_multiaxis(view, coordinates, list(range(k)))
+    result = result.reshape(batch + tuple(shape[d] for d in others))
+    if dims[0] > 0 and dims == list(range(dims[0], dims[0] + k)):  # adjacent: B takes their place
+        m = len(batch)
+        source, target = list(range(m)), list(range(dims[0], dims[0] + m))
+        result = result.movedim(source, target) if hasattr(result, "movedim") else \
+            __import__("numpy").moveaxis(result, source, target)
+    return result
+
+
+def index_put(input: Any, indices: Any, values: Any, accumulate: bool = False, *, out: Any = None) -> Any:
     """torch.index_put(input, indices, values, accumulate=False): a new tensor (out of place),
     with PyTorch's advanced indexing. ``indices``: a tuple of int64 / int32 index tensors
     (broadcast to a common shape B), boolean masks (their true positions, one index tensor per
@@ -291,10 +335,21 @@ def index_put(input: Any, indices: Any, values: Any, accumulate: bool = False) -
     it covers, and too many indices, are IndexError; a torch.uint8 index is a TypeError. The
     rules and the index rule are the registry row's (below)."""
     indices, index_dims = _stacked_index_tuple(input, indices)
-    if torch_op_needed(input, indices, values):
+    if out is None and torch_op_needed(input, indices, values):
         return torch_ops().index_put(input, indices, values, accumulate, index_dims=index_dims)
-    return run_scatter("torch.index_put", input, indices, values, index_dims=index_dims,
+    return run_scatter("torch.index_put", input, indices, values, out, index_dims=index_dims,
                        accumulate=accumulate)
+
+
+def routing():
+    """A context manager that runs PyTorch's gather and scatter family in unedited code on
+    multigather (torch.gather, index_select, take, take_along_dim, F.embedding, advanced
+    indexing, scatter*, index_add / index_copy / index_fill / index_put / put and their in-place
+    methods), with gradients; see multigather._torch_routing.routing for what is and is not
+    routed. Needs torch."""
+    from ._torch_routing import routing as make
+
+    return make()
 
 
 # Each wrapper's signature, formula, attributes and source: its registry row.

@@ -359,3 +359,126 @@ def test_aot_inductor_package_runs_without_the_python_package(tmp_path):
     run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env,
                          cwd=tmp_path, timeout=600)
     assert run.returncode == 0 and run.stdout.strip().endswith("ok"), run.stdout + run.stderr[-3000:]
+
+
+# ---- routing(): unedited models ------------------------------------------------------------------
+
+class AttentionBlock(torch.nn.Module):
+    """Embedding + attention in plain torch (nn.Embedding, a tied projection, torch.gather of the
+    target log-probabilities)."""
+
+    def __init__(self, vocab=50, dim=16):
+        super().__init__()
+        self.embed = torch.nn.Embedding(vocab, dim, padding_idx=0, dtype=torch.float64)
+        self.attn = torch.nn.MultiheadAttention(dim, 2, batch_first=True, dtype=torch.float64)
+
+    def forward(self, ids, targets):
+        h = self.embed(ids)
+        h = h + self.attn(h, h, h, need_weights=False)[0]
+        logp = (h @ self.embed.weight.t()).log_softmax(-1)
+        picked = torch.gather(logp, 2, targets[..., None]).squeeze(-1)
+        return -picked[:, 1:].mean() + h[:, torch.tensor([0, 2])].square().mean()
+
+
+class MoE(torch.nn.Module):
+    """Top-1 mixture of experts as Mixtral-style code writes it: index_select, in-place
+    index_add_ and scatter_add_."""
+
+    def __init__(self, dim=8, experts=3):
+        super().__init__()
+        self.router = torch.nn.Linear(dim, experts, dtype=torch.float64)
+        self.experts = torch.nn.ModuleList(torch.nn.Linear(dim, dim, dtype=torch.float64) for _ in range(experts))
+
+    def forward(self, x):
+        weight, choice = self.router(x).softmax(-1).max(-1)
+        out = torch.zeros_like(x)
+        for e, expert in enumerate(self.experts):
+            rows = (choice == e).nonzero().squeeze(1)
+            out.index_add_(0, rows, expert(x.index_select(0, rows)) * weight[rows, None])
+        load = torch.zeros(len(self.experts), dtype=x.dtype).scatter_add_(0, choice, weight)
+        return out.square().sum() + load.square().sum()
+
+
+class GraphLayer(torch.nn.Module):
+    """Message passing as PyTorch Geometric writes it: index_select, scatter_add_ and
+    scatter_reduce_(amax) over an expanded index."""
+
+    def __init__(self, dim=4):
+        super().__init__()
+        self.lin = torch.nn.Linear(dim, dim, dtype=torch.float64)
+
+    def forward(self, x, src, dst):
+        h = self.lin(x).index_select(0, src)
+        target = dst[:, None].expand(-1, x.shape[1])
+        total = torch.zeros_like(x).scatter_add_(0, target, h)
+        peak = torch.zeros_like(x).scatter_reduce_(0, target, h, "amax", include_self=False)
+        return (total + peak).square().sum()
+
+
+def _routed_equals_unrouted(model, inputs):
+    want = model(*inputs)
+    grads_want = torch.autograd.grad(want, list(model.parameters()))
+    with mt.routing():
+        got = model(*inputs)
+        nodes, stack = set(), [got.grad_fn]
+        while stack:  # the graph holds multigather's nodes: the calls were routed
+            node = stack.pop()
+            if node is not None and node not in nodes:
+                nodes.add(node)
+                stack.extend(n for n, _ in node.next_functions)
+        grads_got = torch.autograd.grad(got, list(model.parameters()))
+    assert any(n.name().startswith("multigather::") for n in nodes), sorted({n.name() for n in nodes})
+    torch.testing.assert_close(got, want)
+    for a, b in zip(grads_got, grads_want):
+        torch.testing.assert_close(a, b)
+
+
+def test_routing_embedding_attention_block():
+    torch.manual_seed(0)
+    g = torch.Generator().manual_seed(1)
+    _routed_equals_unrouted(AttentionBlock(), (torch.randint(0, 50, (3, 7), generator=g),
+                                               torch.randint(0, 50, (3, 7), generator=g)))
+
+
+def test_routing_mixture_of_experts():
+    torch.manual_seed(0)
+    _routed_equals_unrouted(MoE(), (rand(20, 8, seed=4),))
+
+
+def test_routing_message_passing():
+    torch.manual_seed(0)
+    x, src, dst = _graph(nodes=7, edges=15)
+    _routed_equals_unrouted(GraphLayer(), (x, src, dst))
+
+
+def test_routing_indexing_forms_equal_pytorch():
+    x = rand(5, 6, 7)
+    i, j = torch.tensor([[0, 4], [3, -1]]), torch.tensor([1, 5])
+    mask = x[:, 0, 0] > 0
+    keys = [i, (slice(None), j), (i, slice(None), j), (slice(None), i, j), mask, (mask, slice(None), j[:1]),
+            (Ellipsis, j), (i, j)]
+    for key in keys:
+        with mt.routing():
+            got = x[key]
+        torch.testing.assert_close(got, x[key], rtol=0, atol=0)
+    with mt.routing():  # not routed: PyTorch's own result
+        assert torch.equal(x[1, i], x[1][i]) and torch.equal(x[None, :, j], x[None][:, :, j])
+
+
+def test_routing_in_place_without_autograd_writes_in_place():
+    x = torch.zeros(4, 3)
+    with mt.routing():
+        y = x.index_add_(0, torch.tensor([1, 1, 3]), torch.ones(3, 3))
+        x.scatter_(1, torch.tensor([[2], [0], [1], [0]]), 5.0)
+    assert y is x
+    want = torch.zeros(4, 3).index_add_(0, torch.tensor([1, 1, 3]), torch.ones(3, 3))
+    want.scatter_(1, torch.tensor([[2], [0], [1], [0]]), 5.0)
+    assert torch.equal(x, want)
+
+
+def test_routing_errors_are_multigathers():
+    x = rand(4, 5)
+    with mt.routing(), pytest.raises(IndexError, match="out of range"):
+        torch.gather(x, 1, torch.tensor([[7]]))
+    with mt.routing(), pytest.raises(IndexError, match="out of range"):
+        x[torch.tensor([9])]

@@ -1,0 +1,192 @@
+"""``multigather.torch.routing()``: PyTorch's gathers and scatters in code the user does not edit,
+run by multigather's ops (a torch function mode, torch.overrides.TorchFunctionMode).
+
+Routed, as functions and as Tensor methods (in-place methods too):
+
+- gathers: ``torch.gather``, ``index_select``, ``take``, ``take_along_dim``,
+  ``torch.nn.functional.embedding`` and advanced indexing ``x[idx]`` / ``x[:, idx]`` /
+  ``x[mask]`` / ``x[b, h, w]`` (Tensor.__getitem__ whose key is index tensors, masks and full
+  slices ``:`` / ``...``);
+- scatters: ``scatter``, ``scatter_add``, ``scatter_reduce``, ``index_add``, ``index_copy``,
+  ``index_fill``, ``index_put``, ``put`` and ``scatter_`` ... ``put_``.
+
+Not routed (PyTorch runs them): calls with ``out=``, ``sparse_grad=True``; F.embedding with
+``max_norm``, ``scale_grad_by_freq`` or ``sparse``; indexing with ints, partial slices or None
+(new axes) beside the index tensors; ``x[idx] = v`` (Tensor.__setitem__); torch.compile'd code
+(Dynamo traces the torch ops; use multigather.torch.* there). An in-place method that autograd
+must see runs the op out of place and copies the result into its tensor (``x.copy_``, recorded
+by autograd as PyTorch's in-place ops are); without autograd it scatters in place.
+
+Imports: multigather.torch (lazily, inside the mode: no import circle).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import torch
+from torch.overrides import TorchFunctionMode
+
+from . import torch as mt
+from ._torch_route import torch_op_needed
+
+F = torch.nn.functional
+_NOT = NotImplemented
+
+
+def _gather(input, dim, index, *, sparse_grad=False, out=None):
+    if sparse_grad or out is not None:
+        return _NOT
+    return mt.gather(input, dim, index)
+
+
+def _index_select(input, dim, index, *, out=None):
+    return _NOT if out is not None else mt.index_select(input, dim, index)
+
+
+def _take(input, index, *, out=None):
+    return _NOT if out is not None else mt.take(input, index)
+
+
+def _take_along_dim(input, indices, dim=None, *, out=None):
+    return _NOT if out is not None else mt.take_along_dim(input, indices, dim)
+
+
+def _embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
+               sparse=False):
+    if max_norm is not None or scale_grad_by_freq or sparse:
+        return _NOT
+    return mt.embedding(input, weight, padding_idx)
+
+
+def _index_key(input: torch.Tensor, key: Any):
+    """The aten.index tuple of a __getitem__ key made of index tensors, boolean masks, full
+    slices and one Ellipsis (None entries for full dimensions), or None when the key has
+    anything else (ints, partial slices, new axes, lists): PyTorch indexes then."""
+    entries = key if isinstance(key, tuple) else (key,)
+    if not any(isinstance(e, torch.Tensor) for e in entries):
+        return None
+    out: list = []
+    for e in entries:
+        if isinstance(e, torch.Tensor):
+            if e.dtype not in (torch.int64, torch.int32, torch.bool) or (e.dtype == torch.bool and e.dim() == 0):
+                return None
+            out.append(e)
+        elif isinstance(e, slice) and e == slice(None):
+            out.append(None)
+        elif e is Ellipsis:
+            out.append(Ellipsis)
+        else:
+            return None
+    if out.count(Ellipsis) > 1:
+        return None
+    if Ellipsis in out:
+        at = out.index(Ellipsis)
+        covered = sum(e.dim() if isinstance(e, torch.Tensor) and e.dtype == torch.bool else 1
+                      for e in out if e is not Ellipsis)
+        out[at:at + 1] = [None] * max(input.dim() - covered, 0)
+    while out and out[-1] is None:
+        out.pop()
+    return tuple(out)
+
+
+def _getitem(input, key):
+    entries = _index_key(input, key)
+    return _NOT if entries is None else mt.index(input, entries)
+
+
+def _scatter(input, dim, index, src=None, *, value=None, reduce=None, out=None):
+    """torch.scatter's overloads: src, or value= (a number)."""
+    return mt.scatter(input, dim, index, value if src is None else src, reduce, out=out)
+
+
+def _in_place(function: Callable, reads_input: bool = False) -> Callable:
+    """A Tensor's in-place scatter method from multigather.torch's out-of-place function: in
+    place through the door when autograd need not see the call, else the differentiable op
+    and self.copy_(result). `reads_input`: the op's gradient reads input's values
+    (scatter_reduce's prod / amax / amin), so it gets a copy that the copy_ does not touch."""
+    def method(self, *args, **kwargs):
+        if kwargs.get("out") is not None:
+            return _NOT
+        tensors = [a for a in args if isinstance(a, torch.Tensor)]
+        if torch_op_needed(self, *tensors):
+            reduce = args[3] if len(args) > 3 else kwargs.get("reduce")
+            source = self.clone() if reads_input and reduce != "sum" else self
+            self.copy_(function(source, *args, **kwargs))
+        else:
+            function(self, *args, out=self, **kwargs)
+        return self
+    return method
+
+
+def _index_put_(self, indices, values, accumulate=False):
+    return _in_place(lambda x, i, v, a, **kw: mt.index_put(x, i, v, a, **kw))(self, indices, values, accumulate)
+
+
+def _put_(self, index, source, accumulate=False):
+    return _in_place(lambda x, i, s, a, **kw: mt.put(x, i, s, a, **kw))(self, index, source, accumulate)
+
+
+def _routes() -> dict:
+    T = torch.Tensor
+    routes = {
+        torch.gather: _gather, T.gather: _gather,
+        torch.index_select: _index_select, T.index_select: _index_select,
+        torch.take: _take, T.take: _take,
+        torch.take_along_dim: _take_along_dim, T.take_along_dim: _take_along_dim,
+        F.embedding: _embedding,
+        T.__getitem__: _getitem,
+    }
+    for name in ("scatter", "scatter_add", "scatter_reduce", "index_add", "index_copy", "index_fill",
+                 "index_put", "put"):
+        function = _scatter if name == "scatter" else getattr(mt, name)
+        for owner in (torch, T):
+            if hasattr(owner, name):
+                routes[getattr(owner, name)] = function
+    routes[T.scatter_] = _in_place(_scatter)
+    routes[T.scatter_add_] = _in_place(mt.scatter_add)
+    routes[T.scatter_reduce_] = _in_place(mt.scatter_reduce, reads_input=True)
+    routes[T.index_add_] = _in_place(mt.index_add)
+    routes[T.index_copy_] = _in_place(mt.index_copy)
+    routes[T.index_fill_] = _in_place(mt.index_fill)
+    routes[T.index_put_] = _index_put_
+    routes[T.put_] = _put_
+    return routes
+
+
+class Routing(TorchFunctionMode):
+    """The torch function mode of ``multigather.torch.routing()`` (see its docstring)."""
+
+    _ROUTES: dict | None = None
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        routes = Routing._ROUTES
+        if routes is None:
+            routes = Routing._ROUTES = _routes()
+        route = routes.get(func)
+        if route is not None and not torch.compiler.is_compiling():
+            result = route(*args, **kwargs)
+            if result is not NotImplemented:
+                return result
+        return func(*args, **kwargs)
+
+
+def routing() -> Routing:
+    """A context manager that runs PyTorch's gather and scatter family on multigather, in code
+    you do not edit (a transformers model, a graph network)::
+
+        with multigather.torch.routing():
+            loss = model(batch)
+            loss.backward()
+
+    Routed (functions and Tensor methods, in-place methods too): torch.gather, index_select,
+    take, take_along_dim, F.embedding, advanced indexing x[idx] (index tensors, masks, full
+    slices), scatter, scatter_add, scatter_reduce, index_add, index_copy, index_fill, index_put,
+    put. The results and gradients are multigather.torch.*'s: PyTorch's values and gradient
+    rules (torch.ops.multigather.*, C++ autograd). Not routed: out=, sparse_grad, F.embedding's
+    max_norm / scale_grad_by_freq / sparse, indexing with ints, partial slices or new axes
+    beside index tensors, x[idx] = v, and code under torch.compile (PyTorch runs those).
+    Errors are multigather's (IndexError, ValueError, TypeError with the registry's messages).
+    Source: torch.overrides.TorchFunctionMode."""
+    return Routing()
