@@ -127,6 +127,28 @@ Status lower_op(std::string_view name, const TensorView& input, const TensorView
                 const TensorView& updates, const Attributes& attrs, Lowering* out,
                 Device device = Device::kAuto);
 
+/// Where a Lowering's views sit in its operands, so that a surface can keep it for the next call
+/// with the same op, shapes, strides, dtypes, device and attributes (lower_op is a pure function
+/// of those; only the data pointers change): byte offsets of the lowered input, indices, index-
+/// error indices and updates from the operands' data.
+struct LoweringAnchors {
+  std::ptrdiff_t input = 0, indices = 0, error_indices = 0, updates = 0;
+  bool has_error_indices = false;
+};
+
+/// The anchors of `l`, lowered from these operands (`updates`: a scatter op's, else null), or
+/// false when `l` is not a function of the key alone: it copied data (a flattened operand, a
+/// scalar value, alpha), it writes over a base (a partial scatter), an operand or its output is
+/// empty (lowerings read index values then, for the framework's errors), or a view lies
+/// outside its operand's bytes.
+bool lowering_anchors(const Lowering& l, const TensorView& input, const TensorView& indices,
+                      const TensorView* updates, LoweringAnchors* anchors) noexcept;
+
+/// `l` (anchored by `anchors`) moved to operands of the same shapes, strides and dtypes at
+/// `input`, `indices` and `updates` (null for a gather).
+void move_lowering(Lowering* l, const LoweringAnchors& anchors, const void* input, const void* indices,
+                   const void* updates) noexcept;
+
 /// The text of `multigather explain OP`, built from the Lowering of shapes and dtypes alone:
 /// the framework's signature, formula and source, the attributes, the lowered core call (views,
 /// axes, index policy), the per-dimension table (which dimension is an axis, which operand

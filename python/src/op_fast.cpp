@@ -733,9 +733,7 @@ struct CacheEntry {
   Dims updates_shape, updates_strides;  // scatter ops
   AttrKey attrs;
   std::unique_ptr<Lowering> lowering;  // null while a call uses it
-  // Byte offsets of the lowered views' data from the operands' data.
-  std::ptrdiff_t input_offset = 0, indices_offset = 0, error_indices_offset = 0, updates_offset = 0;
-  bool has_error_indices = false;
+  LoweringAnchors anchors;  // where the lowered views sit in the operands
 };
 
 struct FastOp {
@@ -755,20 +753,6 @@ bool same_key(const CacheEntry& e, const TensorView& input, const TensorView& in
          (updates == nullptr || (e.updates_dtype == updates->dtype && e.updates_shape == updates->shape &&
                                  e.updates_strides == updates->strides)) &&
          e.attrs == attrs;
-}
-
-/// The offset of `lowered` from `source`'s data when it points inside `source`'s bytes.
-bool offset_inside(const void* lowered, const TensorView& source, std::ptrdiff_t* offset) {
-  std::uintptr_t first = 0, last = 0;
-  if (!byte_range(source, &first, &last)) return false;
-  const auto p = reinterpret_cast<std::uintptr_t>(lowered);
-  if (p < first || p > last) return false;
-  *offset = static_cast<std::ptrdiff_t>(p - reinterpret_cast<std::uintptr_t>(source.data));
-  return true;
-}
-
-const char* byte_at(const void* p, std::ptrdiff_t offset) {
-  return static_cast<const char*>(p) + offset;
 }
 
 /// A Lowering in use by one call: taken from its cache slot (or new), put back after the call
@@ -801,11 +785,8 @@ Status lowering_for(FastOp& op, const TensorView& input, const TensorView& indic
       lease->lowering = std::move(e.lowering);
       lease->entry = &e;
       lease->generation = e.generation;
-      Lowering& l = *lease->lowering;
-      l.input.data = byte_at(input.data, e.input_offset);
-      l.indices.data = byte_at(indices.data, e.indices_offset);
-      if (e.has_error_indices) l.index_errors.indices.data = byte_at(indices.data, e.error_indices_offset);
-      if (updates != nullptr) l.updates.data = byte_at(updates->data, e.updates_offset);
+      move_lowering(lease->lowering.get(), e.anchors, input.data, indices.data,
+                    updates != nullptr ? updates->data : nullptr);
       return Status::Ok();
     }
   }
@@ -817,24 +798,11 @@ Status lowering_for(FastOp& op, const TensorView& input, const TensorView& indic
           : lower_op(op.spec->name, input, indices, *updates, attributes, lowering.get(), device);
   if (!status.ok()) return status;
   lease->lowering = std::move(lowering);
-  const Lowering& l = *lease->lowering;
-  // Kept only when it is a function of the keyed facts alone: no copies of data, and a non-empty
-  // input and output (a lowering reads index values, for the framework's errors, only when one
-  // of them is empty: frontends' check_indices_now).
-  std::int64_t output_numel = 0;
-  // A scatter's copies (owned_updates: a scalar value, alpha) and its partial write (scatter_base,
-  // a second view of the input) are not cached either.
-  if (!cacheable_operands || l.owned_input || l.owned_indices || l.owned_updates || l.has_scatter_base ||
-      !element_count(l.output_shape, &output_numel) || output_numel == 0) {
+  // Kept only when it is a function of the keyed facts alone (lowering_anchors: no copies, no
+  // partial-write base, views inside the operands).
+  LoweringAnchors anchors;
+  if (!cacheable_operands || !lowering_anchors(*lease->lowering, input, indices, updates, &anchors)) {
     return Status::Ok();
-  }
-  std::ptrdiff_t input_offset = 0, indices_offset = 0, error_offset = 0, updates_offset = 0;
-  const bool has_error_indices = l.index_errors.indices.data != nullptr;
-  if (!offset_inside(l.input.data, input, &input_offset) ||
-      !offset_inside(l.indices.data, indices, &indices_offset) ||
-      (has_error_indices && !offset_inside(l.index_errors.indices.data, indices, &error_offset)) ||
-      (updates != nullptr && !offset_inside(l.updates.data, *updates, &updates_offset))) {
-    return Status::Ok();  // a view into other memory: not cached
   }
   CacheEntry& e = op.entries[static_cast<std::size_t>(op.next)];
   op.next = (op.next + 1) % FastOp::kEntries;
@@ -854,11 +822,7 @@ Status lowering_for(FastOp& op, const TensorView& input, const TensorView& indic
   }
   e.attrs = attrs;
   e.lowering.reset();
-  e.input_offset = input_offset;
-  e.indices_offset = indices_offset;
-  e.error_indices_offset = error_offset;
-  e.updates_offset = updates_offset;
-  e.has_error_indices = has_error_indices;
+  e.anchors = anchors;
   lease->entry = &e;
   lease->generation = e.generation;
   return Status::Ok();

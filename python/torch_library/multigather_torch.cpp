@@ -44,6 +44,7 @@
 #include <torch/library.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -428,6 +429,77 @@ std::vector<std::int64_t> batch_shape_of(std::initializer_list<const at::Tensor*
   return shape;
 }
 
+// ---- the lowering cache --------------------------------------------------------------------------
+
+/// The Lowerings of this thread's recent calls of each op, keyed by everything lower_op reads
+/// (the device, every tensor argument's dtype, sizes and strides, every other argument's
+/// value): a repeated call only moves the cached views to its operands (move_lowering).
+/// Thread-local, so no lock: autograd's and DataLoader's threads each keep their own.
+struct CachedLowering {
+  std::string key;
+  std::unique_ptr<multigather::Lowering> lowering;
+  multigather::LoweringAnchors anchors;
+};
+
+struct OpCache {
+  static constexpr std::size_t kEntries = 4;
+  std::array<CachedLowering, kEntries> entries;
+  std::size_t next = 0;
+};
+
+template <typename T>
+void append(std::string* key, const T& value) {
+  key->append(reinterpret_cast<const char*>(&value), sizeof value);
+}
+
+std::string key_of(const torch::jit::Stack& stack, std::size_t first, std::size_t count, const at::Device& device) {
+  std::string key;
+  key.reserve(256);
+  append(&key, static_cast<std::int16_t>(device.type()));
+  append(&key, static_cast<std::int16_t>(device.index()));
+  for (std::size_t i = first; i < first + count; ++i) {
+    const c10::IValue& v = stack[i];
+    append(&key, static_cast<std::uint8_t>(v.tagKind().size()));  // separates kinds
+    if (v.isTensor()) {
+      const at::Tensor& t = v.toTensor();
+      append(&key, static_cast<std::int8_t>(t.scalar_type()));
+      append(&key, static_cast<std::int8_t>(t.dim()));
+      for (const std::int64_t d : t.sizes()) append(&key, d);
+      for (const std::int64_t d : t.strides()) append(&key, d);
+    } else if (v.isInt()) {
+      append(&key, v.toInt());
+    } else if (v.isDouble()) {
+      append(&key, v.toDouble());
+    } else if (v.isBool()) {
+      append(&key, v.toBool());
+    } else if (v.isString()) {
+      key += v.toStringRef();
+      key.push_back('\0');
+    } else if (v.isIntList()) {
+      for (const std::int64_t d : v.toIntVector()) append(&key, d);
+      append(&key, std::int64_t{-1} << 62);
+    } else if (v.isScalar()) {
+      const c10::Scalar x = v.toScalar();
+      append(&key, static_cast<std::int8_t>(x.type()));
+      if (x.isFloatingPoint()) {
+        append(&key, x.toDouble());
+      } else {
+        append(&key, x.toLong());
+      }
+    } else if (!v.isNone()) {
+      return {};  // an argument the key cannot hold: not cached
+    }
+  }
+  return key;
+}
+
+OpCache& cache_of(const TorchOp& op) {
+  thread_local std::vector<OpCache> caches;
+  const std::size_t index = static_cast<std::size_t>(&op - torch_ops().data());
+  if (caches.size() <= index) caches.resize(torch_ops().size());
+  return caches[index];
+}
+
 /// forward: lower_op + execute into a new tensor of the framework's output shape; with
 /// batch_rank > 0, execute_batched (every operand has batch_rank leading dimensions, of the
 /// batch size or 1; one execute runs the whole batch), into batch_shape ++ the output shape.
@@ -436,7 +508,6 @@ at::Tensor run_forward(const TorchOp& op, const torch::jit::Stack& stack, const 
   const at::Tensor& indices = stack[f.forward + op.indices].toTensor();
   const at::Tensor* updates = op.scatter() ? &stack[f.forward + op.updates].toTensor() : nullptr;
   const std::int64_t batch_rank = stack[f.batch_rank].toInt();
-  const Attributes attrs = attributes_of(op, stack, f.forward);
   const std::string& name = op.spec->name;
   const multigather::ExecutionContext context = context_for(input);
   const c10::OptionalDeviceGuard device(input.is_cuda() ? std::optional<c10::Device>(input.device()) : std::nullopt);
@@ -444,14 +515,37 @@ at::Tensor run_forward(const TorchOp& op, const torch::jit::Stack& stack, const 
   multigather::TensorView u;
   if (updates != nullptr) u = view_of(*updates, name, op.spec->updates_name.c_str());
   const std::vector<std::int64_t> batch = batch_shape_of({&input, &indices, updates}, batch_rank);
-  multigather::Lowering l;
-  if (updates != nullptr) {
-    check(multigather::lower_op(name, example_of(x, batch_rank), example_of(i, batch_rank),
-                                example_of(u, batch_rank), attrs, &l, context.device));
-  } else {
-    check(multigather::lower_op(name, example_of(x, batch_rank), example_of(i, batch_rank), attrs, &l,
-                                context.device));
+  // One call: a cached Lowering moved to these operands, or lower_op's (then cached).
+  multigather::Lowering fresh;
+  multigather::Lowering* lowering = &fresh;
+  OpCache& cache = cache_of(op);
+  const std::string key = batch_rank == 0 ? key_of(stack, f.forward, op.args.size(), input.device()) : std::string();
+  for (CachedLowering& e : cache.entries) {
+    if (key.empty() || !e.lowering || e.key != key) continue;
+    lowering = e.lowering.get();
+    multigather::move_lowering(lowering, e.anchors, x.data, i.data, updates != nullptr ? u.data : nullptr);
+    break;
   }
+  if (lowering == &fresh) {
+    const Attributes attrs = attributes_of(op, stack, f.forward);
+    if (updates != nullptr) {
+      check(multigather::lower_op(name, example_of(x, batch_rank), example_of(i, batch_rank),
+                                  example_of(u, batch_rank), attrs, &fresh, context.device));
+    } else {
+      check(multigather::lower_op(name, example_of(x, batch_rank), example_of(i, batch_rank), attrs, &fresh,
+                                  context.device));
+    }
+    multigather::LoweringAnchors anchors;
+    if (!key.empty() && multigather::lowering_anchors(fresh, x, i, updates != nullptr ? &u : nullptr, &anchors)) {
+      CachedLowering& e = cache.entries[cache.next];
+      cache.next = (cache.next + 1) % OpCache::kEntries;
+      e.key = key;
+      e.anchors = anchors;
+      e.lowering = std::make_unique<multigather::Lowering>(std::move(fresh));
+      lowering = e.lowering.get();
+    }
+  }
+  const multigather::Lowering& l = *lowering;
   std::vector<std::int64_t> shape = batch;
   shape.insert(shape.end(), l.output_shape.begin(), l.output_shape.end());
   at::Tensor output = at::empty(shape, input.options());
@@ -460,8 +554,9 @@ at::Tensor run_forward(const TorchOp& op, const torch::jit::Stack& stack, const 
   if (batch_rank == 0) {
     check(multigather::execute(l, mutable_view_of(output), run));
   } else {
-    check(multigather::execute_batched(name, x, i, updates != nullptr ? &u : nullptr, attrs,
-                                       static_cast<int>(batch_rank), mutable_view_of(output), run));
+    check(multigather::execute_batched(name, x, i, updates != nullptr ? &u : nullptr,
+                                       attributes_of(op, stack, f.forward), static_cast<int>(batch_rank),
+                                       mutable_view_of(output), run));
   }
   return output;
 }
@@ -553,6 +648,24 @@ at::Tensor zeros_of(const c10::IValue& sizes, const at::Tensor& like) {
   return at::zeros_symint(sizes.toSymIntVector(), like.options());
 }
 
+/// The registered operators of a row, looked up once (after TORCH_LIBRARY registered them).
+struct Handles {
+  c10::OperatorHandle forward, backward;
+};
+
+const Handles& handles_of(const TorchOp& op) {
+  static const std::vector<Handles> handles = [] {
+    std::vector<Handles> v;
+    auto& d = c10::Dispatcher::singleton();
+    for (const TorchOp& o : torch_ops()) {
+      v.push_back({d.findSchemaOrThrow(("multigather::" + o.name).c_str(), ""),
+                   d.findSchemaOrThrow(("multigather::" + o.name + "_backward").c_str(), "")});
+    }
+    return v;
+  }();
+  return handles[static_cast<std::size_t>(&op - torch_ops().data())];
+}
+
 /// The node of a forward op: its backward is the row's _backward op (through the dispatcher).
 struct ForwardBackward : torch::autograd::Node {
   const TorchOp* op = nullptr;
@@ -567,8 +680,7 @@ struct ForwardBackward : torch::autograd::Node {
     const at::Tensor& grad = grads[0];
     const std::size_t outputs = op->scatter() ? 2 : 1;
     if (!grad.defined()) return variable_list(outputs);
-    const c10::OperatorHandle handle =
-        c10::Dispatcher::singleton().findSchemaOrThrow(("multigather::" + op->name + "_backward").c_str(), "");
+    const c10::OperatorHandle& handle = handles_of(*op).backward;
     torch::jit::Stack stack;
     stack.push_back(grad);
     for (std::size_t i = 0; i < args.size(); ++i) {
@@ -599,8 +711,7 @@ struct BackwardBackward : torch::autograd::Node {
   variable_list apply(variable_list&& grads) override {
     if (!should_compute_output(0)) return {at::Tensor()};
     const at::Tensor like = at::empty({0}, options);
-    const c10::OperatorHandle handle =
-        c10::Dispatcher::singleton().findSchemaOrThrow(("multigather::" + op->name).c_str(), "");
+    const c10::OperatorHandle& handle = handles_of(*op).forward;
     torch::jit::Stack stack;
     for (std::size_t i = 0; i < args.size(); ++i) {
       const int p = static_cast<int>(i);

@@ -295,4 +295,50 @@ std::string list_ops() {
   return s;
 }
 
+namespace {
+
+/// The offset of `lowered` from `source`'s data when it points inside `source`'s bytes.
+bool offset_inside(const void* lowered, const TensorView& source, std::ptrdiff_t* offset) noexcept {
+  std::uintptr_t first = 0, last = 0;
+  if (!byte_range(source, &first, &last)) return false;
+  const auto p = reinterpret_cast<std::uintptr_t>(lowered);
+  if (p < first || p > last) return false;
+  *offset = static_cast<std::ptrdiff_t>(p - reinterpret_cast<std::uintptr_t>(source.data));
+  return true;
+}
+
+const char* byte_at(const void* p, std::ptrdiff_t offset) noexcept { return static_cast<const char*>(p) + offset; }
+
+}  // namespace
+
+bool lowering_anchors(const Lowering& l, const TensorView& input, const TensorView& indices,
+                      const TensorView* updates, LoweringAnchors* anchors) noexcept {
+  if (input.data == nullptr || indices.data == nullptr || input.numel() == 0 || indices.numel() == 0 ||
+      (updates != nullptr && (updates->data == nullptr || updates->numel() == 0))) {
+    return false;
+  }
+  std::int64_t output_numel = 0;
+  if (l.owned_input || l.owned_indices || l.owned_updates || l.has_scatter_base ||
+      !element_count(l.output_shape, &output_numel) || output_numel == 0) {
+    return false;
+  }
+  LoweringAnchors a;
+  a.has_error_indices = l.index_errors.indices.data != nullptr;
+  if (!offset_inside(l.input.data, input, &a.input) || !offset_inside(l.indices.data, indices, &a.indices) ||
+      (a.has_error_indices && !offset_inside(l.index_errors.indices.data, indices, &a.error_indices)) ||
+      (updates != nullptr && !offset_inside(l.updates.data, *updates, &a.updates))) {
+    return false;
+  }
+  *anchors = a;
+  return true;
+}
+
+void move_lowering(Lowering* l, const LoweringAnchors& anchors, const void* input, const void* indices,
+                   const void* updates) noexcept {
+  l->input.data = byte_at(input, anchors.input);
+  l->indices.data = byte_at(indices, anchors.indices);
+  if (anchors.has_error_indices) l->index_errors.indices.data = byte_at(indices, anchors.error_indices);
+  if (updates != nullptr) l->updates.data = byte_at(updates, anchors.updates);
+}
+
 }  // namespace multigather
