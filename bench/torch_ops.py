@@ -11,8 +11,10 @@ in one run, at each thread count asked for:
   models      a train step (forward, backward, SGD) of three small torch.nn models, each built
               once on multigather.torch and once on torch with the same weights (equal outputs
               and gradients are asserted first): an embedding + attention block, a mixture of
-              experts routed with index_add_ / scatter_add, a message-passing layer (index_select,
-              scatter_add, scatter_reduce amax); eager and torch.compile.
+              experts routed with index_add / scatter_add, a message-passing layer (index_select,
+              scatter_add, scatter_reduce amax); eager, the torch model under
+              multigather.torch.routing() (its gathers and scatters sent to multigather), and
+              torch.compile of both builds.
 
     python3 bench/torch_ops.py [--threads 1,2] [--repeat R] [--skip-compile]
 
@@ -224,6 +226,15 @@ def models(repeat: int, compile_too: bool) -> None:
             return run
 
         row("model", f"{name} train step", timed(step(ours), repeat, 5), timed(step(theirs), repeat, 5), unit="ms")
+
+        def routed(run):
+            def call():
+                with mt.routing():
+                    run()
+            return call
+
+        row("routed", f"{name} train step (torch model, routing())", timed(routed(step(theirs)), repeat, 5),
+            timed(step(theirs), repeat, 5), unit="ms")
         if compile_too:
             torch._dynamo.reset()
             c_ours, c_theirs = torch.compile(ours), torch.compile(theirs)

@@ -17,7 +17,8 @@ Not routed (PyTorch runs them): calls with ``out=``, ``sparse_grad=True``; F.emb
 must see runs the op out of place and copies the result into its tensor (``x.copy_``, recorded
 by autograd as PyTorch's in-place ops are); without autograd it scatters in place.
 
-Imports: multigather.torch (lazily, inside the mode: no import circle).
+Imports: _torch_route only; multigather.torch hands its own functions to the mode (Routing(mt)),
+so that neither module imports the other.
 """
 
 from __future__ import annotations
@@ -27,36 +28,10 @@ from typing import Any, Callable
 import torch
 from torch.overrides import TorchFunctionMode
 
-from . import torch as mt
 from ._torch_route import torch_op_needed
 
 F = torch.nn.functional
 _NOT = NotImplemented
-
-
-def _gather(input, dim, index, *, sparse_grad=False, out=None):
-    if sparse_grad or out is not None:
-        return _NOT
-    return mt.gather(input, dim, index)
-
-
-def _index_select(input, dim, index, *, out=None):
-    return _NOT if out is not None else mt.index_select(input, dim, index)
-
-
-def _take(input, index, *, out=None):
-    return _NOT if out is not None else mt.take(input, index)
-
-
-def _take_along_dim(input, indices, dim=None, *, out=None):
-    return _NOT if out is not None else mt.take_along_dim(input, indices, dim)
-
-
-def _embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
-               sparse=False):
-    if max_norm is not None or scale_grad_by_freq or sparse:
-        return _NOT
-    return mt.embedding(input, weight, padding_idx)
 
 
 def _index_key(input: torch.Tensor, key: Any):
@@ -90,44 +65,62 @@ def _index_key(input: torch.Tensor, key: Any):
     return tuple(out)
 
 
-def _getitem(input, key):
-    entries = _index_key(input, key)
-    return _NOT if entries is None else mt.index(input, entries)
-
-
-def _scatter(input, dim, index, src=None, *, value=None, reduce=None, out=None):
-    """torch.scatter's overloads: src, or value= (a number)."""
-    return mt.scatter(input, dim, index, value if src is None else src, reduce, out=out)
-
-
-def _in_place(function: Callable, reads_input: bool = False) -> Callable:
-    """A Tensor's in-place scatter method from multigather.torch's out-of-place function: in
-    place through the door when autograd need not see the call, else the differentiable op
-    and self.copy_(result). `reads_input`: the op's gradient reads input's values
-    (scatter_reduce's prod / amax / amin), so it gets a copy that the copy_ does not touch."""
-    def method(self, *args, **kwargs):
-        if kwargs.get("out") is not None:
+def _routes(mt) -> dict:
+    """{torch function or Tensor method: its route}; a route returns NotImplemented for a call
+    it does not take (PyTorch runs it). `mt`: the module multigather.torch."""
+    def _gather(input, dim, index, *, sparse_grad=False, out=None):
+        if sparse_grad or out is not None:
             return _NOT
-        tensors = [a for a in args if isinstance(a, torch.Tensor)]
-        if torch_op_needed(self, *tensors):
-            reduce = args[3] if len(args) > 3 else kwargs.get("reduce")
-            source = self.clone() if reads_input and reduce != "sum" else self
-            self.copy_(function(source, *args, **kwargs))
-        else:
-            function(self, *args, out=self, **kwargs)
-        return self
-    return method
+        return mt.gather(input, dim, index)
+
+    def _index_select(input, dim, index, *, out=None):
+        return _NOT if out is not None else mt.index_select(input, dim, index)
+
+    def _take(input, index, *, out=None):
+        return _NOT if out is not None else mt.take(input, index)
+
+    def _take_along_dim(input, indices, dim=None, *, out=None):
+        return _NOT if out is not None else mt.take_along_dim(input, indices, dim)
+
+    def _embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
+                   sparse=False):
+        if max_norm is not None or scale_grad_by_freq or sparse:
+            return _NOT
+        return mt.embedding(input, weight, padding_idx)
+
+    def _getitem(input, key):
+        entries = _index_key(input, key)
+        return _NOT if entries is None else mt.index(input, entries)
+
+    def _scatter(input, dim, index, src=None, *, value=None, reduce=None, out=None):
+        """torch.scatter's overloads: src, or value= (a number)."""
+        return mt.scatter(input, dim, index, value if src is None else src, reduce, out=out)
+
+    def _in_place(function: Callable, reads_input: bool = False) -> Callable:
+        """A Tensor's in-place scatter method from multigather.torch's out-of-place function: in
+        place through the door when autograd need not see the call, else the differentiable op
+        and self.copy_(result). `reads_input`: the op's gradient reads input's values
+        (scatter_reduce's prod / amax / amin), so it gets a copy that the copy_ does not touch."""
+        def method(self, *args, **kwargs):
+            if kwargs.get("out") is not None:
+                return _NOT
+            tensors = [a for a in args if isinstance(a, torch.Tensor)]
+            if torch_op_needed(self, *tensors):
+                reduce = args[3] if len(args) > 3 else kwargs.get("reduce")
+                source = self.clone() if reads_input and reduce != "sum" else self
+                self.copy_(function(source, *args, **kwargs))
+            else:
+                function(self, *args, out=self, **kwargs)
+            return self
+        return method
+
+    def _index_put_(self, indices, values, accumulate=False):
+        return _in_place(lambda x, i, v, a, **kw: mt.index_put(x, i, v, a, **kw))(self, indices, values, accumulate)
+
+    def _put_(self, index, source, accumulate=False):
+        return _in_place(lambda x, i, s, a, **kw: mt.put(x, i, s, a, **kw))(self, index, source, accumulate)
 
 
-def _index_put_(self, indices, values, accumulate=False):
-    return _in_place(lambda x, i, v, a, **kw: mt.index_put(x, i, v, a, **kw))(self, indices, values, accumulate)
-
-
-def _put_(self, index, source, accumulate=False):
-    return _in_place(lambda x, i, s, a, **kw: mt.put(x, i, s, a, **kw))(self, index, source, accumulate)
-
-
-def _routes() -> dict:
     T = torch.Tensor
     routes = {
         torch.gather: _gather, T.gather: _gather,
@@ -157,14 +150,13 @@ def _routes() -> dict:
 class Routing(TorchFunctionMode):
     """The torch function mode of ``multigather.torch.routing()`` (see its docstring)."""
 
-    _ROUTES: dict | None = None
+    def __init__(self, mt) -> None:
+        super().__init__()
+        self.routes = _routes(mt)
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
-        routes = Routing._ROUTES
-        if routes is None:
-            routes = Routing._ROUTES = _routes()
-        route = routes.get(func)
+        route = self.routes.get(func)
         if route is not None and not torch.compiler.is_compiling():
             result = route(*args, **kwargs)
             if result is not NotImplemented:
@@ -172,7 +164,7 @@ class Routing(TorchFunctionMode):
         return func(*args, **kwargs)
 
 
-def routing() -> Routing:
+def routing(mt) -> Routing:
     """A context manager that runs PyTorch's gather and scatter family on multigather, in code
     you do not edit (a transformers model, a graph network)::
 
@@ -188,5 +180,6 @@ def routing() -> Routing:
     max_norm / scale_grad_by_freq / sparse, indexing with ints, partial slices or new axes
     beside index tensors, x[idx] = v, and code under torch.compile (PyTorch runs those).
     Errors are multigather's (IndexError, ValueError, TypeError with the registry's messages).
-    Source: torch.overrides.TorchFunctionMode."""
-    return Routing()
+    Source: torch.overrides.TorchFunctionMode. `mt`: the module multigather.torch (which calls
+    this as multigather.torch.routing())."""
+    return Routing(mt)

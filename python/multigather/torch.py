@@ -52,6 +52,7 @@ _GATHER = fast_op("torch.gather", "dim")
 _TAKE = fast_op("torch.take")
 _TAKE_ALONG_DIM = fast_op("torch.take_along_dim", "dim")
 _INDEX_SELECT = fast_op("torch.index_select", "dim")
+_GATHER_MULTIAXIS = fast_op("gather_multiaxis", "axes", "index_mode", "negative_indices", "fill_value")
 
 
 def gather(input: Any, dim: int, index: Any) -> Any:
@@ -303,8 +304,6 @@ def index(input: Any, indices: Any) -> Any:
     stacked as coordinate tuples, gather_multiaxis over the indexed axes, the result reshaped to
     B and the other dimensions. Source: https://pytorch.org/docs/stable/tensor_view.html and
     numpy's advanced indexing (https://numpy.org/doc/stable/user/basics.indexing.html)."""
-    from . import gather_multiaxis
-
     stacked, dims = _stacked_index_tuple(input, indices, "torch.index")
     shape = tuple(int(s) for s in input.shape)
     rank, k = len(shape), len(dims)
@@ -316,7 +315,13 @@ def index(input: Any, indices: Any) -> Any:
     order = dims + others
     view = input.permute(order) if hasattr(input, "permute") else input.transpose(order)
     coordinates = stacked.reshape((n,) + (1,) * (rank - 2) + (k,)) if rank > 1 else stacked.reshape(n)
-    result = gather_multiaxis(view, coordinates, list(range(k)))
+    axes = list(range(k))
+    if torch_op_needed(view, coordinates):
+        result = torch_ops().gather_multiaxis(view, coordinates, axes, "error", True, 0)
+    else:
+        result = run_fast(_GATHER_MULTIAXIS, view, coordinates, None, axes, "error", True, 0)
+        if result is NotImplemented:
+            result = run_general("gather_multiaxis", view, coordinates, axes=axes)
     result = result.reshape(batch + tuple(shape[d] for d in others))
     if dims[0] > 0 and dims == list(range(dims[0], dims[0] + k)):  # adjacent: B takes their place
         m = len(batch)
@@ -347,9 +352,11 @@ def routing():
     indexing, scatter*, index_add / index_copy / index_fill / index_put / put and their in-place
     methods), with gradients; see multigather._torch_routing.routing for what is and is not
     routed. Needs torch."""
+    import sys
+
     from ._torch_routing import routing as make
 
-    return make()
+    return make(sys.modules[__name__])
 
 
 # Each wrapper's signature, formula, attributes and source: its registry row.
