@@ -24,6 +24,7 @@
 #include <optional>
 
 #include "multigather/dtype.hpp"
+#include "torch_dtype.h"
 #include "torch_hooks.h"
 
 #ifndef MULTIGATHER_TORCH_VERSION
@@ -33,29 +34,7 @@
 namespace {
 
 using multigather::DType;
-
-std::optional<DType> dtype_of(c10::ScalarType t) {
-  switch (t) {
-    case c10::ScalarType::Bool: return DType::kBool;
-    case c10::ScalarType::Char: return DType::kInt8;
-    case c10::ScalarType::Byte: return DType::kUInt8;
-    case c10::ScalarType::Short: return DType::kInt16;
-    case c10::ScalarType::UInt16: return DType::kUInt16;
-    case c10::ScalarType::Int: return DType::kInt32;
-    case c10::ScalarType::UInt32: return DType::kUInt32;
-    case c10::ScalarType::Long: return DType::kInt64;
-    case c10::ScalarType::UInt64: return DType::kUInt64;
-    case c10::ScalarType::Half: return DType::kFloat16;
-    case c10::ScalarType::BFloat16: return DType::kBFloat16;
-    case c10::ScalarType::Float: return DType::kFloat32;
-    case c10::ScalarType::Double: return DType::kFloat64;
-    case c10::ScalarType::ComplexFloat: return DType::kComplex64;
-    case c10::ScalarType::ComplexDouble: return DType::kComplex128;
-    case c10::ScalarType::Float8_e4m3fn: return DType::kFloat8E4M3FN;
-    case c10::ScalarType::Float8_e5m2: return DType::kFloat8E5M2;
-    default: return std::nullopt;
-  }
-}
+using multigather::python::dtype_of;
 
 // dtype_of inverted, by DType value (filled once at import; Undefined: no torch dtype).
 std::array<c10::ScalarType, multigather::kDTypeCount> scalar_types;

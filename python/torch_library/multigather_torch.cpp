@@ -58,6 +58,7 @@
 #include "multigather/lowering.hpp"
 #include "multigather/registry.hpp"
 #include "multigather/transforms.hpp"
+#include "torch_dtype.h"
 
 namespace {
 
@@ -65,6 +66,7 @@ using multigather::AttrSpec;
 using multigather::AttrType;
 using multigather::Attributes;
 using multigather::DType;
+using multigather::python::dtype_of;
 using multigather::OpKind;
 using multigather::OpSpec;
 using multigather::Status;
@@ -288,29 +290,6 @@ const TorchOp& torch_op_of(const c10::OperatorHandle& handle, bool* backward) {
 }
 
 // ---- tensors and attributes --------------------------------------------------------------------
-
-std::optional<DType> dtype_of(c10::ScalarType t) {
-  switch (t) {
-    case c10::ScalarType::Bool: return DType::kBool;
-    case c10::ScalarType::Char: return DType::kInt8;
-    case c10::ScalarType::Byte: return DType::kUInt8;
-    case c10::ScalarType::Short: return DType::kInt16;
-    case c10::ScalarType::UInt16: return DType::kUInt16;
-    case c10::ScalarType::Int: return DType::kInt32;
-    case c10::ScalarType::UInt32: return DType::kUInt32;
-    case c10::ScalarType::Long: return DType::kInt64;
-    case c10::ScalarType::UInt64: return DType::kUInt64;
-    case c10::ScalarType::Half: return DType::kFloat16;
-    case c10::ScalarType::BFloat16: return DType::kBFloat16;
-    case c10::ScalarType::Float: return DType::kFloat32;
-    case c10::ScalarType::Double: return DType::kFloat64;
-    case c10::ScalarType::ComplexFloat: return DType::kComplex64;
-    case c10::ScalarType::ComplexDouble: return DType::kComplex128;
-    case c10::ScalarType::Float8_e4m3fn: return DType::kFloat8E4M3FN;
-    case c10::ScalarType::Float8_e5m2: return DType::kFloat8E5M2;
-    default: return std::nullopt;
-  }
-}
 
 multigather::Dims dims_of(c10::IntArrayRef values) {
   multigather::Dims d;
@@ -1037,30 +1016,27 @@ TORCH_LIBRARY_IMPL(multigather, CompositeImplicitAutograd, m) {
   m.impl("embedding", &embedding);
 }
 
-TORCH_LIBRARY_IMPL(multigather, CPU, m) {
+// Every op and its backward get the same boxed kernel at a dispatch key.
+template <typename Kernel>
+void register_all(torch::Library& m, Kernel kernel) {
   for (const TorchOp& op : torch_ops()) {
-    m.impl(op.name.c_str(), torch::CppFunction::makeFromBoxedFunction<&compute_kernel>());
-    m.impl((op.name + "_backward").c_str(), torch::CppFunction::makeFromBoxedFunction<&compute_kernel>());
+    m.impl(op.name.c_str(), kernel());
+    m.impl((op.name + "_backward").c_str(), kernel());
   }
+}
+
+TORCH_LIBRARY_IMPL(multigather, CPU, m) {
+  register_all(m, [] { return torch::CppFunction::makeFromBoxedFunction<&compute_kernel>(); });
 }
 
 TORCH_LIBRARY_IMPL(multigather, CUDA, m) {
-  for (const TorchOp& op : torch_ops()) {
-    m.impl(op.name.c_str(), torch::CppFunction::makeFromBoxedFunction<&compute_kernel>());
-    m.impl((op.name + "_backward").c_str(), torch::CppFunction::makeFromBoxedFunction<&compute_kernel>());
-  }
+  register_all(m, [] { return torch::CppFunction::makeFromBoxedFunction<&compute_kernel>(); });
 }
 
 TORCH_LIBRARY_IMPL(multigather, FuncTorchBatched, m) {
-  for (const TorchOp& op : torch_ops()) {
-    m.impl(op.name.c_str(), torch::CppFunction::makeFromBoxedFunction<&batched_kernel>());
-    m.impl((op.name + "_backward").c_str(), torch::CppFunction::makeFromBoxedFunction<&batched_kernel>());
-  }
+  register_all(m, [] { return torch::CppFunction::makeFromBoxedFunction<&batched_kernel>(); });
 }
 
 TORCH_LIBRARY_IMPL(multigather, Autograd, m) {
-  for (const TorchOp& op : torch_ops()) {
-    m.impl(op.name.c_str(), torch::CppFunction::makeFromBoxedFunction<&autograd_kernel>());
-    m.impl((op.name + "_backward").c_str(), torch::CppFunction::makeFromBoxedFunction<&autograd_kernel>());
-  }
+  register_all(m, [] { return torch::CppFunction::makeFromBoxedFunction<&autograd_kernel>(); });
 }

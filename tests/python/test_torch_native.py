@@ -300,6 +300,15 @@ def test_deterministic_algorithms_mode_runs_every_op():
         torch.use_deterministic_algorithms(was)
 
 
+def _run_without_the_package(script: str, cwd) -> None:
+    """Runs `script` in a fresh interpreter whose path has no multigather package; it prints
+    "ok" last."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env,
+                         cwd=cwd, timeout=600)
+    assert run.returncode == 0 and run.stdout.strip().endswith("ok"), run.stdout + run.stderr[-3000:]
+
+
 def test_library_loads_without_the_python_package(tmp_path):
     # A process that never imports multigather: torch.ops.load_library(library_path()) alone
     # gives the ops, their gradients and their batching rule.
@@ -319,10 +328,7 @@ def test_library_loads_without_the_python_package(tmp_path):
         assert not [m for m in sys.modules if m.startswith("multigather")]
         print("ok")
     """)
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env,
-                         cwd=tmp_path, timeout=300)
-    assert run.returncode == 0 and run.stdout.strip().endswith("ok"), run.stdout + run.stderr[-3000:]
+    _run_without_the_package(script, tmp_path)
 
 
 def test_aot_inductor_package_runs_without_the_python_package(tmp_path):
@@ -355,10 +361,7 @@ def test_aot_inductor_package_runs_without_the_python_package(tmp_path):
         assert not [m for m in sys.modules if m.startswith("multigather")]
         print("ok")
     """)
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env,
-                         cwd=tmp_path, timeout=600)
-    assert run.returncode == 0 and run.stdout.strip().endswith("ok"), run.stdout + run.stderr[-3000:]
+    _run_without_the_package(script, tmp_path)
 
 
 # ---- routing(): unedited models ------------------------------------------------------------------
