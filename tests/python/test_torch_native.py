@@ -485,3 +485,25 @@ def test_routing_errors_are_multigathers():
         torch.gather(x, 1, torch.tensor([[7]]))
     with mt.routing(), pytest.raises(IndexError, match="out of range"):
         x[torch.tensor([9])]
+
+
+def test_libtorch_program_loads_the_library(tmp_path):
+    # A C++ program against libtorch (the wheel's headers and libraries), no Python inside:
+    # dlopen(libmultigather_torch.so), then the op through the dispatcher, with autograd.
+    import shutil
+
+    compiler = shutil.which("g++") or shutil.which("c++")
+    if compiler is None:
+        pytest.skip("no C++ compiler")
+    root = os.path.dirname(torch.__file__)
+    source = os.path.join(os.path.dirname(__file__), "libtorch_program.cpp")
+    program = tmp_path / "program"
+    build = subprocess.run(
+        [compiler, "-std=c++20", "-O1", source, f"-I{root}/include", f"-I{root}/include/torch/csrc/api/include",
+         f"-L{root}/lib", "-ltorch", "-ltorch_cpu", "-lc10", "-ldl", f"-Wl,-rpath,{root}/lib",
+         f"-D_GLIBCXX_USE_CXX11_ABI={int(torch._C._GLIBCXX_USE_CXX11_ABI)}", "-o", str(program)],
+        capture_output=True, text=True, timeout=600)
+    assert build.returncode == 0, build.stderr[-3000:]
+    run = subprocess.run([str(program), mto.library_path()], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0 and run.stdout.splitlines()[-1] == "ok", run.stdout + run.stderr
+    assert "torch.gather: index[0,0] = 9 is out of range for dim 1 of size 4" in run.stdout
