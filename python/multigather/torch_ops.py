@@ -281,3 +281,10 @@ def _register_fakes() -> None:
 
 
 _register_fakes()
+
+
+@torch.library.register_fake("multigather::scatter_reduce_values_backward")
+def _(grad_output, input, dim, index, src, result, reduce, include_self, *, batch_rank=0):
+    """The gradients of scatter_reduce prod / amax / amin (PyTorch's rules): input's and src's
+    shapes."""
+    return input.new_empty(input.shape), src.new_empty(src.shape)

@@ -38,6 +38,7 @@
 #include <ATen/functorch/PlumbingHelper.h>
 #include <c10/core/DeviceGuard.h>
 #include <c10/core/impl/VirtualGuardImpl.h>
+#include <torch/csrc/autograd/autograd_not_implemented_fallback.h>
 #include <torch/csrc/autograd/function.h>
 #include <torch/csrc/autograd/functions/utils.h>
 #include <torch/csrc/autograd/saved_variable.h>
@@ -770,13 +771,19 @@ std::vector<at::Tensor> scatter_reduce_grads(const at::Tensor& grad, const at::T
   if (src.dim() > 0) {
     for (std::int64_t k = 0; k < src.dim(); ++k) part = part.narrow_symint(k, 0, index.sym_size(k));
   }
-  const at::Tensor ones = at::ones_like(part);
+  // Constants as broadcast views of one element (stride 0): nothing of src's or input's size
+  // is filled (a fresh buffer's first touch costs as much as the scatter on a VM), and
+  // torch.compile keeps them views around the opaque ops.
+  const auto filled = [](const at::Tensor& like, double value) {
+    return at::full({}, value, like.options()).expand_symint(like.sym_sizes());
+  };
+  const at::Tensor ones = filled(part, 1);
   // Elements of self that updates reached (include_self=False: they take no part).
   const at::Tensor reached =
-      ops.scatter_add.call(at::zeros_like(self), d, index, ones, 0).ne(0);
+      ops.scatter_add.call(filled(self, 0), d, index, ones, 0).ne(0);
   at::Tensor grad_self, grad_part;
   if (reduce == "mean") {
-    at::Tensor n = ops.scatter_add.call(include_self ? at::ones_like(self) : at::zeros_like(self), d, index, ones, 0);
+    at::Tensor n = ops.scatter_add.call(filled(self, include_self ? 1 : 0), d, index, ones, 0);
     n = n.masked_fill(n == 0, 1);
     const at::Tensor per = grad / n;
     grad_self = per;
@@ -796,7 +803,7 @@ std::vector<at::Tensor> scatter_reduce_grads(const at::Tensor& grad, const at::T
     grad_self = grad * masked_self_result / masked_self;
     const at::Tensor src_zero = part == 0;
     const at::Tensor zeros_per_target =
-        ops.gather.call(ops.scatter_add.call(at::zeros_like(self), d, index, src_zero.to(self.scalar_type()), 0), d, index, 0);
+        ops.gather.call(ops.scatter_add.call(filled(self, 0), d, index, src_zero.to(self.scalar_type()), 0), d, index, 0);
     const at::Tensor single_zero = src_zero.logical_and(zeros_per_target == 1);
     const at::Tensor masked_src = part.masked_fill(single_zero, 1);
     const at::Tensor masked_src_result = ops.scatter_reduce.call(self, d, index, masked_src, "prod", include_self, 0);
@@ -814,6 +821,25 @@ std::vector<at::Tensor> scatter_reduce_grads(const at::Tensor& grad, const at::T
   if (batch_rank > 0) return {grad_self.sum_to_size_symint(self_in.sym_sizes()), grad_src.sum_to_size_symint(src_in.sym_sizes())};
   return {grad_self, grad_src};
 }
+
+/// multigather::scatter_reduce_values_backward: the value-reading gradients above as one op,
+/// so that torch.compile keeps them one opaque call (Inductor's code for their masks over src's
+/// size took 12.7 ms of a 29 ms compiled step of bench/torch_ops.py's message-passing model).
+/// Not differentiable again (autogradNotImplementedFallback: a double backward raises).
+void scatter_reduce_values_kernel(const c10::OperatorHandle& handle, torch::jit::Stack* stack) {
+  const std::size_t n = handle.schema().arguments().size();
+  const std::size_t first = stack->size() - n;
+  const auto arg = [&](std::size_t i) -> const c10::IValue& { return (*stack)[first + i]; };
+  std::vector<at::Tensor> g = scatter_reduce_grads(arg(0).toTensor(), arg(1).toTensor(), arg(2).toInt(),
+                                                   arg(3).toTensor(), arg(4).toTensor(), arg(5).toTensor(),
+                                                   std::string(arg(6).toStringRef()), arg(7).toBool(), arg(8).toInt());
+  torch::jit::drop(*stack, n);
+  torch::jit::push(*stack, std::move(g[0]), std::move(g[1]));
+}
+
+constexpr const char* kScatterReduceValuesSchema =
+    "scatter_reduce_values_backward(Tensor grad_output, Tensor input, int dim, Tensor index, Tensor src, "
+    "Tensor result, str reduce, bool include_self, *, int batch_rank=0) -> (Tensor, Tensor)";
 
 /// The node of torch.scatter_reduce with a reduction whose gradient reads the values.
 struct ScatterReduceBackward : torch::autograd::Node {
@@ -833,8 +859,20 @@ struct ScatterReduceBackward : torch::autograd::Node {
 
   variable_list apply(variable_list&& grads) override {
     if (!grads[0].defined()) return variable_list(2);
-    std::vector<at::Tensor> g = scatter_reduce_grads(grads[0], self.unpack(), dim, index.unpack(), src.unpack(),
-                                                     result.unpack(getptr()), reduce, include_self, batch_rank);
+    std::vector<at::Tensor> g;
+    if (reduce == "mean") {  // gathers and scatters of constants only: differentiable again
+      g = scatter_reduce_grads(grads[0], self.unpack(), dim, index.unpack(), src.unpack(),
+                               result.unpack(getptr()), reduce, include_self, batch_rank);
+    } else {
+      static const auto values = c10::Dispatcher::singleton()
+          .findSchemaOrThrow("multigather::scatter_reduce_values_backward", "")
+          .typed<std::tuple<at::Tensor, at::Tensor>(const at::Tensor&, const at::Tensor&, std::int64_t,
+                                                    const at::Tensor&, const at::Tensor&, const at::Tensor&,
+                                                    c10::string_view, bool, std::int64_t)>();
+      auto [gi, gs] = values.call(grads[0], self.unpack(), dim, index.unpack(), src.unpack(),
+                                  result.unpack(getptr()), reduce, include_self, batch_rank);
+      g = {gi, gs};
+    }
     return {should_compute_output(0) ? g[0] : at::Tensor(), should_compute_output(1) ? g[1] : at::Tensor()};
   }
 };
@@ -932,11 +970,11 @@ void autograd_kernel(const c10::OperatorHandle& handle, c10::DispatchKeySet keys
 /// the batch). A backward's input_size / updates_size get the batch size in front: its
 /// gradients are per example. The results are batched at dimension 0.
 void batched_kernel(const c10::OperatorHandle& handle, torch::jit::Stack* stack) {
-  bool backward = false;
-  const TorchOp& op = torch_op_of(handle, &backward);
-  const std::size_t n = handle.schema().arguments().size();
+  // Read from the schema: every op here ends with batch_rank, and a backward's operand sizes
+  // are its SymInt[] arguments named *_size.
+  const auto& arguments = handle.schema().arguments();
+  const std::size_t n = arguments.size();
   const std::size_t first = stack->size() - n;
-  const Frame f = frame_of(op, backward, first);
   c10::impl::ExcludeDispatchKeyGuard guard(c10::DispatchKey::FuncTorchBatched);
   const std::optional<at::functorch::DynamicLayer> layer = at::functorch::maybeCurrentDynamicLayer();
   TORCH_CHECK(layer.has_value(), "multigather's batching rule: a batched tensor escaped vmap (functorch has no "
@@ -952,19 +990,34 @@ void batched_kernel(const c10::OperatorHandle& handle, torch::jit::Stack* stack)
     tensors.emplace_back(i, bdim);
   }
   if (batch_size) {
+    // A backward's gradients are per example at this level: its operands that are not batched
+    // are expanded to the batch size (a stride-0 view), not broadcast from 1, so that no
+    // gradient sums over the batch; a forward's broadcast from 1.
+    const std::string& op_name = handle.schema().name();
+    const bool gradients = op_name.size() > 9 && op_name.compare(op_name.size() - 9, 9, "_backward") == 0;
     for (const auto& [i, bdim] : tensors) {
       const at::Tensor& t = (*stack)[i].toTensor();
-      (*stack)[i] = bdim ? t.movedim(*bdim, 0) : t.unsqueeze(0);
-    }
-    if (backward) {
-      for (const int p : {op.input, op.updates}) {
-        if (p < 0) continue;
-        std::vector<std::int64_t> size = (*stack)[f.forward + static_cast<std::size_t>(p)].toIntVector();
+      if (bdim) {
+        (*stack)[i] = t.movedim(*bdim, 0);
+      } else if (gradients) {
+        std::vector<std::int64_t> size = t.sizes().vec();
         size.insert(size.begin(), *batch_size);
-        (*stack)[f.forward + static_cast<std::size_t>(p)] = size;
+        (*stack)[i] = t.unsqueeze(0).expand(size);
+      } else {
+        (*stack)[i] = t.unsqueeze(0);
       }
     }
-    (*stack)[f.batch_rank] = (*stack)[f.batch_rank].toInt() + 1;
+    for (std::size_t a = 0; a < n; ++a) {
+      const std::string& name = arguments[a].name();
+      c10::IValue& v = (*stack)[first + a];
+      if (name == "batch_rank") {
+        v = v.toInt() + 1;
+      } else if (name.size() > 5 && name.compare(name.size() - 5, 5, "_size") == 0 && v.isIntList()) {
+        std::vector<std::int64_t> size = v.toIntVector();
+        size.insert(size.begin(), *batch_size);
+        v = size;
+      }
+    }
   }
   handle.callBoxed(stack);
   if (!batch_size) return;
@@ -1010,6 +1063,7 @@ TORCH_LIBRARY(multigather, m) {
     return v;
   }();
   for (const std::string& schema : schemas) m.def(schema.c_str());
+  m.def(kScatterReduceValuesSchema);
 }
 
 TORCH_LIBRARY_IMPL(multigather, CompositeImplicitAutograd, m) {
@@ -1027,16 +1081,20 @@ void register_all(torch::Library& m, Kernel kernel) {
 
 TORCH_LIBRARY_IMPL(multigather, CPU, m) {
   register_all(m, [] { return torch::CppFunction::makeFromBoxedFunction<&compute_kernel>(); });
+  m.impl("scatter_reduce_values_backward", torch::CppFunction::makeFromBoxedFunction<&scatter_reduce_values_kernel>());
 }
 
 TORCH_LIBRARY_IMPL(multigather, CUDA, m) {
   register_all(m, [] { return torch::CppFunction::makeFromBoxedFunction<&compute_kernel>(); });
+  m.impl("scatter_reduce_values_backward", torch::CppFunction::makeFromBoxedFunction<&scatter_reduce_values_kernel>());
 }
 
 TORCH_LIBRARY_IMPL(multigather, FuncTorchBatched, m) {
   register_all(m, [] { return torch::CppFunction::makeFromBoxedFunction<&batched_kernel>(); });
+  m.impl("scatter_reduce_values_backward", torch::CppFunction::makeFromBoxedFunction<&batched_kernel>());
 }
 
 TORCH_LIBRARY_IMPL(multigather, Autograd, m) {
   register_all(m, [] { return torch::CppFunction::makeFromBoxedFunction<&autograd_kernel>(); });
+  m.impl("scatter_reduce_values_backward", torch::autograd::autogradNotImplementedFallback());
 }

@@ -234,9 +234,13 @@ Status no_self_overlap(const Lowering& l, const MutableTensorView& v, const char
   return Status::Ok();
 }
 
-/// grad_input (zeroed by the caller, the lowering's input views point into it) += the
-/// scatter-add of grad_output through the lowered input view.
-Status gather_vjp(const Lowering& l, const TensorView& grad_output, const ExecutionContext& context) {
+/// grad_input (the lowering's input views point into it) = the
+/// scatter-add of grad_output through the lowered input view, from zero. When the view covers
+/// the whole buffer, the scatter starts from a broadcast zero and writes every element itself
+/// (the engine's threads first-touch the pages: no separate single-threaded zero pass over a
+/// fresh gradient); else the buffer is zeroed first and the scatter adds in place.
+Status gather_vjp(const Lowering& l, const TensorView& grad_output, const MutableTensorView& grad_input,
+                  const ExecutionContext& context) {
   if (l.owned_input) {
     return InvalidArgument(l.op + ": no gradient: the lowering copies the input (" +
                            (l.notes.empty() ? std::string("see explain") : l.notes.front()) + ")");
@@ -258,8 +262,15 @@ Status gather_vjp(const Lowering& l, const TensorView& grad_output, const Execut
     indices.strides[d] = 0;
   }
   const TensorView updates(grad_output.data, grad_output.dtype, l.core_output_shape, l.core_output_strides);
-  return scatter_multiaxis_into(target, indices, updates, l.axes, target,
-                                scatter_options(l, Reduction::kAdd, context));
+  const ScatterOptions add = scatter_options(l, Reduction::kAdd, context);
+  const std::size_t bytes = nbytes(grad_input);
+  if (static_cast<std::size_t>(target.numel()) * element_size(target.dtype) == bytes) {
+    static const std::byte zeros[16] = {};
+    const TensorView zero(zeros, target.dtype, target.shape, Dims::filled(target.rank(), 0));
+    return scatter_multiaxis_into(zero, indices, updates, l.axes, target, add);
+  }
+  std::memset(grad_input.data, 0, bytes);
+  return scatter_multiaxis_into(target, indices, updates, l.axes, target, add);
 }
 
 /// The updates' cotangent of a scatter (nothing when grad_updates is null).
@@ -346,8 +357,7 @@ Status scatter_vjp(const Lowering& l, const TensorView& grad_output, const Mutab
 Status vjp_one(const Lowering& l, const TensorView& grad_output, const MutableTensorView& grad_input,
                const MutableTensorView* grad_updates, const ExecutionContext& context) {
   if (l.kind == OpKind::kScatter) return scatter_vjp(l, grad_output, grad_input, grad_updates, context);
-  std::memset(grad_input.data, 0, nbytes(grad_input));
-  return gather_vjp(l, grad_output, context);
+  return gather_vjp(l, grad_output, grad_input, context);
 }
 
 using detail::guarded;

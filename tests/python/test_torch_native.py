@@ -173,6 +173,9 @@ OPCHECK = [
     ("gather_backward", lambda: (rand(4, 3).requires_grad_(), [4, 5], 1, ints(0, 5, (4, 3))), {}),
     ("scatter_add_backward", lambda: (rand(4, 5).requires_grad_(), [4, 5], 1, ints(0, 5, (4, 2)), [4, 2]), {}),
     ("index_select", lambda: (rand(2, 4, 5).requires_grad_(), 1, ints(0, 4, (2, 3))), {"batch_rank": 1}),
+    ("scatter_reduce_values_backward", lambda: (rand(4, 5), rand(4, 5), 0, IDX, rand(6, 5),
+                                                torch.scatter_reduce(rand(4, 5), 0, IDX, rand(6, 5), "amax"),
+                                                "amax", True), {}),
 ]
 
 
