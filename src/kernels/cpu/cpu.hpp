@@ -58,6 +58,8 @@ int cpu_thread_count(std::int64_t work_bytes, std::int64_t items, int num_thread
 /// between cpu_thread_count(2 * bytes, ...) threads: one thread copies a large block at about
 /// half the memory bandwidth that two reach.
 void parallel_copy(std::byte* dst, const std::byte* src, std::int64_t bytes, int num_threads) noexcept;
+/// memset(dst, 0, bytes) on the same threads (a fresh buffer's pages are first touched by them).
+void parallel_zero(std::byte* dst, std::int64_t bytes, int num_threads) noexcept;
 
 /// Work (GatherPlan::work_bytes) below which a call stays on one thread, and per extra thread.
 inline constexpr std::int64_t kBytesPerThread = std::int64_t{256} << 10;

@@ -429,11 +429,15 @@ int cpu_thread_count(const GatherPlan& plan) noexcept {
   return cpu_thread_count(plan.work_bytes, plan.lookups, plan.num_threads);
 }
 
-void parallel_copy(std::byte* dst, const std::byte* src, std::int64_t bytes, int num_threads) noexcept {
+namespace {
+
+/// chunk(begin, end) over [0, bytes) of dst, split among threads on dst's cache lines.
+template <typename Chunk>
+void parallel_chunks(std::byte* dst, std::int64_t bytes, std::int64_t work, int num_threads, Chunk chunk) noexcept {
   constexpr std::int64_t kLine = 64;
-  const int threads = cpu_thread_count(2 * bytes, bytes / kLine, num_threads);
+  const int threads = cpu_thread_count(work, bytes / kLine, num_threads);
   if (threads <= 1) {
-    std::memcpy(dst, src, static_cast<std::size_t>(bytes));
+    chunk(0, bytes);
     return;
   }
 #if defined(MULTIGATHER_HAVE_OPENMP)
@@ -449,8 +453,22 @@ void parallel_copy(std::byte* dst, const std::byte* src, std::int64_t bytes, int
       return std::min(bytes, at + (misalign == 0 ? 0 : kLine - misalign));
     };
     const std::int64_t b = split(w), e = split(w + 1);
-    if (e > b) std::memcpy(dst + b, src + b, static_cast<std::size_t>(e - b));
+    if (e > b) chunk(b, e);
   }
+}
+
+}  // namespace
+
+void parallel_copy(std::byte* dst, const std::byte* src, std::int64_t bytes, int num_threads) noexcept {
+  parallel_chunks(dst, bytes, 2 * bytes, num_threads, [&](std::int64_t b, std::int64_t e) {
+    std::memcpy(dst + b, src + b, static_cast<std::size_t>(e - b));
+  });
+}
+
+void parallel_zero(std::byte* dst, std::int64_t bytes, int num_threads) noexcept {
+  parallel_chunks(dst, bytes, bytes, num_threads, [&](std::int64_t b, std::int64_t e) {
+    std::memset(dst + b, 0, static_cast<std::size_t>(e - b));
+  });
 }
 
 bool run_cpu_with_threads(const GatherPlan& plan, int threads) noexcept {

@@ -25,7 +25,29 @@ Status run_validated(const TensorView& input, const TensorView& indices,
   return error;
 }
 
+namespace {
+
+/// A view that repeats one element whose bytes are all zero (every stride 0): a zero fill.
+bool is_broadcast_zero(const TensorView& v) {
+  for (int d = 0; d < v.rank(); ++d) {
+    if (v.strides[d] != 0 && v.shape[d] != 1) return false;
+  }
+  const auto* bytes = static_cast<const std::byte*>(v.data);
+  for (std::size_t i = 0; i < element_size(v.dtype); ++i) {
+    if (bytes[i] != std::byte{0}) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 Status copy_view(const TensorView& input, const MutableTensorView& output, int num_threads) {
+  if (input.dtype == output.dtype && input.shape == output.shape && TensorView(output).is_contiguous() &&
+      input.numel() > 0 && is_broadcast_zero(input)) {
+    parallel_zero(static_cast<std::byte*>(output.data),
+                  output.numel() * static_cast<std::int64_t>(element_size(output.dtype)), num_threads);
+    return Status::Ok();
+  }
   if (input.is_contiguous() && TensorView(output).is_contiguous() && input.shape == output.shape &&
       input.dtype == output.dtype) {
     parallel_copy(static_cast<std::byte*>(output.data), static_cast<const std::byte*>(input.data),
