@@ -45,7 +45,7 @@ from ._torch_route import torch_op_needed, torch_ops
 __all__ = ["gather", "take", "take_along_dim", "index_select", "embedding", "index", "index_copy", "index_fill", "put",
            "index_put",
            "scatter", "scatter_add",
-           "scatter_reduce", "index_add", "routing"]
+           "scatter_reduce", "index_add", "routing", "library_path"]
 
 
 _GATHER = fast_op("torch.gather", "dim")
@@ -344,6 +344,16 @@ def index_put(input: Any, indices: Any, values: Any, accumulate: bool = False, *
         return torch_ops().index_put(input, indices, values, accumulate, index_dims=index_dims)
     return run_scatter("torch.index_put", input, indices, values, out, index_dims=index_dims,
                        accumulate=accumulate)
+
+
+def library_path() -> str:
+    """The shared library that registers torch.ops.multigather.* from C++ with the engine in it
+    (``libmultigather_torch.so``): ``torch.ops.load_library(path)`` in a deployment without
+    the Python package (an AOTInductor package's runtime, a libtorch program). ImportError when
+    the package was built without torch. Source: multigather.torch_ops.library_path."""
+    from .torch_ops import library_path as path
+
+    return path()
 
 
 def routing():

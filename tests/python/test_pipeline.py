@@ -482,9 +482,10 @@ def _fast_handles(module) -> dict[str, tuple[str, list[str]]]:
 
 # Public adapter functions that are compositions, not one registry op: torch.embedding is
 # index_select (registry op "torch.index_select", dim 0) of the flattened indices, reshaped; torch.index is one
-# gather_multiaxis of a permuted view; torch.routing returns a torch function mode;
+# gather_multiaxis of a permuted view; torch.routing returns a torch function mode, torch.library_path a path;
 # jax.at(x) returns JAX's x.at helper, whose methods run the jax.at_* wrappers.
-COMPOSITE_WRAPPERS = {("torch", "embedding"), ("torch", "index"), ("torch", "routing"), ("jax", "at")}
+COMPOSITE_WRAPPERS = {("torch", "embedding"), ("torch", "index"), ("torch", "routing"), ("torch", "library_path"),
+                      ("jax", "at")}
 
 
 def _wrappers():

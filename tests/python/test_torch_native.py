@@ -331,6 +331,7 @@ def test_library_loads_without_the_python_package(tmp_path):
         assert not [m for m in sys.modules if m.startswith("multigather")]
         print("ok")
     """)
+    assert mt.library_path() == mto.library_path()
     _run_without_the_package(script, tmp_path)
 
 
