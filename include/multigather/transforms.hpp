@@ -52,11 +52,20 @@ Status execute_batched(std::string_view name, const TensorView& input, const Ten
 ///    with include_input=false); grad_updates = grad_output gathered at each update's target
 ///    (a dropped update gets 0; with none only the update that wins an element gets it, or every
 ///    update of it where the row says so: OpSpec::gradient_to_every_duplicate, PyTorch's ops),
-///    summed over the dimensions along which the op broadcasts updates.
+///    summed over the dimensions along which the op broadcasts updates. A scatter's grad_input
+///    with null data is not written (input_gradient_is_identity: the caller has it).
 /// Errors: those of lower_op / execute; InvalidArgument for a scatter with reduction mul, min
 /// or max (their gradients are not implemented), a gather whose lowering copies or re-reads
 /// the input through overlapping windows, and updates the lowering copied (a scalar value,
 /// torch.index_add's alpha): there is no view through which their gradient flows.
+/// Whether a scatter's input cotangent is the output cotangent itself (reduction add onto the
+/// input it starts from: every element keeps its gradient), so that a framework can pass the
+/// output's gradient on without a copy and ask execute_vjp for the updates' only (a
+/// grad_input view with null data: nothing is written to it). False for a gather, for none
+/// (overwritten elements get zero), include_input=false, mean, and lowerings that start from
+/// their own zeros (tf.scatter_nd).
+bool input_gradient_is_identity(const Lowering& lowering) noexcept;
+
 Status execute_vjp(std::string_view name, const TensorView& input, const TensorView& indices,
                    const TensorView* updates, const Attributes& attrs, int batch_rank,
                    const TensorView& grad_output, const MutableTensorView& grad_input,

@@ -267,14 +267,14 @@ def _register_fakes() -> None:
                      _scatter=scatter, **kwargs):
             bound = dict(zip(_names, args))
             bound.update(kwargs)
-            grad_input = grad_output.new_empty(list(bound[_operands[0] + "_size"]))
-            if not _scatter:
-                return grad_input
             b = bound.get("batch_rank", 0)
-            unused = list(grad_output.shape[:b]) + [0]
-            wanted = bound.get("updates_grad", True)
-            return grad_input, grad_output.new_empty(
-                list(bound[_operands[2] + "_size"]) if wanted else unused)
+            unused = list(grad_output.shape[:b]) + [0]  # a gradient not asked for
+            input_size = list(bound[_operands[0] + "_size"])
+            if not _scatter:
+                return grad_output.new_empty(input_size)
+            return (grad_output.new_empty(input_size if bound.get("input_grad", True) else unused),
+                    grad_output.new_empty(list(bound[_operands[2] + "_size"])
+                                          if bound.get("updates_grad", True) else unused))
 
         torch.library.register_fake(f"multigather::{op_name}")(forward)
         torch.library.register_fake(f"multigather::{op_name}_backward")(backward)

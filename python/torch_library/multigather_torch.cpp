@@ -32,6 +32,7 @@
 // define: scatter_reduce prod / amax / amin / mean), with the registry's messages.
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
+#include <ATen/TensorSubclassLikeUtils.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/functorch/BatchedTensorImpl.h>
 #include <ATen/functorch/DynamicLayer.h>
@@ -233,22 +234,24 @@ std::string schema_args(const TorchOp& op, bool backward) {
     }
   }
   out += keyword ? ", " : ", *, ";
-  if (backward && op.scatter()) out += "bool updates_grad=True, ";
+  if (backward && op.scatter()) out += "bool input_grad=True, bool updates_grad=True, ";
   out += "int batch_rank=0";
   return out;
 }
 
 /// Where a call's arguments sit: the forward's at `forward` (the op's args, input and updates as
-/// their sizes in a backward), then a backward's updates_grad, then batch_rank.
+/// their sizes in a backward), then a scatter backward's input_grad and updates_grad, then
+/// batch_rank.
 struct Frame {
-  std::size_t forward = 0, updates_grad = 0, batch_rank = 0;
+  std::size_t forward = 0, input_grad = 0, updates_grad = 0, batch_rank = 0;
 };
 
 Frame frame_of(const TorchOp& op, bool backward, std::size_t first) {
   Frame f;
   f.forward = backward ? first + 1 : first;
-  f.updates_grad = f.forward + op.args.size();
-  f.batch_rank = f.updates_grad + (backward && op.scatter() ? 1 : 0);
+  f.input_grad = f.forward + op.args.size();
+  f.updates_grad = f.input_grad + 1;
+  f.batch_rank = f.forward + op.args.size() + (backward && op.scatter() ? 2 : 0);
   return f;
 }
 
@@ -585,24 +588,31 @@ std::vector<at::Tensor> run_backward(const TorchOp& op, const torch::jit::Stack&
     check(multigather::execute_vjp(name, input_view, view_of(indices, name, "indices"), nullptr, attrs, rank,
                                    view_of(grad, name, "grad_output"), mutable_view_of(grad_input), nullptr,
                                    context));
-    return {grad_input.sum_to_size(input_size)};
+    return {batch_rank > 0 ? grad_input.sum_to_size(input_size) : grad_input};
   }
   const std::vector<std::int64_t> updates_size = stack[f.forward + op.updates].toIntVector();
   const bool updates_grad = stack[f.updates_grad].toBool();
   std::vector<std::int64_t> unused = batch;
   unused.push_back(0);
+  // input_grad=False (the node passes grad_output on: input_gradient_is_identity): input's
+  // gradient is not written, an empty tensor comes back.
+  const bool input_grad = stack[f.input_grad].toBool();
+  if (!input_grad) grad_input = at::empty(unused, grad.options());
+  const multigather::MutableTensorView gi =
+      input_grad ? mutable_view_of(grad_input)
+                 : multigather::MutableTensorView(nullptr, input_view.dtype, dims_of(at_batch(input_size)));
   at::Tensor grad_updates = at::empty(updates_grad ? at_batch(updates_size) : unused, grad.options());
   // The updates' values are never read, only their shape: grad_updates' memory, or none.
   const multigather::MutableTensorView gu =
       updates_grad ? mutable_view_of(grad_updates)
                    : multigather::MutableTensorView(nullptr, input_view.dtype, dims_of(at_batch(updates_size)));
   const multigather::TensorView updates_view = gu;
-  check(multigather::execute_vjp(name, input_view, view_of(indices, name, "indices"), &updates_view, attrs, rank,
-                                 view_of(grad, name, "grad_output"), mutable_view_of(grad_input),
-                                 updates_grad ? &gu : nullptr, context));
-  if (!updates_grad) return {grad_input.sum_to_size(input_size), grad_updates};
+  check(multigather::execute_vjp(name, gi, view_of(indices, name, "indices"), &updates_view, attrs, rank,
+                                 view_of(grad, name, "grad_output"), gi, updates_grad ? &gu : nullptr, context));
+  if (input_grad && batch_rank > 0) grad_input = grad_input.sum_to_size(input_size);
+  if (!updates_grad) return {grad_input, grad_updates};
   if (alpha) grad_updates.mul_(*alpha);
-  return {grad_input.sum_to_size(input_size), grad_updates.sum_to_size(updates_size)};
+  return {grad_input, batch_rank > 0 ? grad_updates.sum_to_size(updates_size) : grad_updates};
 }
 
 void compute_kernel(const c10::OperatorHandle& handle, torch::jit::Stack* stack) {
@@ -656,23 +666,57 @@ struct ForwardBackward : torch::autograd::Node {
   std::string name() const override { return "multigather::" + op->name + "_backward"; }
   void release_variables() override { indices.reset_data(); }
 
+  /// input_gradient_is_identity of this call, from its Lowering (shapes, attributes and
+  /// index dtype; no data read). False while tracing (fake or functional tensors: the
+  /// backward op runs, as traced graphs need it) and for batched calls.
+  bool input_gradient_is_identity(const at::Tensor& grad, const at::Tensor& index) {
+    if (batch_rank != 0 || at::isTensorSubclassLike(grad) || at::isTensorSubclassLike(index) ||
+        grad.is_meta() || index.is_meta()) {
+      return false;
+    }
+    if (!identity) {
+      const std::string& name = op->spec->name;
+      const std::optional<DType> dtype = dtype_of(grad.scalar_type());
+      if (!dtype) return false;
+      const multigather::TensorView x(nullptr, *dtype, dims_of(args[static_cast<std::size_t>(op->input)].toIntVector()));
+      const multigather::TensorView u(nullptr, *dtype,
+                                      dims_of(args[static_cast<std::size_t>(op->updates)].toIntVector()));
+      multigather::Lowering l;
+      identity = multigather::lower_op(name, x, view_of(index, name, "indices"), u, attributes_of(*op, args, 0), &l,
+                                       grad.is_cuda() ? multigather::Device::kCUDA : multigather::Device::kCPU)
+                     .ok() &&
+                 multigather::input_gradient_is_identity(l);
+    }
+    return *identity;
+  }
+  std::optional<bool> identity;
+
   variable_list apply(variable_list&& grads) override {
     const at::Tensor& grad = grads[0];
     const std::size_t outputs = op->scatter() ? 2 : 1;
     if (!grad.defined()) return variable_list(outputs);
     const c10::OperatorHandle& handle = handles_of(*op).backward;
+    const at::Tensor index = indices.unpack();
+    // A scatter that adds onto its input passes grad_output on as input's gradient (no copy),
+    // as PyTorch's own scatter_add / index_add do.
+    const bool pass_on = op->scatter() && should_compute_output(0) && input_gradient_is_identity(grad, index);
+    if (pass_on && !should_compute_output(1)) return {grad, at::Tensor()};
     torch::jit::Stack stack;
     stack.push_back(grad);
     for (std::size_t i = 0; i < args.size(); ++i) {
-      stack.push_back(static_cast<int>(i) == op->indices ? c10::IValue(indices.unpack()) : args[i]);
+      stack.push_back(static_cast<int>(i) == op->indices ? c10::IValue(index) : args[i]);
     }
-    if (op->scatter()) stack.push_back(should_compute_output(1));
+    if (op->scatter()) {
+      stack.push_back(should_compute_output(0) && !pass_on);
+      stack.push_back(should_compute_output(1));
+    }
     stack.push_back(batch_rank);
     handle.callBoxed(stack);
     variable_list out;
     for (std::size_t i = 0; i < outputs; ++i) {
       out.push_back(should_compute_output(i) ? stack[i].toTensor() : at::Tensor());
     }
+    if (pass_on) out[0] = grad;
     return out;
   }
 };

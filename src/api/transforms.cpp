@@ -286,11 +286,21 @@ Status scatter_vjp_updates(const Lowering& l, const TensorView& grad_output, con
     return InvalidArgument(l.op + ": no gradient for the updates: the lowering computes them from the "
                            "operands or attributes (" + why + ")");
   }
-  // Each update's cotangent: grad_output at its target (0 when dropped).
+  // Each update's cotangent: grad_output at its target (0 when dropped). When the lowered
+  // updates view broadcasts nothing and is C-contiguous in grad_updates (the usual case), the
+  // gather writes there directly; else into a buffer that is then summed through the view.
   const Dims& g_shape = l.shape.output_shape;
   const TensorView read(grad_output.data, dtype, l.core_output_shape, l.core_output_strides);
-  Tensor g(dtype, g_shape);
-  MULTIGATHER_RETURN_IF_ERROR(gather_multiaxis_into(read, l.indices, l.axes, g.mutable_view(), gather_options(l, context)));
+  std::array<bool, kMaxRank> folded{};
+  const MutableTensorView target = fold_broadcast(l.updates, &folded);
+  MULTIGATHER_RETURN_IF_ERROR(no_self_overlap(l, target, "updates"));
+  bool direct = target.shape == g_shape && TensorView(target).is_contiguous() &&
+                static_cast<std::size_t>(target.numel()) * element_size(dtype) == nbytes(*grad_updates);
+  for (int d = 0; d < target.rank(); ++d) direct = direct && !folded[static_cast<std::size_t>(d)];
+  Tensor buffer;
+  if (!direct) buffer = Tensor(dtype, g_shape);
+  const MutableTensorView gathered = direct ? target : buffer.mutable_view();
+  MULTIGATHER_RETURN_IF_ERROR(gather_multiaxis_into(read, l.indices, l.axes, gathered, gather_options(l, context)));
   if (l.reduction == Reduction::kNone && !(l.spec != nullptr && l.spec->gradient_to_every_duplicate)) {
     // Only the winner of each target (the last in row-major order) gets it: scatter each
     // update's position, read back which position won.
@@ -303,23 +313,21 @@ Status scatter_vjp_updates(const Lowering& l, const TensorView& grad_output, con
     o.fill_value = Scalar::from_int(-1);
     MULTIGATHER_RETURN_IF_ERROR(gather_multiaxis_into(winner.view(), l.indices, l.axes, won.mutable_view(), o));
     const std::size_t es = element_size(dtype);
-    auto* bytes = static_cast<std::byte*>(g.data());
-    for (std::int64_t p = 0; p < g.numel(); ++p) {
+    auto* bytes = static_cast<std::byte*>(gathered.data);  // C-contiguous either way
+    for (std::int64_t p = 0; p < won.numel(); ++p) {
       if (won.data_as<std::int64_t>()[p] != p) std::memset(bytes + p * es, 0, es);
     }
   }
+  if (direct) return Status::Ok();
   // Summed into the updates through the lowered updates view (its broadcast dimensions sum):
   // a scatter-add with no axes, whose targets are the broadcast positions.
   std::memset(grad_updates->data, 0, nbytes(*grad_updates));
-  std::array<bool, kMaxRank> folded{};
-  const MutableTensorView target = fold_broadcast(l.updates, &folded);
-  MULTIGATHER_RETURN_IF_ERROR(no_self_overlap(l, target, "updates"));
   static const std::int64_t zero_index = 0;
   const TensorView everywhere(&zero_index, DType::kInt64, g_shape, Dims::filled(g_shape.size(), 0));
   ScatterOptions add;
   add.reduction = Reduction::kAdd;
   add.num_threads = assign.num_threads;
-  return scatter_multiaxis_into(target, everywhere, g.view(), {}, target, add);
+  return scatter_multiaxis_into(target, everywhere, buffer.view(), {}, target, add);
 }
 
 Status scatter_vjp(const Lowering& l, const TensorView& grad_output, const MutableTensorView& grad_input,
@@ -338,6 +346,7 @@ Status scatter_vjp(const Lowering& l, const TensorView& grad_output, const Mutab
   // The updates first: grad_input may be grad_output's own buffer (XLA aliases them), and its
   // masking below overwrites what the updates read.
   MULTIGATHER_RETURN_IF_ERROR(scatter_vjp_updates(l, grad_output, grad_updates, assign, context));
+  if (grad_input.data == nullptr) return Status::Ok();  // the caller passes grad_output on
   // grad_input = grad_output, zeroed where an update overwrote the element; all zeros when the
   // output does not start from the input (tf.scatter_nd: the lowering's own zeros).
   const MutableTensorView targets(grad_input.data, dtype, l.core_output_shape, l.core_output_strides);
@@ -363,6 +372,11 @@ Status vjp_one(const Lowering& l, const TensorView& grad_output, const MutableTe
 using detail::guarded;
 
 }  // namespace
+
+bool input_gradient_is_identity(const Lowering& l) noexcept {
+  return l.kind == OpKind::kScatter && l.reduction == Reduction::kAdd && l.include_input && !l.owned_input &&
+         !l.mean_by_count;
+}
 
 Status execute_batched(std::string_view name, const TensorView& input, const TensorView& indices,
                        const TensorView* updates, const Attributes& attrs, int batch_rank,
