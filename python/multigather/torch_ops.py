@@ -42,9 +42,11 @@ the same lowering (index_mode fill becomes drop); a scatter's are the output gra
 where an update overwrote the element, and the output gradient gathered at each update's
 target (PyTorch's rows: every duplicate gets it, as PyTorch's own ops; ``scatter_multiaxis``:
 only the update that wins), summed over broadcast dimensions; index_add's alpha scales it.
-Backward ops are differentiable again (double backward). Reductions mul, min, max and mean
-raise NotImplementedError in backward. Indices get no gradient. Errors are IndexError,
-ValueError and TypeError with the registry's messages.
+Backward ops are differentiable again (double backward). scatter_reduce's prod, amax, amin and
+mean follow PyTorch's formulas (prod / amax / amin: one op, scatter_reduce_values_backward, not
+differentiable again); scatter_multiaxis with mul, min or max raises NotImplementedError in
+backward. vmap: a batching rule for every op (one call with batch_rank + 1). Indices get no
+gradient. Errors are IndexError, ValueError and TypeError with the registry's messages.
 
 Fake implementations take the output shape from the core's shape inference
 (``multigather.output_shape``; no data is read). Symbolic sizes (dynamic shapes, torch.export's

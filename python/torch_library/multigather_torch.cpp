@@ -1,35 +1,41 @@
 // libmultigather_torch: multigather's PyTorch operators, registered from C++ (TORCH_LIBRARY), so
 // that they run without Python: in a process that only calls
 // torch.ops.load_library(multigather.torch.library_path()), in an AOTInductor package, or in a
-// C++ program against libtorch.
+// C++ program against libtorch (docs/torch.md).
 //
 // One schema per registry row that PyTorch users call, generated from the row (op table,
 // include/multigather/registry.hpp): its signature's argument order and defaults, its operand
-// names, its attributes' types. For row "torch.gather" (signature "torch.gather(input, dim,
-// index)", attribute dim: int):
+// names, its attributes' types, then `*, int batch_rank=0`. For row "torch.gather" (signature
+// "torch.gather(input, dim, index)", attribute dim: int):
 //
-//   multigather::gather(Tensor input, int dim, Tensor index) -> Tensor
-//   multigather::gather_backward(Tensor grad_output, SymInt[] input_size, int dim, Tensor index)
-//       -> Tensor
+//   multigather::gather(Tensor input, int dim, Tensor index, *, int batch_rank=0) -> Tensor
+//   multigather::gather_backward(Tensor grad_output, SymInt[] input_size, int dim, Tensor index,
+//       *, int batch_rank=0) -> Tensor
 //
-// A scatter row also has updates (src, source, value, values) and its backward returns their
-// gradient too (an empty tensor when the last argument, updates_grad, is false). Attributes that
-// the signature does not list (torch.index_put's index_dims) follow as keyword arguments.
+// A scatter row also has updates (src, source, value, values); its backward returns their
+// gradient too and takes input_grad / updates_grad (a gradient not asked for comes back as an
+// empty tensor). Attributes that the signature does not list (torch.index_put's index_dims)
+// follow as keyword arguments.
 //
 // Kernels, all boxed and generic over the rows:
-//  - CPU: lower_op + execute on the at::Tensors' memory (no copy, no DLPack, no Python), into an
-//    at::empty output; threads: at::get_num_threads() (torch.set_num_threads);
+//  - CPU / CUDA: lower_op + execute on the at::Tensors' memory (no copy, no DLPack, no Python),
+//    into an at::empty output; a thread-local Lowering cache (lowering_anchors); threads:
+//    at::get_num_threads(); CUDA on the current stream;
 //  - Autograd: the call below autograd, then a node whose backward is the row's `_backward` op
 //    (the generic VJP, execute_vjp: a gather's input gradient is the scatter-add of the output
 //    gradient through the same lowering; a scatter's are the output gradient masked where
-//    updates overwrote it, and the output gradient gathered at the updates' targets). Both ops
-//    are linear, so the backward op's own backward is the forward op: double backward (and any
-//    order) works, and everything goes through the dispatcher, so AOTAutograd traces it;
+//    updates overwrote it, passed on as is when the scatter adds onto its input, and the output
+//    gradient gathered at the updates' targets). Both ops are linear, so the backward op's own
+//    backward is the forward op: double backward (and any order) works, and everything goes
+//    through the dispatcher, so AOTAutograd traces it. scatter_reduce prod / amax / amin / mean
+//    follow PyTorch's formulas (scatter_reduce_grads);
+//  - FuncTorchBatched: vmap moves the batch dimension to the front and runs one call with
+//    batch_rank + 1 (execute_batched / execute_vjp lift the lowering);
 //  - Meta / fake: registered from Python (multigather.torch_ops, with symbolic sizes), since
 //    torch.compile and torch.export run in Python anyway.
 // Errors are c10 errors of the core's kind: IndexError (an index out of range), ValueError
 // (shapes, attributes), TypeError (dtypes), NotImplementedError (a gradient the VJP does not
-// define: scatter_reduce prod / amax / amin / mean), with the registry's messages.
+// define: scatter_multiaxis with mul / min / max), with the registry's messages.
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 #include <ATen/TensorSubclassLikeUtils.h>
