@@ -33,12 +33,30 @@ def is_compiling() -> bool:
     return False
 
 
+class _NotBuilt:
+    """Stands for multigather.torch_ops when its library was not built (a package built without
+    torch): plain tensors still run through the door; a call that needs a torch op (autograd,
+    torch.func, tracing) raises the ImportError that says how to build it."""
+
+    def __init__(self, error: ImportError) -> None:
+        self._error = error
+
+    def __getattr__(self, name: str) -> Any:
+        raise ImportError(str(self._error)) from self._error
+
+
 def torch_ops() -> Any:
-    """The module multigather.torch_ops (its import registers torch.ops.multigather.*)."""
+    """The module multigather.torch_ops (its import registers torch.ops.multigather.*), or a
+    stand-in that raises its ImportError on use when the library was not built."""
     global _TORCH_OPS, _TORCH_TENSOR, _is_compiling, _torch_function_mode, _dispatch_modes
     global _grad_enabled, is_compiling, _functorch_wrapped
     if _TORCH_OPS is None:
-        from . import torch_ops as module
+        try:
+            from . import torch_ops as module
+        except ImportError as error:
+            if "torch" not in str(error) or "multigather" not in str(error):
+                raise
+            module = _NotBuilt(error)
 
         torch = sys.modules["torch"]
         _is_compiling = is_compiling = torch.compiler.is_compiling

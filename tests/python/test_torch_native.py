@@ -511,3 +511,30 @@ def test_libtorch_program_loads_the_library(tmp_path):
     run = subprocess.run([str(program), mto.library_path()], capture_output=True, text=True, timeout=120)
     assert run.returncode == 0 and run.stdout.splitlines()[-1] == "ok", run.stdout + run.stderr
     assert "torch.gather: index[0,0] = 9 is out of range for dim 1 of size 4" in run.stdout
+
+
+def test_a_package_built_without_torch_still_runs_plain_tensors(tmp_path):
+    # pip's isolated build has no torch: no libmultigather_torch. import multigather (torch
+    # imported first) works, plain tensors run through the door, and a call that needs the
+    # torch op raises the ImportError that says how to build it.
+    import shutil
+
+    import multigather
+
+    package = os.path.dirname(multigather.__file__)
+    shutil.copytree(package, tmp_path / "multigather", ignore=shutil.ignore_patterns("libmultigather_torch.so"))
+    script = textwrap.dedent("""
+        import torch, multigather, multigather.torch as mt
+        x = torch.arange(12.0).reshape(3, 4)
+        i = torch.tensor([[1, 0], [3, 3], [0, 2]])
+        assert torch.equal(mt.gather(x, 1, i), torch.gather(x, 1, i))
+        try:
+            mt.gather(x.requires_grad_(), 1, i)
+        except ImportError as e:
+            assert "no-build-isolation" in str(e), e
+            print("ok")
+    """)
+    env = dict(os.environ, PYTHONPATH=str(tmp_path))
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, cwd=tmp_path,
+                         timeout=300)
+    assert run.returncode == 0 and run.stdout.strip().endswith("ok"), run.stdout + run.stderr[-3000:]
