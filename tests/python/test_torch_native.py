@@ -538,3 +538,26 @@ def test_a_package_built_without_torch_still_runs_plain_tensors(tmp_path):
     run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, cwd=tmp_path,
                          timeout=300)
     assert run.returncode == 0 and run.stdout.strip().endswith("ok"), run.stdout + run.stderr[-3000:]
+
+
+def _cuda_engine() -> bool:
+    from multigather import _multigather
+
+    return torch.cuda.is_available() and bool(getattr(_multigather, "has_cuda", False))
+
+
+@pytest.mark.skipif(not _cuda_engine(), reason="needs a CUDA device and a build with the CUDA engine")
+@pytest.mark.parametrize("name,call", [c for c in SCATTER_CASES if "prod" not in c[0] and "mean" not in c[0]],
+                         ids=[c[0] for c in SCATTER_CASES if "prod" not in c[0] and "mean" not in c[0]])
+def test_cuda_scatters_equal_pytorch(name, call):
+    # Forward on the device (the deterministic CUDA scatter); gradients run on the CPU engine
+    # only (issue 30): a CUDA backward raises ValueError naming it.
+    device = torch.device("cuda")
+    x, s = rand(4, 5).to(device), rand(6, 5, seed=2).to(device)
+    global IDX, ROWS
+    saved = IDX, ROWS
+    IDX, ROWS = IDX.to(device), ROWS.to(device)
+    try:
+        torch.testing.assert_close(call(_fn(name, mt), x, s), call(_fn(name, torch), x, s))
+    finally:
+        IDX, ROWS = saved
