@@ -114,13 +114,6 @@ def _routes(mt) -> dict:
             return self
         return method
 
-    def _index_put_(self, indices, values, accumulate=False):
-        return _in_place(lambda x, i, v, a, **kw: mt.index_put(x, i, v, a, **kw))(self, indices, values, accumulate)
-
-    def _put_(self, index, source, accumulate=False):
-        return _in_place(lambda x, i, s, a, **kw: mt.put(x, i, s, a, **kw))(self, index, source, accumulate)
-
-
     T = torch.Tensor
     routes = {
         torch.gather: _gather, T.gather: _gather,
@@ -136,14 +129,7 @@ def _routes(mt) -> dict:
         for owner in (torch, T):
             if hasattr(owner, name):
                 routes[getattr(owner, name)] = function
-    routes[T.scatter_] = _in_place(_scatter)
-    routes[T.scatter_add_] = _in_place(mt.scatter_add)
-    routes[T.scatter_reduce_] = _in_place(mt.scatter_reduce, reads_input=True)
-    routes[T.index_add_] = _in_place(mt.index_add)
-    routes[T.index_copy_] = _in_place(mt.index_copy)
-    routes[T.index_fill_] = _in_place(mt.index_fill)
-    routes[T.index_put_] = _index_put_
-    routes[T.put_] = _put_
+        routes[getattr(T, name + "_")] = _in_place(function, reads_input=name == "scatter_reduce")
     return routes
 
 

@@ -147,9 +147,8 @@ def scatter(input: Any, dim: int, index: Any, src: Any, reduce: Optional[str] = 
         reduce = "none"
     if isinstance(src, numbers.Number):
         src = _broadcast_to(_value_like(input, src), tuple(index.shape))
-    if torch_op_needed(input, index, src):
-        if out is None:
-            return torch_ops().scatter(input, dim, index, src, reduce=None if reduce == "none" else reduce)
+    if out is None and torch_op_needed(input, index, src):
+        return torch_ops().scatter(input, dim, index, src, reduce=None if reduce == "none" else reduce)
     return run_scatter("torch.scatter", input, index, src, out, dim=dim, reduce=reduce)
 
 
@@ -326,8 +325,11 @@ def index(input: Any, indices: Any) -> Any:
     if dims[0] > 0 and dims == list(range(dims[0], dims[0] + k)):  # adjacent: B takes their place
         m = len(batch)
         source, target = list(range(m)), list(range(dims[0], dims[0] + m))
-        result = result.movedim(source, target) if hasattr(result, "movedim") else \
-            __import__("numpy").moveaxis(result, source, target)
+        if hasattr(result, "movedim"):
+            return result.movedim(source, target)
+        import numpy as np
+
+        return np.moveaxis(result, source, target)
     return result
 
 

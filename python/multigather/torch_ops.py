@@ -139,11 +139,6 @@ def _hint(size) -> int:
     return int(size)
 
 
-def _shape(t: Tensor) -> list[int]:
-    """t's sizes as ints (a symbolic size: its hint, no guard)."""
-    return [_hint(s) for s in t.shape]
-
-
 def _infer(op: str, input, indices, updates=None,
            symbolic: Optional[Callable[[], Any]] = None, **attrs) -> list:
     """The output shape of registry op ``op`` for operands of these shapes (and dtypes), from

@@ -446,36 +446,45 @@ std::string key_of(const torch::jit::Stack& stack, std::size_t first, std::size_
   key.reserve(256);
   append(&key, static_cast<std::int16_t>(device.type()));
   append(&key, static_cast<std::int16_t>(device.index()));
+  // Each argument: a kind byte, then its value (a kind byte keeps None apart from a value).
   for (std::size_t i = first; i < first + count; ++i) {
     const c10::IValue& v = stack[i];
-    append(&key, static_cast<std::uint8_t>(v.tagKind().size()));  // separates kinds
     if (v.isTensor()) {
       const at::Tensor& t = v.toTensor();
+      key.push_back('T');
       append(&key, static_cast<std::int8_t>(t.scalar_type()));
       append(&key, static_cast<std::int8_t>(t.dim()));
       for (const std::int64_t d : t.sizes()) append(&key, d);
       for (const std::int64_t d : t.strides()) append(&key, d);
     } else if (v.isInt()) {
+      key.push_back('i');
       append(&key, v.toInt());
     } else if (v.isDouble()) {
+      key.push_back('d');
       append(&key, v.toDouble());
     } else if (v.isBool()) {
+      key.push_back('b');
       append(&key, v.toBool());
     } else if (v.isString()) {
+      key.push_back('s');
       key += v.toStringRef();
       key.push_back('\0');
     } else if (v.isIntList()) {
+      key.push_back('l');
       for (const std::int64_t d : v.toIntVector()) append(&key, d);
       append(&key, std::int64_t{-1} << 62);
     } else if (v.isScalar()) {
       const c10::Scalar x = v.toScalar();
+      key.push_back('S');
       append(&key, static_cast<std::int8_t>(x.type()));
       if (x.isFloatingPoint()) {
         append(&key, x.toDouble());
       } else {
         append(&key, x.toLong());
       }
-    } else if (!v.isNone()) {
+    } else if (v.isNone()) {
+      key.push_back('n');
+    } else {
       return {};  // an argument the key cannot hold: not cached
     }
   }
@@ -586,35 +595,34 @@ std::vector<at::Tensor> run_backward(const TorchOp& op, const torch::jit::Stack&
     return full;
   };
   const std::vector<std::int64_t> input_size = stack[f.forward + op.input].toIntVector();
-  at::Tensor grad_input = at::empty(at_batch(input_size), grad.options());
-  const multigather::TensorView input_view = mutable_view_of(grad_input);
   const multigather::ExecutionContext context = context_for(grad);
   const int rank = static_cast<int>(batch_rank);
+  const multigather::TensorView grad_view = view_of(grad, name, "grad_output");
+  const multigather::TensorView indices_view = view_of(indices, name, "indices");
   if (!op.scatter()) {
-    check(multigather::execute_vjp(name, input_view, view_of(indices, name, "indices"), nullptr, attrs, rank,
-                                   view_of(grad, name, "grad_output"), mutable_view_of(grad_input), nullptr,
-                                   context));
+    at::Tensor grad_input = at::empty(at_batch(input_size), grad.options());
+    check(multigather::execute_vjp(name, mutable_view_of(grad_input), indices_view, nullptr, attrs, rank, grad_view,
+                                   mutable_view_of(grad_input), nullptr, context));
     return {batch_rank > 0 ? grad_input.sum_to_size(input_size) : grad_input};
   }
-  const std::vector<std::int64_t> updates_size = stack[f.forward + op.updates].toIntVector();
-  const bool updates_grad = stack[f.updates_grad].toBool();
+  // A gradient not asked for (input_grad=False: the node passes grad_output on, see
+  // input_gradient_is_identity; updates_grad=False) is not written: a view with null data of
+  // its shape (execute_vjp reads only shapes there), and an empty tensor comes back.
   std::vector<std::int64_t> unused = batch;
   unused.push_back(0);
-  // input_grad=False (the node passes grad_output on: input_gradient_is_identity): input's
-  // gradient is not written, an empty tensor comes back.
-  const bool input_grad = stack[f.input_grad].toBool();
-  if (!input_grad) grad_input = at::empty(unused, grad.options());
-  const multigather::MutableTensorView gi =
-      input_grad ? mutable_view_of(grad_input)
-                 : multigather::MutableTensorView(nullptr, input_view.dtype, dims_of(at_batch(input_size)));
-  at::Tensor grad_updates = at::empty(updates_grad ? at_batch(updates_size) : unused, grad.options());
-  // The updates' values are never read, only their shape: grad_updates' memory, or none.
-  const multigather::MutableTensorView gu =
-      updates_grad ? mutable_view_of(grad_updates)
-                   : multigather::MutableTensorView(nullptr, input_view.dtype, dims_of(at_batch(updates_size)));
+  const auto gradient = [&](bool wanted, const std::vector<std::int64_t>& size, at::Tensor* tensor) {
+    *tensor = at::empty(wanted ? at_batch(size) : unused, grad.options());
+    return wanted ? mutable_view_of(*tensor)
+                  : multigather::MutableTensorView(nullptr, grad_view.dtype, dims_of(at_batch(size)));
+  };
+  const std::vector<std::int64_t> updates_size = stack[f.forward + op.updates].toIntVector();
+  const bool input_grad = stack[f.input_grad].toBool(), updates_grad = stack[f.updates_grad].toBool();
+  at::Tensor grad_input, grad_updates;
+  const multigather::MutableTensorView gi = gradient(input_grad, input_size, &grad_input);
+  const multigather::MutableTensorView gu = gradient(updates_grad, updates_size, &grad_updates);
   const multigather::TensorView updates_view = gu;
-  check(multigather::execute_vjp(name, gi, view_of(indices, name, "indices"), &updates_view, attrs, rank,
-                                 view_of(grad, name, "grad_output"), gi, updates_grad ? &gu : nullptr, context));
+  check(multigather::execute_vjp(name, gi, indices_view, &updates_view, attrs, rank, grad_view, gi,
+                                 updates_grad ? &gu : nullptr, context));
   if (input_grad && batch_rank > 0) grad_input = grad_input.sum_to_size(input_size);
   if (!updates_grad) return {grad_input, grad_updates};
   if (alpha) grad_updates.mul_(*alpha);
@@ -828,9 +836,9 @@ std::vector<at::Tensor> scatter_reduce_grads(const at::Tensor& grad, const at::T
     return at::full({}, value, like.options()).expand_symint(like.sym_sizes());
   };
   const at::Tensor ones = filled(part, 1);
-  // Elements of self that updates reached (include_self=False: they take no part).
-  const at::Tensor reached =
-      ops.scatter_add.call(filled(self, 0), d, index, ones, 0).ne(0);
+  // Elements of self that updates reached: with include_self=False they take no part.
+  at::Tensor reached;
+  if (!include_self) reached = ops.scatter_add.call(filled(self, 0), d, index, ones, 0).ne(0);
   at::Tensor grad_self, grad_part;
   if (reduce == "mean") {
     at::Tensor n = ops.scatter_add.call(filled(self, include_self ? 1 : 0), d, index, ones, 0);
@@ -939,25 +947,30 @@ void autograd_kernel(const c10::OperatorHandle& handle, c10::DispatchKeySet keys
   const Frame f = frame_of(op, backward, first);
   const std::size_t fwd = f.forward;
   const std::int64_t batch_rank = (*stack)[f.batch_rank].toInt();
-  // What the node needs, taken before the call consumes the stack.
-  std::vector<c10::IValue> args(stack->begin() + static_cast<std::ptrdiff_t>(fwd),
-                                stack->begin() + static_cast<std::ptrdiff_t>(fwd + op.args.size()));
-  at::Tensor indices = args[static_cast<std::size_t>(op.indices)].toTensor();
+  const auto operand = [&](int position) { return (*stack)[fwd + static_cast<std::size_t>(position)].toTensor(); };
   at::Tensor input, updates, grad;
   bool any = false;
   if (backward) {
     grad = (*stack)[first].toTensor();
     any = torch::autograd::compute_requires_grad(grad) && torch::autograd::isDifferentiableType(grad.scalar_type());
   } else {
-    input = args[static_cast<std::size_t>(op.input)].toTensor();
-    if (op.updates >= 0) updates = args[static_cast<std::size_t>(op.updates)].toTensor();
+    input = operand(op.input);
+    if (op.updates >= 0) updates = operand(op.updates);
     any = c10::GradMode::is_enabled() && (needs_grad(input) || needs_grad(updates));
   }
+  if (!any) {
+    at::AutoDispatchBelowADInplaceOrView guard;
+    handle.redispatchBoxed(keys & c10::after_autograd_keyset, stack);
+    return;
+  }
+  // What the node needs, taken before the call consumes the stack.
+  const at::Tensor indices = operand(op.indices);
+  std::vector<c10::IValue> args(stack->begin() + static_cast<std::ptrdiff_t>(fwd),
+                                stack->begin() + static_cast<std::ptrdiff_t>(fwd + op.args.size()));
   {
     at::AutoDispatchBelowADInplaceOrView guard;
     handle.redispatchBoxed(keys & c10::after_autograd_keyset, stack);
   }
-  if (!any) return;
   args[static_cast<std::size_t>(op.indices)] = c10::IValue();
   if (backward) {
     auto node = c10::make_intrusive<BackwardBackward>();
