@@ -157,6 +157,69 @@ TEST(TransformsBatched, AnOutOfRangeIndexNamesItsBatchElement) {
   EXPECT_EQ(s.message(), "batch element [1]: indices[1,0] = 9 is out of range for axis 0 of size 4 (valid range [-4, 4))");
 }
 
+TEST(TransformsCallSiteCache, EveryRegistryOpLowersOnceAndGivesTheUncachedResults) {
+  // One CallSiteCache per call site (an XLA custom call's handler state): the second and third
+  // calls, on other buffers with other values, reuse the first call's lowering (moved to their
+  // buffers) unless it copied an operand, and give execute_batched's uncached results, for
+  // batch_rank 0 and 1; the VJP keeps its own lowering the same way.
+  std::mt19937 rng(5);
+  for (const Case& c : all_cases()) {
+    SCOPED_TRACE(c.op);
+    Tensor index;
+    if (!valid_indices(c, rng, &index)) continue;
+    for (int batch_rank : {0, 1}) {
+      const Dims lead = batch_rank == 0 ? Dims{} : Dims{2};
+      CallSiteCache cache, vjp_cache;
+      bool copies = false;
+      for (int call = 0; call < 3; ++call) {
+        const Tensor x = random_f64(prepend(lead, c.x), rng), u = random_f64(prepend(lead, c.u), rng);
+        Tensor i(DType::kInt64, prepend(lead, c.i));
+        for (std::int64_t k = 0; k < i.numel(); ++k) {
+          i.data_as<std::int64_t>()[k] = index.data_as<std::int64_t>()[k % index.numel()];
+        }
+        const TensorView uv = u.view();
+        const TensorView* updates = c.scatter ? &uv : nullptr;
+        Tensor example;
+        Status s;
+        ASSERT_TRUE(run_example(c, TensorView(x.data(), x.dtype(), c.x), TensorView(i.data(), i.dtype(), c.i),
+                                TensorView(u.data(), u.dtype(), c.u), &example, &s)) << s.message();
+        const Dims out_shape = prepend(lead, example.shape());
+        Tensor want(DType::kFloat64, out_shape), got(DType::kFloat64, out_shape);
+        ASSERT_TRUE(execute_batched(c.op, x.view(), i.view(), updates, c.attrs, batch_rank, want.mutable_view()).ok());
+        s = execute_batched(c.op, x.view(), i.view(), updates, c.attrs, batch_rank, got.mutable_view(), {}, &cache);
+        ASSERT_TRUE(s.ok()) << s.message();
+        ASSERT_EQ(std::memcmp(got.data(), want.data(), static_cast<std::size_t>(got.numel()) * 8), 0)
+            << "batch_rank " << batch_rank << " call " << call;
+        if (call == 0) {
+          Lowering l;
+          ASSERT_TRUE((c.scatter ? lower_op(c.op, TensorView(x.data(), x.dtype(), c.x), TensorView(i.data(), i.dtype(), c.i),
+                                            TensorView(u.data(), u.dtype(), c.u), c.attrs, &l)
+                                 : lower_op(c.op, TensorView(x.data(), x.dtype(), c.x), TensorView(i.data(), i.dtype(), c.i),
+                                            c.attrs, &l)).ok());
+          copies = l.owned_input != nullptr || l.owned_indices != nullptr || l.owned_updates != nullptr ||
+                   l.has_scatter_base;
+        }
+        // The VJP (where the op has one), cached and not.
+        const Tensor g = random_f64(out_shape, rng);
+        Tensor gx(DType::kFloat64, x.shape()), gu(DType::kFloat64, u.shape());
+        Tensor gx2(DType::kFloat64, x.shape()), gu2(DType::kFloat64, u.shape());
+        const MutableTensorView gu_v = gu.mutable_view(), gu2_v = gu2.mutable_view();
+        const Status plain = execute_vjp(c.op, x.view(), i.view(), updates, c.attrs, batch_rank, g.view(),
+                                         gx.mutable_view(), c.scatter ? &gu_v : nullptr);
+        const Status cached = execute_vjp(c.op, x.view(), i.view(), updates, c.attrs, batch_rank, g.view(),
+                                          gx2.mutable_view(), c.scatter ? &gu2_v : nullptr, {}, &vjp_cache);
+        ASSERT_EQ(plain.code(), cached.code()) << cached.message();
+        if (plain.ok()) {
+          EXPECT_EQ(std::memcmp(gx.data(), gx2.data(), static_cast<std::size_t>(gx.numel()) * 8), 0);
+          if (c.scatter) EXPECT_EQ(std::memcmp(gu.data(), gu2.data(), static_cast<std::size_t>(gu.numel()) * 8), 0);
+        }
+      }
+      if (!copies) EXPECT_EQ(cache.lowerings(), 1) << "batch_rank " << batch_rank;
+      EXPECT_LE(cache.lowerings(), batch_rank == 0 ? 3 : 9);  // copies: each example, each call
+    }
+  }
+}
+
 TEST(TransformsVjp, PyTorchWritesGiveEveryDuplicateTheGradient) {
   // torch.scatter(x, 0, index=[0, 0, 2], src): PyTorch's derivatives.yaml gives src
   // grad.gather(0, index), both duplicates included; x's gradient is zero where src wrote.

@@ -15,9 +15,44 @@
 // multigather.jax); nothing here depends on JAX.
 #pragma once
 
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+
 #include "multigather/execute.hpp"
 
 namespace multigather {
+
+/// One call site's lowering, kept between its calls: an XLA custom call's handler state (a
+/// compiled executable calls the same op with the same attributes and operand shapes every
+/// time, on new buffers). Passed to execute_batched / execute_vjp, it saves lower_op (and the
+/// batch lift) on every call after the first: the kept lowering is moved to the call's buffers
+/// (move_lowering). It is kept only when it is a function of the shapes alone
+/// (lowering_anchors: no copied operand, no partial-write base, no empty operand); a call whose
+/// operands differ from the kept ones in shape, strides or dtype, or whose op name differs, is
+/// lowered afresh (and replaces it). One cache serves ONE (op, attributes) call site: the
+/// attributes are not compared. Thread-safe: a call that finds the cache in use by another
+/// thread lowers on its own.
+class CallSiteCache {
+ public:
+  CallSiteCache();
+  ~CallSiteCache();
+  CallSiteCache(const CallSiteCache&) = delete;
+  CallSiteCache& operator=(const CallSiteCache&) = delete;
+
+  /// How many times calls through this cache ran lower_op (each example of a call that runs
+  /// example by example counts once): a test hook.
+  std::int64_t lowerings() const noexcept { return lowerings_.load(std::memory_order_relaxed); }
+
+  struct Entry;  // the kept lowering and the operands it was made for (transforms.cpp)
+
+ private:
+  friend struct CallSiteLease;
+  std::mutex mutex_;
+  std::unique_ptr<Entry> entry_;
+  std::atomic<std::int64_t> lowerings_{0};
+};
 
 /// One call of registry op `name` on operands that carry `batch_rank` leading batch
 /// dimensions (jax.vmap's "expand_dims" convention: each leading size is the batch size or 1,
@@ -34,9 +69,11 @@ namespace multigather {
 /// ("batch element [2]: indices[0,1] = 9 is out of range for axis 0 of size 4 ...");
 /// InvalidArgument for leading sizes that are neither 1 nor the
 /// batch size, or a batch_rank above an operand's rank.
+/// `cache`: null, or this call site's CallSiteCache (see there).
 Status execute_batched(std::string_view name, const TensorView& input, const TensorView& indices,
                        const TensorView* updates, const Attributes& attrs, int batch_rank,
-                       const MutableTensorView& output, const ExecutionContext& context = {}) noexcept;
+                       const MutableTensorView& output, const ExecutionContext& context = {},
+                       CallSiteCache* cache = nullptr) noexcept;
 
 /// The vector-Jacobian product of registry op `name` at (input, indices[, updates]) for the
 /// output cotangent `grad_output` (C-contiguous, of batch_shape ++ the op's output shape).
@@ -69,6 +106,7 @@ bool input_gradient_is_identity(const Lowering& lowering) noexcept;
 Status execute_vjp(std::string_view name, const TensorView& input, const TensorView& indices,
                    const TensorView* updates, const Attributes& attrs, int batch_rank,
                    const TensorView& grad_output, const MutableTensorView& grad_input,
-                   const MutableTensorView* grad_updates, const ExecutionContext& context = {}) noexcept;
+                   const MutableTensorView* grad_updates, const ExecutionContext& context = {},
+                   CallSiteCache* cache = nullptr) noexcept;
 
 }  // namespace multigather

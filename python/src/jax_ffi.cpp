@@ -13,6 +13,8 @@
 #include <nanobind/nanobind.h>
 
 #include <algorithm>
+#include <atomic>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -136,10 +138,37 @@ Status batch_rank_of(const Call& call, const MutableTensorView& input, int* n) {
   return Status::Ok();
 }
 
-Status run_op_handler(ffi::RemainingArgs args, ffi::RemainingRets rets, const ffi::Dictionary& dict,
-                      const ExecutionContext& context) {
+/// One call site's handler state, made once per compiled executable by the instantiate stage:
+/// the decoded attributes and the call site's lowering (CallSiteCache), so that an execution
+/// neither decodes attributes nor lowers again.
+struct State {
+  static ffi::TypeId id;
   Call call;
-  MULTIGATHER_RETURN_IF_ERROR(call_of(dict, &call));
+  CallSiteCache cache;
+};
+ffi::TypeId State::id = {};
+constexpr XLA_FFI_TypeInfo kStateInfo = ffi::MakeTypeInfo<State>();
+
+/// Every handler state's lowerings, summed (a test hook: multigather._multigather.jax_ffi_lowerings).
+std::atomic<std::int64_t> g_lowerings{0};
+
+/// Counts the lowerings one execution made through its state.
+struct CountLowerings {
+  const CallSiteCache& cache;
+  std::int64_t before = cache.lowerings();
+  ~CountLowerings() { g_lowerings.fetch_add(cache.lowerings() - before, std::memory_order_relaxed); }
+};
+
+ffi::ErrorOr<std::unique_ptr<State>> instantiate(ffi::Dictionary dict) {
+  auto state = std::make_unique<State>();
+  const Status s = call_of(dict, &state->call);
+  if (!s.ok()) return ffi::Unexpected<ffi::Error>(to_ffi(s));
+  return state;
+}
+
+Status run_op_handler(State& state, ffi::RemainingArgs args, ffi::RemainingRets rets,
+                      const ExecutionContext& context) {
+  const Call& call = state.call;
   if (args.size() != 2 && args.size() != 3) return InvalidArgument(call.op + ": expected 2 or 3 operands");
   MutableTensorView v[3], out;
   const char* names[3] = {"input", "indices", "updates"};
@@ -150,13 +179,14 @@ Status run_op_handler(ffi::RemainingArgs args, ffi::RemainingRets rets, const ff
   int n = 0;
   MULTIGATHER_RETURN_IF_ERROR(batch_rank_of(call, v[0], &n));
   const TensorView updates = v[2];
-  return execute_batched(call.op, v[0], v[1], args.size() == 3 ? &updates : nullptr, call.attrs, n, out, context);
+  const CountLowerings count{state.cache};
+  return execute_batched(call.op, v[0], v[1], args.size() == 3 ? &updates : nullptr, call.attrs, n, out, context,
+                         &state.cache);
 }
 
-Status run_vjp_handler(ffi::RemainingArgs args, ffi::RemainingRets rets, const ffi::Dictionary& dict,
+Status run_vjp_handler(State& state, ffi::RemainingArgs args, ffi::RemainingRets rets,
                        const ExecutionContext& context) {
-  Call call;
-  MULTIGATHER_RETURN_IF_ERROR(call_of(dict, &call));
+  const Call& call = state.call;
   const bool scatter = args.size() == 4;
   if (args.size() != 3 && !scatter) return InvalidArgument(call.op + ": expected 3 or 4 operands");
   MutableTensorView v[4], grad_input, grad_updates;
@@ -169,53 +199,64 @@ Status run_vjp_handler(ffi::RemainingArgs args, ffi::RemainingRets rets, const f
   int n = 0;
   MULTIGATHER_RETURN_IF_ERROR(batch_rank_of(call, v[0], &n));
   const TensorView updates = v[2];
+  const CountLowerings count{state.cache};
   return execute_vjp(call.op, v[0], v[1], scatter ? &updates : nullptr, call.attrs, n,
-                     scatter ? v[3] : v[2], grad_input, scatter ? &grad_updates : nullptr, context);
+                     scatter ? v[3] : v[2], grad_input, scatter ? &grad_updates : nullptr, context, &state.cache);
 }
 
-ffi::Error op_cpu(ffi::RemainingArgs args, ffi::RemainingRets rets, ffi::Dictionary dict) {
+ExecutionContext cpu_context() {
   ExecutionContext context;
   context.num_threads = get_num_threads();  // multigather.set_num_threads applies here too
   context.device = Device::kCPU;
-  return to_ffi(run_op_handler(args, rets, dict, context));
+  return context;
 }
 
-ffi::Error vjp_cpu(ffi::RemainingArgs args, ffi::RemainingRets rets, ffi::Dictionary dict) {
-  ExecutionContext context;
-  context.num_threads = get_num_threads();  // multigather.set_num_threads applies here too
-  context.device = Device::kCPU;
-  return to_ffi(run_vjp_handler(args, rets, dict, context));
+ffi::Error op_cpu(State* state, ffi::RemainingArgs args, ffi::RemainingRets rets) {
+  return to_ffi(run_op_handler(*state, args, rets, cpu_context()));
 }
 
+ffi::Error vjp_cpu(State* state, ffi::RemainingArgs args, ffi::RemainingRets rets) {
+  return to_ffi(run_vjp_handler(*state, args, rets, cpu_context()));
+}
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(kInstantiate, instantiate, ffi::Ffi::BindInstantiate().Attrs<ffi::Dictionary>());
 XLA_FFI_DEFINE_HANDLER_SYMBOL(kOpCpu, op_cpu,
-                              ffi::Ffi::Bind().RemainingArgs().RemainingRets().Attrs<ffi::Dictionary>());
+                              ffi::Ffi::Bind().Ctx<ffi::State<State>>().RemainingArgs().RemainingRets());
 XLA_FFI_DEFINE_HANDLER_SYMBOL(kVjpCpu, vjp_cpu,
-                              ffi::Ffi::Bind().RemainingArgs().RemainingRets().Attrs<ffi::Dictionary>());
+                              ffi::Ffi::Bind().Ctx<ffi::State<State>>().RemainingArgs().RemainingRets());
 
 #if defined(MULTIGATHER_PYTHON_HAS_CUDA)
-// On a GPU: the same pipeline on XLA's stream (gather ops; scatters and gradients are refused
-// by execute with a message naming the op, as for any CUDA operand).
-ffi::Error op_cuda(void* stream, ffi::RemainingArgs args, ffi::RemainingRets rets, ffi::Dictionary dict) {
+// On a GPU: the same pipeline on XLA's stream.
+ExecutionContext cuda_context(void* stream) {
   ExecutionContext context;
-  context.num_threads = get_num_threads();  // multigather.set_num_threads applies here too
+  context.num_threads = get_num_threads();
   context.device = Device::kCUDA;
   context.stream = stream;
-  return to_ffi(run_op_handler(args, rets, dict, context));
+  return context;
 }
 
-ffi::Error vjp_cuda(void* stream, ffi::RemainingArgs args, ffi::RemainingRets rets, ffi::Dictionary dict) {
-  ExecutionContext context;
-  context.num_threads = get_num_threads();  // multigather.set_num_threads applies here too
-  context.device = Device::kCUDA;
-  context.stream = stream;
-  return to_ffi(run_vjp_handler(args, rets, dict, context));
+ffi::Error op_cuda(void* stream, State* state, ffi::RemainingArgs args, ffi::RemainingRets rets) {
+  return to_ffi(run_op_handler(*state, args, rets, cuda_context(stream)));
+}
+
+ffi::Error vjp_cuda(void* stream, State* state, ffi::RemainingArgs args, ffi::RemainingRets rets) {
+  return to_ffi(run_vjp_handler(*state, args, rets, cuda_context(stream)));
 }
 
 XLA_FFI_DEFINE_HANDLER_SYMBOL(kOpCuda, op_cuda,
-                              ffi::Ffi::Bind().Ctx<ffi::PlatformStream<void*>>().RemainingArgs().RemainingRets().Attrs<ffi::Dictionary>());
+                              ffi::Ffi::Bind().Ctx<ffi::PlatformStream<void*>>().Ctx<ffi::State<State>>()
+                                  .RemainingArgs().RemainingRets());
 XLA_FFI_DEFINE_HANDLER_SYMBOL(kVjpCuda, vjp_cuda,
-                              ffi::Ffi::Bind().Ctx<ffi::PlatformStream<void*>>().RemainingArgs().RemainingRets().Attrs<ffi::Dictionary>());
+                              ffi::Ffi::Bind().Ctx<ffi::PlatformStream<void*>>().Ctx<ffi::State<State>>()
+                                  .RemainingArgs().RemainingRets());
 #endif
+
+nb::dict stages(void* execute) {
+  nb::dict d;
+  d["instantiate"] = nb::capsule(reinterpret_cast<void*>(kInstantiate));
+  d["execute"] = nb::capsule(execute);
+  return d;
+}
 
 }  // namespace
 #endif
@@ -225,20 +266,39 @@ void bind_jax_ffi(nb::module_& m) {
     nb::dict handlers;
 #if defined(MULTIGATHER_PYTHON_JAX_FFI)
     nb::dict cpu;
-    cpu["multigather_op"] = nb::capsule(reinterpret_cast<void*>(kOpCpu));
-    cpu["multigather_vjp"] = nb::capsule(reinterpret_cast<void*>(kVjpCpu));
+    cpu["multigather_op"] = stages(reinterpret_cast<void*>(kOpCpu));
+    cpu["multigather_vjp"] = stages(reinterpret_cast<void*>(kVjpCpu));
     handlers["cpu"] = cpu;
 #if defined(MULTIGATHER_PYTHON_HAS_CUDA)
     nb::dict cuda;
-    cuda["multigather_op"] = nb::capsule(reinterpret_cast<void*>(kOpCuda));
-    cuda["multigather_vjp"] = nb::capsule(reinterpret_cast<void*>(kVjpCuda));
+    cuda["multigather_op"] = stages(reinterpret_cast<void*>(kOpCuda));
+    cuda["multigather_vjp"] = stages(reinterpret_cast<void*>(kVjpCuda));
     handlers["CUDA"] = cuda;
 #endif
 #endif
     return handlers;
-  }, "The XLA FFI handlers of this build, by platform: {'cpu': {'multigather_op': capsule, "
-     "'multigather_vjp': capsule}, 'CUDA': {...} in a CUDA build}; {} when built without the "
-     "XLA FFI headers (jax.ffi.register_ffi_target takes the capsules).");
+  }, "The XLA FFI handlers of this build, by platform: {'cpu': {'multigather_op': {'instantiate': "
+     "capsule, 'execute': capsule}, 'multigather_vjp': {...}}, 'CUDA': {...} in a CUDA build}; {} "
+     "when built without the XLA FFI headers (jax.ffi.register_ffi_target takes the stage "
+     "dictionaries; register jax_ffi_state_type() first).");
+  m.def("jax_ffi_state_type", []() {
+    nb::dict type;
+#if defined(MULTIGATHER_PYTHON_JAX_FFI)
+    type["type_id"] = nb::capsule(reinterpret_cast<void*>(&State::id));
+    type["type_info"] = nb::capsule(const_cast<void*>(static_cast<const void*>(&kStateInfo)));
+#endif
+    return type;
+  }, "The handlers' state type for jax.ffi.register_ffi_type ({'type_id': capsule, 'type_info': "
+     "capsule}; {} without the XLA FFI headers): one state per call site of a compiled "
+     "executable, holding its decoded attributes and its lowering.");
+  m.def("jax_ffi_lowerings", []() {
+#if defined(MULTIGATHER_PYTHON_JAX_FFI)
+    return g_lowerings.load(std::memory_order_relaxed);
+#else
+    return std::int64_t{0};
+#endif
+  }, "How many times the XLA FFI handlers ran lower_op since the module loaded (a test hook: "
+     "a compiled executable lowers each call site once, at its first execution).");
 }
 
 }  // namespace multigather::python

@@ -371,7 +371,77 @@ Status vjp_one(const Lowering& l, const TensorView& grad_output, const MutableTe
 
 using detail::guarded;
 
+bool same_layout(const TensorView& a, const TensorView& b) {
+  return a.dtype == b.dtype && a.shape == b.shape && a.strides == b.strides;
+}
+
 }  // namespace
+
+// ---- CallSiteCache ------------------------------------------------------------------------------
+
+struct CallSiteCache::Entry {
+  std::string op;
+  Device device = Device::kCPU;
+  int batch_rank = 0;
+  bool has_updates = false;
+  TensorView input, indices, updates;  // the operands' layouts (their data is not used)
+  Lowering lowering;
+  LoweringAnchors anchors;
+};
+
+CallSiteCache::CallSiteCache() = default;
+CallSiteCache::~CallSiteCache() = default;
+
+/// One call's use of a CallSiteCache: holds its lock for the call when it is free (a call that
+/// finds it taken runs uncached), finds the kept lowering, keeps a new one, counts lowerings.
+struct CallSiteLease {
+  CallSiteCache* cache = nullptr;  // the call's cache (null: none)
+  bool locked = false;
+
+  explicit CallSiteLease(CallSiteCache* c) : cache(c), locked(c != nullptr && c->mutex_.try_lock()) {}
+  ~CallSiteLease() {
+    if (locked) cache->mutex_.unlock();
+  }
+  CallSiteLease(const CallSiteLease&) = delete;
+  CallSiteLease& operator=(const CallSiteLease&) = delete;
+
+  /// The kept lowering moved to these operands, or null when there is none for them.
+  Lowering* find(std::string_view op, Device device, int batch_rank, const TensorView& input,
+                 const TensorView& indices, const TensorView* updates) {
+    if (!locked || cache->entry_ == nullptr) return nullptr;
+    CallSiteCache::Entry& e = *cache->entry_;
+    if (e.op != op || e.device != device || e.batch_rank != batch_rank || e.has_updates != (updates != nullptr) ||
+        !same_layout(e.input, input) || !same_layout(e.indices, indices) ||
+        (updates != nullptr && !same_layout(e.updates, *updates))) {
+      return nullptr;
+    }
+    move_lowering(&e.lowering, e.anchors, input.data, indices.data, updates != nullptr ? updates->data : nullptr);
+    return &e.lowering;
+  }
+
+  /// Counts one lower_op run for the cache's test hook.
+  void lowered() {
+    if (cache != nullptr) cache->lowerings_.fetch_add(1, std::memory_order_relaxed);
+  }
+
+  /// Keeps `l` (made for these operands) when it is a function of their layouts alone.
+  void keep(std::string_view op, Device device, int batch_rank, const TensorView& input, const TensorView& indices,
+            const TensorView* updates, Lowering&& l) {
+    LoweringAnchors anchors;
+    if (!locked || !lowering_anchors(l, input, indices, updates, &anchors)) return;
+    auto e = std::make_unique<CallSiteCache::Entry>();
+    e->op = std::string(op);
+    e->device = device;
+    e->batch_rank = batch_rank;
+    e->has_updates = updates != nullptr;
+    e->input = input;
+    e->indices = indices;
+    if (updates != nullptr) e->updates = *updates;
+    e->lowering = std::move(l);
+    e->anchors = anchors;
+    cache->entry_ = std::move(e);
+  }
+};
 
 bool input_gradient_is_identity(const Lowering& l) noexcept {
   return l.kind == OpKind::kScatter && l.reduction == Reduction::kAdd && l.include_input && !l.owned_input &&
@@ -380,13 +450,21 @@ bool input_gradient_is_identity(const Lowering& l) noexcept {
 
 Status execute_batched(std::string_view name, const TensorView& input, const TensorView& indices,
                        const TensorView* updates, const Attributes& attrs, int batch_rank,
-                       const MutableTensorView& output, const ExecutionContext& context) noexcept {
+                       const MutableTensorView& output, const ExecutionContext& context,
+                       CallSiteCache* cache) noexcept {
   return guarded(name, [&]() -> Status {
     MULTIGATHER_RETURN_IF_ERROR(check_batch_rank(batch_rank, output.shape, "output"));
+    CallSiteLease lease(cache);
+    const Device device = lowering_device(context);
+    const Lowering* kept = lease.find(name, device, batch_rank, input, indices, updates);
     Lowering l;
     if (batch_rank == 0) {
+      if (kept != nullptr) return execute(*kept, output, context);
+      lease.lowered();
       MULTIGATHER_RETURN_IF_ERROR(lower(name, input, indices, updates, attrs, context, &l));
-      return execute(l, output, context);
+      const Status s = execute(l, output, context);
+      if (s.ok()) lease.keep(name, device, batch_rank, input, indices, updates, std::move(l));
+      return s;
     }
     MULTIGATHER_RETURN_IF_ERROR(require_contiguous(output, "output"));
     const Dims batch_shape = batch_of(output.shape, batch_rank);
@@ -394,15 +472,25 @@ Status execute_batched(std::string_view name, const TensorView& input, const Ten
     MULTIGATHER_RETURN_IF_ERROR(split(input, batch_rank, "input", batch_shape, &in));
     MULTIGATHER_RETURN_IF_ERROR(split(indices, batch_rank, "indices", batch_shape, &idx));
     if (updates != nullptr) MULTIGATHER_RETURN_IF_ERROR(split(*updates, batch_rank, "updates", batch_shape, &upd));
-    const TensorView* example_updates = updates != nullptr ? &upd.example : nullptr;
-    MULTIGATHER_RETURN_IF_ERROR(lower(name, in.example, idx.example, example_updates, attrs, context, &l));
-    const Dims example_output = l.output_shape;
-    if (!made_copies(l)) {
-      MULTIGATHER_RETURN_IF_ERROR(lift(&l, batch_shape, in, idx, updates != nullptr ? &upd : nullptr));
-      const Status s = execute(l, output, context);
+    Dims example_output;
+    for (int d = batch_rank; d < output.rank(); ++d) example_output.push_back(output.shape[d]);
+    if (kept != nullptr) {
+      const Status s = execute(*kept, output, context);
       if (s.code() != StatusCode::kOutOfRange) return s;
       // The lifted call names the position in its own terms: rerun the examples one by one so
       // that the message is the framework's, prefixed with the batch element.
+    } else {
+      const TensorView* example_updates = updates != nullptr ? &upd.example : nullptr;
+      lease.lowered();
+      MULTIGATHER_RETURN_IF_ERROR(lower(name, in.example, idx.example, example_updates, attrs, context, &l));
+      example_output = l.output_shape;
+      if (!made_copies(l)) {
+        MULTIGATHER_RETURN_IF_ERROR(lift(&l, batch_shape, in, idx, updates != nullptr ? &upd : nullptr));
+        const Status s = execute(l, output, context);
+        if (s.ok()) lease.keep(name, device, batch_rank, input, indices, updates, std::move(l));
+        if (s.code() != StatusCode::kOutOfRange) return s;
+        // As above: the examples one by one for the framework's message.
+      }
     }
     // The lowering copied an operand of example 0 (or an index is out of range): lower and run
     // each example.
@@ -413,6 +501,7 @@ Status execute_batched(std::string_view name, const TensorView& input, const Ten
                             [&](std::int64_t b, const std::vector<std::int64_t>& off) {
       Lowering e;
       const TensorView u = updates != nullptr ? at(upd.example, off[2]) : TensorView();
+      lease.lowered();
       MULTIGATHER_RETURN_IF_ERROR(lower(name, at(in.example, off[0]), at(idx.example, off[1]),
                                         updates != nullptr ? &u : nullptr, attrs, context, &e));
       return execute(e, at(out_example, b * out_numel), context);
@@ -423,7 +512,8 @@ Status execute_batched(std::string_view name, const TensorView& input, const Ten
 Status execute_vjp(std::string_view name, const TensorView& input, const TensorView& indices,
                    const TensorView* updates, const Attributes& attrs, int batch_rank,
                    const TensorView& grad_output, const MutableTensorView& grad_input,
-                   const MutableTensorView* grad_updates, const ExecutionContext& context) noexcept {
+                   const MutableTensorView* grad_updates, const ExecutionContext& context,
+                   CallSiteCache* cache) noexcept {
   return guarded(name, [&]() -> Status {
     if (context.device == Device::kCUDA) {
       return InvalidArgument(std::string(name) + ": gradients run on the CPU engine only in this version");
@@ -461,17 +551,32 @@ Status execute_vjp(std::string_view name, const TensorView& input, const TensorV
       return InvalidArgument(std::string(name) + ": grad_input's example shape " + to_string(gin.example.shape) +
                              " must be input's " + to_string(in.example.shape));
     }
+    // The lowering's operands (and the cache's key): grad_input, indices and the buffer the
+    // updates' views point into (grad_updates, or updates when no gradient is asked of them).
+    const TensorView lowered_input = grad_input;
+    const TensorView lowered_updates =
+        grad_updates != nullptr ? TensorView(*grad_updates) : updates != nullptr ? *updates : TensorView();
+    const TensorView* key_updates = updates != nullptr ? &lowered_updates : nullptr;
+    CallSiteLease lease(cache);
+    const Device device = lowering_device(context);
+    if (const Lowering* kept = lease.find(name, device, batch_rank, lowered_input, indices, key_updates)) {
+      return vjp_one(*kept, grad_output, grad_input, grad_updates, context);
+    }
     const TensorView* example_updates = updates != nullptr ? &gupd.example : nullptr;
     Lowering l;
+    lease.lowered();
     MULTIGATHER_RETURN_IF_ERROR(lower(name, gin.example, idx.example, example_updates, attrs, context, &l));
     if (batch_rank == 0 || !made_copies(l)) {
       if (batch_rank > 0) MULTIGATHER_RETURN_IF_ERROR(lift(&l, batch_shape, gin, idx, updates != nullptr ? &gupd : nullptr));
-      return vjp_one(l, grad_output, grad_input, grad_updates, context);
+      const Status s = vjp_one(l, grad_output, grad_input, grad_updates, context);
+      if (s.ok()) lease.keep(name, device, batch_rank, lowered_input, indices, key_updates, std::move(l));
+      return s;
     }
     std::int64_t out_numel = 1, in_numel = gin.example.numel(), upd_numel = gupd.example.numel();
     for (std::int64_t s : l.output_shape) out_numel *= s;
     return for_each_example(batch_shape, {&idx}, [&](std::int64_t b, const std::vector<std::int64_t>& off) {
       Lowering e;
+      lease.lowered();
       const TensorView gi = at(gin.example, b * in_numel);
       const TensorView gu = updates != nullptr ? at(gupd.example, b * upd_numel) : TensorView();
       MULTIGATHER_RETURN_IF_ERROR(lower(name, gi, at(idx.example, off[0]), updates != nullptr ? &gu : nullptr,

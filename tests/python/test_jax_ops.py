@@ -317,6 +317,83 @@ def test_errors_inside_jit():
         np.asarray(g(x, jnp.asarray(np.array([[[0], [1]], [[2], [9]]]))))
 
 
+COPYING_LOWERINGS = {"stablehlo.gather-window"}
+
+
+def _lowerings():
+    return multigather._multigather.jax_ffi_lowerings()
+
+
+@pytest.mark.parametrize("name,fn,operands,oracle", GATHERS + SCATTERS, ids=_ids(GATHERS + SCATTERS))
+def test_one_handler_state_serves_every_call_of_an_executable(name, fn, operands, oracle):
+    # The FFI handler's instantiate stage keeps each call site's decoded attributes and its
+    # lowering: calls of the same executable on new data give a fresh executable's results
+    # (and the eager call's), and lower no more after the first call.
+    jitted = jax.jit(fn)
+    rng = np.random.default_rng(3)
+    runs = []
+    for _ in range(4):
+        fresh = [a if a.dtype.kind in "iu" and _ == 0 else
+                 (rng.permutation(a.ravel()).reshape(a.shape) if a.dtype.kind in "iu"
+                  else rng.standard_normal(a.shape).astype(a.dtype)) for a in operands]
+        runs.append(fresh)
+    first = np.asarray(jitted(*[jnp.asarray(a) for a in runs[0]]))
+    np.testing.assert_array_equal(first, np.asarray(fn(*runs[0])))
+    before = _lowerings()
+    for fresh in runs[1:]:
+        got = np.asarray(jitted(*[jnp.asarray(a) for a in fresh]))
+        np.testing.assert_array_equal(got, np.asarray(fn(*fresh)))  # eager: no FFI
+    # The kept lowering, moved to each call's buffers; a lowering that copies an operand (the
+    # StableHLO windows) is made again on every call.
+    assert _lowerings() - before == (len(runs) - 1 if name in COPYING_LOWERINGS else 0)
+    for fresh in runs[1:]:  # a new executable (a new function object) lowers once
+        before = _lowerings()
+        again = jax.jit(lambda *a: fn(*a))(*[jnp.asarray(a) for a in fresh])
+        np.testing.assert_array_equal(np.asarray(again), np.asarray(fn(*fresh)))
+        assert _lowerings() - before == 1
+
+
+def test_gradients_and_vmap_keep_their_lowering_too():
+    x, i = jnp.asarray(_x(6, 4)), jnp.asarray(_i(6, 5))
+    u = jnp.asarray(_x(5, 4))
+    grad = jax.jit(jax.grad(lambda a, b: (multigather.jax.take(a, i, axis=0) * b).sum(), argnums=(0, 1)))
+    scatter_grad = jax.jit(jax.grad(
+        lambda a, v: (multigather.scatter_multiaxis(a, i[:, None], v, [0], reduction="add") ** 2).sum(),
+        argnums=(0, 1)))
+    batched = jax.jit(jax.vmap(lambda a, b: multigather.jax.take(a, b, axis=0)))
+    xs, idx = jnp.asarray(_x(3, 6, 4)), jnp.asarray(_i(6, 3, 5))
+    for call in range(3):
+        w = jnp.asarray(_x(5, 4))
+        before = _lowerings()
+        ga, gb = grad(x, w)
+        sa, sv = scatter_grad(x, u + call)
+        out = batched(xs + call, idx)
+        made = _lowerings() - before
+        assert made == (0 if call else 5), made  # forward + VJP, twice; the batched gather
+        ea, eb = jax.grad(lambda a, b: (jnp.take(a, i, axis=0) * b).sum(), argnums=(0, 1))(x, w)
+        np.testing.assert_allclose(np.asarray(ga), np.asarray(ea), rtol=1e-12)
+        np.testing.assert_array_equal(np.asarray(gb), np.asarray(eb))
+        ra, rv = jax.grad(lambda a, v: (a.at[i].add(v) ** 2).sum(), argnums=(0, 1))(x, u + call)
+        np.testing.assert_allclose(np.asarray(sa), np.asarray(ra), rtol=1e-12)
+        np.testing.assert_allclose(np.asarray(sv), np.asarray(rv), rtol=1e-12)
+        np.testing.assert_array_equal(np.asarray(out), np.stack([np.take(np.asarray(xs[k] + call), np.asarray(idx[k]), axis=0) for k in range(3)]))
+
+
+def test_a_kept_lowering_still_reports_an_index_error_and_recovers():
+    x = jnp.asarray(_x(5, 3))
+    f = jax.jit(lambda a, b: multigather.gather_multiaxis(a, b, [0]))
+    good = jnp.asarray(np.array([[1], [4]]))
+    np.testing.assert_array_equal(np.asarray(f(x, good)), np.asarray(x)[[1, 4]])
+    with pytest.raises(Exception, match=r"indices\[1,0\] = 7 is out of range for axis 0 of size 5"):
+        np.asarray(f(x, jnp.asarray(np.array([[1], [7]]))))
+    np.testing.assert_array_equal(np.asarray(f(x, good)), np.asarray(x)[[1, 4]])
+    g = jax.jit(jax.vmap(lambda a, b: multigather.gather_multiaxis(a, b, [0]), in_axes=(None, 0)))
+    ok = jnp.asarray(np.array([[[0], [1]], [[2], [3]]]))
+    np.testing.assert_array_equal(np.asarray(g(x, ok))[1], np.asarray(x)[[2, 3]])
+    with pytest.raises(Exception, match=r"batch element \[1\]: indices\[1,0\] = 9 is out of range"):
+        np.asarray(g(x, jnp.asarray(np.array([[[0], [1]], [[2], [9]]]))))
+
+
 def test_non_differentiable_scatters_say_so():
     x, u = jnp.asarray(_x(4, 2)), jnp.asarray(_x(3, 2))
     i = jnp.asarray(np.array([[0, 1], [3, 3], [0, 0]]))
