@@ -22,8 +22,9 @@ process:
     python3 bench/jax_ops.py [--threads N] [--repeat R] [--quick]
 
 --threads 1 runs XLA's CPU backend single-threaded (XLA_FLAGS
---xla_cpu_multi_thread_eigen=false, set before jax is imported) and multigather on one thread;
-without it both use every core. Prints median ms per jitted call (block_until_ready) and the
+--xla_cpu_multi_thread_eigen=false, set before jax is imported, and the process pinned to one
+core: XLA's CPU client runs large gathers and loop fusions on its intra-op pool even without
+Eigen's threads) and multigather on one thread; without it both use every core. Prints median ms per jitted call (block_until_ready) and the
 ratio multigather / jax (below 1: multigather faster); every case first checks that both give
 the same values (scatter-add sums compared with a float tolerance: XLA's order of additions is
 its own; multigather's is row-major and deterministic).
@@ -47,6 +48,11 @@ def main() -> None:
     if args.threads == 1:
         os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") +
                                    " --xla_cpu_multi_thread_eigen=false").strip()
+        # XLA's CPU client still runs a large gather or loop fusion on its intra-op pool's
+        # threads without Eigen's (perf shows the jitted code on two threads): one core for the
+        # whole process, so that both sides get one.
+        if hasattr(os, "sched_setaffinity"):
+            os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
     os.environ.setdefault("JAX_PLATFORMS", "cpu")
     import jax
     import jax.numpy as jnp

@@ -11,6 +11,17 @@
 
 namespace multigather {
 
+/// A host framework's thread pool for the CPU engine's workers (an XLA FFI handler's intra-op
+/// pool), used instead of OpenMP's team: schedule(context, task, arg) must call task(arg) exactly
+/// once, on any thread, now or later (a task that starts after the call finished does nothing).
+/// num_threads: the pool's size, the most workers one call asks for (the calling thread is one).
+/// The scatter engine's parallel phases, which need all their threads at once, stay on OpenMP.
+struct TaskPool {
+  void* context = nullptr;
+  void (*schedule)(void* context, void (*task)(void* arg) noexcept, void* arg) = nullptr;
+  int num_threads = 1;
+};
+
 /// How and where a lowered call runs.
 struct ExecutionContext {
   /// kAuto: CUDA when the input is CUDA device or managed memory (CUDA builds only), else CPU.
@@ -36,6 +47,9 @@ struct ExecutionContext {
   /// over the indices that keeps a caller's output unchanged (see execute). execute_alloc
   /// sets it itself.
   bool output_is_new = false;
+  /// CPU: run the engine's parallel loops on this pool instead of OpenMP (null: OpenMP). The
+  /// pool must outlive the call; with context.num_threads 0 (automatic) it bounds the threads.
+  const TaskPool* task_pool = nullptr;
 };
 
 /// Runs a lowered call into `output`, a view of lowering.output_shape whose dtype has the

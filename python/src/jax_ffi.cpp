@@ -13,6 +13,7 @@
 #include <nanobind/nanobind.h>
 
 #include <algorithm>
+#include <cstdlib>
 
 #if defined(__linux__)
 #include <sys/mman.h>
@@ -205,7 +206,11 @@ Status run_op_handler(State& state, ffi::RemainingArgs args, ffi::RemainingRets 
   MULTIGATHER_RETURN_IF_ERROR(batch_rank_of(call, v[0], &n));
   const TensorView updates = v[2];
   const CountLowerings count{state.cache};
-  return execute_batched(call.op, v[0], v[1], args.size() == 3 ? &updates : nullptr, call.attrs, n, out, context,
+  // A gather's result is XLA's new buffer, which a failed computation never returns: an index
+  // error may leave partial data there (no separate pass over the indices first).
+  ExecutionContext c = context;
+  c.output_is_new = args.size() == 2;
+  return execute_batched(call.op, v[0], v[1], args.size() == 3 ? &updates : nullptr, call.attrs, n, out, c,
                          &state.cache);
 }
 
@@ -231,26 +236,49 @@ Status run_vjp_handler(State& state, ffi::RemainingArgs args, ffi::RemainingRets
                      scatter ? v[3] : v[2], grad_input, scatter ? &grad_updates : nullptr, context, &state.cache);
 }
 
-ExecutionContext cpu_context() {
+/// XLA's intra-op thread pool as the engine's TaskPool (ExecutionContext::task_pool): the engine's
+/// parallel loops run on XLA's threads instead of a second pool (OpenMP's) competing with them.
+void schedule_on_xla(void* pool, void (*task)(void*) noexcept, void* arg) {
+  static_cast<ffi::ThreadPool*>(pool)->Schedule([task, arg] { task(arg); });
+}
+
+bool use_xla_pool() {
+  static const bool use = [] {
+    const char* v = std::getenv("MULTIGATHER_XLA_POOL");
+    return v == nullptr || std::string_view(v) != "0";
+  }();
+  return use;
+}
+
+/// The CPU handlers' context: multigather.set_num_threads applies (0: automatic), on XLA's pool.
+template <class Run>
+ffi::Error run_cpu(ffi::ThreadPool& xla_pool, const Run& run) {
   ExecutionContext context;
-  context.num_threads = get_num_threads();  // multigather.set_num_threads applies here too
+  context.num_threads = get_num_threads();
   context.device = Device::kCPU;
-  return context;
+  TaskPool pool;
+  pool.context = &xla_pool;
+  pool.schedule = schedule_on_xla;
+  pool.num_threads = static_cast<int>(xla_pool.num_threads());
+  if (pool.num_threads > 0 && use_xla_pool()) context.task_pool = &pool;
+  return to_ffi(run(context));
 }
 
-ffi::Error op_cpu(State* state, ffi::RemainingArgs args, ffi::RemainingRets rets) {
-  return to_ffi(run_op_handler(*state, args, rets, cpu_context()));
+ffi::Error op_cpu(ffi::ThreadPool xla_pool, State* state, ffi::RemainingArgs args, ffi::RemainingRets rets) {
+  return run_cpu(xla_pool, [&](const ExecutionContext& c) { return run_op_handler(*state, args, rets, c); });
 }
 
-ffi::Error vjp_cpu(State* state, ffi::RemainingArgs args, ffi::RemainingRets rets) {
-  return to_ffi(run_vjp_handler(*state, args, rets, cpu_context()));
+ffi::Error vjp_cpu(ffi::ThreadPool xla_pool, State* state, ffi::RemainingArgs args, ffi::RemainingRets rets) {
+  return run_cpu(xla_pool, [&](const ExecutionContext& c) { return run_vjp_handler(*state, args, rets, c); });
 }
 
 XLA_FFI_DEFINE_HANDLER_SYMBOL(kInstantiate, instantiate, ffi::Ffi::BindInstantiate().Attrs<ffi::Dictionary>());
 XLA_FFI_DEFINE_HANDLER_SYMBOL(kOpCpu, op_cpu,
-                              ffi::Ffi::Bind().Ctx<ffi::State<State>>().RemainingArgs().RemainingRets());
+                              ffi::Ffi::Bind().Ctx<ffi::ThreadPool>().Ctx<ffi::State<State>>().RemainingArgs()
+                                  .RemainingRets());
 XLA_FFI_DEFINE_HANDLER_SYMBOL(kVjpCpu, vjp_cpu,
-                              ffi::Ffi::Bind().Ctx<ffi::State<State>>().RemainingArgs().RemainingRets());
+                              ffi::Ffi::Bind().Ctx<ffi::ThreadPool>().Ctx<ffi::State<State>>().RemainingArgs()
+                                  .RemainingRets());
 
 #if defined(MULTIGATHER_PYTHON_HAS_CUDA)
 // On a GPU: the same pipeline on XLA's stream.

@@ -13,6 +13,7 @@
 
 #include "api/guarded.hpp"
 #include "kernels/cpu/run_validated.hpp"
+#include "core/task_pool.hpp"
 #include "core/device_memory.hpp"
 #include "plan/index_errors.hpp"
 #include "plan/plan.hpp"
@@ -295,12 +296,16 @@ using detail::guarded;
 
 Status execute(const Lowering& lowering, const MutableTensorView& output,
                const ExecutionContext& context) noexcept {
-  return guarded(lowering.op, [&] { return execute_impl(lowering, output, context, context.output_name); });
+  return guarded(lowering.op, [&] {
+    const detail::TaskPoolScope pool(context.task_pool);
+    return execute_impl(lowering, output, context, context.output_name);
+  });
 }
 
 Status execute_alloc(const Lowering& lowering, const ExecutionContext& context,
                      MutableTensorView* output, Tensor* owned) noexcept {
   return guarded(lowering.op, [&]() -> Status {
+    const detail::TaskPoolScope pool(context.task_pool);
     // Everything that needs no output is checked before anything is allocated.
     detail::ValidatedCall call;
     call.shape = lowering.shape;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "api/guarded.hpp"
+#include "core/task_pool.hpp"
 
 namespace multigather {
 namespace {
@@ -453,6 +454,7 @@ Status execute_batched(std::string_view name, const TensorView& input, const Ten
                        const MutableTensorView& output, const ExecutionContext& context,
                        CallSiteCache* cache) noexcept {
   return guarded(name, [&]() -> Status {
+    const detail::TaskPoolScope pool(context.task_pool);
     MULTIGATHER_RETURN_IF_ERROR(check_batch_rank(batch_rank, output.shape, "output"));
     CallSiteLease lease(cache);
     const Device device = lowering_device(context);
@@ -515,6 +517,7 @@ Status execute_vjp(std::string_view name, const TensorView& input, const TensorV
                    const MutableTensorView* grad_updates, const ExecutionContext& context,
                    CallSiteCache* cache) noexcept {
   return guarded(name, [&]() -> Status {
+    const detail::TaskPoolScope pool(context.task_pool);
     if (context.device == Device::kCUDA) {
       return InvalidArgument(std::string(name) + ": gradients run on the CPU engine only in this version");
     }

@@ -10,6 +10,7 @@
 
 #include "core/index_value.hpp"  // visit_index_type
 #include "core/interrupt_poll.hpp"
+#include "core/task_pool.hpp"
 #include "kernels/cpu/avx512.hpp"
 #include "kernels/cpu/copy.hpp"
 #include "kernels/cpu/cpu.hpp"
@@ -284,31 +285,30 @@ bool walk(const GatherPlan& p, const Kernels<Offset>& kernels, std::int64_t begi
 ///   against 1.9-2.4 ms interleaved (2.2-2.7 ms dynamic).
 template <class Chunk>
 bool run_chunks(int threads, std::int64_t chunks, Chunk& chunk) {
-  bool ok = true;
-#if defined(MULTIGATHER_HAVE_OPENMP)
   constexpr int kMaxOwners = 64;  // more threads share owners: thread t is owner t % owners
   struct alignas(64) Taken {      // chunks of one owner started so far (one cache line each)
     std::atomic<std::int64_t> count;
   };
-  const int owners = std::min(threads, kMaxOwners);
+  const int owners = std::max(1, std::min(threads, kMaxOwners));
   Taken taken[kMaxOwners];
   for (int o = 0; o < owners; ++o) taken[o].count.store(0, std::memory_order_relaxed);
   InterruptScope* const interrupt = current_interrupt();
-#pragma omp parallel num_threads(threads) reduction(&& : ok)
-  {
+  std::atomic<bool> ok{true};
+  // Each worker starts with its own owner's chunks, then helps the others: worker 0 alone does
+  // them all when the others never start (parallel_workers on a busy host pool).
+  auto worker = [&](int w) {
     const InterruptShare share(interrupt);
-    const int own = omp_get_thread_num() % owners;
+    const int own = w % owners;
+    bool mine = true;
     for (int v = 0; v < owners; ++v) {
       const int o = (own + v) % owners;
       auto next = [&] { return o + owners * taken[o].count.fetch_add(1, std::memory_order_relaxed); };
-      for (std::int64_t c = next(); c < chunks; c = next()) ok = chunk(c) && ok;
+      for (std::int64_t c = next(); c < chunks; c = next()) mine = chunk(c) && mine;
     }
-  }
-#else
-  (void)threads;
-  for (std::int64_t c = 0; c < chunks; ++c) ok = chunk(c) && ok;
-#endif
-  return ok;
+    if (!mine) ok.store(false, std::memory_order_relaxed);
+  };
+  parallel_workers(threads, worker);
+  return ok.load(std::memory_order_relaxed);
 }
 
 template <class Index, class Offset, IndexMode kMode, bool kNegative>
@@ -408,17 +408,26 @@ int idle_cores() noexcept {
 #endif
 
 int cpu_thread_count(std::int64_t work_bytes, std::int64_t items, int num_threads) noexcept {
+  const std::int64_t by_work = std::max<std::int64_t>(1, work_bytes / kBytesPerThread);
 #if defined(MULTIGATHER_HAVE_OPENMP)
   if (omp_in_parallel()) return 1;
+#endif
+  if (const TaskPool* pool = current_task_pool()) {
+    // A host pool (ExecutionContext::task_pool): its size bounds the workers; no load check,
+    // since a worker whose task starts late is skipped rather than waited for.
+    const std::int64_t size = std::max(1, pool->num_threads);
+    const std::int64_t cap = num_threads > 0 ? std::min<std::int64_t>(num_threads, size) : size;
+    return static_cast<int>(std::max<std::int64_t>(1, std::min({cap, by_work, items})));
+  }
+#if defined(MULTIGATHER_HAVE_OPENMP)
   const std::int64_t cap = num_threads > 0 ? num_threads : omp_get_max_threads();
-  const std::int64_t by_work = std::max<std::int64_t>(1, work_bytes / kBytesPerThread);
   const std::int64_t threads = std::min({cap, by_work, items});
   if (threads <= 1) return 1;
   // An explicit num_threads is honoured; the automatic choice leaves busy cores alone.
   if (num_threads > 0) return static_cast<int>(threads);
   return static_cast<int>(std::min<std::int64_t>(threads, idle_cores()));
 #else
-  (void)work_bytes;
+  (void)by_work;
   (void)items;
   (void)num_threads;
   return 1;
@@ -440,21 +449,23 @@ void parallel_chunks(std::byte* dst, std::int64_t bytes, std::int64_t work, int 
     chunk(0, bytes);
     return;
   }
-#if defined(MULTIGATHER_HAVE_OPENMP)
-#pragma omp parallel for num_threads(threads) schedule(static, 1)
-#endif
-  for (int w = 0; w < threads; ++w) {
-    // Split points on cache lines of the destination.
-    auto split = [&](int i) -> std::int64_t {
-      if (i == 0) return 0;
-      if (i == threads) return bytes;
-      const std::int64_t at = static_cast<std::int64_t>(static_cast<__int128>(bytes) * i / threads);
-      const auto misalign = static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(dst + at) % kLine);
-      return std::min(bytes, at + (misalign == 0 ? 0 : kLine - misalign));
-    };
-    const std::int64_t b = split(w), e = split(w + 1);
-    if (e > b) chunk(b, e);
-  }
+  // Split points on cache lines of the destination; pieces are claimed, not assigned, so that
+  // the workers that start do them all (parallel_workers).
+  auto split = [&](int i) -> std::int64_t {
+    if (i == 0) return 0;
+    if (i == threads) return bytes;
+    const std::int64_t at = static_cast<std::int64_t>(static_cast<__int128>(bytes) * i / threads);
+    const auto misalign = static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(dst + at) % kLine);
+    return std::min(bytes, at + (misalign == 0 ? 0 : kLine - misalign));
+  };
+  std::atomic<int> next{0};
+  auto worker = [&](int) {
+    for (int w = next.fetch_add(1, std::memory_order_relaxed); w < threads; w = next.fetch_add(1, std::memory_order_relaxed)) {
+      const std::int64_t b = split(w), e = split(w + 1);
+      if (e > b) chunk(b, e);
+    }
+  };
+  parallel_workers(threads, worker);
 }
 
 }  // namespace
@@ -554,21 +565,21 @@ bool indices_in_range_typed(const TensorView& indices, const GatherPlan& plan) n
     }
     return cpu::values_in_range(base + offset + begin * step, n, step, c, lo, hi);
   };
-  bool ok = true;
-#if defined(MULTIGATHER_HAVE_OPENMP)
   if (threads > 1) {
     InterruptScope* const interrupt = current_interrupt();
-#pragma omp parallel num_threads(threads) reduction(&& : ok)
-    {
+    std::atomic<std::int64_t> next{0};
+    std::atomic<bool> ok{true};
+    auto worker = [&](int) {
       const InterruptShare share(interrupt);
-#pragma omp for schedule(static)
-      for (std::int64_t t = 0; t < total; ++t) ok = ok && piece_ok(t);
-    }
-    return ok;
+      for (std::int64_t t = next.fetch_add(1, std::memory_order_relaxed); t < total && ok.load(std::memory_order_relaxed);
+           t = next.fetch_add(1, std::memory_order_relaxed)) {
+        if (!piece_ok(t)) ok.store(false, std::memory_order_relaxed);
+      }
+    };
+    parallel_workers(threads, worker);
+    return ok.load(std::memory_order_relaxed);
   }
-#else
-  (void)threads;
-#endif
+  bool ok = true;
   for (std::int64_t t = 0; t < total && ok; ++t) ok = piece_ok(t);
   return ok;
 }
