@@ -3,6 +3,7 @@
 // before the first write, so a failed call leaves the output unchanged.
 #include "kernels/cpu/run_validated.hpp"
 #include "core/interrupt_poll.hpp"
+#include "core/task_pool.hpp"
 #include "kernels/cpu/cpu.hpp"
 #include "kernels/cpu/scatter_engine.hpp"
 #include "kernels/reference/reference.hpp"
@@ -36,7 +37,12 @@ Status run_scatter_validated(const TensorView& input, const TensorView& indices,
     return Status(StatusCode::kInternal, "the CPU scatter engine reported a bad index that the "
                                          "reference kernel does not find (please report this bug)");
   };
-  const int threads = cpu_thread_count(plan);
+  // The scatter engine's phases need their whole team at once (a barrier): OpenMP's, even on a
+  // host pool (core/task_pool.hpp), with OpenMP's thread count (which leaves busy cores alone).
+  const int threads = [&] {
+    const TaskPoolScope openmp(nullptr);
+    return cpu_thread_count(plan);
+  }();
   // 1. The index values, before anything is written.
   if (!scatter_indices_ok(plan, threads)) return bad_index();
   // 2. output = input (a partial write: the whole base).

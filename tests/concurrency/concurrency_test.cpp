@@ -14,6 +14,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <condition_variable>
+#include <deque>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -210,6 +212,95 @@ TEST(Concurrency, RegistryCallsAndASharedLoweringFromManyThreads) {
   for (unsigned t = 0; t < 8; ++t) threads.emplace_back(registry_calls, 2000 + t, &shared, &want, &failures);
   for (auto& th : threads) th.join();
   EXPECT_EQ(failures.load(), 0) << g_first;
+}
+
+/// A host framework's thread pool (ExecutionContext::task_pool), shared by every caller.
+class HostPool {
+ public:
+  HostPool() {
+    for (int t = 0; t < 3; ++t) threads_.emplace_back([this] { serve(); });
+  }
+  ~HostPool() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stop_ = true;
+    }
+    ready_.notify_all();
+    for (std::thread& t : threads_) t.join();
+  }
+  mg::TaskPool pool() {
+    mg::TaskPool p;
+    p.context = this;
+    p.schedule = [](void* self, void (*task)(void*) noexcept, void* arg) {
+      auto* host = static_cast<HostPool*>(self);
+      {
+        std::lock_guard<std::mutex> lock(host->mutex_);
+        host->queue_.emplace_back(task, arg);
+      }
+      host->ready_.notify_one();
+    };
+    p.num_threads = 4;
+    return p;
+  }
+
+ private:
+  void serve() {
+    for (;;) {
+      std::pair<void (*)(void*) noexcept, void*> task;
+      {
+        std::unique_lock<std::mutex> lock(mutex_);
+        ready_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+        if (queue_.empty()) return;
+        task = queue_.front();
+        queue_.pop_front();
+      }
+      task.first(task.second);
+    }
+  }
+  std::mutex mutex_;
+  std::condition_variable ready_;
+  std::deque<std::pair<void (*)(void*) noexcept, void*>> queue_;
+  std::vector<std::thread> threads_;
+  bool stop_ = false;
+};
+
+TEST(Concurrency, CallersSharingOneHostPool) {
+  // Four callers execute one shared Lowering on one host pool (as XLA's executions share its
+  // intra-op pool): the engine's workers are each caller plus pool tasks (core/task_pool.hpp).
+  // No OpenMP here, so ThreadSanitizer sees every synchronization.
+  constexpr std::int64_t kRows = 512, kCols = 256, kLookups = 2048;
+  std::vector<float> table(static_cast<std::size_t>(kRows * kCols));
+  for (std::size_t i = 0; i < table.size(); ++i) table[i] = static_cast<float>(i % 1000) * 0.25f;
+  std::vector<std::int64_t> ids(kLookups);
+  for (std::int64_t i = 0; i < kLookups; ++i) ids[static_cast<std::size_t>(i)] = (i * 7919) % kRows;
+  mg::Lowering shared;
+  ASSERT_TRUE(mg::lower_op("onnx.Gather", mg::TensorView(table.data(), DType::kFloat32, {kRows, kCols}),
+                           mg::TensorView(ids.data(), DType::kInt64, {kLookups}),
+                           mg::Attributes().set_int("axis", 0), &shared).ok());
+  HostPool host;
+  const mg::TaskPool pool = host.pool();
+  std::atomic<int> failures{0};
+  std::vector<std::thread> callers;
+  for (int t = 0; t < 4; ++t) {
+    callers.emplace_back([&] {
+      std::vector<float> out(static_cast<std::size_t>(kLookups * kCols));
+      mg::ExecutionContext context;
+      context.task_pool = &pool;
+      context.num_threads = 4;
+      for (int call = 0; call < 20; ++call) {
+        std::memset(out.data(), 0, out.size() * sizeof(float));
+        const mg::Status s = mg::execute(shared, mg::MutableTensorView(out.data(), DType::kFloat32, {kLookups, kCols}), context);
+        bool same = s.ok();
+        for (std::int64_t i = 0; same && i < kLookups; ++i) {
+          same = std::memcmp(&out[static_cast<std::size_t>(i * kCols)], &table[static_cast<std::size_t>(ids[static_cast<std::size_t>(i)] * kCols)],
+                             kCols * sizeof(float)) == 0;
+        }
+        if (!same) failures.fetch_add(1);
+      }
+    });
+  }
+  for (auto& th : callers) th.join();
+  EXPECT_EQ(failures.load(), 0);
 }
 
 }  // namespace
