@@ -394,6 +394,67 @@ def test_a_kept_lowering_still_reports_an_index_error_and_recovers():
         np.asarray(g(x, jnp.asarray(np.array([[[0], [1]], [[2], [9]]]))))
 
 
+def _bench_cases():
+    """bench/jax_ops.py's cases on small shapes: (name, jax's function, multigather's, operands,
+    the differentiable arguments)."""
+    mj = multigather.jax
+    rng = np.random.default_rng(11)
+    f = lambda *shape: rng.standard_normal(shape)  # noqa: E731  (float64: exact comparisons)
+    table, idx = f(50, 8), rng.integers(0, 50, 12)
+    x5 = f(2, 6, 5, 3)
+    i5 = np.stack([rng.integers(0, 6, (2, 9)), rng.integers(0, 5, (2, 9))], -1)
+    b5 = np.arange(2)[:, None]
+    x7, i7 = f(64), rng.integers(0, 64, 40)
+    xs3, is3, us3 = f(10, 7), rng.integers(0, 10, (4, 7)), f(4, 7)
+    cols = np.arange(7)[None, :]
+    xs4 = f(2, 6, 5, 3)
+    is4 = np.stack([rng.integers(0, 2, 30), rng.integers(0, 6, 30), rng.integers(0, 5, 30)], -1)
+    us4 = f(30, 3)
+    return [
+        ("1 embedding", lambda t, i: jnp.take(t, i, axis=0), lambda t, i: mj.take(t, i, axis=0), (table, idx), (0,)),
+        ("2 mid_axis_block", lambda x, i: jnp.take(x, i, axis=1), lambda x, i: mj.take(x, i, axis=1),
+         (f(3, 10, 4), rng.integers(0, 10, 6)), (0,)),
+        ("3 elements_last_axis", lambda x, i: jnp.take_along_axis(x, i, axis=-1),
+         lambda x, i: mj.take_along_axis(x, i, axis=-1), (f(5, 9), rng.integers(0, 9, (5, 4))), (0,)),
+        ("4 elements_axis0", lambda x, i: jnp.take_along_axis(x, i, axis=0),
+         lambda x, i: mj.take_along_axis(x, i, axis=0), (f(9, 5), rng.integers(0, 9, (4, 5))), (0,)),
+        ("5 gathernd_batch1", lambda x, i: x[b5, i[..., 0], i[..., 1]],
+         lambda x, i: multigather.gather_multiaxis(x, i[:, :, None, :], [1, 2])[:, :, 0, :], (x5, i5), (0,)),
+        ("6 nhwc_xy", lambda x, i: x[b5, i[..., 1], i[..., 0]],
+         lambda x, i: multigather.gather_multiaxis(x, i[:, :, None, :], [2, 1])[:, :, 0, :],
+         (f(2, 5, 6, 3), np.stack([rng.integers(0, 6, (2, 9)), rng.integers(0, 5, (2, 9))], -1)), (0,)),
+        ("7 flat_take", lambda x, i: jnp.take(x, i), lambda x, i: mj.take(x, i), (x7, i7), (0,)),
+        ("9 tiny", lambda x, i: jnp.take(x, i, axis=0), lambda x, i: mj.take(x, i, axis=0),
+         (f(16, 16), np.array([3, 1, 4, 1])), (0,)),
+        ("S1 embedding_backward", lambda z, i, u: z.at[i].add(u),
+         lambda z, i, u: multigather.scatter_multiaxis(z, i[:, None], u, [0], reduction="add"),
+         (np.zeros_like(table), idx, f(12, 8)), (0, 2)),
+        ("S3 scatter_add_axis0", lambda x, i, u: x.at[i, cols].add(u),
+         lambda x, i, u: multigather.scatter_multiaxis(x, i, u, [0], reduction="add"), (xs3, is3, us3), (0, 2)),
+        ("S4 scatter_nd_points", lambda x, i, u: x.at[i[:, 0], i[:, 1], i[:, 2]].add(u),
+         lambda x, i, u: multigather.scatter_multiaxis(x, i.reshape(1, 1, -1, 3), u.reshape(1, 1, -1, 3),
+                                                        [0, 1, 2], reduction="add"), (xs4, is4, us4), (0, 2)),
+        ("S5 flat_put_add", lambda x, i, u: x.at[i].add(u),
+         lambda x, i, u: multigather.scatter_multiaxis(x, i, u, [0], reduction="add"), (x7, i7, f(40)), (0, 2)),
+    ]
+
+
+@pytest.mark.parametrize("case", _bench_cases(), ids=lambda c: c[0])
+def test_gradients_under_jit_equal_jax_on_every_bench_case(case):
+    # bench/jax_ops.py's cases (S6 is case 1's gradient): jax.grad of a weighted sum under jit,
+    # through multigather's FFI VJP and through JAX's own ops.
+    name, theirs, ours, operands, argnums = case
+    operands = [jnp.asarray(a) for a in operands]
+    w = jnp.asarray(np.random.default_rng(1).standard_normal(np.shape(theirs(*operands))))
+
+    def loss(fn):
+        return jax.jit(jax.grad(lambda *a: (fn(*a) * w).sum(), argnums=argnums))
+
+    want, got = loss(theirs)(*operands), loss(ours)(*operands)
+    for g_want, g_got in zip(want, got):
+        np.testing.assert_allclose(np.asarray(g_got), np.asarray(g_want), rtol=1e-13, atol=1e-13, err_msg=name)
+
+
 def test_non_differentiable_scatters_say_so():
     x, u = jnp.asarray(_x(4, 2)), jnp.asarray(_x(3, 2))
     i = jnp.asarray(np.array([[0, 1], [3, 3], [0, 0]]))
