@@ -459,9 +459,9 @@ Status execute_batched(std::string_view name, const TensorView& input, const Ten
     CallSiteLease lease(cache);
     const Device device = lowering_device(context);
     const Lowering* kept = lease.find(name, device, batch_rank, input, indices, updates);
+    if (batch_rank == 0 && kept != nullptr) return execute(*kept, output, context);
     Lowering l;
     if (batch_rank == 0) {
-      if (kept != nullptr) return execute(*kept, output, context);
       lease.lowered();
       MULTIGATHER_RETURN_IF_ERROR(lower(name, input, indices, updates, attrs, context, &l));
       const Status s = execute(l, output, context);
