@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "api/engine.hpp"
 #include "api/guarded.hpp"
 #include "kernels/cpu/run_validated.hpp"
 #include "core/device_memory.hpp"
@@ -23,13 +24,8 @@
 #include "kernels/cuda/cuda_hooks.hpp"
 #endif
 
-namespace multigather {
-namespace {
+namespace multigather::detail {
 
-std::string str(std::int64_t v) { return std::to_string(v); }
-
-// Ok when this build and machine can run `l` on the CUDA engine, else InvalidArgument naming the
-// op and why (no CUDA engine in the build; no usable device).
 Status cuda_engine_available(const Lowering& l) {
 #if defined(MULTIGATHER_HAVE_CUDA)
   if (cuda_device_available()) return Status::Ok();
@@ -40,6 +36,15 @@ Status cuda_engine_available(const Lowering& l) {
                          "CUDA engine (build with MULTIGATHER_CUDA=ON)");
 #endif
 }
+
+}  // namespace multigather::detail
+
+namespace multigather {
+namespace {
+
+std::string str(std::int64_t v) { return std::to_string(v); }
+
+using detail::cuda_engine_available;
 
 #if defined(MULTIGATHER_HAVE_CUDA)
 // describe_out_of_range for the CUDA engine: the framework's indices live on the device, so
