@@ -193,8 +193,8 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(kVjpCpu, vjp_cpu,
                               ffi::Ffi::Bind().RemainingArgs().RemainingRets().Attrs<ffi::Dictionary>());
 
 #if defined(MULTIGATHER_PYTHON_HAS_CUDA)
-// On a GPU: the same pipeline on XLA's stream (gather ops; scatters and gradients are refused
-// by execute with a message naming the op, as for any CUDA operand).
+// On a GPU: the same pipeline on XLA's stream (gather and scatter ops and their gradients, on
+// the CUDA engine; reduce 'mean' is refused by execute with a message naming the op).
 ffi::Error op_cuda(void* stream, ffi::RemainingArgs args, ffi::RemainingRets rets, ffi::Dictionary dict) {
   ExecutionContext context;
   context.num_threads = get_num_threads();  // multigather.set_num_threads applies here too
