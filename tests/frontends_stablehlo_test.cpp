@@ -40,6 +40,22 @@ TEST(StablehloGather, InterpreterGatherOpTest) {
                 {1, 2, 3, 4, 3, 4, 5, 6, 13, 14, 15, 16, 9, 10, 11, 12, 11, 12, 13, 14, 17, 18, 19, 20});
 }
 
+TEST(StablehloGather, AnEmptyIndexVectorReadsNoIndices) {
+  // start_indices of shape [3, 0] (index_vector_dim 1 of size 0, start_index_map empty): every
+  // start is 0, and the 0-byte index tensor is never read. Its lowered view has a broadcast
+  // shape, so it must not count as memory the output overlaps: here its data pointer is the
+  // output's own first byte (a 0-element tensor may point anywhere), as the heap may place it.
+  const Tensor operand = i64({4}, {5, 6, 7, 8});
+  const Attributes attrs{{"offset_dims", "1"}, {"collapsed_slice_dims", ""}, {"start_index_map", ""},
+                         {"index_vector_dim", "1"}, {"slice_sizes", "2"}};
+  std::int64_t out[6] = {};
+  Lowering l;
+  ASSERT_TRUE(lower_op("stablehlo.gather", operand.view(), TensorView(out, DType::kInt64, {3, 0}), attrs, &l).ok());
+  const Status s = execute(l, MutableTensorView(out, DType::kInt64, {3, 2}));
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(std::vector<std::int64_t>(out, out + 6), (std::vector<std::int64_t>{5, 6, 5, 6, 5, 6}));
+}
+
 TEST(StablehloGather, InterpreterBatchingDimsTest) {
   // stablehlo interpret/gather.mlir @gather_op_with_batching_dim_test.
   const Tensor operand = i64({2, 3, 4, 2}, iota(48, 1));

@@ -243,6 +243,25 @@ TEST(TransformsVjp, PyTorchWritesGiveEveryDuplicateTheGradient) {
   EXPECT_EQ(std::vector<double>(gsrc, gsrc + 3), (std::vector<double>{0, 10, 30}));
 }
 
+#if !defined(MULTIGATHER_HAVE_CUDA)
+TEST(TransformsVjp, ACudaVjpInABuildWithoutTheCudaEngineIsRefusedByName) {
+  // As any CUDA operand in such a build (execute); the CUDA build's counterpart is
+  // CudaVjpNoDevice (tests/cuda_vjp_test.cpp).
+  const double x[12] = {}, g[6] = {};
+  double gx[12];
+  const std::int64_t i[6] = {};
+  ExecutionContext context;
+  context.device = Device::kCUDA;
+  const Status s = execute_vjp("torch.gather", TensorView(x, DType::kFloat64, {3, 4}),
+                               TensorView(i, DType::kInt64, {3, 2}), nullptr, {{"dim", "1"}}, 0,
+                               TensorView(g, DType::kFloat64, {3, 2}), MutableTensorView(gx, DType::kFloat64, {3, 4}),
+                               nullptr, context);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(s.message(), "torch.gather: the operands are on a CUDA device, but this build has no CUDA engine "
+                         "(build with MULTIGATHER_CUDA=ON)");
+}
+#endif
+
 TEST(TransformsVjp, DotProductTestOfEveryRegistryOp) {
   std::mt19937 rng(5);
   int checked = 0;

@@ -91,6 +91,11 @@ Status execute_batched(std::string_view name, const TensorView& input, const Ten
 ///    update of it where the row says so: OpSpec::gradient_to_every_duplicate, PyTorch's ops),
 ///    summed over the dimensions along which the op broadcasts updates. A scatter's grad_input
 ///    with null data is not written (input_gradient_is_identity: the caller has it).
+/// Engines: the CPU engine, or with context.device == kCUDA the CUDA engine on device memory, on
+/// context.stream (every step enqueued there, temporaries stream-ordered; only index_mode error
+/// synchronizes), with the same checks and messages; a gather's scatter-add is deterministic
+/// (the CPU engine's bytes) unless context.deterministic is false. A build or machine without
+/// the CUDA engine refuses a CUDA VJP as execute refuses CUDA operands (InvalidArgument).
 /// Errors: those of lower_op / execute; InvalidArgument for a scatter with reduction mul, min
 /// or max (their gradients are not implemented), a gather whose lowering copies or re-reads
 /// the input through overlapping windows, and updates the lowering copied (a scalar value,

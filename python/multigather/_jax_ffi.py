@@ -31,8 +31,9 @@ outside any transformation keep the direct path (DLPack), with the same results.
   computation when it runs, with the core's message ("... indices[1,0] = 7 is out of range
   for axis 0 of size 5 ..."), raised by JAX as ``jax.errors.JaxRuntimeError``
   (``XlaRuntimeError``) when the result is used; the modes clamp / wrap / fill / drop never fail.
-- **Devices**: the CPU handler always; a CUDA handler (gather and scatter ops, on XLA's
-  stream) in a CUDA build of the extension.
+- **Devices**: the CPU handler always; a CUDA handler (gather and scatter ops and their
+  gradients, on XLA's stream: execute_batched / execute_vjp on the CUDA engine) in a CUDA build
+  of the extension.
 """
 
 from __future__ import annotations

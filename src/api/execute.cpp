@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "api/engine.hpp"
 #include "api/guarded.hpp"
 #include "kernels/cpu/run_validated.hpp"
 #include "core/task_pool.hpp"
@@ -24,13 +25,8 @@
 #include "kernels/cuda/cuda_hooks.hpp"
 #endif
 
-namespace multigather {
-namespace {
+namespace multigather::detail {
 
-std::string str(std::int64_t v) { return std::to_string(v); }
-
-// Ok when this build and machine can run `l` on the CUDA engine, else InvalidArgument naming the
-// op and why (no CUDA engine in the build; no usable device).
 Status cuda_engine_available(const Lowering& l) {
 #if defined(MULTIGATHER_HAVE_CUDA)
   if (cuda_device_available()) return Status::Ok();
@@ -41,6 +37,15 @@ Status cuda_engine_available(const Lowering& l) {
                          "CUDA engine (build with MULTIGATHER_CUDA=ON)");
 #endif
 }
+
+}  // namespace multigather::detail
+
+namespace multigather {
+namespace {
+
+std::string str(std::int64_t v) { return std::to_string(v); }
+
+using detail::cuda_engine_available;
 
 #if defined(MULTIGATHER_HAVE_CUDA)
 // describe_out_of_range for the CUDA engine: the framework's indices live on the device, so
@@ -101,6 +106,11 @@ Device resolve_device(const Lowering& l, const ExecutionContext& context) {
   return detail::any_cuda_memory({&l.input, indices}) ? Device::kCUDA : Device::kCPU;
 }
 
+// The indices a lowered gather reads: none when it has no axes. (A lowering with an empty index
+// vector, such as stablehlo.gather with no start_index_map, may view a 0-byte index tensor with
+// a broadcast shape; that view's byte range says nothing about memory.)
+TensorView read_indices(const Lowering& l) { return l.axes.empty() ? TensorView() : l.indices; }
+
 // Runs the validated core call into `core` (the core-shaped view of the caller's output).
 // `checked`: the operands' checks already made by execute_alloc (they depend on the lowering
 // alone: context.num_threads, the only option the context changes, is valid when set), or
@@ -112,7 +122,7 @@ Status run_core(const Lowering& l, const MutableTensorView& core, const GatherOp
   if (device == Device::kCUDA) {
     MULTIGATHER_RETURN_IF_ERROR(cuda_engine_available(l));
 #if defined(MULTIGATHER_HAVE_CUDA)
-    MULTIGATHER_RETURN_IF_ERROR(detail::check_no_overlap(core, l.input, l.indices, output_name));
+    MULTIGATHER_RETURN_IF_ERROR(detail::check_no_overlap(core, l.input, read_indices(l), output_name));
     Status s = gather_multiaxis_cuda_into(l.input, l.indices, l.axes, core, options, context.stream);
     return s.code() == StatusCode::kOutOfRange ? describe_device_out_of_range(l, s) : s;
 #else
@@ -126,7 +136,7 @@ Status run_core(const Lowering& l, const MutableTensorView& core, const GatherOp
   }
   const detail::ValidatedCall& call = checked != nullptr ? *checked : own;
   MULTIGATHER_RETURN_IF_ERROR(detail::validate_output(core, call));
-  MULTIGATHER_RETURN_IF_ERROR(detail::check_no_overlap(core, l.input, l.indices, output_name));
+  MULTIGATHER_RETURN_IF_ERROR(detail::check_no_overlap(core, l.input, read_indices(l), output_name));
   Status s = detail::run_validated(l.input, l.indices, core, call, options, keep_output);
   if (s.code() == StatusCode::kOutOfRange) return detail::describe_out_of_range(l, l.index_errors.indices, s);
   return s;
@@ -274,7 +284,7 @@ Status execute_impl(const Lowering& l, const MutableTensorView& output,
                                "scatter cannot write into memory it reads)");
       }
     } else {
-      MULTIGATHER_RETURN_IF_ERROR(detail::check_no_overlap(output, l.input, l.indices, output_name));
+      MULTIGATHER_RETURN_IF_ERROR(detail::check_no_overlap(output, l.input, read_indices(l), output_name));
     }
     Tensor staging(l.input.dtype, l.output_shape);
     MutableTensorView core(staging.data(), output.dtype, l.core_output_shape, l.core_output_strides);

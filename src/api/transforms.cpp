@@ -5,11 +5,17 @@
 #include "core/odometer.hpp"
 
 #include <cstring>
+#include <span>
 #include <string>
 #include <vector>
 
+#include "api/engine.hpp"
 #include "api/guarded.hpp"
 #include "core/task_pool.hpp"
+
+#if defined(MULTIGATHER_HAVE_CUDA)
+#include "kernels/cuda/cuda_hooks.hpp"
+#endif
 
 namespace multigather {
 namespace {
@@ -194,6 +200,150 @@ Status require_contiguous(const TensorView& v, const char* name) {
   return Status::Ok();
 }
 
+// ---- Where a VJP runs ---------------------------------------------------------------------------
+
+/// The engine of one VJP: the CPU engine on host memory, or (context.device == kCUDA) the CUDA
+/// engine on device memory, where every step is enqueued on context.stream: cudaMemsetAsync /
+/// cudaMemcpyAsync, temporaries from cudaMallocAsync freed on the stream, the gather and scatter
+/// kernels (scatter-adds in context.deterministic's mode) and the winner mask's two kernels; the
+/// host never reads or writes a gradient there. The CUDA runtime is reached only through
+/// kernels/cuda/cuda_hooks.hpp, in CUDA builds; a build without the CUDA engine has refused a
+/// CUDA VJP (detail::cuda_engine_available, in vjp_one) before any step.
+struct Engine {
+  const ExecutionContext& context;
+  bool cuda = false;
+
+  /// Whether a scatter's result depends on the order in which it combines its updates.
+  enum class Order { kMatters, kFree };
+
+  explicit Engine(const ExecutionContext& c) : context(c), cuda(c.device == Device::kCUDA) {}
+
+  Status no_cuda() const {
+    return InvalidArgument("this build has no CUDA engine (build with MULTIGATHER_CUDA=ON)");
+  }
+
+  /// `bytes` bytes at `data` set to `value` (memset's byte).
+  Status memset(void* data, int value, std::size_t bytes, const char* name) const {
+    if (!cuda) {
+      if (bytes > 0) std::memset(data, value, bytes);
+      return Status::Ok();
+    }
+#if defined(MULTIGATHER_HAVE_CUDA)
+    return detail::cuda_memset_async(data, value, bytes, name, context.stream);
+#else
+    (void)name;
+    return no_cuda();
+#endif
+  }
+
+  Status copy(void* to, const char* to_name, const void* from, const char* from_name, std::size_t bytes) const {
+    if (!cuda) {
+      if (bytes > 0) std::memcpy(to, from, bytes);
+      return Status::Ok();
+    }
+#if defined(MULTIGATHER_HAVE_CUDA)
+    return detail::cuda_copy_async(to, to_name, from, from_name, bytes, context.stream);
+#else
+    (void)to_name;
+    (void)from_name;
+    return no_cuda();
+#endif
+  }
+
+  Status gather(const TensorView& input, const TensorView& indices, std::span<const std::int64_t> axes,
+                const MutableTensorView& output, const GatherOptions& options) const {
+    if (!cuda) return gather_multiaxis_into(input, indices, axes, output, options);
+#if defined(MULTIGATHER_HAVE_CUDA)
+    return gather_multiaxis_cuda_into(input, indices, axes, output, options, context.stream);
+#else
+    return no_cuda();
+#endif
+  }
+
+  /// A scatter; on the CUDA engine in context.deterministic's mode, or atomic where the result
+  /// is the same in any order (Order::kFree: zeros assigned, integer max).
+  Status scatter(const TensorView& input, const TensorView& indices, const TensorView& updates,
+                 std::span<const std::int64_t> axes, const MutableTensorView& output, const ScatterOptions& options,
+                 Order order = Order::kMatters) const {
+    if (!cuda) return scatter_multiaxis_into(input, indices, updates, axes, output, options);
+#if defined(MULTIGATHER_HAVE_CUDA)
+    const bool deterministic = order == Order::kMatters && context.deterministic;
+    return scatter_multiaxis_cuda_into(input, indices, updates, axes, output, options, context.stream,
+                                       deterministic ? ScatterDeterminism::kDeterministic : ScatterDeterminism::kAtomic);
+#else
+    (void)order;
+    return no_cuda();
+#endif
+  }
+
+  /// positions[p] = p for p < count.
+  Status positions(std::int64_t* positions, std::int64_t count) const {
+    if (!cuda) {
+      for (std::int64_t p = 0; p < count; ++p) positions[p] = p;
+      return Status::Ok();
+    }
+#if defined(MULTIGATHER_HAVE_CUDA)
+    return detail::cuda_positions(positions, count, context.stream);
+#else
+    return no_cuda();
+#endif
+  }
+
+  /// Element p of the C-contiguous `grad` zeroed unless won[p] == p, for p < count.
+  Status keep_winners(void* grad, DType dtype, const std::int64_t* won, std::int64_t count) const {
+    if (!cuda) {
+      const std::size_t es = element_size(dtype);
+      auto* bytes = static_cast<std::byte*>(grad);
+      for (std::int64_t p = 0; p < count; ++p) {
+        if (won[p] != p) std::memset(bytes + p * static_cast<std::int64_t>(es), 0, es);
+      }
+      return Status::Ok();
+    }
+#if defined(MULTIGATHER_HAVE_CUDA)
+    return detail::cuda_keep_winners(grad, dtype, won, count, context.stream);
+#else
+    return no_cuda();
+#endif
+  }
+};
+
+/// A C-contiguous temporary on the engine's side: a host Tensor, or stream-ordered device memory
+/// (on the device that owns `near`), freed on the stream after the steps enqueued before its end
+/// of scope. Nothing is allocated for an empty shape (null data).
+class Temporary {
+ public:
+  Status allocate(const Engine& engine, DType dtype, const Dims& shape, const void* near, const char* near_name) {
+    std::int64_t numel = 1;
+    for (std::int64_t s : shape) numel *= s;
+    void* data = nullptr;
+    if (!engine.cuda) {
+      host_ = Tensor(dtype, shape);
+      data = host_.data();
+    } else if (numel > 0) {
+#if defined(MULTIGATHER_HAVE_CUDA)
+      MULTIGATHER_RETURN_IF_ERROR(device_.allocate(static_cast<std::size_t>(numel) * element_size(dtype), near,
+                                                   near_name, engine.context.stream));
+      data = device_.data();
+#else
+      (void)near;
+      (void)near_name;
+      return engine.no_cuda();
+#endif
+    }
+    view_ = MutableTensorView(data, dtype, shape);
+    return Status::Ok();
+  }
+  const MutableTensorView& view() const { return view_; }
+  void* data() const { return view_.data; }
+
+ private:
+  Tensor host_;
+#if defined(MULTIGATHER_HAVE_CUDA)
+  detail::CudaStreamMemory device_;
+#endif
+  MutableTensorView view_;
+};
+
 // ---- VJPs of one (possibly lifted) lowering ---------------------------------------------------
 
 GatherOptions gather_options(const Lowering& l, const ExecutionContext& context) {
@@ -236,12 +386,14 @@ Status no_self_overlap(const Lowering& l, const MutableTensorView& v, const char
 }
 
 /// grad_input (the lowering's input views point into it) = the
-/// scatter-add of grad_output through the lowered input view, from zero. When the view covers
-/// the whole buffer, the scatter starts from a broadcast zero and writes every element itself
-/// (the engine's threads first-touch the pages: no separate single-threaded zero pass over a
-/// fresh gradient); else the buffer is zeroed first and the scatter adds in place.
+/// scatter-add of grad_output through the lowered input view, from zero. On the CPU engine, when
+/// the view covers the whole buffer, the scatter starts from a broadcast zero and writes every
+/// element itself (the engine's threads first-touch the pages: no separate single-threaded zero
+/// pass over a fresh gradient); else (and always on the CUDA engine: a cudaMemsetAsync) the
+/// buffer is zeroed first and the scatter adds in place. The sums are the same bytes either way
+/// (the CUDA engine's deterministic scatter: one owner per element, updates in row-major order).
 Status gather_vjp(const Lowering& l, const TensorView& grad_output, const MutableTensorView& grad_input,
-                  const ExecutionContext& context) {
+                  const Engine& engine) {
   if (l.owned_input) {
     return InvalidArgument(l.op + ": no gradient: the lowering copies the input (" +
                            (l.notes.empty() ? std::string("see explain") : l.notes.front()) + ")");
@@ -263,20 +415,20 @@ Status gather_vjp(const Lowering& l, const TensorView& grad_output, const Mutabl
     indices.strides[d] = 0;
   }
   const TensorView updates(grad_output.data, grad_output.dtype, l.core_output_shape, l.core_output_strides);
-  const ScatterOptions add = scatter_options(l, Reduction::kAdd, context);
+  const ScatterOptions add = scatter_options(l, Reduction::kAdd, engine.context);
   const std::size_t bytes = nbytes(grad_input);
-  if (static_cast<std::size_t>(target.numel()) * element_size(target.dtype) == bytes) {
+  if (!engine.cuda && static_cast<std::size_t>(target.numel()) * element_size(target.dtype) == bytes) {
     static const std::byte zeros[16] = {};
     const TensorView zero(zeros, target.dtype, target.shape, Dims::filled(target.rank(), 0));
-    return scatter_multiaxis_into(zero, indices, updates, l.axes, target, add);
+    return engine.scatter(zero, indices, updates, l.axes, target, add);
   }
-  std::memset(grad_input.data, 0, bytes);
-  return scatter_multiaxis_into(target, indices, updates, l.axes, target, add);
+  MULTIGATHER_RETURN_IF_ERROR(engine.memset(grad_input.data, 0, bytes, "grad_input"));
+  return engine.scatter(target, indices, updates, l.axes, target, add);
 }
 
 /// The updates' cotangent of a scatter (nothing when grad_updates is null).
 Status scatter_vjp_updates(const Lowering& l, const TensorView& grad_output, const MutableTensorView* grad_updates,
-                           const ScatterOptions& assign, const ExecutionContext& context) {
+                           const ScatterOptions& assign, const Engine& engine) {
   const DType dtype = grad_output.dtype;
   if (grad_updates == nullptr) return Status::Ok();
   if (l.owned_updates || l.updates_computed) {
@@ -298,41 +450,50 @@ Status scatter_vjp_updates(const Lowering& l, const TensorView& grad_output, con
   bool direct = target.shape == g_shape && TensorView(target).is_contiguous() &&
                 static_cast<std::size_t>(target.numel()) * element_size(dtype) == nbytes(*grad_updates);
   for (int d = 0; d < target.rank(); ++d) direct = direct && !folded[static_cast<std::size_t>(d)];
-  Tensor buffer;
-  if (!direct) buffer = Tensor(dtype, g_shape);
-  const MutableTensorView gathered = direct ? target : buffer.mutable_view();
-  MULTIGATHER_RETURN_IF_ERROR(gather_multiaxis_into(read, l.indices, l.axes, gathered, gather_options(l, context)));
-  if (l.reduction == Reduction::kNone && !(l.spec != nullptr && l.spec->gradient_to_every_duplicate)) {
+  Temporary buffer;  // on the CUDA engine: device memory, freed on the stream at the end of scope
+  if (!direct) MULTIGATHER_RETURN_IF_ERROR(buffer.allocate(engine, dtype, g_shape, grad_updates->data, "grad_updates"));
+  const MutableTensorView gathered = direct ? target : buffer.view();
+  MULTIGATHER_RETURN_IF_ERROR(engine.gather(read, l.indices, l.axes, gathered, gather_options(l, engine.context)));
+  if (l.reduction == Reduction::kNone && !(l.spec != nullptr && l.spec->gradient_to_every_duplicate) &&
+      gathered.numel() > 0) {
     // Only the winner of each target (the last in row-major order) gets it: scatter each
-    // update's position, read back which position won.
-    Tensor positions(DType::kInt64, g_shape), winner(DType::kInt64, l.core_output_shape), won(DType::kInt64, g_shape);
-    for (std::int64_t o = 0; o < positions.numel(); ++o) positions.data_as<std::int64_t>()[o] = o;
-    for (std::int64_t o = 0; o < winner.numel(); ++o) winner.data_as<std::int64_t>()[o] = -1;
-    MULTIGATHER_RETURN_IF_ERROR(scatter_multiaxis_into(winner.view(), l.indices, positions.view(), l.axes,
-                                                       winner.mutable_view(), assign));
-    GatherOptions o = gather_options(l, context);
+    // update's position with reduction max onto -1 (memset's 0xff bytes; the last position
+    // is the largest, so any combine order gives it: atomic on the CUDA engine), read back which
+    // position won (-1 for a dropped update), zero the others.
+    Temporary positions, winner, won;
+    MULTIGATHER_RETURN_IF_ERROR(positions.allocate(engine, DType::kInt64, g_shape, grad_updates->data, "grad_updates"));
+    MULTIGATHER_RETURN_IF_ERROR(winner.allocate(engine, DType::kInt64, l.core_output_shape, grad_updates->data,
+                                                "grad_updates"));
+    MULTIGATHER_RETURN_IF_ERROR(won.allocate(engine, DType::kInt64, g_shape, grad_updates->data, "grad_updates"));
+    const std::int64_t count = gathered.numel();
+    MULTIGATHER_RETURN_IF_ERROR(engine.positions(static_cast<std::int64_t*>(positions.data()), count));
+    MULTIGATHER_RETURN_IF_ERROR(engine.memset(winner.data(), 0xff, nbytes(winner.view()), "winner"));
+    ScatterOptions last = assign;
+    last.reduction = Reduction::kMax;
+    MULTIGATHER_RETURN_IF_ERROR(engine.scatter(winner.view(), l.indices, positions.view(), l.axes, winner.view(),
+                                               last, Engine::Order::kFree));
+    GatherOptions o = gather_options(l, engine.context);
     o.fill_value = Scalar::from_int(-1);
-    MULTIGATHER_RETURN_IF_ERROR(gather_multiaxis_into(winner.view(), l.indices, l.axes, won.mutable_view(), o));
-    const std::size_t es = element_size(dtype);
-    auto* bytes = static_cast<std::byte*>(gathered.data);  // C-contiguous either way
-    for (std::int64_t p = 0; p < won.numel(); ++p) {
-      if (won.data_as<std::int64_t>()[p] != p) std::memset(bytes + p * es, 0, es);
-    }
+    MULTIGATHER_RETURN_IF_ERROR(engine.gather(winner.view(), l.indices, l.axes, won.view(), o));
+    // gathered is C-contiguous either way.
+    MULTIGATHER_RETURN_IF_ERROR(engine.keep_winners(gathered.data, dtype, static_cast<const std::int64_t*>(won.data()),
+                                                    count));
   }
   if (direct) return Status::Ok();
   // Summed into the updates through the lowered updates view (its broadcast dimensions sum):
-  // a scatter-add with no axes, whose targets are the broadcast positions.
-  std::memset(grad_updates->data, 0, nbytes(*grad_updates));
+  // a scatter-add with no axes, whose targets are the broadcast positions (no index is read:
+  // the host zero below is never dereferenced on the CUDA engine).
+  MULTIGATHER_RETURN_IF_ERROR(engine.memset(grad_updates->data, 0, nbytes(*grad_updates), "grad_updates"));
   static const std::int64_t zero_index = 0;
   const TensorView everywhere(&zero_index, DType::kInt64, g_shape, Dims::filled(g_shape.size(), 0));
   ScatterOptions add;
   add.reduction = Reduction::kAdd;
   add.num_threads = assign.num_threads;
-  return scatter_multiaxis_into(target, everywhere, buffer.view(), {}, target, add);
+  return engine.scatter(target, everywhere, buffer.view(), {}, target, add);
 }
 
 Status scatter_vjp(const Lowering& l, const TensorView& grad_output, const MutableTensorView& grad_input,
-                   const MutableTensorView* grad_updates, const ExecutionContext& context) {
+                   const MutableTensorView* grad_updates, const Engine& engine) {
   if ((l.reduction != Reduction::kNone && l.reduction != Reduction::kAdd) || l.mean_by_count) {
     return InvalidArgument(l.op + ": the gradient of a scatter with reduction " +
                            std::string(l.mean_by_count ? "mean" : reduction_name(l.reduction)) +
@@ -343,31 +504,45 @@ Status scatter_vjp(const Lowering& l, const TensorView& grad_output, const Mutab
     return InvalidArgument(l.op + ": grad_output shape " + to_string(grad_output.shape) +
                            " must be the output shape " + to_string(grad_input.shape));
   }
-  const ScatterOptions assign = scatter_options(l, Reduction::kNone, context);
+  const ScatterOptions assign = scatter_options(l, Reduction::kNone, engine.context);
   // The updates first: grad_input may be grad_output's own buffer (XLA aliases them), and its
-  // masking below overwrites what the updates read.
-  MULTIGATHER_RETURN_IF_ERROR(scatter_vjp_updates(l, grad_output, grad_updates, assign, context));
+  // masking below overwrites what the updates read (on the CUDA engine: later on the stream).
+  MULTIGATHER_RETURN_IF_ERROR(scatter_vjp_updates(l, grad_output, grad_updates, assign, engine));
   if (grad_input.data == nullptr) return Status::Ok();  // the caller passes grad_output on
   // grad_input = grad_output, zeroed where an update overwrote the element; all zeros when the
   // output does not start from the input (tf.scatter_nd: the lowering's own zeros).
   const MutableTensorView targets(grad_input.data, dtype, l.core_output_shape, l.core_output_strides);
   if (l.owned_input) {
-    std::memset(grad_input.data, 0, nbytes(grad_input));
+    MULTIGATHER_RETURN_IF_ERROR(engine.memset(grad_input.data, 0, nbytes(grad_input), "grad_input"));
   } else if (grad_input.data != grad_output.data) {  // XLA may alias them
-    std::memcpy(grad_input.data, grad_output.data, nbytes(grad_input));
+    MULTIGATHER_RETURN_IF_ERROR(
+        engine.copy(grad_input.data, "grad_input", grad_output.data, "grad_output", nbytes(grad_input)));
   }
   if (!l.owned_input && (l.reduction == Reduction::kNone || !l.include_input)) {
+    // A broadcast zero element (on the CUDA engine a zeroed device temporary): assigned in any
+    // order, the same bytes.
     static const std::byte zeros[16] = {};
-    const TensorView zero(zeros, dtype, Dims::filled(targets.rank(), 1), Dims::filled(targets.rank(), 0));
-    MULTIGATHER_RETURN_IF_ERROR(scatter_multiaxis_into(targets, l.indices, zero, l.axes, targets, assign));
+    Temporary element;
+    const void* zero_data = zeros;
+    if (engine.cuda) {
+      MULTIGATHER_RETURN_IF_ERROR(element.allocate(engine, dtype, {1}, grad_input.data, "grad_input"));
+      MULTIGATHER_RETURN_IF_ERROR(engine.memset(element.data(), 0, element_size(dtype), "zero"));
+      zero_data = element.data();
+    }
+    const TensorView zero(zero_data, dtype, Dims::filled(targets.rank(), 1), Dims::filled(targets.rank(), 0));
+    MULTIGATHER_RETURN_IF_ERROR(engine.scatter(targets, l.indices, zero, l.axes, targets, assign, Engine::Order::kFree));
   }
   return Status::Ok();
 }
 
+/// The VJP of one (possibly lifted) lowering on the context's engine; a CUDA VJP is refused
+/// here, with execute's message, where this build or machine has no CUDA engine.
 Status vjp_one(const Lowering& l, const TensorView& grad_output, const MutableTensorView& grad_input,
                const MutableTensorView* grad_updates, const ExecutionContext& context) {
-  if (l.kind == OpKind::kScatter) return scatter_vjp(l, grad_output, grad_input, grad_updates, context);
-  return gather_vjp(l, grad_output, grad_input, context);
+  const Engine engine(context);
+  if (engine.cuda) MULTIGATHER_RETURN_IF_ERROR(detail::cuda_engine_available(l));
+  if (l.kind == OpKind::kScatter) return scatter_vjp(l, grad_output, grad_input, grad_updates, engine);
+  return gather_vjp(l, grad_output, grad_input, engine);
 }
 
 using detail::guarded;
@@ -518,9 +693,6 @@ Status execute_vjp(std::string_view name, const TensorView& input, const TensorV
                    CallSiteCache* cache) noexcept {
   return guarded(name, [&]() -> Status {
     const detail::TaskPoolScope pool(context.task_pool);
-    if (context.device == Device::kCUDA) {
-      return InvalidArgument(std::string(name) + ": gradients run on the CPU engine only in this version");
-    }
     MULTIGATHER_RETURN_IF_ERROR(check_batch_rank(batch_rank, grad_output.shape, "grad_output"));
     MULTIGATHER_RETURN_IF_ERROR(require_contiguous(grad_output, "grad_output"));
     MULTIGATHER_RETURN_IF_ERROR(require_contiguous(grad_input, "grad_input"));

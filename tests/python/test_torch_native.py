@@ -82,7 +82,7 @@ def _same_grads(ours, theirs, operands):
     y1, y2 = ours(*a), theirs(*b)
     assert y1.grad_fn is not None
     torch.testing.assert_close(y1, y2)
-    g = rand(*y2.shape, seed=9)
+    g = rand(*y2.shape, seed=9).to(y2.device)
     g1 = torch.autograd.grad(y1, a, g)
     g2 = torch.autograd.grad(y2, b, g)
     for p, q in zip(g1, g2):
@@ -550,8 +550,7 @@ def _cuda_engine() -> bool:
 @pytest.mark.parametrize("name,call", [c for c in SCATTER_CASES if "prod" not in c[0] and "mean" not in c[0]],
                          ids=[c[0] for c in SCATTER_CASES if "prod" not in c[0] and "mean" not in c[0]])
 def test_cuda_scatters_equal_pytorch(name, call):
-    # Forward on the device (the deterministic CUDA scatter); gradients run on the CPU engine
-    # only (issue 30): a CUDA backward raises ValueError naming it.
+    # Forward on the device (the deterministic CUDA scatter); gradients: test_cuda_backward_*.
     device = torch.device("cuda")
     x, s = rand(4, 5).to(device), rand(6, 5, seed=2).to(device)
     global IDX, ROWS
@@ -559,5 +558,39 @@ def test_cuda_scatters_equal_pytorch(name, call):
     IDX, ROWS = IDX.to(device), ROWS.to(device)
     try:
         torch.testing.assert_close(call(_fn(name, mt), x, s), call(_fn(name, torch), x, s))
+    finally:
+        IDX, ROWS = saved
+
+
+# Gradients on CUDA tensors: execute_vjp on the CUDA engine, on the current stream.
+CUDA_GATHER_CASES = [
+    ("gather", lambda f, x: f(x, 1, IDX[:4, :3].cuda())),
+    ("index_select", lambda f, x: f(x, 0, ROWS.cuda())),
+    ("take", lambda f, x: f(x, (IDX[:, :3].reshape(-1) * 5 + 1).cuda())),
+]
+
+
+@pytest.mark.skipif(not _cuda_engine(), reason="needs a CUDA device and a build with the CUDA engine")
+@pytest.mark.parametrize("name,call", CUDA_GATHER_CASES, ids=[c[0] for c in CUDA_GATHER_CASES])
+def test_cuda_backward_of_gathers_equals_pytorch(name, call):
+    # duplicates: their gradients add (float64: PyTorch's atomics and the deterministic
+    # scatter-add agree to rounding)
+    x = rand(4, 5).cuda()
+    _same_grads(lambda x: call(getattr(mt, name), x), lambda x: call(getattr(torch, name), x), (x,))
+
+
+@pytest.mark.skipif(not _cuda_engine(), reason="needs a CUDA device and a build with the CUDA engine")
+@pytest.mark.parametrize("name,call", [c for c in SCATTER_CASES if "prod" not in c[0] and "mean" not in c[0]],
+                         ids=[c[0] for c in SCATTER_CASES if "prod" not in c[0] and "mean" not in c[0]])
+def test_cuda_backward_of_scatters_equals_pytorch(name, call):
+    # execute_vjp on the device (none / add); amax / amin: their value-reading gradients, made
+    # of the forward ops on the device.
+    device = torch.device("cuda")
+    x, s = rand(4, 5).to(device), rand(6, 5, seed=2).to(device)
+    global IDX, ROWS
+    saved = IDX, ROWS
+    IDX, ROWS = IDX.to(device), ROWS.to(device)
+    try:
+        _same_grads(lambda x, s: call(_fn(name, mt), x, s), lambda x, s: call(_fn(name, torch), x, s), (x, s))
     finally:
         IDX, ROWS = saved

@@ -15,6 +15,7 @@
 
 #include "kernels/cuda/gather_kernel.hpp"
 #include "kernels/cuda/scatter_kernel.hpp"
+#include "kernels/cuda/vjp_kernel.hpp"
 #include "kernels/reference/reference.hpp"
 #include "multigather/cuda.hpp"
 #include "plan/plan.hpp"
@@ -451,3 +452,90 @@ Status scatter_multiaxis_cuda_into(const TensorView& input, const TensorView& in
 }
 
 }  // namespace multigather
+
+// ---- The VJPs' device steps (cuda_hooks.hpp; api/transforms.cpp runs the VJPs) -----------------
+
+namespace multigather::detail {
+
+Status cuda_memset_async(void* data, int value, std::size_t bytes, const char* name, void* stream) noexcept {
+  try {
+    if (bytes == 0) return Status::Ok();
+    int device = -1;
+    MULTIGATHER_RETURN_IF_ERROR(common_device({{data, name, true}}, &device));
+    DeviceScope scope(device);
+    const cudaError_t error = cudaMemsetAsync(data, value, bytes, static_cast<cudaStream_t>(stream));
+    return error == cudaSuccess ? Status::Ok() : cuda_failure(error, "memset of a gradient");
+  } catch (...) {
+    return Status(StatusCode::kInternal, "out of memory in the CUDA backend");
+  }
+}
+
+Status cuda_copy_async(void* to, const char* to_name, const void* from, const char* from_name, std::size_t bytes,
+                       void* stream) noexcept {
+  try {
+    if (bytes == 0) return Status::Ok();
+    int device = -1;
+    MULTIGATHER_RETURN_IF_ERROR(common_device({{to, to_name, true}, {from, from_name, true}}, &device));
+    DeviceScope scope(device);
+    const cudaError_t error =
+        cudaMemcpyAsync(to, from, bytes, cudaMemcpyDeviceToDevice, static_cast<cudaStream_t>(stream));
+    return error == cudaSuccess ? Status::Ok() : cuda_failure(error, "copy of a gradient");
+  } catch (...) {
+    return Status(StatusCode::kInternal, "out of memory in the CUDA backend");
+  }
+}
+
+CudaStreamMemory::~CudaStreamMemory() {
+  if (data_ == nullptr) return;
+  DeviceScope scope(device_);
+  cudaFreeAsync(data_, static_cast<cudaStream_t>(stream_));
+}
+
+Status CudaStreamMemory::allocate(std::size_t bytes, const void* near, const char* near_name, void* stream) noexcept {
+  try {
+    if (data_ != nullptr) return Status(StatusCode::kInternal, "CudaStreamMemory allocated twice");
+    MULTIGATHER_RETURN_IF_ERROR(common_device({{near, near_name, true}}, &device_));
+    DeviceScope scope(device_);
+    const cudaError_t error = cudaMallocAsync(&data_, bytes > 0 ? bytes : 16, static_cast<cudaStream_t>(stream));
+    if (error != cudaSuccess) {
+      data_ = nullptr;
+      return cuda_failure(error, "allocation of a gradient's scratch memory");
+    }
+    stream_ = stream;
+    return Status::Ok();
+  } catch (...) {
+    return Status(StatusCode::kInternal, "out of memory in the CUDA backend");
+  }
+}
+
+Status cuda_positions(std::int64_t* positions, std::int64_t count, void* stream) noexcept {
+  try {
+    if (count <= 0) return Status::Ok();
+    int device = -1, multiprocessors = 0;
+    MULTIGATHER_RETURN_IF_ERROR(common_device({{positions, "positions", true}}, &device));
+    DeviceScope scope(device);
+    MULTIGATHER_RETURN_IF_ERROR(multiprocessor_count(device, &multiprocessors));
+    const cudaError_t error = launch_positions(positions, count, multiprocessors, static_cast<cudaStream_t>(stream));
+    return error == cudaSuccess ? Status::Ok() : cuda_failure(error, "positions kernel launch");
+  } catch (...) {
+    return Status(StatusCode::kInternal, "out of memory in the CUDA backend");
+  }
+}
+
+Status cuda_keep_winners(void* grad, DType dtype, const std::int64_t* won, std::int64_t count,
+                         void* stream) noexcept {
+  try {
+    if (count <= 0) return Status::Ok();
+    int device = -1, multiprocessors = 0;
+    MULTIGATHER_RETURN_IF_ERROR(common_device({{grad, "grad_updates", true}, {won, "won", true}}, &device));
+    DeviceScope scope(device);
+    MULTIGATHER_RETURN_IF_ERROR(multiprocessor_count(device, &multiprocessors));
+    const cudaError_t error = launch_keep_winners(grad, static_cast<int>(element_size(dtype)), won, count,
+                                                  multiprocessors, static_cast<cudaStream_t>(stream));
+    return error == cudaSuccess ? Status::Ok() : cuda_failure(error, "winner mask kernel launch");
+  } catch (...) {
+    return Status(StatusCode::kInternal, "out of memory in the CUDA backend");
+  }
+}
+
+}  // namespace multigather::detail

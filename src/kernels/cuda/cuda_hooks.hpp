@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 #include "core/device_memory.hpp"  // is_cuda_pointer
@@ -24,5 +25,45 @@ Status run_scatter_validated_cuda(const TensorView& input, const TensorView& ind
                                   const ScatterOptions& options, void* stream, bool deterministic,
                                   const TensorView* base = nullptr,
                                   const MutableTensorView* base_output = nullptr) noexcept;
+
+// ---- The VJPs on the CUDA engine (api/transforms.cpp) ------------------------------------------
+// Stream-ordered steps on `stream`, on the device that owns the memory they write (mapped pinned
+// memory: the current device); none synchronizes. Nothing here reads device memory on the host.
+// Errors: InvalidArgument naming `name` for memory the CUDA runtime does not know or host memory;
+// Internal with the runtime's error name for a failed CUDA call.
+
+/// cudaMemsetAsync of `bytes` bytes at `data` to `value` (nothing for 0 bytes).
+Status cuda_memset_async(void* data, int value, std::size_t bytes, const char* name, void* stream) noexcept;
+
+/// cudaMemcpyAsync of `bytes` bytes, device to device (nothing for 0 bytes); both on one device.
+Status cuda_copy_async(void* to, const char* to_name, const void* from, const char* from_name, std::size_t bytes,
+                       void* stream) noexcept;
+
+/// Stream-ordered device memory (cudaMallocAsync on `stream`, on the device that owns `near`),
+/// freed on the same stream when it goes out of scope: the steps enqueued before that have run
+/// by the time the memory is reused.
+class CudaStreamMemory {
+ public:
+  CudaStreamMemory() = default;
+  ~CudaStreamMemory();
+  CudaStreamMemory(const CudaStreamMemory&) = delete;
+  CudaStreamMemory& operator=(const CudaStreamMemory&) = delete;
+  /// At least `bytes` bytes (16 for 0), aligned as cudaMallocAsync aligns (256 bytes).
+  Status allocate(std::size_t bytes, const void* near, const char* near_name, void* stream) noexcept;
+  void* data() const noexcept { return data_; }
+
+ private:
+  void* data_ = nullptr;
+  void* stream_ = nullptr;
+  int device_ = -1;
+};
+
+/// positions[p] = p for p < count (vjp_rows.hpp).
+Status cuda_positions(std::int64_t* positions, std::int64_t count, void* stream) noexcept;
+
+/// Zeroes element p of the C-contiguous `grad` (of `dtype`) unless won[p] == p, for p < count
+/// (vjp_rows.hpp): the winner rule of a scatter with reduction none.
+Status cuda_keep_winners(void* grad, DType dtype, const std::int64_t* won, std::int64_t count,
+                         void* stream) noexcept;
 
 }  // namespace multigather::detail

@@ -1,0 +1,58 @@
+// The CUDA VJP's own kernels (the winner mask of a scatter with reduction none): one call of
+// the host+device body of vjp_rows.hpp per thread, over elementwise_blocks' grid.
+#include <cuda_runtime.h>
+
+#include "kernels/cuda/vjp_kernel.hpp"
+#include "kernels/cuda/vjp_rows.hpp"
+
+namespace multigather::detail {
+namespace {
+
+__global__ void __launch_bounds__(kThreadsPerBlock)
+positions_kernel(std::int64_t* positions, std::int64_t count) {
+  positions_thread(positions, count, static_cast<std::int64_t>(blockIdx.x) * kThreadsPerBlock + threadIdx.x,
+                   static_cast<std::int64_t>(gridDim.x) * kThreadsPerBlock);
+}
+
+template <int Bytes>
+__global__ void __launch_bounds__(kThreadsPerBlock)
+keep_winners_kernel(void* grad, const std::int64_t* won, std::int64_t count) {
+  keep_winners_thread<Bytes>(grad, won, count,
+                             static_cast<std::int64_t>(blockIdx.x) * kThreadsPerBlock + threadIdx.x,
+                             static_cast<std::int64_t>(gridDim.x) * kThreadsPerBlock);
+}
+
+// Launches `kernel` (args: `args`) over elementwise_blocks' grid: cudaLaunchKernel returns the
+// launch's own status (a <<<>>> launch would need cudaGetLastError, which may report an older
+// error of the caller's).
+cudaError_t launch(const void* kernel, void** args, std::int64_t count, int multiprocessors, cudaStream_t stream) {
+  return cudaLaunchKernel(kernel, dim3(static_cast<unsigned>(elementwise_blocks(count, multiprocessors))),
+                          dim3(kThreadsPerBlock), args, 0, stream);
+}
+
+}  // namespace
+
+cudaError_t launch_positions(std::int64_t* positions, std::int64_t count, int multiprocessors,
+                             cudaStream_t stream) noexcept {
+  if (count <= 0) return cudaSuccess;
+  void* args[] = {&positions, &count};
+  return launch(reinterpret_cast<const void*>(positions_kernel), args, count, multiprocessors, stream);
+}
+
+cudaError_t launch_keep_winners(void* grad, int element_bytes, const std::int64_t* won, std::int64_t count,
+                                int multiprocessors, cudaStream_t stream) noexcept {
+  if (count <= 0) return cudaSuccess;
+  const void* kernel = nullptr;
+  switch (element_bytes) {
+    case 1: kernel = reinterpret_cast<const void*>(keep_winners_kernel<1>); break;
+    case 2: kernel = reinterpret_cast<const void*>(keep_winners_kernel<2>); break;
+    case 4: kernel = reinterpret_cast<const void*>(keep_winners_kernel<4>); break;
+    case 8: kernel = reinterpret_cast<const void*>(keep_winners_kernel<8>); break;
+    case 16: kernel = reinterpret_cast<const void*>(keep_winners_kernel<16>); break;
+    default: return cudaErrorInvalidValue;
+  }
+  void* args[] = {&grad, &won, &count};
+  return launch(kernel, args, count, multiprocessors, stream);
+}
+
+}  // namespace multigather::detail
