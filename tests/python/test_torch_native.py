@@ -17,6 +17,8 @@ Skipped when torch is missing."""
 
 from __future__ import annotations
 
+import contextlib
+
 import os
 import subprocess
 import sys
@@ -546,20 +548,29 @@ def _cuda_engine() -> bool:
     return torch.cuda.is_available() and bool(getattr(_multigather, "has_cuda", False))
 
 
-@pytest.mark.skipif(not _cuda_engine(), reason="needs a CUDA device and a build with the CUDA engine")
-@pytest.mark.parametrize("name,call", [c for c in SCATTER_CASES if "prod" not in c[0] and "mean" not in c[0]],
-                         ids=[c[0] for c in SCATTER_CASES if "prod" not in c[0] and "mean" not in c[0]])
-def test_cuda_scatters_equal_pytorch(name, call):
-    # Forward on the device (the deterministic CUDA scatter); gradients: test_cuda_backward_*.
-    device = torch.device("cuda")
-    x, s = rand(4, 5).to(device), rand(6, 5, seed=2).to(device)
+# The scatter cases the CUDA engine runs (prod and mean stay on the CPU).
+CUDA_SCATTER_CASES = [c for c in SCATTER_CASES if "prod" not in c[0] and "mean" not in c[0]]
+
+
+@contextlib.contextmanager
+def _indices_on_cuda():
+    """The cases' shared IDX / ROWS moved to the GPU for the block."""
     global IDX, ROWS
     saved = IDX, ROWS
-    IDX, ROWS = IDX.to(device), ROWS.to(device)
+    IDX, ROWS = IDX.cuda(), ROWS.cuda()
     try:
-        torch.testing.assert_close(call(_fn(name, mt), x, s), call(_fn(name, torch), x, s))
+        yield
     finally:
         IDX, ROWS = saved
+
+
+@pytest.mark.skipif(not _cuda_engine(), reason="needs a CUDA device and a build with the CUDA engine")
+@pytest.mark.parametrize("name,call", CUDA_SCATTER_CASES, ids=[c[0] for c in CUDA_SCATTER_CASES])
+def test_cuda_scatters_equal_pytorch(name, call):
+    # Forward on the device (the deterministic CUDA scatter); gradients: test_cuda_backward_*.
+    x, s = rand(4, 5).cuda(), rand(6, 5, seed=2).cuda()
+    with _indices_on_cuda():
+        torch.testing.assert_close(call(_fn(name, mt), x, s), call(_fn(name, torch), x, s))
 
 
 # Gradients on CUDA tensors: execute_vjp on the CUDA engine, on the current stream.
@@ -580,17 +591,10 @@ def test_cuda_backward_of_gathers_equals_pytorch(name, call):
 
 
 @pytest.mark.skipif(not _cuda_engine(), reason="needs a CUDA device and a build with the CUDA engine")
-@pytest.mark.parametrize("name,call", [c for c in SCATTER_CASES if "prod" not in c[0] and "mean" not in c[0]],
-                         ids=[c[0] for c in SCATTER_CASES if "prod" not in c[0] and "mean" not in c[0]])
+@pytest.mark.parametrize("name,call", CUDA_SCATTER_CASES, ids=[c[0] for c in CUDA_SCATTER_CASES])
 def test_cuda_backward_of_scatters_equals_pytorch(name, call):
     # execute_vjp on the device (none / add); amax / amin: their value-reading gradients, made
     # of the forward ops on the device.
-    device = torch.device("cuda")
-    x, s = rand(4, 5).to(device), rand(6, 5, seed=2).to(device)
-    global IDX, ROWS
-    saved = IDX, ROWS
-    IDX, ROWS = IDX.to(device), ROWS.to(device)
-    try:
+    x, s = rand(4, 5).cuda(), rand(6, 5, seed=2).cuda()
+    with _indices_on_cuda():
         _same_grads(lambda x, s: call(_fn(name, mt), x, s), lambda x, s: call(_fn(name, torch), x, s), (x, s))
-    finally:
-        IDX, ROWS = saved
