@@ -103,10 +103,6 @@ inline Case random_case(std::mt19937_64& rng) {
   static const mg::Reduction reductions[] = {mg::Reduction::kNone, mg::Reduction::kAdd, mg::Reduction::kMul,
                                              mg::Reduction::kMin, mg::Reduction::kMax};
   c.options.reduction = reductions[uniform(rng, 0, 4)];
-  const bool is_complex = c.dtype == mg::DType::kComplex64 || c.dtype == mg::DType::kComplex128;
-  if (is_complex && (c.options.reduction == mg::Reduction::kMin || c.options.reduction == mg::Reduction::kMax)) {
-    c.options.reduction = mg::Reduction::kAdd;
-  }
   static const mg::IndexMode modes[] = {mg::IndexMode::kError, mg::IndexMode::kClamp, mg::IndexMode::kWrap,
                                         mg::IndexMode::kDrop};
   c.options.index_mode = modes[uniform(rng, 0, 3)];
