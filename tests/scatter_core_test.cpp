@@ -429,24 +429,6 @@ TEST(ScatterCore, EngineMatchesReferenceAtEveryThreadCount) {
   }
 }
 
-/// n complex elements of `dtype` whose parts are drawn from {NaN, -inf, -1, -0, +0, 1, inf}.
-void fill_special_complex(Rng& rng, std::vector<std::byte>& bytes, mg::DType dtype, std::int64_t n) {
-  static const double parts[] = {std::numeric_limits<double>::quiet_NaN(), -INFINITY, -1.0, -0.0, 0.0, 1.0, INFINITY};
-  const std::size_t es = mg::element_size(dtype);
-  bytes.assign(static_cast<std::size_t>(n) * es, std::byte{0});
-  for (std::int64_t i = 0; i < n; ++i) {
-    const double re = parts[uniform(rng, 0, 6)], im = parts[uniform(rng, 0, 6)];
-    std::byte* p = bytes.data() + static_cast<std::size_t>(i) * es;
-    if (dtype == mg::DType::kComplex64) {
-      const float f[2] = {static_cast<float>(re), static_cast<float>(im)};
-      std::memcpy(p, f, 8);
-    } else {
-      const double d[2] = {re, im};
-      std::memcpy(p, d, 16);
-    }
-  }
-}
-
 TEST(ComplexMinMax, EngineMatchesReferenceWithNansTiesAndSignedZeros) {
   // random_case's shapes, index modes, broadcasting and strided outputs, made complex64 /
   // complex128 min / max over parts from {NaN, -inf, -1, -0, +0, 1, inf}: ties on the real part,
@@ -460,14 +442,7 @@ TEST(ComplexMinMax, EngineMatchesReferenceWithNansTiesAndSignedZeros) {
     for (int i = 0; i < 400; ++i) {
       const std::uint64_t case_seed = rng();
       Rng case_rng(case_seed);
-      Case c = random_case(case_rng);
-      c.dtype = chance(case_rng, 0.5) ? mg::DType::kComplex64 : mg::DType::kComplex128;
-      c.options.reduction = chance(case_rng, 0.5) ? mg::Reduction::kMin : mg::Reduction::kMax;
-      std::int64_t n = 0;
-      mg::element_count(c.input_shape, &n);
-      fill_special_complex(case_rng, c.input, c.dtype, n);
-      mg::element_count(c.updates_shape, &n);
-      fill_special_complex(case_rng, c.updates, c.dtype, n);
+      const Case c = mg::test::random_complex_order_case(case_rng);
       const Result ref = run_case(c, true, 1);
       for (int threads : {1, 2, 3, 8}) {
         const Result got = run_case(c, false, threads);
