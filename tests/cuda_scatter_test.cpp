@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <numeric>
 #include <random>
 #include <vector>
@@ -179,6 +180,30 @@ TEST(CudaScatterOnHost, RandomPlansMatchTheReference) {
   EXPECT_GT(atomic_compared, 1000);
 }
 
+TEST(CudaScatterOnHost, ComplexMinMaxWithNansTiesAndSignedZerosMatchTheReference) {
+  // Complex min / max choose between whole pairs, so NaN on either side, real-part ties and +-0
+  // must come out as the reference's bytes: deterministic mode (sort, then one owner per
+  // target), and the atomic mode's host form in thread order (row-major here: complex64 swaps
+  // the pair from the identity when include_input is false; complex128 runs deterministically).
+  std::mt19937_64 rng(seed() + 9);
+  int compared = 0;
+  for (int i = 0; i < 600; ++i) {
+    const std::uint64_t case_seed = rng();
+    std::mt19937_64 case_rng(case_seed);
+    const Case c = test::random_complex_order_case(case_rng);
+    const Result ref = test::run_case(c, true, 1);
+    SCOPED_TRACE("case seed " + std::to_string(case_seed) + ": " + test::describe(c));
+    for (const bool atomic : {false, true}) {
+      const HostRun got = run_on_host(c, atomic, i % 2 == 1, 4);
+      if (!got.ran || ref.status.code() == StatusCode::kOutOfRange) continue;
+      ASSERT_TRUE(ref.status.ok()) << ref.status.message();
+      ASSERT_TRUE(got.bytes == ref.bytes) << (atomic ? "atomic" : "deterministic");
+      ++compared;
+    }
+  }
+  EXPECT_GT(compared, 800);
+}
+
 TEST(CudaScatterOnHost, ManyUpdatesPerTargetOverAGridStride) {
   // 4096 float32 updates into 3 targets (ScatterElements add along axis 0 of [4096, 1] -> [3, 1]),
   // then 64-element rows (index_add of [512, 64] into [5, 64]): one fake multiprocessor with the
@@ -330,6 +355,41 @@ TEST(CudaScatter, RandomPlansMatchTheCpuEngine) {
     ASSERT_EQ(atomic.status.code(), want.status.code()) << atomic.status.message();
     if (want.status.ok() && order_independent(c)) {
       ASSERT_TRUE(test::same_up_to_nan_bits(atomic.bytes, want.bytes, c.dtype)) << "atomic";
+    }
+  }
+  cudaStreamDestroy(stream);
+}
+
+TEST(CudaScatter, ComplexMinMaxWithNansTiesAndSignedZerosMatchTheCpuEngine) {
+  SKIP_WITHOUT_DEVICE();
+  // Deterministic mode chooses the CPU engine's pair every time, NaN bits included. Atomic
+  // mode (complex64 swaps the pair; complex128 runs deterministically) gives the same bytes
+  // where no NaN and no zero part is in play (then every order picks the same pair).
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cudaStreamCreate(&stream), cudaSuccess);
+  std::mt19937_64 rng(seed() + 10);
+  for (int i = 0; i < 300; ++i) {
+    const std::uint64_t case_seed = rng();
+    std::mt19937_64 case_rng(case_seed);
+    const Case c = test::random_complex_order_case(case_rng);
+    SCOPED_TRACE("case seed " + std::to_string(case_seed) + ": " + test::describe(c));
+    const Result want = test::run_case(c, false, 1);
+    const Result det = run_on_device(c, ScatterDeterminism::kDeterministic, stream);
+    ASSERT_EQ(det.status.code(), want.status.code()) << det.status.message();
+    if (want.status.ok()) ASSERT_TRUE(det.bytes == want.bytes) << "deterministic";
+    const Result atomic = run_on_device(c, ScatterDeterminism::kAtomic, stream);
+    ASSERT_EQ(atomic.status.code(), want.status.code()) << atomic.status.message();
+    const auto special = [&](const std::vector<std::byte>& bytes) {  // a NaN or a zero part
+      const bool single = c.dtype == DType::kComplex64;
+      for (std::size_t at = 0; at < bytes.size(); at += single ? 4 : 8) {
+        double v = 0;
+        if (single) { float f; std::memcpy(&f, bytes.data() + at, 4); v = f; } else { std::memcpy(&v, bytes.data() + at, 8); }
+        if (v != v || v == 0) return true;
+      }
+      return false;
+    };
+    if (want.status.ok() && (c.dtype == DType::kComplex128 || (!special(c.input) && !special(c.updates)))) {
+      ASSERT_TRUE(atomic.bytes == want.bytes) << "atomic";
     }
   }
   cudaStreamDestroy(stream);

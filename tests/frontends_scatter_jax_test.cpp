@@ -2,6 +2,8 @@
 // out by hand below each call (the same calls against JAX itself are in
 // tests/python/test_scatter_jax.py), every mode's index rule, duplicates, advanced-indexing
 // layouts, and the exact error messages.
+#include <limits>
+
 #include "op_test_support.hpp"
 
 namespace multigather {
@@ -48,6 +50,22 @@ TEST(JaxAt, ReductionsAndDuplicates) {
   expect_scatter("jax.at.min", x, i, f32({3}, {-1, 0, 9}), {}, {-1, 2, 3, 4});
   expect_scatter("jax.at.max", x, i, f32({3}, {-1, 0, 9}), {}, {1, 2, 3, 9});
   expect_scatter("jax.at.set", x, i, f32({3}, {7, 8, 9}), {}, {8, 2, 3, 9});
+}
+
+TEST(JaxAt, ComplexMinMaxAreLexicographicAsXlas) {
+  // x.at[[0, 0, 2, 2]].max / min on complex64 (the same cases against JAX itself:
+  // tests/python/test_scatter_jax.py). Element 0 starts (1, 2): the updates (1, 3) then (1, 1)
+  // tie on the real part, the imaginary parts decide. Element 2 starts (0, 0): (NaN, 0) wins
+  // (every comparison with NaN is false, so the update is taken), then (1, 0) replaces it.
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const Tensor x = testing::c64({3}, {1, 2, 5, 5, 0, 0});
+  const Tensor i = i64({4, 1}, {0, 0, 2, 2});
+  const Tensor u = testing::c64({4}, {1, 3, 1, 1, nan, 0, 1, 0});
+  testing::expect_scatter_c64("jax.at.max", x, i, u, {}, {1, 3, 5, 5, 1, 0});
+  testing::expect_scatter_c64("jax.at.min", x, i, u, {}, {1, 1, 5, 5, 1, 0});
+  // The NaN update last: it stays.
+  const Tensor u2 = testing::c64({4}, {1, 3, 1, 1, 1, 0, nan, 0});
+  testing::expect_scatter_c64("jax.at.max", x, i, u2, {}, {1, 3, 5, 5, nan, 0});
 }
 
 TEST(JaxAt, AdvancedIndexingLayouts) {

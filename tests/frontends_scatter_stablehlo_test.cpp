@@ -1,6 +1,8 @@
 // stablehlo.scatter: the StableHLO spec's example (batching dims, windows, an out-of-range
 // start), XLA's whole-window skip, assign's last-wins rule, and the constraint errors. The
 // same op against jax.lax.scatter on random dimension numbers: tests/python/test_scatter_stablehlo.py.
+#include <limits>
+
 #include "op_test_support.hpp"
 
 namespace multigather {
@@ -41,6 +43,23 @@ TEST(StablehloScatter, WindowsThatDoNotFitAreSkippedWhole) {
                  {{"update_window_dims", "1"}, {"inserted_window_dims", "0"}, {"scatter_dims_to_operand_dims", "0"},
                   {"index_vector_dim", "1"}, {"update_computation", "max"}},
                  {5, 6, 0, 0, 1, 2});
+}
+
+TEST(StablehloScatter, ComplexMaxAndMinAreLexicographic) {
+  // operand complex64 [3], point updates at 0, 0, 2, 2: the spec's lexicographic max / min of
+  // the (real, imaginary) pairs, NaN and ties as XLA (the update wins both).
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const auto dn = [](const char* computation) -> Attributes {
+    return {{"inserted_window_dims", "0"}, {"scatter_dims_to_operand_dims", "0"}, {"index_vector_dim", "1"},
+            {"update_computation", computation}};
+  };
+  const Tensor x = testing::c64({3}, {1, 2, 5, 5, 0, 0});
+  const Tensor i = i64({4, 1}, {0, 0, 2, 2});
+  const Tensor u = testing::c64({4}, {1, 3, -0.0f, 9, 0, nan, -0.0f, 0});
+  // Element 0: (1, 3) beats (1, 2); (-0, 9) loses. Element 2: (0, NaN) ties the real part and
+  // NaN compares false: taken; then (-0, 0) ties the real part, NaN again: taken.
+  testing::expect_scatter_c64("stablehlo.scatter", x, i, u, dn("max"), {1, 3, 5, 5, -0.0f, 0});
+  testing::expect_scatter_c64("stablehlo.scatter", x, i, u, dn("min"), {-0.0f, 9, 5, 5, -0.0f, 0});
 }
 
 TEST(StablehloScatter, AssignKeepsTheLastAndPartialWindows) {

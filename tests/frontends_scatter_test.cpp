@@ -647,6 +647,49 @@ TEST(NumpyUfuncAt, MultiplyMinimumMaximum) {
                        "numpy.minimum_at: indices[0] = 4 is out of range for axis 0 of size 4 (valid range [-4, 4))");
 }
 
+// ---- complex min / max: only StableHLO's order, which these frameworks do not have ------------
+
+TEST(ComplexMinMax, FrameworksWithoutStableHlosOrderRefuseIt) {
+  // The core takes complex min / max (StableHLO's lexicographic order: ComplexMinMax in
+  // scatter_core_test.cpp); a framework whose own rule differs, or that has none, keeps refusing.
+  const Tensor x = testing::c64({2}, {1, 0, 2, 0});
+  const Tensor u1 = testing::c64({1}, {3, 0});
+  const Tensor i1 = i64({1}, {0});
+  expect_scatter_error("numpy.maximum_at", x, i1, u1, {}, StatusCode::kTypeError,
+                       "numpy.maximum_at: a dtype complex64 is not supported with maximum (numpy's complex maximum / "
+                       "minimum propagate NaN and keep a on ties; multigather's complex min / max are StableHLO's, "
+                       "where the update wins both: scatter_multiaxis with reduction min / max)");
+  expect_scatter_error("numpy.minimum_at", x, i1, u1, {}, StatusCode::kTypeError,
+                       "numpy.minimum_at: a dtype complex64 is not supported with minimum (numpy's complex maximum / "
+                       "minimum propagate NaN and keep a on ties; multigather's complex min / max are StableHLO's, "
+                       "where the update wins both: scatter_multiaxis with reduction min / max)");
+  for (const char* reduce : {"amax", "amin"}) {
+    expect_scatter_error("torch.scatter_reduce", x, i1, u1, {{"reduce", reduce}}, StatusCode::kTypeError,
+                         std::string("torch.scatter_reduce: self dtype complex64 is not supported with reduce = '") +
+                             reduce + "' (PyTorch implements amax and amin for no complex dtype)");
+  }
+  expect_scatter("torch.scatter_reduce", f32({2}, {1, 2}), i1, f32({1}, {3}), {{"reduce", "amax"}}, {3, 2});
+  const Tensor i11 = i64({1, 1}, {0});
+  expect_scatter_error("tf.tensor_scatter_nd_max", x, i11, u1, {}, StatusCode::kTypeError,
+                       "tf.tensor_scatter_nd_max: tensor dtype complex64 is not supported with max (TensorFlow "
+                       "registers TensorScatterMin / TensorScatterMax for real number types only)");
+  expect_scatter_error("tf.tensor_scatter_nd_min", x, i11, u1, {}, StatusCode::kTypeError,
+                       "tf.tensor_scatter_nd_min: tensor dtype complex64 is not supported with min (TensorFlow "
+                       "registers TensorScatterMin / TensorScatterMax for real number types only)");
+  expect_scatter_error("onnx.ScatterElements", x, i1, u1, {{"reduction", "max"}}, StatusCode::kTypeError,
+                       "onnx.ScatterElements: data dtype complex64 is not supported with reduction = 'max' (ONNX's "
+                       "Max and Min take no complex type)");
+  expect_scatter_error("onnx.ScatterND", x, i11, u1, {{"reduction", "min"}}, StatusCode::kTypeError,
+                       "onnx.ScatterND: data dtype complex64 is not supported with reduction = 'min' (ONNX's Max "
+                       "and Min take no complex type)");
+  expect_scatter_error("coreml.scatter", x, testing::i32({1}, {0}), u1, {{"mode", "max"}}, StatusCode::kTypeError,
+                       "coreml.scatter: data dtype complex64 is not supported with mode = 'max' (Core ML's scatter "
+                       "takes fp16, fp32 and int32 data)");
+  // Their complex add is unchanged: (1, 0) + (3, 0).
+  testing::expect_scatter_c64("onnx.ScatterElements", x, i1, u1, {{"reduction", "add"}}, {4, 0, 2, 0});
+  testing::expect_scatter_c64("torch.scatter_reduce", x, i1, u1, {{"reduce", "sum"}}, {4, 0, 2, 0});
+}
+
 // ---- torch.index_copy / index_fill / put -------------------------------------------------------
 
 TEST(TorchIndexCopyFillPut, Values) {

@@ -41,6 +41,30 @@ inline Tensor f32(Dims shape, const std::vector<double>& v) { return make_tensor
 inline Tensor i64(Dims shape, const std::vector<double>& v) { return make_tensor(DType::kInt64, shape, v); }
 inline Tensor i32(Dims shape, const std::vector<double>& v) { return make_tensor(DType::kInt32, shape, v); }
 
+/// A complex64 tensor from its parts (re, im, re, im, ...; float32 values, NaN included).
+inline Tensor c64(Dims shape, const std::vector<float>& parts) {
+  Tensor t(DType::kComplex64, shape);
+  EXPECT_EQ(static_cast<std::int64_t>(parts.size()), 2 * t.numel()) << "c64: two parts per element";
+  if (!parts.empty()) std::memcpy(t.data(), parts.data(), parts.size() * sizeof(float));
+  return t;
+}
+
+/// Runs scatter op `op` on complex64 operands; expects success and exactly `parts`' bytes.
+inline void expect_scatter_c64(const std::string& op, const Tensor& x, const Tensor& i, const Tensor& u,
+                               const Attributes& a, const std::vector<float>& parts) {
+  Tensor out;
+  const Status s = run_op(op, x.view(), i.view(), u.view(), a, &out);
+  ASSERT_TRUE(s.ok()) << op << ": " << s.message();
+  ASSERT_EQ(static_cast<std::int64_t>(parts.size()), 2 * out.numel()) << op;
+  std::vector<float> got(parts.size());
+  std::memcpy(got.data(), out.data(), got.size() * sizeof(float));
+  EXPECT_EQ(std::memcmp(got.data(), parts.data(), got.size() * sizeof(float)), 0) << op << ": got " << [&] {
+    std::string g;
+    for (float v : got) g += std::to_string(v) + " ";
+    return g;
+  }();
+}
+
 /// 0, 1, 2, ... (n values).
 inline std::vector<double> iota(int n, double start = 0) {
   std::vector<double> v(static_cast<std::size_t>(n));

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -176,6 +177,126 @@ TEST(ScatterCore, DtypeRules) {
   }
 }
 
+// ---- Complex min / max: StableHLO's lexicographic order, as XLA runs it --------------------------
+
+/// One complex element as its two parts.
+template <class R>
+struct Pair {
+  R re, im;
+};
+
+/// Updates `ups`, all into element 0 of a [2] input {in, (7, 7)}, combined by `reduction` with
+/// include_input true and false, by the CPU engine and by the reference kernel at 1, 2, 3 and 8
+/// threads: element 0 must hold `want`'s bytes (`want_without_input` with include_input false),
+/// element 1 (no update reaches it) keeps (7, 7).
+template <class R>
+void expect_complex_combine(mg::Reduction reduction, Pair<R> in, const std::vector<Pair<R>>& ups, Pair<R> want,
+                            Pair<R> want_without_input) {
+  const mg::DType t = sizeof(R) == 4 ? mg::DType::kComplex64 : mg::DType::kComplex128;
+  const std::vector<Pair<R>> input{in, {7, 7}};
+  const std::vector<std::int64_t> indices(ups.size(), 0);
+  const std::vector<std::int64_t> axes{0};
+  const auto n = static_cast<std::int64_t>(ups.size());
+  for (const bool include_input : {true, false}) {
+    const Pair<R> expected = include_input ? want : want_without_input;
+    for (const bool reference : {false, true}) {
+      for (const int threads : {1, 2, 3, 8}) {
+        mg::ScatterOptions o;
+        o.reduction = reduction;
+        o.include_input = include_input;
+        o.num_threads = threads;
+        std::vector<Pair<R>> out(2, Pair<R>{-1, -1});
+        const mg::TensorView iv(input.data(), t, {2}), xv(indices.data(), mg::DType::kInt64, {n}),
+            uv(ups.data(), t, {n});
+        const mg::MutableTensorView ov(out.data(), t, {2});
+        const mg::Status s = reference ? mg::scatter_multiaxis_reference(iv, xv, uv, axes, ov, o)
+                                       : mg::scatter_multiaxis_into(iv, xv, uv, axes, ov, o);
+        ASSERT_TRUE(s.ok()) << s.message();
+        const std::string where = std::string(mg::dtype_name(t)) + " " + std::string(mg::reduction_name(reduction)) +
+                                  " include_input " + std::to_string(include_input) + " " +
+                                  (reference ? "reference" : "engine") + " threads " + std::to_string(threads) +
+                                  ": got (" + std::to_string(out[0].re) + ", " + std::to_string(out[0].im) + ")";
+        EXPECT_EQ(std::memcmp(&out[0], &expected, sizeof expected), 0) << where;
+        EXPECT_EQ(out[1].re, R(7)) << where;
+        EXPECT_EQ(out[1].im, R(7)) << where;
+      }
+    }
+  }
+}
+
+template <class R>
+void check_complex_min_max_table() {
+  const R nan = std::numeric_limits<R>::quiet_NaN(), inf = std::numeric_limits<R>::infinity();
+  using P = Pair<R>;
+  const auto kMax = mg::Reduction::kMax, kMin = mg::Reduction::kMin;
+  // The real parts decide; equal real parts: the imaginary parts.
+  expect_complex_combine<R>(kMax, {1, 2}, {{1, 3}, {1, 1}}, P{1, 3}, P{1, 3});
+  expect_complex_combine<R>(kMin, {1, 2}, {{1, 3}, {1, 1}}, P{1, 1}, P{1, 1});
+  expect_complex_combine<R>(kMax, {1, 2}, {{0, 9}, {-1, 9}}, P{1, 2}, P{0, 9});
+  expect_complex_combine<R>(kMin, {1, 2}, {{0, 9}, {-1, 9}, {-1, 10}}, P{-1, 9}, P{-1, 9});
+  expect_complex_combine<R>(kMax, {-inf, -inf}, {{-inf, 1}, {-inf, 0}}, P{-inf, 1}, P{-inf, 1});
+  expect_complex_combine<R>(kMin, {inf, 5}, {{inf, 1}, {inf, 2}}, P{inf, 1}, P{inf, 1});
+  // A tie (+0 == -0 included) keeps the update: XLA's `a > b ? a : b`.
+  expect_complex_combine<R>(kMax, {0, 1}, {{-0.0, 1}}, P{-0.0, 1}, P{-0.0, 1});
+  expect_complex_combine<R>(kMin, {1, -0.0}, {{1, 0}}, P{1, 0}, P{1, 0});
+  expect_complex_combine<R>(kMax, {1, 0}, {{1, 0}, {1, -0.0}}, P{1, -0.0}, P{1, -0.0});
+  // NaN does not propagate: a comparison with NaN is false, so the update wins.
+  expect_complex_combine<R>(kMax, {nan, 0}, {{1, 0}}, P{1, 0}, P{1, 0});
+  expect_complex_combine<R>(kMin, {nan, 0}, {{1, 0}}, P{1, 0}, P{1, 0});
+  expect_complex_combine<R>(kMax, {1, 0}, {{nan, 0}}, P{nan, 0}, P{nan, 0});
+  expect_complex_combine<R>(kMin, {1, 0}, {{nan, 0}}, P{nan, 0}, P{nan, 0});
+  expect_complex_combine<R>(kMax, {0, 0}, {{nan, 0}, {1, 0}}, P{1, 0}, P{1, 0});
+  expect_complex_combine<R>(kMax, {0, 0}, {{1, 0}, {nan, 0}}, P{nan, 0}, P{nan, 0});
+  expect_complex_combine<R>(kMin, {0, 0}, {{nan, 3}, {nan, 2}}, P{nan, 2}, P{nan, 2});
+  // A NaN imaginary part decides only between equal real parts.
+  expect_complex_combine<R>(kMax, {1, nan}, {{1, 5}}, P{1, 5}, P{1, 5});
+  expect_complex_combine<R>(kMax, {1, 5}, {{1, nan}}, P{1, nan}, P{1, nan});
+  expect_complex_combine<R>(kMin, {1, 5}, {{1, nan}, {1, 4}}, P{1, 4}, P{1, 4});
+  expect_complex_combine<R>(kMax, {0, nan}, {{1, 5}}, P{1, 5}, P{1, 5});
+  expect_complex_combine<R>(kMax, {1, 5}, {{0, nan}}, P{1, 5}, P{0, nan});
+  expect_complex_combine<R>(kMin, {0, nan}, {{1, 5}}, P{0, nan}, P{1, 5});
+  expect_complex_combine<R>(kMin, {1, 5}, {{0, nan}}, P{0, nan}, P{0, nan});
+}
+
+TEST(ComplexMinMax, HandWorkedTableOfTiesNansAndDuplicates) {
+  // Expected values worked out from the rule (combine.hpp); the NaN and tie rows are what
+  // jax.lax.scatter_max / scatter_min return on XLA's CPU (tests/python/test_scatter_jax.py
+  // checks the same rows against JAX).
+  check_complex_min_max_table<float>();
+  check_complex_min_max_table<double>();
+}
+
+TEST(ComplexMinMax, SeveralTargetsAlongAnAxis) {
+  // complex64 [3, 2] along axis 0, element-wise (output[indices[i][j]][j] combines
+  // updates[i][j]): indices [[2, 0], [2, 2]], so column 0 gets two updates into row 2, column 1
+  // one into row 0 and one into row 2; row 1 gets none.
+  using P = Pair<float>;
+  const std::vector<P> input{{1, 1}, {2, 2}, {3, 3}, {4, 4}, {5, 5}, {6, 6}};
+  const std::vector<std::int64_t> indices{2, 0, 2, 2};
+  const std::vector<P> updates{{5, 0}, {2, 3}, {5, 9}, {6, -1}};
+  const std::vector<std::int64_t> axes{0};
+  mg::ScatterOptions o;
+  o.reduction = mg::Reduction::kMax;
+  // Column 0: updates (5,0) then (5,9) into (5,5): (5,0) loses to (5,5), (5,9) wins -> (5,9).
+  // Column 1: (2,3) into (2,2) -> (2,3); (6,-1) into (6,6) -> (6,6) kept.
+  const std::vector<P> want{{1, 1}, {2, 3}, {3, 3}, {4, 4}, {5, 9}, {6, 6}};
+  std::vector<P> out(6);
+  ASSERT_TRUE(mg::scatter_multiaxis_into(mg::TensorView(input.data(), mg::DType::kComplex64, {3, 2}),
+                                         mg::TensorView(indices.data(), mg::DType::kInt64, {2, 2}),
+                                         mg::TensorView(updates.data(), mg::DType::kComplex64, {2, 2}), axes,
+                                         mg::MutableTensorView(out.data(), mg::DType::kComplex64, {3, 2}), o).ok());
+  EXPECT_EQ(std::memcmp(out.data(), want.data(), sizeof(P) * 6), 0);
+  // min, include_input false: column 0 -> min((5,0), (5,9)) = (5,0); column 1: (2,3) and (6,-1).
+  o.reduction = mg::Reduction::kMin;
+  o.include_input = false;
+  const std::vector<P> want_min{{1, 1}, {2, 3}, {3, 3}, {4, 4}, {5, 0}, {6, -1}};
+  ASSERT_TRUE(mg::scatter_multiaxis_into(mg::TensorView(input.data(), mg::DType::kComplex64, {3, 2}),
+                                         mg::TensorView(indices.data(), mg::DType::kInt64, {2, 2}),
+                                         mg::TensorView(updates.data(), mg::DType::kComplex64, {2, 2}), axes,
+                                         mg::MutableTensorView(out.data(), mg::DType::kComplex64, {3, 2}), o).ok());
+  EXPECT_EQ(std::memcmp(out.data(), want_min.data(), sizeof(P) * 6), 0);
+}
+
 // ---- Errors ------------------------------------------------------------------------------------
 
 mg::Status scatter_status(const mg::Dims& in_shape, const mg::Dims& ix_shape, const mg::Dims& up_shape,
@@ -216,18 +337,20 @@ TEST(ScatterCore, ErrorsNameTheArgumentAndTheRule) {
   s = scatter_status({3, 4}, {2, 4}, {2, 4}, {2}, o);
   EXPECT_EQ(s.message(), "axes[0] = 2 is out of range [-2, 2) for input rank 2");
 
-  // Complex min and float8 arithmetic are rejected; gather rejects drop.
+  // float8 arithmetic is rejected (complex min / max are not: ComplexMinMax above); gather
+  // rejects drop.
   std::vector<float> c(4);
   std::vector<std::int64_t> z{0};
   mg::ScatterOptions mn;
   mn.reduction = mg::Reduction::kMin;
   const std::vector<std::int64_t> axes{0};
-  s = mg::scatter_multiaxis_into(mg::TensorView(c.data(), mg::DType::kComplex64, {1}),
+  s = mg::scatter_multiaxis_into(mg::TensorView(c.data(), mg::DType::kFloat8E4M3FN, {1}),
                                  mg::TensorView(z.data(), mg::DType::kInt64, {1}),
-                                 mg::TensorView(c.data() + 2, mg::DType::kComplex64, {1}), axes,
-                                 mg::MutableTensorView(c.data(), mg::DType::kComplex64, {1}), mn);
+                                 mg::TensorView(c.data() + 2, mg::DType::kFloat8E4M3FN, {1}), axes,
+                                 mg::MutableTensorView(c.data(), mg::DType::kFloat8E4M3FN, {1}), mn);
   EXPECT_EQ(s.code(), mg::StatusCode::kTypeError);
-  EXPECT_EQ(s.message(), "reduction min is not defined for complex64 (complex numbers have no order; add and mul only)");
+  EXPECT_EQ(s.message(), "reduction min is not supported for float8_e4m3fn (8-bit floats have no arithmetic here; "
+                         "only reduction none)");
   mg::GatherOptions g;
   g.index_mode = mg::IndexMode::kDrop;
   std::vector<float> gout(1);
@@ -304,6 +427,33 @@ TEST(ScatterCore, EngineMatchesReferenceAtEveryThreadCount) {
       }
     }
   }
+}
+
+TEST(ComplexMinMax, EngineMatchesReferenceWithNansTiesAndSignedZeros) {
+  // random_case's shapes, index modes, broadcasting and strided outputs, made complex64 /
+  // complex128 min / max over parts from {NaN, -inf, -1, -0, +0, 1, inf}: ties on the real part,
+  // NaN on either side and both zeros everywhere. Nothing is computed, only chosen, so the bytes
+  // (NaN bits included) must be identical at 1, 2, 3 and 8 threads on every threaded path.
+  int compared = 0;
+  for (const auto path : {mg::detail::ScatterThreading::kBuckets, mg::detail::ScatterThreading::kSlabs,
+                          mg::detail::ScatterThreading::kFiltered}) {
+    const ThreadingForAll threaded(path);
+    Rng rng(run_seed() + 7);
+    for (int i = 0; i < 400; ++i) {
+      const std::uint64_t case_seed = rng();
+      Rng case_rng(case_seed);
+      const Case c = mg::test::random_complex_order_case(case_rng);
+      const Result ref = run_case(c, true, 1);
+      for (int threads : {1, 2, 3, 8}) {
+        const Result got = run_case(c, false, threads);
+        ASSERT_EQ(got.status.code(), ref.status.code()) << "case seed " << case_seed << ": " << got.status.message();
+        ASSERT_TRUE(got.bytes == ref.bytes) << "case seed " << case_seed << " threads " << threads << " path "
+                                            << static_cast<int>(path) << ": " << describe(c);
+        compared += ref.status.ok();
+      }
+    }
+  }
+  EXPECT_GT(compared, 3000);
 }
 
 TEST(ScatterCore, SlabsAreBitIdenticalAtAnyThreadCount) {
@@ -437,17 +587,21 @@ TEST(ScatterCombine, IdentityIsNeutralForEveryPairWithAnAtomicForm) {
       const std::size_t es = mg::element_size(dtype);
       std::vector<std::byte> values;
       mg::test::fill_random(rng, values, dtype, 200);
-      const auto special = [&](double v) {  // appended in the dtype's own encoding
+      const auto special = [&](double v, double w) {  // appended in the dtype's own encoding (w: imaginary)
         std::byte b[16] = {};
         if (dtype == mg::DType::kFloat16) { const std::uint16_t h = mg::float_to_half(static_cast<float>(v)); std::memcpy(b, &h, 2); }
         else if (dtype == mg::DType::kBFloat16) { const std::uint16_t h = mg::float_to_bfloat16(static_cast<float>(v)); std::memcpy(b, &h, 2); }
-        else if (dtype == mg::DType::kFloat32 || dtype == mg::DType::kComplex64) { const float f[2] = {static_cast<float>(v), static_cast<float>(v)}; std::memcpy(b, f, es); }
-        else { const double d[2] = {v, v}; std::memcpy(b, d, es); }
+        else if (dtype == mg::DType::kFloat32 || dtype == mg::DType::kComplex64) { const float f[2] = {static_cast<float>(v), static_cast<float>(w)}; std::memcpy(b, f, es); }
+        else { const double d[2] = {v, w}; std::memcpy(b, d, es); }
         values.insert(values.end(), b, b + es);
       };
       const bool floating = dtype >= mg::DType::kFloat16 && dtype <= mg::DType::kComplex128;
-      if (floating) {
-        for (const double v : {-0.0, 0.0, double(INFINITY), -double(INFINITY), double(NAN)}) special(v);
+      const bool complex = dtype == mg::DType::kComplex64 || dtype == mg::DType::kComplex128;
+      const double specials[] = {-0.0, 0.0, double(INFINITY), -double(INFINITY), double(NAN), 1.0};
+      for (const double v : specials) {  // complex: every pair of them (NaN or an infinity on one side)
+        if (!floating) break;
+        if (!complex) special(v, v);
+        else for (const double w : specials) special(v, w);
       }
       const std::size_t n = values.size() / es;
       ASSERT_TRUE(cb::visit_combine(dtype, reduction, [&]<class Op>() {

@@ -91,7 +91,9 @@ enum class ScatterDeterminism {
   /// faster, and free of the sort's scratch memory, but float add / mul rounds in that order
   /// (the result may differ in the last bits from run to run), and under reduction none the
   /// surviving update among duplicates is any of them. Integer, bool, min and max results are
-  /// the same as deterministic mode. Complex mul has no atomic form and runs deterministically.
+  /// the same as deterministic mode, except complex64 min / max where a NaN or a tie (+0 and -0)
+  /// decides a comparison: which update wins then depends on the order, as under none. Complex
+  /// mul and complex128 min / max have no atomic form and run deterministically.
   kAtomic,
 };
 

@@ -428,7 +428,7 @@ typedef struct mg_scatter_options {
  * Errors: those of mg_gather_multiaxis, plus INVALID_ARGUMENT for an updates shape that does
  * not broadcast to G ("updates shape [2,5] does not broadcast to the scatter shape [2,3] (...):
  * updates.shape[1] = 5 must be 3 or 1"), MG_INDEX_FILL, an invalid reduction; TYPE for an
- * updates dtype other than the input's, a reduction the dtype lacks (complex min/max). Every
+ * updates dtype other than the input's, a reduction the dtype lacks (float8 arithmetic). Every
  * check, index values included, happens before the first write: on error `output` is
  * unchanged. CPU engine only. */
 mg_status mg_scatter_multiaxis(const mg_tensor* input, const mg_tensor* indices,

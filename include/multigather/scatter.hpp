@@ -16,9 +16,12 @@
 // the updates reaching i combine in row-major order of o, starting from input[i] or, with
 // include_input = false, from the first update reaching i (positions no update reaches keep
 // input[i]). Integers wrap (two's complement); float16 / bfloat16 combine in their own precision
-// (each step rounded to the dtype); NaN propagates through min and max; bool: add = or, mul =
-// and, max = or, min = and; complex: add and mul only. index_mode drop skips an update whose
-// resolved index is out of range; fill has no meaning here and is an error.
+// (each step rounded to the dtype); NaN propagates through float min and max; bool: add = or,
+// mul = and, max = or, min = and; complex min / max: StableHLO's lexicographic order of (real,
+// imaginary) as XLA runs it (max keeps output[i] when re == re ? im > im : re > re, else takes
+// the update; min with <): a tie or a NaN in the deciding comparison takes the update.
+// index_mode drop skips an update whose resolved index is out of range; fill has no meaning
+// here and is an error.
 //
 // Determinism: the output is a function of the arguments alone, bit-identical for every thread
 // count and every run (the CPU engine gives each output element one owning thread, which
@@ -72,7 +75,7 @@ Status infer_scatter_shape(const Dims& input_shape, const Dims& indices_shape,
 /// itself (same data and strides: in place); otherwise it must not overlap input. It must not
 /// overlap indices or updates. Errors: those of infer_scatter_shape and gather_multiaxis_into;
 /// updates dtype != input dtype (TypeError); index_mode fill (InvalidArgument); a reduction
-/// the dtype does not support (TypeError: complex min / max, float8 arithmetic); an index out
+/// the dtype does not support (TypeError: float8 arithmetic); an index out
 /// of range under error mode (OutOfRange, worded as gather's). Every check, index values
 /// included, happens before the first write: on error `output` is unchanged.
 Status scatter_multiaxis_into(const TensorView& input, const TensorView& indices,

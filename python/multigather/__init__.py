@@ -197,7 +197,10 @@ def scatter_multiaxis(
       reduction: "none" (the LAST update reaching an element, in row-major order of G, wins),
         "add", "mul", "min", "max" (the updates reaching an element combine in row-major order).
         Integers wrap; float16/bfloat16 round each step to their own precision; NaN propagates
-        through min/max; bool: add/max = or, mul/min = and; complex: add and mul only.
+        through float min/max; bool: add/max = or, mul/min = and; complex min/max: StableHLO's
+        lexicographic (real, imaginary) order as XLA runs it (the output element is kept when
+        it compares strictly greater, for max, else the update is taken: a tie or a NaN in
+        the deciding comparison takes the update, so NaN does not propagate).
       index_mode: "error" (IndexError, raised before anything is written), "clamp", "wrap",
         or "drop" (an update whose index is out of range is skipped, as JAX mode="drop").
       negative_indices: v < 0 becomes v + n first (signed index dtypes; not in "wrap").
@@ -218,8 +221,8 @@ def scatter_multiaxis(
         ("updates shape [2,5] does not broadcast to the scatter shape [2,3] ...:
         updates.shape[1] = 5 must be 3 or 1"); index_mode "fill"; out overlapping input
         without being it, or overlapping indices or updates.
-      TypeError: updates dtype different from input's; a reduction the dtype lacks (complex
-        min/max, float8 arithmetic); non-integer indices.
+      TypeError: updates dtype different from input's; a reduction the dtype lacks (float8
+        arithmetic); non-integer indices.
 
     torch tensors (without ``out``) go through ``torch.ops.multigather.scatter_multiaxis`` when
     autograd or tracing can see the call:

@@ -110,6 +110,9 @@ Status scatter_common(const TensorView& data, const TensorView& indices, const T
     return InvalidArgument(out->op + ": mode = '" + std::string(mode) +
                            "' must be one of update, add, sub, mul, div, max, min");
   }
+  MULTIGATHER_RETURN_IF_ERROR(check_complex_order(out->op, "data", data.dtype, out->reduction,
+                                                  "mode = '" + std::string(mode) + "'",
+                                                  "Core ML's scatter takes fp16, fp32 and int32 data"));
   out->include_input = true;
   return Status::Ok();
 }
@@ -257,8 +260,8 @@ void append_coreml_ops(std::vector<OpSpec>* ops) {
   const std::string dtypes = "Index dtypes int32, int16, uint16, int8, uint8 (int64 accepted). ";
   const std::string scatter_modes =
       "; updates dtype == data dtype. mode update, add (the default), sub (an exact owned negated copy of updates "
-      "is added), mul, max, min; div is refused (multiplying by a reciprocal is not exact, and the core has no "
-      "division). Duplicates with mode update: unspecified in Core ML; the last in row-major order wins here";
+      "is added), mul, max, min (max / min on complex data: a TypeError); div is refused (multiplying by a "
+      "reciprocal is not exact, and the core has no division). Duplicates with mode update: unspecified in Core ML; the last in row-major order wins here";
   const std::string gather = dtypes +
       "tf.gather semantics with batch_dims: output shape K = D[:axis] ++ N[batch_dims:] ++ D[axis+1:] (D = "
       "x.shape, N = indices.shape)";

@@ -237,7 +237,9 @@ void append_jax_ops(std::vector<OpSpec>* ops) {
         "clamps it to [0, D-1], promise_in_bounds skips it (what XLA's scatter does with a broken promise); no "
         "mode raises. "
         "Duplicates all apply (JAX: in an implementation-defined order); here in row-major order of x[idx], so "
-        "set keeps the last and float sums are reproducible; min and max propagate NaN";
+        "set keeps the last and float sums are reproducible; float min and max propagate NaN; complex min and max "
+        "are lexicographic on (real, imaginary) as XLA's (a tie or a NaN in the deciding comparison takes the "
+        "update)";
     ops->push_back(std::move(op));
   }
   // jax/_src/numpy/indexing.py: mode None or fill (the default): negatives wrap once, anything

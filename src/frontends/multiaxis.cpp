@@ -67,7 +67,9 @@ void append_core_ops(std::vector<OpSpec>* ops) {
       {"scatter_multiaxis", by_attributes,
        "docs/spec.md section 4: the gather's rules on input, indices and axes; updates of the input's dtype, "
        "each dimension the gather output's size or 1 (broadcast). reduction none (the last update in row-major "
-       "order wins), add, mul, min, max; include_input false: a reached element starts from its first update. "
+       "order wins), add, mul, min, max (float min / max propagate NaN; complex: StableHLO's lexicographic "
+       "order, a tie or a NaN in the deciding comparison taking the update); include_input false: a reached "
+       "element starts from its first update. "
        "index_mode drop skips an out-of-range update"},
   });
 }

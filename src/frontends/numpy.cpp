@@ -312,6 +312,10 @@ Status ufunc_at(const char* op, Reduction reduction, const TensorView& a, const 
   MULTIGATHER_RETURN_IF_ERROR(check_integer(out->op, "indices", raw_indices.dtype));
   MULTIGATHER_RETURN_IF_ERROR(check_updates_dtype(out->op, a, b, "a", "b",
                                                   "multigather does not cast b; cast it to a's dtype"));
+  MULTIGATHER_RETURN_IF_ERROR(check_complex_order(
+      out->op, "a", a.dtype, reduction, reduction == Reduction::kMax ? "maximum" : "minimum",
+      "numpy's complex maximum / minimum propagate NaN and keep a on ties; multigather's complex min / max "
+      "are StableHLO's, where the update wins both: scatter_multiaxis with reduction min / max"));
   const TensorView indices = as_intp(raw_indices);
   set_policy(out, IndexMode::kError, true);
   out->reduction = reduction;
@@ -458,9 +462,11 @@ void append_numpy_ops(std::vector<OpSpec>* ops) {
       {"numpy.add_at", wrap_once, ufunc_at},
       {"numpy.multiply_at", wrap_once, ufunc_at},
       {"numpy.minimum_at", wrap_once, std::string_view(
-       "as numpy.add_at with minimum (a NaN on either side gives NaN, as numpy.minimum)")},
+       "as numpy.add_at with minimum (a NaN on either side gives NaN, as numpy.minimum); complex a is a "
+       "TypeError (numpy's complex NaN and tie rules are not multigather's)")},
       {"numpy.maximum_at", wrap_once, std::string_view(
-       "as numpy.add_at with maximum (a NaN on either side gives NaN, as numpy.maximum)")},
+       "as numpy.add_at with maximum (a NaN on either side gives NaN, as numpy.maximum); complex a is a "
+       "TypeError (numpy's complex NaN and tie rules are not multigather's)")},
   });
 }
 

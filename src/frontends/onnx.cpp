@@ -89,10 +89,13 @@ constexpr const char* kDuplicatesNote =
     "reduction = none with duplicate indices: ONNX leaves the result undefined (\"should not have "
     "duplicates\"); multigather writes the last update in row-major order of indices";
 
-Status scatter_reduction(const std::string& op, std::string_view name, Lowering* out) {
+Status scatter_reduction(const std::string& op, std::string_view name, DType dtype, Lowering* out) {
   if (!parse_reduction(name, &out->reduction)) {
     return InvalidArgument(op + ": reduction = '" + std::string(name) + "' must be one of none, add, mul, max, min");
   }
+  MULTIGATHER_RETURN_IF_ERROR(check_complex_order(op, "data", dtype, out->reduction,
+                                                  "reduction = '" + std::string(name) + "'",
+                                                  "ONNX's Max and Min take no complex type"));
   if (out->reduction == Reduction::kNone) out->notes.push_back(kDuplicatesNote);
   out->include_input = true;
   return Status::Ok();
@@ -105,7 +108,7 @@ Status ScatterElements(const TensorView& data, const TensorView& indices, const 
   MULTIGATHER_RETURN_IF_ERROR(begin_scatter("onnx.ScatterElements", data, indices, updates, out));
   MULTIGATHER_RETURN_IF_ERROR(check_dtype(out->op, "indices", indices.dtype, {DType::kInt32, DType::kInt64}));
   MULTIGATHER_RETURN_IF_ERROR(check_updates_dtype(out->op, data, updates, "data", "updates", "both are type T"));
-  MULTIGATHER_RETURN_IF_ERROR(scatter_reduction(out->op, reduction, out));
+  MULTIGATHER_RETURN_IF_ERROR(scatter_reduction(out->op, reduction, data.dtype, out));
   MULTIGATHER_RETURN_IF_ERROR(check_ranks(out->op, data, indices, 1));
   if (indices.rank() != data.rank()) {
     return InvalidArgument(out->op + ": indices rank " + str(indices.rank()) + " must equal data rank " +
@@ -132,7 +135,7 @@ Status ScatterND(const TensorView& data, const TensorView& indices, const Tensor
   MULTIGATHER_RETURN_IF_ERROR(begin_scatter("onnx.ScatterND", data, indices, updates, out));
   MULTIGATHER_RETURN_IF_ERROR(check_dtype(out->op, "indices", indices.dtype, {DType::kInt64}));
   MULTIGATHER_RETURN_IF_ERROR(check_updates_dtype(out->op, data, updates, "data", "updates", "both are type T"));
-  MULTIGATHER_RETURN_IF_ERROR(scatter_reduction(out->op, reduction, out));
+  MULTIGATHER_RETURN_IF_ERROR(scatter_reduction(out->op, reduction, data.dtype, out));
   MULTIGATHER_RETURN_IF_ERROR(check_ranks(out->op, data, indices, 1));
   const int r = data.rank(), q = indices.rank();
   const std::int64_t k = indices.shape[q - 1];
@@ -232,13 +235,14 @@ void append_onnx_ops(std::vector<OpSpec>* ops) {
        "indices.shape, updates dtype == data dtype; axis in [-r, r-1]; indices.shape[d] > data.shape[d] (d != "
        "axis) is an error; a smaller size writes only the leading window, as ONNX Runtime does (the rest of the output "
        "keeps data's values). "
-       "reduction none / add / mul / max / min; with none, duplicates are undefined in ONNX and the last update in "
-       "row-major order of indices wins here"},
+       "reduction none / add / mul / max / min (max / min on complex data: a TypeError); with none, duplicates "
+       "are undefined in ONNX and the last update in row-major order of indices wins here"},
       {"onnx.ScatterND", wrap_once,
        "output: data's shape and dtype. indices int64 only, rank q >= 1; 1 <= k = indices.shape[-1] <= "
        "rank(data); updates.shape == indices.shape[:-1] ++ data.shape[k:], updates dtype == data dtype "
-       "(lowered as onnx.GatherND with batch_dims 0). reduction none / add / mul / max / min; with none, "
-       "duplicates are undefined in ONNX and the last update in row-major order of indices wins here"},
+       "(lowered as onnx.GatherND with batch_dims 0). reduction none / add / mul / max / min (max / min on "
+       "complex data: a TypeError); with none, duplicates are undefined in ONNX and the last update in "
+       "row-major order of indices wins here"},
   });
 }
 

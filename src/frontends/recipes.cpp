@@ -276,6 +276,16 @@ Status check_updates_dtype(const std::string& op, const TensorView& data, const 
                    dname + " dtype " + std::string(dtype_name(data.dtype)) + (rule.empty() ? "" : " (" + rule + ")"));
 }
 
+Status check_complex_order(const std::string& op, const std::string& name, DType dtype, Reduction reduction,
+                           const std::string& what, const std::string& rule) {
+  if ((dtype != DType::kComplex64 && dtype != DType::kComplex128) ||
+      (reduction != Reduction::kMin && reduction != Reduction::kMax)) {
+    return Status::Ok();
+  }
+  return TypeError(op + ": " + name + " dtype " + std::string(dtype_name(dtype)) + " is not supported with " + what +
+                   " (" + rule + ")");
+}
+
 Status negated_copy(const TensorView& updates, const std::string& why, Lowering* out, TensorView* result) {
   const DType t = updates.dtype;
   std::size_t sign_bytes = 0;  // floats: the byte offset step of each sign-carrying part

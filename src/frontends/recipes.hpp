@@ -123,6 +123,13 @@ Status finish_framework_scatter(const TensorView& data, const TensorView& update
 Status check_updates_dtype(const std::string& op, const TensorView& data, const TensorView& updates,
                            const std::string& dname, const std::string& uname, const std::string& rule);
 
+/// TypeError for a complex min / max in a framework that has none, or another rule: the core's
+/// complex min / max are StableHLO's lexicographic order (docs/spec.md section 4), which only
+/// the StableHLO, JAX and multiaxis rows take. "torch.scatter_reduce: self dtype complex64 is
+/// not supported with reduce = 'amax' (" + rule + ")". Ok for any other dtype or reduction.
+Status check_complex_order(const std::string& op, const std::string& name, DType dtype, Reduction reduction,
+                           const std::string& what, const std::string& rule);
+
 /// -updates as a contiguous copy owned by out->owned_updates (noted): floats (float16, bfloat16,
 /// float32, float64, complex) flip the sign bit, which is exact, so f(x, -u) with add is x - u
 /// bit for bit; integers negate in two's complement (x + (-u) wraps exactly as x - u). bool and

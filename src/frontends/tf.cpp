@@ -168,6 +168,10 @@ Status tensor_scatter_nd(std::string_view kind, const TensorView& tensor, const 
   MULTIGATHER_RETURN_IF_ERROR(begin_scatter(names[which].c_str(), tensor, indices, updates, out));
   MULTIGATHER_RETURN_IF_ERROR(check_updates_dtype(out->op, tensor, updates, "tensor", "updates",
                                                   "TensorFlow: updates must have tensor's dtype T"));
+  MULTIGATHER_RETURN_IF_ERROR(check_complex_order(out->op, "tensor", tensor.dtype, reductions[which],
+                                                  std::string(kinds[which]),
+                                                  "TensorFlow registers TensorScatterMin / TensorScatterMax for "
+                                                  "real number types only"));
   MULTIGATHER_RETURN_IF_ERROR(scatter_nd_common(tensor, indices, updates, mode, false, "tensor", out));
   out->reduction = reductions[which];
   out->include_input = true;
@@ -263,7 +267,8 @@ void append_tf_ops(std::vector<OpSpec>* ops) {
       "unspecified",
       "Duplicates all add up",
       "Duplicates all subtract (the lowering adds an owned negated copy of updates: exact; bool is a TypeError)",
-      "Duplicates all combine", "Duplicates all combine"};
+      "Duplicates all combine; a complex tensor is a TypeError (TF registers no complex kernel)",
+      "Duplicates all combine; a complex tensor is a TypeError (TF registers no complex kernel)"};
   for (int w = 0; w < 5; ++w) {
     const std::string name = std::string("tf.tensor_scatter_nd_") + kinds[w];
     OpSpec op{name, "tf", "scatter_nd", name + "(tensor, indices, updates)", formulas[w],

@@ -306,6 +306,9 @@ Status scatter_reduce(const TensorView& input, std::int64_t dim, const TensorVie
     return InvalidArgument(out->op + ": reduce argument must be either sum, prod, mean, amax or amin, got " +
                            std::string(reduce));
   }
+  MULTIGATHER_RETURN_IF_ERROR(check_complex_order(out->op, "self", input.dtype, r,
+                                                  "reduce = '" + std::string(reduce) + "'",
+                                                  "PyTorch implements amax and amin for no complex dtype"));
   return scatter_elements(input, dim, index, src, r, include_self, out);
 }
 
@@ -701,7 +704,7 @@ void append_torch_ops(std::vector<OpSpec>* ops) {
        "torch.scatter's rules; reduce sum, prod, amax, amin or mean; include_self=False: the input's value at a "
        "position some update reaches takes no part. mean divides each reached element by its count of updates "
        "(+1 with include_self), as PyTorch: floating and complex dtypes divide, integers round toward negative "
-       "infinity; bool is a TypeError"},
+       "infinity; bool is a TypeError; amax and amin on a complex dtype are a TypeError, as in PyTorch"},
       {"torch.index_add", no_negatives,
        "a new tensor of input's shape and dtype. index a vector (int64 or int32); source.size(dim) == "
        "len(index), source's other sizes == input's, source dtype == input dtype; duplicates all add. alpha != 1 "

@@ -10,6 +10,14 @@
 //   - complex: add, and mul by the textbook formula (ar*br - ai*bi, ar*bi + ai*br), every product
 //     and sum rounded on its own (no fused multiply-add on the device; the CPU build does not
 //     contract either);
+//   - complex min / max: StableHLO's lexicographic order of the (real, imaginary) pairs, in the
+//     form XLA runs it (jax's lowering of lax.max / lax.min on complex, and the StableHLO
+//     interpreter, whose spec says nothing of NaN here): max keeps the output side a when
+//     a.re == b.re ? a.im > b.im : a.re > b.re (min: < for >), else the update b wins. So a tie
+//     (equal pairs, +0 == -0 included) and every comparison with a NaN pick the update: NaN does
+//     not propagate as it does for floats (an output element with a NaN real part is replaced
+//     by the next update; an update with one replaces the element). A NaN imaginary part
+//     matters only when the real parts are equal;
 //   - none: the update replaces the element (the last one in row-major order wins).
 // Element ops (visit_element_op) have `T`, `apply(a, b)` (a = the output side), `atomic(p, v)`:
 // one atomic read-modify-write on the device (a native atomic where one exists, else a
@@ -219,6 +227,34 @@ struct ComplexAdd {
     FloatAdd<R>::atomic(&p->im, v.im);
   }
 };
+/// Complex min / max's atomic form: a compare-and-swap on complex64's 8-byte word; complex128
+/// has no 16-byte compare-and-swap, so it runs deterministically (has_atomic_form).
+template <class Self, class R>
+MULTIGATHER_HOST_DEVICE inline void complex_order_atomic(Complex<R>* p, Complex<R> v) {
+  if constexpr (sizeof(Complex<R>) == 8) {
+    cas_apply<Complex<R>, Self>(p, v);
+  } else {
+    *p = Self::apply(*p, v);  // never launched: has_atomic_form
+  }
+}
+template <class R>
+struct ComplexMin {
+  using T = Complex<R>;
+  MULTIGATHER_HOST_DEVICE static T apply(T a, T b) {
+    return (a.re == b.re ? a.im < b.im : a.re < b.re) ? a : b;
+  }
+  static T identity() { return {std::numeric_limits<R>::infinity(), std::numeric_limits<R>::infinity()}; }
+  MULTIGATHER_HOST_DEVICE static void atomic(T* p, T v) { complex_order_atomic<ComplexMin, R>(p, v); }
+};
+template <class R>
+struct ComplexMax {
+  using T = Complex<R>;
+  MULTIGATHER_HOST_DEVICE static T apply(T a, T b) {
+    return (a.re == b.re ? a.im > b.im : a.re > b.re) ? a : b;
+  }
+  static T identity() { return {-std::numeric_limits<R>::infinity(), -std::numeric_limits<R>::infinity()}; }
+  MULTIGATHER_HOST_DEVICE static void atomic(T* p, T v) { complex_order_atomic<ComplexMax, R>(p, v); }
+};
 template <class R>
 struct ComplexMul {
   using T = Complex<R>;
@@ -231,13 +267,21 @@ struct ComplexMul {
 
 /// Whether the atomic (non-deterministic) mode can run (dtype, reduction): everything but
 /// complex mul (complex128 has no 16-byte compare-and-swap, and (1, 0) is not an exact identity
-/// of the textbook product: (1, 0) * (x, -0) = (x, +0)); it runs deterministically instead.
+/// of the textbook product: (1, 0) * (x, -0) = (x, +0)) and complex128 min / max (no 16-byte
+/// compare-and-swap); they run deterministically instead. complex64 min / max swap the 8-byte
+/// pair from (+inf, +inf) / (-inf, -inf), exact identities: apply(e, x) picks x for every x.
+/// In any order their result is the lexicographic min / max of the updates, but with a NaN or a
+/// tie of +0 and -0 which update wins depends on the order, as it does for reduction none.
 inline bool has_atomic_form(DType dtype, Reduction reduction) noexcept {
-  return !((dtype == DType::kComplex64 || dtype == DType::kComplex128) && reduction == Reduction::kMul);
+  switch (reduction) {
+    case Reduction::kMul: return dtype != DType::kComplex64 && dtype != DType::kComplex128;
+    case Reduction::kMin: case Reduction::kMax: return dtype != DType::kComplex128;
+    default: return true;
+  }
 }
 
 /// Calls visit.template operator()<Op>() with the element Op of (dtype, reduction); false for a
-/// pair validation rejects (complex min / max, float8 arithmetic).
+/// pair validation rejects (float8 arithmetic).
 template <class Visit>
 bool visit_element_op(DType dtype, Reduction reduction, Visit&& visit) {
   if (reduction == Reduction::kNone) {
@@ -282,6 +326,8 @@ bool visit_element_op(DType dtype, Reduction reduction, Visit&& visit) {
     switch (reduction) {
       case Reduction::kAdd: visit.template operator()<ComplexAdd<R>>(); return true;
       case Reduction::kMul: visit.template operator()<ComplexMul<R>>(); return true;
+      case Reduction::kMin: visit.template operator()<ComplexMin<R>>(); return true;
+      case Reduction::kMax: visit.template operator()<ComplexMax<R>>(); return true;
       default: return false;
     }
   };
@@ -311,7 +357,8 @@ bool visit_element_op(DType dtype, Reduction reduction, Visit&& visit) {
 }
 
 /// The identity element of (dtype, reduction) (Op::identity(): add -0.0 / 0 / false, mul 1,
-/// min +inf / the largest value / true, max -inf / the lowest value / false) in out's first
+/// min +inf / (+inf, +inf) / the largest value / true, max -inf / (-inf, -inf) / the lowest
+/// value / false) in out's first
 /// element_size bytes; false for a pair validation rejects. Exact for every pair
 /// has_atomic_form admits.
 inline bool identity_bytes(DType dtype, Reduction reduction, unsigned char out[16]) {
@@ -353,7 +400,7 @@ template <class E> struct IsAssign : std::false_type {};
 template <class T> struct IsAssign<Assign<T>> : std::true_type {};
 
 /// Calls visit.template operator()<Op>() with the byte-run Op of (dtype, reduction), or returns
-/// false for a pair that validation rejects (complex min / max, float8 arithmetic).
+/// false for a pair that validation rejects (float8 arithmetic).
 template <class Visit>
 bool visit_combine(DType dtype, Reduction reduction, Visit&& visit) {
   return visit_element_op(dtype, reduction, [&]<class E>() {

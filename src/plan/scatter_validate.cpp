@@ -11,7 +11,6 @@ namespace {
 std::string str(std::int64_t v) { return std::to_string(v); }
 
 bool is_float8(DType t) { return t == DType::kFloat8E4M3FN || t == DType::kFloat8E5M2; }
-bool is_complex(DType t) { return t == DType::kComplex64 || t == DType::kComplex128; }
 
 Status check_reduction(Reduction reduction, DType dtype) {
   switch (reduction) {
@@ -25,10 +24,6 @@ Status check_reduction(Reduction reduction, DType dtype) {
   if (is_float8(dtype)) {
     return TypeError("reduction " + name + " is not supported for " + std::string(dtype_name(dtype)) +
                      " (8-bit floats have no arithmetic here; only reduction none)");
-  }
-  if (is_complex(dtype) && (reduction == Reduction::kMin || reduction == Reduction::kMax)) {
-    return TypeError("reduction " + name + " is not defined for " + std::string(dtype_name(dtype)) +
-                     " (complex numbers have no order; add and mul only)");
   }
   return Status::Ok();
 }
