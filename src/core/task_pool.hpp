@@ -44,14 +44,18 @@ class TaskPoolScope {
 struct WorkerGroup {
   std::mutex mutex;
   std::condition_variable idle;
-  bool closed = false;   // the calling thread is done: late tasks return at once
-  int running = 0;       // tasks inside the body
+  bool closed = false;            // the calling thread is done: late tasks return at once
+  std::atomic<int> running{0};    // tasks inside the body (changed under mutex)
   int next_worker = 1;   // the worker number of the next task to start
   void (*run)(void* body, int worker) = nullptr;
   void* body = nullptr;  // valid while !closed or running > 0
 };
 
 void schedule_workers(const TaskPool& pool, const std::shared_ptr<WorkerGroup>& group, int workers);
+
+/// Returns when no task of the (closed) group is inside the body: spins briefly first (a worker
+/// finishing its last chunk), then sleeps on the condition variable.
+void wait_for_workers(WorkerGroup& group);
 
 /// Runs body(worker) for workers 0..workers-1 (worker 0 on the calling thread). With a current
 /// pool, a worker whose task starts after worker 0 returned is skipped (see above); without one,
@@ -77,9 +81,11 @@ void parallel_workers(int workers, Body& body) {
   group->body = &body;
   schedule_workers(*pool, group, workers);
   body(0);
-  std::unique_lock<std::mutex> lock(group->mutex);
-  group->closed = true;
-  group->idle.wait(lock, [&] { return group->running == 0; });
+  {
+    std::lock_guard<std::mutex> lock(group->mutex);
+    group->closed = true;
+  }
+  wait_for_workers(*group);
 }
 
 }  // namespace multigather::detail
