@@ -34,6 +34,10 @@ outside any transformation keep the direct path (DLPack), with the same results.
 - **Devices**: the CPU handler always; a CUDA handler (gather and scatter ops and their
   gradients, on XLA's stream: execute_batched / execute_vjp on the CUDA engine) in a CUDA build
   of the extension.
+- **Per call**: the handlers' instantiate stage gives each call site of a compiled executable a
+  state (its decoded attributes and its lowering, kept for every later execution); the CPU
+  handlers run the engine on XLA's intra-op thread pool; results of 4 MiB or more get
+  transparent huge pages. docs/jax.md, "Per call".
 """
 
 from __future__ import annotations
