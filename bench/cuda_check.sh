@@ -8,7 +8,8 @@
 #      background while step 1 builds
 #   3. C++ GPU tests (Cuda*: every CUDA path against the CPU reference)
 #   4. the same GPU tests under compute-sanitizer memcheck (fewer random cases)
-#   5. Python GPU tests (tests/python/test_cuda.py)
+#   5. Python GPU tests (tests/python/test_cuda.py, test_jax_cuda.py, the CUDA cases of
+#      test_torch_native.py)
 #   6. C++ GPU benchmark (multigather_cuda_bench: multigather vs a D2D copy)
 #   7. PyTorch CUDA / CuPy peers (bench/cuda_peers.py; needs only torch and cupy, runs whatever
 #      failed before it)
@@ -272,12 +273,13 @@ py_log=$logs/pytest.log
 t0=$SECONDS
 if [[ $pip_rc == 0 ]]; then
   PYTHONPATH="$site${PYTHONPATH:+:$PYTHONPATH}" timeout "$(limit 180)" \
-    "$PYTHON" -m pytest tests/python/test_cuda.py -q -rs -p no:cacheprovider > "$py_log" 2>&1
+    "$PYTHON" -m pytest tests/python/test_cuda.py tests/python/test_jax_cuda.py \
+    tests/python/test_torch_native.py -k cuda -q -rs -p no:cacheprovider > "$py_log" 2>&1
   rc=$?
   tail -8 "$py_log"
-  record "Python GPU tests (test_cuda.py)" "$(gpu_result $rc "$py_log")" $((SECONDS - t0))
+  record "Python GPU tests (test_cuda.py, test_jax_cuda.py, torch CUDA backward)" "$(gpu_result $rc "$py_log")" $((SECONDS - t0))
 else
-  record "Python GPU tests (test_cuda.py)" "not run (no package)" 0
+  record "Python GPU tests (test_cuda.py, test_jax_cuda.py, torch CUDA backward)" "not run (no package)" 0
 fi
 
 # ---- 6. C++ GPU benchmark ------------------------------------------------------------------------
