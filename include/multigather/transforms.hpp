@@ -75,6 +75,14 @@ Status execute_batched(std::string_view name, const TensorView& input, const Ten
                        const MutableTensorView& output, const ExecutionContext& context = {},
                        CallSiteCache* cache = nullptr) noexcept;
 
+/// Whether a scatter's input cotangent is the output cotangent itself (reduction add onto the
+/// input it starts from: every element keeps its gradient), so that a framework can pass the
+/// output's gradient on without a copy and ask execute_vjp for the updates' only (a
+/// grad_input view with null data: nothing is written to it). False for a gather, for none
+/// (overwritten elements get zero), include_input=false, mean, and lowerings that start from
+/// their own zeros (tf.scatter_nd).
+bool input_gradient_is_identity(const Lowering& lowering) noexcept;
+
 /// The vector-Jacobian product of registry op `name` at (input, indices[, updates]) for the
 /// output cotangent `grad_output` (C-contiguous, of batch_shape ++ the op's output shape).
 /// Writes the cotangents of the differentiable operands, C-contiguous views of batch_shape ++
@@ -100,14 +108,8 @@ Status execute_batched(std::string_view name, const TensorView& input, const Ten
 /// or max (their gradients are not implemented), a gather whose lowering copies or re-reads
 /// the input through overlapping windows, and updates the lowering copied (a scalar value,
 /// torch.index_add's alpha): there is no view through which their gradient flows.
-/// Whether a scatter's input cotangent is the output cotangent itself (reduction add onto the
-/// input it starts from: every element keeps its gradient), so that a framework can pass the
-/// output's gradient on without a copy and ask execute_vjp for the updates' only (a
-/// grad_input view with null data: nothing is written to it). False for a gather, for none
-/// (overwritten elements get zero), include_input=false, mean, and lowerings that start from
-/// their own zeros (tf.scatter_nd).
-bool input_gradient_is_identity(const Lowering& lowering) noexcept;
-
+/// `cache`: null, or this call site's CallSiteCache (its lowering is made on grad_input, indices
+/// and grad_updates, or updates when grad_updates is null).
 Status execute_vjp(std::string_view name, const TensorView& input, const TensorView& indices,
                    const TensorView* updates, const Attributes& attrs, int batch_rank,
                    const TensorView& grad_output, const MutableTensorView& grad_input,
