@@ -8,11 +8,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <condition_variable>
-#include <deque>
-#include <functional>
-#include <mutex>
-#include <thread>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -22,6 +17,7 @@
 #include <vector>
 
 #include "core/task_pool.hpp"
+#include "host_pool.hpp"
 #include "kernels/cpu/cpu.hpp"
 #include "kernels/cpu/avx512.hpp"
 #include "generic_kernel_oracle.hpp"
@@ -297,86 +293,13 @@ TEST(CpuEquivalence, ForcedThreadCountsMatchReference) {
   });
 }
 
-/// A host framework's pool for ExecutionContext::task_pool: real threads, tasks that run only
-/// after the call (a pool busy elsewhere), or tasks run at once inside schedule().
-class TestPool {
- public:
-  enum class Mode { kThreads, kLate, kInline };
-  explicit TestPool(Mode mode) : mode_(mode) {
-    if (mode_ == Mode::kThreads) {
-      for (int t = 0; t < 3; ++t) threads_.emplace_back([this] { serve(); });
-    }
-  }
-  ~TestPool() {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      stop_ = true;
-    }
-    ready_.notify_all();
-    for (std::thread& t : threads_) t.join();
-    run_late();
-  }
-  mg::TaskPool pool() {
-    mg::TaskPool p;
-    p.context = this;
-    p.schedule = [](void* self, void (*task)(void*) noexcept, void* arg) {
-      static_cast<TestPool*>(self)->schedule(task, arg);
-    };
-    p.num_threads = 4;
-    return p;
-  }
-  int scheduled() const { return scheduled_.load(); }
-  /// Runs the tasks a kLate pool held back (they must find their call finished).
-  void run_late() {
-    std::deque<std::function<void()>> late;
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      late.swap(queue_);
-    }
-    for (auto& task : late) task();
-  }
-
- private:
-  void schedule(void (*task)(void*) noexcept, void* arg) {
-    scheduled_.fetch_add(1);
-    if (mode_ == Mode::kInline) {
-      task(arg);
-      return;
-    }
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      queue_.emplace_back([task, arg] { task(arg); });
-    }
-    ready_.notify_one();
-  }
-  void serve() {
-    for (;;) {
-      std::function<void()> task;
-      {
-        std::unique_lock<std::mutex> lock(mutex_);
-        ready_.wait(lock, [&] { return stop_ || !queue_.empty(); });
-        if (queue_.empty()) return;
-        task = std::move(queue_.front());
-        queue_.pop_front();
-      }
-      task();
-    }
-  }
-  Mode mode_;
-  std::atomic<int> scheduled_{0};
-  std::mutex mutex_;
-  std::condition_variable ready_;
-  std::deque<std::function<void()>> queue_;
-  std::vector<std::thread> threads_;
-  bool stop_ = false;
-};
-
 TEST(CpuEquivalence, ThreadsOfAHostPoolMatchReference) {
   // ExecutionContext::task_pool: the engine's workers are the calling thread plus pool tasks
   // that claim work as they start; a task that starts after the call does nothing (kLate), and
   // one run inside schedule() does the work itself (kInline).
-  for (const TestPool::Mode mode : {TestPool::Mode::kThreads, TestPool::Mode::kLate, TestPool::Mode::kInline}) {
-    TestPool host(mode);
+  using mg::testing::HostPool;
+  for (const HostPool::Mode mode : {HostPool::Mode::kThreads, HostPool::Mode::kLate, HostPool::Mode::kInline}) {
+    HostPool host(mode);
     const mg::TaskPool pool = host.pool();
     const mg::detail::TaskPoolScope scope(&pool);
     for_each_case(200, [](Rng& rng, const RandomCall& c) {

@@ -14,8 +14,6 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
-#include <condition_variable>
-#include <deque>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -30,6 +28,8 @@
 #include "multigather/lowering.hpp"
 #include "multigather/output_memory.hpp"
 #include "multigather/registry.hpp"
+
+#include "host_pool.hpp"
 
 namespace mg = multigather;
 using mg::DType;
@@ -214,56 +214,6 @@ TEST(Concurrency, RegistryCallsAndASharedLoweringFromManyThreads) {
   EXPECT_EQ(failures.load(), 0) << g_first;
 }
 
-/// A host framework's thread pool (ExecutionContext::task_pool), shared by every caller.
-class HostPool {
- public:
-  HostPool() {
-    for (int t = 0; t < 3; ++t) threads_.emplace_back([this] { serve(); });
-  }
-  ~HostPool() {
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      stop_ = true;
-    }
-    ready_.notify_all();
-    for (std::thread& t : threads_) t.join();
-  }
-  mg::TaskPool pool() {
-    mg::TaskPool p;
-    p.context = this;
-    p.schedule = [](void* self, void (*task)(void*) noexcept, void* arg) {
-      auto* host = static_cast<HostPool*>(self);
-      {
-        std::lock_guard<std::mutex> lock(host->mutex_);
-        host->queue_.emplace_back(task, arg);
-      }
-      host->ready_.notify_one();
-    };
-    p.num_threads = 4;
-    return p;
-  }
-
- private:
-  void serve() {
-    for (;;) {
-      std::pair<void (*)(void*) noexcept, void*> task;
-      {
-        std::unique_lock<std::mutex> lock(mutex_);
-        ready_.wait(lock, [&] { return stop_ || !queue_.empty(); });
-        if (queue_.empty()) return;
-        task = queue_.front();
-        queue_.pop_front();
-      }
-      task.first(task.second);
-    }
-  }
-  std::mutex mutex_;
-  std::condition_variable ready_;
-  std::deque<std::pair<void (*)(void*) noexcept, void*>> queue_;
-  std::vector<std::thread> threads_;
-  bool stop_ = false;
-};
-
 TEST(Concurrency, CallersSharingOneHostPool) {
   // Four callers execute one shared Lowering on one host pool (as XLA's executions share its
   // intra-op pool): the engine's workers are each caller plus pool tasks (core/task_pool.hpp).
@@ -277,7 +227,7 @@ TEST(Concurrency, CallersSharingOneHostPool) {
   ASSERT_TRUE(mg::lower_op("onnx.Gather", mg::TensorView(table.data(), DType::kFloat32, {kRows, kCols}),
                            mg::TensorView(ids.data(), DType::kInt64, {kLookups}),
                            mg::Attributes().set_int("axis", 0), &shared).ok());
-  HostPool host;
+  mg::testing::HostPool host;  // three threads
   const mg::TaskPool pool = host.pool();
   std::atomic<int> failures{0};
   std::vector<std::thread> callers;
