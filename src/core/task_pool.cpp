@@ -49,8 +49,12 @@ TaskPoolScope::~TaskPoolScope() { t_pool = saved_; }
 
 void schedule_workers(const TaskPool& pool, const std::shared_ptr<WorkerGroup>& group, int workers) {
   for (int w = 1; w < workers; ++w) {
-    Task* task = new (std::nothrow) Task{group};
-    if (task == nullptr) return;  // the workers that started (worker 0 at least) do the work
+    Task* task = nullptr;
+    try {
+      task = new Task{group};
+    } catch (const std::bad_alloc&) {
+      return;  // the workers that started (worker 0 at least) do the work
+    }
     pool.schedule(pool.context, run_task, task);
   }
 }
