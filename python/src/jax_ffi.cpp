@@ -1,4 +1,4 @@
-// The XLA FFI handlers behind multigather.jax's transformable ops (python/multigather/_jax.py):
+// The XLA FFI handlers behind multigather.jax's transformable ops (python/multigather/_jax_ffi.py):
 // jax.ffi.ffi_call("multigather_op" | "multigather_vjp", ...) inside jit, grad, vmap and
 // shard_map reaches the one pipeline here, on XLA's buffers, without a copy.
 //
@@ -10,6 +10,11 @@
 // `mg_none` (the names of the attributes given as None, comma-separated), and the op's own
 // attributes, typed: int64 scalars, float64 scalars, bool scalars, int64 arrays (int lists),
 // strings (enum choices). No text round trip. Both handlers run execute_batched / execute_vjp (multigather/transforms.hpp).
+//
+// Stages: `instantiate` decodes a call site's attributes once into its State (with the call
+// site's CallSiteCache: lowered at the first execution, moved to new buffers afterwards);
+// `execute` runs a call. The CPU handlers run the engine on XLA's intra-op thread pool
+// (ExecutionContext::task_pool) and ask for huge pages on large results (docs/jax.md, "Per call").
 #include <nanobind/nanobind.h>
 
 #include <algorithm>
