@@ -79,6 +79,8 @@ SCRIPT = textwrap.dedent("""
     x = rng.standard_normal((6, 5))
     i = rng.integers(-6, 6, size=(4, 7))
     w = rng.standard_normal((4, 7, 5))
+    check("forward gather_multiaxis under jit", jax.jit(lambda a, b: multigather.gather_multiaxis(a, b, [0])),
+          lambda a, b: jnp.take_along_axis(a, b, axis=0), x, rng.integers(0, 6, size=(4, 5)))
     check("take", lambda a, b, c: jax.grad(lambda a: (multigather.jax.take(a, b, axis=0) * c).sum())(a),
           lambda a, b, c: jax.grad(lambda a: (jnp.take(a, b, axis=0) * c).sum())(a), x, i, w)
     check("take under jit",

@@ -534,16 +534,3 @@ def test_vendored_xla_ffi_headers_match_the_installed_jaxlib():
             assert f.read() == vendored, (
                 f"third_party/xla_ffi/xla/ffi/api/{name} differs from jaxlib {jax.__version__}'s: "
                 f"copy the new headers and update third_party/xla_ffi/README.md")
-
-
-def test_cuda_handler_on_a_gpu():
-    try:
-        gpus = jax.devices("gpu")
-    except RuntimeError:
-        gpus = []
-    if not gpus or not multigather._multigather.has_cuda:
-        pytest.skip("no JAX GPU device or a CPU-only build of multigather")
-    x = jax.device_put(jnp.asarray(_x(5, 3)), gpus[0])
-    i = jax.device_put(jnp.asarray(_i(5, 4, 3)), gpus[0])
-    got = jax.jit(lambda a, b: multigather.gather_multiaxis(a, b, [0]))(x, i)
-    np.testing.assert_array_equal(np.asarray(got), np.take_along_axis(np.asarray(x), np.asarray(i), axis=0))
