@@ -182,8 +182,9 @@ ffi::ErrorOr<std::unique_ptr<State>> instantiate(ffi::Dictionary dict) {
 /// so writing it first-touches every 4 KiB page, one page fault each (25,000 for a 100 MB
 /// embedding gradient, most of the step's time); with huge pages, one fault per 2 MiB.
 /// Advisory: the kernel's THP mode decides ("madvise" or "always" use it, "never" ignores it).
-void advise_huge_pages(const MutableTensorView& view) {
+void advise_huge_pages(const MutableTensorView& view, const ExecutionContext& context) {
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
+  if (context.device != Device::kCPU) return;  // device memory: nothing to advise
   const void* data = view.data;
   const std::size_t bytes = static_cast<std::size_t>(view.numel()) * element_size(view.dtype);
   constexpr std::uintptr_t kHuge = std::uintptr_t{2} << 20;
@@ -193,6 +194,7 @@ void advise_huge_pages(const MutableTensorView& view) {
   if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);  // advisory
 #else
   (void)view;
+  (void)context;
 #endif
 }
 
@@ -206,7 +208,7 @@ Status run_op_handler(State& state, ffi::RemainingArgs args, ffi::RemainingRets 
     MULTIGATHER_RETURN_IF_ERROR(view_of(*args.get<ffi::AnyBuffer>(k), names[k], &v[k]));
   }
   MULTIGATHER_RETURN_IF_ERROR(view_of(**rets.get<ffi::AnyBuffer>(0), "output", &out));
-  if (context.device == Device::kCPU) advise_huge_pages(out);
+  advise_huge_pages(out, context);
   int n = 0;
   MULTIGATHER_RETURN_IF_ERROR(batch_rank_of(call, v[0], &n));
   const TensorView updates = v[2];
@@ -231,10 +233,8 @@ Status run_vjp_handler(State& state, ffi::RemainingArgs args, ffi::RemainingRets
   }
   MULTIGATHER_RETURN_IF_ERROR(view_of(**rets.get<ffi::AnyBuffer>(0), "grad_input", &grad_input));
   if (scatter) MULTIGATHER_RETURN_IF_ERROR(view_of(**rets.get<ffi::AnyBuffer>(1), "grad_updates", &grad_updates));
-  if (context.device == Device::kCPU) {
-    advise_huge_pages(grad_input);
-    if (scatter) advise_huge_pages(grad_updates);
-  }
+  advise_huge_pages(grad_input, context);
+  if (scatter) advise_huge_pages(grad_updates, context);
   int n = 0;
   MULTIGATHER_RETURN_IF_ERROR(batch_rank_of(call, v[0], &n));
   const TensorView updates = v[2];

@@ -631,46 +631,45 @@ Status execute_batched(std::string_view name, const TensorView& input, const Ten
   return guarded(name, [&]() -> Status {
     const detail::TaskPoolScope pool(context.task_pool);
     MULTIGATHER_RETURN_IF_ERROR(check_batch_rank(batch_rank, output.shape, "output"));
+    if (batch_rank > 0) MULTIGATHER_RETURN_IF_ERROR(require_contiguous(output, "output"));
     CallSiteLease lease(cache);
     const Device device = lowering_device(context);
     const Lowering* kept = lease.find(name, device, batch_rank, input, indices, updates);
-    if (batch_rank == 0 && kept != nullptr) return execute(*kept, output, context);
-    Lowering l;
-    if (batch_rank == 0) {
+    // A lifted call names an out-of-range position in its own terms: then the examples run one
+    // by one below, so that the message is the framework's, prefixed with the batch element.
+    if (kept != nullptr) {
+      const Status s = execute(*kept, output, context);
+      if (batch_rank == 0 || s.code() != StatusCode::kOutOfRange) return s;
+    } else if (batch_rank == 0) {
+      Lowering l;
       lease.lowered();
       MULTIGATHER_RETURN_IF_ERROR(lower(name, input, indices, updates, attrs, context, &l));
       const Status s = execute(l, output, context);
       if (s.ok()) lease.keep(name, device, batch_rank, input, indices, updates, std::move(l));
       return s;
     }
-    MULTIGATHER_RETURN_IF_ERROR(require_contiguous(output, "output"));
     const Dims batch_shape = batch_of(output.shape, batch_rank);
     Split in, idx, upd;
     MULTIGATHER_RETURN_IF_ERROR(split(input, batch_rank, "input", batch_shape, &in));
     MULTIGATHER_RETURN_IF_ERROR(split(indices, batch_rank, "indices", batch_shape, &idx));
     if (updates != nullptr) MULTIGATHER_RETURN_IF_ERROR(split(*updates, batch_rank, "updates", batch_shape, &upd));
-    Dims example_output;
-    for (int d = batch_rank; d < output.rank(); ++d) example_output.push_back(output.shape[d]);
-    if (kept != nullptr) {
-      const Status s = execute(*kept, output, context);
-      if (s.code() != StatusCode::kOutOfRange) return s;
-      // The lifted call names the position in its own terms: rerun the examples one by one so
-      // that the message is the framework's, prefixed with the batch element.
-    } else {
-      const TensorView* example_updates = updates != nullptr ? &upd.example : nullptr;
+    if (kept == nullptr) {
+      Lowering l;
       lease.lowered();
-      MULTIGATHER_RETURN_IF_ERROR(lower(name, in.example, idx.example, example_updates, attrs, context, &l));
-      example_output = l.output_shape;
+      MULTIGATHER_RETURN_IF_ERROR(lower(name, in.example, idx.example, updates != nullptr ? &upd.example : nullptr,
+                                        attrs, context, &l));
       if (!made_copies(l)) {
         MULTIGATHER_RETURN_IF_ERROR(lift(&l, batch_shape, in, idx, updates != nullptr ? &upd : nullptr));
         const Status s = execute(l, output, context);
         if (s.ok()) lease.keep(name, device, batch_rank, input, indices, updates, std::move(l));
         if (s.code() != StatusCode::kOutOfRange) return s;
-        // As above: the examples one by one for the framework's message.
       }
     }
     // The lowering copied an operand of example 0 (or an index is out of range): lower and run
-    // each example.
+    // each example, into the output's trailing dimensions (each execute checks them against its
+    // example's output shape).
+    Dims example_output;
+    for (int d = batch_rank; d < output.rank(); ++d) example_output.push_back(output.shape[d]);
     std::int64_t out_numel = 1;
     for (std::int64_t s : example_output) out_numel *= s;
     const MutableTensorView out_example(output.data, output.dtype, example_output);
