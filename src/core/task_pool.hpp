@@ -16,6 +16,7 @@
 #include <memory>
 #include <mutex>
 
+#include "core/interrupt_poll.hpp"
 #include "multigather/execute.hpp"
 
 #if defined(MULTIGATHER_HAVE_OPENMP)
@@ -59,7 +60,7 @@ void wait_for_workers(WorkerGroup& group);
 
 /// Runs body(worker) for workers 0..workers-1 (worker 0 on the calling thread). With a current
 /// pool, a worker whose task starts after worker 0 returned is skipped (see above); without one,
-/// every worker runs, in an OpenMP parallel region of `workers` threads.
+/// every worker runs, in an OpenMP parallel region of up to `workers` threads.
 template <class Body>
 void parallel_workers(int workers, Body& body) {
   const TaskPool* pool = current_task_pool();
@@ -69,8 +70,9 @@ void parallel_workers(int workers, Body& body) {
   }
   if (pool == nullptr) {
 #if defined(MULTIGATHER_HAVE_OPENMP)
+    // Every worker number runs once, however many threads OpenMP gives the team.
 #pragma omp parallel num_threads(workers)
-    body(omp_get_thread_num());
+    for (int w = omp_get_thread_num(); w < workers; w += omp_get_num_threads()) body(w);
 #else
     for (int w = 0; w < workers; ++w) body(w);
 #endif
@@ -86,6 +88,38 @@ void parallel_workers(int workers, Body& body) {
     group->closed = true;
   }
   wait_for_workers(*group);
+}
+
+/// Runs piece(t) for t in [0, count) on `workers` workers (parallel_workers) until a piece
+/// returns false; whether none did. Without a host pool every worker runs and takes its own
+/// contiguous block of pieces, as OpenMP's static schedule (each worker's share, the calling
+/// thread's included, is fixed: the calling thread, which asks the interrupt check, polls as
+/// often as its share says). On a host pool the workers claim pieces one at a time, so that the
+/// ones that start do them all. Every worker adopts the calling thread's interrupt scope.
+template <class Piece>
+bool parallel_pieces(int workers, std::int64_t count, Piece& piece) {
+  InterruptScope* const interrupt = current_interrupt();
+  std::atomic<bool> ok{true};
+  std::atomic<std::int64_t> next{0};
+  const bool every_worker_runs = current_task_pool() == nullptr;
+  auto worker = [&](int w) {
+    const InterruptShare share(interrupt);
+    auto done = [&](std::int64_t t) {  // runs piece t; whether to stop
+      if (!piece(t)) ok.store(false, std::memory_order_relaxed);
+      return !ok.load(std::memory_order_relaxed);
+    };
+    if (every_worker_runs) {
+      auto at = [&](int i) { return static_cast<std::int64_t>(static_cast<__int128>(count) * i / workers); };
+      for (std::int64_t t = at(w), end = at(w + 1); t < end && !done(t); ++t) {
+      }
+    } else {
+      for (std::int64_t t = next.fetch_add(1, std::memory_order_relaxed); t < count && !done(t);
+           t = next.fetch_add(1, std::memory_order_relaxed)) {
+      }
+    }
+  };
+  parallel_workers(workers, worker);
+  return ok.load(std::memory_order_relaxed);
 }
 
 }  // namespace multigather::detail

@@ -449,8 +449,7 @@ void parallel_chunks(std::byte* dst, std::int64_t bytes, std::int64_t work, int 
     chunk(0, bytes);
     return;
   }
-  // Split points on cache lines of the destination; pieces are claimed, not assigned, so that
-  // the workers that start do them all (parallel_workers).
+  // One piece per worker, split on cache lines of the destination (parallel_pieces).
   auto split = [&](int i) -> std::int64_t {
     if (i == 0) return 0;
     if (i == threads) return bytes;
@@ -458,14 +457,12 @@ void parallel_chunks(std::byte* dst, std::int64_t bytes, std::int64_t work, int 
     const auto misalign = static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(dst + at) % kLine);
     return std::min(bytes, at + (misalign == 0 ? 0 : kLine - misalign));
   };
-  std::atomic<int> next{0};
-  auto worker = [&](int) {
-    for (int w = next.fetch_add(1, std::memory_order_relaxed); w < threads; w = next.fetch_add(1, std::memory_order_relaxed)) {
-      const std::int64_t b = split(w), e = split(w + 1);
-      if (e > b) chunk(b, e);
-    }
+  auto piece = [&](std::int64_t w) {
+    const std::int64_t b = split(static_cast<int>(w)), e = split(static_cast<int>(w) + 1);
+    if (e > b) chunk(b, e);
+    return true;
   };
-  parallel_workers(threads, worker);
+  parallel_pieces(threads, threads, piece);
 }
 
 }  // namespace
@@ -565,20 +562,7 @@ bool indices_in_range_typed(const TensorView& indices, const GatherPlan& plan) n
     }
     return cpu::values_in_range(base + offset + begin * step, n, step, c, lo, hi);
   };
-  if (threads > 1) {
-    InterruptScope* const interrupt = current_interrupt();
-    std::atomic<std::int64_t> next{0};
-    std::atomic<bool> ok{true};
-    auto worker = [&](int) {
-      const InterruptShare share(interrupt);
-      for (std::int64_t t = next.fetch_add(1, std::memory_order_relaxed); t < total && ok.load(std::memory_order_relaxed);
-           t = next.fetch_add(1, std::memory_order_relaxed)) {
-        if (!piece_ok(t)) ok.store(false, std::memory_order_relaxed);
-      }
-    };
-    parallel_workers(threads, worker);
-    return ok.load(std::memory_order_relaxed);
-  }
+  if (threads > 1) return parallel_pieces(threads, total, piece_ok);
   bool ok = true;
   for (std::int64_t t = 0; t < total && ok; ++t) ok = piece_ok(t);
   return ok;
