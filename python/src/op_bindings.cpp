@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "arrays.hpp"
+#include "multigather/sharding.hpp"
 
 namespace multigather::python {
 namespace {
@@ -195,6 +196,42 @@ nb::dict lower_op_info(std::string_view op, const IntList& input_shape, std::str
   return info;
 }
 
+// The factors of a call for a partitioner (multigather/sharding.hpp), from shapes alone.
+nb::dict sharding_factors_info(std::string_view op, const IntList& input_shape, std::string_view input_dtype,
+                               const IntList& indices_shape, std::string_view indices_dtype, nb::handle attrs,
+                               std::optional<IntList> updates_shape) {
+  const Lowering l = lower_shapes(op, input_shape, input_dtype, indices_shape, indices_dtype, attrs, updates_shape);
+  const TensorView input(nullptr, l.input.dtype, Dims(std::span<const std::int64_t>(input_shape)));
+  const TensorView indices(nullptr, l.indices.dtype, Dims(std::span<const std::int64_t>(indices_shape)));
+  const TensorView updates(nullptr, l.input.dtype,
+                           updates_shape ? Dims(std::span<const std::int64_t>(*updates_shape)) : Dims());
+  std::vector<ShardingFactor> factors;
+  raise_if_error(sharding_factors(l, input, indices, updates_shape ? &updates : nullptr, &factors));
+  nb::list list;
+  for (const ShardingFactor& f : factors) {
+    nb::dict d;
+    d["role"] = std::string(factor_role_name(f.role));
+    d["size"] = f.size;
+    d["axis"] = f.axis;
+    d["input"] = f.input;
+    d["indices"] = f.indices;
+    d["updates"] = f.updates;
+    d["output"] = f.output;
+    list.append(d);
+  }
+  nb::dict info;
+  info["factors"] = list;
+  info["kind"] = l.kind == OpKind::kScatter ? "scatter" : "gather";
+  info["reduction"] = l.mean_by_count ? std::string("mean") : std::string(reduction_name(l.reduction));
+  info["include_input"] = l.include_input;
+  info["index_mode"] = std::string(index_mode_name(l.options.index_mode));
+  info["output_shape"] = shape_tuple(l.output_shape);
+  nb::list axes;
+  for (int j = 0; j < l.shape.axes.size(); ++j) axes.append(l.shape.axes[j]);
+  info["axes"] = nb::tuple(axes);
+  return info;
+}
+
 std::string explain(std::string_view op, const IntList& input_shape, std::string_view input_dtype,
                     const IntList& indices_shape, std::string_view indices_dtype, nb::handle attrs,
                     std::optional<IntList> updates_shape) {
@@ -272,6 +309,12 @@ void bind_ops(nb::module_& m) {
         "indices_shape"_a, "indices_dtype"_a, "attrs"_a, "updates_shape"_a = nb::none(),
         "The lowering of a registry op call from shapes and dtypes alone, as a dict: output_shape, "
         "kind ('gather' | 'scatter'), reduction, include_input, copies_input, copies_updates.");
+  m.def("sharding_factors", &sharding_factors_info, "op"_a, "input_shape"_a, "input_dtype"_a,
+        "indices_shape"_a, "indices_dtype"_a, "attrs"_a, "updates_shape"_a = nb::none(),
+        "The sharding factors of a registry op call from shapes alone (multigather/sharding.hpp), "
+        "as a dict: factors (a list of {role, size, axis, input, indices, updates, output}: "
+        "the framework dimension of each tensor, -1 where absent), kind, reduction, "
+        "include_input, index_mode, output_shape, axes.");
   m.def("explain_op", &explain, "op"_a, "input_shape"_a, "input_dtype"_a, "indices_shape"_a,
         "indices_dtype"_a, "attrs"_a, "updates_shape"_a = nb::none(),
         "The text of `multigather explain OP`.");

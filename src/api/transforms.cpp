@@ -2,6 +2,8 @@
 // (multigather/transforms.hpp): a lowering lifted by the batch dimensions, and the adjoint of a
 // lowered call run by the core operators through the lowering's own views.
 #include "multigather/transforms.hpp"
+#include "multigather/sharding.hpp"
+#include "plan/shard_plan.hpp"
 #include "core/odometer.hpp"
 
 #include <cstring>
@@ -760,6 +762,67 @@ Status execute_vjp(std::string_view name, const TensorView& input, const TensorV
       const TensorView go(at(gout.example, b * out_numel));
       return vjp_one(e, go, gi_out, grad_updates != nullptr ? &gu_out : nullptr, context);
     });
+  });
+}
+
+
+// ---- One device's piece of a split call (multigather/sharding.hpp) ------------------------------
+
+namespace {
+
+Status refuse_cuda_shard(std::string_view name, const ExecutionContext& context) {
+  if (lowering_device(context) == Device::kCUDA) {
+    return InvalidArgument(std::string(name) + ": a call split along its gathered axes runs on the CPU engine "
+                           "only (its indices are resolved on the host); replicate the input along them on a GPU");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status execute_shard(std::string_view name, const TensorView& input, const TensorView& indices,
+                     const TensorView* updates, const Attributes& attrs, std::span<const AxisShard> shards,
+                     const MutableTensorView& output, const ExecutionContext& context) noexcept {
+  return guarded(name, [&]() -> Status {
+    MULTIGATHER_RETURN_IF_ERROR(refuse_cuda_shard(name, context));
+    const detail::TaskPoolScope pool(context.task_pool);
+    Lowering local, piece;
+    MULTIGATHER_RETURN_IF_ERROR(lower(name, input, indices, updates, attrs, context, &local));
+    detail::ShardFill fill;
+    MULTIGATHER_RETURN_IF_ERROR(detail::localize(local, shards, &piece, &fill));
+    MULTIGATHER_RETURN_IF_ERROR(execute(piece, output, context));
+    if (!detail::first_piece(shards)) return Status::Ok();
+    return detail::write_fill(local, fill, output);
+  });
+}
+
+Status execute_vjp_shard(std::string_view name, const TensorView& input, const TensorView& indices,
+                         const TensorView* updates, const Attributes& attrs, std::span<const AxisShard> shards,
+                         const TensorView& grad_output, const MutableTensorView& grad_input,
+                         const MutableTensorView* grad_updates, const ExecutionContext& context) noexcept {
+  return guarded(name, [&]() -> Status {
+    MULTIGATHER_RETURN_IF_ERROR(refuse_cuda_shard(name, context));
+    const detail::TaskPoolScope pool(context.task_pool);
+    MULTIGATHER_RETURN_IF_ERROR(require_contiguous(grad_output, "grad_output"));
+    MULTIGATHER_RETURN_IF_ERROR(require_contiguous(grad_input, "grad_input"));
+    if (grad_updates != nullptr) MULTIGATHER_RETURN_IF_ERROR(require_contiguous(*grad_updates, "grad_updates"));
+    if (grad_input.dtype != input.dtype || !(grad_input.shape == input.shape)) {
+      return InvalidArgument(std::string(name) + ": grad_input must have input's shape " + to_string(input.shape) +
+                             " and dtype");
+    }
+    if (grad_updates != nullptr && (updates == nullptr || !(grad_updates->shape == updates->shape) ||
+                                    grad_updates->dtype != updates->dtype)) {
+      return InvalidArgument(std::string(name) + ": grad_updates must have updates' shape and dtype");
+    }
+    // As execute_vjp: lowered on the gradients' buffers, so that its views point where they go.
+    const TensorView lowered_updates =
+        grad_updates != nullptr ? TensorView(*grad_updates) : updates != nullptr ? *updates : TensorView();
+    Lowering local, piece;
+    MULTIGATHER_RETURN_IF_ERROR(lower(name, grad_input, indices, updates != nullptr ? &lowered_updates : nullptr,
+                                      attrs, context, &local));
+    detail::ShardFill fill;
+    MULTIGATHER_RETURN_IF_ERROR(detail::localize(local, shards, &piece, &fill));
+    return vjp_one(piece, grad_output, grad_input, grad_updates, context);
   });
 }
 
