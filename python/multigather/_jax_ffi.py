@@ -49,6 +49,7 @@ from typing import Any, Optional
 
 import numpy as np
 
+from . import _jax_sharding
 from . import _multigather as _core
 
 _REGISTERED = False
@@ -122,9 +123,12 @@ def _dtype_name(array: Any) -> str:
 def _info(op: str, operands: tuple, attrs: dict) -> dict:
     input, indices = operands[0], operands[1]
     updates_shape = None if len(operands) < 3 else [int(s) for s in operands[2].shape]
-    return _core.lower_op_info(op, [int(s) for s in input.shape], _dtype_name(input),
+    info = _core.lower_op_info(op, [int(s) for s in input.shape], _dtype_name(input),
                                [int(s) for s in indices.shape], _dtype_name(indices), attrs,
                                updates_shape)
+    info["op"] = op
+    info["attrs"] = attrs
+    return info
 
 
 def _varying(*arrays: Any) -> frozenset:
@@ -151,6 +155,22 @@ def _result(shape: Any, dtype: Any, varying: frozenset, like: Any) -> Any:
     return jax.ShapeDtypeStruct(shape, dtype, sharding=sharding, manual_axis_type=mat)
 
 
+def _partitioned(target: str, call: Any, info: dict, operands: tuple, results: list,
+                 many: bool) -> Any:
+    """``call`` as a custom_partitioning function (_jax_sharding): partitioned under jit with
+    sharded operands by the call's sharding factors."""
+    input, indices = operands[0], operands[1]
+    updates = operands[2] if info["kind"] == "scatter" else None
+    factors = _core.sharding_factors(info["op"], [int(s) for s in input.shape], _dtype_name(input),
+                                     [int(s) for s in indices.shape], _dtype_name(indices),
+                                     info["attrs"],
+                                     None if updates is None else [int(s) for s in updates.shape])
+    plan = dict(factors)
+    plan["copies_input"] = info["copies_input"]
+    _jax_sharding.ensure_batching()
+    return _jax_sharding.partitioned(target, call, plan, factors["factors"], operands, results, many)
+
+
 def _invariant_along(grad: Any, primal: Any, varying: frozenset) -> Any:
     """A cotangent computed varying along ``varying``, made to vary like ``primal``: summed
     over the mesh axes along which the primal is invariant (the transpose of the implicit
@@ -173,19 +193,44 @@ def _differentiable(op: str, attrs_key: tuple) -> Any:
     if none:
         ffi_attrs["mg_none"] = none
 
-    def primal(*operands: Any) -> Any:
-        input = operands[0]
-        info = _info(op, operands, attrs)
-        result = _result(info["output_shape"], input.dtype, _varying(*operands), input)
-        if len(operands) == 3:
+    def call_op(operands: list, shapes: list, shard: Any) -> Any:
+        """The op's FFI call (``shard``: None, or a piece of a split call: _jax_sharding)."""
+        scatter = len(operands) == 3
+        extra = {} if shard is None else {"mg_shard": shard[0]}
+        rank = np.int64(operands[0].ndim)
+        operands = list(operands) + ([] if shard is None else [shard[1]])
+        if scatter:
             # A scatter's output is its input updated: XLA hands the input's buffer over (or a
             # copy of it, when the input is still used) and the handler scatters in place.
             # Aliasing needs equal shapes under vmap too: unbatched operands are broadcast.
-            call = jax.ffi.ffi_call("multigather_op", result, vmap_method="broadcast_all",
+            call = jax.ffi.ffi_call("multigather_op", shapes[0], vmap_method="broadcast_all",
                                     input_output_aliases={0: 0})
         else:
-            call = jax.ffi.ffi_call("multigather_op", result, vmap_method="expand_dims")
-        return call(*operands, mg_op=op, mg_rank=np.int64(input.ndim), **ffi_attrs)
+            call = jax.ffi.ffi_call("multigather_op", shapes[0], vmap_method="expand_dims")
+        return call(*operands, mg_op=op, mg_rank=rank, **ffi_attrs, **extra)
+
+    def primal(*operands: Any) -> Any:
+        input = operands[0]
+        info = _info(op, operands, attrs)
+        varying = _varying(*operands)
+        result = _result(info["output_shape"], input.dtype, varying, input)
+        if varying or not _jax_sharding.enabled():
+            return call_op(list(operands), [result], None)
+        return _partitioned("op", call_op, info, operands, [result], many=False)(*operands)
+
+    def call_vjp(operands: list, shapes: list, shard: Any) -> Any:
+        """The VJP's FFI call (``shard`` as in call_op)."""
+        scatter = len(operands) == 4
+        extra = {} if shard is None else {"mg_shard": shard[0]}
+        rank = np.int64(operands[0].ndim)
+        operands = list(operands) + ([] if shard is None else [shard[1]])
+        if scatter:
+            # grad_input starts as grad_output (same shape): aliased, masked in place.
+            call = jax.ffi.ffi_call("multigather_vjp", shapes, vmap_method="broadcast_all",
+                                    input_output_aliases={3: 0})
+        else:
+            call = jax.ffi.ffi_call("multigather_vjp", shapes, vmap_method="expand_dims")
+        return call(*operands, mg_op=op, mg_rank=rank, **ffi_attrs, **extra)
 
     def forward(*operands: Any) -> tuple:
         return primal(*operands), operands
@@ -211,13 +256,11 @@ def _differentiable(op: str, attrs_key: tuple) -> Any:
         shapes = [_result(input.shape, input.dtype, varying, input)]
         if scatter:
             shapes.append(_result(residuals[2].shape, residuals[2].dtype, varying, input))
-        if scatter:
-            # grad_input starts as grad_output (same shape): aliased, masked in place.
-            call = jax.ffi.ffi_call("multigather_vjp", shapes, vmap_method="broadcast_all",
-                                    input_output_aliases={3: 0})
+        operands = (*residuals, grad_output)
+        if varying or not _jax_sharding.enabled():
+            grads = call_vjp(list(operands), shapes, None)
         else:
-            call = jax.ffi.ffi_call("multigather_vjp", shapes, vmap_method="expand_dims")
-        grads = call(*residuals, grad_output, mg_op=op, mg_rank=np.int64(input.ndim), **ffi_attrs)
+            grads = _partitioned("vjp", call_vjp, info, operands, shapes, many=True)(*operands)
         grad_input = _invariant_along(grads[0], input, varying)
         if scatter:
             return grad_input, None, _invariant_along(grads[1], residuals[2], varying)

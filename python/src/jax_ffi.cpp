@@ -27,8 +27,10 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "arrays.hpp"
+#include "multigather/sharding.hpp"
 #include "multigather/transforms.hpp"
 
 #if defined(MULTIGATHER_PYTHON_JAX_FFI)
@@ -94,6 +96,11 @@ struct Call {
   std::string op;
   int example_rank = 0;
   Attributes attrs;
+  /// A piece of a call split along its gathered axes (custom_partitioning's partition, in
+  /// _jax_ffi.py): `mg_shard`, the whole size of each axis; the last operand holds the piece's
+  /// offset along each (int32 or int64). Empty: an ordinary call.
+  bool shard = false;
+  std::vector<std::int64_t> shard_sizes;
 };
 
 /// The call's op, example rank and typed attributes from the FFI dictionary. The scalar and
@@ -128,6 +135,11 @@ Status call_of(const ffi::Dictionary& dict, Call* call) {
     } else if (dict.contains<double>(name)) {
       call->attrs.set_float(std::string(name), *dict.get<double>(name));
     } else if (auto list = dict.get<ffi::Span<const std::int64_t>>(name); list.has_value()) {
+      if (name == "mg_shard") {
+        call->shard = true;
+        call->shard_sizes.assign(list->begin(), list->end());
+        continue;
+      }
       call->attrs.set_ints(std::string(name), std::vector<std::int64_t>(list->begin(), list->end()));
     } else {
       return TypeError("attribute " + std::string(name) + ": an FFI attribute of a type multigather "
@@ -198,9 +210,43 @@ void advise_huge_pages(const MutableTensorView& view, const ExecutionContext& co
 #endif
 }
 
+/// A split call's pieces: the whole sizes (mg_shard) and the offsets operand, args[count].
+Status shards_of(const Call& call, ffi::RemainingArgs args, std::size_t count, std::vector<AxisShard>* shards) {
+  if (args.size() != count + 1) return InvalidArgument(call.op + ": a split call ends with its offsets operand");
+  MutableTensorView offsets;
+  MULTIGATHER_RETURN_IF_ERROR(view_of(*args.get<ffi::AnyBuffer>(count), "offsets", &offsets));
+  if (offsets.rank() != 1 || offsets.shape[0] != static_cast<std::int64_t>(call.shard_sizes.size()) ||
+      (offsets.dtype != DType::kInt32 && offsets.dtype != DType::kInt64)) {
+    return InvalidArgument(call.op + ": the offsets operand must be int32 or int64 of shape [" +
+                           std::to_string(call.shard_sizes.size()) + "]");
+  }
+  shards->clear();
+  for (std::size_t j = 0; j < call.shard_sizes.size(); ++j) {
+    const std::int64_t offset = offsets.dtype == DType::kInt32 ? static_cast<const std::int32_t*>(offsets.data)[j]
+                                                               : static_cast<const std::int64_t*>(offsets.data)[j];
+    shards->push_back(AxisShard{call.shard_sizes[j], offset});
+  }
+  return Status::Ok();
+}
+
 Status run_op_handler(State& state, ffi::RemainingArgs args, ffi::RemainingRets rets,
                       const ExecutionContext& context) {
   const Call& call = state.call;
+  if (call.shard) {
+    const std::size_t count = args.size() - 1;
+    if (count != 2 && count != 3) return InvalidArgument(call.op + ": expected 2 or 3 operands and the offsets");
+    std::vector<AxisShard> shards;
+    MULTIGATHER_RETURN_IF_ERROR(shards_of(call, args, count, &shards));
+    MutableTensorView v[3], out;
+    const char* names[3] = {"input", "indices", "updates"};
+    for (std::size_t k = 0; k < count; ++k) {
+      MULTIGATHER_RETURN_IF_ERROR(view_of(*args.get<ffi::AnyBuffer>(k), names[k], &v[k]));
+    }
+    MULTIGATHER_RETURN_IF_ERROR(view_of(**rets.get<ffi::AnyBuffer>(0), "output", &out));
+    advise_huge_pages(out, context);
+    const TensorView updates = v[2];
+    return execute_shard(call.op, v[0], v[1], count == 3 ? &updates : nullptr, call.attrs, shards, out, context);
+  }
   if (args.size() != 2 && args.size() != 3) return InvalidArgument(call.op + ": expected 2 or 3 operands");
   MutableTensorView v[3], out;
   const char* names[3] = {"input", "indices", "updates"};
@@ -224,21 +270,29 @@ Status run_op_handler(State& state, ffi::RemainingArgs args, ffi::RemainingRets 
 Status run_vjp_handler(State& state, ffi::RemainingArgs args, ffi::RemainingRets rets,
                        const ExecutionContext& context) {
   const Call& call = state.call;
-  const bool scatter = args.size() == 4;
-  if (args.size() != 3 && !scatter) return InvalidArgument(call.op + ": expected 3 or 4 operands");
+  const std::size_t count = args.size() - (call.shard ? 1 : 0);
+  const bool scatter = count == 4;
+  if (count != 3 && !scatter) return InvalidArgument(call.op + ": expected 3 or 4 operands");
+  std::vector<AxisShard> shards;
+  if (call.shard) MULTIGATHER_RETURN_IF_ERROR(shards_of(call, args, count, &shards));
   MutableTensorView v[4], grad_input, grad_updates;
   const char* names[4] = {"input", "indices", scatter ? "updates" : "grad_output", "grad_output"};
-  for (std::size_t k = 0; k < args.size(); ++k) {
+  for (std::size_t k = 0; k < count; ++k) {
     MULTIGATHER_RETURN_IF_ERROR(view_of(*args.get<ffi::AnyBuffer>(k), names[k], &v[k]));
   }
   MULTIGATHER_RETURN_IF_ERROR(view_of(**rets.get<ffi::AnyBuffer>(0), "grad_input", &grad_input));
   if (scatter) MULTIGATHER_RETURN_IF_ERROR(view_of(**rets.get<ffi::AnyBuffer>(1), "grad_updates", &grad_updates));
   advise_huge_pages(grad_input, context);
   if (scatter) advise_huge_pages(grad_updates, context);
+  if (call.shard) {
+    const TensorView updates = v[2];
+    return execute_vjp_shard(call.op, v[0], v[1], scatter ? &updates : nullptr, call.attrs, shards,
+                             scatter ? v[3] : v[2], grad_input, scatter ? &grad_updates : nullptr, context);
+  }
   int n = 0;
   MULTIGATHER_RETURN_IF_ERROR(batch_rank_of(call, v[0], &n));
   const TensorView updates = v[2];
-  const CountLowerings count{state.cache};
+  const CountLowerings counted{state.cache};
   return execute_vjp(call.op, v[0], v[1], scatter ? &updates : nullptr, call.attrs, n,
                      scatter ? v[3] : v[2], grad_input, scatter ? &grad_updates : nullptr, context, &state.cache);
 }

@@ -1,0 +1,333 @@
+"""multigather's FFI calls under plain ``jax.jit`` with sharded operands: XLA's four gather and
+scatter strategies, decided on the core call's dimensions (docs/distributed.md).
+
+Every ``multigather_op`` / ``multigather_vjp`` FFI call that ``_jax_ffi`` makes outside
+``shard_map`` and ``vmap`` goes through ``jax.experimental.custom_partitioning``:
+
+- a **Shardy sharding rule** (``SdyShardingRule``) built from the call's factors
+  (``multigather._multigather.sharding_factors``: each framework dimension of each operand and
+  result is a batch, operand, index, lookup, gathered, coordinate or other factor of the core
+  call), so that the partitioner propagates shardings through the op instead of replicating it;
+- a **partition callback** that picks, per factor, the mesh axes its operands arrive with, and
+  runs the same FFI call on the local shards:
+
+  ============  ===========================  ==============================================
+  factor        strategy (XLA's name)         on the local shards
+  ============  ===========================  ==============================================
+  batch         index-parallel                split alike in input, indices, output
+  operand       operand pass-through          split in input and output (and updates)
+  index/lookup  index pass-through            a gather's output split like the indices; a
+                                              scatter add sums the devices' updates (psum)
+  gathered      trivially sliced operand      each device resolves every index against the
+                                              whole axis (error, clamp, wrap, fill exactly as
+                                              unsplit) and takes its own rows; a gather sums
+                                              the pieces (psum), a scatter keeps its rows
+  coordinate,   replicated                    gathered onto every device first
+  other
+  ============  ===========================  ==============================================
+
+  The gathered strategy runs ``execute_shard`` (multigather/sharding.hpp) on the CPU; on GPUs a
+  gathered factor is replicated. Scatters with reduction none / mul / min / max / mean, and
+  add without the input, replicate their index and lookup factors (the devices' updates could
+  not be combined exactly).
+
+Caveats (JAX's, documented in docs/distributed.md): custom_partitioning puts a pointer in the
+compiled module, so the persistent compilation cache misses (jax#21159; JAX's flag
+``jax_remove_custom_partitioning_ptr_from_cache_key`` keeps it); the callbacks see Explicit-mode
+meshes as Auto (jax#34811), which changes nothing here; a Python error in a callback could end
+the process, so the callback catches every error, warns, and runs the call replicated.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import warnings
+from typing import Any, Callable, Optional, Sequence
+
+import numpy as np
+
+from . import _multigather as _core
+
+# The tensors of each FFI call, operands then results, and the call side each one takes its
+# dimensions from (input / indices / updates / output of the framework op).
+_TENSORS = {
+    ("op", "gather"): (("input", "indices"), ("output",)),
+    ("op", "scatter"): (("input", "indices", "updates"), ("output",)),
+    ("vjp", "gather"): (("input", "indices", "output"), ("input",)),
+    ("vjp", "scatter"): (("input", "indices", "updates", "output"), ("input", "updates")),
+}
+
+_PASS, _SPLIT, _SUM, _REPLICATE = "pass", "split", "sum", "replicate"
+
+
+def _kind(role: str, target: str, info: dict, cpu: bool) -> str:
+    """How a factor of ``role`` is partitioned in this FFI call (see the module docstring)."""
+    scatter = info["kind"] == "scatter"
+    summable = info["reduction"] == "add" and info["include_input"] and not info["copies_input"]
+    if role in ("batch", "operand"):
+        return _PASS
+    if role == "gathered":
+        return _SPLIT if cpu else _REPLICATE
+    if role in ("index", "lookup"):
+        if not scatter:
+            return _PASS if target == "op" else _SUM
+        if target == "op":
+            return _SUM if summable else _REPLICATE
+        return _PASS if summable else _REPLICATE
+    return _REPLICATE
+
+
+class _Plan:
+    """The factors of one FFI call: for each operand and result, the factor of each dimension
+    (None for a dimension of size 1), and each factor's kind and size."""
+
+    def __init__(self, target: str, info: dict, factors: list, operand_ranks: Sequence[int],
+                 result_ranks: Sequence[int], cpu: bool):
+        self.target = target
+        self.info = info
+        sides_in, sides_out = _TENSORS[(target, info["kind"])]
+        self.kinds: dict[str, str] = {}
+        self.sizes: dict[str, int] = {}
+        self.axis: dict[str, int] = {}
+
+        def dims(side: str, rank: int) -> list:
+            out: list = [None] * rank
+            for n, f in enumerate(factors):
+                d = f[side]
+                if d >= 0:
+                    out[d] = f"f{n}"
+            return out
+
+        for n, f in enumerate(factors):
+            name = f"f{n}"
+            self.kinds[name] = _kind(f["role"], target, info, cpu)
+            self.sizes[name] = int(f["size"])
+            self.axis[name] = int(f["axis"])
+        self.operands = [dims(s, r) for s, r in zip(sides_in, operand_ranks)]
+        self.results = [dims(s, r) for s, r in zip(sides_out, result_ranks)]
+
+    def rule(self) -> Any:
+        """The Shardy rule: size-1 dimensions get factors of their own."""
+        from jax.experimental.custom_partitioning import ArrayMapping, SdyShardingRule
+
+        count = [0]
+
+        def mapping(dims: list) -> Any:
+            names = []
+            for d in dims:
+                if d is None:
+                    count[0] += 1
+                    d = f"u{count[0]}"
+                names.append(d)
+            return ArrayMapping(*names)
+
+        in_results = {d for r in self.results for d in r if d is not None}
+        reduction = tuple(f for f, k in self.kinds.items() if k in (_SPLIT, _SUM) and f not in in_results)
+        replicate = tuple(f for f, k in self.kinds.items() if k == _REPLICATE)
+        return SdyShardingRule(tuple(mapping(d) for d in self.operands),
+                               tuple(mapping(d) for d in self.results),
+                               reduction_factors=reduction, need_replication_factors=replicate)
+
+
+def _spec_axes(spec: Any, dim: int) -> tuple:
+    """The mesh axes of dimension ``dim`` in a PartitionSpec, as a tuple."""
+    entries = tuple(spec)
+    if dim >= len(entries) or entries[dim] is None:
+        return ()
+    e = entries[dim]
+    return tuple(e) if isinstance(e, (tuple, list)) else (e,)
+
+
+def _choose(plan: _Plan, mesh: Any, arg_shapes: Sequence[Any]) -> dict:
+    """Each factor's mesh axes: the first operand that arrives split along it names them; a mesh
+    axis serves one factor; a factor whose size the axes do not divide stays whole."""
+    chosen: dict[str, tuple] = {}
+    used: set = set()
+    for n, dims in enumerate(plan.operands):
+        sharding = getattr(arg_shapes[n], "sharding", None)
+        spec = getattr(sharding, "spec", None)
+        if spec is None:
+            continue
+        for d, factor in enumerate(dims):
+            if factor is None or factor in chosen or plan.kinds[factor] == _REPLICATE:
+                continue
+            axes = _spec_axes(spec, d)
+            if not axes or any(a in used for a in axes):
+                continue
+            count = math.prod(int(mesh.shape[a]) for a in axes)
+            if count <= 1 or plan.sizes[factor] % count:
+                continue
+            chosen[factor] = axes
+            used.update(axes)
+    return chosen
+
+
+def _sharding(mesh: Any, dims: list, chosen: dict) -> Any:
+    from jax.sharding import NamedSharding, PartitionSpec
+
+    entries = []
+    for d in dims:
+        axes = chosen.get(d, ()) if d is not None else ()
+        entries.append(None if not axes else axes[0] if len(axes) == 1 else axes)
+    return NamedSharding(mesh, PartitionSpec(*entries))
+
+
+def _linear_index(mesh: Any, axes: tuple) -> Any:
+    """This device's position along ``axes`` (the first one slowest), as a traced int32."""
+    import jax
+
+    index = None
+    for a in axes:
+        i = jax.lax.axis_index(a)
+        index = i if index is None else index * int(mesh.shape[a]) + i
+    return index
+
+
+def _local_shape(shape: Sequence[int], dims: list, chosen: dict, mesh: Any) -> tuple:
+    out = []
+    for s, d in zip(shape, dims):
+        axes = chosen.get(d, ()) if d is not None else ()
+        out.append(int(s) // math.prod(int(mesh.shape[a]) for a in axes) if axes else int(s))
+    return tuple(out)
+
+
+def enabled() -> bool:
+    """Whether calls are partitioned (``MULTIGATHER_JAX_SHARDING=0`` turns it off: the calls
+    then replicate their operands, for comparisons)."""
+    import os
+
+    return os.environ.get("MULTIGATHER_JAX_SHARDING", "1") != "0"
+
+
+def partitioned(target: str, local_call: Callable, info: dict, factors: list,
+                operands: Sequence[Any], results: list, many: bool) -> Callable:
+    """The FFI call ``local_call(operands, result_shapes, shard)`` as a custom_partitioning
+    function of the operands: on whole operands (one device, or what the partitioner cannot
+    split) it runs with ``shard`` None; the partition callback runs it on the local shards, with
+    ``shard`` = (sizes, offsets) of the core call's axes when the input is split along them.
+    ``results``: the whole results' ShapeDtypeStructs; ``many``: the call returns a list."""
+
+    def impl(*whole: Any) -> Any:
+        return local_call(list(whole), results, None)
+
+    from jax.experimental.custom_partitioning import custom_partitioning
+
+    operand_ranks = [len(o.shape) for o in operands]
+    result_ranks = [len(r.shape) for r in results]
+    plans: dict[bool, _Plan] = {}
+
+    def plan_for(cpu: bool) -> _Plan:
+        if cpu not in plans:
+            plans[cpu] = _Plan(target, info, factors, operand_ranks, result_ranks, cpu)
+        return plans[cpu]
+
+    function = custom_partitioning(impl)
+
+    def partition(mesh: Any, arg_shapes: Any, result_shape: Any) -> tuple:
+        try:
+            return _partition(mesh, arg_shapes, result_shape)
+        except Exception as error:  # a Python error here could end the process
+            warnings.warn(f"multigather: the sharding callback failed ({type(error).__name__}: "
+                          f"{error}); this call runs replicated", RuntimeWarning, stacklevel=1)
+            return _replicated(mesh)
+
+    def _replicated(mesh: Any) -> tuple:
+        from jax.sharding import NamedSharding, PartitionSpec
+
+        full = NamedSharding(mesh, PartitionSpec())
+        out = [full] * len(results)
+        return mesh, impl, (out if many else out[0]), (full,) * len(operands)
+
+    def _partition(mesh: Any, arg_shapes: Any, result_shape: Any) -> tuple:
+        import jax
+        import jax.numpy as jnp
+
+        cpu = all(d.platform == "cpu" for d in mesh.devices.flat)
+        plan = plan_for(cpu)
+        chosen = _choose(plan, mesh, arg_shapes)
+        arg_shardings = [_sharding(mesh, dims, chosen) for dims in plan.operands]
+        result_shardings = [_sharding(mesh, dims, chosen) for dims in plan.results]
+        in_results = {d for r in plan.results for d in r if d is not None}
+        # psum: a result over the axes of every split / summed factor it does not carry.
+        psum_axes = [tuple(a for f, axes in chosen.items() if plan.kinds[f] in (_SPLIT, _SUM)
+                           and f not in set(dims) for a in axes) for dims in plan.results]
+        split = {plan.axis[f]: (plan.sizes[f], axes) for f, axes in chosen.items()
+                 if plan.kinds[f] == _SPLIT}
+        summed = any(plan.kinds[f] == _SUM and f not in in_results for f in chosen)
+        local_results = [jax.ShapeDtypeStruct(_local_shape(r.shape, dims, chosen, mesh), r.dtype)
+                         for r, dims in zip(results, plan.results)]
+        scatter_op = plan.target == "op" and info["kind"] == "scatter"
+        k = len(info["axes"])
+
+        def lower_fn(*local: Any) -> Any:
+            shard = None
+            if split:
+                sizes, offsets = [], []
+                for j in range(k):
+                    if j in split:
+                        size, axes = split[j]
+                        piece = size // math.prod(int(mesh.shape[a]) for a in axes)
+                        sizes.append(size)
+                        offsets.append(_linear_index(mesh, axes) * piece)
+                    else:
+                        sizes.append(int(local[0].shape[info["axes"][j]]))
+                        offsets.append(jnp.int32(0))
+                shard = (np.asarray(sizes, dtype=np.int64),
+                         jnp.stack([jnp.asarray(o, jnp.int32) for o in offsets]))
+            local = list(local)
+            if scatter_op and summed:
+                # Each device adds its updates into zeros; the sums, plus the input once.
+                base = local[0]
+                local[0] = jnp.zeros_like(base)
+                out = local_call(local, local_results, shard)
+                return base + jax.lax.psum(out, psum_axes[0])
+            out = local_call(local, local_results, shard)
+            outs = list(out) if many else [out]
+            outs = [jax.lax.psum(o, axes) if axes else o for o, axes in zip(outs, psum_axes)]
+            return outs if many else outs[0]
+
+        return mesh, lower_fn, (result_shardings if many else result_shardings[0]), tuple(arg_shardings)
+
+    partition._multigather_impl = impl  # the batching rule (_register_batching) recognizes it
+    def rule(mesh: Any, value_types: Any, result_types: Any) -> Any:
+        return plan_for(all(d.platform == "cpu" for d in mesh.devices.flat)).rule()
+
+    function.def_partition(partition=partition, sharding_rule=rule)
+    return function
+
+
+def _register_batching() -> None:
+    """custom_partitioning has no batching rule: one for multigather's calls (vmap runs the
+    FFI call with its own vmap_method, unpartitioned), any other call keeps JAX's error."""
+    from jax._src.custom_partitioning import custom_partitioning_p
+    from jax._src.interpreters import batching
+
+    previous = batching.fancy_primitive_batchers.get(custom_partitioning_p)
+
+    def rule(axis_data: Any, args: Any, dims: Any, **params: Any) -> Any:
+        impl = getattr(params.get("partition"), "_multigather_impl", None)
+        if impl is None:
+            if previous is not None:
+                return previous(axis_data, args, dims, **params)
+            raise NotImplementedError("Batching rule for 'custom_partitioning' not implemented")
+        import jax
+
+        if all(d is None for d in dims):
+            outs = custom_partitioning_p.bind(*args, **params)
+            return outs, [None] * len(outs)
+        out = jax.vmap(impl, in_axes=tuple(dims), out_axes=0, axis_size=axis_data.size)(*args)
+        outs = list(out) if isinstance(out, (list, tuple)) else [out]
+        return outs, [0] * len(outs)
+
+    batching.fancy_primitive_batchers[custom_partitioning_p] = rule
+
+
+_BATCHING = False
+
+
+def ensure_batching() -> None:
+    global _BATCHING
+    if not _BATCHING:
+        _register_batching()
+        _BATCHING = True

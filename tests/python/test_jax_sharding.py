@@ -1,0 +1,250 @@
+"""multigather's JAX ops under plain ``jax.jit`` with sharded operands, on 8 host devices (1-D
+and 2-D meshes): each of XLA's four strategies (docs/distributed.md) keeps the sharded operand
+split, the compiled HLO holds no all-gather, the results and gradients equal the unsharded
+ones (the oracles: JAX's own ops on unsharded arrays, and multigather's unsharded call), and an
+out-of-range index under index_mode error still fails with the unsharded call's message.
+
+The checks run in one child interpreter: XLA_FLAGS=--xla_force_host_platform_device_count=8
+must be set before JAX starts, and the other JAX tests have started it with one device."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from conftest import require
+
+SCRIPT = textwrap.dedent(r"""
+    import json, os, re, sys, traceback
+    import numpy as np
+    import jax
+    import jax.numpy as jnp
+    from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+    import multigather
+    import multigather.jax as mj
+
+    assert len(jax.devices()) == 8, jax.devices()
+    mesh1 = Mesh(np.array(jax.devices()).reshape(8), ("x",))
+    mesh2 = Mesh(np.array(jax.devices()).reshape(4, 2), ("x", "y"))
+    rng = np.random.default_rng(5)
+    results = {}
+
+    def put(a, mesh, spec):
+        return jax.device_put(jnp.asarray(a), NamedSharding(mesh, spec))
+
+    def collectives(f, *args):
+        text = f.lower(*args).compile().as_text()
+        return {name: len(re.findall(name + r"(-start)?\(", text))
+                for name in ("all-gather", "all-reduce", "all-to-all", "collective-permute")}
+
+    def spec_of(a):
+        spec = tuple(a.sharding.spec)
+        while spec and spec[-1] is None:
+            spec = spec[:-1]
+        return spec
+
+    def case(name):
+        def wrap(fn):
+            try:
+                fn()
+                results[name] = "ok"
+            except Exception:
+                results[name] = traceback.format_exc(limit=6)
+            return fn
+        return wrap
+
+    table = rng.standard_normal((1024, 32)).astype(np.float32)
+    ids = rng.integers(0, 1024, size=(4, 64)).astype(np.int32)
+
+    def embed_loss(t, i):
+        return (mj.take(t, i, axis=0) ** 2 * jnp.arange(32.0)).sum()
+
+    def embed_loss_ref(t, i):
+        return (jnp.take(t, i, axis=0) ** 2 * jnp.arange(32.0)).sum()
+
+    @case("row_sharded_table")
+    def _():
+        # trivially sliced operand: each device gathers its rows, the pieces are summed
+        f = jax.jit(lambda t, i: mj.take(t, i, axis=0))
+        args = (put(table, mesh1, P("x", None)), put(ids, mesh1, P()))
+        out = f(*args)
+        np.testing.assert_array_equal(np.asarray(out), table[ids])
+        c = collectives(f, *args)
+        assert c["all-gather"] == 0 and c["all-reduce"] >= 1, c
+        g = jax.jit(jax.grad(embed_loss))
+        grad = g(*args)
+        np.testing.assert_allclose(np.asarray(grad), np.asarray(jax.grad(embed_loss_ref)(table, ids)),
+                                   rtol=1e-6, atol=1e-6)
+        assert spec_of(grad) == ("x",), grad.sharding
+        assert collectives(g, *args)["all-gather"] == 0
+
+    @case("batch_sharded_ids")
+    def _():
+        # index pass-through: the output is split like the indices
+        f = jax.jit(lambda t, i: mj.take(t, i, axis=0))
+        args = (put(table, mesh1, P()), put(ids.reshape(-1), mesh1, P("x")))
+        out = f(*args)
+        np.testing.assert_array_equal(np.asarray(out), table[ids.reshape(-1)])
+        assert spec_of(out) == ("x",), out.sharding
+        assert collectives(f, *args)["all-gather"] == 0
+
+    @case("point_sampling")
+    def _():
+        # index-parallel: image and points split by batch, the output stays split
+        image = rng.standard_normal((8, 16, 16, 4)).astype(np.float32)
+        points = rng.integers(0, 16, size=(8, 100, 1, 2)).astype(np.int32)
+        f = jax.jit(lambda im, p: multigather.gather_multiaxis(im, p, [1, 2]))
+        args = (put(image, mesh1, P("x")), put(points, mesh1, P("x")))
+        out = f(*args)
+        b = np.arange(8)[:, None, None]
+        expected = image[b, points[..., 0], points[..., 1]]
+        np.testing.assert_array_equal(np.asarray(out), expected)
+        assert spec_of(out) == ("x",), out.sharding
+        assert collectives(f, *args)["all-gather"] == 0
+        loss = lambda im, p: (multigather.gather_multiaxis(im, p, [1, 2]) ** 2).sum()
+        ref = lambda im, p: (im[jnp.arange(8)[:, None, None], p[..., 0], p[..., 1]] ** 2).sum()
+        g = jax.jit(jax.grad(loss))
+        np.testing.assert_allclose(np.asarray(g(*args)), np.asarray(jax.grad(ref)(image, points)),
+                                   rtol=1e-6)
+        assert collectives(g, *args)["all-gather"] == 0
+
+    @case("feature_sharded_table")
+    def _():
+        # operand pass-through on a 2-D mesh: rows on x, features on y
+        f = jax.jit(lambda t, i: mj.take(t, i, axis=0))
+        args = (put(table, mesh2, P("x", "y")), put(ids, mesh2, P()))
+        out = f(*args)
+        np.testing.assert_array_equal(np.asarray(out), table[ids])
+        assert spec_of(out) == (None, None, "y"), out.sharding
+        assert collectives(f, *args)["all-gather"] == 0
+        g = jax.jit(jax.grad(embed_loss))
+        np.testing.assert_allclose(np.asarray(g(*args)),
+                                   np.asarray(jax.grad(embed_loss_ref)(table, ids)), rtol=1e-6, atol=1e-6)
+
+    @case("rows_and_ids_sharded_2d")
+    def _():
+        # table rows on x, ids on y: both strategies at once
+        f = jax.jit(lambda t, i: mj.take(t, i, axis=0))
+        args = (put(table, mesh2, P("x", None)), put(ids, mesh2, P("y")))
+        out = f(*args)
+        np.testing.assert_array_equal(np.asarray(out), table[ids])
+        assert collectives(f, *args)["all-gather"] == 0
+        g = jax.jit(jax.grad(embed_loss))
+        np.testing.assert_allclose(np.asarray(g(*args)),
+                                   np.asarray(jax.grad(embed_loss_ref)(table, ids)), rtol=1e-6, atol=1e-6)
+
+    @case("index_modes_exact")
+    def _():
+        # every index rule resolves against the whole axis, also out of range
+        bad = ids.copy()
+        bad[0, :6] = [-1, -1024, 1023, 1024, 5000, -5000]
+        t = put(table, mesh1, P("x", None))
+        i = put(bad, mesh1, P())
+        for mode, fill in (("clip", None), ("wrap", None), ("fill", None), ("fill", -7.5), ("fill", 0.0)):
+            f = jax.jit(lambda t, i: mj.take(t, i, axis=0, mode=mode, fill_value=fill))
+            expected = jnp.take(table, bad, axis=0, mode=mode, fill_value=fill)
+            np.testing.assert_array_equal(np.asarray(f(t, i)), np.asarray(expected), err_msg=str((mode, fill)))
+            assert collectives(f, t, i)["all-gather"] == 0
+        f = jax.jit(lambda t, i: multigather.run("numpy.take", t, i, axis=0))
+        np.testing.assert_array_equal(np.asarray(f(t, put(ids - 1024, mesh1, P()))), table[ids - 1024])
+
+    @case("error_mode_raises")
+    def _():
+        bad = ids.copy()
+        bad[2, 7] = 1024
+        f = jax.jit(lambda t, i: multigather.run("numpy.take", t, i, axis=0))
+        whole = None
+        try:
+            np.asarray(jax.jit(lambda t, i: multigather.run("numpy.take", t, i, axis=0))(table, bad))
+        except Exception as error:
+            whole = str(error)
+        assert whole is not None and "out of range" in whole, whole
+        try:
+            np.asarray(f(put(table, mesh1, P("x", None)), put(bad, mesh1, P())))
+        except Exception as error:
+            message = str(error)
+        else:
+            raise AssertionError("no error for an out-of-range index on a row-sharded table")
+        core = re.search(r"numpy\.take: .*?\)\)", whole).group(0)
+        assert core in message, (core, message)
+
+    x = rng.standard_normal((512, 8)).astype(np.float32)
+    rows = rng.integers(0, 512, size=(96,)).astype(np.int32)
+    values = rng.standard_normal((96, 8)).astype(np.float32)
+
+    @case("scatter_add_row_sharded")
+    def _():
+        # each device applies the updates that land in its rows: no all-gather, no all-reduce
+        f = jax.jit(lambda x, i, v: mj.at_add(x, i[:, None], v))
+        args = (put(x, mesh1, P("x", None)), put(rows, mesh1, P()), put(values, mesh1, P()))
+        out = f(*args)
+        expected = jnp.asarray(x).at[rows].add(values)
+        np.testing.assert_allclose(np.asarray(out), np.asarray(expected), rtol=1e-6)
+        assert spec_of(out) == ("x",), out.sharding
+        c = collectives(f, *args)
+        assert c["all-gather"] == 0 and c["all-reduce"] == 0, c
+        loss = lambda x, i, v: (mj.at_add(x, i[:, None], v) ** 2).sum()
+        ref = lambda x, i, v: (x.at[i].add(v) ** 2).sum()
+        g = jax.jit(jax.grad(loss, argnums=(0, 2)))
+        got, want = g(*args), jax.grad(ref, argnums=(0, 2))(x, rows, values)
+        for a, b in zip(got, want):
+            np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-5, atol=1e-6)
+        assert collectives(g, *args)["all-gather"] == 0
+
+    @case("scatter_add_update_sharded")
+    def _():
+        # the updates split: each device adds its share, the sums are all-reduced
+        f = jax.jit(lambda x, i, v: mj.at_add(x, i[:, None], v))
+        args = (put(x, mesh1, P()), put(rows, mesh1, P("x")), put(values, mesh1, P("x")))
+        out = f(*args)
+        np.testing.assert_allclose(np.asarray(out), np.asarray(jnp.asarray(x).at[rows].add(values)),
+                                   rtol=1e-5, atol=1e-6)
+        assert collectives(f, *args)["all-gather"] == 0
+
+    @case("scatter_set_row_sharded")
+    def _():
+        dup = rows.copy()
+        dup[10] = dup[3]  # a duplicate: the last update wins, as unsplit
+        f = jax.jit(lambda x, i, v: mj.at_set(x, i[:, None], v))
+        args = (put(x, mesh1, P("x", None)), put(dup, mesh1, P()), put(values, mesh1, P()))
+        whole = jax.jit(lambda x, i, v: mj.at_set(x, i[:, None], v))(x, dup, values)
+        np.testing.assert_array_equal(np.asarray(f(*args)), np.asarray(whole))
+        assert collectives(f, *args)["all-gather"] == 0
+
+    @case("vmap_under_sharding")
+    def _():
+        # vmap runs the call unpartitioned (replicated), and stays right
+        f = jax.jit(jax.vmap(lambda t, i: mj.take(t, i, axis=0), in_axes=(None, 0)))
+        out = f(put(table, mesh1, P("x", None)), put(ids, mesh1, P()))
+        np.testing.assert_array_equal(np.asarray(out), table[ids])
+
+    print("RESULTS " + json.dumps(results))
+""")
+
+CASES = ["row_sharded_table", "batch_sharded_ids", "point_sampling", "feature_sharded_table",
+         "rows_and_ids_sharded_2d", "index_modes_exact", "error_mode_raises",
+         "scatter_add_row_sharded", "scatter_add_update_sharded", "scatter_set_row_sharded",
+         "vmap_under_sharding"]
+
+
+@pytest.fixture(scope="module")
+def results() -> dict:
+    require("jax")
+    env = dict(os.environ)
+    env["XLA_FLAGS"] = (env.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=8").strip()
+    env["JAX_PLATFORMS"] = "cpu"
+    proc = subprocess.run([sys.executable, "-c", SCRIPT], env=env, capture_output=True, text=True,
+                          timeout=600)
+    lines = [l for l in proc.stdout.splitlines() if l.startswith("RESULTS ")]
+    assert proc.returncode == 0 and lines, proc.stdout[-4000:] + proc.stderr[-4000:]
+    return json.loads(lines[-1][len("RESULTS "):])
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_sharded(results: dict, name: str) -> None:
+    assert results.get(name) == "ok", results.get(name, "the case did not run")
