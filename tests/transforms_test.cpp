@@ -11,10 +11,13 @@
 #include <cstdint>
 #include <cstring>
 #include <random>
+#include <span>
+#include <utility>
 #include <string>
 #include <vector>
 
 #include "multigather/multigather.hpp"
+#include "multigather/sharding.hpp"
 #include "multigather/transforms.hpp"
 #include "op_test_support.hpp"
 
@@ -331,4 +334,144 @@ TEST(TransformsVjp, DotProductTestOfEveryRegistryOp) {
 }
 
 }  // namespace
+// ---- Sharding: one device's piece of a split call (multigather/sharding.hpp) ---------------------
+
+namespace {
+
+// Rows [begin, end) of dimension `dim` of a C-contiguous tensor, as a new contiguous tensor.
+Tensor slice(const Tensor& t, int dim, std::int64_t begin, std::int64_t end) {
+  Dims shape = t.shape();
+  std::int64_t outer = 1, inner = 1;
+  for (int d = 0; d < dim; ++d) outer *= shape[d];
+  for (int d = dim + 1; d < shape.size(); ++d) inner *= shape[d];
+  const std::int64_t n = shape[dim], es = static_cast<std::int64_t>(element_size(t.dtype()));
+  shape[dim] = end - begin;
+  Tensor out(t.dtype(), shape);
+  for (std::int64_t o = 0; o < outer; ++o) {
+    std::memcpy(static_cast<std::byte*>(out.data()) + o * (end - begin) * inner * es,
+                static_cast<const std::byte*>(t.data()) + (o * n + begin) * inner * es,
+                static_cast<std::size_t>((end - begin) * inner * es));
+  }
+  return out;
+}
+
+void expect_same(const Tensor& got, const Tensor& want, const std::string& what) {
+  ASSERT_EQ(got.shape(), want.shape()) << what;
+  for (std::int64_t k = 0; k < got.numel(); ++k) {
+    ASSERT_EQ(got.data_as<double>()[k], want.data_as<double>()[k]) << what << " position " << k;
+  }
+}
+
+Tensor sum(const Tensor& a, const Tensor& b) {
+  Tensor out(DType::kFloat64, a.shape());
+  for (std::int64_t k = 0; k < a.numel(); ++k) out.data_as<double>()[k] = a.data_as<double>()[k] + b.data_as<double>()[k];
+  return out;
+}
+
+}  // namespace
+
+TEST(TransformsShard, EveryRegistryOpsPiecesMakeTheUnsplitCall) {
+  // For every registry op and every gathered axis the sharding factors name: the input split
+  // in two pieces along it; a gather's pieces sum to the unsplit output, a scatter's pieces are
+  // its rows; the same for their VJPs (grad_input by rows, a scatter's grad_updates summed).
+  std::mt19937 rng(23);
+  int split_calls = 0;
+  for (const Case& c : all_cases()) {
+    SCOPED_TRACE(c.op);
+    Tensor i;
+    if (!valid_indices(c, rng, &i)) continue;
+    const Tensor x = random_f64(c.x, rng), u = random_f64(c.u, rng);
+    const TensorView uv = u.view();
+    const TensorView* updates = c.scatter ? &uv : nullptr;
+    Lowering l;
+    ASSERT_TRUE((c.scatter ? lower_op(c.op, x.view(), i.view(), uv, c.attrs, &l)
+                           : lower_op(c.op, x.view(), i.view(), c.attrs, &l)).ok());
+    std::vector<ShardingFactor> factors;
+    ASSERT_TRUE(sharding_factors(l, x.view(), i.view(), updates, &factors).ok());
+    Tensor whole(DType::kFloat64, l.output_shape);
+    ASSERT_TRUE(execute_batched(c.op, x.view(), i.view(), updates, c.attrs, 0, whole.mutable_view()).ok());
+    const Tensor g = random_f64(l.output_shape, rng);
+    Tensor whole_gi(DType::kFloat64, c.x), whole_gu(DType::kFloat64, c.u);
+    MutableTensorView whole_gu_view = whole_gu.mutable_view();
+    const bool has_vjp = execute_vjp(c.op, x.view(), i.view(), updates, c.attrs, 0, g.view(), whole_gi.mutable_view(),
+                                     c.scatter ? &whole_gu_view : nullptr).ok();
+    for (const ShardingFactor& f : factors) {
+      if (f.role != FactorRole::kGathered || f.input < 0) continue;
+      SCOPED_TRACE("input dimension " + std::to_string(f.input));
+      const std::int64_t n = c.x[f.input], h = n / 2;
+      Tensor sum_out, sum_gu;
+      for (const auto& [begin, end] : {std::pair{std::int64_t{0}, h}, std::pair{h, n}}) {
+        const Tensor piece = slice(x, f.input, begin, end);
+        std::vector<AxisShard> shards;
+        for (int j = 0; j < l.shape.axes.size(); ++j) {
+          shards.push_back(j == f.axis ? AxisShard{n, begin} : AxisShard{l.input.shape[l.shape.axes[j]], 0});
+        }
+        Tensor out(DType::kFloat64, c.scatter ? piece.shape() : l.output_shape);
+        const Status s = execute_shard(c.op, piece.view(), i.view(), updates, c.attrs, shards, out.mutable_view());
+        ASSERT_TRUE(s.ok()) << s.message();
+        ++split_calls;
+        if (c.scatter) {
+          expect_same(out, slice(whole, f.output, begin, end), "scatter piece [" + std::to_string(begin) + ", " +
+                                                                    std::to_string(end) + ")");
+        } else {
+          sum_out = begin == 0 ? std::move(out) : sum(sum_out, out);
+        }
+        if (!has_vjp) continue;
+        Tensor gi(DType::kFloat64, piece.shape()), gu(DType::kFloat64, c.u);
+        MutableTensorView gu_view = gu.mutable_view();
+        const Tensor g_piece = c.scatter ? slice(g, f.output, begin, end) : Tensor();
+        const Status v = execute_vjp_shard(c.op, piece.view(), i.view(), updates, c.attrs, shards,
+                                           c.scatter ? g_piece.view() : g.view(),
+                                           gi.mutable_view(), c.scatter ? &gu_view : nullptr);
+        ASSERT_TRUE(v.ok()) << v.message();
+        expect_same(gi, slice(whole_gi, f.input, begin, end), "grad_input piece");
+        if (c.scatter) sum_gu = begin == 0 ? std::move(gu) : sum(sum_gu, gu);
+      }
+      if (!c.scatter) expect_same(sum_out, whole, "the sum of the gather's pieces");
+      if (c.scatter && has_vjp) expect_same(sum_gu, whole_gu, "the sum of the pieces' grad_updates");
+    }
+  }
+  EXPECT_GT(split_calls, 40);
+}
+
+TEST(TransformsShard, IndexRulesResolveAgainstTheWholeAxis) {
+  // gather_multiaxis over a [6, 2] input split 4 + 2 rows: clamp, wrap, fill (a non-zero fill
+  // value, written by the first piece only) and negatives equal the unsplit call; error mode
+  // fails with the unsplit call's message.
+  const Tensor x = testing::make_tensor(DType::kFloat64, {6, 2}, testing::iota(12));
+  const Tensor i = testing::i64({5, 1}, {-1, 7, 3, -9, 5});
+  for (const char* mode : {"clamp", "wrap", "fill"}) {
+    SCOPED_TRACE(mode);
+    Attributes attrs;
+    attrs.set_ints("axes", {0});
+    attrs.set_string("index_mode", mode);
+    attrs.set_float("fill_value", -2.5);
+    Tensor whole(DType::kFloat64, {5, 2});
+    ASSERT_TRUE(execute_batched("gather_multiaxis", x.view(), i.view(), nullptr, attrs, 0, whole.mutable_view()).ok());
+    Tensor total;
+    for (const auto& [begin, end] : {std::pair{std::int64_t{0}, std::int64_t{4}}, std::pair{std::int64_t{4}, std::int64_t{6}}}) {
+      Tensor out(DType::kFloat64, {5, 2});
+      const AxisShard shard{6, begin};
+      const Status s = execute_shard("gather_multiaxis", slice(x, 0, begin, end).view(), i.view(), nullptr, attrs,
+                                     std::span(&shard, 1), out.mutable_view());
+      ASSERT_TRUE(s.ok()) << s.message();
+      total = begin == 0 ? std::move(out) : sum(total, out);
+    }
+    expect_same(total, whole, "the pieces' sum");
+  }
+  Attributes attrs;
+  attrs.set_ints("axes", {0});
+  Tensor whole(DType::kFloat64, {5, 2}), out(DType::kFloat64, {5, 2});
+  const Status unsplit = execute_batched("gather_multiaxis", x.view(), i.view(), nullptr, attrs, 0, whole.mutable_view());
+  ASSERT_EQ(unsplit.code(), StatusCode::kOutOfRange);
+  const AxisShard shard{6, 4};
+  const Status s = execute_shard("gather_multiaxis", slice(x, 0, 4, 6).view(), i.view(), nullptr, attrs,
+                                 std::span(&shard, 1), out.mutable_view());
+  EXPECT_EQ(s.code(), StatusCode::kOutOfRange);
+  EXPECT_EQ(s.message(), unsplit.message());
+  const AxisShard too_far{6, 5};
+  EXPECT_EQ(execute_shard("gather_multiaxis", slice(x, 0, 4, 6).view(), i.view(), nullptr, attrs,
+                          std::span(&too_far, 1), out.mutable_view()).code(), StatusCode::kInvalidArgument);
+}
+
 }  // namespace multigather

@@ -75,6 +75,10 @@ struct Lowering {
   std::shared_ptr<Tensor> owned_indices;
   std::shared_ptr<Tensor> owned_input;
   std::vector<std::string> notes;  // printed by explain (copies made, policies chosen)
+  /// The core indices are COMPUTED from the framework's (StableHLO windows: a clamped start plus
+  /// the window's iota, with the sizes of these operands), not a view of them: set from shapes
+  /// alone too, so that a partitioner knows that the index values depend on the input's size.
+  bool indices_computed = false;
   IndexErrorContext index_errors;
   // Scatter ops only:
   TensorView updates;  // the core's updates view (rank r; each dimension G's size or 1)

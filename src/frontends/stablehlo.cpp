@@ -217,6 +217,7 @@ Status gather(const TensorView& operand, const TensorView& start_indices,
   out->notes.push_back("windowed slice: int64 indices " + to_string(actual) +
                        " materialized as clamp(start, 0, D - s) + iota(s) (the only copy)");
   out->logical_indices_shape = logical;
+  out->indices_computed = true;
   if (si.data == nullptr && si.numel() > 0) {  // explain: shapes only
     out->indices = TensorView(nullptr, DType::kInt64, actual);
     return finish(result_shape, out);
@@ -447,6 +448,7 @@ Status scatter(const TensorView& operand, const TensorView& scatter_indices, con
   out->notes.push_back("windows: int64 indices " + to_string(actual) +
                        " materialized as start + iota(window) (the only copy)");
   out->logical_indices_shape = logical;
+  out->indices_computed = true;
   if (si.data == nullptr && si.numel() > 0) {  // explain: shapes only
     out->indices = TensorView(nullptr, DType::kInt64, actual);
     return finish_scatter(dims_vec(operand.shape), out);

@@ -74,7 +74,10 @@ Status sharding_factors(const Lowering& l, const TensorView& input, const Tensor
   // The sides: 0 input, 1 indices, 2 updates, 3 output.
   Side sides[4];
   sides[0] = side_of(input.shape, l.input, l.owned_input == nullptr);
-  sides[1] = side_of(indices.shape, l.indices, l.owned_indices == nullptr);
+  // Index values the lowering computed (with these operands' sizes) cannot be resolved
+  // against a whole axis by a piece: such a call's gathered axes are never split.
+  const bool own_values = l.owned_indices == nullptr && !l.indices_computed;
+  sides[1] = side_of(indices.shape, l.indices, own_values);
   if (scatter && updates != nullptr) {
     sides[2] = side_of(updates->shape, l.updates, l.owned_updates == nullptr && !l.updates_computed);
   }
@@ -105,7 +108,7 @@ Status sharding_factors(const Lowering& l, const TensorView& input, const Tensor
       *dims[s] = fd;
       sides[s].used[static_cast<std::size_t>(fd)] = true;
     }
-    if (!whole) f.role = FactorRole::kOther;
+    if (!whole || (role == FactorRole::kGathered && !own_values)) f.role = FactorRole::kOther;
     factors->push_back(f);
   };
   // With c > 1 coordinates the last core indices dimension holds L[r-1] * c values: it maps to
@@ -225,8 +228,7 @@ Status localize(const Lowering& local, std::span<const AxisShard> shards, Loweri
           text += negative ? " (valid range [" + std::to_string(-s.size) + ", " + std::to_string(s.size) + "))"
                            : " (valid range [0, " + std::to_string(s.size) + "))";
           const Status core = OutOfRange(text);
-          const Status framework = describe_out_of_range(whole, whole.index_errors.indices, core);
-          return framework.message().rfind(local.op, 0) == 0 ? framework : OutOfRange(local.op + ": " + text);
+          return describe_out_of_range(whole, whole.index_errors.indices, core);
         }
         if (gather_fill) {
           if (fill->out_of_range.empty()) fill->out_of_range.assign(static_cast<std::size_t>(n / c), 0);
