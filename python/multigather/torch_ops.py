@@ -285,3 +285,42 @@ def _(grad_output, input, dim, index, src, result, reduce, include_self, *, batc
     """The gradients of scatter_reduce prod / amax / amin (PyTorch's rules): input's and src's
     shapes."""
     return input.new_empty(input.shape), src.new_empty(src.shape)
+
+
+# ---- DTensor ------------------------------------------------------------------------------------
+
+def _register_dtensor() -> None:
+    """DTensor sharding strategies for every op (multigather._dtensor), registered when
+    torch.distributed.tensor is imported: now if it already is, else right after its import
+    (a one-shot import hook; importing multigather does not import torch.distributed)."""
+    import sys
+
+    from . import _dtensor
+
+    if "torch.distributed.tensor" in sys.modules:
+        _dtensor.register()
+        return
+    import importlib.abc
+    import importlib.util
+
+    class _AfterImport(importlib.abc.MetaPathFinder):
+        def find_spec(self, name, path=None, target=None):
+            if name != "torch.distributed.tensor":
+                return None
+            sys.meta_path.remove(self)
+            spec = importlib.util.find_spec(name)
+            if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
+                return spec
+            exec_module = spec.loader.exec_module
+
+            def exec_and_register(module):
+                exec_module(module)
+                _dtensor.register()
+
+            spec.loader.exec_module = exec_and_register
+            return spec
+
+    sys.meta_path.insert(0, _AfterImport())
+
+
+_register_dtensor()

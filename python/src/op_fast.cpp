@@ -288,6 +288,16 @@ bool is_torch_tensor(PyObject* object) {
   return init_torch(type);
 }
 
+/// A subclass of torch.Tensor (DTensor, FakeTensor, a wrapper subclass): no reader takes it as
+/// is; the caller's torch op does (the dispatcher reaches the subclass's own dispatch).
+bool is_torch_subclass(PyObject* object) {
+  if (torch_api.tensor_type != nullptr) return PyObject_TypeCheck(object, torch_api.tensor_type) != 0;
+  for (PyTypeObject* t = Py_TYPE(object)->tp_base; t != nullptr; t = t->tp_base) {
+    if (std::strcmp(t->tp_name, "Tensor") == 0) return true;
+  }
+  return false;
+}
+
 /// Whether member `m` of `object` is `expected` (a singleton: True, False).
 bool member_is(PyObject* object, const TorchMember& m, PyObject* expected) {
   PyObject* v = m.get(object);
@@ -595,6 +605,8 @@ bool read_operand(PyObject* object, const char* name, bool normalized, Operand* 
 #endif
     if (!normalized) return false;
     op->torch_by_dlpack = true;
+  } else if (is_torch_subclass(object)) {
+    return false;
   } else if (PyObject* array = ndarray_from_sequence(object)) {
     op->keep = nb::steal(array);
     return ndarray_view(array, &op->view);

@@ -1,0 +1,538 @@
+"""multigather's PyTorch ops under DTensor (torch.distributed.tensor): sharding strategies.
+
+``register()`` (called by ``multigather.torch_ops`` when ``torch.distributed.tensor`` is
+importable) gives every ``torch.ops.multigather.<op>`` and ``<op>_backward`` a DTensor sharding
+strategy, so that a call on DTensors runs on each rank's local shards instead of failing
+("does not have a sharding strategy registered"). The strategies are decided on the CORE
+call's dimensions, the same way for every registry row: ``multigather._multigather.
+sharding_factors(row, shapes, dtypes, attrs)`` (include/multigather/sharding.hpp) names the
+factor of each framework dimension, and a placement on a dimension is read off its factor:
+
+- batch / operand / index / lookup factor (pass-through): a ``Shard(d)`` of one operand's
+  dimension shards the same factor's dimensions of the others (operands without the factor
+  are replicated, as they broadcast along it); the output is sharded on its dimension of the
+  factor. No communication.
+- gathered factor of a gather (the input split along its only gathered axis: a row-sharded
+  embedding table, ``index_select`` / ``gather`` along a sharded dimension): the indices are
+  resolved against the WHOLE axis by the op's own rule (negatives, clamp, wrap; index_mode
+  error raises IndexError as the unsplit call would), shifted to this rank's rows and masked
+  where they fall elsewhere; each rank gathers its rows and zeroes the masked elements, and
+  the output is ``Partial("sum")`` (one rank holds each element; summing is exact). That is
+  DTensor's vocabulary-parallel embedding (``_MaskPartial``), except that the mask is applied
+  by the local call itself: the output is a plain ``Partial``, any number of such outputs may
+  be alive at once (DTensor's own MaskBuffer raises "materialized with conflicting data"), and
+  views, sums and other linear ops of it stay partial.
+- scatter along an index or lookup factor (updates split): ``Partial("sum")`` output, input
+  partitioned, only for reduction add including the input, on floating dtypes (the other
+  reductions do not sum).
+- coordinate and other factors (the index-vector dimension; dimensions the lowering merged,
+  split or copied), a scatter's gathered factor, ``batch_rank > 0`` (vmap of DTensors) and any
+  call whose factors cannot be read: every operand is REPLICATED (DTensor all-gathers the
+  sharded ones; ``CommDebugMode`` shows it). docs/distributed_torch.md has the table.
+
+Gradients: ``<op>_backward`` of a gather (a scatter-add of grad_output) keeps the pass-through
+factors, gives ``Partial`` for index / lookup factors and for a ``Partial`` grad_output (as
+DTensor's own ``embedding_dense_backward``); for the row-sharded input, grad_output and the
+indices come replicated and grad_input is computed whole on every rank: REPLICATED, with no
+communication, as DTensor's own embedding gives it (the backward does not know the forward's
+placement). A scatter's backward: pass-through batch / operand factors,
+index / lookup factors for reduction add, else replicated. ``scatter_reduce_values_backward``
+(prod / amax / amin gradients) replicates.
+
+Source: torch/distributed/tensor/_ops/_embedding_ops.py and _tensor_ops.py (DTensor's own
+embedding and gather strategies); XLA's gather_scatter_handler.cc (the four strategies).
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Optional
+
+import torch
+from torch.utils import _pytree as pytree
+
+from . import _registry
+
+_REGISTERED = False
+
+
+def available() -> bool:
+    """Whether DTensor can be used here (torch.distributed with its tensor package)."""
+    try:
+        import torch.distributed as dist
+
+        if not dist.is_available():
+            return False
+        import torch.distributed.tensor  # noqa: F401
+    except Exception:  # ImportError, or a torch built without distributed pieces
+        return False
+    return True
+
+
+# ---- factors ---------------------------------------------------------------------------------
+
+def _hashable(value: Any) -> Any:
+    if isinstance(value, (list, tuple)):
+        return tuple(_hashable(v) for v in value)
+    if isinstance(value, torch.Tensor):  # a 0-d attribute tensor: not part of the key
+        return None
+    return value
+
+
+@functools.lru_cache(maxsize=4096)
+def _factors_cached(row: str, input_shape: tuple, input_dtype: str, indices_shape: tuple,
+                    indices_dtype: str, attrs: tuple, updates_shape: Optional[tuple]) -> Optional[dict]:
+    attr_dict = {k: (list(v) if isinstance(v, tuple) else v) for k, v in attrs}
+    try:
+        return _registry._core.sharding_factors(
+            row, list(input_shape), input_dtype, list(indices_shape), indices_dtype, attr_dict,
+            None if updates_shape is None else list(updates_shape))
+    except Exception:  # the call itself is invalid: let the local call raise its own error
+        return None
+
+
+def _dtype_name(dtype: torch.dtype) -> Optional[str]:
+    from .torch_ops import _DTYPE_NAMES
+
+    return _DTYPE_NAMES.get(dtype)
+
+
+def factors(row: str, input_shape, input_dtype, indices_shape, indices_dtype, attrs: dict,
+            updates_shape=None) -> Optional[dict]:
+    """``multigather._multigather.sharding_factors`` for torch shapes and dtypes (cached); None
+    when the call cannot be lowered (then only replication is offered and the local call
+    raises the registry's error)."""
+    names = (_dtype_name(input_dtype), _dtype_name(indices_dtype))
+    if None in names:
+        return None
+    key = tuple(sorted((k, _hashable(v)) for k, v in attrs.items()))
+    return _factors_cached(row, tuple(int(s) for s in input_shape), names[0],
+                           tuple(int(s) for s in indices_shape), names[1], key,
+                           None if updates_shape is None else tuple(int(s) for s in updates_shape))
+
+
+@functools.lru_cache(maxsize=1024)
+def _negatives_wrap(row: str, attrs: tuple, input_rank: int, axis_dim: int, indices_rank: int,
+                    updates_rank: int, indices_dtype: str) -> Optional[bool]:
+    """Whether the row reads index -k as n-k (its negative rule), found by running it once on
+    tiny operands (axis of 2, index -1): True (wraps), False (IndexError), None (unknown)."""
+    import numpy as np
+
+    attr_dict = {k: (list(v) if isinstance(v, tuple) else v) for k, v in attrs}
+    shape = [1] * input_rank
+    if input_rank:
+        shape[axis_dim] = 2
+    x = np.zeros(shape, np.float32)
+    i = np.full([1] * indices_rank, -1, indices_dtype)
+    try:
+        if updates_rank >= 0:
+            _registry.run(row, x, i, updates=np.zeros([1] * updates_rank, np.float32), **attr_dict)
+        else:
+            _registry.run(row, x, i, **attr_dict)
+    except IndexError:
+        return False
+    except Exception:
+        return None
+    return True
+
+
+# ---- the row-sharded gather: indices resolved, shifted and masked --------------------------------
+
+def _output_mask(mask: torch.Tensor, out_dims: tuple, out_rank: int) -> torch.Tensor:
+    """``mask`` (indices-shaped) laid on the output's dimensions: indices dimension d on output
+    dimension out_dims[d] (-1: a dimension of size 1), size 1 elsewhere (broadcast)."""
+    keep = [d for d in range(mask.dim()) if out_dims[d] >= 0]
+    m = mask.reshape([mask.shape[d] for d in keep])
+    order = sorted(range(len(keep)), key=lambda j: out_dims[keep[j]])
+    m = m.permute(order)
+    shape = [1] * out_rank
+    for j in order:
+        shape[out_dims[keep[j]]] = mask.shape[keep[j]]
+    return m.reshape(shape)
+
+
+class _MaskedIndices(torch.Tensor):
+    """A rank's indices of a row-sharded gather: shifted to its rows (0 where masked) and the
+    mask. The multigather op it reaches zeroes the masked elements of its output after the
+    local call; any other op sees the plain tensor."""
+
+    @staticmethod
+    def __new__(cls, local: torch.Tensor, mask: torch.Tensor, out_dims: tuple):
+        t = torch.Tensor._make_subclass(cls, local)
+        t._mg_mask = (mask, out_dims)
+        t._mg_plain = local  # (as_subclass would dispatch back here)
+        return t
+
+    @classmethod
+    def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
+        info = []
+
+        def unwrap(x):
+            if isinstance(x, _MaskedIndices):
+                info.append(x._mg_mask)
+                return x._mg_plain
+            return x
+
+        args, kwargs = pytree.tree_map(unwrap, (args, kwargs or {}))
+        if not info or getattr(func, "namespace", "") != "multigather":
+            return func(*args, **kwargs)
+        mask, out_dims = info[0]
+        out = func(*args, **kwargs)
+        return out.masked_fill_(_output_mask(mask, out_dims, out.dim()), 0)
+
+
+def _resolve(indices: torch.Tensor, n: int, mode: str, negatives: bool, op: str) -> torch.Tensor:
+    """Every index against the whole axis of n elements, by the row's rule (docs/spec.md
+    section 1): the negative rule, then error / clamp / wrap / fill (out of range: -1, masked
+    everywhere, i.e. the fill value 0)."""
+    idx = indices.to(torch.int64)
+    if mode == "wrap":
+        return torch.remainder(idx, n)
+    if negatives:
+        idx = torch.where(idx < 0, idx + n, idx)
+    if mode == "clamp":
+        return idx.clamp(0, n - 1)
+    bad = (idx < 0) | (idx >= n)
+    if mode == "fill":
+        return torch.where(bad, -1, idx)
+    if bool(bad.any()):
+        value = int(indices.reshape(-1)[bad.reshape(-1).nonzero()[0, 0]])
+        rule = f"[{-n}, {n})" if negatives else f"[0, {n})"
+        raise IndexError(f"{op}: index {value} is out of range {rule} of an axis of size {n} "
+                         f"(the input is sharded along it under DTensor)")
+    return idx
+
+
+def _make_placements():
+    from torch.distributed.tensor.placement_types import Partial, Shard
+
+    class _AxisShardIndices(Partial):
+        """The placement of the indices of a gather whose input is sharded along its gathered
+        axis (an op's internal placement, as DTensor's _MaskPartial): from Replicate, each rank
+        keeps the indices resolved against the whole axis, shifted to its rows and masked
+        (``_MaskedIndices``)."""
+
+        def __init__(self, axis_size: int, index_mode: str, negatives: bool, out_dims: tuple, op: str):
+            super().__init__("sum")
+            object.__setattr__(self, "axis_size", int(axis_size))
+            object.__setattr__(self, "index_mode", index_mode)
+            object.__setattr__(self, "negatives", bool(negatives))
+            object.__setattr__(self, "out_dims", tuple(out_dims))
+            object.__setattr__(self, "op", op)
+
+        def _key(self):
+            return (self.axis_size, self.index_mode, self.negatives, self.out_dims)
+
+        def __eq__(self, other: object) -> bool:
+            return isinstance(other, _AxisShardIndices) and self._key() == other._key()
+
+        def __hash__(self) -> int:
+            return hash(("multigather.axis_shard_indices",) + self._key())
+
+        def __repr__(self) -> str:
+            return f"_AxisShardIndices(axis_size={self.axis_size}, index_mode={self.index_mode!r})"
+
+        __str__ = __repr__
+
+        def _partition_value(self, tensor, mesh, mesh_dim):
+            size, offset = Shard.local_shard_size_and_offset(
+                self.axis_size, mesh.size(mesh_dim), mesh._sym_get_coordinate(mesh_dim))
+            if isinstance(tensor, _MaskedIndices):  # a second mesh dimension: not expressible
+                raise NotImplementedError("multigather: an input sharded along its gathered axis "
+                                          "on two mesh dimensions")
+            idx = _resolve(tensor, self.axis_size, self.index_mode, self.negatives, self.op)
+            mask = (idx < offset) | (idx >= offset + size)
+            local = torch.where(mask, 0, idx - offset).to(tensor.dtype)
+            return _MaskedIndices(local, mask, self.out_dims)
+
+        def _reduce_value(self, tensor, mesh, mesh_dim):
+            raise RuntimeError("multigather: indices placed for a row-sharded gather are internal "
+                               "to one call and are never reduced")
+
+        _reduce_shard_value = _reduce_value
+
+    return _AxisShardIndices
+
+
+# ---- strategies ---------------------------------------------------------------------------------
+
+_PASS = ("batch", "operand", "index", "lookup")
+
+
+class _Call:
+    """One call's operands, read from an OpSchema by the op's argument names."""
+
+    def __init__(self, op_schema, names: list, defaults: dict):
+        from torch.distributed.tensor._op_schema import OpStrategy
+
+        self.bound = dict(defaults)
+        self.bound.update(zip(names, op_schema.args_schema))
+        self.bound.update(op_schema.kwargs_schema)
+        # the tensor arguments, in the order DTensor lists their strategies
+        self.tensors = [n for n in names if isinstance(self.bound.get(n), OpStrategy)]
+
+    def shape(self, name: str) -> list:
+        return list(self.bound[name].shape)
+
+    def dtype(self, name: str) -> torch.dtype:
+        return self.bound[name].strategies[0].output_spec.tensor_meta.dtype
+
+
+def _placements(strategy: dict, outputs: list, tensors: list) -> list:
+    from torch.distributed.tensor.placement_types import Replicate
+
+    return ([strategy.get(o, Replicate()) for o in outputs] +
+            [strategy.get(t, Replicate()) for t in tensors])
+
+
+def _shard(dim: int):
+    from torch.distributed.tensor.placement_types import Replicate, Shard
+
+    return Shard(dim) if dim >= 0 else Replicate()
+
+
+def _row_shard_case(info: dict, row: str, attrs: dict, in_rank: int, idx_rank: int,
+                    idx_dtype: torch.dtype, upd_rank: int) -> Optional[tuple]:
+    """(gathered factor, out_dims, index_mode, negatives) when a gather's input may be split
+    along its gathered axis with masked indices; None otherwise (then it replicates)."""
+    fs = info["factors"]
+    gathered = [f for f in fs if f["role"] == "gathered"]
+    if info["kind"] != "gather" or len(gathered) != 1 or any(f["role"] == "coordinate" for f in fs):
+        return None
+    if idx_dtype not in (torch.int32, torch.int64):
+        return None
+    mode = info["index_mode"]
+    if mode not in ("error", "clamp", "wrap", "fill"):
+        return None
+    if mode == "fill" and attrs.get("fill_value", 0) not in (0, 0.0, None):
+        return None
+    out_dims = [-1] * idx_rank
+    for f in fs:
+        if f["indices"] >= 0:
+            if f["role"] not in ("batch", "index", "lookup") or f["output"] < 0:
+                return None
+            out_dims[f["indices"]] = f["output"]
+    g = gathered[0]
+    negatives = info.get("negative_indices")
+    if negatives is None and mode != "wrap":
+        key = tuple(sorted((k, _hashable(v)) for k, v in attrs.items()))
+        negatives = _negatives_wrap(row, key, in_rank, g["input"], idx_rank, upd_rank,
+                                    "int64" if idx_dtype == torch.int64 else "int32")
+        if negatives is None:
+            return None
+    return g, tuple(out_dims), mode, bool(negatives)
+
+
+def _gather_strategies(info, row, attrs, call, input_n, indices_n, backward):
+    """Single-mesh-dimension strategies of a gather (forward: {out, input, indices}; backward:
+    {grad_input, grad_output, indices})."""
+    from torch.distributed.tensor.placement_types import Partial
+
+    out = "grad_output" if backward else "out"
+    inp = "grad_input" if backward else input_n
+    strategies = []
+    for f in info["factors"]:
+        if f["role"] not in _PASS or f["output"] < 0:
+            continue
+        s = {out: _shard(f["output"]), indices_n: _shard(f["indices"])}
+        if f["input"] >= 0:
+            s[inp] = _shard(f["input"])
+        elif backward:  # the input broadcasts along it: the pieces of its gradient sum
+            s[inp] = Partial()
+        strategies.append(s)
+    if backward:
+        strategies.append({"grad_input": Partial(), "grad_output": Partial()})
+    if backward:
+        # The row-sharded input's gradient: DTensor's own embedding_dense_backward has no
+        # row-wise strategy, and neither has this (the backward does not know the forward's
+        # placement): grad_output and indices are replicated there (as they come from the
+        # forward's reduced output), so grad_input is computed whole on every rank, REPLICATED,
+        # with no communication, as for aten.embedding.
+        return strategies
+    idx_shape = call.shape(indices_n)
+    in_shape = call.shape(input_n)
+    case = _row_shard_case(info, row, attrs, len(in_shape), len(idx_shape), call.dtype(indices_n), -1)
+    # Offered for replicated indices only: DTensor has no path from a sharded placement to the
+    # indices' internal one (and its cost model would fail on it).
+    replicated = all(p.is_replicate() for p in call.bound[indices_n].strategies[0].output_spec.placements)
+    if case is not None and replicated:
+        g, out_dims, mode, negatives = case
+        axis_indices = _make_placements()(g["size"], mode, negatives, out_dims, row)
+        strategies.append({"out": Partial(), input_n: _shard(g["input"]), indices_n: axis_indices})
+    return strategies
+
+
+def _scatter_strategies(info, call, input_n, indices_n, updates_n, backward, floating):
+    """Single-mesh-dimension strategies of a scatter (forward: {out, input, indices, updates};
+    backward: {grad_input, grad_updates, grad_output, indices})."""
+    from torch.distributed.tensor.placement_types import Partial, Replicate
+
+    adds = info["reduction"] == "add" and info["include_input"]
+    strategies = []
+    for f in info["factors"]:
+        role = f["role"]
+        if role in ("batch", "operand"):
+            if backward:
+                s = {"grad_output": _shard(f["output"]), indices_n: _shard(f["indices"]),
+                     "grad_input": _shard(f["input"]),
+                     "grad_updates": _shard(f["updates"]) if f["updates"] >= 0 else Partial()}
+            else:
+                s = {"out": _shard(f["output"]), input_n: _shard(f["input"]),
+                     indices_n: _shard(f["indices"]), updates_n: _shard(f["updates"])}
+            strategies.append(s)
+        elif role in ("index", "lookup") and adds:
+            if backward:  # grad_input is grad_output; grad_updates its gather at the indices
+                strategies.append({"grad_output": Replicate(), indices_n: _shard(f["indices"]),
+                                   "grad_input": Replicate(),
+                                   "grad_updates": _shard(f["updates"]) if f["updates"] >= 0 else Partial()})
+            elif floating:
+                strategies.append({"out": Partial(), input_n: Partial(), indices_n: _shard(f["indices"]),
+                                   updates_n: _shard(f["updates"])})
+    return strategies
+
+
+def _strategy(op_schema, *, row: str, names: list, defaults: dict, operands: tuple,
+              scatter: bool, backward: bool):
+    """The OpStrategy of one call of a multigather op or its backward on DTensors."""
+    from torch.distributed.tensor._ops.utils import expand_to_full_mesh_op_strategy
+
+    mesh = op_schema.get_mesh_from_args()
+    call = _Call(op_schema, names, defaults)
+    input_n, indices_n, updates_n = operands
+    if backward:
+        outputs = ["grad_input", "grad_updates"] if scatter else ["grad_input"]
+        in_shape = list(call.bound[input_n + "_size"])
+        out_shape = call.shape("grad_output")
+        dtype = call.dtype("grad_output")
+        upd_shape = list(call.bound[updates_n + "_size"]) if scatter else None
+        skip = {"grad_output", input_n + "_size", indices_n, "batch_rank", "input_grad",
+                "updates_grad"} | ({updates_n + "_size"} if scatter else set())
+    else:
+        outputs = ["out"]
+        in_shape = call.shape(input_n)
+        dtype = call.dtype(input_n)
+        upd_shape = call.shape(updates_n) if scatter else None
+        skip = {input_n, indices_n, updates_n, "batch_rank"}
+    attrs = {k: v for k, v in call.bound.items() if k not in skip}
+    strategies: list = [{}]  # every operand replicated: always possible
+    info = None
+    if call.bound.get("batch_rank", 0) == 0:
+        info = factors(row, in_shape, dtype, call.shape(indices_n), call.dtype(indices_n), attrs, upd_shape)
+    if info is not None and not backward:
+        if [int(s) for s in info["output_shape"]] != [int(s) for s in (in_shape if scatter else info["output_shape"])]:
+            info = None
+    if info is not None and backward and [int(s) for s in info["output_shape"]] != [int(s) for s in out_shape]:
+        info = None
+    if info is not None:
+        if scatter:
+            strategies += _scatter_strategies(info, call, input_n, indices_n, updates_n, backward,
+                                              dtype.is_floating_point or dtype.is_complex)
+            if backward:  # a gradient not asked for is an empty tensor: replicated
+                for s in strategies:
+                    if not call.bound.get("input_grad", True):
+                        s["grad_input"] = None
+                    if not call.bound.get("updates_grad", True):
+                        s["grad_updates"] = None
+        else:
+            strategies += _gather_strategies(info, row, attrs, call, input_n, indices_n, backward)
+    from torch.distributed.tensor.placement_types import Replicate
+
+    lists = []
+    for s in strategies:
+        s = {k: (Replicate() if v is None else v) for k, v in s.items()}
+        lists.append(_placements(s, outputs, call.tensors))
+    return expand_to_full_mesh_op_strategy(mesh, op_schema, lists, input_index=len(outputs))
+
+
+def _local_sizes_adjuster(row: str, names: list, defaults: dict, operands: tuple):
+    """A scatter backward's input_size / updates_size arguments as this rank's local sizes
+    (DTensor passes them as given, global): each sharded grad_output / indices dimension shards
+    the input and updates dimensions of its factor."""
+
+    def adjust(expected_input_specs, op_schema):
+        from torch.distributed.tensor._op_schema import OpSchema
+        from torch.distributed.tensor._utils import compute_local_shape_and_global_offset
+        from torch.distributed.tensor.placement_types import Replicate, Shard
+
+        input_n, indices_n, updates_n = operands
+        args = list(op_schema.args_schema)
+        pos = {n: j for j, n in enumerate(names)}
+        go_spec, idx_spec = expected_input_specs[0], expected_input_specs[1]
+        in_size = list(args[pos[input_n + "_size"]])
+        upd_size = list(args[pos[updates_n + "_size"]])
+        attrs = {n: args[pos[n]] if pos[n] < len(args) else defaults.get(n)
+                 for n in names if n not in ("grad_output", input_n + "_size", indices_n,
+                                             updates_n + "_size", "input_grad", "updates_grad",
+                                             "batch_rank")}
+        attrs.update({k: v for k, v in op_schema.kwargs_schema.items() if k in attrs})
+        info = factors(row, in_size, go_spec.tensor_meta.dtype, idx_spec.tensor_meta.shape,
+                       idx_spec.tensor_meta.dtype, attrs, upd_size)
+        if info is None:
+            return op_schema
+        mesh = go_spec.mesh
+        in_pl, upd_pl = [Replicate()] * mesh.ndim, [Replicate()] * mesh.ndim
+        for i in range(mesh.ndim):
+            for spec, key in ((go_spec, "output"), (idx_spec, "indices")):
+                p = spec.placements[i]
+                if not isinstance(p, Shard):
+                    continue
+                for f in info["factors"]:
+                    if f[key] == p.dim:
+                        if f["input"] >= 0:
+                            in_pl[i] = Shard(f["input"])
+                        if f["updates"] >= 0:
+                            upd_pl[i] = Shard(f["updates"])
+        local_in, _ = compute_local_shape_and_global_offset(in_size, mesh, in_pl)
+        local_upd, _ = compute_local_shape_and_global_offset(upd_size, mesh, upd_pl)
+        args[pos[input_n + "_size"]] = list(local_in)
+        args[pos[updates_n + "_size"]] = list(local_upd)
+        return OpSchema(op_schema.op, tuple(args), op_schema.kwargs_schema)
+
+    return adjust
+
+
+def register() -> bool:
+    """Registers the DTensor strategies of every ``torch.ops.multigather`` op (idempotent).
+    Returns False when DTensor is not available (torch without distributed)."""
+    global _REGISTERED
+    if _REGISTERED:
+        return True
+    if not available():
+        return False
+    from torch.distributed.tensor import DTensor
+    from torch.distributed.tensor._op_schema import RuntimeSchemaInfo
+    from torch.distributed.tensor._ops.utils import replicate_op_strategy
+
+    propagator = DTensor._op_dispatcher.sharding_propagator
+    ops = torch.ops.multigather
+    for row_name, row in _registry.OPS.items():
+        if not (row_name in ("gather_multiaxis", "scatter_multiaxis") or row_name.startswith("torch.")):
+            continue
+        op_name = row_name.split(".", 1)[-1]
+        packet = getattr(ops, op_name, None)
+        if packet is None:
+            continue
+        scatter = row["kind"] == "scatter"
+        operands = (row["input_name"], row["indices_name"], row["updates_name"])
+        for backward, overload in ((False, packet.default), (True, getattr(ops, op_name + "_backward").default)):
+            args = overload._schema.arguments
+            names = [a.name for a in args]
+            defaults = {a.name: a.default_value for a in args if a.has_default_value()}
+            # every non-tensor argument is static (shapes, dims, modes key the cached strategy)
+            first = next((j for j, a in enumerate(args) if not isinstance(a.type, torch.TensorType)), len(args))
+            kw = [a.name for a in args if a.kwarg_only]
+            info = RuntimeSchemaInfo(static_argnum=first, static_kwargkey=kw or None)
+            propagator.register_op_strategy(
+                overload,
+                functools.partial(_strategy, row=row_name, names=names, defaults=defaults,
+                                  operands=operands, scatter=scatter, backward=backward),
+                info)
+            if backward and not scatter:  # input_size -> the local grad_input's shape
+                propagator.op_to_shape_and_stride_idx[overload] = names.index(operands[0] + "_size")
+            elif backward:
+                propagator.op_to_scalar_shape_adjuster[overload] = _local_sizes_adjuster(
+                    row_name, names, defaults, operands)
+    propagator.register_op_strategy(ops.scatter_reduce_values_backward.default, replicate_op_strategy,
+                                    RuntimeSchemaInfo(static_argnum=2))
+    _REGISTERED = True
+    return True
