@@ -24,9 +24,9 @@ outside any transformation keep the direct path (DLPack), with the same results.
   Nested vmap adds more leading dimensions.
 - **Sharding**: under ``jax.shard_map`` each device runs the op on its local shards (the
   caller's code decides what is sharded, e.g. offsetting indices into a row-sharded table and
-  psum-ing, see docs/jax.md). Under plain ``jax.jit`` with sharded operands, XLA cannot
-  partition a custom call: it gathers the operands onto each device and runs the op
-  replicated (correct, not distributed).
+  psum-ing, see docs/jax.md). Under plain ``jax.jit`` with sharded operands, every call is a
+  custom_partitioning function (_jax_sharding.py): XLA's four strategies on the core call's
+  dimensions keep sharded operands sharded (docs/distributed.md lists what replicates).
 - **Errors at execution**: an out-of-range index under index_mode "error" fails the
   computation when it runs, with the core's message ("... indices[1,0] = 7 is out of range
   for axis 0 of size 5 ..."), raised by JAX as ``jax.errors.JaxRuntimeError``

@@ -225,6 +225,7 @@ nb::dict sharding_factors_info(std::string_view op, const IntList& input_shape, 
   info["reduction"] = l.mean_by_count ? std::string("mean") : std::string(reduction_name(l.reduction));
   info["include_input"] = l.include_input;
   info["index_mode"] = std::string(index_mode_name(l.options.index_mode));
+  info["negative_indices"] = l.options.negative_indices;
   info["output_shape"] = shape_tuple(l.output_shape);
   nb::list axes;
   for (int j = 0; j < l.shape.axes.size(); ++j) axes.append(l.shape.axes[j]);
@@ -314,7 +315,7 @@ void bind_ops(nb::module_& m) {
         "The sharding factors of a registry op call from shapes alone (multigather/sharding.hpp), "
         "as a dict: factors (a list of {role, size, axis, input, indices, updates, output}: "
         "the framework dimension of each tensor, -1 where absent), kind, reduction, "
-        "include_input, index_mode, output_shape, axes.");
+        "include_input, index_mode, negative_indices, output_shape, axes.");
   m.def("explain_op", &explain, "op"_a, "input_shape"_a, "input_dtype"_a, "indices_shape"_a,
         "indices_dtype"_a, "attrs"_a, "updates_shape"_a = nb::none(),
         "The text of `multigather explain OP`.");
