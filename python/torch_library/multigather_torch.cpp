@@ -1090,12 +1090,13 @@ void batched_kernel(const c10::OperatorHandle& handle, torch::jit::Stack* stack)
   }
 }
 
-// ---- embedding: a composite of index_select -----------------------------------------------------
+// ---- embedding: a composite of gather_multiaxis -----------------------------------------------------
 
-/// F.embedding(input, weight, padding_idx): index_select(weight, 0, input.flatten()), reshaped
-/// to input.shape + [embedding_dim]. padding_idx (non-negative here: multigather.torch.embedding
+/// F.embedding(input, weight, padding_idx): rows of weight at input, of shape input.shape +
+/// [embedding_dim]: one gather_multiaxis call (index_select for a 0-d input). padding_idx (non-negative here: multigather.torch.embedding
 /// adds num_embeddings to a negative one, as PyTorch does) gets no gradient: its positions read
-/// the row detached. Autograd, fake tensors and batching come from index_select's.
+/// the row detached. Autograd, fake tensors, batching and DTensor strategies come from
+/// gather_multiaxis's (index_select's).
 at::Tensor embedding(const at::Tensor& input, const at::Tensor& weight, std::optional<std::int64_t> padding_idx) {
   TORCH_CHECK_VALUE(weight.dim() == 2, "embedding: weight must be 2-D (num_embeddings, embedding_dim), not ",
                     weight.dim(), "-D of shape ", weight.sym_sizes());
@@ -1103,12 +1104,41 @@ at::Tensor embedding(const at::Tensor& input, const at::Tensor& weight, std::opt
     TORCH_CHECK_VALUE(*padding_idx >= 0 && weight.sym_size(0) > *padding_idx, "embedding: padding_idx = ",
                       *padding_idx, " must be within [0, num_embeddings) = [0, ", weight.sym_size(0), ")");
   }
-  using IndexSelect = at::Tensor(const at::Tensor&, std::int64_t, const at::Tensor&, std::int64_t);
-  static const c10::TypedOperatorHandle<IndexSelect> index_select =
-      c10::Dispatcher::singleton().findSchemaOrThrow("multigather::index_select", "").typed<IndexSelect>();
-  std::vector<c10::SymInt> shape = input.sym_sizes().vec();
-  shape.push_back(weight.sym_size(1));
-  at::Tensor rows = index_select.call(weight, 0, input.reshape({-1}), 0).view_symint(shape);
+  at::Tensor rows;
+  if (input.dim() == 0) {
+    using IndexSelect = at::Tensor(const at::Tensor&, std::int64_t, const at::Tensor&, std::int64_t);
+    static const c10::TypedOperatorHandle<IndexSelect> index_select =
+        c10::Dispatcher::singleton().findSchemaOrThrow("multigather::index_select", "").typed<IndexSelect>();
+    rows = index_select.call(weight, 0, input.reshape({1}), 0).squeeze(0);
+  } else {
+    // One core call with no view of its result: weight [V, 1, ..., 1, D] (rank n + 1), indices
+    // input[..., None], axes [0], no negative rule (F.embedding's). Its gradient reaches weight
+    // through unsqueezes only: a reshape of an expanded gradient (a bag's sum) fails on a
+    // DTensor sharded along the embedding dimension.
+    using Gather = at::Tensor(const at::Tensor&, const at::Tensor&, at::IntArrayRef, c10::string_view, bool,
+                              const at::Scalar&, std::int64_t);
+    static const c10::TypedOperatorHandle<Gather> gather_multiaxis =
+        c10::Dispatcher::singleton().findSchemaOrThrow("multigather::gather_multiaxis", "").typed<Gather>();
+    at::Tensor table = weight;
+    for (std::int64_t d = 1; d < input.dim(); ++d) table = table.unsqueeze(1);
+    const std::int64_t axes[1] = {0};
+    try {
+      rows = gather_multiaxis.call(table, input.unsqueeze(-1), axes, "error", false, 0, 0);
+    } catch (const c10::IndexError& e) {
+      // The core's "indices[p..,0] = v is out of range for axis 0 of size n (valid range [0,
+      // n))" in F.embedding's terms: input's position p.., weight's num_embeddings.
+      std::string m = e.msg();
+      const std::size_t close = m.find("] = "), size = m.find(" of size ");
+      if (m.rfind("indices[", 0) == 0 && close != std::string::npos && size != std::string::npos &&
+          close >= 10 && m.compare(close - 2, 2, ",0") == 0) {
+        const std::string position = m.substr(8, close - 10), value = m.substr(close + 4, m.find(' ', close + 4) - close - 4);
+        m = "embedding: input[" + position + "] = " + value + " is out of range for the " +
+            m.substr(size + 9, m.find(' ', size + 9) - size - 9) + " rows of weight" + m.substr(m.find(" (valid range")) +
+            "; F.embedding rejects negative indices";
+      }
+      TORCH_CHECK_INDEX(false, m);
+    }
+  }
   if (!padding_idx || !weight.requires_grad()) return rows;
   return at::where((input == *padding_idx).unsqueeze(-1), rows.detach(), rows);
 }

@@ -94,6 +94,13 @@ def _run_cases(rank: int) -> dict:
               lambda pl=pl, ipl=ipl: check(lambda w, i: mt.embedding(i, w), lambda w, i: F.embedding(i, w),
                                            W, [placement(pl)], ids, [placement(ipl)]))
 
+    # An embedding bag: the lookups summed over the bag dimension before the loss (the sum's
+    # gradient is expanded: a reshape of it on a DTensor sharded by columns used to fail)
+    for pl in ("Shard(0)", "Shard(1)"):
+        _case(f"embedding bag weight={pl}", results,
+              lambda pl=pl: check(lambda w, i: mt.embedding(i, w).sum(1), lambda w, i: F.embedding(i, w).sum(1),
+                                  W, [placement(pl)], ids, [Replicate()]))
+
     X = torch.randn(8, 6, generator=g)
     idx = torch.randint(0, 8, (5, 6), generator=g)
     for pl, ipl in (("Shard(0)", "Replicate()"), ("Shard(1)", "Replicate()"), ("Replicate()", "Replicate()"),
@@ -225,6 +232,18 @@ def test_embedding(reports, weight, ids, placement):
         assert _all_gathers(r["backward_comms"]) == 0, r
     if weight == "Shard(1)":
         assert r["grad_placements"] == ["Shard(dim=1)"], r
+
+
+@pytest.mark.parametrize("weight, placement, grad", [
+    ("Shard(0)", "Partial(sum)", "Replicate()"),
+    ("Shard(1)", "Shard(dim=1)", "Shard(dim=1)"),
+])
+def test_embedding_bag(reports, weight, placement, grad):
+    r = _report(reports, f"embedding bag weight={weight}")
+    _values(r)
+    assert r["placements"] == [placement], r
+    assert r["forward_all_gathers"] == 0, r
+    assert r["grad_placements"] == [grad], r
 
 
 @pytest.mark.parametrize("input, index, placement", [
