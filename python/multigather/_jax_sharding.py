@@ -61,7 +61,7 @@ _TENSORS = {
 _PASS, _SPLIT, _SUM, _REPLICATE = "pass", "split", "sum", "replicate"
 
 
-def _kind(role: str, target: str, info: dict, cpu: bool) -> str:
+def _kind(role: str, target: str, info: dict, cpu: bool, updates_dim: int) -> str:
     """How a factor of ``role`` is partitioned in this FFI call (see the module docstring)."""
     scatter = info["kind"] == "scatter"
     summable = info["reduction"] == "add" and info["include_input"] and not info["copies_input"]
@@ -74,7 +74,9 @@ def _kind(role: str, target: str, info: dict, cpu: bool) -> str:
             return _PASS if target == "op" else _SUM
         if target == "op":
             return _SUM if summable else _REPLICATE
-        return _PASS if summable else _REPLICATE
+        # a scatter-add's VJP: grad_updates carries the factor, or sums over it where the
+        # updates broadcast along it (grad_input is grad_output: it never depends on it)
+        return (_PASS if updates_dim >= 0 else _SUM) if summable else _REPLICATE
     return _REPLICATE
 
 
@@ -101,11 +103,22 @@ class _Plan:
 
         for n, f in enumerate(factors):
             name = f"f{n}"
-            self.kinds[name] = _kind(f["role"], target, info, cpu)
+            self.kinds[name] = _kind(f["role"], target, info, cpu, f["updates"])
             self.sizes[name] = int(f["size"])
             self.axis[name] = int(f["axis"])
         self.operands = [dims(s, r) for s, r in zip(sides_in, operand_ranks)]
         self.results = [dims(s, r) for s, r in zip(sides_out, result_ranks)]
+        # The results each split or summed factor psums when it is sharded: those that lack it,
+        # but a scatter VJP's grad_input (grad_output itself) for its index and lookup factors.
+        self.psum: dict[str, set] = {}
+        for n, f in enumerate(factors):
+            name = f"f{n}"
+            if self.kinds[name] not in (_SPLIT, _SUM):
+                continue
+            lacking = {r for r, dims in enumerate(self.results) if name not in dims}
+            if (target, info["kind"]) == ("vjp", "scatter") and f["role"] in ("index", "lookup"):
+                lacking.discard(0)
+            self.psum[name] = lacking
 
     def rule(self) -> Any:
         """The Shardy rule: size-1 dimensions get factors of their own."""
@@ -122,12 +135,16 @@ class _Plan:
                 names.append(d)
             return ArrayMapping(*names)
 
+        operands = tuple(mapping(d) for d in self.operands)
+        results = tuple(mapping(d) for d in self.results)
+        # Shardy numbers factors in their order of appearance and wants special ones sorted so.
+        order = [f for m in operands + results for f in m]
+        order = sorted(set(order), key=order.index)
         in_results = {d for r in self.results for d in r if d is not None}
-        reduction = tuple(f for f, k in self.kinds.items() if k in (_SPLIT, _SUM) and f not in in_results)
-        replicate = tuple(f for f, k in self.kinds.items() if k == _REPLICATE)
-        return SdyShardingRule(tuple(mapping(d) for d in self.operands),
-                               tuple(mapping(d) for d in self.results),
-                               reduction_factors=reduction, need_replication_factors=replicate)
+        reduction = tuple(f for f in order if self.kinds.get(f) in (_SPLIT, _SUM) and f not in in_results)
+        replicate = tuple(f for f in order if self.kinds.get(f) == _REPLICATE)
+        return SdyShardingRule(operands, results, reduction_factors=reduction,
+                               need_replication_factors=replicate)
 
 
 def _spec_axes(spec: Any, dim: int) -> tuple:
@@ -250,8 +267,8 @@ def partitioned(target: str, local_call: Callable, info: dict, factors: list,
         result_shardings = [_sharding(mesh, dims, chosen) for dims in plan.results]
         in_results = {d for r in plan.results for d in r if d is not None}
         # psum: a result over the axes of every split / summed factor it does not carry.
-        psum_axes = [tuple(a for f, axes in chosen.items() if plan.kinds[f] in (_SPLIT, _SUM)
-                           and f not in set(dims) for a in axes) for dims in plan.results]
+        psum_axes = [tuple(a for f, axes in chosen.items() if r in plan.psum.get(f, ()) for a in axes)
+                     for r in range(len(plan.results))]
         split = {plan.axis[f]: (plan.sizes[f], axes) for f, axes in chosen.items()
                  if plan.kinds[f] == _SPLIT}
         summed = any(plan.kinds[f] == _SUM and f not in in_results for f in chosen)

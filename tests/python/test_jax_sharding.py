@@ -223,13 +223,49 @@ SCRIPT = textwrap.dedent(r"""
         out = f(put(table, mesh1, P("x", None)), put(ids, mesh1, P()))
         np.testing.assert_array_equal(np.asarray(out), table[ids])
 
+    @case("every_op_every_sharding")
+    def _():
+        # every gather and scatter case of test_jax_ops.py, with each operand dimension of even
+        # size split over 2 devices (and all operands split at once): jit equals the eager call,
+        # and jit(grad) equals the unsharded jit(grad) (float64)
+        sys.path.insert(0, os.environ["MULTIGATHER_TESTS_DIR"])
+        import test_jax_ops as cases  # enables x64, as its own tests do
+        mesh = Mesh(np.array(jax.devices()[:2]), ("x",))
+        failures, runs = [], 0
+        for name, fn, operands, _ in cases.GATHERS + cases.SCATTERS:
+            eager = np.asarray(fn(*operands))
+            even = [[d for d, n in enumerate(np.shape(a)) if n % 2 == 0 and n > 0] for a in operands]
+            layouts = [{k: d} for k in range(len(operands)) for d in even[k]]
+            layouts.append({k: dims[0] for k, dims in enumerate(even) if dims})
+            floats = [k for k, a in enumerate(operands) if np.issubdtype(np.asarray(a).dtype, np.floating)]
+            weight = jnp.asarray(np.random.default_rng(1).standard_normal(eager.shape))
+            loss = lambda *a: (fn(*a) * weight).sum()
+            grad = jax.jit(jax.grad(loss, argnums=tuple(floats)))
+            try:
+                want_grad = grad(*[jnp.asarray(a) for a in operands])
+            except NotImplementedError:
+                want_grad = None
+            for layout in layouts:
+                args = [put(a, mesh, P(*([None] * layout[k] + ["x"])) if k in layout else P())
+                        for k, a in enumerate(operands)]
+                runs += 1
+                try:
+                    got = np.asarray(jax.jit(fn)(*args))
+                    np.testing.assert_allclose(got, eager, rtol=1e-12, atol=1e-12)
+                    if want_grad is not None:
+                        for a, b in zip(grad(*args), want_grad):
+                            np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-12, atol=1e-12)
+                except Exception as error:
+                    failures.append(f"{name} {layout}: {type(error).__name__}: {str(error)[:300]}")
+        assert runs > 60 and not failures, "\n".join(failures)
+
     print("RESULTS " + json.dumps(results))
 """)
 
 CASES = ["row_sharded_table", "batch_sharded_ids", "point_sampling", "feature_sharded_table",
          "rows_and_ids_sharded_2d", "index_modes_exact", "error_mode_raises",
          "scatter_add_row_sharded", "scatter_add_update_sharded", "scatter_set_row_sharded",
-         "vmap_under_sharding"]
+         "vmap_under_sharding", "every_op_every_sharding"]
 
 
 @pytest.fixture(scope="module")
@@ -238,6 +274,7 @@ def results() -> dict:
     env = dict(os.environ)
     env["XLA_FLAGS"] = (env.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=8").strip()
     env["JAX_PLATFORMS"] = "cpu"
+    env["MULTIGATHER_TESTS_DIR"] = os.path.dirname(os.path.abspath(__file__))
     proc = subprocess.run([sys.executable, "-c", SCRIPT], env=env, capture_output=True, text=True,
                           timeout=600)
     lines = [l for l in proc.stdout.splitlines() if l.startswith("RESULTS ")]
