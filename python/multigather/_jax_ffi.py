@@ -193,21 +193,27 @@ def _differentiable(op: str, attrs_key: tuple) -> Any:
     if none:
         ffi_attrs["mg_none"] = none
 
-    def call_op(operands: list, shapes: list, shard: Any) -> Any:
-        """The op's FFI call (``shard``: None, or a piece of a split call: _jax_sharding)."""
-        scatter = len(operands) == 3
+    def ffi(target: str, operands: list, shapes: Any, shard: Any, alias: Optional[dict]) -> Any:
+        """One FFI call (``shard``: None, or a piece of a split call: _jax_sharding). ``alias``:
+        the operand a scatter's result starts from ({operand: result}); aliasing needs equal
+        shapes under vmap too, so such calls broadcast unbatched operands."""
         extra = {} if shard is None else {"mg_shard": shard[0]}
         rank = np.int64(operands[0].ndim)
         operands = list(operands) + ([] if shard is None else [shard[1]])
-        if scatter:
-            # A scatter's output is its input updated: XLA hands the input's buffer over (or a
-            # copy of it, when the input is still used) and the handler scatters in place.
-            # Aliasing needs equal shapes under vmap too: unbatched operands are broadcast.
-            call = jax.ffi.ffi_call("multigather_op", shapes[0], vmap_method="broadcast_all",
-                                    input_output_aliases={0: 0})
+        if alias:
+            call = jax.ffi.ffi_call(target, shapes, vmap_method="broadcast_all", input_output_aliases=alias)
         else:
-            call = jax.ffi.ffi_call("multigather_op", shapes[0], vmap_method="expand_dims")
+            call = jax.ffi.ffi_call(target, shapes, vmap_method="expand_dims")
         return call(*operands, mg_op=op, mg_rank=rank, **ffi_attrs, **extra)
+
+    def call_op(operands: list, shapes: list, shard: Any) -> Any:
+        # A scatter's output is its input updated: XLA hands the input's buffer over (or a copy
+        # of it, when the input is still used) and the handler scatters in place.
+        return ffi("multigather_op", operands, shapes[0], shard, {0: 0} if len(operands) == 3 else None)
+
+    def call_vjp(operands: list, shapes: list, shard: Any) -> Any:
+        # A scatter's grad_input starts as grad_output (same shape): aliased, masked in place.
+        return ffi("multigather_vjp", operands, shapes, shard, {3: 0} if len(operands) == 4 else None)
 
     def primal(*operands: Any) -> Any:
         input = operands[0]
@@ -217,20 +223,6 @@ def _differentiable(op: str, attrs_key: tuple) -> Any:
         if varying or not _jax_sharding.enabled():
             return call_op(list(operands), [result], None)
         return _partitioned("op", call_op, info, operands, [result], many=False)(*operands)
-
-    def call_vjp(operands: list, shapes: list, shard: Any) -> Any:
-        """The VJP's FFI call (``shard`` as in call_op)."""
-        scatter = len(operands) == 4
-        extra = {} if shard is None else {"mg_shard": shard[0]}
-        rank = np.int64(operands[0].ndim)
-        operands = list(operands) + ([] if shard is None else [shard[1]])
-        if scatter:
-            # grad_input starts as grad_output (same shape): aliased, masked in place.
-            call = jax.ffi.ffi_call("multigather_vjp", shapes, vmap_method="broadcast_all",
-                                    input_output_aliases={3: 0})
-        else:
-            call = jax.ffi.ffi_call("multigather_vjp", shapes, vmap_method="expand_dims")
-        return call(*operands, mg_op=op, mg_rank=rank, **ffi_attrs, **extra)
 
     def forward(*operands: Any) -> tuple:
         return primal(*operands), operands
