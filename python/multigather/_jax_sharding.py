@@ -27,7 +27,8 @@ Every ``multigather_op`` / ``multigather_vjp`` FFI call that ``_jax_ffi`` makes 
   ============  ===========================  ==============================================
 
   The gathered strategy runs ``execute_shard`` (multigather/sharding.hpp) on the CPU; on GPUs a
-  gathered factor is replicated. Scatters with reduction none / mul / min / max / mean, and
+  gathered factor is replicated, and under ``jax.vmap`` too (``execute_shard`` runs one example;
+  the batched call is partitioned with vmap's dimension as one more batch factor: ``_batched``). Scatters with reduction none / mul / min / max / mean, and
   add without the input, replicate their index and lookup factors (the devices' updates could
   not be combined exactly).
 
@@ -85,29 +86,36 @@ class _Plan:
     (None for a dimension of size 1), and each factor's kind and size."""
 
     def __init__(self, target: str, info: dict, factors: list, operand_ranks: Sequence[int],
-                 result_ranks: Sequence[int], cpu: bool):
+                 result_ranks: Sequence[int], cpu: bool, batch: Optional[tuple] = None):
         self.target = target
         self.info = info
         sides_in, sides_out = _TENSORS[(target, info["kind"])]
         self.kinds: dict[str, str] = {}
         self.sizes: dict[str, int] = {}
         self.axis: dict[str, int] = {}
+        # jax.vmap's batch dimension (batch: its size and which operands carry it, leading):
+        # a batch factor of every batched operand and every result.
+        size, batched = batch if batch is not None else (0, [False] * len(operand_ranks))
 
-        def dims(side: str, rank: int) -> list:
-            out: list = [None] * rank
+        def dims(side: str, rank: int, lead: bool) -> list:
+            out: list = [None] * (rank - lead)
             for n, f in enumerate(factors):
                 d = f[side]
                 if d >= 0:
                     out[d] = f"f{n}"
-            return out
+            return (["vb"] if lead else []) + out
 
         for n, f in enumerate(factors):
             name = f"f{n}"
             self.kinds[name] = _kind(f["role"], target, info, cpu, f["updates"])
+            if batch is not None and self.kinds[name] == _SPLIT:
+                self.kinds[name] = _REPLICATE  # execute_shard runs one example
             self.sizes[name] = int(f["size"])
             self.axis[name] = int(f["axis"])
-        self.operands = [dims(s, r) for s, r in zip(sides_in, operand_ranks)]
-        self.results = [dims(s, r) for s, r in zip(sides_out, result_ranks)]
+        if batch is not None:
+            self.kinds["vb"], self.sizes["vb"], self.axis["vb"] = _PASS, int(size), -1
+        self.operands = [dims(s, r, b) for s, r, b in zip(sides_in, operand_ranks, batched)]
+        self.results = [dims(s, r, batch is not None) for s, r in zip(sides_out, result_ranks)]
         # The results each split or summed factor psums when it is sharded: those that lack it,
         # but a scatter VJP's grad_input (grad_output itself) for its index and lookup factors.
         self.psum: dict[str, set] = {}
@@ -218,12 +226,14 @@ def enabled() -> bool:
 
 
 def partitioned(target: str, local_call: Callable, info: dict, factors: list,
-                operands: Sequence[Any], results: list, many: bool) -> Callable:
+                operands: Sequence[Any], results: list, many: bool,
+                batch: Optional[tuple] = None) -> Callable:
     """The FFI call ``local_call(operands, result_shapes, shard)`` as a custom_partitioning
     function of the operands: on whole operands (one device, or what the partitioner cannot
     split) it runs with ``shard`` None; the partition callback runs it on the local shards, with
     ``shard`` = (sizes, offsets) of the core call's axes when the input is split along them.
-    ``results``: the whole results' ShapeDtypeStructs; ``many``: the call returns a list."""
+    ``results``: the whole results' ShapeDtypeStructs; ``many``: the call returns a list;
+    ``batch``: (size, batched per operand) of a call jax.vmap batched (the batching rule)."""
 
     def impl(*whole: Any) -> Any:
         return local_call(list(whole), results, None)
@@ -236,7 +246,7 @@ def partitioned(target: str, local_call: Callable, info: dict, factors: list,
 
     def plan_for(cpu: bool) -> _Plan:
         if cpu not in plans:
-            plans[cpu] = _Plan(target, info, factors, operand_ranks, result_ranks, cpu)
+            plans[cpu] = _Plan(target, info, factors, operand_ranks, result_ranks, cpu, batch)
         return plans[cpu]
 
     function = custom_partitioning(impl)
@@ -306,7 +316,8 @@ def partitioned(target: str, local_call: Callable, info: dict, factors: list,
 
         return mesh, lower_fn, (result_shardings if many else result_shardings[0]), tuple(arg_shardings)
 
-    partition._multigather_impl = impl  # the batching rule (_register_batching) recognizes it
+    # the batching rule (_register_batching) recognizes it, and batches the call
+    partition._multigather_call = (target, local_call, info, factors, results, many)
     def rule(mesh: Any, value_types: Any, result_types: Any) -> Any:
         return plan_for(all(d.platform == "cpu" for d in mesh.devices.flat)).rule()
 
@@ -314,27 +325,46 @@ def partitioned(target: str, local_call: Callable, info: dict, factors: list,
     return function
 
 
+def _batched(call: tuple, size: int, args: Sequence[Any], dims: Sequence[Any]) -> list:
+    """One multigather call that jax.vmap batched, as a partitioned call of its own: the batch
+    dimension (moved first) is one more batch factor, so a batch split over devices stays
+    split; the FFI call runs with ffi_call's vmap_method on each device's examples."""
+    import jax
+    import jax.numpy as jnp
+
+    target, local_call, info, factors, results, many = call
+    batched = [d is not None for d in dims]
+    operands = [jnp.moveaxis(a, d, 0) if d is not None else a for a, d in zip(args, dims)]
+    in_axes = tuple(0 if b else None for b in batched)
+
+    def call_batched(ops: list, shapes: list, shard: Any) -> Any:
+        example = [jax.ShapeDtypeStruct(tuple(s.shape[1:]), s.dtype) for s in shapes]
+        return jax.vmap(lambda *o: local_call(list(o), example, None), in_axes=in_axes)(*ops)
+
+    whole = [jax.ShapeDtypeStruct((size,) + tuple(r.shape), r.dtype) for r in results]
+    out = partitioned(target, call_batched, info, factors, operands, whole, many,
+                      batch=(size, batched))(*operands)
+    return list(out) if many else [out]
+
+
 def _register_batching() -> None:
-    """custom_partitioning has no batching rule: one for multigather's calls (vmap runs the
-    FFI call with its own vmap_method, unpartitioned), any other call keeps JAX's error."""
+    """custom_partitioning has no batching rule: one for multigather's calls (_batched), any
+    other call keeps JAX's error."""
     from jax._src.custom_partitioning import custom_partitioning_p
     from jax._src.interpreters import batching
 
     previous = batching.fancy_primitive_batchers.get(custom_partitioning_p)
 
     def rule(axis_data: Any, args: Any, dims: Any, **params: Any) -> Any:
-        impl = getattr(params.get("partition"), "_multigather_impl", None)
-        if impl is None:
+        call = getattr(params.get("partition"), "_multigather_call", None)
+        if call is None:
             if previous is not None:
                 return previous(axis_data, args, dims, **params)
             raise NotImplementedError("Batching rule for 'custom_partitioning' not implemented")
-        import jax
-
         if all(d is None for d in dims):
             outs = custom_partitioning_p.bind(*args, **params)
             return outs, [None] * len(outs)
-        out = jax.vmap(impl, in_axes=tuple(dims), out_axes=0, axis_size=axis_data.size)(*args)
-        outs = list(out) if isinstance(out, (list, tuple)) else [out]
+        outs = _batched(call, axis_data.size, args, dims)
         return outs, [0] * len(outs)
 
     batching.fancy_primitive_batchers[custom_partitioning_p] = rule

@@ -218,7 +218,28 @@ SCRIPT = textwrap.dedent(r"""
 
     @case("vmap_under_sharding")
     def _():
-        # vmap runs the call unpartitioned (replicated), and stays right
+        # jax.vmap's batch dimension is one more batch factor: a batch split over devices
+        # stays split (per-example code vmapped over a sharded batch), gradients included
+        f = jax.jit(jax.vmap(lambda t, i: mj.take(t, i, axis=0), in_axes=(None, 0)))
+        args = (put(table, mesh1, P()), put(ids[:, :8].T.copy(), mesh1, P("x")))
+        out = f(*args)
+        np.testing.assert_array_equal(np.asarray(out), table[ids[:, :8].T])
+        assert spec_of(out) == ("x",), out.sharding
+        assert collectives(f, *args)["all-gather"] == 0
+        g = jax.jit(jax.vmap(jax.grad(lambda t, i: (mj.take(t, i, axis=0) ** 2).sum()), in_axes=(None, 0)))
+        want = jax.vmap(jax.grad(lambda t, i: (jnp.take(t, i, axis=0) ** 2).sum()), in_axes=(None, 0))(table, ids[:, :8].T)
+        np.testing.assert_allclose(np.asarray(g(*args)), np.asarray(want), rtol=1e-6)
+        assert collectives(g, *args)["all-gather"] == 0
+        # a batched scatter on a batch-sharded input, and vmap over the batch of point clouds
+        xs = rng.standard_normal((8, 64, 4)).astype(np.float32)
+        rows8 = rng.integers(0, 64, size=(8, 16)).astype(np.int32)
+        v8 = rng.standard_normal((8, 16, 4)).astype(np.float32)
+        h = jax.jit(jax.vmap(lambda x, i, v: mj.at_add(x, i[:, None], v)))
+        hargs = (put(xs, mesh1, P("x")), put(rows8, mesh1, P("x")), put(v8, mesh1, P("x")))
+        want = jax.vmap(lambda x, i, v: x.at[i].add(v))(xs, rows8, v8)
+        np.testing.assert_allclose(np.asarray(h(*hargs)), np.asarray(want), rtol=1e-6)
+        assert collectives(h, *hargs)["all-gather"] == 0
+        # a gathered axis under vmap runs replicated (execute_shard runs one example): right
         f = jax.jit(jax.vmap(lambda t, i: mj.take(t, i, axis=0), in_axes=(None, 0)))
         out = f(put(table, mesh1, P("x", None)), put(ids, mesh1, P()))
         np.testing.assert_array_equal(np.asarray(out), table[ids])
