@@ -92,9 +92,10 @@ def _factors_cached(row: str, input_shape: tuple, input_dtype: str, indices_shap
 
 
 def _dtype_name(dtype: torch.dtype) -> Optional[str]:
-    from .torch_ops import _DTYPE_NAMES
-
-    return _DTYPE_NAMES.get(dtype)
+    """multigather's name of a torch dtype (torch.float32 -> "float32": torch's own names); one
+    multigather does not know makes sharding_factors fail, and then the call replicates."""
+    name = str(dtype)
+    return name[len("torch."):] if name.startswith("torch.") else None
 
 
 def factors(row: str, input_shape, input_dtype, indices_shape, indices_dtype, attrs: dict,
