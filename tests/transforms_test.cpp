@@ -407,7 +407,7 @@ TEST(TransformsShard, EveryRegistryOpsPiecesMakeTheUnsplitCall) {
           shards.push_back(j == f.axis ? AxisShard{n, begin} : AxisShard{l.input.shape[l.shape.axes[j]], 0});
         }
         Tensor out(DType::kFloat64, c.scatter ? piece.shape() : l.output_shape);
-        const Status s = execute_shard(c.op, piece.view(), i.view(), updates, c.attrs, shards, out.mutable_view());
+        const Status s = execute_shard(c.op, piece.view(), i.view(), updates, c.attrs, 0, shards, out.mutable_view());
         ASSERT_TRUE(s.ok()) << s.message();
         ++split_calls;
         if (c.scatter) {
@@ -420,7 +420,7 @@ TEST(TransformsShard, EveryRegistryOpsPiecesMakeTheUnsplitCall) {
         Tensor gi(DType::kFloat64, piece.shape()), gu(DType::kFloat64, c.u);
         MutableTensorView gu_view = gu.mutable_view();
         const Tensor g_piece = c.scatter ? slice(g, f.output, begin, end) : Tensor();
-        const Status v = execute_vjp_shard(c.op, piece.view(), i.view(), updates, c.attrs, shards,
+        const Status v = execute_vjp_shard(c.op, piece.view(), i.view(), updates, c.attrs, 0, shards,
                                            c.scatter ? g_piece.view() : g.view(),
                                            gi.mutable_view(), c.scatter ? &gu_view : nullptr);
         ASSERT_TRUE(v.ok()) << v.message();
@@ -432,6 +432,63 @@ TEST(TransformsShard, EveryRegistryOpsPiecesMakeTheUnsplitCall) {
     }
   }
   EXPECT_GT(split_calls, 40);
+}
+
+TEST(TransformsShard, BatchedPiecesMakeTheBatchedCall) {
+  // jax.vmap of a row-split gather: indices with a leading batch of 3, the input unbatched
+  // (a leading 1); the two pieces' sums equal execute_batched, and their VJPs its rows.
+  std::mt19937 rng(29);
+  int pieces = 0;
+  for (const Case& c : all_cases()) {
+    if (c.scatter) continue;
+    SCOPED_TRACE(c.op);
+    Tensor one;
+    if (!valid_indices(c, rng, &one)) continue;
+    const Tensor x = random_f64(prepend({1}, c.x), rng);
+    Tensor i(DType::kInt64, prepend({3}, c.i));
+    for (std::int64_t k = 0; k < i.numel(); ++k) {
+      i.data_as<std::int64_t>()[k] = one.data_as<std::int64_t>()[(k * 7) % one.numel()];
+    }
+    Lowering l;
+    ASSERT_TRUE(lower_op(c.op, TensorView(x.data(), x.dtype(), c.x), TensorView(i.data(), i.dtype(), c.i), c.attrs, &l).ok());
+    std::vector<ShardingFactor> factors;
+    ASSERT_TRUE(sharding_factors(l, TensorView(x.data(), x.dtype(), c.x), TensorView(i.data(), i.dtype(), c.i), nullptr,
+                                 &factors).ok());
+    const Dims out_shape = prepend({3}, l.output_shape);
+    Tensor whole(DType::kFloat64, out_shape);
+    if (!execute_batched(c.op, x.view(), i.view(), nullptr, c.attrs, 1, whole.mutable_view()).ok()) continue;
+    const Tensor g = random_f64(out_shape, rng);
+    Tensor whole_gi(DType::kFloat64, prepend({3}, c.x));
+    const bool has_vjp = execute_vjp(c.op, x.view(), i.view(), nullptr, c.attrs, 1, g.view(), whole_gi.mutable_view(),
+                                     nullptr).ok();
+    for (const ShardingFactor& f : factors) {
+      if (f.role != FactorRole::kGathered) continue;
+      const std::int64_t n = c.x[f.input], h = n / 2;
+      Tensor total;
+      for (const auto& [begin, end] : {std::pair{std::int64_t{0}, h}, std::pair{h, n}}) {
+        const Tensor piece = slice(x, f.input + 1, begin, end);
+        std::vector<AxisShard> shards;
+        for (int j = 0; j < l.shape.axes.size(); ++j) {
+          shards.push_back(j == f.axis ? AxisShard{n, begin} : AxisShard{l.input.shape[l.shape.axes[j]], 0});
+        }
+        Tensor out(DType::kFloat64, out_shape);
+        const Status s = execute_shard(c.op, piece.view(), i.view(), nullptr, c.attrs, 1, shards, out.mutable_view());
+        ASSERT_TRUE(s.ok()) << s.message();
+        ++pieces;
+        total = begin == 0 ? std::move(out) : sum(total, out);
+        if (!has_vjp) continue;
+        Dims gi_shape = piece.shape();
+        gi_shape[0] = 3;
+        Tensor gi(DType::kFloat64, gi_shape);
+        const Status v = execute_vjp_shard(c.op, piece.view(), i.view(), nullptr, c.attrs, 1, shards, g.view(),
+                                           gi.mutable_view(), nullptr);
+        ASSERT_TRUE(v.ok()) << v.message();
+        expect_same(gi, slice(whole_gi, f.input + 1, begin, end), "batched grad_input piece");
+      }
+      expect_same(total, whole, "the sum of the batched pieces");
+    }
+  }
+  EXPECT_GT(pieces, 30);
 }
 
 TEST(TransformsShard, IndexRulesResolveAgainstTheWholeAxis) {
@@ -452,7 +509,7 @@ TEST(TransformsShard, IndexRulesResolveAgainstTheWholeAxis) {
     for (const auto& [begin, end] : {std::pair{std::int64_t{0}, std::int64_t{4}}, std::pair{std::int64_t{4}, std::int64_t{6}}}) {
       Tensor out(DType::kFloat64, {5, 2});
       const AxisShard shard{6, begin};
-      const Status s = execute_shard("gather_multiaxis", slice(x, 0, begin, end).view(), i.view(), nullptr, attrs,
+      const Status s = execute_shard("gather_multiaxis", slice(x, 0, begin, end).view(), i.view(), nullptr, attrs, 0,
                                      std::span(&shard, 1), out.mutable_view());
       ASSERT_TRUE(s.ok()) << s.message();
       total = begin == 0 ? std::move(out) : sum(total, out);
@@ -465,12 +522,12 @@ TEST(TransformsShard, IndexRulesResolveAgainstTheWholeAxis) {
   const Status unsplit = execute_batched("gather_multiaxis", x.view(), i.view(), nullptr, attrs, 0, whole.mutable_view());
   ASSERT_EQ(unsplit.code(), StatusCode::kOutOfRange);
   const AxisShard shard{6, 4};
-  const Status s = execute_shard("gather_multiaxis", slice(x, 0, 4, 6).view(), i.view(), nullptr, attrs,
+  const Status s = execute_shard("gather_multiaxis", slice(x, 0, 4, 6).view(), i.view(), nullptr, attrs, 0,
                                  std::span(&shard, 1), out.mutable_view());
   EXPECT_EQ(s.code(), StatusCode::kOutOfRange);
   EXPECT_EQ(s.message(), unsplit.message());
   const AxisShard too_far{6, 5};
-  EXPECT_EQ(execute_shard("gather_multiaxis", slice(x, 0, 4, 6).view(), i.view(), nullptr, attrs,
+  EXPECT_EQ(execute_shard("gather_multiaxis", slice(x, 0, 4, 6).view(), i.view(), nullptr, attrs, 0,
                           std::span(&too_far, 1), out.mutable_view()).code(), StatusCode::kInvalidArgument);
 }
 

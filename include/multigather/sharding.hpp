@@ -88,22 +88,26 @@ struct AxisShard {
 ///    result (exact: one piece holds each element);
 ///  - a scatter applies exactly the updates whose targets lie in this piece (order, duplicates
 ///    and reductions as unsplit), so its output is the unsplit output's rows.
-/// Batch rank 0 (no vmap dimensions). CPU engine only (the resolved indices are made on the
-/// host): context.device kCUDA is an InvalidArgument. Errors: those of lower_op and execute;
-/// InvalidArgument for a shard count other than the number of axes, or a piece that does not
-/// fit its axis (offset < 0, offset + local size > size).
+/// `batch_rank`: leading batch dimensions of the operands and output, as execute_batched's (the
+/// call is lifted by them; a lowering that copies an operand cannot be). CPU engine only (the
+/// resolved indices are made on the host): context.device kCUDA is an InvalidArgument. Errors:
+/// those of lower_op, execute_batched and execute; InvalidArgument for a shard count other than
+/// the number of axes, or a piece that does not fit its axis (offset < 0, offset + local size >
+/// size).
 Status execute_shard(std::string_view name, const TensorView& input, const TensorView& indices,
-                     const TensorView* updates, const Attributes& attrs, std::span<const AxisShard> shards,
-                     const MutableTensorView& output, const ExecutionContext& context = {}) noexcept;
+                     const TensorView* updates, const Attributes& attrs, int batch_rank,
+                     std::span<const AxisShard> shards, const MutableTensorView& output,
+                     const ExecutionContext& context = {}) noexcept;
 
-/// execute_vjp (batch rank 0) of one device's piece, as execute_shard splits the forward call:
+/// execute_vjp of one device's piece, as execute_shard splits the forward call (batch_rank too):
 /// a gather's grad_input holds this piece's rows of the input cotangent (the updates of the
 /// scatter-add whose targets lie here); a scatter's grad_input its rows, and its grad_updates
 /// this piece's part of the updates' cotangent (0 for updates whose targets lie elsewhere: the
 /// pieces sum to the unsplit cotangent). Same errors as execute_vjp and execute_shard.
 Status execute_vjp_shard(std::string_view name, const TensorView& input, const TensorView& indices,
-                         const TensorView* updates, const Attributes& attrs, std::span<const AxisShard> shards,
-                         const TensorView& grad_output, const MutableTensorView& grad_input,
-                         const MutableTensorView* grad_updates, const ExecutionContext& context = {}) noexcept;
+                         const TensorView* updates, const Attributes& attrs, int batch_rank,
+                         std::span<const AxisShard> shards, const TensorView& grad_output,
+                         const MutableTensorView& grad_input, const MutableTensorView* grad_updates,
+                         const ExecutionContext& context = {}) noexcept;
 
 }  // namespace multigather

@@ -27,8 +27,8 @@ Every ``multigather_op`` / ``multigather_vjp`` FFI call that ``_jax_ffi`` makes 
   ============  ===========================  ==============================================
 
   The gathered strategy runs ``execute_shard`` (multigather/sharding.hpp) on the CPU; on GPUs a
-  gathered factor is replicated, and under ``jax.vmap`` too (``execute_shard`` runs one example;
-  the batched call is partitioned with vmap's dimension as one more batch factor: ``_batched``). Scatters with reduction none / mul / min / max / mean, and
+  gathered factor is replicated. Under ``jax.vmap`` the batched call is partitioned with vmap's
+  dimension as one more batch factor (``_batched``). Scatters with reduction none / mul / min / max / mean, and
   add without the input, replicate their index and lookup factors (the devices' updates could
   not be combined exactly).
 
@@ -96,6 +96,7 @@ class _Plan:
         # jax.vmap's batch dimension (batch: its size and which operands carry it, leading):
         # a batch factor of every batched operand and every result.
         size, batched = batch if batch is not None else (0, [False] * len(operand_ranks))
+        self.batched = list(batched)
 
         def dims(side: str, rank: int, lead: bool) -> list:
             out: list = [None] * (rank - lead)
@@ -108,8 +109,6 @@ class _Plan:
         for n, f in enumerate(factors):
             name = f"f{n}"
             self.kinds[name] = _kind(f["role"], target, info, cpu, f["updates"])
-            if batch is not None and self.kinds[name] == _SPLIT:
-                self.kinds[name] = _REPLICATE  # execute_shard runs one example
             self.sizes[name] = int(f["size"])
             self.axis[name] = int(f["axis"])
         if batch is not None:
@@ -297,8 +296,8 @@ def partitioned(target: str, local_call: Callable, info: dict, factors: list,
                         piece = size // math.prod(int(mesh.shape[a]) for a in axes)
                         sizes.append(size)
                         offsets.append(_linear_index(mesh, axes) * piece)
-                    else:
-                        sizes.append(int(local[0].shape[info["axes"][j]]))
+                    else:  # the input's local size (after vmap's leading dimension, if any)
+                        sizes.append(int(local[0].shape[info["axes"][j] + plan.batched[0]]))
                         offsets.append(jnp.int32(0))
                 shard = (np.asarray(sizes, dtype=np.int64),
                          jnp.stack([jnp.asarray(o, jnp.int32) for o in offsets]))
@@ -328,7 +327,8 @@ def partitioned(target: str, local_call: Callable, info: dict, factors: list,
 def _batched(call: tuple, size: int, args: Sequence[Any], dims: Sequence[Any]) -> list:
     """One multigather call that jax.vmap batched, as a partitioned call of its own: the batch
     dimension (moved first) is one more batch factor, so a batch split over devices stays
-    split; the FFI call runs with ffi_call's vmap_method on each device's examples."""
+    split; the FFI call runs with ffi_call's vmap_method on each device's examples (a split
+    gathered axis too: the handler lifts its piece by the batch dimensions)."""
     import jax
     import jax.numpy as jnp
 
@@ -339,7 +339,7 @@ def _batched(call: tuple, size: int, args: Sequence[Any], dims: Sequence[Any]) -
 
     def call_batched(ops: list, shapes: list, shard: Any) -> Any:
         example = [jax.ShapeDtypeStruct(tuple(s.shape[1:]), s.dtype) for s in shapes]
-        return jax.vmap(lambda *o: local_call(list(o), example, None), in_axes=in_axes)(*ops)
+        return jax.vmap(lambda *o: local_call(list(o), example, shard), in_axes=in_axes)(*ops)
 
     whole = [jax.ShapeDtypeStruct((size,) + tuple(r.shape), r.dtype) for r in results]
     out = partitioned(target, call_batched, info, factors, operands, whole, many,

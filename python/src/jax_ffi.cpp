@@ -215,9 +215,11 @@ Status shards_of(const Call& call, ffi::RemainingArgs args, std::size_t count, s
   if (args.size() != count + 1) return InvalidArgument(call.op + ": a split call ends with its offsets operand");
   MutableTensorView offsets;
   MULTIGATHER_RETURN_IF_ERROR(view_of(*args.get<ffi::AnyBuffer>(count), "offsets", &offsets));
-  if (offsets.rank() != 1 || offsets.shape[0] != static_cast<std::int64_t>(call.shard_sizes.size()) ||
+  // Under jax.vmap the offsets (the same for every example) carry leading batch dimensions.
+  if (offsets.rank() < 1 || offsets.shape[offsets.rank() - 1] != static_cast<std::int64_t>(call.shard_sizes.size()) ||
+      offsets.numel() < static_cast<std::int64_t>(call.shard_sizes.size()) ||
       (offsets.dtype != DType::kInt32 && offsets.dtype != DType::kInt64)) {
-    return InvalidArgument(call.op + ": the offsets operand must be int32 or int64 of shape [" +
+    return InvalidArgument(call.op + ": the offsets operand must be int32 or int64 of shape [..., " +
                            std::to_string(call.shard_sizes.size()) + "]");
   }
   shards->clear();
@@ -244,8 +246,10 @@ Status run_op_handler(State& state, ffi::RemainingArgs args, ffi::RemainingRets 
     }
     MULTIGATHER_RETURN_IF_ERROR(view_of(**rets.get<ffi::AnyBuffer>(0), "output", &out));
     advise_huge_pages(out, context);
+    int n = 0;
+    MULTIGATHER_RETURN_IF_ERROR(batch_rank_of(call, v[0], &n));
     const TensorView updates = v[2];
-    return execute_shard(call.op, v[0], v[1], count == 3 ? &updates : nullptr, call.attrs, shards, out, context);
+    return execute_shard(call.op, v[0], v[1], count == 3 ? &updates : nullptr, call.attrs, n, shards, out, context);
   }
   if (args.size() != 2 && args.size() != 3) return InvalidArgument(call.op + ": expected 2 or 3 operands");
   MutableTensorView v[3], out;
@@ -284,13 +288,13 @@ Status run_vjp_handler(State& state, ffi::RemainingArgs args, ffi::RemainingRets
   if (scatter) MULTIGATHER_RETURN_IF_ERROR(view_of(**rets.get<ffi::AnyBuffer>(1), "grad_updates", &grad_updates));
   advise_huge_pages(grad_input, context);
   if (scatter) advise_huge_pages(grad_updates, context);
-  if (call.shard) {
-    const TensorView updates = v[2];
-    return execute_vjp_shard(call.op, v[0], v[1], scatter ? &updates : nullptr, call.attrs, shards,
-                             scatter ? v[3] : v[2], grad_input, scatter ? &grad_updates : nullptr, context);
-  }
   int n = 0;
   MULTIGATHER_RETURN_IF_ERROR(batch_rank_of(call, v[0], &n));
+  if (call.shard) {
+    const TensorView updates = v[2];
+    return execute_vjp_shard(call.op, v[0], v[1], scatter ? &updates : nullptr, call.attrs, n, shards,
+                             scatter ? v[3] : v[2], grad_input, scatter ? &grad_updates : nullptr, context);
+  }
   const TensorView updates = v[2];
   const CountLowerings counted{state.cache};
   return execute_vjp(call.op, v[0], v[1], scatter ? &updates : nullptr, call.attrs, n,

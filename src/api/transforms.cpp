@@ -780,14 +780,38 @@ Status refuse_cuda_shard(std::string_view name, const ExecutionContext& context)
 
 }  // namespace
 
+/// lower() of a call whose operands carry `batch_rank` leading batch dimensions (batch_shape),
+/// lifted as execute_batched lifts it; a lowering that copied an operand cannot be lifted.
+Status lower_lifted(std::string_view name, const TensorView& input, const TensorView& indices,
+                    const TensorView* updates, const Attributes& attrs, const Dims& batch_shape,
+                    const ExecutionContext& context, Lowering* l) {
+  const int n = batch_shape.size();
+  if (n == 0) return lower(name, input, indices, updates, attrs, context, l);
+  Split in, idx, upd;
+  MULTIGATHER_RETURN_IF_ERROR(split(input, n, "input", batch_shape, &in));
+  MULTIGATHER_RETURN_IF_ERROR(split(indices, n, "indices", batch_shape, &idx));
+  if (updates != nullptr) MULTIGATHER_RETURN_IF_ERROR(split(*updates, n, "updates", batch_shape, &upd));
+  MULTIGATHER_RETURN_IF_ERROR(lower(name, in.example, idx.example, updates != nullptr ? &upd.example : nullptr, attrs,
+                                    context, l));
+  if (made_copies(*l)) {
+    return InvalidArgument(std::string(name) + ": a split call with batch dimensions cannot copy an operand (its "
+                           "lowering does): run it whole");
+  }
+  return lift(l, batch_shape, in, idx, updates != nullptr ? &upd : nullptr);
+}
+
 Status execute_shard(std::string_view name, const TensorView& input, const TensorView& indices,
-                     const TensorView* updates, const Attributes& attrs, std::span<const AxisShard> shards,
-                     const MutableTensorView& output, const ExecutionContext& context) noexcept {
+                     const TensorView* updates, const Attributes& attrs, int batch_rank,
+                     std::span<const AxisShard> shards, const MutableTensorView& output,
+                     const ExecutionContext& context) noexcept {
   return guarded(name, [&]() -> Status {
     MULTIGATHER_RETURN_IF_ERROR(refuse_cuda_shard(name, context));
     const detail::TaskPoolScope pool(context.task_pool);
+    MULTIGATHER_RETURN_IF_ERROR(check_batch_rank(batch_rank, output.shape, "output"));
+    if (batch_rank > 0) MULTIGATHER_RETURN_IF_ERROR(require_contiguous(output, "output"));
     Lowering local, piece;
-    MULTIGATHER_RETURN_IF_ERROR(lower(name, input, indices, updates, attrs, context, &local));
+    MULTIGATHER_RETURN_IF_ERROR(lower_lifted(name, input, indices, updates, attrs, batch_of(output.shape, batch_rank),
+                                             context, &local));
     detail::ShardFill fill;
     MULTIGATHER_RETURN_IF_ERROR(detail::localize(local, shards, &piece, &fill));
     MULTIGATHER_RETURN_IF_ERROR(execute(piece, output, context));
@@ -797,29 +821,42 @@ Status execute_shard(std::string_view name, const TensorView& input, const Tenso
 }
 
 Status execute_vjp_shard(std::string_view name, const TensorView& input, const TensorView& indices,
-                         const TensorView* updates, const Attributes& attrs, std::span<const AxisShard> shards,
-                         const TensorView& grad_output, const MutableTensorView& grad_input,
-                         const MutableTensorView* grad_updates, const ExecutionContext& context) noexcept {
+                         const TensorView* updates, const Attributes& attrs, int batch_rank,
+                         std::span<const AxisShard> shards, const TensorView& grad_output,
+                         const MutableTensorView& grad_input, const MutableTensorView* grad_updates,
+                         const ExecutionContext& context) noexcept {
   return guarded(name, [&]() -> Status {
     MULTIGATHER_RETURN_IF_ERROR(refuse_cuda_shard(name, context));
     const detail::TaskPoolScope pool(context.task_pool);
+    MULTIGATHER_RETURN_IF_ERROR(check_batch_rank(batch_rank, grad_output.shape, "grad_output"));
     MULTIGATHER_RETURN_IF_ERROR(require_contiguous(grad_output, "grad_output"));
     MULTIGATHER_RETURN_IF_ERROR(require_contiguous(grad_input, "grad_input"));
     if (grad_updates != nullptr) MULTIGATHER_RETURN_IF_ERROR(require_contiguous(*grad_updates, "grad_updates"));
-    if (grad_input.dtype != input.dtype || !(grad_input.shape == input.shape)) {
-      return InvalidArgument(std::string(name) + ": grad_input must have input's shape " + to_string(input.shape) +
-                             " and dtype");
+    // The gradients: the batch shape of grad_output, the operands' example shapes and dtypes.
+    const Dims batch_shape = batch_of(grad_output.shape, batch_rank);
+    auto example = [&](const Dims& shape) {
+      Dims out;
+      for (int d = batch_rank; d < shape.size(); ++d) out.push_back(shape[d]);
+      return out;
+    };
+    const auto like = [&](const MutableTensorView& g, const TensorView& operand) {
+      return g.dtype == operand.dtype && g.rank() >= batch_rank && operand.rank() >= batch_rank &&
+             batch_of(g.shape, batch_rank) == batch_shape && example(g.shape) == example(operand.shape);
+    };
+    if (!like(grad_input, input)) {
+      return InvalidArgument(std::string(name) + ": grad_input must have input's dtype and example shape " +
+                             to_string(example(input.shape)) + " after the batch shape " + to_string(batch_shape));
     }
-    if (grad_updates != nullptr && (updates == nullptr || !(grad_updates->shape == updates->shape) ||
-                                    grad_updates->dtype != updates->dtype)) {
-      return InvalidArgument(std::string(name) + ": grad_updates must have updates' shape and dtype");
+    if (grad_updates != nullptr && (updates == nullptr || !like(*grad_updates, *updates))) {
+      return InvalidArgument(std::string(name) + ": grad_updates must have updates' dtype and example shape after "
+                             "the batch shape " + to_string(batch_shape));
     }
     // As execute_vjp: lowered on the gradients' buffers, so that its views point where they go.
     const TensorView lowered_updates =
         grad_updates != nullptr ? TensorView(*grad_updates) : updates != nullptr ? *updates : TensorView();
     Lowering local, piece;
-    MULTIGATHER_RETURN_IF_ERROR(lower(name, grad_input, indices, updates != nullptr ? &lowered_updates : nullptr,
-                                      attrs, context, &local));
+    MULTIGATHER_RETURN_IF_ERROR(lower_lifted(name, grad_input, indices, updates != nullptr ? &lowered_updates : nullptr,
+                                             attrs, batch_shape, context, &local));
     detail::ShardFill fill;
     MULTIGATHER_RETURN_IF_ERROR(detail::localize(local, shards, &piece, &fill));
     return vjp_one(piece, grad_output, grad_input, grad_updates, context);

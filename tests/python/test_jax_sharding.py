@@ -239,10 +239,26 @@ SCRIPT = textwrap.dedent(r"""
         want = jax.vmap(lambda x, i, v: x.at[i].add(v))(xs, rows8, v8)
         np.testing.assert_allclose(np.asarray(h(*hargs)), np.asarray(want), rtol=1e-6)
         assert collectives(h, *hargs)["all-gather"] == 0
-        # a gathered axis under vmap runs replicated (execute_shard runs one example): right
+        # a row-sharded table under vmap: each device's piece, lifted by the batch dimension
         f = jax.jit(jax.vmap(lambda t, i: mj.take(t, i, axis=0), in_axes=(None, 0)))
-        out = f(put(table, mesh1, P("x", None)), put(ids, mesh1, P()))
-        np.testing.assert_array_equal(np.asarray(out), table[ids])
+        args = (put(table, mesh1, P("x", None)), put(ids, mesh1, P()))
+        np.testing.assert_array_equal(np.asarray(f(*args)), table[ids])
+        assert collectives(f, *args)["all-gather"] == 0
+        loss = lambda t, i: (jax.vmap(lambda t, i: mj.take(t, i, axis=0), in_axes=(None, 0))(t, i) ** 2).sum()
+        ref = lambda t, i: (jnp.take(t, i, axis=0) ** 2).sum()
+        g = jax.jit(jax.grad(loss))
+        np.testing.assert_allclose(np.asarray(g(*args)), np.asarray(jax.grad(ref)(table, ids)), rtol=1e-6, atol=1e-6)
+        assert collectives(g, *args)["all-gather"] == 0
+        # and an out-of-range index of one example still fails
+        bad = ids.copy()
+        bad[3, 5] = 5000
+        try:
+            np.asarray(jax.jit(jax.vmap(lambda t, i: multigather.run("numpy.take", t, i, axis=0),
+                                        in_axes=(None, 0)))(args[0], put(bad, mesh1, P())))
+        except Exception as error:
+            assert "5000" in str(error) and "out of range" in str(error), str(error)
+        else:
+            raise AssertionError("no error for an out-of-range index under vmap")
 
     @case("every_op_every_sharding")
     def _():
