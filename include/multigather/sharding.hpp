@@ -70,7 +70,8 @@ Status sharding_factors(const Lowering& l, const TensorView& input, const Tensor
                         const TensorView* updates, std::vector<ShardingFactor>* factors);
 
 /// A device's piece of the input along the call's axis axes[j]: the whole axis has `size`
-/// elements, this device holds [offset, offset + local size).
+/// elements, this device holds [offset, offset + local size). A negative size: the axis is not
+/// split (the piece holds all of it; offset unused).
 struct AxisShard {
   std::int64_t size = 0;
   std::int64_t offset = 0;
@@ -78,7 +79,7 @@ struct AxisShard {
 
 /// One device's piece of registry op `name` when its input is split along the core call's
 /// axes: `input` (and a scatter's output) hold the rows [shards[j].offset, + local size) of each
-/// axis axes[j] (one AxisShard per axis; an axis that is not split: {its size, 0}); indices and
+/// axis axes[j] (one AxisShard per axis; an axis that is not split: {-1, 0} or {its size, 0}); indices and
 /// updates are whole along the axes (they may be split along other dimensions). Every index is
 /// resolved against the whole axis by the op's rule (negatives, clamp, wrap; error mode fails
 /// with the unsplit call's message, sizes included, before anything is written), then:

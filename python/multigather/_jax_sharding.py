@@ -96,7 +96,6 @@ class _Plan:
         # jax.vmap's batch dimension (batch: its size and which operands carry it, leading):
         # a batch factor of every batched operand and every result.
         size, batched = batch if batch is not None else (0, [False] * len(operand_ranks))
-        self.batched = list(batched)
 
         def dims(side: str, rank: int, lead: bool) -> list:
             out: list = [None] * (rank - lead)
@@ -296,8 +295,8 @@ def partitioned(target: str, local_call: Callable, info: dict, factors: list,
                         piece = size // math.prod(int(mesh.shape[a]) for a in axes)
                         sizes.append(size)
                         offsets.append(_linear_index(mesh, axes) * piece)
-                    else:  # the input's local size (after vmap's leading dimension, if any)
-                        sizes.append(int(local[0].shape[info["axes"][j] + plan.batched[0]]))
+                    else:  # not split: the handler takes the local size
+                        sizes.append(-1)
                         offsets.append(jnp.int32(0))
                 shard = (np.asarray(sizes, dtype=np.int64),
                          jnp.stack([jnp.asarray(o, jnp.int32) for o in offsets]))

@@ -182,9 +182,11 @@ Status localize(const Lowering& local, std::span<const AxisShard> shards, Loweri
                            std::to_string(k) + " axes (one per axis)");
   }
   std::vector<std::int64_t> piece(static_cast<std::size_t>(k));
+  std::vector<AxisShard> whole(shards.begin(), shards.end());
   for (int j = 0; j < k; ++j) {
     const std::int64_t n = local.input.shape[static_cast<int>(g.axes[j])];
-    const AxisShard& s = shards[static_cast<std::size_t>(j)];
+    AxisShard& s = whole[static_cast<std::size_t>(j)];
+    if (s.size < 0) s = AxisShard{n, 0};  // not split: this piece holds the whole axis
     if (s.offset < 0 || s.size < n || s.offset > s.size - n) {
       return InvalidArgument(local.op + ": the shard of axis " + std::to_string(g.axes[j]) + " holds [" +
                              std::to_string(s.offset) + ", " + std::to_string(s.offset + n) +
@@ -210,15 +212,15 @@ Status localize(const Lowering& local, std::span<const AxisShard> shards, Loweri
     const int j = r == 0 ? 0 : static_cast<int>(pos[static_cast<std::size_t>(r - 1)] % c);
     if (j < k) {
       const __int128 raw = read_index_value(src + offset * es, ix.dtype);
-      const AxisShard& s = shards[static_cast<std::size_t>(j)];
+      const AxisShard& s = whole[static_cast<std::size_t>(j)];
       const std::int64_t size = piece[static_cast<std::size_t>(j)];
       std::int64_t v = 0;
       if (resolve_index_value(raw, s.size, mode, negative, &v) == IndexResolution::kOutOfRange) {
         if (mode == IndexMode::kError || (s.size == 0 && mode != IndexMode::kFill && mode != IndexMode::kDrop)) {
           // The unsplit call's message: its sizes are the whole axes'.
-          Lowering whole = local;
-          for (int a = 0; a < k && a < static_cast<int>(whole.index_errors.sizes.size()); ++a) {
-            whole.index_errors.sizes[static_cast<std::size_t>(a)] = shards[static_cast<std::size_t>(a)].size;
+          Lowering unsplit = local;
+          for (int a = 0; a < k && a < static_cast<int>(unsplit.index_errors.sizes.size()); ++a) {
+            unsplit.index_errors.sizes[static_cast<std::size_t>(a)] = whole[static_cast<std::size_t>(a)].size;
           }
           std::string p;
           for (int d = 0; d < r; ++d) p += (d ? "," : "") + std::to_string(pos[static_cast<std::size_t>(d)]);
@@ -228,7 +230,7 @@ Status localize(const Lowering& local, std::span<const AxisShard> shards, Loweri
           text += negative ? " (valid range [" + std::to_string(-s.size) + ", " + std::to_string(s.size) + "))"
                            : " (valid range [0, " + std::to_string(s.size) + "))";
           const Status core = OutOfRange(text);
-          return describe_out_of_range(whole, whole.index_errors.indices, core);
+          return describe_out_of_range(unsplit, unsplit.index_errors.indices, core);
         }
         if (gather_fill) {
           if (fill->out_of_range.empty()) fill->out_of_range.assign(static_cast<std::size_t>(n / c), 0);
