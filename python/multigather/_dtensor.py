@@ -22,11 +22,14 @@ factor of each framework dimension, and a placement on a dimension is read off i
   by the local call itself: the output is a plain ``Partial``, any number of such outputs may
   be alive at once (DTensor's own MaskBuffer raises "materialized with conflicting data"), and
   views, sums and other linear ops of it stay partial.
+- scatter-add into an input split along its gathered axis (``index_add`` into a row-sharded
+  table), indices replicated: each rank adds the updates of its rows, the others' masked to
+  -0.0 (which adds nothing); the output keeps the input's ``Shard``.
 - scatter along an index or lookup factor (updates split): ``Partial("sum")`` output, input
   partitioned, only for reduction add including the input, on floating dtypes (the other
   reductions do not sum).
 - coordinate and other factors (the index-vector dimension; dimensions the lowering merged,
-  split or copied), a scatter's gathered factor, ``batch_rank > 0`` (vmap of DTensors) and any
+  split or copied), any other scatter's gathered factor, ``batch_rank > 0`` (vmap of DTensors) and any
   call whose factors cannot be read: every operand is REPLICATED (DTensor all-gathers the
   sharded ones; ``CommDebugMode`` shows it). docs/distributed_torch.md has the table.
 
@@ -158,9 +161,10 @@ class _MaskedIndices(torch.Tensor):
     local call; any other op sees the plain tensor."""
 
     @staticmethod
-    def __new__(cls, local: torch.Tensor, mask: torch.Tensor, out_dims: tuple):
+    def __new__(cls, local: torch.Tensor, mask: torch.Tensor, out_dims: tuple,
+                updates_name: Optional[str] = None):
         t = torch.Tensor._make_subclass(cls, local)
-        t._mg_mask = (mask, out_dims)
+        t._mg_mask = (mask, out_dims, updates_name)
         t._mg_plain = local  # (as_subclass would dispatch back here)
         return t
 
@@ -177,7 +181,20 @@ class _MaskedIndices(torch.Tensor):
         args, kwargs = pytree.tree_map(unwrap, (args, kwargs or {}))
         if not info or getattr(func, "namespace", "") != "multigather":
             return func(*args, **kwargs)
-        mask, out_dims = info[0]
+        mask, out_dims, updates_name = info[0]
+        if updates_name is not None:
+            # a scatter-add on this rank's rows: the masked updates (other ranks' rows, pointed
+            # at row 0) become -0.0, which adds nothing, -0.0 included
+            names = [a.name for a in func._schema.arguments]
+            j = names.index(updates_name)
+            args, kwargs = list(args), dict(kwargs)
+            updates = args[j] if j < len(args) else kwargs[updates_name]
+            updates = updates.masked_fill(_output_mask(mask, out_dims, updates.dim()), -0.0)
+            if j < len(args):
+                args[j] = updates
+            else:
+                kwargs[updates_name] = updates
+            return func(*args, **kwargs)
         out = func(*args, **kwargs)
         return out.masked_fill_(_output_mask(mask, out_dims, out.dim()), 0)
 
@@ -213,8 +230,10 @@ def _make_placements():
         keeps the indices resolved against the whole axis, shifted to its rows and masked
         (``_MaskedIndices``)."""
 
-        def __init__(self, axis_size: int, index_mode: str, negatives: bool, out_dims: tuple, op: str):
+        def __init__(self, axis_size: int, index_mode: str, negatives: bool, out_dims: tuple, op: str,
+                     updates_name: Optional[str] = None):
             super().__init__("sum")
+            object.__setattr__(self, "updates_name", updates_name)
             object.__setattr__(self, "axis_size", int(axis_size))
             object.__setattr__(self, "index_mode", index_mode)
             object.__setattr__(self, "negatives", bool(negatives))
@@ -222,7 +241,7 @@ def _make_placements():
             object.__setattr__(self, "op", op)
 
         def _key(self):
-            return (self.axis_size, self.index_mode, self.negatives, self.out_dims)
+            return (self.axis_size, self.index_mode, self.negatives, self.out_dims, self.updates_name)
 
         def __eq__(self, other: object) -> bool:
             return isinstance(other, _AxisShardIndices) and self._key() == other._key()
@@ -244,7 +263,7 @@ def _make_placements():
             idx = _resolve(tensor, self.axis_size, self.index_mode, self.negatives, self.op)
             mask = (idx < offset) | (idx >= offset + size)
             local = torch.where(mask, 0, idx - offset).to(tensor.dtype)
-            return _MaskedIndices(local, mask, self.out_dims)
+            return _MaskedIndices(local, mask, self.out_dims, self.updates_name)
 
         def _reduce_value(self, tensor, mesh, mesh_dim):
             raise RuntimeError("multigather: indices placed for a row-sharded gather are internal "
@@ -294,25 +313,32 @@ def _shard(dim: int):
 
 def _row_shard_case(info: dict, row: str, attrs: dict, in_rank: int, idx_rank: int,
                     idx_dtype: torch.dtype, upd_rank: int) -> Optional[tuple]:
-    """(gathered factor, out_dims, index_mode, negatives) when a gather's input may be split
-    along its gathered axis with masked indices; None otherwise (then it replicates)."""
+    """(gathered factor, out_dims, index_mode, negatives) when a gather's (or a scatter-add's)
+    input may be split along its gathered axis with masked indices; out_dims: the output's (the
+    updates') dimension of each indices dimension. None otherwise (then it replicates)."""
     fs = info["factors"]
     gathered = [f for f in fs if f["role"] == "gathered"]
-    if info["kind"] != "gather" or len(gathered) != 1 or any(f["role"] == "coordinate" for f in fs):
+    scatter = info["kind"] == "scatter"
+    if len(gathered) != 1 or any(f["role"] == "coordinate" for f in fs):
+        return None
+    if scatter and not (info["reduction"] == "add" and info["include_input"] and gathered[0]["output"] >= 0):
         return None
     if idx_dtype not in (torch.int32, torch.int64):
         return None
     mode = info["index_mode"]
-    if mode not in ("error", "clamp", "wrap", "fill"):
+    if mode not in (("error", "clamp", "wrap") if scatter else ("error", "clamp", "wrap", "fill")):
         return None
     if mode == "fill" and attrs.get("fill_value", 0) not in (0, 0.0, None):
         return None
+    # a gather masks its output, a scatter-add its updates: each indices dimension must lie on
+    # one of theirs (an update broadcast over masked and kept lookups cannot be masked)
+    target = "updates" if scatter else "output"
     out_dims = [-1] * idx_rank
     for f in fs:
         if f["indices"] >= 0:
-            if f["role"] not in ("batch", "index", "lookup") or f["output"] < 0:
+            if f["role"] not in ("batch", "index", "lookup") or f[target] < 0:
                 return None
-            out_dims[f["indices"]] = f["output"]
+            out_dims[f["indices"]] = f[target]
     g = gathered[0]
     negatives = info.get("negative_indices")
     if negatives is None and mode != "wrap":
@@ -363,7 +389,7 @@ def _gather_strategies(info, row, attrs, call, input_n, indices_n, backward):
     return strategies
 
 
-def _scatter_strategies(info, call, input_n, indices_n, updates_n, backward, floating):
+def _scatter_strategies(info, row, attrs, call, input_n, indices_n, updates_n, backward, floating):
     """Single-mesh-dimension strategies of a scatter (forward: {out, input, indices, updates};
     backward: {grad_input, grad_updates, grad_output, indices})."""
     from torch.distributed.tensor.placement_types import Partial, Replicate
@@ -389,6 +415,18 @@ def _scatter_strategies(info, call, input_n, indices_n, updates_n, backward, flo
             elif floating:
                 strategies.append({"out": Partial(), input_n: Partial(), indices_n: _shard(f["indices"]),
                                    updates_n: _shard(f["updates"])})
+    if not backward and floating:
+        # A scatter-add into an input split along its scattered axis (index_add_ into a
+        # row-sharded table): each rank adds the updates of its rows, the others' masked to -0.0.
+        idx_shape, in_shape = call.shape(indices_n), call.shape(input_n)
+        case = _row_shard_case(info, row, attrs, len(in_shape), len(idx_shape), call.dtype(indices_n),
+                               len(call.shape(updates_n)))
+        replicated = all(p.is_replicate() for p in call.bound[indices_n].strategies[0].output_spec.placements)
+        if case is not None and replicated:
+            g, upd_dims, mode, negatives = case
+            axis_indices = _make_placements()(g["size"], mode, negatives, upd_dims, row, updates_n)
+            strategies.append({"out": _shard(g["output"]), input_n: _shard(g["input"]), indices_n: axis_indices,
+                               updates_n: Replicate()})
     return strategies
 
 
@@ -426,7 +464,7 @@ def _strategy(op_schema, *, row: str, names: list, defaults: dict, operands: tup
         info = None
     if info is not None:
         if scatter:
-            strategies += _scatter_strategies(info, call, input_n, indices_n, updates_n, backward,
+            strategies += _scatter_strategies(info, row, attrs, call, input_n, indices_n, updates_n, backward,
                                               dtype.is_floating_point or dtype.is_complex)
             if backward:  # a gradient not asked for is an empty tensor: replicated
                 for s in strategies:

@@ -123,6 +123,15 @@ def _run_cases(rank: int) -> dict:
                                            lambda x, i, u: torch.scatter_add(x, 0, i, u),
                                            X, [placement(pl)], idx, [placement(ipl)], src, [placement(ipl)]))
 
+    # index_add into a row-sharded table (an embedding gradient written by hand): each rank
+    # adds the rows it holds, with duplicates and negative-free ids
+    rows = torch.randint(0, 16, (12,), generator=g)
+    rows[3] = rows[7]
+    grads = torch.randn(12, 6, generator=g)
+    _case("index_add input=Shard(0)", results,
+          lambda: check(lambda w, i, u: mt.index_add(w, 0, i, u), lambda w, i, u: torch.index_add(w, 0, i, u),
+                        W, [Shard(0)], rows, [Replicate()], grads, [Replicate()]))
+
     def two_live_outputs():
         # DTensor's own row-sharded embedding keeps one mask per strategy and raises
         # "MaskBuffer has been materialized with conflicting data" here.
@@ -275,7 +284,7 @@ def test_index_select(reports, input, placement):
 @pytest.mark.parametrize("input, index, placement, gathers", [
     ("Shard(1)", "Shard(1)", "Shard(dim=1)", 0),        # batch pass-through
     ("Replicate()", "Shard(0)", "Partial(sum)", 0),     # updates split: partial sums (add)
-    ("Shard(0)", "Replicate()", "Replicate()", 1),      # the scattered dim: REPLICATES
+    ("Shard(0)", "Replicate()", "Shard(dim=0)", 0),     # the scattered dim: each rank's rows
     ("Replicate()", "Replicate()", "Replicate()", 0),
 ])
 def test_scatter_add(reports, input, index, placement, gathers):
@@ -283,6 +292,13 @@ def test_scatter_add(reports, input, index, placement, gathers):
     _values(r)
     assert r["placements"] == [placement], r
     assert r["forward_all_gathers"] == gathers, r
+
+
+def test_index_add_into_a_row_sharded_table(reports):
+    r = _report(reports, "index_add input=Shard(0)")
+    _values(r)
+    assert r["placements"] == ["Shard(dim=0)"], r
+    assert r["forward_all_gathers"] == 0 and not r["forward_comms"], r
 
 
 def test_two_live_outputs(reports):
