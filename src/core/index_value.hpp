@@ -12,6 +12,7 @@
 #include <string>
 
 #include "multigather/dtype.hpp"
+#include "multigather/options.hpp"
 
 namespace multigather::detail {
 
@@ -62,6 +63,26 @@ inline std::string index_text(__int128 v) {
     u /= 10;
   }
   return negative ? "-" + s : s;
+}
+
+/// The core's out-of-range message (docs/spec.md section 1) for the value `raw` at indices
+/// position `position` ("3,1") indexing axis `axis` of size `size`: "indices[3,1] = 7 is out of
+/// range for axis 2 of size 5 (valid range [-5, 5))"; an empty axis says so (and, outside error
+/// mode, that the mode has no index to resolve to). Written once for the reference kernel (whose
+/// message every engine reports) and the pieces of a split call (plan/sharding.cpp).
+inline std::string out_of_range_text(const std::string& position, __int128 raw, std::int64_t axis,
+                                     std::int64_t size, IndexMode mode, bool negative_indices) {
+  std::string text = "indices[" + position + "] = " + index_text(raw) + " is out of range for axis " +
+                     std::to_string(axis) + " of size " + std::to_string(size);
+  if (size == 0) {
+    text += " (the axis is empty";
+    if (mode != IndexMode::kError) {
+      text += ": index_mode " + std::string(index_mode_name(mode)) + " has no index to resolve to";
+    }
+    return text + ")";
+  }
+  if (negative_indices) return text + " (valid range [" + std::to_string(-size) + ", " + std::to_string(size) + "))";
+  return text + " (valid range [0, " + std::to_string(size) + "))";
 }
 
 }  // namespace multigather::detail

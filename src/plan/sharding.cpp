@@ -224,12 +224,7 @@ Status localize(const Lowering& local, std::span<const AxisShard> shards, Loweri
           }
           std::string p;
           for (int d = 0; d < r; ++d) p += (d ? "," : "") + std::to_string(pos[static_cast<std::size_t>(d)]);
-          const std::int64_t axis = g.axes[j];
-          std::string text = "indices[" + p + "] = " + index_text(raw) + " is out of range for axis " +
-                             std::to_string(axis) + " of size " + std::to_string(s.size);
-          text += negative ? " (valid range [" + std::to_string(-s.size) + ", " + std::to_string(s.size) + "))"
-                           : " (valid range [0, " + std::to_string(s.size) + "))";
-          const Status core = OutOfRange(text);
+          const Status core = OutOfRange(out_of_range_text(p, raw, g.axes[j], s.size, mode, negative));
           return describe_out_of_range(unsplit, unsplit.index_errors.indices, core);
         }
         if (gather_fill) {

@@ -50,23 +50,9 @@ Status reference_gather(const TensorView& input, const TensorView& indices,
           fill = true;
           continue;
         }
-        std::string pos = "indices[";
+        std::string pos;
         for (int e = 0; e < r; ++e) pos += (e ? "," : "") + std::to_string(p[e]);
-        pos += "] = " + index_text(raw) + " is out of range for axis " + std::to_string(axis) +
-               " of size " + std::to_string(size);
-        if (size == 0) {
-          pos += " (the axis is empty";
-          if (options.index_mode != IndexMode::kError) {
-            pos += ": index_mode " + std::string(index_mode_name(options.index_mode)) +
-                   " has no index to resolve to";
-          }
-          pos += ")";
-        } else if (call.negative_indices) {
-          pos += " (valid range [" + std::to_string(-size) + ", " + std::to_string(size) + "))";
-        } else {
-          pos += " (valid range [0, " + std::to_string(size) + "))";
-        }
-        return OutOfRange(pos);
+        return OutOfRange(out_of_range_text(pos, raw, axis, size, options.index_mode, call.negative_indices));
       }
       i[static_cast<int>(axis)] = static_cast<std::int64_t>(v);
     }
