@@ -234,27 +234,13 @@ Status shards_of(const Call& call, ffi::RemainingArgs args, std::size_t count, s
 Status run_op_handler(State& state, ffi::RemainingArgs args, ffi::RemainingRets rets,
                       const ExecutionContext& context) {
   const Call& call = state.call;
-  if (call.shard) {
-    const std::size_t count = args.size() - 1;
-    if (count != 2 && count != 3) return InvalidArgument(call.op + ": expected 2 or 3 operands and the offsets");
-    std::vector<AxisShard> shards;
-    MULTIGATHER_RETURN_IF_ERROR(shards_of(call, args, count, &shards));
-    MutableTensorView v[3], out;
-    const char* names[3] = {"input", "indices", "updates"};
-    for (std::size_t k = 0; k < count; ++k) {
-      MULTIGATHER_RETURN_IF_ERROR(view_of(*args.get<ffi::AnyBuffer>(k), names[k], &v[k]));
-    }
-    MULTIGATHER_RETURN_IF_ERROR(view_of(**rets.get<ffi::AnyBuffer>(0), "output", &out));
-    advise_huge_pages(out, context);
-    int n = 0;
-    MULTIGATHER_RETURN_IF_ERROR(batch_rank_of(call, v[0], &n));
-    const TensorView updates = v[2];
-    return execute_shard(call.op, v[0], v[1], count == 3 ? &updates : nullptr, call.attrs, n, shards, out, context);
-  }
-  if (args.size() != 2 && args.size() != 3) return InvalidArgument(call.op + ": expected 2 or 3 operands");
+  const std::size_t count = args.size() - (call.shard ? 1 : 0);
+  if (count != 2 && count != 3) return InvalidArgument(call.op + ": expected 2 or 3 operands");
+  std::vector<AxisShard> shards;
+  if (call.shard) MULTIGATHER_RETURN_IF_ERROR(shards_of(call, args, count, &shards));
   MutableTensorView v[3], out;
   const char* names[3] = {"input", "indices", "updates"};
-  for (std::size_t k = 0; k < args.size(); ++k) {
+  for (std::size_t k = 0; k < count; ++k) {
     MULTIGATHER_RETURN_IF_ERROR(view_of(*args.get<ffi::AnyBuffer>(k), names[k], &v[k]));
   }
   MULTIGATHER_RETURN_IF_ERROR(view_of(**rets.get<ffi::AnyBuffer>(0), "output", &out));
@@ -262,12 +248,15 @@ Status run_op_handler(State& state, ffi::RemainingArgs args, ffi::RemainingRets 
   int n = 0;
   MULTIGATHER_RETURN_IF_ERROR(batch_rank_of(call, v[0], &n));
   const TensorView updates = v[2];
-  const CountLowerings count{state.cache};
+  if (call.shard) {
+    return execute_shard(call.op, v[0], v[1], count == 3 ? &updates : nullptr, call.attrs, n, shards, out, context);
+  }
+  const CountLowerings counted{state.cache};
   // A gather's result is XLA's new buffer, which a failed computation never returns: an index
   // error may leave partial data there (no separate pass over the indices first).
   ExecutionContext c = context;
-  c.output_is_new = args.size() == 2;
-  return execute_batched(call.op, v[0], v[1], args.size() == 3 ? &updates : nullptr, call.attrs, n, out, c,
+  c.output_is_new = count == 2;
+  return execute_batched(call.op, v[0], v[1], count == 3 ? &updates : nullptr, call.attrs, n, out, c,
                          &state.cache);
 }
 

@@ -778,8 +778,6 @@ Status refuse_cuda_shard(std::string_view name, const ExecutionContext& context)
   return Status::Ok();
 }
 
-}  // namespace
-
 /// lower() of a call whose operands carry `batch_rank` leading batch dimensions (batch_shape),
 /// lifted as execute_batched lifts it; a lowering that copied an operand cannot be lifted.
 Status lower_lifted(std::string_view name, const TensorView& input, const TensorView& indices,
@@ -799,6 +797,8 @@ Status lower_lifted(std::string_view name, const TensorView& input, const Tensor
   }
   return lift(l, batch_shape, in, idx, updates != nullptr ? &upd : nullptr);
 }
+
+}  // namespace
 
 Status execute_shard(std::string_view name, const TensorView& input, const TensorView& indices,
                      const TensorView* updates, const Attributes& attrs, int batch_rank,
