@@ -1124,19 +1124,22 @@ at::Tensor embedding(const at::Tensor& input, const at::Tensor& weight, std::opt
     const std::int64_t axes[1] = {0};
     try {
       rows = gather_multiaxis.call(table, input.unsqueeze(-1), axes, "error", false, 0, 0);
-    } catch (const c10::IndexError& e) {
-      // The core's "indices[p..,0] = v is out of range for axis 0 of size n (valid range [0,
-      // n))" in F.embedding's terms: input's position p.., weight's num_embeddings.
-      std::string m = e.msg();
-      const std::size_t close = m.find("] = "), size = m.find(" of size ");
-      if (m.rfind("indices[", 0) == 0 && close != std::string::npos && size != std::string::npos &&
-          close >= 10 && m.compare(close - 2, 2, ",0") == 0) {
-        const std::string position = m.substr(8, close - 10), value = m.substr(close + 4, m.find(' ', close + 4) - close - 4);
-        m = "embedding: input[" + position + "] = " + value + " is out of range for the " +
-            m.substr(size + 9, m.find(' ', size + 9) - size - 9) + " rows of weight" + m.substr(m.find(" (valid range")) +
-            "; F.embedding rejects negative indices";
+    } catch (const c10::IndexError&) {
+      // In F.embedding's terms: the first id outside [0, num_embeddings), at its position in
+      // input (read from the ids on this error path only, not from the core's message).
+      const std::int64_t rows_count = weight.size(0);
+      const at::Tensor flat = input.reshape({-1});
+      const at::Tensor bad = (flat < 0).logical_or(flat >= rows_count).nonzero();
+      if (bad.numel() == 0) throw;
+      std::int64_t at_flat = bad[0][0].item<std::int64_t>();
+      const std::int64_t value = flat[at_flat].item<std::int64_t>();
+      std::string position;
+      for (std::int64_t d = input.dim() - 1; d >= 0; --d) {
+        position = std::to_string(at_flat % input.size(d)) + (position.empty() ? "" : "," + position);
+        at_flat /= input.size(d);
       }
-      TORCH_CHECK_INDEX(false, m);
+      TORCH_CHECK_INDEX(false, "embedding: input[", position, "] = ", value, " is out of range for the ", rows_count,
+                        " rows of weight (valid range [0, ", rows_count, ")); F.embedding rejects negative indices");
     }
   }
   if (!padding_idx || !weight.requires_grad()) return rows;

@@ -493,6 +493,21 @@ def test_routing_errors_are_multigathers():
         x[torch.tensor([9])]
 
 
+def test_embedding_out_of_range_names_the_id_and_its_position():
+    # F.embedding's terms: the first bad id (C order) at its position in input, weight's rows;
+    # the oracle for the values is torch's own F.embedding, which rejects the same ids
+    w = rand(4, 3).requires_grad_()
+    for ids, position, value in ((torch.tensor([[1, 2], [9, -1]]), "1,0", 9),
+                                 (torch.tensor([[1, -1, 0]]), "0,1", -1), (torch.tensor([5]), "0", 5)):
+        with pytest.raises(IndexError):
+            torch.nn.functional.embedding(ids, w)
+        with pytest.raises(IndexError) as error:
+            mt.embedding(ids, w)
+        assert str(error.value).splitlines()[0] == (
+            f"embedding: input[{position}] = {value} is out of range for the 4 rows of weight (valid range "
+            f"[0, 4)); F.embedding rejects negative indices")
+
+
 def test_libtorch_program_loads_the_library(tmp_path):
     # A C++ program against libtorch (the wheel's headers and libraries), no Python inside:
     # dlopen(libmultigather_torch.so), then the op through the dispatcher, with autograd.
