@@ -115,31 +115,6 @@ def factors(row: str, input_shape, input_dtype, indices_shape, indices_dtype, at
                            None if updates_shape is None else tuple(int(s) for s in updates_shape))
 
 
-@functools.lru_cache(maxsize=1024)
-def _negatives_wrap(row: str, attrs: tuple, input_rank: int, axis_dim: int, indices_rank: int,
-                    updates_rank: int, indices_dtype: str) -> Optional[bool]:
-    """Whether the row reads index -k as n-k (its negative rule), found by running it once on
-    tiny operands (axis of 2, index -1): True (wraps), False (IndexError), None (unknown)."""
-    import numpy as np
-
-    attr_dict = {k: (list(v) if isinstance(v, tuple) else v) for k, v in attrs}
-    shape = [1] * input_rank
-    if input_rank:
-        shape[axis_dim] = 2
-    x = np.zeros(shape, np.float32)
-    i = np.full([1] * indices_rank, -1, indices_dtype)
-    try:
-        if updates_rank >= 0:
-            _registry.run(row, x, i, updates=np.zeros([1] * updates_rank, np.float32), **attr_dict)
-        else:
-            _registry.run(row, x, i, **attr_dict)
-    except IndexError:
-        return False
-    except Exception:
-        return None
-    return True
-
-
 # ---- the row-sharded gather: indices resolved, shifted and masked --------------------------------
 
 def _output_mask(mask: torch.Tensor, out_dims: tuple, out_rank: int) -> torch.Tensor:
@@ -311,8 +286,7 @@ def _shard(dim: int):
     return Shard(dim) if dim >= 0 else Replicate()
 
 
-def _row_shard_case(info: dict, row: str, attrs: dict, in_rank: int, idx_rank: int,
-                    idx_dtype: torch.dtype, upd_rank: int) -> Optional[tuple]:
+def _row_shard_case(info: dict, attrs: dict, idx_rank: int, idx_dtype: torch.dtype) -> Optional[tuple]:
     """(gathered factor, out_dims, index_mode, negatives) when a gather's (or a scatter-add's)
     input may be split along its gathered axis with masked indices; out_dims: the output's (the
     updates') dimension of each indices dimension. None otherwise (then it replicates)."""
@@ -339,15 +313,7 @@ def _row_shard_case(info: dict, row: str, attrs: dict, in_rank: int, idx_rank: i
             if f["role"] not in ("batch", "index", "lookup") or f[target] < 0:
                 return None
             out_dims[f["indices"]] = f[target]
-    g = gathered[0]
-    negatives = info.get("negative_indices")
-    if negatives is None and mode != "wrap":
-        key = tuple(sorted((k, _hashable(v)) for k, v in attrs.items()))
-        negatives = _negatives_wrap(row, key, in_rank, g["input"], idx_rank, upd_rank,
-                                    "int64" if idx_dtype == torch.int64 else "int32")
-        if negatives is None:
-            return None
-    return g, tuple(out_dims), mode, bool(negatives)
+    return gathered[0], tuple(out_dims), mode, bool(info["negative_indices"])
 
 
 def _gather_strategies(info, row, attrs, call, input_n, indices_n, backward):
@@ -378,7 +344,7 @@ def _gather_strategies(info, row, attrs, call, input_n, indices_n, backward):
         return strategies
     idx_shape = call.shape(indices_n)
     in_shape = call.shape(input_n)
-    case = _row_shard_case(info, row, attrs, len(in_shape), len(idx_shape), call.dtype(indices_n), -1)
+    case = _row_shard_case(info, attrs, len(idx_shape), call.dtype(indices_n))
     # Offered for replicated indices only: DTensor has no path from a sharded placement to the
     # indices' internal one (and its cost model would fail on it).
     replicated = all(p.is_replicate() for p in call.bound[indices_n].strategies[0].output_spec.placements)
@@ -419,8 +385,7 @@ def _scatter_strategies(info, row, attrs, call, input_n, indices_n, updates_n, b
         # A scatter-add into an input split along its scattered axis (index_add_ into a
         # row-sharded table): each rank adds the updates of its rows, the others' masked to -0.0.
         idx_shape, in_shape = call.shape(indices_n), call.shape(input_n)
-        case = _row_shard_case(info, row, attrs, len(in_shape), len(idx_shape), call.dtype(indices_n),
-                               len(call.shape(updates_n)))
+        case = _row_shard_case(info, attrs, len(idx_shape), call.dtype(indices_n))
         replicated = all(p.is_replicate() for p in call.bound[indices_n].strategies[0].output_spec.placements)
         if case is not None and replicated:
             g, upd_dims, mode, negatives = case

@@ -123,12 +123,9 @@ def _dtype_name(array: Any) -> str:
 def _info(op: str, operands: tuple, attrs: dict) -> dict:
     input, indices = operands[0], operands[1]
     updates_shape = None if len(operands) < 3 else [int(s) for s in operands[2].shape]
-    info = _core.lower_op_info(op, [int(s) for s in input.shape], _dtype_name(input),
+    return _core.lower_op_info(op, [int(s) for s in input.shape], _dtype_name(input),
                                [int(s) for s in indices.shape], _dtype_name(indices), attrs,
                                updates_shape)
-    info["op"] = op
-    info["attrs"] = attrs
-    return info
 
 
 def _varying(*arrays: Any) -> frozenset:
@@ -155,15 +152,14 @@ def _result(shape: Any, dtype: Any, varying: frozenset, like: Any) -> Any:
     return jax.ShapeDtypeStruct(shape, dtype, sharding=sharding, manual_axis_type=mat)
 
 
-def _partitioned(target: str, call: Any, info: dict, operands: tuple, results: list,
-                 many: bool) -> Any:
+def _partitioned(op: str, attrs: dict, target: str, call: Any, info: dict, operands: tuple,
+                 results: list, many: bool) -> Any:
     """``call`` as a custom_partitioning function (_jax_sharding): partitioned under jit with
     sharded operands by the call's sharding factors."""
     input, indices = operands[0], operands[1]
     updates = operands[2] if info["kind"] == "scatter" else None
-    factors = _core.sharding_factors(info["op"], [int(s) for s in input.shape], _dtype_name(input),
-                                     [int(s) for s in indices.shape], _dtype_name(indices),
-                                     info["attrs"],
+    factors = _core.sharding_factors(op, [int(s) for s in input.shape], _dtype_name(input),
+                                     [int(s) for s in indices.shape], _dtype_name(indices), attrs,
                                      None if updates is None else [int(s) for s in updates.shape])
     plan = dict(factors)
     plan["copies_input"] = info["copies_input"]
@@ -222,7 +218,7 @@ def _differentiable(op: str, attrs_key: tuple) -> Any:
         result = _result(info["output_shape"], input.dtype, varying, input)
         if varying or not _jax_sharding.enabled():
             return call_op(list(operands), [result], None)
-        return _partitioned("op", call_op, info, operands, [result], many=False)(*operands)
+        return _partitioned(op, attrs, "op", call_op, info, operands, [result], many=False)(*operands)
 
     def forward(*operands: Any) -> tuple:
         return primal(*operands), operands
@@ -252,7 +248,7 @@ def _differentiable(op: str, attrs_key: tuple) -> Any:
         if varying or not _jax_sharding.enabled():
             grads = call_vjp(list(operands), shapes, None)
         else:
-            grads = _partitioned("vjp", call_vjp, info, operands, shapes, many=True)(*operands)
+            grads = _partitioned(op, attrs, "vjp", call_vjp, info, operands, shapes, many=True)(*operands)
         grad_input = _invariant_along(grads[0], input, varying)
         if scatter:
             return grad_input, None, _invariant_along(grads[1], residuals[2], varying)

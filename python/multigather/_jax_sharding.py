@@ -41,14 +41,11 @@ the process, so the callback catches every error, warns, and runs the call repli
 
 from __future__ import annotations
 
-import functools
 import math
 import warnings
 from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
-
-from . import _multigather as _core
 
 # The tensors of each FFI call, operands then results, and the call side each one takes its
 # dimensions from (input / indices / updates / output of the framework op).
@@ -87,8 +84,6 @@ class _Plan:
 
     def __init__(self, target: str, info: dict, factors: list, operand_ranks: Sequence[int],
                  result_ranks: Sequence[int], cpu: bool, batch: Optional[tuple] = None):
-        self.target = target
-        self.info = info
         sides_in, sides_out = _TENSORS[(target, info["kind"])]
         self.kinds: dict[str, str] = {}
         self.sizes: dict[str, int] = {}
@@ -282,7 +277,7 @@ def partitioned(target: str, local_call: Callable, info: dict, factors: list,
         summed = any(plan.kinds[f] == _SUM and f not in in_results for f in chosen)
         local_results = [jax.ShapeDtypeStruct(_local_shape(r.shape, dims, chosen, mesh), r.dtype)
                          for r, dims in zip(results, plan.results)]
-        scatter_op = plan.target == "op" and info["kind"] == "scatter"
+        scatter_op = target == "op" and info["kind"] == "scatter"
         k = len(info["axes"])
 
         def lower_fn(*local: Any) -> Any:
@@ -316,6 +311,7 @@ def partitioned(target: str, local_call: Callable, info: dict, factors: list,
 
     # the batching rule (_register_batching) recognizes it, and batches the call
     partition._multigather_call = (target, local_call, info, factors, results, many)
+
     def rule(mesh: Any, value_types: Any, result_types: Any) -> Any:
         return plan_for(all(d.platform == "cpu" for d in mesh.devices.flat)).rule()
 
