@@ -164,7 +164,7 @@ def _partitioned(op: str, attrs: dict, target: str, call: Any, info: dict, opera
     plan = dict(factors)
     plan["copies_input"] = info["copies_input"]
     _jax_sharding.ensure_batching()
-    return _jax_sharding.partitioned(target, call, plan, factors["factors"], operands, results, many)
+    return _jax_sharding.partitioned(op, target, call, plan, factors["factors"], operands, results, many)
 
 
 def _invariant_along(grad: Any, primal: Any, varying: frozenset) -> Any:

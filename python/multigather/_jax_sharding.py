@@ -32,6 +32,10 @@ Every ``multigather_op`` / ``multigather_vjp`` FFI call that ``_jax_ffi`` makes 
   add without the input, replicate their index and lookup factors (the devices' updates could
   not be combined exactly).
 
+An operand that arrives split along a dimension the call cannot keep split is replicated by
+XLA; the partition callback says so with a ReplicationWarning (op, operand, dimension, mesh
+axes, reason), so no all-gather is silent.
+
 Caveats (JAX's, documented in docs/distributed.md): custom_partitioning puts a pointer in the
 compiled module, so the persistent compilation cache misses (jax#21159; JAX's flag
 ``jax_remove_custom_partitioning_ptr_from_cache_key`` keeps it); the callbacks see Explicit-mode
@@ -78,6 +82,21 @@ def _kind(role: str, target: str, info: dict, cpu: bool, updates_dim: int) -> st
     return _REPLICATE
 
 
+# Why a factor of each role is never split (the warning of a replicated operand says it).
+_WHY = {
+    "other": "the lowering merges, splits or copies this dimension",
+    "coordinate": "it holds the coordinates of several axes",
+    "gathered": "a piece split along a gathered axis runs on the CPU engine only",
+    "index": "the devices' updates along it do not combine exactly under this reduction",
+    "lookup": "the devices' updates along it do not combine exactly under this reduction",
+}
+
+
+class ReplicationWarning(UserWarning):
+    """A multigather call under jax.jit replicates an operand that arrives sharded (XLA
+    all-gathers it): the message names the op, the operand, its dimension and why."""
+
+
 class _Plan:
     """The factors of one FFI call: for each operand and result, the factor of each dimension
     (None for a dimension of size 1), and each factor's kind and size."""
@@ -100,8 +119,10 @@ class _Plan:
                     out[d] = f"f{n}"
             return (["vb"] if lead else []) + out
 
+        self.roles: dict[str, str] = {"vb": "batch"}
         for n, f in enumerate(factors):
             name = f"f{n}"
+            self.roles[name] = f["role"]
             self.kinds[name] = _kind(f["role"], target, info, cpu, f["updates"])
             self.sizes[name] = int(f["size"])
             self.axis[name] = int(f["axis"])
@@ -181,6 +202,32 @@ def _choose(plan: _Plan, mesh: Any, arg_shapes: Sequence[Any]) -> dict:
     return chosen
 
 
+def _warn_replicated(op: str, target: str, kind: str, plan: _Plan, mesh: Any,
+                     arg_shapes: Sequence[Any], chosen: dict) -> None:
+    """A ReplicationWarning for every operand dimension that arrives split but is not kept
+    split (no silent all-gather)."""
+    names = ["grad_output" if side == "output" else side for side in _TENSORS[(target, kind)][0]]
+    for n, dims in enumerate(plan.operands):
+        spec = getattr(getattr(arg_shapes[n], "sharding", None), "spec", None)
+        for d, factor in enumerate(dims):
+            axes = _spec_axes(spec, d) if spec is not None else ()
+            if not axes or (factor is not None and chosen.get(factor) == axes):
+                continue
+            if factor is None:
+                why = "it has size 1"
+            elif plan.kinds[factor] == _REPLICATE:
+                why = _WHY.get(plan.roles[factor], "it cannot be split")
+            elif factor in chosen:
+                why = f"its factor is split along {chosen[factor]} by another operand"
+            elif plan.sizes[factor] % math.prod(int(mesh.shape[a]) for a in axes):
+                why = f"its size {plan.sizes[factor]} is not a multiple of the devices along {axes}"
+            else:
+                why = "the mesh axes serve another dimension of this call"
+            warnings.warn(f"multigather: {op} ({'gradient' if target == 'vjp' else 'call'}) replicates "
+                          f"{names[n]} along its dimension {d}, which arrives split along mesh axes "
+                          f"{axes}: {why} (docs/distributed.md)", ReplicationWarning, stacklevel=1)
+
+
 def _sharding(mesh: Any, dims: list, chosen: dict) -> Any:
     from jax.sharding import NamedSharding, PartitionSpec
 
@@ -218,7 +265,7 @@ def enabled() -> bool:
     return os.environ.get("MULTIGATHER_JAX_SHARDING", "1") != "0"
 
 
-def partitioned(target: str, local_call: Callable, info: dict, factors: list,
+def partitioned(op: str, target: str, local_call: Callable, info: dict, factors: list,
                 operands: Sequence[Any], results: list, many: bool,
                 batch: Optional[tuple] = None) -> Callable:
     """The FFI call ``local_call(operands, result_shapes, shard)`` as a custom_partitioning
@@ -226,7 +273,9 @@ def partitioned(target: str, local_call: Callable, info: dict, factors: list,
     split) it runs with ``shard`` None; the partition callback runs it on the local shards, with
     ``shard`` = (sizes, offsets) of the core call's axes when the input is split along them.
     ``results``: the whole results' ShapeDtypeStructs; ``many``: the call returns a list;
-    ``batch``: (size, batched per operand) of a call jax.vmap batched (the batching rule)."""
+    ``batch``: (size, batched per operand) of a call jax.vmap batched (the batching rule).
+    An operand dimension that arrives split and is not kept split gets a ReplicationWarning
+    naming registry op ``op``."""
 
     def impl(*whole: Any) -> Any:
         return local_call(list(whole), results, None)
@@ -266,6 +315,7 @@ def partitioned(target: str, local_call: Callable, info: dict, factors: list,
         cpu = all(d.platform == "cpu" for d in mesh.devices.flat)
         plan = plan_for(cpu)
         chosen = _choose(plan, mesh, arg_shapes)
+        _warn_replicated(op, target, info["kind"], plan, mesh, arg_shapes, chosen)
         arg_shardings = [_sharding(mesh, dims, chosen) for dims in plan.operands]
         result_shardings = [_sharding(mesh, dims, chosen) for dims in plan.results]
         in_results = {d for r in plan.results for d in r if d is not None}
@@ -310,7 +360,7 @@ def partitioned(target: str, local_call: Callable, info: dict, factors: list,
         return mesh, lower_fn, (result_shardings if many else result_shardings[0]), tuple(arg_shardings)
 
     # the batching rule (_register_batching) recognizes it, and batches the call
-    partition._multigather_call = (target, local_call, info, factors, results, many)
+    partition._multigather_call = (op, target, local_call, info, factors, results, many)
 
     def rule(mesh: Any, value_types: Any, result_types: Any) -> Any:
         return plan_for(all(d.platform == "cpu" for d in mesh.devices.flat)).rule()
@@ -327,7 +377,7 @@ def _batched(call: tuple, size: int, args: Sequence[Any], dims: Sequence[Any]) -
     import jax
     import jax.numpy as jnp
 
-    target, local_call, info, factors, results, many = call
+    op, target, local_call, info, factors, results, many = call
     batched = [d is not None for d in dims]
     operands = [jnp.moveaxis(a, d, 0) if d is not None else a for a, d in zip(args, dims)]
     in_axes = tuple(0 if b else None for b in batched)
@@ -337,7 +387,7 @@ def _batched(call: tuple, size: int, args: Sequence[Any], dims: Sequence[Any]) -
         return jax.vmap(lambda *o: local_call(list(o), example, shard), in_axes=in_axes)(*ops)
 
     whole = [jax.ShapeDtypeStruct((size,) + tuple(r.shape), r.dtype) for r in results]
-    out = partitioned(target, call_batched, info, factors, operands, whole, many,
+    out = partitioned(op, target, call_batched, info, factors, operands, whole, many,
                       batch=(size, batched))(*operands)
     return list(out) if many else [out]
 

@@ -173,6 +173,30 @@ SCRIPT = textwrap.dedent(r"""
         core = re.search(r"numpy\.take: .*?\)\)", whole).group(0)
         assert core in message, (core, message)
 
+    @case("replication_warns")
+    def _():
+        # no silent all-gather: an operand that arrives split and cannot stay split (numpy.take
+        # without an axis flattens its input) gets a ReplicationWarning naming op, operand and
+        # dimension; the strategies' calls get none
+        import warnings
+        from multigather._jax_sharding import ReplicationWarning
+        t, i = put(table, mesh1, P("x", None)), put(ids, mesh1, P())
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            flat = jax.jit(lambda t, i: multigather.run("numpy.take", t, i))
+            np.testing.assert_array_equal(np.asarray(flat(t, i)), table.reshape(-1)[ids])
+            assert collectives(flat, t, i)["all-gather"] >= 1
+        messages = [str(w.message) for w in caught if issubclass(w.category, ReplicationWarning)]
+        assert any("numpy.take (call) replicates input along its dimension 0" in m and "('x',)" in m
+                   and "merges, splits or copies" in m for m in messages), messages
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            f = jax.jit(jax.grad(embed_loss))
+            np.asarray(f(t, i))
+            f.lower(t, i).compile()
+        assert not [w for w in caught if issubclass(w.category, ReplicationWarning)], \
+            [str(w.message) for w in caught]
+
     x = rng.standard_normal((512, 8)).astype(np.float32)
     rows = rng.integers(0, 512, size=(96,)).astype(np.int32)
     values = rng.standard_normal((96, 8)).astype(np.float32)
@@ -302,7 +326,7 @@ SCRIPT = textwrap.dedent(r"""
 CASES = ["row_sharded_table", "batch_sharded_ids", "point_sampling", "feature_sharded_table",
          "rows_and_ids_sharded_2d", "index_modes_exact", "error_mode_raises",
          "scatter_add_row_sharded", "scatter_add_update_sharded", "scatter_set_row_sharded",
-         "vmap_under_sharding", "every_op_every_sharding"]
+         "vmap_under_sharding", "every_op_every_sharding", "replication_warns"]
 
 
 @pytest.fixture(scope="module")
