@@ -69,6 +69,14 @@ TEST_F(CliFrontends, EveryOpExplainsWithItsAttributeFlags) {
     EXPECT_NE(r.out.find("op:                 " + std::string(c.op) + "    ["), std::string::npos) << c.op << r.out;
     EXPECT_NE(r.out.find("lowered call:       gather_multiaxis("), std::string::npos) << c.op << r.out;
   }
+  for (const ExplainCase& c : testing::segment_explain_cases()) {
+    std::vector<std::string> args = {"explain", c.op, shape_flag("input-shape", c.x), shape_flag("indices-shape", c.i)};
+    for (const auto& [name, value] : c.a.items()) args.push_back("--" + name + "=" + value.text);
+    const CliResult r = cli_run(args);
+    EXPECT_EQ(r.code, 0) << c.op << ": " << r.err;
+    EXPECT_NE(r.out.find("op:                 " + std::string(c.op) + "    [segment]"), std::string::npos) << c.op << r.out;
+    EXPECT_NE(r.out.find("lowered call:       scatter_multiaxis("), std::string::npos) << c.op << r.out;
+  }
 }
 
 TEST_F(CliFrontends, OpsListsEveryRegistryOpGroupedByClass) {

@@ -349,7 +349,7 @@ TEST(ExplainSvgScatter, EveryRegistryOpDraws) {
                         TensorView(nullptr, DType::kFloat32, c.u), c.a, {}, &svg);
       }
     } else {
-      for (const ExplainCase& c : explain_cases()) {
+      for (const ExplainCase& c : op.kind == OpKind::kSegment ? testing::segment_explain_cases() : explain_cases()) {
         if (op.name != c.op) continue;
         s = explain_svg(c.op, TensorView(nullptr, DType::kFloat32, c.x),
                         TensorView(nullptr, op.name == "tosa.gather" ? DType::kInt32 : DType::kInt64, c.i), c.a, {}, &svg);

@@ -78,6 +78,11 @@ TEST(LoweringOnDeviceMemory, NoRegistryOpReadsItsOperandsOnTheHost) {
                 ::testing::ExitedWithCode(0), "")
         << c.op;
   }
+  for (const ExplainCase& c : testing::segment_explain_cases()) {  // refused on a device, never read
+    EXPECT_EXIT(lower_on_device_and_exit(c.op, c.x, c.i, nullptr, c.a, memory.data()),
+                ::testing::ExitedWithCode(0), "")
+        << c.op;
+  }
   for (const ScatterExplainCase& c : scatter_explain_cases()) {
     EXPECT_EXIT(lower_on_device_and_exit(c.op, c.x, c.i, &c.u, c.a, memory.data()),
                 ::testing::ExitedWithCode(0), "")

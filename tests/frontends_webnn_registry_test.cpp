@@ -92,6 +92,14 @@ TEST(Registry, EveryOpExplainsFromShapesAlone) {
     EXPECT_NE(text.find("formula:"), std::string::npos) << c.op;
     seen.insert(c.op);
   }
+  for (const ExplainCase& c : testing::segment_explain_cases()) {
+    std::string text;
+    const Status s = explain_op(c.op, c.x, DType::kFloat32, c.i, DType::kInt64, c.a, &text);
+    ASSERT_TRUE(s.ok()) << c.op << ": " << s.message();
+    EXPECT_NE(text.find("lowered call:       scatter_multiaxis(updates"), std::string::npos) << c.op << text;
+    EXPECT_NE(text.find("formula:"), std::string::npos) << c.op;
+    seen.insert(c.op);
+  }
   for (const ScatterExplainCase& c : scatter_explain_cases()) {
     std::string text;
     const Status s = explain_op(c.op, c.x, DType::kFloat32, c.i, DType::kInt64, c.u, c.a, &text);

@@ -229,4 +229,27 @@ inline const std::vector<ExplainCase>& explain_cases() {
   return cases;
 }
 
+/// One explain case per segment op (called as a gather: data, segment_ids; lowered onto a
+/// scatter).
+inline const std::vector<ExplainCase>& segment_explain_cases() {
+  static const std::vector<ExplainCase> cases = {
+      {"jax.ops.segment_sum", {5, 2}, {5}, {{"num_segments", "3"}}},
+      {"jax.ops.segment_prod", {5, 2}, {5}, {{"num_segments", "3"}}},
+      {"jax.ops.segment_max", {5, 2}, {5}, {{"num_segments", "3"}}},
+      {"jax.ops.segment_min", {5, 2}, {5}, {{"num_segments", "3"}}},
+      {"tf.math.unsorted_segment_sum", {5, 2}, {5}, {{"num_segments", "3"}}},
+      {"tf.math.unsorted_segment_prod", {5, 2}, {5}, {{"num_segments", "3"}}},
+      {"tf.math.unsorted_segment_max", {5, 2}, {5}, {{"num_segments", "3"}}},
+      {"tf.math.unsorted_segment_min", {5, 2}, {5}, {{"num_segments", "3"}}},
+      {"tf.math.unsorted_segment_mean", {5, 2}, {5}, {{"num_segments", "3"}}},
+      {"tf.math.unsorted_segment_sqrt_n", {5, 2}, {5}, {{"num_segments", "3"}}},
+      {"tf.math.segment_sum", {5, 2}, {5}, {}},
+      {"tf.math.segment_prod", {5, 2}, {5}, {}},
+      {"tf.math.segment_max", {5, 2}, {5}, {}},
+      {"tf.math.segment_min", {5, 2}, {5}, {}},
+      {"tf.math.segment_mean", {5, 2}, {5}, {}},
+  };
+  return cases;
+}
+
 }  // namespace multigather::testing

@@ -62,6 +62,15 @@ TEST(RegistryRows, IndexRuleIsTheLoweringsPolicyForDefaultAttributes) {
     expect_rule(*op, s, l);
     checked.insert(c.op);
   }
+  for (const testing::ExplainCase& c : testing::segment_explain_cases()) {
+    const OpSpec* op = find_op(c.op);
+    ASSERT_NE(op, nullptr) << c.op;
+    Lowering l;
+    const Status s = lower_op(c.op, TensorView(zeros(), DType::kFloat32, c.x), TensorView(zeros(), DType::kInt64, c.i),
+                              with_rule_defaults(*op, c.a), &l, Device::kCPU);
+    expect_rule(*op, s, l);
+    checked.insert(c.op);
+  }
   for (const testing::ScatterExplainCase& c : testing::scatter_explain_cases()) {
     const OpSpec* op = find_op(c.op);
     ASSERT_NE(op, nullptr) << c.op;

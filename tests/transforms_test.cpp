@@ -6,6 +6,8 @@
 //                      <op(x[, u]), g> == <x, vjp_x(g)> (+ <u, vjp_u(g)>), for every gather op and
 //                      every scatter op with reduction none or add (both are linear in x and u for
 //                      fixed indices); ops without a gradient say so
+#include <cmath>
+#include <algorithm>
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -42,10 +44,13 @@ Tensor random_f64(const Dims& shape, std::mt19937& rng) {
 }
 
 // Index values 0 / 1 (in range for every case's shapes, duplicates included), or all 0.
-Tensor indices_of(const Dims& shape, bool zeros, std::mt19937& rng) {
+// tf.math.segment_* takes sorted ids: its 0 / 1 values are sorted.
+Tensor indices_of(const std::string& op, const Dims& shape, bool zeros, std::mt19937& rng) {
   Tensor t(DType::kInt64, shape);
   std::uniform_int_distribution<int> d(0, 1);
-  for (std::int64_t k = 0; k < t.numel(); ++k) t.data_as<std::int64_t>()[k] = zeros ? 0 : d(rng);
+  auto* v = t.data_as<std::int64_t>();
+  for (std::int64_t k = 0; k < t.numel(); ++k) v[k] = zeros ? 0 : d(rng);
+  if (op.rfind("tf.math.segment_", 0) == 0) std::sort(v, v + t.numel());
   return t;
 }
 
@@ -65,6 +70,7 @@ struct Case {
 std::vector<Case> all_cases() {
   std::vector<Case> cases;
   for (const auto& c : explain_cases()) cases.push_back({c.op, c.x, c.i, {}, false, c.a});
+  for (const auto& c : testing::segment_explain_cases()) cases.push_back({c.op, c.x, c.i, {}, false, c.a});
   for (const auto& c : scatter_explain_cases()) cases.push_back({c.op, c.x, c.i, c.u, true, c.a});
   return cases;
 }
@@ -80,7 +86,7 @@ bool run_example(const Case& c, const TensorView& x, const TensorView& i, const 
 // Index values that the op accepts for these shapes (0/1 random, else all 0).
 bool valid_indices(const Case& c, std::mt19937& rng, Tensor* indices) {
   for (bool zeros : {false, true}) {
-    *indices = indices_of(c.i, zeros, rng);
+    *indices = indices_of(c.op, c.i, zeros, rng);
     Tensor x = random_f64(c.x, rng), u = random_f64(c.u, rng), out;
     Status s;
     if (run_example(c, x.view(), indices->view(), u.view(), &out, &s)) return true;
@@ -200,7 +206,7 @@ TEST(TransformsCallSiteCache, EveryRegistryOpLowersOnceAndGivesTheUncachedResult
                                  : lower_op(c.op, TensorView(x.data(), x.dtype(), c.x), TensorView(i.data(), i.dtype(), c.i),
                                             c.attrs, &l)).ok());
           copies = l.owned_input != nullptr || l.owned_indices != nullptr || l.owned_updates != nullptr ||
-                   l.has_scatter_base;
+                   l.has_scatter_base || l.reads_index_values;
         }
         // The VJP (where the op has one), cached and not.
         const Tensor g = random_f64(out_shape, rng);
@@ -309,13 +315,23 @@ TEST(TransformsVjp, DotProductTestOfEveryRegistryOp) {
                     s.message().find("no gradient") != std::string::npos) << s.message();
         continue;
       }
+      const OpSpec* spec = find_op(c.op);
+      if (spec->kind == OpKind::kSegment && (c.op.find("_max") != std::string::npos || c.op.find("_min") != std::string::npos)) {
+        // Piecewise linear, with the identity (+-inf) in empty segments: no adjoint identity;
+        // tests/python/test_segment.py checks these gradients against JAX's and TensorFlow's.
+        continue;
+      }
       const double lhs = dot(y, g);
       const double rhs = dot(x, gx) + (c.scatter ? dot(u, gu) : 0.0);
       // PyTorch's writes give every duplicate update the gradient (TransformsVjp.
       // PyTorchWritesGiveEveryDuplicateTheGradient): the adjoint only without duplicates.
-      const OpSpec* spec = find_op(c.op);
       if (spec->gradient_to_every_duplicate && lhs != rhs) continue;
-      EXPECT_EQ(lhs, rhs) << "batch_rank " << batch_rank;
+      if (spec->kind == OpKind::kSegment) {
+        // mean and sqrt_n divide by the counts: equal up to rounding.
+        EXPECT_NEAR(lhs, rhs, 1e-12 * (1 + std::abs(lhs))) << "batch_rank " << batch_rank;
+      } else {
+        EXPECT_EQ(lhs, rhs) << "batch_rank " << batch_rank;
+      }
       ++checked;
       if (c.scatter) {
         // ... and grad_input with grad_output.
@@ -434,13 +450,29 @@ TEST(TransformsShard, EveryRegistryOpsPiecesMakeTheUnsplitCall) {
   EXPECT_GT(split_calls, 40);
 }
 
+TEST(TransformsShard, SegmentOpsReplicateEveryDimension) {
+  // A segment op's factors are not read off its core call yet: every one is "other", so a
+  // partitioner replicates (and says so) rather than splitting its data or ids.
+  const std::int64_t zeros[8] = {};
+  for (const auto& c : testing::segment_explain_cases()) {
+    SCOPED_TRACE(c.op);
+    const TensorView x(nullptr, DType::kFloat32, c.x), i(zeros, DType::kInt64, c.i);
+    Lowering l;
+    ASSERT_TRUE(lower_op(c.op, x, i, c.a, &l).ok());
+    std::vector<ShardingFactor> factors;
+    ASSERT_TRUE(sharding_factors(l, x, i, nullptr, &factors).ok());
+    EXPECT_FALSE(factors.empty());
+    for (const ShardingFactor& f : factors) EXPECT_EQ(f.role, FactorRole::kOther) << factor_role_name(f.role);
+  }
+}
+
 TEST(TransformsShard, BatchedPiecesMakeTheBatchedCall) {
   // jax.vmap of a row-split gather: indices with a leading batch of 3, the input unbatched
   // (a leading 1); the two pieces' sums equal execute_batched, and their VJPs its rows.
   std::mt19937 rng(29);
   int pieces = 0;
   for (const Case& c : all_cases()) {
-    if (c.scatter) continue;
+    if (c.scatter || find_op(c.op)->kind == OpKind::kSegment) continue;  // segment ops: above
     SCOPED_TRACE(c.op);
     Tensor one;
     if (!valid_indices(c, rng, &one)) continue;

@@ -58,7 +58,7 @@ struct IndexErrorContext {
 struct Lowering {
   std::string op;
   const OpSpec* spec = nullptr;  // the registry row
-  OpKind kind = OpKind::kGather;
+  OpKind kind = OpKind::kGather;  // the core operator: kScatter for a scatter or segment op
   AttributeValues attributes;    // resolved, in spec order (explain prints them)
   Device device = Device::kCPU;  // where the operands live (lowerings never read device memory)
   TensorView input;    // the core's input view (a reshape/slice of the framework input)
@@ -79,6 +79,14 @@ struct Lowering {
   /// the window's iota, with the sizes of these operands), not a view of them: set from shapes
   /// alone too, so that a partitioner knows that the index values depend on the input's size.
   bool indices_computed = false;
+  /// The core input is constant static storage, not a view of the operands (a segment op's
+  /// identity: one element broadcast): it stays where it is when the lowering moves to new
+  /// operands (move_lowering).
+  bool input_is_constant = false;
+  /// The lowering read index VALUES (an output size taken from them, or a check the core's index
+  /// modes cannot express, as tf.math.unsorted_segment_*'s): it is not a function of the
+  /// operands' layouts alone, so no surface keeps it for another call.
+  bool reads_index_values = false;
   IndexErrorContext index_errors;
   // Scatter ops only:
   TensorView updates;  // the core's updates view (rank r; each dimension G's size or 1)
@@ -93,6 +101,9 @@ struct Lowering {
   /// execute divides each element that updates reached by their count (+1 when include_input),
   /// a second scatter of ones through the same indices; integers by floor division.
   bool mean_by_count = false;
+  /// With mean_by_count: divide by the square root of the count instead (tf.math.
+  /// unsorted_segment_sqrt_n; floating dtypes only).
+  bool sqrt_count = false;
   /// A partial write (ONNX Runtime / torch: an index smaller than the data on a dimension that
   /// is not scattered): the core input is a leading part of the framework's input, and the
   /// output starts as a copy of the WHOLE framework input `scatter_base` (output_shape), into
@@ -138,11 +149,13 @@ Status lower_op(std::string_view name, const TensorView& input, const TensorView
 struct LoweringAnchors {
   std::ptrdiff_t input = 0, indices = 0, error_indices = 0, updates = 0;
   bool has_error_indices = false;
+  bool constant_input = false;  // l.input_is_constant: the input view stays
 };
 
 /// The anchors of `l`, lowered from these operands (`updates`: a scatter op's, else null), or
 /// false when `l` is not a function of the key alone: it copied data (a flattened operand, a
-/// scalar value, alpha), it writes over a base (a partial scatter), an operand or its output is
+/// scalar value, alpha), it read index values (reads_index_values), it writes over a base (a
+/// partial scatter), an operand or its output is
 /// empty (lowerings read index values then, for the framework's errors), or a view lies
 /// outside its operand's bytes.
 bool lowering_anchors(const Lowering& l, const TensorView& input, const TensorView& indices,

@@ -31,6 +31,11 @@ using ScatterLowerFn = Status (*)(const TensorView& input, const TensorView& ind
 enum class OpKind : std::uint8_t {
   kGather = 0,   // gather_multiaxis (docs/spec.md sections 1-3)
   kScatter = 1,  // scatter_multiaxis (sections 4-5): the op also takes updates
+  /// A segment reduction (section 8): called as a gather, (data, segment_ids) and attributes,
+  /// lowered onto scatter_multiaxis of the data into the reduction's identity (the Lowering's
+  /// kind is kScatter, its updates a view of the framework's data); data is the differentiable
+  /// operand.
+  kSegment = 2,
 };
 
 /// An op's index rule: what its lowering sets as the core's index policy (Lowering::options'
@@ -41,6 +46,9 @@ struct IndexRule {
   IndexMode mode = IndexMode::kError;
   bool negative_indices = true;
   std::string attribute;
+  /// The rule in words where the policy alone does not say it (tf.math.unsorted_segment_*: a
+  /// negative id is dropped, one too large is an error the lowering raises); "" = the policy's.
+  std::string wording{};
 };
 
 /// One registry entry.

@@ -23,6 +23,12 @@ namespace {
 
 using IntList = std::vector<std::int64_t>;
 
+/// A registry row's form, as Python names it: "gather", "scatter" (takes updates) or "segment"
+/// (called as a gather, lowered onto a scatter).
+const char* kind_name(OpKind kind) {
+  return kind == OpKind::kScatter ? "scatter" : kind == OpKind::kSegment ? "segment" : "gather";
+}
+
 DType dtype_named(std::string_view name, std::string_view what) {
   const std::optional<DType> dtype = parse_dtype(name);
   if (!dtype) {
@@ -135,7 +141,7 @@ nb::list registry_ops() {
     entry["source"] = op.source;
     entry["input_name"] = op.input_name;
     entry["indices_name"] = op.indices_name;
-    entry["kind"] = op.kind == OpKind::kScatter ? "scatter" : "gather";
+    entry["kind"] = kind_name(op.kind);
     entry["updates_name"] = op.updates_name;
     entry["attrs"] = attrs;
     entry["rules"] = op.rules;
@@ -188,7 +194,7 @@ nb::dict lower_op_info(std::string_view op, const IntList& input_shape, std::str
   const Lowering l = lower_shapes(op, input_shape, input_dtype, indices_shape, indices_dtype, attrs, updates_shape);
   nb::dict info;
   info["output_shape"] = shape_tuple(l.output_shape);
-  info["kind"] = l.kind == OpKind::kScatter ? "scatter" : "gather";
+  info["kind"] = kind_name(l.spec->kind);
   info["reduction"] = l.mean_by_count ? std::string("mean") : std::string(reduction_name(l.reduction));
   info["include_input"] = l.include_input;
   info["copies_input"] = l.owned_input != nullptr;
@@ -221,7 +227,7 @@ nb::dict sharding_factors_info(std::string_view op, const IntList& input_shape, 
   }
   nb::dict info;
   info["factors"] = list;
-  info["kind"] = l.kind == OpKind::kScatter ? "scatter" : "gather";
+  info["kind"] = kind_name(l.spec->kind);
   info["reduction"] = l.mean_by_count ? std::string("mean") : std::string(reduction_name(l.reduction));
   info["include_input"] = l.include_input;
   info["index_mode"] = std::string(index_mode_name(l.options.index_mode));

@@ -154,8 +154,8 @@ Status divide_by_update_count(const Lowering& l, const MutableTensorView& core, 
   add.reduction = Reduction::kAdd;
   add.include_input = true;
   MULTIGATHER_RETURN_IF_ERROR(scatter_multiaxis_into(count.view(), l.indices, ones, l.axes, count.mutable_view(), add));
-  if (!detail::divide_by_count(core, static_cast<const std::int64_t*>(count.data()), l.include_input)) {
-    return TypeError(l.op + ": reduce = 'mean' needs a dtype with division (got " +
+  if (!detail::divide_by_count(core, static_cast<const std::int64_t*>(count.data()), l.include_input, l.sqrt_count)) {
+    return TypeError(l.op + ": " + (l.sqrt_count ? "sqrt_n" : "a mean") + " needs a dtype with division (got " +
                      std::string(dtype_name(core.dtype)) + ")");
   }
   return Status::Ok();

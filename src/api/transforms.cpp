@@ -7,11 +7,13 @@
 #include "core/odometer.hpp"
 
 #include <cstring>
+#include <limits>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "api/engine.hpp"
+#include "kernels/cpu/scatter_engine.hpp"
 #include "api/guarded.hpp"
 #include "core/task_pool.hpp"
 
@@ -75,6 +77,8 @@ void broadcast_lead(const Dims& batch_shape, Split* s) {
   }
 }
 
+bool is_segment(const Lowering& l) { return l.spec != nullptr && l.spec->kind == OpKind::kSegment; }
+
 bool made_copies(const Lowering& l) {
   return l.owned_input != nullptr || l.owned_indices != nullptr || l.owned_updates != nullptr;
 }
@@ -86,15 +90,25 @@ Status lift(Lowering* l, const Dims& batch_shape, Split input, const Split& indi
   const int n = batch_shape.size();
   const int r = l->input.rank();
   const bool scatter = l->kind == OpKind::kScatter;
+  // A segment op's framework input is the core's updates; its core input, the reduction's
+  // identity, is one element broadcast (stride 0 along the batch too).
+  const bool segment = is_segment(*l);
+  const Split* core_updates = segment ? &input : updates;
+  Split identity;
+  if (segment) {
+    identity.lead_sizes = batch_shape;
+    identity.lead_strides = Dims::filled(n, 0);
+  }
+  Split& core_input = segment ? identity : input;
   // A scatter's output starts as its input: the input covers the whole batch.
-  if (scatter) broadcast_lead(batch_shape, &input);
+  if (scatter) broadcast_lead(batch_shape, &core_input);
   std::vector<std::int64_t> axes;
   for (std::int64_t a : l->axes) axes.push_back((a < 0 ? a + r : a) + n);
-  l->input = prepend(l->input, input.lead_sizes, input.lead_strides);
+  l->input = prepend(l->input, core_input.lead_sizes, core_input.lead_strides);
   l->indices = prepend(l->indices, indices.lead_sizes, indices.lead_strides);
   GatherShape shape;
   if (scatter) {
-    Split u = *updates;
+    const Split& u = *core_updates;
     l->updates = prepend(l->updates, u.lead_sizes, u.lead_strides);
     MULTIGATHER_RETURN_IF_ERROR(infer_scatter_shape(l->input.shape, l->indices.shape, l->updates.shape, axes, &shape));
     if (l->has_scatter_base) l->scatter_base = prepend(l->scatter_base, input.lead_sizes, input.lead_strides);
@@ -537,12 +551,121 @@ Status scatter_vjp(const Lowering& l, const TensorView& grad_output, const Mutab
   return Status::Ok();
 }
 
+/// A floating element as a double (segment max / min gradients compare data with the result);
+/// false for another dtype.
+bool floating_value(const std::byte* p, DType t, double* v) {
+  switch (t) {
+    case DType::kFloat32: { float f; std::memcpy(&f, p, 4); *v = f; return true; }
+    case DType::kFloat64: std::memcpy(v, p, 8); return true;
+    case DType::kFloat16: { std::uint16_t b; std::memcpy(&b, p, 2); *v = half_to_float(b); return true; }
+    case DType::kBFloat16: { std::uint16_t b; std::memcpy(&b, p, 2); *v = bfloat16_to_float(b); return true; }
+    default: return false;
+  }
+}
+
+/// The VJP of a segment op (OpSpec::kSegment: the framework's data is the core's updates, `l`
+/// made on grad_data's buffer; `data` the framework's data, read only by max and min):
+///  - sum: grad_data = grad_output at each update's segment (0 for a dropped id);
+///  - mean / sqrt_n: the same, of grad_output divided by each segment's count (or its sqrt);
+///  - max / min: grad_output of a segment shared equally among the data elements equal to the
+///    segment's result, 0 for the others (TensorFlow's and JAX's rule);
+///  - prod: not implemented (InvalidArgument).
+/// CPU engine only (segment ops run on the CPU engine).
+Status segment_vjp(const Lowering& l, const TensorView* data, const TensorView& grad_output,
+                   const MutableTensorView& grad_data, const Engine& engine) {
+  if (engine.cuda) {
+    return InvalidArgument(l.op + ": segment reductions run on the CPU engine only in this version (the operands are "
+                           "on a CUDA device; copy them to the host)");
+  }
+  const ScatterOptions assign = scatter_options(l, Reduction::kNone, engine.context);
+  const bool extremal = l.reduction == Reduction::kMax || l.reduction == Reduction::kMin;
+  if (l.reduction == Reduction::kMul) {
+    return InvalidArgument(l.op + ": the gradient of a segment product is not implemented in this version");
+  }
+  if (l.reduction == Reduction::kAdd && !l.mean_by_count) {
+    return scatter_vjp_updates(l, grad_output, &grad_data, assign, engine);
+  }
+  const DType dtype = grad_output.dtype;
+  const Dims& g_shape = l.shape.output_shape;
+  const std::int64_t g_numel = l.shape.output_numel;
+  const std::size_t es = element_size(dtype);
+  // max / min: the data and grad_data views through the lowering must be G itself (nothing
+  // broadcast), so that element o of G is element o of both.
+  const bool plain = l.updates.shape == g_shape && l.updates.is_contiguous() &&
+                     static_cast<std::size_t>(g_numel) * es == nbytes(grad_data);
+  if (extremal && !plain) {
+    return InvalidArgument(l.op + ": no gradient for a max / min segment reduction whose data broadcasts (shape " +
+                           to_string(l.updates.shape) + " read as " + to_string(g_shape) + ")");
+  }
+  if (extremal && (data == nullptr || data->data == nullptr || !data->is_contiguous() || !(data->shape == grad_data.shape))) {
+    return InvalidArgument(l.op + ": the gradient of a max / min segment reduction reads the data: pass it C-contiguous, "
+                           "of grad_input's shape");
+  }
+  // count[t]: how many updates reach segment element t (mean), or how many of them equal its
+  // result (max / min); mask[o]: whether update o is one of those.
+  Tensor count(DType::kInt64, l.core_output_shape);
+  if (count.numel() > 0) std::memset(count.data(), 0, static_cast<std::size_t>(count.numel()) * 8);
+  ScatterOptions add = scatter_options(l, Reduction::kAdd, engine.context);
+  add.include_input = true;
+  std::vector<std::uint8_t> mask;
+  const std::byte* data_g = nullptr;  // data element o of G at data_g + o * es (max / min)
+  if (extremal) {
+    data_g = static_cast<const std::byte*>(data->data) +
+             (static_cast<const std::byte*>(l.updates.data) - static_cast<const std::byte*>(grad_data.data));
+    Lowering forward = l;
+    forward.updates = TensorView(data_g, dtype, l.updates.shape, l.updates.strides);
+    Tensor result(dtype, l.output_shape);
+    MULTIGATHER_RETURN_IF_ERROR(execute(forward, result.mutable_view(), engine.context));
+    Tensor picked(dtype, g_shape);
+    GatherOptions o = gather_options(l, engine.context);
+    o.fill_value = Scalar::from_float(std::numeric_limits<double>::quiet_NaN());  // a dropped update ties nothing
+    const TensorView core_result(result.data(), dtype, l.core_output_shape, l.core_output_strides);
+    MULTIGATHER_RETURN_IF_ERROR(engine.gather(core_result, l.indices, l.axes, picked.mutable_view(), o));
+    mask.assign(static_cast<std::size_t>(g_numel), 0);
+    Tensor ties(DType::kInt64, g_shape);
+    auto* tie = static_cast<std::int64_t*>(ties.data());
+    for (std::int64_t i = 0; i < g_numel; ++i) {
+      double a = 0, b = 0;
+      if (!floating_value(data_g + i * static_cast<std::int64_t>(es), dtype, &a) ||
+          !floating_value(static_cast<const std::byte*>(picked.data()) + i * static_cast<std::int64_t>(es), dtype, &b)) {
+        return TypeError(l.op + ": no gradient for data dtype " + std::string(dtype_name(dtype)) +
+                         " (floating types are differentiable)");
+      }
+      mask[static_cast<std::size_t>(i)] = a == b ? 1 : 0;
+      tie[i] = mask[static_cast<std::size_t>(i)];
+    }
+    MULTIGATHER_RETURN_IF_ERROR(engine.scatter(count.view(), l.indices, ties.view(), l.axes, count.mutable_view(), add));
+  } else {
+    static const std::int64_t one = 1;
+    const int r = count.rank();
+    const TensorView ones(&one, DType::kInt64, Dims::filled(r, 1), Dims::filled(r, 0));
+    MULTIGATHER_RETURN_IF_ERROR(engine.scatter(count.view(), l.indices, ones, l.axes, count.mutable_view(), add));
+  }
+  // grad_output / count (or sqrt(count)) per segment element, then read at each update's segment.
+  Tensor scaled(dtype, l.output_shape);
+  std::memcpy(scaled.data(), grad_output.data, static_cast<std::size_t>(scaled.numel()) * es);
+  const MutableTensorView core_scaled(scaled.data(), dtype, l.core_output_shape, l.core_output_strides);
+  if (!detail::divide_by_count(core_scaled, static_cast<const std::int64_t*>(count.data()), false, l.sqrt_count)) {
+    return TypeError(l.op + ": no gradient for data dtype " + std::string(dtype_name(dtype)) +
+                     " (floating types are differentiable)");
+  }
+  MULTIGATHER_RETURN_IF_ERROR(scatter_vjp_updates(l, scaled.view(), &grad_data, assign, engine));
+  auto* g = static_cast<std::byte*>(grad_data.data);
+  for (std::size_t i = 0; i < mask.size(); ++i) {
+    if (mask[i] == 0) std::memset(g + i * es, 0, es);
+  }
+  return Status::Ok();
+}
+
 /// The VJP of one (possibly lifted) lowering on the context's engine; a CUDA VJP is refused
-/// here, with execute's message, where this build or machine has no CUDA engine.
-Status vjp_one(const Lowering& l, const TensorView& grad_output, const MutableTensorView& grad_input,
-               const MutableTensorView* grad_updates, const ExecutionContext& context) {
+/// here, with execute's message, where this build or machine has no CUDA engine. `input`: the
+/// framework's input (its values are read by a segment max / min only).
+Status vjp_one(const Lowering& l, const TensorView* input, const TensorView& grad_output,
+               const MutableTensorView& grad_input, const MutableTensorView* grad_updates,
+               const ExecutionContext& context) {
   const Engine engine(context);
   if (engine.cuda) MULTIGATHER_RETURN_IF_ERROR(detail::cuda_engine_available(l));
+  if (is_segment(l)) return segment_vjp(l, input, grad_output, grad_input, engine);
   if (l.kind == OpKind::kScatter) return scatter_vjp(l, grad_output, grad_input, grad_updates, engine);
   return gather_vjp(l, grad_output, grad_input, engine);
 }
@@ -623,7 +746,7 @@ struct CallSiteLease {
 
 bool input_gradient_is_identity(const Lowering& l) noexcept {
   return l.kind == OpKind::kScatter && l.reduction == Reduction::kAdd && l.include_input && !l.owned_input &&
-         !l.mean_by_count;
+         !l.mean_by_count && !is_segment(l);
 }
 
 Status execute_batched(std::string_view name, const TensorView& input, const TensorView& indices,
@@ -736,7 +859,7 @@ Status execute_vjp(std::string_view name, const TensorView& input, const TensorV
     CallSiteLease lease(cache);
     const Device device = lowering_device(context);
     if (const Lowering* kept = lease.find(name, device, batch_rank, lowered_input, indices, key_updates)) {
-      return vjp_one(*kept, grad_output, grad_input, grad_updates, context);
+      return vjp_one(*kept, &input, grad_output, grad_input, grad_updates, context);
     }
     const TensorView* example_updates = updates != nullptr ? &gupd.example : nullptr;
     Lowering l;
@@ -744,7 +867,7 @@ Status execute_vjp(std::string_view name, const TensorView& input, const TensorV
     MULTIGATHER_RETURN_IF_ERROR(lower(name, gin.example, idx.example, example_updates, attrs, context, &l));
     if (batch_rank == 0 || !made_copies(l)) {
       if (batch_rank > 0) MULTIGATHER_RETURN_IF_ERROR(lift(&l, batch_shape, gin, idx, updates != nullptr ? &gupd : nullptr));
-      const Status s = vjp_one(l, grad_output, grad_input, grad_updates, context);
+      const Status s = vjp_one(l, &input, grad_output, grad_input, grad_updates, context);
       if (s.ok()) lease.keep(name, device, batch_rank, lowered_input, indices, key_updates, std::move(l));
       return s;
     }
@@ -760,7 +883,7 @@ Status execute_vjp(std::string_view name, const TensorView& input, const TensorV
       const MutableTensorView gi_out(const_cast<void*>(gi.data), gi.dtype, gi.shape);
       const MutableTensorView gu_out(const_cast<void*>(gu.data), gu.dtype, gu.shape);
       const TensorView go(at(gout.example, b * out_numel));
-      return vjp_one(e, go, gi_out, grad_updates != nullptr ? &gu_out : nullptr, context);
+      return vjp_one(e, nullptr, go, gi_out, grad_updates != nullptr ? &gu_out : nullptr, context);
     });
   });
 }
@@ -859,7 +982,7 @@ Status execute_vjp_shard(std::string_view name, const TensorView& input, const T
                                              attrs, batch_shape, context, &local));
     detail::ShardFill fill;
     MULTIGATHER_RETURN_IF_ERROR(detail::localize(local, shards, &piece, &fill));
-    return vjp_one(piece, grad_output, grad_input, grad_updates, context);
+    return vjp_one(piece, &input, grad_output, grad_input, grad_updates, context);
   });
 }
 

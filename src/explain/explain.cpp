@@ -1,5 +1,6 @@
 // `explain` for every op (multigather/lowering.hpp): built from the Lowering alone, so the text
 // shows exactly the call that execute runs.
+#include <cstring>
 #include <algorithm>
 #include <iomanip>
 #include <sstream>
@@ -226,10 +227,27 @@ Status explain_op(std::string_view name, const Dims& input_shape, DType input_dt
                   std::string* text) {
   try {
     const TensorView input(nullptr, input_dtype, input_shape);
-    const TensorView indices(nullptr, indices_dtype, indices_shape);
+    TensorView indices(nullptr, indices_dtype, indices_shape);
     Lowering l;
-    MULTIGATHER_RETURN_IF_ERROR(lower_op(name, input, indices, attrs, &l));
+    Status s = lower_op(name, input, indices, attrs, &l);
+    // A segment op whose output size is read from its ids (tf.math.segment_*, num_segments =
+    // None) is explained with every id 0, and says so.
+    const OpSpec* spec = find_op(name);
+    Tensor zero_ids;
+    const bool zeros = !s.ok() && s.code() == StatusCode::kInvalidArgument && spec != nullptr &&
+                       spec->kind == OpKind::kSegment && s.message().find("needs the values") != std::string::npos;
+    if (zeros) {
+      zero_ids = Tensor(indices_dtype, indices_shape);
+      if (zero_ids.nbytes() > 0) std::memset(zero_ids.data(), 0, zero_ids.nbytes());
+      indices = zero_ids.view();
+      s = lower_op(name, input, indices, attrs, &l);
+    }
+    MULTIGATHER_RETURN_IF_ERROR(s);
     *text = explain_lowering(l, input, indices);
+    if (zeros) {
+      *text += "shapes alone: the output size depends on the values of " + spec->indices_name +
+               "; explained with every id 0\n";
+    }
     return Status::Ok();
   } catch (const Error& e) {
     return Status(e.code(), e.what());

@@ -593,7 +593,8 @@ std::string call_caption(const Lowering& l, const OpSpec& op, const TensorView& 
   const auto with = [](const std::string& a) { return a.empty() ? std::string() : "; " + a; };
   return op.name + "(" + op.input_name + " " + to_string(fw_input.shape) + " " + std::string(dtype_name(fw_input.dtype)) +
          ", " + op.indices_name + " " + to_string(fw_indices.shape) + " " + std::string(dtype_name(fw_indices.dtype)) +
-         (fw_updates != nullptr ? ", " + op.updates_name + " " + to_string(fw_updates->shape) : std::string()) +
+         (fw_updates != nullptr && op.kind != OpKind::kSegment ? ", " + op.updates_name + " " + to_string(fw_updates->shape)
+                                                               : std::string()) +
          with(l.attributes.to_string()) + ")  ->  output " + to_string(l.output_shape);
 }
 
@@ -638,7 +639,10 @@ std::string draw(const Lowering& l, const TensorView& fw_input, const TensorView
   const std::int64_t n_in = l.input.numel(), n_idx = l.indices.numel();
 
   // Framework storage offsets of the core views' elements.
-  const void* in_base = l.owned_input ? l.owned_input->data() : fw_input.data;
+  // A segment op's core input is the reduction's identity (one element, broadcast), its
+  // framework input the updates.
+  const bool segment = op.kind == OpKind::kSegment;
+  const void* in_base = l.owned_input ? l.owned_input->data() : segment ? l.input.data : fw_input.data;
   const auto input_offset = [&](std::int64_t core) { return storage_offset(l.input, in_base, core); };
   const void* idx_base = l.owned_indices ? nullptr : fw_indices.data;  // null: made by the lowering
   const auto indices_offset = [&](std::int64_t core) { return storage_offset(l.indices, idx_base, core); };
@@ -797,7 +801,10 @@ std::string draw_scatter(const Lowering& l, const TensorView& fw_input, const Te
 
   // Storage offsets: the input's and the updates' in the framework operands (or in a C-order
   // copy the lowering made of them), the indices' as for gathers.
-  const void* in_base = l.owned_input ? l.owned_input->data() : fw_input.data;
+  // A segment op's core input is the reduction's identity (one element, broadcast), its
+  // framework input the updates.
+  const bool segment = op.kind == OpKind::kSegment;
+  const void* in_base = l.owned_input ? l.owned_input->data() : segment ? l.input.data : fw_input.data;
   const auto input_offset = [&](std::int64_t core) { return storage_offset(l.input, in_base, core); };
   const void* idx_base = l.owned_indices ? nullptr : fw_indices.data;
   const auto indices_offset = [&](std::int64_t core) { return storage_offset(l.indices, idx_base, core); };
@@ -865,7 +872,8 @@ std::string draw_scatter(const Lowering& l, const TensorView& fw_input, const Te
   captions.push_back({detail::explain_resolution(l), ""});
   for (const std::string& n : l.notes) captions.push_back({"note: " + n, ""});
   std::string shown = shown_caption(l, op, in_values, indices_given);
-  shown += updates_given ? "; updates as given" : "; update cells show u + their C-order position in " + op.updates_name;
+  shown += updates_given ? "; updates as given"
+                         : "; update cells show u + their C-order position in " + (segment ? op.input_name : op.updates_name);
   captions.push_back({shown, " fill=\"#555555\""});
 
   // Grids, left to right: input (the destination), updates, output, indices (actual, logical).
@@ -1031,6 +1039,17 @@ Status explain_svg(std::string_view name, const TensorView& input, const TensorV
     }
     Lowering l;
     MULTIGATHER_RETURN_IF_ERROR(lower_op(name, in, idx, attrs, &l));
+    if (l.kind == OpKind::kScatter) {  // a segment op: data scattered along segment_ids
+      MULTIGATHER_RETURN_IF_ERROR(check_cells("scatter shape G", l.shape.output_numel, options.max_cells));
+      MULTIGATHER_RETURN_IF_ERROR(check_cells("output", l.input.numel(), options.max_cells));
+      std::vector<CellTrace> cells;
+      MULTIGATHER_RETURN_IF_ERROR(trace_lowering(l, &cells, options.max_cells));
+      std::vector<std::int64_t> chosen;
+      MULTIGATHER_RETURN_IF_ERROR(choose_cells(options.cells, l.shape.output_shape, "position",
+                                               "G (the scatter shape: one position per update)", &chosen));
+      *svg = draw_scatter(l, in, idx, in, true, indices_given, input_values, cells, chosen);
+      return Status::Ok();
+    }
     MULTIGATHER_RETURN_IF_ERROR(check_cells("output", l.shape.output_numel, options.max_cells));
     MULTIGATHER_RETURN_IF_ERROR(check_cells("lowered input view", l.input.numel(), options.max_cells));
     MULTIGATHER_RETURN_IF_ERROR(check_cells("lowered indices view", l.indices.numel(), options.max_cells));

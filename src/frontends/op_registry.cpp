@@ -49,6 +49,7 @@ std::vector<OpSpec> build_registry() {
   frontends::append_stablehlo_ops(&v);
   frontends::append_webnn_ops(&v);
   frontends::append_dml_ops(&v);
+  frontends::append_segment_ops(&v);
   return v;
 }
 
@@ -116,6 +117,7 @@ std::string index_rule_text(const OpSpec& op) {
        "an update whose index is outside [0, s) (negatives included) is skipped"},
   };
   const IndexRule& r = op.index_rule;
+  if (!r.wording.empty()) return r.wording;
   const Wording& w = kWording[static_cast<int>(r.mode)];  // IndexMode's order: error .. drop
   std::string s = r.negative_indices ? w.wrapped : w.unwrapped;
   if (r.attribute.find(',') != std::string::npos) {
@@ -160,6 +162,7 @@ const std::vector<std::pair<std::string, std::string>>& equivalence_classes() {
       {"scatter_nd", "multiple contiguous axes block scatter: the dual of an nd gather"},
       {"scatter_windowed", "StableHLO scatter: point or windowed updates, batching dims, any index_vector_dim"},
       {"scatter_advanced", "numpy-style advanced-indexing scatter: the dual of an advanced gather (updates broadcast to a[idx..])"},
+      {"segment", "segment reductions: data scattered along segment_ids into the reduction's identity (sum, prod, max, min, mean, sqrt_n)"},
   };
   return classes;
 }
@@ -227,7 +230,7 @@ Status lower_any(std::string_view name, const TensorView& input, const TensorVie
                            " (the values it writes), besides " + op->input_name + " and " +
                            op->indices_name);
   }
-  if (op->kind == OpKind::kGather && updates != nullptr) {
+  if (op->kind != OpKind::kScatter && updates != nullptr) {
     return InvalidArgument(op->name + " is a gather: it takes no updates");
   }
   if (!is_valid(input.dtype)) {
@@ -237,7 +240,7 @@ Status lower_any(std::string_view name, const TensorView& input, const TensorVie
   Lowering l;
   l.op = op->name;
   l.spec = op;
-  l.kind = op->kind;
+  l.kind = op->kind == OpKind::kSegment ? OpKind::kScatter : op->kind;  // the core operator
   if (device == Device::kAuto) {  // where the operands live: no lowering reads device memory
     device = detail::any_cuda_memory({&input, &indices, updates}) ? Device::kCUDA : Device::kCPU;
   }
@@ -318,13 +321,14 @@ bool lowering_anchors(const Lowering& l, const TensorView& input, const TensorVi
     return false;
   }
   std::int64_t output_numel = 0;
-  if (l.owned_input || l.owned_indices || l.owned_updates || l.has_scatter_base ||
+  if (l.owned_input || l.owned_indices || l.owned_updates || l.has_scatter_base || l.reads_index_values ||
       !element_count(l.output_shape, &output_numel) || output_numel == 0) {
     return false;
   }
   LoweringAnchors a;
   a.has_error_indices = l.index_errors.indices.data != nullptr;
-  if (!offset_inside(l.input.data, input, &a.input) || !offset_inside(l.indices.data, indices, &a.indices) ||
+  a.constant_input = l.input_is_constant;
+  if ((!a.constant_input && !offset_inside(l.input.data, input, &a.input)) || !offset_inside(l.indices.data, indices, &a.indices) ||
       (a.has_error_indices && !offset_inside(l.index_errors.indices.data, indices, &a.error_indices)) ||
       (updates != nullptr && !offset_inside(l.updates.data, *updates, &a.updates))) {
     return false;
@@ -335,7 +339,7 @@ bool lowering_anchors(const Lowering& l, const TensorView& input, const TensorVi
 
 void move_lowering(Lowering* l, const LoweringAnchors& anchors, const void* input, const void* indices,
                    const void* updates) noexcept {
-  l->input.data = byte_at(input, anchors.input);
+  if (!anchors.constant_input) l->input.data = byte_at(input, anchors.input);
   l->indices.data = byte_at(indices, anchors.indices);
   if (anchors.has_error_indices) l->index_errors.indices.data = byte_at(indices, anchors.error_indices);
   if (updates != nullptr) l->updates.data = byte_at(updates, anchors.updates);

@@ -216,5 +216,6 @@ void append_mlir_ops(std::vector<OpSpec>* ops);
 void append_stablehlo_ops(std::vector<OpSpec>* ops);
 void append_webnn_ops(std::vector<OpSpec>* ops);
 void append_dml_ops(std::vector<OpSpec>* ops);
+void append_segment_ops(std::vector<OpSpec>* ops);
 
 }  // namespace multigather::frontends

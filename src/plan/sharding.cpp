@@ -73,16 +73,19 @@ Status sharding_factors(const Lowering& l, const TensorView& input, const Tensor
   const int k = g.axes.size();
   // The sides: 0 input, 1 indices, 2 updates, 3 output.
   Side sides[4];
-  sides[0] = side_of(input.shape, l.input, l.owned_input == nullptr);
+  // A segment op's framework input is its core's updates, and its core input the reduction's
+  // identity: no factor is read off it yet, so every dimension of such a call replicates.
+  const bool segment = l.spec != nullptr && l.spec->kind == OpKind::kSegment;
+  sides[0] = side_of(input.shape, l.input, l.owned_input == nullptr && !segment);
   // Index values the lowering computed (with these operands' sizes) cannot be resolved
   // against a whole axis by a piece: such a call's gathered axes are never split.
   const bool own_values = l.owned_indices == nullptr && !l.indices_computed;
-  sides[1] = side_of(indices.shape, l.indices, own_values);
+  sides[1] = side_of(indices.shape, l.indices, own_values && !segment);
   if (scatter && updates != nullptr) {
     sides[2] = side_of(updates->shape, l.updates, l.owned_updates == nullptr && !l.updates_computed);
   }
   TensorView core_output(nullptr, l.input.dtype, l.core_output_shape, l.core_output_strides);
-  sides[3] = side_of(l.output_shape, core_output, !l.has_scatter_base);
+  sides[3] = side_of(l.output_shape, core_output, !l.has_scatter_base && !segment);
   const bool has_updates = scatter && updates != nullptr;
 
   // A factor on the sides that carry it (core dimension d of each), kOther when one of them

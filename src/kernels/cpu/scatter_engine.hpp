@@ -55,8 +55,10 @@ ScatterResult run_scatter_cpu(const GatherPlan& plan, const ScatterRun& run, int
 /// The division step of a mean scatter (scatter_mean.cpp; torch.scatter_reduce "mean"): each
 /// element of `output` (any strides) with count[i] > 0 updates (count: C order over output's
 /// shape) is divided by count[i] + include_input; integers round toward negative infinity,
-/// 16-bit floats round the float32 quotient once. False for a dtype with no division (bool,
-/// float8).
-bool divide_by_count(const MutableTensorView& output, const std::int64_t* count, bool include_input) noexcept;
+/// 16-bit floats round the float32 quotient once. sqrt_count (tf.math.unsorted_segment_sqrt_n):
+/// the divisor is sqrt(count) in the dtype (floating and complex dtypes only). False for a
+/// dtype with no division (bool, float8; integers under sqrt_count).
+bool divide_by_count(const MutableTensorView& output, const std::int64_t* count, bool include_input,
+                     bool sqrt_count = false) noexcept;
 
 }  // namespace multigather::detail

@@ -3,6 +3,7 @@
 // the input takes part). PyTorch's rule (aten scatter_reduce_two, ReductionType::MEAN): the
 // count is scattered in the output's dtype, a zero count becomes 1, floating and complex
 // outputs divide, integer outputs divide with rounding toward negative infinity.
+#include <cmath>
 #include <cstring>
 
 #include "kernels/cpu/scatter_engine.hpp"
@@ -56,44 +57,56 @@ void divide_integer(const MutableTensorView& out, const std::int64_t* count, std
   });
 }
 
+/// The divisor of count c in T: c, or sqrt(c) computed in T (TensorFlow's sqrt_n).
 template <class T>
-void divide_float(const MutableTensorView& out, const std::int64_t* count, std::int64_t extra) {
-  divide_as<T>(out, count, extra, [](T v, std::int64_t c) { return static_cast<T>(v / static_cast<T>(c)); });
+T divisor(std::int64_t c, bool sqrt_count) {
+  const T d = static_cast<T>(c);
+  return sqrt_count ? static_cast<T>(std::sqrt(d)) : d;
+}
+
+template <class T>
+void divide_float(const MutableTensorView& out, const std::int64_t* count, std::int64_t extra, bool sqrt_count) {
+  divide_as<T>(out, count, extra, [&](T v, std::int64_t c) { return static_cast<T>(v / divisor<T>(c, sqrt_count)); });
 }
 
 template <float (*kTo)(std::uint16_t), std::uint16_t (*kFrom)(float)>
-void divide_half(const MutableTensorView& out, const std::int64_t* count, std::int64_t extra) {
-  // Computed in float32 and rounded once: the correctly rounded quotient of two halves.
-  divide_as<std::uint16_t>(out, count, extra, [](std::uint16_t v, std::int64_t c) {
-    return kFrom(kTo(v) / kTo(kFrom(static_cast<float>(c))));
+void divide_half(const MutableTensorView& out, const std::int64_t* count, std::int64_t extra, bool sqrt_count) {
+  // Computed in float32 and rounded once: the correctly rounded quotient of two halves (the
+  // square root of the count rounded to the half type first).
+  divide_as<std::uint16_t>(out, count, extra, [&](std::uint16_t v, std::int64_t c) {
+    const float d = kTo(kFrom(static_cast<float>(c)));
+    return kFrom(kTo(v) / (sqrt_count ? kTo(kFrom(std::sqrt(d))) : d));
   });
 }
 
 template <class R>
-void divide_complex(const MutableTensorView& out, const std::int64_t* count, std::int64_t extra) {
+void divide_complex(const MutableTensorView& out, const std::int64_t* count, std::int64_t extra, bool sqrt_count) {
   struct C {
     R re, im;
   };
   // PyTorch divides by the complex count c + 0i the way numpy does (c10::complex operator/):
   // rat = 0, scale = 1 / c, (re + im * 0) * scale, (im - re * 0) * scale.
-  divide_as<C>(out, count, extra, [](C v, std::int64_t c) {
-    const R scale = R(1) / static_cast<R>(c);
+  divide_as<C>(out, count, extra, [&](C v, std::int64_t c) {
+    const R scale = R(1) / divisor<R>(c, sqrt_count);
     return C{(v.re + v.im * R(0)) * scale, (v.im - v.re * R(0)) * scale};
   });
 }
 
 }  // namespace
 
-bool divide_by_count(const MutableTensorView& output, const std::int64_t* count, bool include_input) noexcept {
+bool divide_by_count(const MutableTensorView& output, const std::int64_t* count, bool include_input,
+                     bool sqrt_count) noexcept {
   const std::int64_t extra = include_input ? 1 : 0;
+  const bool q = sqrt_count;
   switch (output.dtype) {
-    case DType::kFloat32: divide_float<float>(output, count, extra); return true;
-    case DType::kFloat64: divide_float<double>(output, count, extra); return true;
-    case DType::kFloat16: divide_half<&half_to_float, &float_to_half>(output, count, extra); return true;
-    case DType::kBFloat16: divide_half<&bfloat16_to_float, &float_to_bfloat16>(output, count, extra); return true;
-    case DType::kComplex64: divide_complex<float>(output, count, extra); return true;
-    case DType::kComplex128: divide_complex<double>(output, count, extra); return true;
+    case DType::kFloat32: divide_float<float>(output, count, extra, q); return true;
+    case DType::kFloat64: divide_float<double>(output, count, extra, q); return true;
+    case DType::kFloat16: divide_half<&half_to_float, &float_to_half>(output, count, extra, q); return true;
+    case DType::kBFloat16: divide_half<&bfloat16_to_float, &float_to_bfloat16>(output, count, extra, q); return true;
+    case DType::kComplex64: divide_complex<float>(output, count, extra, q); return true;
+    case DType::kComplex128: divide_complex<double>(output, count, extra, q); return true;
     default:  // the integer dtypes
+      if (sqrt_count) return false;
       return visit_index_type(output.dtype, [&]<class T>() {
         divide_integer<T>(output, count, extra);
         return true;
