@@ -6,6 +6,7 @@
 //                      <op(x[, u]), g> == <x, vjp_x(g)> (+ <u, vjp_u(g)>), for every gather op and
 //                      every scatter op with reduction none or add (both are linear in x and u for
 //                      fixed indices); ops without a gradient say so
+#include <deque>
 #include <cmath>
 #include <algorithm>
 #include <gtest/gtest.h>
@@ -180,8 +181,10 @@ TEST(TransformsCallSiteCache, EveryRegistryOpLowersOnceAndGivesTheUncachedResult
       const Dims lead = batch_rank == 0 ? Dims{} : Dims{2};
       CallSiteCache cache, vjp_cache;
       bool copies = false;
+      std::deque<Tensor> earlier;  // every call's operands stay alive: a stale view would read them
       for (int call = 0; call < 3; ++call) {
-        const Tensor x = random_f64(prepend(lead, c.x), rng), u = random_f64(prepend(lead, c.u), rng);
+        const Tensor& x = earlier.emplace_back(random_f64(prepend(lead, c.x), rng));
+        const Tensor& u = earlier.emplace_back(random_f64(prepend(lead, c.u), rng));
         Tensor i(DType::kInt64, prepend(lead, c.i));
         for (std::int64_t k = 0; k < i.numel(); ++k) {
           i.data_as<std::int64_t>()[k] = index.data_as<std::int64_t>()[k % index.numel()];

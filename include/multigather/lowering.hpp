@@ -150,6 +150,7 @@ struct LoweringAnchors {
   std::ptrdiff_t input = 0, indices = 0, error_indices = 0, updates = 0;
   bool has_error_indices = false;
   bool constant_input = false;  // l.input_is_constant: the input view stays
+  bool updates_in_input = false;  // a segment op: the core updates are a view of the framework input
 };
 
 /// The anchors of `l`, lowered from these operands (`updates`: a scatter op's, else null), or

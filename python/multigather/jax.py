@@ -14,6 +14,12 @@ take_along_axis: "clip" wraps negatives once, then clamps; "promise_in_bounds" c
 wrapping (what XLA does with indices that break the promise).
 lax.gather's dimension numbers are in ``multigather.stablehlo``.
 
+``segment_sum / segment_prod / segment_max / segment_min(data, segment_ids, num_segments=None,
+indices_are_sorted=False, unique_indices=False, mode=None)``: jax.ops's segment reductions
+(https://docs.jax.dev/en/latest/_autosummary/jax.ops.segment_sum.html), each one scatter of
+data into the reduction's identity; ids outside [0, num_segments) are dropped (mode "clip" clamps
+them). Differentiable under jax.grad (sum, max, min), batched under jax.vmap.
+
 The indexed updates ``x.at[idx].set / add / subtract / multiply / min / max``
 (https://docs.jax.dev/en/latest/_autosummary/jax.numpy.ndarray.at.html), written as in JAX:
 ``multigather.jax.at(x)[idx].add(values, mode=None)`` returns a new array (``x`` is never
@@ -35,13 +41,13 @@ from __future__ import annotations
 from typing import Any, Optional, Sequence
 
 from ._registry import document as _registry_document
-from ._registry import fast_op, run_fast, run_general, run_scatter
+from ._registry import fast_op, op_function, run_fast, run_general, run_scatter
 
 _TAKE = fast_op("jax.numpy.take", "axis", "mode", "fill_value")
 _TAKE_ALONG_AXIS = fast_op("jax.numpy.take_along_axis", "axis", "mode", "fill_value")
 
 __all__ = ["take", "take_along_axis", "at", "at_set", "at_add", "at_subtract", "at_multiply", "at_min",
-           "at_max"]
+           "at_max", "segment_sum", "segment_prod", "segment_max", "segment_min"]
 
 
 def take(a: Any, indices: Any, axis: Optional[int] = None, mode: Optional[str] = None,
@@ -278,6 +284,14 @@ def at(x: Any) -> _IndexUpdateHelper:
     arrays must cast safely to it (TypeError). Source:
     https://docs.jax.dev/en/latest/_autosummary/jax.numpy.ndarray.at.html"""
     return _IndexUpdateHelper(x)
+
+# ---- jax.ops.segment_* ---------------------------------------------------------------------------
+# Made from their rows: (data, segment_ids, num_segments=None, indices_are_sorted=False,
+# unique_indices=False, mode=None); inside jax.jit, num_segments must be given (it sizes the output).
+segment_sum = op_function("jax.ops.segment_sum", "segment_sum")
+segment_prod = op_function("jax.ops.segment_prod", "segment_prod")
+segment_max = op_function("jax.ops.segment_max", "segment_max")
+segment_min = op_function("jax.ops.segment_min", "segment_min")
 
 # Each wrapper's signature, formula, attributes and source: its registry row.
 _registry_document(globals(), __all__)

@@ -8,6 +8,10 @@
 - ``tensor_scatter_nd_update / _add / _sub / _min / _max(tensor, indices, updates)`` and
   ``scatter_nd(indices, updates, shape)``
   (https://www.tensorflow.org/api_docs/python/tf/tensor_scatter_nd_update, ...)
+- ``unsorted_segment_sum / _prod / _max / _min / _mean / _sqrt_n(data, segment_ids,
+  num_segments)`` and ``segment_sum / _prod / _max / _min / _mean(data, segment_ids)``:
+  tf.math's segment reductions (https://www.tensorflow.org/api_docs/python/tf/math/segment_sum,
+  ...), each one scatter of data into the reduction's identity
 
 Indices must lie in [0, params.shape[axis]): negative indices are out of range (TensorFlow on
 CPU raises InvalidArgumentError; here IndexError). TensorFlow on GPU writes zeros instead:
@@ -21,13 +25,16 @@ from typing import Any, Optional
 import numpy as _np
 
 from ._registry import document as _registry_document
-from ._registry import DEFAULT, fast_op, run_fast, run_general, run_scatter
+from ._registry import DEFAULT, fast_op, op_function, run_fast, run_general, run_scatter
 
 _GATHER = fast_op("tf.gather", "axis", "batch_dims", "index_mode")
 _GATHER_ND = fast_op("tf.gather_nd", "batch_dims", "index_mode")
 
 __all__ = ["gather", "gather_nd", "tensor_scatter_nd_update", "tensor_scatter_nd_add",
-           "tensor_scatter_nd_sub", "tensor_scatter_nd_min", "tensor_scatter_nd_max", "scatter_nd"]
+           "tensor_scatter_nd_sub", "tensor_scatter_nd_min", "tensor_scatter_nd_max", "scatter_nd",
+           "unsorted_segment_sum", "unsorted_segment_prod", "unsorted_segment_max", "unsorted_segment_min",
+           "unsorted_segment_mean", "unsorted_segment_sqrt_n", "segment_sum", "segment_prod", "segment_max",
+           "segment_min", "segment_mean"]
 
 
 def gather(params: Any, indices: Any, axis: Optional[int] = None, batch_dims: int = 0) -> Any:
@@ -101,6 +108,22 @@ def scatter_nd(indices: Any, updates: Any, shape: Any) -> Any:
     shape = _np.broadcast_to(_np.zeros((), dtype=updates.dtype),
                              tuple(int(s) for s in _np.asarray(shape).reshape(-1)))
     return run_scatter("tf.scatter_nd", shape, indices, updates)
+
+# ---- tf.math.unsorted_segment_* (data, segment_ids, num_segments) and tf.math.segment_* --------
+# (data, segment_ids): made from their rows. TensorFlow on CPU: a negative id drops its update, an
+# id >= num_segments is an IndexError; segment_* wants sorted, non-negative ids (ValueError /
+# IndexError otherwise) and reads them to size its output.
+unsorted_segment_sum = op_function("tf.math.unsorted_segment_sum", "unsorted_segment_sum")
+unsorted_segment_prod = op_function("tf.math.unsorted_segment_prod", "unsorted_segment_prod")
+unsorted_segment_max = op_function("tf.math.unsorted_segment_max", "unsorted_segment_max")
+unsorted_segment_min = op_function("tf.math.unsorted_segment_min", "unsorted_segment_min")
+unsorted_segment_mean = op_function("tf.math.unsorted_segment_mean", "unsorted_segment_mean")
+unsorted_segment_sqrt_n = op_function("tf.math.unsorted_segment_sqrt_n", "unsorted_segment_sqrt_n")
+segment_sum = op_function("tf.math.segment_sum", "segment_sum")
+segment_prod = op_function("tf.math.segment_prod", "segment_prod")
+segment_max = op_function("tf.math.segment_max", "segment_max")
+segment_min = op_function("tf.math.segment_min", "segment_min")
+segment_mean = op_function("tf.math.segment_mean", "segment_mean")
 
 # Each wrapper's signature, formula, attributes and source: its registry row.
 _registry_document(globals(), __all__)

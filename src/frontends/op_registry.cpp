@@ -328,6 +328,9 @@ bool lowering_anchors(const Lowering& l, const TensorView& input, const TensorVi
   LoweringAnchors a;
   a.has_error_indices = l.index_errors.indices.data != nullptr;
   a.constant_input = l.input_is_constant;
+  // A segment op's core updates are its framework input (data).
+  a.updates_in_input = l.spec != nullptr && l.spec->kind == OpKind::kSegment;
+  if (a.updates_in_input && !offset_inside(l.updates.data, input, &a.updates)) return false;
   if ((!a.constant_input && !offset_inside(l.input.data, input, &a.input)) || !offset_inside(l.indices.data, indices, &a.indices) ||
       (a.has_error_indices && !offset_inside(l.index_errors.indices.data, indices, &a.error_indices)) ||
       (updates != nullptr && !offset_inside(l.updates.data, *updates, &a.updates))) {
@@ -342,7 +345,11 @@ void move_lowering(Lowering* l, const LoweringAnchors& anchors, const void* inpu
   if (!anchors.constant_input) l->input.data = byte_at(input, anchors.input);
   l->indices.data = byte_at(indices, anchors.indices);
   if (anchors.has_error_indices) l->index_errors.indices.data = byte_at(indices, anchors.error_indices);
-  if (updates != nullptr) l->updates.data = byte_at(updates, anchors.updates);
+  if (anchors.updates_in_input) {
+    l->updates.data = byte_at(input, anchors.updates);
+  } else if (updates != nullptr) {
+    l->updates.data = byte_at(updates, anchors.updates);
+  }
 }
 
 }  // namespace multigather

@@ -89,6 +89,10 @@ FUNCTIONS = {  # registry op -> the Python function with the framework's signatu
     "jax.at.set": "jax.at_set", "jax.at.add": "jax.at_add", "jax.at.subtract": "jax.at_subtract",
     "jax.at.multiply": "jax.at_multiply", "jax.at.min": "jax.at_min", "jax.at.max": "jax.at_max",
     "stablehlo.scatter": "stablehlo.scatter",
+    **{f"jax.ops.segment_{r}": f"jax.segment_{r}" for r in ("sum", "prod", "max", "min")},
+    **{f"tf.math.unsorted_segment_{r}": f"tf.unsorted_segment_{r}"
+       for r in ("sum", "prod", "max", "min", "mean", "sqrt_n")},
+    **{f"tf.math.segment_{r}": f"tf.segment_{r}" for r in ("sum", "prod", "max", "min", "mean")},
 }
 
 

@@ -1,0 +1,255 @@
+"""The segment family (jax.ops.segment_*, tf.math.unsorted_segment_*, tf.math.segment_*) against
+the frameworks themselves: values on hypothesis cases (empty segments, dropped and out-of-range
+ids, every dtype each accepts, broadcasting), errors, gradients (jax.grad and tf.GradientTape),
+jax.vmap, determinism at 1, 2, 3 and 8 threads, and a small message-passing model."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import multigather
+import multigather.jax as mjax
+import multigather.tf as mtf
+
+jax = pytest.importorskip("jax")
+jnp = jax.numpy
+hypothesis = pytest.importorskip("hypothesis")
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+JAX_REDUCTIONS = ("sum", "prod", "max", "min")
+TF_UNSORTED = ("sum", "prod", "max", "min", "mean", "sqrt_n")
+TF_SORTED = ("sum", "prod", "max", "min", "mean")
+
+
+def _tf():
+    return pytest.importorskip("tensorflow")
+
+
+def _data(rng, shape, dtype):
+    if np.issubdtype(dtype, np.integer):
+        return rng.integers(-3, 4, size=shape).astype(dtype)
+    return rng.standard_normal(shape).astype(dtype)
+
+
+@st.composite
+def segment_cases(draw, ids_low=-2, ids_over=2, prefix_rank=1):
+    """(data, ids, num_segments): data [N, F..] (N >= 0), ids of shape [N] (or a prefix of data's
+    shape) with values in [ids_low, num_segments + ids_over)."""
+    seed = draw(st.integers(0, 2**31 - 1))
+    rng = np.random.default_rng(seed)
+    lead = [draw(st.integers(0, 12)) for _ in range(prefix_rank)]
+    trailing = draw(st.lists(st.integers(1, 3), min_size=0, max_size=2))
+    num_segments = draw(st.integers(0, 6))
+    high = max(num_segments + ids_over, ids_low + 1)
+    ids = rng.integers(ids_low, high, size=lead).astype(draw(st.sampled_from([np.int32, np.int64])))
+    return rng, lead + trailing, ids, num_segments
+
+
+@settings(max_examples=60, deadline=None)
+@given(case=segment_cases(), reduction=st.sampled_from(JAX_REDUCTIONS),
+       dtype=st.sampled_from([np.float32, np.int32, np.float16]), mode=st.sampled_from([None, "drop", "clip"]))
+def test_jax_segment_ops_equal_jax(case, reduction, dtype, mode):
+    rng, shape, ids, num_segments = case
+    if mode == "clip" and num_segments == 0:
+        return  # jax clamps into an empty range: nothing to compare
+    data = _data(rng, shape, dtype)
+    got = getattr(mjax, f"segment_{reduction}")(data, ids, num_segments, mode=mode)
+    want = np.asarray(getattr(jax.ops, f"segment_{reduction}")(data, ids, num_segments, mode=mode))
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_array_equal(got, want)
+
+
+def test_jax_num_segments_none_reads_the_ids():
+    data = np.arange(12, dtype=np.float32).reshape(6, 2)
+    ids = np.array([0, 3, 3, 1, 0, 2])
+    np.testing.assert_array_equal(mjax.segment_max(data, ids), jax.ops.segment_max(data, ids))
+    with pytest.raises(ValueError, match="num_segments = None is max\\(segment_ids\\) \\+ 1: it needs the values"):
+        jax.jit(lambda d, i: mjax.segment_sum(d, i))(data, ids)
+
+
+def test_jax_broadcasts_data_as_jax_does():
+    ids = np.array([[0, 1], [1, 2]])
+    data = np.arange(6, dtype=np.float32).reshape(1, 2, 3)[0]  # [2, 3] broadcast to [2, 2, 3]
+    want = jax.ops.segment_sum(data, ids, 3)
+    np.testing.assert_array_equal(mjax.segment_sum(data, ids, 3), want)
+
+
+@settings(max_examples=60, deadline=None)
+@given(case=segment_cases(ids_low=-2, ids_over=0, prefix_rank=2), reduction=st.sampled_from(TF_UNSORTED),
+       dtype=st.sampled_from([np.float32, np.float64, np.int32, np.int64]))
+def test_tf_unsorted_segment_ops_equal_tensorflow(case, reduction, dtype):
+    tf = _tf()
+    rng, shape, ids, num_segments = case
+    if reduction in ("mean", "sqrt_n") and np.issubdtype(dtype, np.integer):
+        dtype = np.float32
+    ids = np.minimum(ids, num_segments - 1)  # TF raises for ids >= num_segments (tested below)
+    data = _data(rng, shape, dtype)
+    got = getattr(mtf, f"unsorted_segment_{reduction}")(data, ids, num_segments)
+    want = getattr(tf.math, f"unsorted_segment_{reduction}")(data, ids, num_segments).numpy()
+    assert got.dtype == want.dtype and got.shape == want.shape
+    if reduction == "sqrt_n":  # TF divides by sqrt(count) computed in the dtype, as here
+        np.testing.assert_allclose(got, want, rtol=1e-6)
+    else:
+        np.testing.assert_array_equal(got, want)
+
+
+@settings(max_examples=60, deadline=None)
+@given(case=segment_cases(ids_low=0, ids_over=0), reduction=st.sampled_from(TF_SORTED),
+       dtype=st.sampled_from([np.float32, np.float64, np.int32]))
+def test_tf_sorted_segment_ops_equal_tensorflow(case, reduction, dtype):
+    tf = _tf()
+    rng, shape, ids, num_segments = case
+    if reduction == "mean":
+        dtype = np.float32
+    ids = np.sort(ids)
+    data = _data(rng, shape, dtype)
+    got = getattr(mtf, f"segment_{reduction}")(data, ids)
+    want = getattr(tf.math, f"segment_{reduction}")(data, ids).numpy()
+    assert got.dtype == want.dtype and got.shape == want.shape
+    np.testing.assert_array_equal(got, want)
+
+
+def test_tf_errors_are_tensorflows():
+    tf = _tf()
+    data = np.ones((4, 2), np.float32)
+    with pytest.raises(IndexError, match=r"^tf.math.unsorted_segment_sum: segment_ids\[2\] = 5 is out of range \[0, 3\)$"):
+        mtf.unsorted_segment_sum(data, np.array([0, -1, 5, 1]), 3)
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"segment_ids\[2\] = 5 is out of range \[0, 3\)"):
+        tf.math.unsorted_segment_sum(data, np.array([0, -1, 5, 1]), 3)
+    with pytest.raises(ValueError, match=r"^tf.math.segment_max: segment ids are not increasing "
+                                         r"\(segment_ids\[2\] = 0 follows 1\)$"):
+        mtf.segment_max(data, np.array([0, 1, 0, 2]))
+    with pytest.raises(tf.errors.InvalidArgumentError, match="segment ids are not increasing"):
+        tf.math.segment_max(data, np.array([0, 1, 0, 2]))
+    with pytest.raises(IndexError, match=r"^tf.math.segment_sum: segment_ids\[0\] = -1 must be >= 0$"):
+        mtf.segment_sum(data, np.array([-1, 0, 0, 1]))
+    with pytest.raises(ValueError, match="^tf.math.unsorted_segment_sum: num_segments is required$"):
+        multigather.run("tf.math.unsorted_segment_sum", data, np.zeros(4, np.int64))
+    with pytest.raises(TypeError, match="tf.math.unsorted_segment_mean: data dtype int32 must be a floating"):
+        mtf.unsorted_segment_mean(np.ones(3, np.int32), np.zeros(3, np.int64), 2)
+    with pytest.raises(ValueError, match=r"data.shape = \[4,2\] does not start with segment_ids.shape = \[3\]"):
+        mtf.unsorted_segment_sum(data, np.zeros(3, np.int64), 2)
+
+
+# ---- gradients -----------------------------------------------------------------------------------
+
+def _tied(rng, shape):
+    """Data with ties inside segments (max / min share their gradient among equal elements)."""
+    data = rng.integers(-2, 3, size=shape).astype(np.float32)
+    return data + 0.0
+
+
+@pytest.mark.parametrize("reduction", ["sum", "max", "min"])
+def test_jax_gradients_equal_jax(reduction):
+    rng = np.random.default_rng(1)
+    data = jnp.asarray(_tied(rng, (40, 3)))
+    ids = jnp.asarray(rng.integers(-1, 9, size=40))
+    w = jnp.asarray(rng.standard_normal((8, 3)).astype(np.float32))
+
+    def loss(fn):
+        return lambda d: jnp.sum(w * jnp.tanh(fn(d, ids, 8)))
+
+    ours = jax.jit(jax.grad(loss(getattr(mjax, f"segment_{reduction}"))))(data)
+    theirs = jax.jit(jax.grad(loss(getattr(jax.ops, f"segment_{reduction}"))))(data)
+    np.testing.assert_allclose(ours, theirs, rtol=1e-6, atol=1e-7)
+    assert np.count_nonzero(np.asarray(ours)) > 0
+
+
+def test_segment_prod_has_no_gradient_yet():
+    with pytest.raises(Exception, match="the gradient of a segment product is not implemented"):
+        jax.grad(lambda d: jnp.sum(mjax.segment_prod(d, jnp.array([0, 0, 1]), 2)))(jnp.ones(3))
+
+
+def test_ids_sized_outputs_cannot_be_traced():
+    # tf.math.segment_* and num_segments=None size the output from the ids' values: a JAX trace
+    # has none, and says so (TensorFlow's own XLA path needs static shapes as well).
+    with pytest.raises(ValueError, match="tf.math.segment_sum: the output has segment_ids\\[-1\\] \\+ 1 rows: "
+                                         "it needs the values of segment_ids"):
+        jax.grad(lambda d: jnp.sum(mtf.segment_sum(d, np.array([0, 0, 1]))))(jnp.ones(3))
+
+
+@pytest.mark.parametrize("op", [f"unsorted_segment_{r}" for r in ("sum", "max", "min", "mean", "sqrt_n")])
+def test_tf_gradients_equal_tensorflow(op):
+    tf = _tf()
+    rng = np.random.default_rng(2)
+    data = _tied(rng, (30, 2))
+    sorted_op = op.startswith("segment_")
+    ids = np.sort(rng.integers(0, 7, size=30)) if sorted_op else rng.integers(-1, 7, size=30)
+    w = rng.standard_normal((7, 2)).astype(np.float32)
+    extra = () if sorted_op else (7,)
+    x = tf.Variable(data)
+    with tf.GradientTape() as tape:
+        y = getattr(tf.math, op)(x, ids, *extra)
+        loss = tf.reduce_sum(w[: y.shape[0]] * tf.tanh(y))
+    want = tape.gradient(loss, x).numpy()
+    n = int(ids.max()) + 1 if sorted_op else 7
+    got = jax.grad(lambda d: jnp.sum(w[:n] * jnp.tanh(getattr(mtf, op)(d, ids, *extra))))(jnp.asarray(data))
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("reduction", JAX_REDUCTIONS)
+def test_vmap_equals_a_loop(reduction):
+    rng = np.random.default_rng(3)
+    data = jnp.asarray(rng.standard_normal((4, 10, 2)).astype(np.float32))
+    ids = jnp.asarray(rng.integers(-1, 5, size=(4, 10)))
+    ours = jax.vmap(lambda d, i: getattr(mjax, f"segment_{reduction}")(d, i, 5))(data, ids)
+    theirs = jax.vmap(lambda d, i: getattr(jax.ops, f"segment_{reduction}")(d, i, 5))(data, ids)
+    np.testing.assert_array_equal(ours, theirs)
+
+
+# ---- determinism and a model --------------------------------------------------------------------
+
+@pytest.mark.parametrize("sorted_ids", [True, False])
+@pytest.mark.parametrize("op", ["jax.ops.segment_sum", "jax.ops.segment_max", "tf.math.unsorted_segment_mean"])
+def test_bit_identical_at_every_thread_count(op, sorted_ids):
+    rng = np.random.default_rng(4)
+    data = rng.standard_normal((60000, 8)).astype(np.float32)
+    ids = rng.integers(0, 3000, size=60000)
+    if sorted_ids:
+        ids = np.sort(ids)
+    results = []
+    try:
+        for threads in (1, 2, 3, 8):
+            multigather.set_num_threads(threads)
+            results.append(multigather.run(op, data, ids, num_segments=3000))
+    finally:
+        multigather.set_num_threads(0)
+    for r in results[1:]:
+        assert r.tobytes() == results[0].tobytes()
+    # and the sum is the one-thread row-major sum (numpy adds in the same order)
+    if op == "jax.ops.segment_sum":
+        want = np.zeros((3000, 8), np.float32)
+        np.add.at(want, ids, data)
+        np.testing.assert_array_equal(results[0], want)
+
+
+def test_message_passing_model_trains_like_the_unmodified_one():
+    """A two-layer graph network in plain JAX (gather by source, segment mean into targets):
+    loss and every parameter gradient equal those of the same model written with jax.ops."""
+    rng = np.random.default_rng(5)
+    nodes, edges, features = 50, 300, 8
+    src = jnp.asarray(rng.integers(0, nodes, edges))
+    dst = jnp.asarray(rng.integers(0, nodes, edges))
+    x = jnp.asarray(rng.standard_normal((nodes, features)).astype(np.float32))
+    params = {"w1": jnp.asarray(rng.standard_normal((features, 16)).astype(np.float32) * 0.3),
+              "w2": jnp.asarray(rng.standard_normal((16, 1)).astype(np.float32) * 0.3)}
+    target = jnp.asarray(rng.standard_normal((nodes, 1)).astype(np.float32))
+
+    def model(segment_sum, segment_max):
+        def loss(p):
+            h = x
+            for w in (p["w1"], p["w2"]):
+                messages = h[src] @ w
+                total = segment_sum(messages, dst, nodes)
+                count = segment_sum(jnp.ones((edges, 1), messages.dtype), dst, nodes)
+                h = jnp.tanh(total / jnp.maximum(count, 1) + segment_max(messages, dst, nodes).clip(-5, 5))
+            return jnp.mean((h - target) ** 2)
+        return jax.jit(jax.value_and_grad(loss))
+
+    ours = model(mjax.segment_sum, mjax.segment_max)(params)
+    theirs = model(jax.ops.segment_sum, jax.ops.segment_max)(params)
+    np.testing.assert_allclose(ours[0], theirs[0], rtol=1e-6)
+    for name in params:
+        np.testing.assert_allclose(ours[1][name], theirs[1][name], rtol=1e-5, atol=1e-6)
