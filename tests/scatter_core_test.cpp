@@ -408,7 +408,7 @@ struct ThreadingForAll {
 
 TEST(ScatterCore, EngineMatchesReferenceAtEveryThreadCount) {
   for (const auto path : {mg::detail::ScatterThreading::kBuckets, mg::detail::ScatterThreading::kSlabs,
-                          mg::detail::ScatterThreading::kFiltered}) {
+                          mg::detail::ScatterThreading::kFiltered, mg::detail::ScatterThreading::kSorted}) {
     const ThreadingForAll threaded(path);
     Rng rng(run_seed());
     for (int i = 0; i < 1500; ++i) {
@@ -436,7 +436,7 @@ TEST(ComplexMinMax, EngineMatchesReferenceWithNansTiesAndSignedZeros) {
   // (NaN bits included) must be identical at 1, 2, 3 and 8 threads on every threaded path.
   int compared = 0;
   for (const auto path : {mg::detail::ScatterThreading::kBuckets, mg::detail::ScatterThreading::kSlabs,
-                          mg::detail::ScatterThreading::kFiltered}) {
+                          mg::detail::ScatterThreading::kFiltered, mg::detail::ScatterThreading::kSorted}) {
     const ThreadingForAll threaded(path);
     Rng rng(run_seed() + 7);
     for (int i = 0; i < 400; ++i) {
@@ -486,6 +486,56 @@ TEST(ScatterCore, SlabsAreBitIdenticalAtAnyThreadCount) {
                                            view(updates, mg::DType::kFloat32, {n, cols}), axes,
                                            mview(out, mg::DType::kFloat32, {rows, cols}), add).ok());
     EXPECT_EQ(0, std::memcmp(sequential.data(), out.data(), out.size() * 4)) << threads << " threads";
+  }
+}
+
+TEST(ScatterCore, SortedRunsAreBitIdenticalAtAnyThreadCount) {
+  // Segment sums over sorted ids: rows of `width` float32 values added into [segments, width]
+  // along axis 0, the runs of equal ids of random lengths (a few long enough to cross several
+  // chunks), some ids out of range and dropped. Every thread count gives the sequential sum's
+  // bytes; ids that decrease once fall back to another rule with the same bytes.
+  Rng rng(run_seed() + 11);
+  std::uniform_real_distribution<float> real(-1e4f, 1e4f);
+  for (int trial = 0; trial < 24; ++trial) {
+    const std::int64_t segments = uniform(rng, 1, 300), width = trial % 3 == 0 ? 1 : uniform(rng, 1, 40);
+    std::vector<std::int64_t> ids;
+    for (std::int64_t s = 0; s < segments; ++s) {
+      const std::int64_t run = trial % 4 == 1 && s == segments / 2 ? 5000 : uniform(rng, 0, 30);
+      for (std::int64_t r = 0; r < run; ++r) ids.push_back(uniform(rng, 0, 9) == 0 && trial % 2 ? -1 : s);
+    }
+    if (trial % 6 == 5 && ids.size() > 2) std::swap(ids.front(), ids.back());  // one decrease: not sorted
+    const auto n = static_cast<std::int64_t>(ids.size());
+    std::vector<float> updates(static_cast<std::size_t>(n * width)), zeros(static_cast<std::size_t>(segments * width), 0.f);
+    for (auto& u : updates) u = real(rng);
+    std::vector<float> sequential = zeros;
+    for (std::int64_t i = 0; i < n; ++i) {
+      const std::int64_t s = ids[static_cast<std::size_t>(i)];
+      if (s < 0) continue;
+      for (std::int64_t f = 0; f < width; ++f) {
+        sequential[static_cast<std::size_t>(s * width + f)] += updates[static_cast<std::size_t>(i * width + f)];
+      }
+    }
+    mg::ScatterOptions add;
+    add.reduction = mg::Reduction::kAdd;
+    add.index_mode = mg::IndexMode::kDrop;
+    add.negative_indices = false;
+    const std::vector<std::int64_t> axes{0};
+    for (const auto rule : {mg::detail::ScatterThreading::kAuto, mg::detail::ScatterThreading::kSorted}) {
+      const ThreadingForAll threaded(rule);
+      for (int threads : {1, 2, 3, 4, 8}) {
+        add.num_threads = threads;
+        std::vector<float> out(zeros.size());
+        // input [segments, 1, width] (broadcast over the rows), indices [1, n, 1], updates [1, n, width]
+        ASSERT_TRUE(mg::scatter_multiaxis_into(
+                        mg::TensorView(zeros.data(), mg::DType::kFloat32, {segments, 1, width}, {width, 0, 1}),
+                        mg::TensorView(ids.data(), mg::DType::kInt64, {1, n, 1}),
+                        mg::TensorView(updates.data(), mg::DType::kFloat32, {1, n, width}), axes,
+                        mview(out, mg::DType::kFloat32, {segments, 1, width}), add)
+                        .ok());
+        EXPECT_EQ(0, std::memcmp(sequential.data(), out.data(), out.size() * 4))
+            << "trial " << trial << ", " << threads << " threads, rule " << static_cast<int>(rule);
+      }
+    }
   }
 }
 

@@ -110,6 +110,13 @@ SCATTER_CASES = [
 ]
 
 
+# (op, data shape, segment_ids shape, attributes): every segment op, called as a gather.
+SEGMENT_CASES = [(f"jax.ops.segment_{r}", (5, 2), (5,), {"num_segments": 3}) for r in ("sum", "prod", "max", "min")] + [
+    (f"tf.math.unsorted_segment_{r}", (5, 2), (5,), {"num_segments": 3})
+    for r in ("sum", "prod", "max", "min", "mean", "sqrt_n")] + [
+    (f"tf.math.segment_{r}", (5, 2), (5,), {}) for r in ("sum", "prod", "max", "min", "mean")]
+
+
 def index_dtype(op: str) -> str:
     return "int32" if op in ("tosa.gather", "tosa.scatter") else "int64"
 
@@ -134,11 +141,13 @@ def indices_from_picture(root: ET.Element, shape, dtype) -> np.ndarray:
 def test_every_registry_op_is_covered():
     gathers = [op for op in mg.ops() if mg._registry.OPS[op]["kind"] == "gather"]
     assert sorted(c[0] for c in CASES) == gathers
+    segments = [op for op in mg.ops() if mg._registry.OPS[op]["kind"] == "segment"]
+    assert sorted(c[0] for c in SEGMENT_CASES) == sorted(segments)
 
 
 def test_every_registry_op_draws():
     """Each registry op, gather and scatter, draws a well-formed picture with output cells."""
-    gathers = {c[0]: c for c in CASES}
+    gathers = {c[0]: c for c in CASES + SEGMENT_CASES}
     scatters = {c[0]: c for c in SCATTER_CASES}
     for op in mg.ops():
         if mg._registry.is_scatter(op):
@@ -152,6 +161,25 @@ def test_every_registry_op_draws():
             svg = mg.explain(op, xs, is_, indices_dtype=index_dtype(op), format="svg", **attrs)
         assert isinstance(svg, mg.Svg), op
         assert output_cells(parse(svg)), op
+
+
+@pytest.mark.parametrize("op", ["jax.ops.segment_sum", "tf.math.unsorted_segment_max", "tf.math.segment_mean"])
+def test_segment_picture_shows_which_updates_land_in_which_segment(op):
+    """Each output cell of a segment picture lists the data elements that reach it: exactly the
+    rows whose id is the cell's segment, in row-major order; a dropped id reaches none."""
+    data = np.arange(12, dtype=np.float32).reshape(6, 2)
+    ids = np.array([0, 0, 2, 2, 2, 3]) if op.startswith("tf.math.segment") else np.array([2, -1, 0, 2, 3, 0])
+    attrs = {} if op.startswith("tf.math.segment") else {"num_segments": 4}
+    svg = mg.explain(op, input=data, indices=ids, format="svg", **attrs)
+    cells = {int(r.get("data-output")): r for r in output_cells(parse(svg))}
+    assert sorted(cells) == list(range(8))
+    for s in range(4):
+        for f in range(2):
+            reaching = cells[s * 2 + f].get("data-updates") or ""
+            got = [int(v) for v in reaching.replace(",", " ").split()]
+            assert got == [i * 2 + f for i in range(6) if ids[i] == s], (s, f, reaching)
+    result = mg.run(op, data, ids, **attrs)
+    assert result.shape == (4, 2)
 
 
 @pytest.mark.parametrize("op,xs,is_,attrs", CASES, ids=[c[0] for c in CASES])

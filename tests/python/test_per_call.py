@@ -74,6 +74,13 @@ CALLS = [
     ("dml.GatherElements", (3, 4, 5), lambda: ints(0, 4, (3, 2, 5)), {"axis": 1}),
     ("dml.GatherND", (3, 4, 5), lambda: np.stack([ints(0, 3, (1, 2)), ints(0, 4, (1, 2))], -1),
      {"input_dimension_count": 3, "indices_dimension_count": 2}),
+    # segment ops: called as gathers (data, segment_ids)
+    *[(f"jax.ops.segment_{r}", (6, 2, 3), lambda: ints(-1, 5, (6,)), {"num_segments": 4})
+      for r in ("sum", "prod", "max", "min")],
+    *[(f"tf.math.unsorted_segment_{r}", (6, 2, 3), lambda: ints(-1, 4, (6,)), {"num_segments": 4})
+      for r in ("sum", "prod", "max", "min", "mean", "sqrt_n")],
+    *[(f"tf.math.segment_{r}", (6, 2, 3), lambda: np.sort(ints(0, 4, (6,))), {})
+      for r in ("sum", "prod", "max", "min", "mean")],
 ]
 
 

@@ -28,6 +28,12 @@
 // interval of the output that no other lookup's block partly overlaps (the output view has no
 // self-overlap), so a block is owned by the owner of its first element.
 //
+// T threads, sorted runs (no slab dimension, targets that never decrease in row-major order:
+// segment reductions over sorted ids): one read-only pass checks the order in T chunks, then
+// each thread combines a contiguous range of lookups cut between runs of equal targets, so that
+// one thread owns each target. No buckets, no sort, no atomics; the pass stops at the first
+// decrease, and another rule runs.
+//
 // include_input = false: one byte per output offset marks the elements already reached (the
 // first update reaching an element is assigned, the next ones combine).
 #include <algorithm>
@@ -365,6 +371,98 @@ bool run_filtered(const GatherPlan& p, cpu::ResolveFn<std::int64_t> resolve, con
   });
 }
 
+/// What the order check of run_sorted notes about one chunk of lookups (non-dropped targets).
+struct ChunkOrder {
+  bool sorted = true;
+  bool any = false;            // a non-dropped lookup
+  std::int64_t first = 0;      // the first target
+  std::int64_t last = 0;       // the last target
+  std::int64_t change = -1;    // the first lookup whose target is not `first` (-1: none)
+};
+
+/// Sorted targets (segment reductions over sorted ids, CSR offsets): when the lookups' target
+/// offsets never decrease in row-major order (dropped lookups aside), the lookups that reach one
+/// target are one contiguous run. T threads then take T contiguous ranges of lookups, cut only
+/// between runs: each target is combined by one thread, in the one-thread walk's order (the same
+/// bytes at every thread count), with no buckets, no sort and no atomics. Phase 1 (read only, in
+/// parallel) checks the order chunk by chunk; a decrease (or an index out of range) stops it
+/// with *sorted = false and nothing written, for another path to run. Phase 2 combines.
+template <class Op>
+bool run_sorted(const GatherPlan& p, cpu::ResolveFn<std::int64_t> resolve, const Apply& a, int threads,
+                bool* sorted) {
+  const std::int64_t lookups = p.lookups;
+  const int T = threads;
+  auto chunk_begin = [&](int c) { return static_cast<std::int64_t>(static_cast<__int128>(lookups) * c / T); };
+  std::vector<ChunkOrder> order(static_cast<std::size_t>(T));
+  const bool walked = on_threads(T, [&](int c) {
+    ChunkOrder& f = order[static_cast<std::size_t>(c)];
+    alignas(64) std::int64_t targets[kTile];
+    alignas(64) std::int64_t updates[kTile];
+    for (std::int64_t l = chunk_begin(c), end = chunk_begin(c + 1); l < end; l += kTile) {
+      const std::int64_t m = std::min<std::int64_t>(kTile, end - l);
+      if (interrupt_requested(m)) return false;
+      if (!resolve_range(p, resolve, l, l + m, targets, updates)) {
+        f.sorted = false;  // an index out of range: the other paths report it
+        return true;
+      }
+      for (std::int64_t t = 0; t < m; ++t) {
+        const std::int64_t target = targets[t];
+        if (target == kDropped) continue;
+        if (!f.any) {
+          f.any = true;
+          f.first = target;
+        } else if (target < f.last) {
+          f.sorted = false;
+          return true;
+        } else if (f.change < 0 && target != f.first) {
+          f.change = l + t;
+        }
+        f.last = target;
+      }
+    }
+    return true;
+  });
+  if (!walked) return false;
+  // Across chunks: each chunk starts at or after the last target before it.
+  std::vector<std::int64_t> start(static_cast<std::size_t>(T) + 1, lookups);
+  std::vector<std::uint8_t> has_before(static_cast<std::size_t>(T), 0);
+  std::vector<std::int64_t> last_before(static_cast<std::size_t>(T), 0);
+  bool any = false;
+  std::int64_t last = 0;
+  for (int c = 0; c < T; ++c) {
+    const ChunkOrder& f = order[static_cast<std::size_t>(c)];
+    if (!f.sorted || (any && f.any && f.first < last)) {
+      *sorted = false;
+      return true;
+    }
+    has_before[static_cast<std::size_t>(c)] = any ? 1 : 0;
+    last_before[static_cast<std::size_t>(c)] = last;
+    if (f.any) {
+      any = true;
+      last = f.last;
+    }
+  }
+  *sorted = true;
+  // Thread c starts at the first lookup of chunk c or later whose target is past every target
+  // before chunk c: a run that crosses into chunk c stays with the thread that began it.
+  start[0] = 0;
+  for (int c = T - 1; c >= 1; --c) {
+    const ChunkOrder& f = order[static_cast<std::size_t>(c)];
+    const auto u = static_cast<std::size_t>(c);
+    if (!f.any) {
+      start[u] = start[u + 1];
+    } else if (!has_before[u] || f.first > last_before[u]) {
+      start[u] = chunk_begin(c);
+    } else {
+      start[u] = f.change >= 0 ? f.change : start[u + 1];
+    }
+  }
+  return on_threads(T, [&](int w) {
+    const auto u = static_cast<std::size_t>(w);
+    return start[u] >= start[u + 1] || run_range<Op>(p, resolve, a, start[u], start[u + 1]);
+  });
+}
+
 template <class Op>
 bool run_threads(const GatherPlan& p, cpu::ResolveFn<std::int64_t> resolve, const Apply& a, std::int64_t span,
                  int threads) {
@@ -511,12 +609,24 @@ ScatterResult run_scatter_cpu(const GatherPlan& plan, const ScatterRun& run, int
   const bool filtered = threads > 1 && slab < 0 &&
                         (rule == ScatterThreading::kFiltered ||
                          (rule == ScatterThreading::kAuto && small_lookups && span * a.es >= kMinFilteredSpanBytes));
+  // Sorted targets are tried first where there is no slab dimension (auto and the sorted test
+  // rule): one read-only pass, which stops at the first decrease.
+  const bool try_sorted = threads > 1 && slab < 0 && (rule == ScatterThreading::kAuto || rule == ScatterThreading::kSorted);
+  const int sorted_threads = threads;
   if (slab < 0 && !filtered && rule == ScatterThreading::kAuto && small_lookups) threads = 1;
   ScatterResult result = ScatterResult::kInternal;
   combine::visit_combine(run.dtype, run.reduction, [&]<class Op>() {
     if (threads > 1 && slab >= 0) {
       result = run_slabs<Op>(plan, resolve, a, slab, threads) ? ScatterResult::kOk : ScatterResult::kBadIndex;
       return;
+    }
+    if (try_sorted) {
+      bool sorted = false;
+      const bool ran = run_sorted<Op>(plan, resolve, a, sorted_threads, &sorted);
+      if (!ran || sorted) {
+        result = ran ? ScatterResult::kOk : ScatterResult::kBadIndex;
+        return;
+      }
     }
     if (filtered) {
       result = run_filtered<Op>(plan, resolve, a, span, threads) ? ScatterResult::kOk : ScatterResult::kBadIndex;

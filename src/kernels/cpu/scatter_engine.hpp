@@ -31,20 +31,24 @@ inline constexpr std::int64_t kDefaultMinParallelBlockBytes = 64;
 
 /// How run_scatter_cpu splits a call between threads (the bytes written are the same).
 enum class ScatterThreading : std::uint8_t {
-  kAuto,     ///< slabs where there is a slab dimension, else buckets for blocks of 64+ bytes,
-             ///< else filtered for outputs of 8 MiB or more, else one thread
+  kAuto,     ///< slabs where there is a slab dimension, else sorted runs where the targets never
+             ///< decrease, else buckets for blocks of 64+ bytes, else filtered for outputs of
+             ///< 8 MiB or more, else one thread
   kBuckets,  ///< tests: the bucket path for every case on more than one thread
   kSlabs,    ///< tests: the slab path wherever there is a slab dimension, however small
   kFiltered, ///< tests: the filtered path (every thread reads all lookups) for every case
+  kSorted,   ///< tests: the sorted path wherever targets never decrease (else the buckets)
 };
 /// Sets the threading rule (tests); returns the old one. Under the test rules an explicit
 /// num_threads is used as given, whatever the call's work.
 ScatterThreading set_scatter_threading(ScatterThreading threading) noexcept;
 
 /// Combines the updates into the output (which already holds the input). `threads` threads
-/// (1: the calling thread, no allocation); the bytes written do not depend on it. Three ways
+/// (1: the calling thread, no allocation); the bytes written do not depend on it. Four ways
 /// to split (scatter_engine.cpp, ScatterThreading): disjoint slabs of the targets along a lookup
-/// dimension that is neither an axis nor broadcast (no allocation); every thread reading all
+/// dimension that is neither an axis nor broadcast (no allocation); contiguous ranges of lookups
+/// cut between runs when the targets never decrease (sorted segment ids; one read-only pass
+/// checks the order, no allocation beyond T counters); every thread reading all
 /// lookups and combining the targets it owns (no allocation); buckets per owner of the output
 /// offsets (16 bytes per lookup). kBadIndex: an index out of range (only possible when
 /// scatter_indices_ok was not asked first; the buckets write nothing then, the other paths may

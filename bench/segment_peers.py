@@ -1,0 +1,263 @@
+#!/usr/bin/env python3
+"""multigather's segment reductions against their CPU peers (docs/bench.md, "Segment
+reductions": G1, G2, G4, G5), from Python, at 1 thread and all cores.
+
+Each case is called the way a practitioner calls it: multigather through its framework wrappers
+on numpy arrays (the result a new array); jax.ops.segment_* under jax.jit (indices_are_sorted
+where the ids are sorted); tf.math.(unsorted_)segment_* eagerly; torch.segment_reduce (lengths)
+and torch's index_add / scatter_reduce on zeros; numpy's ufunc.reduceat / ufunc.at. The ratio is
+best peer / multigather (>= 1.0: multigather is at least as fast). Every result is compared with
+a numpy oracle once (a mismatch drops the peer), and multigather's results are checked to be
+bit-identical at every thread count measured (the peers do not promise it).
+
+Cases:
+  G1 sorted segment_sum      data [500000, 32] f32, 50000 sorted segments
+  G2 unsorted segment_sum    the same data, the ids shuffled
+  G4 segment_max             data [500000, 32] f32, 50000 sorted segments
+  G5 GNN aggregation         100k nodes, 1M edges, 64 features: gather by source, mean into targets
+
+Method: the timing of bench/peers.py (interleaved medians of ~2 ms samples, one process per
+thread count, thread counts set before any import).
+
+Usage:  python3 bench/segment_peers.py [--threads 1,2] [--cases G1,G2] [--samples 7]
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from peers import SEED, measure_interleaved  # noqa: E402
+
+WHAT = {"G1": "sorted segment_sum", "G2": "unsorted segment_sum", "G4": "segment_max (sorted)",
+        "G5": "GNN aggregation (gather + segment mean)"}
+
+
+def make_cases(np, rng):
+    rows, segments, width = 500000, 50000, 32
+    data = rng.standard_normal((rows, width)).astype(np.float32)
+    sorted_ids = np.sort(rng.integers(0, segments, rows))
+    nodes, edges, features = 100000, 1000000, 64
+    return {
+        "G1": (data, sorted_ids, segments),
+        "G2": (data, rng.permutation(sorted_ids), segments),
+        "G4": (data, sorted_ids, segments),
+        "G5": (rng.standard_normal((nodes, features)).astype(np.float32),
+               (rng.integers(0, nodes, edges), rng.integers(0, nodes, edges)), nodes),
+    }
+
+
+def oracle(np, name, data, ids, segments):
+    if name == "G5":
+        x, (src, dst) = data, ids
+        total = np.zeros((segments, x.shape[1]), np.float32)
+        np.add.at(total, dst, x[src])
+        count = np.bincount(dst, minlength=segments).astype(np.float32)
+        return total / np.maximum(count, 1)[:, None]
+    if name == "G4":
+        out = np.full((segments, data.shape[1]), -np.inf, np.float32)
+        np.maximum.at(out, ids, data)
+        return out
+    out = np.zeros((segments, data.shape[1]), np.float32)
+    np.add.at(out, ids, data)
+    return out
+
+
+def multigather_for(mg, name, data, ids, segments):
+    if name == "G5":
+        x, (src, dst) = data, ids
+        return lambda: mg.tf.unsorted_segment_mean(mg.numpy.take(x, src, axis=0), dst, segments)
+    if name == "G4":
+        return lambda: mg.jax.segment_max(data, ids, segments, indices_are_sorted=True)
+    return lambda: mg.jax.segment_sum(data, ids, segments, indices_are_sorted=name == "G1")
+
+
+def peers_for(P, name, data, ids, segments):
+    """label -> callable returning the result."""
+    np = P["np"]
+    peers = {}
+    width = data.shape[1]
+    if name in ("G1", "G4"):
+        # numpy: reduceat over the starts of the non-empty segments.
+        present, starts = np.unique(ids, return_index=True)
+        ufunc = np.add if name == "G1" else np.maximum
+        fill = 0.0 if name == "G1" else -np.inf
+
+        def reduceat():
+            out = np.full((segments, width), fill, np.float32)
+            out[present] = ufunc.reduceat(data, starts, axis=0)
+            return out
+        peers[f"np.{ufunc.__name__}.reduceat"] = reduceat
+    elif name == "G2":
+        def add_at():
+            out = np.zeros((segments, width), np.float32)
+            np.add.at(out, ids, data)
+            return out
+        peers["np.add.at"] = add_at
+    torch = P.get("torch")
+    if torch is not None:
+        if name == "G5":
+            tx, (tsrc, tdst) = torch.from_numpy(data), [torch.from_numpy(a) for a in ids]
+            tindex = tdst[:, None].expand(-1, width)
+
+            def torch_mean():
+                return torch.zeros(segments, width).scatter_reduce_(0, tindex, tx[tsrc], "mean", include_self=False)
+            peers["torch.scatter_reduce(mean)"] = torch_mean
+        else:
+            tdata, tids = torch.from_numpy(data), torch.from_numpy(ids)
+            if name in ("G1", "G4"):
+                lengths = torch.from_numpy(np.bincount(ids, minlength=segments))
+                reduce = "sum" if name == "G1" else "max"
+                # torch.segment_reduce gives -inf (max) / 0 (sum) for an empty segment, as jax does
+                peers[f"torch.segment_reduce({reduce})"] = lambda: torch.segment_reduce(tdata, reduce, lengths=lengths)
+            if name in ("G1", "G2"):
+                peers["torch.index_add"] = lambda: torch.zeros(segments, width).index_add_(0, tids, tdata)
+            else:
+                tindex = tids[:, None].expand(-1, width)
+                peers["torch.scatter_reduce(amax)"] = lambda: torch.full((segments, width), -float("inf")).scatter_reduce_(
+                    0, tindex, tdata, "amax")
+    jax = P.get("jax")
+    if jax is not None:
+        jnp = jax.numpy
+        if name == "G5":
+            jx, (jsrc, jdst) = jax.device_put(data), [jax.device_put(a) for a in ids]
+
+            @jax.jit
+            def jax_mean(x, src, dst):
+                total = jax.ops.segment_sum(x[src], dst, segments)
+                count = jax.ops.segment_sum(jnp.ones(dst.shape, x.dtype), dst, segments)
+                return total / jnp.maximum(count, 1)[:, None]
+            peers["jax segment_sum / count"] = lambda: jax_mean(jx, jsrc, jdst).block_until_ready()
+        else:
+            fn = jax.ops.segment_max if name == "G4" else jax.ops.segment_sum
+            f = jax.jit(lambda d, i: fn(d, i, segments, indices_are_sorted=name != "G2"))
+            jd, ji = jax.device_put(data), jax.device_put(ids)
+            peers[f"jax.ops.{fn.__name__}"] = lambda: f(jd, ji).block_until_ready()
+    tf = P.get("tf")
+    if tf is not None:
+        if name == "G5":
+            tfx, (tfsrc, tfdst) = tf.constant(data), [tf.constant(a) for a in ids]
+            peers["tf.math.unsorted_segment_mean"] = lambda: tf.math.unsorted_segment_mean(
+                tf.gather(tfx, tfsrc), tfdst, segments)
+        else:
+            td, ti = tf.constant(data), tf.constant(ids)
+            if name == "G1":
+                peers["tf.math.segment_sum"] = lambda: tf.math.segment_sum(td, ti)
+            if name == "G4":
+                peers["tf.math.segment_max"] = lambda: tf.math.segment_max(td, ti)
+            if name in ("G1", "G2"):
+                peers["tf.math.unsorted_segment_sum"] = lambda: tf.math.unsorted_segment_sum(td, ti, segments)
+    return peers
+
+
+def as_numpy(np, r):
+    if hasattr(r, "numpy"):
+        r = r.numpy()
+    return np.asarray(r)
+
+
+def run_child(threads: int, names, samples: int) -> dict:
+    import numpy as np
+
+    P = {"np": np, "threads": threads}
+    try:
+        import torch
+
+        torch.set_num_threads(threads)
+        P["torch"] = torch
+    except ImportError:
+        pass
+    try:
+        import jax
+
+        P["jax"] = jax
+    except ImportError:
+        pass
+    try:
+        import tensorflow as tf
+
+        tf.config.threading.set_intra_op_parallelism_threads(threads)
+        tf.config.threading.set_inter_op_parallelism_threads(1)
+        P["tf"] = tf
+    except ImportError:
+        pass
+    import multigather as mg
+    import multigather.jax  # noqa: F401
+    import multigather.numpy  # noqa: F401
+    import multigather.tf  # noqa: F401
+
+    mg.set_num_threads(threads)
+    rng = np.random.default_rng(SEED)
+    cases = make_cases(np, rng)
+    results = {}
+    for name in names:
+        data, ids, segments = cases[name]
+        want = oracle(np, name, data, ids, segments)
+        mine = multigather_for(mg, name, data, ids, segments)
+        got = mine()
+        mismatches = [] if np.allclose(got, want, rtol=1e-4, atol=1e-4) else ["multigather"]
+        fns = {"multigather": mine}
+        for label, f in peers_for(P, name, data, ids, segments).items():
+            if np.allclose(as_numpy(np, f()), want, rtol=1e-4, atol=1e-4):
+                fns[label] = f
+            else:
+                mismatches.append(label)
+        times = measure_interleaved(fns, samples)
+        results[name] = {"times": {k: v[0] for k, v in times.items()}, "mismatches": mismatches,
+                         "bytes": hashlib.sha256(got.tobytes()).hexdigest()}
+    return results
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--threads", default=None, help="comma-separated thread counts (default 1,all)")
+    ap.add_argument("--cases", default="G1,G2,G4,G5")
+    ap.add_argument("--samples", type=int, default=7)
+    ap.add_argument("--child", type=int, default=None, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    names = args.cases.split(",")
+    if args.child is not None:
+        print(json.dumps(run_child(args.child, names, args.samples)))
+        return 0
+    threads = [int(t) for t in args.threads.split(",")] if args.threads else sorted({1, os.cpu_count() or 1})
+    tables = {}
+    for t in threads:
+        env = dict(os.environ, OMP_NUM_THREADS=str(t), TF_CPP_MIN_LOG_LEVEL="3",
+                   XLA_FLAGS=f"--xla_cpu_multi_thread_eigen={'false' if t == 1 else 'true'} "
+                             f"intra_op_parallelism_threads={t}")
+        cmd = [sys.executable, __file__, "--child", str(t), "--cases", args.cases, "--samples", str(args.samples)]
+        pre = (lambda: os.sched_setaffinity(0, {0})) if t == 1 else None
+        out = subprocess.run(cmd, env=env, capture_output=True, text=True, preexec_fn=pre)
+        if out.returncode != 0:
+            print(out.stderr, file=sys.stderr)
+            return 1
+        tables[t] = json.loads(out.stdout.strip().splitlines()[-1])
+    for t, table in tables.items():
+        print(f"\n## {t} thread{'s' if t > 1 else ''} (ms; ratio = best peer / multigather, >= 1.0 is at least as fast)\n")
+        print("| case | multigather | best peer | ratio | every peer |")
+        print("|---|---:|---:|---:|---|")
+        for name, r in table.items():
+            times = r["times"]
+            mine = times["multigather"]
+            peers = {k: v for k, v in times.items() if k != "multigather"}
+            best = min(peers, key=peers.get) if peers else None
+            every = ", ".join(f"{k} {v * 1e3:.2f}" for k, v in sorted(peers.items(), key=lambda kv: kv[1]))
+            print(f"| {name} {WHAT[name]} | {mine * 1e3:.2f} | "
+                  + (f"{peers[best] * 1e3:.2f} ({best}) | {peers[best] / mine:.2f}" if best else "- | -")
+                  + f" | {every} |")
+            if r["mismatches"]:
+                print(f"\nmismatches on {name}: {r['mismatches']}")
+    if len(tables) > 1:
+        same = all(len({tables[t][n]["bytes"] for t in tables}) == 1 for n in names)
+        print(f"\ndeterminism: multigather's results are {'bit-identical' if same else 'DIFFERENT'} "
+              f"at {', '.join(str(t) for t in tables)} threads")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
