@@ -143,18 +143,33 @@ Status run_core(const Lowering& l, const MutableTensorView& core, const GatherOp
 }
 
 // A mean scatter's second step (Lowering::mean_by_count): the count of updates per element, a
-// scatter-add of broadcast ones through the same indices and policy, then the division.
+// scatter-add of broadcast ones through the same indices and policy, then the division. The
+// count is kept once per position of the dimensions that are axes or along which the indices
+// vary; along the others (a segment's features: every update covers them whole) it is the same
+// and is broadcast. A segment op's identity input is not an update: it does not count.
 Status divide_by_update_count(const Lowering& l, const MutableTensorView& core, const ScatterOptions& options) {
-  Tensor count(DType::kInt64, core.shape);
+  const int r = core.rank();
+  Dims count_shape = core.shape;
+  for (int d = 0; d < r; ++d) {
+    bool axis = false;
+    for (std::int64_t a : l.axes) axis = axis || a == d;
+    if (!axis && l.shape.logical_indices_shape[d] == 1) count_shape[d] = 1;
+  }
+  Tensor count(DType::kInt64, count_shape);
   if (count.numel() > 0) std::memset(count.data(), 0, static_cast<std::size_t>(count.numel()) * 8);
   static const std::int64_t one = 1;
-  const int r = core.rank();
   const TensorView ones(&one, DType::kInt64, Dims::filled(r, 1), Dims::filled(r, 0));
   ScatterOptions add = options;
   add.reduction = Reduction::kAdd;
   add.include_input = true;
   MULTIGATHER_RETURN_IF_ERROR(scatter_multiaxis_into(count.view(), l.indices, ones, l.axes, count.mutable_view(), add));
-  if (!detail::divide_by_count(core, static_cast<const std::int64_t*>(count.data()), l.include_input, l.sqrt_count)) {
+  Dims strides = count.view().strides;
+  for (int d = 0; d < r; ++d) {
+    if (count_shape[d] == 1) strides[d] = 0;
+  }
+  const TensorView per_element(count.data(), DType::kInt64, core.shape, strides);
+  const bool input_counts = l.include_input && !(l.spec != nullptr && l.spec->kind == OpKind::kSegment);
+  if (!detail::divide_by_count(core, per_element, input_counts, l.sqrt_count)) {
     return TypeError(l.op + ": " + (l.sqrt_count ? "sqrt_n" : "a mean") + " needs a dtype with division (got " +
                      std::string(dtype_name(core.dtype)) + ")");
   }

@@ -645,7 +645,7 @@ Status segment_vjp(const Lowering& l, const TensorView* data, const TensorView& 
   Tensor scaled(dtype, l.output_shape);
   std::memcpy(scaled.data(), grad_output.data, static_cast<std::size_t>(scaled.numel()) * es);
   const MutableTensorView core_scaled(scaled.data(), dtype, l.core_output_shape, l.core_output_strides);
-  if (!detail::divide_by_count(core_scaled, static_cast<const std::int64_t*>(count.data()), false, l.sqrt_count)) {
+  if (!detail::divide_by_count(core_scaled, count.view(), false, l.sqrt_count)) {
     return TypeError(l.op + ": no gradient for data dtype " + std::string(dtype_name(dtype)) +
                      " (floating types are differentiable)");
   }

@@ -264,8 +264,9 @@ Reducer tf_reducer(TfReduce k, bool sorted) {
       r.identity = sorted ? Identity::kZero : Identity::kHighest;
       r.include_input = !sorted;
       break;
-    case TfReduce::kMean: r.mean = true; r.include_input = false; break;
-    case TfReduce::kSqrtN: r.mean = r.sqrt_n = true; r.include_input = false; break;
+    // The sum starts from 0, as TensorFlow's; the identity is not counted (execute.cpp).
+    case TfReduce::kMean: r.mean = true; break;
+    case TfReduce::kSqrtN: r.mean = r.sqrt_n = true; break;
   }
   return r;
 }

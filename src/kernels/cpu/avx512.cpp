@@ -113,6 +113,24 @@ MULTIGATHER_AVX512 __attribute__((flatten)) bool range_check_avx512(const void* 
   return contiguous_in_range(static_cast<const Index*>(p), n, c, lo, hi);
 }
 
+/// combine::Elementwise<E>::apply compiled for AVX-512.
+template <class E>
+MULTIGATHER_AVX512 __attribute__((flatten)) void combine_run_avx512(std::byte* dst, const std::byte* src,
+                                                                     std::int64_t n) noexcept {
+  combine::Elementwise<E>::apply(dst, src, n);
+}
+
+template <class T>
+CombineRunFn pick_combine(Reduction reduction) noexcept {
+  switch (reduction) {
+    case Reduction::kAdd: return &combine_run_avx512<combine::FloatAdd<T>>;
+    case Reduction::kMul: return &combine_run_avx512<combine::FloatMul<T>>;
+    case Reduction::kMin: return &combine_run_avx512<combine::FloatMin<T>>;
+    case Reduction::kMax: return &combine_run_avx512<combine::FloatMax<T>>;
+    default: return nullptr;
+  }
+}
+
 template <std::size_t W>
 PlainRunFn pick_index(std::size_t index_bytes, bool index_signed) noexcept {
   if (index_bytes == 8) return index_signed ? &plain_run_avx512<W, std::int64_t> : &plain_run_avx512<W, std::uint64_t>;
@@ -222,6 +240,18 @@ template CopyFn<std::int32_t> chunked_blocks_simd<std::int32_t, false>(std::size
 template CopyFn<std::int32_t> chunked_blocks_simd<std::int32_t, true>(std::size_t, std::int64_t) noexcept;
 template CopyFn<std::int64_t> chunked_blocks_simd<std::int64_t, false>(std::size_t, std::int64_t) noexcept;
 template CopyFn<std::int64_t> chunked_blocks_simd<std::int64_t, true>(std::size_t, std::int64_t) noexcept;
+
+CombineRunFn combine_run_simd(DType dtype, Reduction reduction) noexcept {
+  if (!simd_enabled()) return nullptr;
+#if defined(MULTIGATHER_X86_SIMD)
+  if (dtype == DType::kFloat32) return pick_combine<float>(reduction);
+  if (dtype == DType::kFloat64) return pick_combine<double>(reduction);
+#else
+  (void)dtype;
+  (void)reduction;
+#endif
+  return nullptr;
+}
 
 template <class Index, class Offset, IndexMode kMode, bool kNegative>
 ResolveFn<Offset> resolve_simd() noexcept {

@@ -13,10 +13,12 @@
 // the output), its positions split the targets into disjoint slabs. Each thread takes a range
 // of positions and walks its lookups in row-major order: no allocation, one index pass.
 //
-// T threads, filtered (no such dimension, lookups under 64 bytes, an output of 8 MiB or more):
-// every thread reads all lookups and combines those whose target it owns.
+// T threads, filtered (no such dimension and targets that are not sorted; lookups of 64 bytes
+// or more, or smaller ones into an output of 8 MiB or more): every thread reads all lookups and
+// combines those whose target it owns.
 //
-// T threads, buckets (no such dimension, lookups of 64 bytes or more): the OUTPUT is
+// T threads, buckets (the kBuckets test rule only; the automatic rule took them for lookups of
+// 64 bytes or more until the filtered rule measured faster there too): the OUTPUT is
 // partitioned, not the updates. Each target offset has one owner thread (T equal ranges of the
 // output's offsets). Phase 1 counts, per chunk of lookups and per owner, the lookups that land
 // there; phase 2 resolves again and writes each lookup's (target,
@@ -198,6 +200,8 @@ struct Apply {
   std::int64_t block = 1;
   std::uint8_t* reached = nullptr;  // indexed by output offset - lo; null: include_input
   std::int64_t lo = 0;
+  /// The block combine compiled for AVX-512 (avx512.hpp), or null: Op::apply.
+  cpu::CombineRunFn run = nullptr;
 };
 
 /// Prefetch distance of the element loop (lookups ahead): the targets of a tile are known before
@@ -210,15 +214,18 @@ constexpr std::int64_t kPrefetchBlockBytes = 4096;
 template <class Op>
 void apply_pairs(const Apply& a, const std::int64_t* targets, const std::int64_t* updates, std::int64_t m) {
   const std::int64_t block_bytes = a.block * a.es;
+  // Blocks up to kPrefetchBlockBytes are fetched whole, about 2 KiB of lookups ahead (at least
+  // the next one): a random target row is in flight while the rows before it combine.
+  const std::int64_t ahead = std::clamp<std::int64_t>(2048 / std::max<std::int64_t>(block_bytes, 1), 1, kPrefetchAhead);
   for (std::int64_t t = 0; t < m; ++t) {
     const std::int64_t target = targets[t];
     if (block_bytes <= 64) {
       if (t + kPrefetchAhead < m && targets[t + kPrefetchAhead] != kDropped) {
         __builtin_prefetch(a.output + targets[t + kPrefetchAhead] * a.es, 1, 1);
       }
-    } else if (block_bytes <= kPrefetchBlockBytes && t + 1 < m && targets[t + 1] != kDropped) {
-      const std::byte* next = a.output + targets[t + 1] * a.es;
-      const std::byte* next_src = a.updates + updates[t + 1] * a.es;
+    } else if (block_bytes <= kPrefetchBlockBytes && t + ahead < m && targets[t + ahead] != kDropped) {
+      const std::byte* next = a.output + targets[t + ahead] * a.es;
+      const std::byte* next_src = a.updates + updates[t + ahead] * a.es;
       for (std::int64_t b = 0; b < block_bytes; b += 64) {
         __builtin_prefetch(next + b, 1, 1);
         __builtin_prefetch(next_src + b, 0, 1);
@@ -228,7 +235,11 @@ void apply_pairs(const Apply& a, const std::int64_t* targets, const std::int64_t
     std::byte* dst = a.output + target * a.es;
     const std::byte* src = a.updates + updates[t] * a.es;
     if (a.reached == nullptr) {
-      Op::apply(dst, src, a.block);
+      if (a.run != nullptr) {
+        a.run(dst, src, a.block);
+      } else {
+        Op::apply(dst, src, a.block);
+      }
       continue;
     }
     std::uint8_t* mark = a.reached + (target - a.lo);
@@ -586,6 +597,8 @@ ScatterResult run_scatter_cpu(const GatherPlan& plan, const ScatterRun& run, int
   a.es = static_cast<std::int64_t>(plan.element_size);
   a.block = plan.block;
   a.lo = run.output_lo;
+  // Blocks of 16 elements or more combine with the CPU's vector width.
+  if (plan.block >= 16) a.run = cpu::combine_run_simd(run.dtype, run.reduction);
   const std::int64_t span = run.output_hi - run.output_lo + 1;
   std::unique_ptr<std::uint8_t[]> reached;
   if (!run.include_input && run.reduction != Reduction::kNone) {
@@ -600,15 +613,16 @@ ScatterResult run_scatter_cpu(const GatherPlan& plan, const ScatterRun& run, int
   const int slab = threads > 1 && rule != ScatterThreading::kBuckets && rule != ScatterThreading::kFiltered
                        ? slab_dimension(plan, threads, rule == ScatterThreading::kSlabs ? 1 : kMinSlabLookups)
                        : -1;
-  // Without a slab dimension, lookups of fewer than 64 bytes are not bucketed: the pairs (two
-  // index passes and 16 bytes written and read per lookup) cost more than the combine itself
-  // (measured: S5 of docs/bench.md ran 1.5-3x slower on 2 threads). Into an output larger than
-  // the caches every thread reads all lookups and combines its own targets (run_filtered);
-  // into a smaller one, one thread.
+  // Without a slab dimension (and unsorted), every thread reads all lookups and combines its
+  // own targets (run_filtered): the buckets' pairs (two index passes and 16 bytes written and
+  // read per lookup) cost more (measured, 2 threads: S5 1.5-3x slower; 128-byte rows, G2 of
+  // docs/bench.md 12.9 against 6.5 ms, S4 9.5 against 7.2 ms into; S1's 2 KiB rows 0.87
+  // against 0.83 ms). Lookups of fewer than 64 bytes into an output under 8 MiB run on one
+  // thread: there the repeated index pass costs more than the combine it splits.
   const bool small_lookups = static_cast<std::int64_t>(plan.block) * a.es < kDefaultMinParallelBlockBytes;
   const bool filtered = threads > 1 && slab < 0 &&
                         (rule == ScatterThreading::kFiltered ||
-                         (rule == ScatterThreading::kAuto && small_lookups && span * a.es >= kMinFilteredSpanBytes));
+                         (rule == ScatterThreading::kAuto && (!small_lookups || span * a.es >= kMinFilteredSpanBytes)));
   // Sorted targets are tried first where there is no slab dimension (auto and the sorted test
   // rule): one read-only pass, which stops at the first decrease.
   const bool try_sorted = threads > 1 && slab < 0 && (rule == ScatterThreading::kAuto || rule == ScatterThreading::kSorted);

@@ -32,8 +32,8 @@ inline constexpr std::int64_t kDefaultMinParallelBlockBytes = 64;
 /// How run_scatter_cpu splits a call between threads (the bytes written are the same).
 enum class ScatterThreading : std::uint8_t {
   kAuto,     ///< slabs where there is a slab dimension, else sorted runs where the targets never
-             ///< decrease, else buckets for blocks of 64+ bytes, else filtered for outputs of
-             ///< 8 MiB or more, else one thread
+             ///< decrease, else filtered for blocks of 64+ bytes or outputs of 8 MiB or more,
+             ///< else one thread
   kBuckets,  ///< tests: the bucket path for every case on more than one thread
   kSlabs,    ///< tests: the slab path wherever there is a slab dimension, however small
   kFiltered, ///< tests: the filtered path (every thread reads all lookups) for every case
@@ -57,12 +57,13 @@ ScatterThreading set_scatter_threading(ScatterThreading threading) noexcept;
 ScatterResult run_scatter_cpu(const GatherPlan& plan, const ScatterRun& run, int threads) noexcept;
 
 /// The division step of a mean scatter (scatter_mean.cpp; torch.scatter_reduce "mean"): each
-/// element of `output` (any strides) with count[i] > 0 updates (count: C order over output's
-/// shape) is divided by count[i] + include_input; integers round toward negative infinity,
+/// element of `output` (any strides) reached by count > 0 updates (count: int64 of output's
+/// shape, any strides: 0 along dimensions where it does not change) is divided by count +
+/// include_input; integers round toward negative infinity,
 /// 16-bit floats round the float32 quotient once. sqrt_count (tf.math.unsorted_segment_sqrt_n):
 /// the divisor is sqrt(count) in the dtype (floating and complex dtypes only). False for a
 /// dtype with no division (bool, float8; integers under sqrt_count).
-bool divide_by_count(const MutableTensorView& output, const std::int64_t* count, bool include_input,
+bool divide_by_count(const MutableTensorView& output, const TensorView& count, bool include_input,
                      bool sqrt_count = false) noexcept;
 
 }  // namespace multigather::detail

@@ -23,24 +23,27 @@ T floor_divide(T a, T b) noexcept {
   }
 }
 
-/// Calls f(element pointer, flat C-order position) for every element of the view.
+/// Calls f(element pointer, its count) for every element of the view, with `count` (int64, the
+/// view's shape, any strides: 0 where the count does not change) walked alongside.
 template <class F>
-void for_each_element(const MutableTensorView& v, F&& f) {
+void for_each_element(const MutableTensorView& v, const TensorView& count, F&& f) {
   const std::int64_t n = v.numel();
   const std::int64_t es = static_cast<std::int64_t>(element_size(v.dtype));
-  std::int64_t at[kMaxRank] = {};
-  std::int64_t offset = 0;
+  std::int64_t at[kMaxRank] = {}, at_count[kMaxRank] = {};
+  std::int64_t offset = 0, count_offset = 0;
+  const auto* counts = static_cast<const std::int64_t*>(count.data);
   for (std::int64_t i = 0; i < n; ++i) {
-    f(static_cast<std::byte*>(v.data) + offset * es, i);
+    f(static_cast<std::byte*>(v.data) + offset * es, counts[count_offset]);
     next_position(at, v.shape, v.strides, &offset);
+    next_position(at_count, count.shape, count.strides, &count_offset);
   }
 }
 
 template <class T, class Div>
-void divide_as(const MutableTensorView& out, const std::int64_t* count, std::int64_t extra, Div div) {
-  for_each_element(out, [&](std::byte* p, std::int64_t i) {
-    const std::int64_t c = count[i] + extra;
-    if (count[i] == 0 || c == 1) return;  // no update reached it, or only the input did
+void divide_as(const MutableTensorView& out, const TensorView& count, std::int64_t extra, Div div) {
+  for_each_element(out, count, [&](std::byte* p, std::int64_t n) {
+    const std::int64_t c = n + extra;
+    if (n == 0 || c == 1) return;  // no update reached it, or only the input did
     T v;
     std::memcpy(&v, p, sizeof(T));
     v = div(v, c);
@@ -49,7 +52,7 @@ void divide_as(const MutableTensorView& out, const std::int64_t* count, std::int
 }
 
 template <class T>
-void divide_integer(const MutableTensorView& out, const std::int64_t* count, std::int64_t extra) {
+void divide_integer(const MutableTensorView& out, const TensorView& count, std::int64_t extra) {
   // The count in the output's dtype, as PyTorch scatters it (it wraps for a narrow dtype).
   divide_as<T>(out, count, extra, [](T v, std::int64_t c) {
     const T d = static_cast<T>(c);
@@ -65,12 +68,12 @@ T divisor(std::int64_t c, bool sqrt_count) {
 }
 
 template <class T>
-void divide_float(const MutableTensorView& out, const std::int64_t* count, std::int64_t extra, bool sqrt_count) {
+void divide_float(const MutableTensorView& out, const TensorView& count, std::int64_t extra, bool sqrt_count) {
   divide_as<T>(out, count, extra, [&](T v, std::int64_t c) { return static_cast<T>(v / divisor<T>(c, sqrt_count)); });
 }
 
 template <float (*kTo)(std::uint16_t), std::uint16_t (*kFrom)(float)>
-void divide_half(const MutableTensorView& out, const std::int64_t* count, std::int64_t extra, bool sqrt_count) {
+void divide_half(const MutableTensorView& out, const TensorView& count, std::int64_t extra, bool sqrt_count) {
   // Computed in float32 and rounded once: the correctly rounded quotient of two halves (the
   // square root of the count rounded to the half type first).
   divide_as<std::uint16_t>(out, count, extra, [&](std::uint16_t v, std::int64_t c) {
@@ -80,7 +83,7 @@ void divide_half(const MutableTensorView& out, const std::int64_t* count, std::i
 }
 
 template <class R>
-void divide_complex(const MutableTensorView& out, const std::int64_t* count, std::int64_t extra, bool sqrt_count) {
+void divide_complex(const MutableTensorView& out, const TensorView& count, std::int64_t extra, bool sqrt_count) {
   struct C {
     R re, im;
   };
@@ -94,7 +97,7 @@ void divide_complex(const MutableTensorView& out, const std::int64_t* count, std
 
 }  // namespace
 
-bool divide_by_count(const MutableTensorView& output, const std::int64_t* count, bool include_input,
+bool divide_by_count(const MutableTensorView& output, const TensorView& count, bool include_input,
                      bool sqrt_count) noexcept {
   const std::int64_t extra = include_input ? 1 : 0;
   const bool q = sqrt_count;
