@@ -31,7 +31,7 @@ using ScatterLowerFn = Status (*)(const TensorView& input, const TensorView& ind
 enum class OpKind : std::uint8_t {
   kGather = 0,   // gather_multiaxis (docs/spec.md sections 1-3)
   kScatter = 1,  // scatter_multiaxis (sections 4-5): the op also takes updates
-  /// A segment reduction (section 8): called as a gather, (data, segment_ids) and attributes,
+  /// A segment reduction (section 6): called as a gather, (data, segment_ids) and attributes,
   /// lowered onto scatter_multiaxis of the data into the reduction's identity (the Lowering's
   /// kind is kScatter, its updates a view of the framework's data); data is the differentiable
   /// operand.

@@ -58,6 +58,10 @@ _TENSORS = {
     ("op", "scatter"): (("input", "indices", "updates"), ("output",)),
     ("vjp", "gather"): (("input", "indices", "output"), ("input",)),
     ("vjp", "scatter"): (("input", "indices", "updates", "output"), ("input", "updates")),
+    # a segment op is called as a gather (data, segment_ids); its factors are all "other" for
+    # now (multigather/sharding.hpp), so a split operand replicates with a ReplicationWarning
+    ("op", "segment"): (("input", "indices"), ("output",)),
+    ("vjp", "segment"): (("input", "indices", "output"), ("input",)),
 }
 
 _PASS, _SPLIT, _SUM, _REPLICATE = "pass", "split", "sum", "replicate"

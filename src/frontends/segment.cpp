@@ -1,5 +1,5 @@
 // The segment family: jax.ops.segment_* and tf.math.(unsorted_)segment_*, each one scatter of
-// the data into the reduction's identity (docs/spec.md section 8). A segment op takes
+// the data into the reduction's identity (docs/spec.md section 6). A segment op takes
 // (data, segment_ids) as a gather does and lowers onto scatter_multiaxis:
 //
 //     output = scatter_multiaxis(identity[S, F..], ids', data', axes=[0], reduction)
