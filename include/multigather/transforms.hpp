@@ -87,7 +87,8 @@ bool input_gradient_is_identity(const Lowering& lowering) noexcept;
 /// output cotangent `grad_output` (C-contiguous, of batch_shape ++ the op's output shape).
 /// Writes the cotangents of the differentiable operands, C-contiguous views of batch_shape ++
 /// the operand's example shape (batch_rank and the leading sizes as in execute_batched; the
-/// values of input and updates are never read, only their shapes):
+/// values of input and updates are never read, only their shapes, except by a segment max /
+/// min, below):
 ///  - a gather op: `grad_input` = scatter_multiaxis(zeros, lowered indices, grad_output, axes,
 ///    reduction=add) through the lowered input view: an element read k times gets the sum of
 ///    its k cotangents, an input dimension the op broadcasts sums; index_mode fill becomes drop
@@ -98,7 +99,13 @@ bool input_gradient_is_identity(const Lowering& lowering) noexcept;
 ///    (a dropped update gets 0; with none only the update that wins an element gets it, or every
 ///    update of it where the row says so: OpSpec::gradient_to_every_duplicate, PyTorch's ops),
 ///    summed over the dimensions along which the op broadcasts updates. A scatter's grad_input
-///    with null data is not written (input_gradient_is_identity: the caller has it).
+///    with null data is not written (input_gradient_is_identity: the caller has it);
+///  - a segment op (OpKind::kSegment; docs/spec.md section 6): grad_input is the data's
+///    cotangent: sum gathers grad_output at each row's segment, mean / sqrt_n divide it by the
+///    count (or its root) first, max / min give it to the rows equal to the segment's result,
+///    shared equally among ties; max / min READ the data: `input` must then hold its values,
+///    C-contiguous (the forward runs again to find the result). prod is an InvalidArgument.
+///    CPU engine only.
 /// Engines: the CPU engine, or with context.device == kCUDA the CUDA engine on device memory, on
 /// context.stream (every step enqueued there, temporaries stream-ordered; only index_mode error
 /// synchronizes), with the same checks and messages; a gather's scatter-add is deterministic
