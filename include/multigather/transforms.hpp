@@ -103,8 +103,9 @@ bool input_gradient_is_identity(const Lowering& lowering) noexcept;
 ///  - a segment op (OpKind::kSegment; docs/spec.md section 6): grad_input is the data's
 ///    cotangent: sum gathers grad_output at each row's segment, mean / sqrt_n divide it by the
 ///    count (or its root) first, max / min give it to the rows equal to the segment's result,
-///    shared equally among ties; max / min READ the data: `input` must then hold its values,
-///    C-contiguous (the forward runs again to find the result). prod is an InvalidArgument.
+///    shared equally among ties, prod gives each row the product of the others in its segment
+///    (TensorFlow's rule, zeros included); max / min / prod READ the data: `input` must then
+///    hold its values, C-contiguous (the forward runs again to find the result).
 ///    CPU engine only.
 /// Engines: the CPU engine, or with context.device == kCUDA the CUDA engine on device memory, on
 /// context.stream (every step enqueued there, temporaries stream-ordered; only index_mode error

@@ -18,7 +18,7 @@ lax.gather's dimension numbers are in ``multigather.stablehlo``.
 indices_are_sorted=False, unique_indices=False, mode=None)``: jax.ops's segment reductions
 (https://docs.jax.dev/en/latest/_autosummary/jax.ops.segment_sum.html), each one scatter of
 data into the reduction's identity; ids outside [0, num_segments) are dropped (mode "clip" clamps
-them). Differentiable under jax.grad (sum, max, min), batched under jax.vmap.
+them). Differentiable under jax.grad (every reduction), batched under jax.vmap.
 
 The indexed updates ``x.at[idx].set / add / subtract / multiply / min / max``
 (https://docs.jax.dev/en/latest/_autosummary/jax.numpy.ndarray.at.html), written as in JAX:

@@ -563,13 +563,80 @@ bool floating_value(const std::byte* p, DType t, double* v) {
   }
 }
 
+/// Stores v (computed in double) as one element of the floating dtype t at p.
+void store_floating(std::byte* p, DType t, double v) {
+  switch (t) {
+    case DType::kFloat32: { const float f = static_cast<float>(v); std::memcpy(p, &f, 4); return; }
+    case DType::kFloat64: std::memcpy(p, &v, 8); return;
+    case DType::kFloat16: { const std::uint16_t b = float_to_half(static_cast<float>(v)); std::memcpy(p, &b, 2); return; }
+    case DType::kBFloat16: { const std::uint16_t b = float_to_bfloat16(static_cast<float>(v)); std::memcpy(p, &b, 2); return; }
+    default: return;
+  }
+}
+
+/// The gradient of a segment product (TensorFlow's rule, _UnsortedSegmentProdGrad): a row's
+/// derivative is the product of the others in its segment, which is result / x where x != 0;
+/// where x == 0 it is the product of the segment's non-zero rows (with the identity), and 0
+/// for every row of a segment with more than one zero. `data_g`: the data as G (plain).
+Status segment_prod_vjp(const Lowering& l, const std::byte* data_g, const TensorView& grad_output,
+                        const MutableTensorView& grad_data, const Engine& engine) {
+  const DType dtype = grad_output.dtype;
+  const Dims& g_shape = l.shape.output_shape;
+  const std::int64_t n = l.shape.output_numel;
+  const auto es = static_cast<std::int64_t>(element_size(dtype));
+  // zeros[o]: whether row element o is 0; non_zero: the data with its zeros made 1.
+  Tensor zeros(DType::kInt64, g_shape), non_zero(dtype, g_shape);
+  auto* zero = static_cast<std::int64_t*>(zeros.data());
+  for (std::int64_t i = 0; i < n; ++i) {
+    double x = 0;
+    if (!floating_value(data_g + i * es, dtype, &x)) {
+      return TypeError(l.op + ": no gradient for data dtype " + std::string(dtype_name(dtype)) +
+                       " (floating types are differentiable)");
+    }
+    zero[i] = x == 0 ? 1 : 0;
+    store_floating(static_cast<std::byte*>(non_zero.data()) + i * es, dtype, x == 0 ? 1.0 : x);
+  }
+  // Per segment element: the result, the product of its non-zero rows, its count of zeros.
+  Tensor result(dtype, l.output_shape), non_zero_product(dtype, l.output_shape), zero_count(DType::kInt64, l.core_output_shape);
+  Lowering forward = l;
+  forward.updates = TensorView(data_g, dtype, l.updates.shape, l.updates.strides);
+  MULTIGATHER_RETURN_IF_ERROR(execute(forward, result.mutable_view(), engine.context));
+  forward.updates = TensorView(non_zero.data(), dtype, l.updates.shape, l.updates.strides);
+  MULTIGATHER_RETURN_IF_ERROR(execute(forward, non_zero_product.mutable_view(), engine.context));
+  if (zero_count.numel() > 0) std::memset(zero_count.data(), 0, static_cast<std::size_t>(zero_count.numel()) * 8);
+  ScatterOptions add = scatter_options(l, Reduction::kAdd, engine.context);
+  add.include_input = true;
+  MULTIGATHER_RETURN_IF_ERROR(engine.scatter(zero_count.view(), l.indices, zeros.view(), l.axes, zero_count.mutable_view(), add));
+  // Each read at every row's segment (a dropped row reads 0 and gets 0).
+  const GatherOptions o = gather_options(l, engine.context);
+  Tensor picked_result(dtype, g_shape), picked_non_zero(dtype, g_shape), picked_zeros(DType::kInt64, g_shape);
+  const auto core = [&](const Tensor& t) { return TensorView(t.data(), t.dtype(), l.core_output_shape, l.core_output_strides); };
+  MULTIGATHER_RETURN_IF_ERROR(engine.gather(core(result), l.indices, l.axes, picked_result.mutable_view(), o));
+  MULTIGATHER_RETURN_IF_ERROR(engine.gather(core(non_zero_product), l.indices, l.axes, picked_non_zero.mutable_view(), o));
+  MULTIGATHER_RETURN_IF_ERROR(engine.gather(zero_count.view(), l.indices, l.axes, picked_zeros.mutable_view(), o));
+  const ScatterOptions assign = scatter_options(l, Reduction::kNone, engine.context);
+  MULTIGATHER_RETURN_IF_ERROR(scatter_vjp_updates(l, grad_output, &grad_data, assign, engine));
+  auto* g = static_cast<std::byte*>(grad_data.data);
+  const auto* zeros_at = static_cast<const std::int64_t*>(picked_zeros.data());
+  for (std::int64_t i = 0; i < n; ++i) {
+    double grad = 0, x = 0, product = 0, others = 0;
+    floating_value(g + i * es, dtype, &grad);
+    floating_value(data_g + i * es, dtype, &x);
+    floating_value(static_cast<const std::byte*>(picked_result.data()) + i * es, dtype, &product);
+    floating_value(static_cast<const std::byte*>(picked_non_zero.data()) + i * es, dtype, &others);
+    const double derivative = zeros_at[i] > 1 ? 0.0 : x == 0 ? others : product / x;
+    store_floating(g + i * es, dtype, grad * derivative);
+  }
+  return Status::Ok();
+}
+
 /// The VJP of a segment op (OpSpec::kSegment: the framework's data is the core's updates, `l`
 /// made on grad_data's buffer; `data` the framework's data, read only by max and min):
 ///  - sum: grad_data = grad_output at each update's segment (0 for a dropped id);
 ///  - mean / sqrt_n: the same, of grad_output divided by each segment's count (or its sqrt);
 ///  - max / min: grad_output of a segment shared equally among the data elements equal to the
 ///    segment's result, 0 for the others (TensorFlow's and JAX's rule);
-///  - prod: not implemented (InvalidArgument).
+///  - prod: TensorFlow's rule (segment_prod_vjp).
 /// CPU engine only (segment ops run on the CPU engine).
 Status segment_vjp(const Lowering& l, const TensorView* data, const TensorView& grad_output,
                    const MutableTensorView& grad_data, const Engine& engine) {
@@ -579,9 +646,7 @@ Status segment_vjp(const Lowering& l, const TensorView* data, const TensorView& 
   }
   const ScatterOptions assign = scatter_options(l, Reduction::kNone, engine.context);
   const bool extremal = l.reduction == Reduction::kMax || l.reduction == Reduction::kMin;
-  if (l.reduction == Reduction::kMul) {
-    return InvalidArgument(l.op + ": the gradient of a segment product is not implemented in this version");
-  }
+  const bool reads_data = extremal || l.reduction == Reduction::kMul;
   if (l.reduction == Reduction::kAdd && !l.mean_by_count) {
     return scatter_vjp_updates(l, grad_output, &grad_data, assign, engine);
   }
@@ -593,13 +658,18 @@ Status segment_vjp(const Lowering& l, const TensorView* data, const TensorView& 
   // broadcast), so that element o of G is element o of both.
   const bool plain = l.updates.shape == g_shape && l.updates.is_contiguous() &&
                      static_cast<std::size_t>(g_numel) * es == nbytes(grad_data);
-  if (extremal && !plain) {
-    return InvalidArgument(l.op + ": no gradient for a max / min segment reduction whose data broadcasts (shape " +
+  if (reads_data && !plain) {
+    return InvalidArgument(l.op + ": no gradient for a max / min / prod segment reduction whose data broadcasts (shape " +
                            to_string(l.updates.shape) + " read as " + to_string(g_shape) + ")");
   }
-  if (extremal && (data == nullptr || data->data == nullptr || !data->is_contiguous() || !(data->shape == grad_data.shape))) {
-    return InvalidArgument(l.op + ": the gradient of a max / min segment reduction reads the data: pass it C-contiguous, "
-                           "of grad_input's shape");
+  if (reads_data && (data == nullptr || data->data == nullptr || !data->is_contiguous() || !(data->shape == grad_data.shape))) {
+    return InvalidArgument(l.op + ": the gradient of a max / min / prod segment reduction reads the data: pass it "
+                           "C-contiguous, of grad_input's shape");
+  }
+  if (l.reduction == Reduction::kMul) {
+    const std::byte* data_g = static_cast<const std::byte*>(data->data) +
+                              (static_cast<const std::byte*>(l.updates.data) - static_cast<const std::byte*>(grad_data.data));
+    return segment_prod_vjp(l, data_g, grad_output, grad_data, engine);
   }
   // count[t]: how many updates reach segment element t (mean), or how many of them equal its
   // result (max / min); mask[o]: whether update o is one of those.

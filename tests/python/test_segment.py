@@ -157,9 +157,25 @@ def test_jax_gradients_equal_jax(reduction):
     assert np.count_nonzero(np.asarray(ours)) > 0
 
 
-def test_segment_prod_has_no_gradient_yet():
-    with pytest.raises(Exception, match="the gradient of a segment product is not implemented"):
-        jax.grad(lambda d: jnp.sum(mjax.segment_prod(d, jnp.array([0, 0, 1]), 2)))(jnp.ones(3))
+@pytest.mark.parametrize("zeros", [0, 1, 2])
+def test_segment_prod_gradient_equals_tensorflows(zeros):
+    """TensorFlow's rule, zeros included: a segment with one zero gives that row the product of
+    the others and the rest 0; one with two zeros gives every row 0. (jax.ops.segment_prod has
+    no gradient for repeated ids.)"""
+    tf = _tf()
+    rng = np.random.default_rng(6)
+    data = rng.uniform(0.5, 1.5, size=(24, 3)).astype(np.float32) * rng.choice([-1, 1], size=(24, 3))
+    ids = rng.integers(-1, 5, size=24)
+    rows = np.flatnonzero(ids == 2)[:zeros]
+    data[rows, 1] = 0.0
+    w = rng.standard_normal((5, 3)).astype(np.float32)
+    x = tf.Variable(data)
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_sum(w * tf.math.unsorted_segment_prod(x, ids, 5))
+    want = tape.gradient(loss, x).numpy()
+    for fn, extra in ((mtf.unsorted_segment_prod, ()), (mjax.segment_prod, ())):
+        got = jax.jit(jax.grad(lambda d: jnp.sum(w * fn(d, ids, 5, *extra))))(jnp.asarray(data))
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
 
 
 def test_ids_sized_outputs_cannot_be_traced():
