@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Regenerates docs/gallery: one `multigather explain OP --svg` picture per equivalence class of
 # the seed (`multigather ops` lists them), plus pictures of wrapped, filled and real values, then
-# one per scatter class (scatter, scatter_element, scatter_block, scatter_nd, scatter_advanced,
+# one per scatter class (scatter, scatter_element, scatter_block, scatter_nd, scatter_advanced, segment,
 # scatter_windowed).
 #
 #   scripts/gallery.sh                      writes docs/gallery/*.svg and docs/gallery/README.md
@@ -46,6 +46,7 @@ PICTURES=(
   "scatter_block|scatter_block|numpy.add_at --input-shape=4,3 --indices-shape=5 --updates-shape=3"
   "scatter_nd|scatter_nd (real values, index_mode=drop)|tf.tensor_scatter_nd_update --input $DATA/scatter_nd_input.npy --indices $DATA/scatter_nd_indices.npy --updates $DATA/scatter_nd_updates.npy --index-mode=drop"
   "scatter_advanced|scatter_advanced|jax.at.add --input-shape=4,3,2 --indices-shape=5,2 --updates-shape=5,3 --index-dims=0,2"
+  "segment|segment (real values: a dropped id, an empty segment)|jax.ops.segment_sum --input $DATA/segment_data.npy --indices $DATA/segment_ids.npy --num-segments=4"
   "scatter_windowed|scatter_windowed|stablehlo.scatter --input-shape=5,3 --indices-shape=3,1 --updates-shape=3,2,3 --update-window-dims=1,2 --inserted-window-dims= --scatter-dims-to-operand-dims=0 --index-vector-dim=1 --update-computation=add"
 )
 
@@ -66,7 +67,9 @@ PICTURES=(
   echo "cell it reaches, output cells coloured like the last update reaching them and labelled with"
   echo "how the updates combine (reduction none: the last in row-major order wins), cells reached"
   echo "more than once framed red (xN), dropped updates hatched, untouched cells kept from the input."
-  echo "Shapes alone label update cells u + their C-order position."
+  echo "Shapes alone label update cells u + their C-order position. A segment op (jax.ops.segment_sum)"
+  echo "is drawn as the scatter it is: its data are the updates, the destination is the reduction's"
+  echo "identity, and each output cell lists the rows of its segment in the order they add."
 } > "$OUT/README.md"
 for entry in "${PICTURES[@]}"; do
   IFS='|' read -r name class args <<<"$entry"

@@ -891,7 +891,7 @@ std::string draw_scatter(const Lowering& l, const TensorView& fw_input, const Te
   std::string out_note = l.has_scatter_base ? "the leading part of the output " + to_string(l.output_shape)
                          : l.core_output_shape == l.output_shape ? "" : "reshaped to " + to_string(l.output_shape);
   std::vector<Column> columns = {
-      {&gin, "input " + to_string(l.input.shape) + " (the destination)", dims_note(l, true)},
+      {&gin, "input " + to_string(l.input.shape) + (segment ? " (the reduction's identity)" : " (the destination)"), dims_note(l, true)},
       {&gupd, "updates " + to_string(l.updates.shape) + " -> G " + to_string(G), upd_note},
       {&gout, "output " + to_string(l.input.shape), out_note},
       {&gidx, "indices, actual " + to_string(l.indices.shape), k > 0 ? "c = " + str(c) + " coordinates per update" : "k = 0: values never read"},
