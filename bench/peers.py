@@ -48,6 +48,7 @@ import subprocess
 import sys
 import threading
 import time
+from typing import Optional
 
 SEED = 1234
 GOAL_BEST_PEER = 1.0
@@ -656,6 +657,26 @@ def report(results: list, check: bool) -> int:
               f"out=) on every case run at every thread count, and per call; >= 3x numpy's best "
               f"on gathernd_batch1 and nhwc_xy at {max_threads} thread(s) (medians)")
     return 1 if (failures and check) else 0
+
+
+def child_tables(script: str, counts, child_args) -> Optional[dict]:
+    """Runs ``script --child T *child_args`` once per thread count T (one process each, OMP's and
+    XLA's thread counts set in its environment before anything is imported, the 1-thread child
+    pinned to one CPU) and returns {T: the JSON of its last stdout line}; None when a child
+    fails (its stderr is printed). The scatter and segment benchmarks' runner."""
+    tables = {}
+    for t in counts:
+        env = dict(os.environ, OMP_NUM_THREADS=str(t), TF_CPP_MIN_LOG_LEVEL="3",
+                   XLA_FLAGS=f"--xla_cpu_multi_thread_eigen={'false' if t == 1 else 'true'} "
+                             f"intra_op_parallelism_threads={t}")
+        cmd = [sys.executable, script, "--child", str(t), *child_args]
+        pre = (lambda: os.sched_setaffinity(0, {0})) if t == 1 else None
+        out = subprocess.run(cmd, env=env, capture_output=True, text=True, preexec_fn=pre)
+        if out.returncode != 0:
+            print(out.stderr, file=sys.stderr)
+            return None
+        tables[t] = json.loads(out.stdout.strip().splitlines()[-1])
+    return tables
 
 
 def main() -> int:

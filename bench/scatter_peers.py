@@ -25,11 +25,10 @@ import argparse
 import hashlib
 import json
 import os
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from peers import SEED, measure_interleaved  # noqa: E402
+from peers import SEED, child_tables, measure_interleaved  # noqa: E402
 
 
 def make_cases(np, rng):
@@ -247,19 +246,9 @@ def main() -> int:
         print(json.dumps(run_child(args.child, names, args.samples)))
         return 0
     threads = [int(t) for t in args.threads.split(",")] if args.threads else sorted({1, os.cpu_count() or 1})
-    tables = {}
-    for t in threads:
-        env = dict(os.environ, OMP_NUM_THREADS=str(t),
-                   XLA_FLAGS=f"--xla_cpu_multi_thread_eigen={'false' if t == 1 else 'true'} "
-                             f"intra_op_parallelism_threads={t}")
-        cmd = [sys.executable, __file__, "--child", str(t), "--cases", args.cases,
-               "--samples", str(args.samples)]
-        pre = (lambda: os.sched_setaffinity(0, {0})) if t == 1 else None
-        out = subprocess.run(cmd, env=env, capture_output=True, text=True, preexec_fn=pre)
-        if out.returncode != 0:
-            print(out.stderr, file=sys.stderr)
-            return 1
-        tables[t] = json.loads(out.stdout.strip().splitlines()[-1])
+    tables = child_tables(__file__, threads, ["--cases", args.cases, "--samples", str(args.samples)])
+    if tables is None:
+        return 1
     for t, table in tables.items():
         print(f"\n## {t} thread{'s' if t > 1 else ''} (ms; ratio = best peer / multigather, >= 1.0 is at least as fast)\n")
         print("| case | multigather one-shot | best peer one-shot | ratio | multigather into | best peer into | ratio |")

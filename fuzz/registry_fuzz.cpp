@@ -1,4 +1,5 @@
-// fuzz/registry_fuzz.cpp: every registry op, lowered and executed, against the reference kernel.
+// fuzz/registry_fuzz.cpp: every registry op, lowered and executed, against the reference kernel
+// (a segment op, which lowers onto a scatter, against the scatter's).
 //
 // The bytes choose an op of op_registry(), its attributes (omitted, typed values of every kind,
 // none, or text through the one attribute parser; unknown names sometimes), the input and
@@ -119,11 +120,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::vector<unsigned char> got(static_cast<std::size_t>(numel) * es, 0x5A);
   std::vector<unsigned char> want = got;
   const Status s = execute(l, MutableTensorView(got.empty() ? nullptr : got.data(), dtype, l.output_shape), context);
-  const Status r = gather_multiaxis_reference(
-      l.input, l.indices, l.axes,
-      MutableTensorView(want.empty() ? nullptr : want.data(), dtype, l.core_output_shape,
-                        l.core_output_strides),
-      l.options);
+  const MutableTensorView core(want.empty() ? nullptr : want.data(), dtype, l.core_output_shape,
+                               l.core_output_strides);
+  // A segment op (called as a gather) lowers onto a scatter: the scatter reference is its
+  // oracle, except for a mean's division (the reference has none: status only).
+  const bool scatter = l.kind == OpKind::kScatter;
+  const Status r = scatter ? scatter_multiaxis_reference(l.input, l.indices, l.updates, l.axes, core, l.scatter_options())
+                           : gather_multiaxis_reference(l.input, l.indices, l.axes, core, l.options);
+  if (scatter && l.mean_by_count) want = got;
   if (s.ok() != r.ok()) {
     die(("status differs from the reference kernel for " + op.name).c_str(),
         "execute '" + s.message() + "' reference '" + r.message() + "'");

@@ -1019,6 +1019,38 @@ Status error_status(std::string_view name) {
   }
 }
 
+/// The picture of a lowered scatter (a scatter op, or a segment op whose data are the updates):
+/// the size checks, the trace, the chosen positions of G (by default also the first two that
+/// reach one cell, to show how duplicates combine), then draw_scatter.
+Status draw_lowered_scatter(const Lowering& l, const TensorView& in, const TensorView& idx, const TensorView& upd,
+                            bool input_values, bool indices_given, bool updates_given, const SvgOptions& options,
+                            std::string* svg) {
+  MULTIGATHER_RETURN_IF_ERROR(check_cells("scatter shape G", l.shape.output_numel, options.max_cells));
+  MULTIGATHER_RETURN_IF_ERROR(check_cells("lowered input view", l.input.numel(), options.max_cells));
+  MULTIGATHER_RETURN_IF_ERROR(check_cells("lowered indices view", l.indices.numel(), options.max_cells));
+  MULTIGATHER_RETURN_IF_ERROR(check_cells("lowered updates view", l.updates.numel(), options.max_cells));
+  std::vector<CellTrace> cells;
+  MULTIGATHER_RETURN_IF_ERROR(trace_lowering(l, &cells, options.max_cells));
+  std::vector<std::int64_t> chosen;
+  MULTIGATHER_RETURN_IF_ERROR(choose_cells(options.cells, l.shape.output_shape, "position",
+                                           "G (the scatter shape: one position per update)", &chosen));
+  if (options.cells.empty() && static_cast<std::int64_t>(chosen.size()) < l.shape.output_numel) {
+    // Show how duplicates combine: add the first two positions that reach one cell.
+    std::vector<std::int64_t> first(static_cast<std::size_t>(l.input.numel()), -1);
+    for (const CellTrace& t : cells) {
+      if (t.input < 0) continue;
+      std::int64_t& f = first[static_cast<std::size_t>(t.input)];
+      if (f < 0) { f = t.output; continue; }
+      for (std::int64_t o : {f, t.output}) {
+        if (std::find(chosen.begin(), chosen.end(), o) == chosen.end()) chosen.push_back(o);
+      }
+      break;
+    }
+  }
+  *svg = draw_scatter(l, in, idx, upd, input_values, indices_given, updates_given, cells, chosen);
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status explain_svg(std::string_view name, const TensorView& input, const TensorView& indices,
@@ -1039,16 +1071,8 @@ Status explain_svg(std::string_view name, const TensorView& input, const TensorV
     }
     Lowering l;
     MULTIGATHER_RETURN_IF_ERROR(lower_op(name, in, idx, attrs, &l));
-    if (l.kind == OpKind::kScatter) {  // a segment op: data scattered along segment_ids
-      MULTIGATHER_RETURN_IF_ERROR(check_cells("scatter shape G", l.shape.output_numel, options.max_cells));
-      MULTIGATHER_RETURN_IF_ERROR(check_cells("output", l.input.numel(), options.max_cells));
-      std::vector<CellTrace> cells;
-      MULTIGATHER_RETURN_IF_ERROR(trace_lowering(l, &cells, options.max_cells));
-      std::vector<std::int64_t> chosen;
-      MULTIGATHER_RETURN_IF_ERROR(choose_cells(options.cells, l.shape.output_shape, "position",
-                                               "G (the scatter shape: one position per update)", &chosen));
-      *svg = draw_scatter(l, in, idx, in, true, indices_given, input_values, cells, chosen);
-      return Status::Ok();
+    if (l.kind == OpKind::kScatter) {  // a segment op: its data are the scattered updates
+      return draw_lowered_scatter(l, in, idx, in, true, indices_given, input_values, options, svg);
     }
     MULTIGATHER_RETURN_IF_ERROR(check_cells("output", l.shape.output_numel, options.max_cells));
     MULTIGATHER_RETURN_IF_ERROR(check_cells("lowered input view", l.input.numel(), options.max_cells));
@@ -1090,30 +1114,7 @@ Status explain_svg(std::string_view name, const TensorView& input, const TensorV
     }
     Lowering l;
     MULTIGATHER_RETURN_IF_ERROR(lower_op(name, in, idx, upd, attrs, &l));
-    MULTIGATHER_RETURN_IF_ERROR(check_cells("scatter shape G", l.shape.output_numel, options.max_cells));
-    MULTIGATHER_RETURN_IF_ERROR(check_cells("lowered input view", l.input.numel(), options.max_cells));
-    MULTIGATHER_RETURN_IF_ERROR(check_cells("lowered indices view", l.indices.numel(), options.max_cells));
-    MULTIGATHER_RETURN_IF_ERROR(check_cells("lowered updates view", l.updates.numel(), options.max_cells));
-    std::vector<CellTrace> cells;
-    MULTIGATHER_RETURN_IF_ERROR(trace_lowering(l, &cells, options.max_cells));
-    std::vector<std::int64_t> chosen;
-    MULTIGATHER_RETURN_IF_ERROR(choose_cells(options.cells, l.shape.output_shape, "position",
-                                             "G (the scatter shape: one position per update)", &chosen));
-    if (options.cells.empty() && static_cast<std::int64_t>(chosen.size()) < l.shape.output_numel) {
-      // Show how duplicates combine: add the first two positions that reach one cell.
-      std::vector<std::int64_t> first(static_cast<std::size_t>(l.input.numel()), -1);
-      for (const CellTrace& t : cells) {
-        if (t.input < 0) continue;
-        std::int64_t& f = first[static_cast<std::size_t>(t.input)];
-        if (f < 0) { f = t.output; continue; }
-        for (std::int64_t o : {f, t.output}) {
-          if (std::find(chosen.begin(), chosen.end(), o) == chosen.end()) chosen.push_back(o);
-        }
-        break;
-      }
-    }
-    *svg = draw_scatter(l, in, idx, upd, input_values, indices_given, updates_given, cells, chosen);
-    return Status::Ok();
+    return draw_lowered_scatter(l, in, idx, upd, input_values, indices_given, updates_given, options, svg);
   } catch (...) {
     return error_status(name);
   }

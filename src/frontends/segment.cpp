@@ -132,6 +132,11 @@ Status lower_segments(const TensorView& data, const TensorView& ids, std::int64_
   }
   std::vector<std::int64_t> identity_shape{num_segments};
   identity_shape.insert(identity_shape.end(), trailing.begin(), trailing.end());
+  std::int64_t numel = 0;
+  if (!element_count(Dims(std::span<const std::int64_t>(identity_shape)), &numel)) {
+    return InvalidArgument(out->op + ": the output shape " + shape_str(identity_shape) +
+                           " has an element count that overflows 64 bits (num_segments = " + str(num_segments) + ")");
+  }
   ViewBuilder x{identity_element(data.dtype, r.identity), data.dtype, {}, {}};
   for (std::int64_t s : identity_shape) x.add(s, 0);
   TensorView identity;

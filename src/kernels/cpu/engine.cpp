@@ -468,12 +468,14 @@ void parallel_chunks(std::byte* dst, std::int64_t bytes, std::int64_t work, int 
 }  // namespace
 
 void parallel_copy(std::byte* dst, const std::byte* src, std::int64_t bytes, int num_threads) noexcept {
+  if (bytes <= 0) return;  // an empty output may have no buffer at all (null data)
   parallel_chunks(dst, bytes, 2 * bytes, num_threads, [&](std::int64_t b, std::int64_t e) {
     std::memcpy(dst + b, src + b, static_cast<std::size_t>(e - b));
   });
 }
 
 void parallel_zero(std::byte* dst, std::int64_t bytes, int num_threads) noexcept {
+  if (bytes <= 0) return;
   parallel_chunks(dst, bytes, bytes, num_threads, [&](std::int64_t b, std::int64_t e) {
     std::memset(dst + b, 0, static_cast<std::size_t>(e - b));
   });
