@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "api/engine.hpp"
+#include "kernels/cpu/run_validated.hpp"
 #include "kernels/cpu/scatter_engine.hpp"
 #include "api/guarded.hpp"
 #include "core/task_pool.hpp"
@@ -638,7 +639,7 @@ Status segment_prod_vjp(const Lowering& l, const std::byte* data_g, const Tensor
 ///    segment's result, 0 for the others (TensorFlow's and JAX's rule);
 ///  - prod: TensorFlow's rule (segment_prod_vjp).
 /// CPU engine only (segment ops run on the CPU engine).
-Status segment_vjp(const Lowering& l, const TensorView* data, const TensorView& grad_output,
+Status segment_vjp(const Lowering& l, const TensorView* data, int batch_rank, const TensorView& grad_output,
                    const MutableTensorView& grad_data, const Engine& engine) {
   if (engine.cuda) {
     return InvalidArgument(l.op + ": segment reductions run on the CPU engine only in this version (the operands are "
@@ -662,15 +663,32 @@ Status segment_vjp(const Lowering& l, const TensorView* data, const TensorView& 
     return InvalidArgument(l.op + ": no gradient for a max / min / prod segment reduction whose data broadcasts (shape " +
                            to_string(l.updates.shape) + " read as " + to_string(g_shape) + ")");
   }
-  if (reads_data && (data == nullptr || data->data == nullptr || !data->is_contiguous() || !(data->shape == grad_data.shape))) {
-    return InvalidArgument(l.op + ": the gradient of a max / min / prod segment reduction reads the data: pass it "
-                           "C-contiguous, of grad_input's shape");
+  // The data as G, C-contiguous: read through the lowering's view of grad_data moved to the
+  // data, whose leading batch dimensions may be 1 (a vmapped call with unbatched data: stride
+  // 0 there), and copied.
+  Tensor data_copy;
+  const std::byte* data_g = nullptr;  // data element o of G at data_g + o * es
+  if (reads_data) {
+    bool fits = data != nullptr && data->data != nullptr && data->is_contiguous() && data->rank() == grad_data.rank() &&
+                batch_rank <= data->rank() && batch_rank <= l.updates.rank();
+    for (int d = 0; fits && d < data->rank(); ++d) {
+      fits = data->shape[d] == grad_data.shape[d] || (d < batch_rank && data->shape[d] == 1);
+    }
+    if (!fits) {
+      return InvalidArgument(l.op + ": the gradient of a max / min / prod segment reduction reads the data: pass it "
+                             "C-contiguous, of grad_input's shape (size 1 along unbatched batch dimensions)");
+    }
+    Dims strides = l.updates.strides;
+    const Dims data_strides = contiguous_strides(data->shape);
+    for (int d = 0; d < batch_rank; ++d) strides[d] = data->shape[d] == 1 ? 0 : data_strides[d];
+    const std::byte* base = static_cast<const std::byte*>(data->data) +
+                            (static_cast<const std::byte*>(l.updates.data) - static_cast<const std::byte*>(grad_data.data));
+    data_copy = Tensor(dtype, g_shape);
+    MULTIGATHER_RETURN_IF_ERROR(detail::copy_view(TensorView(base, dtype, l.updates.shape, strides),
+                                                  data_copy.mutable_view(), engine.context.num_threads));
+    data_g = static_cast<const std::byte*>(data_copy.data());
   }
-  if (l.reduction == Reduction::kMul) {
-    const std::byte* data_g = static_cast<const std::byte*>(data->data) +
-                              (static_cast<const std::byte*>(l.updates.data) - static_cast<const std::byte*>(grad_data.data));
-    return segment_prod_vjp(l, data_g, grad_output, grad_data, engine);
-  }
+  if (l.reduction == Reduction::kMul) return segment_prod_vjp(l, data_g, grad_output, grad_data, engine);
   // count[t]: how many updates reach segment element t (mean), or how many of them equal its
   // result (max / min); mask[o]: whether update o is one of those.
   Tensor count(DType::kInt64, l.core_output_shape);
@@ -678,10 +696,7 @@ Status segment_vjp(const Lowering& l, const TensorView* data, const TensorView& 
   ScatterOptions add = scatter_options(l, Reduction::kAdd, engine.context);
   add.include_input = true;
   std::vector<std::uint8_t> mask;
-  const std::byte* data_g = nullptr;  // data element o of G at data_g + o * es (max / min)
   if (extremal) {
-    data_g = static_cast<const std::byte*>(data->data) +
-             (static_cast<const std::byte*>(l.updates.data) - static_cast<const std::byte*>(grad_data.data));
     Lowering forward = l;
     forward.updates = TensorView(data_g, dtype, l.updates.shape, l.updates.strides);
     Tensor result(dtype, l.output_shape);
@@ -730,12 +745,12 @@ Status segment_vjp(const Lowering& l, const TensorView* data, const TensorView& 
 /// The VJP of one (possibly lifted) lowering on the context's engine; a CUDA VJP is refused
 /// here, with execute's message, where this build or machine has no CUDA engine. `input`: the
 /// framework's input (its values are read by a segment max / min only).
-Status vjp_one(const Lowering& l, const TensorView* input, const TensorView& grad_output,
+Status vjp_one(const Lowering& l, const TensorView* input, int batch_rank, const TensorView& grad_output,
                const MutableTensorView& grad_input, const MutableTensorView* grad_updates,
                const ExecutionContext& context) {
   const Engine engine(context);
   if (engine.cuda) MULTIGATHER_RETURN_IF_ERROR(detail::cuda_engine_available(l));
-  if (is_segment(l)) return segment_vjp(l, input, grad_output, grad_input, engine);
+  if (is_segment(l)) return segment_vjp(l, input, batch_rank, grad_output, grad_input, engine);
   if (l.kind == OpKind::kScatter) return scatter_vjp(l, grad_output, grad_input, grad_updates, engine);
   return gather_vjp(l, grad_output, grad_input, engine);
 }
@@ -929,7 +944,7 @@ Status execute_vjp(std::string_view name, const TensorView& input, const TensorV
     CallSiteLease lease(cache);
     const Device device = lowering_device(context);
     if (const Lowering* kept = lease.find(name, device, batch_rank, lowered_input, indices, key_updates)) {
-      return vjp_one(*kept, &input, grad_output, grad_input, grad_updates, context);
+      return vjp_one(*kept, &input, batch_rank, grad_output, grad_input, grad_updates, context);
     }
     const TensorView* example_updates = updates != nullptr ? &gupd.example : nullptr;
     Lowering l;
@@ -937,7 +952,7 @@ Status execute_vjp(std::string_view name, const TensorView& input, const TensorV
     MULTIGATHER_RETURN_IF_ERROR(lower(name, gin.example, idx.example, example_updates, attrs, context, &l));
     if (batch_rank == 0 || !made_copies(l)) {
       if (batch_rank > 0) MULTIGATHER_RETURN_IF_ERROR(lift(&l, batch_shape, gin, idx, updates != nullptr ? &gupd : nullptr));
-      const Status s = vjp_one(l, &input, grad_output, grad_input, grad_updates, context);
+      const Status s = vjp_one(l, &input, batch_rank, grad_output, grad_input, grad_updates, context);
       if (s.ok()) lease.keep(name, device, batch_rank, lowered_input, indices, key_updates, std::move(l));
       return s;
     }
@@ -953,7 +968,7 @@ Status execute_vjp(std::string_view name, const TensorView& input, const TensorV
       const MutableTensorView gi_out(const_cast<void*>(gi.data), gi.dtype, gi.shape);
       const MutableTensorView gu_out(const_cast<void*>(gu.data), gu.dtype, gu.shape);
       const TensorView go(at(gout.example, b * out_numel));
-      return vjp_one(e, nullptr, go, gi_out, grad_updates != nullptr ? &gu_out : nullptr, context);
+      return vjp_one(e, nullptr, 0, go, gi_out, grad_updates != nullptr ? &gu_out : nullptr, context);
     });
   });
 }
@@ -1052,7 +1067,7 @@ Status execute_vjp_shard(std::string_view name, const TensorView& input, const T
                                              attrs, batch_shape, context, &local));
     detail::ShardFill fill;
     MULTIGATHER_RETURN_IF_ERROR(detail::localize(local, shards, &piece, &fill));
-    return vjp_one(piece, &input, grad_output, grad_input, grad_updates, context);
+    return vjp_one(piece, &input, batch_rank, grad_output, grad_input, grad_updates, context);
   });
 }
 

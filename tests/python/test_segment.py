@@ -215,6 +215,25 @@ def test_vmap_equals_a_loop(reduction):
     np.testing.assert_array_equal(ours, theirs)
 
 
+@pytest.mark.parametrize("reduction", JAX_REDUCTIONS)
+def test_gradient_of_vmap_over_ids_with_shared_data(reduction):
+    """Per-example ids over one shared table (vmap's unbatched data): the data's gradient sums
+    over the examples, max / min / prod reading the one copy of the data."""
+    rng = np.random.default_rng(7)
+    data = jnp.asarray(rng.integers(-2, 3, (10, 2)).astype(np.float32))
+    ids = jnp.asarray(rng.integers(-1, 4, (3, 10)))
+
+    def loss(fn):
+        return lambda d: jnp.sum(jnp.tanh(jax.vmap(lambda i: fn(d, i, 4))(ids)))
+
+    ours = jax.grad(loss(getattr(mjax, f"segment_{reduction}")))(data)
+    if reduction == "prod":  # jax has no prod gradient for repeated ids: a loop of ours
+        theirs = sum(jax.grad(lambda d: jnp.sum(jnp.tanh(mjax.segment_prod(d, ids[k], 4))))(data) for k in range(3))
+    else:
+        theirs = jax.grad(loss(getattr(jax.ops, f"segment_{reduction}")))(data)
+    np.testing.assert_allclose(ours, theirs, rtol=1e-6, atol=1e-6)
+
+
 # ---- determinism and a model --------------------------------------------------------------------
 
 @pytest.mark.parametrize("sorted_ids", [True, False])
