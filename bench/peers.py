@@ -663,7 +663,7 @@ def child_tables(script: str, counts, child_args) -> Optional[dict]:
     """Runs ``script --child T *child_args`` once per thread count T (one process each, OMP's and
     XLA's thread counts set in its environment before anything is imported, the 1-thread child
     pinned to one CPU) and returns {T: the JSON of its last stdout line}; None when a child
-    fails (its stderr is printed). The scatter and segment benchmarks' runner."""
+    fails (its stderr is printed)."""
     tables = {}
     for t in counts:
         env = dict(os.environ, OMP_NUM_THREADS=str(t), TF_CPP_MIN_LOG_LEVEL="3",
@@ -677,6 +677,37 @@ def child_tables(script: str, counts, child_args) -> Optional[dict]:
             return None
         tables[t] = json.loads(out.stdout.strip().splitlines()[-1])
     return tables
+
+
+def case_table_main(script: str, doc: str, default_cases: str, run_child, print_table) -> int:
+    """The command line of the scatter and segment benchmarks (bench/scatter_peers.py,
+    bench/segment_peers.py): ``[--threads 1,2] [--cases A,B] [--samples 7]``. Each thread count
+    runs in its own child (child_tables), which prints the JSON of run_child(threads, case
+    names, samples), a dict per case holding a "bytes" digest of multigather's result; the
+    parent prints each thread count's table with print_table(threads, table), then whether
+    multigather's results are bit-identical across the thread counts."""
+    ap = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    ap.add_argument("--threads", default=None, help="comma-separated thread counts (default 1,all)")
+    ap.add_argument("--cases", default=default_cases)
+    ap.add_argument("--samples", type=int, default=7)
+    ap.add_argument("--child", type=int, default=None, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    names = args.cases.split(",")
+    if args.child is not None:
+        print(json.dumps(run_child(args.child, names, args.samples)))
+        return 0
+    threads = [int(t) for t in args.threads.split(",")] if args.threads else sorted({1, os.cpu_count() or 1})
+    tables = child_tables(script, threads, ["--cases", args.cases, "--samples", str(args.samples)])
+    if tables is None:
+        return 1
+    for t, table in tables.items():
+        print(f"\n## {t} thread{'s' if t > 1 else ''} (ms; ratio = best peer / multigather, >= 1.0 is at least as fast)\n")
+        print_table(table)
+    if len(tables) > 1:
+        same = all(len({tables[t][n]["bytes"] for t in tables}) == 1 for n in names)
+        print(f"\ndeterminism: multigather's results are {'bit-identical' if same else 'DIFFERENT'} "
+              f"at {', '.join(str(t) for t in tables)} threads")
+    return 0
 
 
 def main() -> int:

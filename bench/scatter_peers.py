@@ -21,14 +21,12 @@ Usage:  python3 bench/scatter_peers.py [--threads 1,2] [--cases S1,S5] [--sample
 
 from __future__ import annotations
 
-import argparse
 import hashlib
-import json
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from peers import SEED, child_tables, measure_interleaved  # noqa: E402
+from peers import SEED, case_table_main, measure_interleaved  # noqa: E402
 
 
 def make_cases(np, rng):
@@ -234,43 +232,27 @@ def run_child(threads: int, names, samples: int) -> dict:
     return results
 
 
+def print_table(table: dict) -> None:
+    """One thread count's table (markdown), a row per case."""
+    print("| case | multigather one-shot | best peer one-shot | ratio | multigather into | best peer into | ratio |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for name, r in table.items():
+        row = [f"{name} {r['what']}"]
+        for col in ("oneshot", "into"):
+            times = r[col]
+            mine = times["multigather"]
+            peers = {k: v for k, v in times.items() if k != "multigather"}
+            best = min(peers, key=peers.get) if peers else None
+            row.append(f"{mine * 1e3:.3f}")
+            row.append(f"{peers[best] * 1e3:.3f} ({best})" if best else "-")
+            row.append(f"{peers[best] / mine:.2f}" if best else "-")
+        print("| " + " | ".join(row) + " |")
+        if r["mismatches"]:
+            print(f"\nmismatches on {name}: {r['mismatches']}")
+
+
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--threads", default=None, help="comma-separated thread counts (default 1,all)")
-    ap.add_argument("--cases", default="S1,S2,S3,S4,S5,S7")
-    ap.add_argument("--samples", type=int, default=7)
-    ap.add_argument("--child", type=int, default=None, help=argparse.SUPPRESS)
-    args = ap.parse_args()
-    names = args.cases.split(",")
-    if args.child is not None:
-        print(json.dumps(run_child(args.child, names, args.samples)))
-        return 0
-    threads = [int(t) for t in args.threads.split(",")] if args.threads else sorted({1, os.cpu_count() or 1})
-    tables = child_tables(__file__, threads, ["--cases", args.cases, "--samples", str(args.samples)])
-    if tables is None:
-        return 1
-    for t, table in tables.items():
-        print(f"\n## {t} thread{'s' if t > 1 else ''} (ms; ratio = best peer / multigather, >= 1.0 is at least as fast)\n")
-        print("| case | multigather one-shot | best peer one-shot | ratio | multigather into | best peer into | ratio |")
-        print("|---|---:|---:|---:|---:|---:|---:|")
-        for name, r in table.items():
-            row = [f"{name} {r['what']}"]
-            for col in ("oneshot", "into"):
-                times = r[col]
-                mine = times["multigather"]
-                peers = {k: v for k, v in times.items() if k != "multigather"}
-                best = min(peers, key=peers.get) if peers else None
-                row.append(f"{mine * 1e3:.3f}")
-                row.append(f"{peers[best] * 1e3:.3f} ({best})" if best else "-")
-                row.append(f"{peers[best] / mine:.2f}" if best else "-")
-            print("| " + " | ".join(row) + " |")
-            if r["mismatches"]:
-                print(f"\nmismatches on {name}: {r['mismatches']}")
-    if len(tables) > 1:
-        same = all(len({tables[t][n]["bytes"] for t in tables}) == 1 for n in names)
-        print(f"\ndeterminism: multigather's results are {'bit-identical' if same else 'DIFFERENT'} "
-              f"at {', '.join(str(t) for t in tables)} threads")
-    return 0
+    return case_table_main(__file__, __doc__, "S1,S2,S3,S4,S5,S7", run_child, print_table)
 
 
 if __name__ == "__main__":

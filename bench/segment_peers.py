@@ -24,14 +24,12 @@ Usage:  python3 bench/segment_peers.py [--threads 1,2] [--cases G1,G2] [--sample
 
 from __future__ import annotations
 
-import argparse
 import hashlib
-import json
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from peers import SEED, child_tables, measure_interleaved  # noqa: E402
+from peers import SEED, case_table_main, measure_interleaved  # noqa: E402
 
 WHAT = {"G1": "sorted segment_sum", "G2": "unsorted segment_sum", "G4": "segment_max (sorted)",
         "G5": "GNN aggregation (gather + segment mean)"}
@@ -212,41 +210,25 @@ def run_child(threads: int, names, samples: int) -> dict:
     return results
 
 
+def print_table(table: dict) -> None:
+    """One thread count's table (markdown), a row per case."""
+    print("| case | multigather | best peer | ratio | every peer |")
+    print("|---|---:|---:|---:|---|")
+    for name, r in table.items():
+        times = r["times"]
+        mine = times["multigather"]
+        peers = {k: v for k, v in times.items() if k != "multigather"}
+        best = min(peers, key=peers.get) if peers else None
+        every = ", ".join(f"{k} {v * 1e3:.2f}" for k, v in sorted(peers.items(), key=lambda kv: kv[1]))
+        print(f"| {name} {WHAT[name]} | {mine * 1e3:.2f} | "
+              + (f"{peers[best] * 1e3:.2f} ({best}) | {peers[best] / mine:.2f}" if best else "- | -")
+              + f" | {every} |")
+        if r["mismatches"]:
+            print(f"\nmismatches on {name}: {r['mismatches']}")
+
+
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--threads", default=None, help="comma-separated thread counts (default 1,all)")
-    ap.add_argument("--cases", default="G1,G2,G4,G5")
-    ap.add_argument("--samples", type=int, default=7)
-    ap.add_argument("--child", type=int, default=None, help=argparse.SUPPRESS)
-    args = ap.parse_args()
-    names = args.cases.split(",")
-    if args.child is not None:
-        print(json.dumps(run_child(args.child, names, args.samples)))
-        return 0
-    threads = [int(t) for t in args.threads.split(",")] if args.threads else sorted({1, os.cpu_count() or 1})
-    tables = child_tables(__file__, threads, ["--cases", args.cases, "--samples", str(args.samples)])
-    if tables is None:
-        return 1
-    for t, table in tables.items():
-        print(f"\n## {t} thread{'s' if t > 1 else ''} (ms; ratio = best peer / multigather, >= 1.0 is at least as fast)\n")
-        print("| case | multigather | best peer | ratio | every peer |")
-        print("|---|---:|---:|---:|---|")
-        for name, r in table.items():
-            times = r["times"]
-            mine = times["multigather"]
-            peers = {k: v for k, v in times.items() if k != "multigather"}
-            best = min(peers, key=peers.get) if peers else None
-            every = ", ".join(f"{k} {v * 1e3:.2f}" for k, v in sorted(peers.items(), key=lambda kv: kv[1]))
-            print(f"| {name} {WHAT[name]} | {mine * 1e3:.2f} | "
-                  + (f"{peers[best] * 1e3:.2f} ({best}) | {peers[best] / mine:.2f}" if best else "- | -")
-                  + f" | {every} |")
-            if r["mismatches"]:
-                print(f"\nmismatches on {name}: {r['mismatches']}")
-    if len(tables) > 1:
-        same = all(len({tables[t][n]["bytes"] for t in tables}) == 1 for n in names)
-        print(f"\ndeterminism: multigather's results are {'bit-identical' if same else 'DIFFERENT'} "
-              f"at {', '.join(str(t) for t in tables)} threads")
-    return 0
+    return case_table_main(__file__, __doc__, "G1,G2,G4,G5", run_child, print_table)
 
 
 if __name__ == "__main__":
