@@ -11,4 +11,12 @@ namespace multigather::detail {
 /// MULTIGATHER_CUDA=ON)"), or no usable device.
 Status cuda_engine_available(const Lowering& l);
 
+/// How many updates of the scatter `l` reach each element of its core output (the lowering's
+/// indices and index policy; on the CPU engine): a view of `storage` with the core output's
+/// shape. It is kept once per position of the dimensions that are axes or along which the
+/// indices vary, and broadcast (stride 0) along the others, where every update covers the
+/// dimension whole (a segment's features). The division of a mean (execute.cpp) and the
+/// gradient of a segment mean (transforms.cpp) read it.
+Status update_count(const Lowering& l, const ScatterOptions& options, Tensor* storage, TensorView* count);
+
 }  // namespace multigather::detail

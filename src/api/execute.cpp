@@ -38,6 +38,33 @@ Status cuda_engine_available(const Lowering& l) {
 #endif
 }
 
+Status update_count(const Lowering& l, const ScatterOptions& options, Tensor* storage, TensorView* count) {
+  // A scatter-add of broadcast ones through the same indices and policy.
+  const Dims& shape = l.core_output_shape;
+  const int r = shape.size();
+  Dims kept = shape;
+  for (int d = 0; d < r; ++d) {
+    bool axis = false;
+    for (std::int64_t a : l.axes) axis = axis || a == d;
+    if (!axis && l.shape.logical_indices_shape[d] == 1) kept[d] = 1;
+  }
+  *storage = Tensor(DType::kInt64, kept);
+  if (storage->numel() > 0) std::memset(storage->data(), 0, static_cast<std::size_t>(storage->numel()) * 8);
+  static const std::int64_t one = 1;
+  const TensorView ones(&one, DType::kInt64, Dims::filled(r, 1), Dims::filled(r, 0));
+  ScatterOptions add = options;
+  add.reduction = Reduction::kAdd;
+  add.include_input = true;
+  MULTIGATHER_RETURN_IF_ERROR(
+      scatter_multiaxis_into(storage->view(), l.indices, ones, l.axes, storage->mutable_view(), add));
+  Dims strides = storage->view().strides;
+  for (int d = 0; d < r; ++d) {
+    if (kept[d] == 1) strides[d] = 0;
+  }
+  *count = TensorView(storage->data(), DType::kInt64, shape, strides);
+  return Status::Ok();
+}
+
 }  // namespace multigather::detail
 
 namespace multigather {
@@ -142,32 +169,13 @@ Status run_core(const Lowering& l, const MutableTensorView& core, const GatherOp
   return s;
 }
 
-// A mean scatter's second step (Lowering::mean_by_count): the count of updates per element, a
-// scatter-add of broadcast ones through the same indices and policy, then the division. The
-// count is kept once per position of the dimensions that are axes or along which the indices
-// vary; along the others (a segment's features: every update covers them whole) it is the same
-// and is broadcast. A segment op's identity input is not an update: it does not count.
+// A mean scatter's second step (Lowering::mean_by_count): the count of updates per element
+// (detail::update_count), then the division. A segment op's identity input is not an update:
+// it does not count.
 Status divide_by_update_count(const Lowering& l, const MutableTensorView& core, const ScatterOptions& options) {
-  const int r = core.rank();
-  Dims count_shape = core.shape;
-  for (int d = 0; d < r; ++d) {
-    bool axis = false;
-    for (std::int64_t a : l.axes) axis = axis || a == d;
-    if (!axis && l.shape.logical_indices_shape[d] == 1) count_shape[d] = 1;
-  }
-  Tensor count(DType::kInt64, count_shape);
-  if (count.numel() > 0) std::memset(count.data(), 0, static_cast<std::size_t>(count.numel()) * 8);
-  static const std::int64_t one = 1;
-  const TensorView ones(&one, DType::kInt64, Dims::filled(r, 1), Dims::filled(r, 0));
-  ScatterOptions add = options;
-  add.reduction = Reduction::kAdd;
-  add.include_input = true;
-  MULTIGATHER_RETURN_IF_ERROR(scatter_multiaxis_into(count.view(), l.indices, ones, l.axes, count.mutable_view(), add));
-  Dims strides = count.view().strides;
-  for (int d = 0; d < r; ++d) {
-    if (count_shape[d] == 1) strides[d] = 0;
-  }
-  const TensorView per_element(count.data(), DType::kInt64, core.shape, strides);
+  Tensor storage;
+  TensorView per_element;
+  MULTIGATHER_RETURN_IF_ERROR(detail::update_count(l, options, &storage, &per_element));
   const bool input_counts = l.include_input && !(l.spec != nullptr && l.spec->kind == OpKind::kSegment);
   if (!detail::divide_by_count(core, per_element, input_counts, l.sqrt_count)) {
     return TypeError(l.op + ": " + (l.sqrt_count ? "sqrt_n" : "a mean") + " needs a dtype with division (got " +

@@ -564,6 +564,12 @@ bool floating_value(const std::byte* p, DType t, double* v) {
   }
 }
 
+/// The refusal of a segment gradient for data of a dtype that has none.
+Status no_gradient_for(const Lowering& l, DType dtype) {
+  return TypeError(l.op + ": no gradient for data dtype " + std::string(dtype_name(dtype)) +
+                   " (floating types are differentiable)");
+}
+
 /// Stores v (computed in double) as one element of the floating dtype t at p.
 void store_floating(std::byte* p, DType t, double v) {
   switch (t) {
@@ -591,8 +597,7 @@ Status segment_prod_vjp(const Lowering& l, const std::byte* data_g, const Tensor
   for (std::int64_t i = 0; i < n; ++i) {
     double x = 0;
     if (!floating_value(data_g + i * es, dtype, &x)) {
-      return TypeError(l.op + ": no gradient for data dtype " + std::string(dtype_name(dtype)) +
-                       " (floating types are differentiable)");
+      return no_gradient_for(l, dtype);
     }
     zero[i] = x == 0 ? 1 : 0;
     store_floating(static_cast<std::byte*>(non_zero.data()) + i * es, dtype, x == 0 ? 1.0 : x);
@@ -605,8 +610,7 @@ Status segment_prod_vjp(const Lowering& l, const std::byte* data_g, const Tensor
   forward.updates = TensorView(non_zero.data(), dtype, l.updates.shape, l.updates.strides);
   MULTIGATHER_RETURN_IF_ERROR(execute(forward, non_zero_product.mutable_view(), engine.context));
   if (zero_count.numel() > 0) std::memset(zero_count.data(), 0, static_cast<std::size_t>(zero_count.numel()) * 8);
-  ScatterOptions add = scatter_options(l, Reduction::kAdd, engine.context);
-  add.include_input = true;
+  const ScatterOptions add = scatter_options(l, Reduction::kAdd, engine.context);
   MULTIGATHER_RETURN_IF_ERROR(engine.scatter(zero_count.view(), l.indices, zeros.view(), l.axes, zero_count.mutable_view(), add));
   // Each read at every row's segment (a dropped row reads 0 and gets 0).
   const GatherOptions o = gather_options(l, engine.context);
@@ -632,7 +636,7 @@ Status segment_prod_vjp(const Lowering& l, const std::byte* data_g, const Tensor
 }
 
 /// The VJP of a segment op (OpSpec::kSegment: the framework's data is the core's updates, `l`
-/// made on grad_data's buffer; `data` the framework's data, read only by max and min):
+/// made on grad_data's buffer; `data` the framework's data, read only by max, min and prod):
 ///  - sum: grad_data = grad_output at each update's segment (0 for a dropped id);
 ///  - mean / sqrt_n: the same, of grad_output divided by each segment's count (or its sqrt);
 ///  - max / min: grad_output of a segment shared equally among the data elements equal to the
@@ -690,12 +694,10 @@ Status segment_vjp(const Lowering& l, const TensorView* data, int batch_rank, co
   }
   if (l.reduction == Reduction::kMul) return segment_prod_vjp(l, data_g, grad_output, grad_data, engine);
   // count[t]: how many updates reach segment element t (mean), or how many of them equal its
-  // result (max / min); mask[o]: whether update o is one of those.
-  Tensor count(DType::kInt64, l.core_output_shape);
-  if (count.numel() > 0) std::memset(count.data(), 0, static_cast<std::size_t>(count.numel()) * 8);
-  ScatterOptions add = scatter_options(l, Reduction::kAdd, engine.context);
-  add.include_input = true;
-  std::vector<std::uint8_t> mask;
+  // result (max / min); ties[o] (max / min): whether update o is one of those (1) or not (0).
+  const ScatterOptions add = scatter_options(l, Reduction::kAdd, engine.context);
+  Tensor count_storage, ties;
+  TensorView count;
   if (extremal) {
     Lowering forward = l;
     forward.updates = TensorView(data_g, dtype, l.updates.shape, l.updates.strides);
@@ -706,45 +708,44 @@ Status segment_vjp(const Lowering& l, const TensorView* data, int batch_rank, co
     o.fill_value = Scalar::from_float(std::numeric_limits<double>::quiet_NaN());  // a dropped update ties nothing
     const TensorView core_result(result.data(), dtype, l.core_output_shape, l.core_output_strides);
     MULTIGATHER_RETURN_IF_ERROR(engine.gather(core_result, l.indices, l.axes, picked.mutable_view(), o));
-    mask.assign(static_cast<std::size_t>(g_numel), 0);
-    Tensor ties(DType::kInt64, g_shape);
+    ties = Tensor(DType::kInt64, g_shape);
     auto* tie = static_cast<std::int64_t*>(ties.data());
     for (std::int64_t i = 0; i < g_numel; ++i) {
       double a = 0, b = 0;
       if (!floating_value(data_g + i * static_cast<std::int64_t>(es), dtype, &a) ||
           !floating_value(static_cast<const std::byte*>(picked.data()) + i * static_cast<std::int64_t>(es), dtype, &b)) {
-        return TypeError(l.op + ": no gradient for data dtype " + std::string(dtype_name(dtype)) +
-                         " (floating types are differentiable)");
+        return no_gradient_for(l, dtype);
       }
-      mask[static_cast<std::size_t>(i)] = a == b ? 1 : 0;
-      tie[i] = mask[static_cast<std::size_t>(i)];
+      tie[i] = a == b ? 1 : 0;
     }
-    MULTIGATHER_RETURN_IF_ERROR(engine.scatter(count.view(), l.indices, ties.view(), l.axes, count.mutable_view(), add));
+    count_storage = Tensor(DType::kInt64, l.core_output_shape);
+    if (count_storage.numel() > 0) std::memset(count_storage.data(), 0, static_cast<std::size_t>(count_storage.numel()) * 8);
+    MULTIGATHER_RETURN_IF_ERROR(
+        engine.scatter(count_storage.view(), l.indices, ties.view(), l.axes, count_storage.mutable_view(), add));
+    count = count_storage.view();
   } else {
-    static const std::int64_t one = 1;
-    const int r = count.rank();
-    const TensorView ones(&one, DType::kInt64, Dims::filled(r, 1), Dims::filled(r, 0));
-    MULTIGATHER_RETURN_IF_ERROR(engine.scatter(count.view(), l.indices, ones, l.axes, count.mutable_view(), add));
+    MULTIGATHER_RETURN_IF_ERROR(detail::update_count(l, add, &count_storage, &count));
   }
   // grad_output / count (or sqrt(count)) per segment element, then read at each update's segment.
   Tensor scaled(dtype, l.output_shape);
   std::memcpy(scaled.data(), grad_output.data, static_cast<std::size_t>(scaled.numel()) * es);
   const MutableTensorView core_scaled(scaled.data(), dtype, l.core_output_shape, l.core_output_strides);
-  if (!detail::divide_by_count(core_scaled, count.view(), false, l.sqrt_count)) {
-    return TypeError(l.op + ": no gradient for data dtype " + std::string(dtype_name(dtype)) +
-                     " (floating types are differentiable)");
+  if (!detail::divide_by_count(core_scaled, count, false, l.sqrt_count)) {
+    return no_gradient_for(l, dtype);
   }
   MULTIGATHER_RETURN_IF_ERROR(scatter_vjp_updates(l, scaled.view(), &grad_data, assign, engine));
+  if (!extremal) return Status::Ok();
   auto* g = static_cast<std::byte*>(grad_data.data);
-  for (std::size_t i = 0; i < mask.size(); ++i) {
-    if (mask[i] == 0) std::memset(g + i * es, 0, es);
+  const auto* tie = static_cast<const std::int64_t*>(ties.data());
+  for (std::int64_t i = 0; i < g_numel; ++i) {
+    if (tie[i] == 0) std::memset(g + i * static_cast<std::int64_t>(es), 0, es);
   }
   return Status::Ok();
 }
 
 /// The VJP of one (possibly lifted) lowering on the context's engine; a CUDA VJP is refused
 /// here, with execute's message, where this build or machine has no CUDA engine. `input`: the
-/// framework's input (its values are read by a segment max / min only).
+/// framework's input (its values are read by a segment max / min / prod only).
 Status vjp_one(const Lowering& l, const TensorView* input, int batch_rank, const TensorView& grad_output,
                const MutableTensorView& grad_input, const MutableTensorView* grad_updates,
                const ExecutionContext& context) {

@@ -182,6 +182,16 @@ bool find_id(const TensorView& ids, Bad&& bad, std::string* position, __int128* 
   return false;
 }
 
+/// The output size `largest id + 1`, or InvalidArgument when it does not fit in int64 (a uint64
+/// id of 2**63 or more, int64's maximum).
+Status rows_after(const std::string& op, __int128 largest, std::int64_t* rows) {
+  if (largest >= std::numeric_limits<std::int64_t>::max()) {
+    return InvalidArgument(op + ": segment id " + index_text(largest) + " + 1 rows do not fit in int64");
+  }
+  *rows = static_cast<std::int64_t>(largest + 1);
+  return Status::Ok();
+}
+
 std::vector<std::int64_t> dims_from(const TensorView& v, int from) {
   std::vector<std::int64_t> out;
   for (int d = from; d < v.rank(); ++d) out.push_back(v.shape[d]);
@@ -203,7 +213,7 @@ Status jax_segment(const TensorView& data, const TensorView& ids, const Attribut
   if (!num_segments) {
     // jax: num_segments = np.max(segment_ids) + 1, read from the (concrete) ids.
     if (ids.data == nullptr) {
-      return InvalidArgument(out->op + ": num_segments = None is max(segment_ids) + 1: it needs the values of "
+      return InvalidArgument(out->op + ": num_segments = None is max(segment_ids) + 1: " + std::string(kNeedsIndexValues) +
                              "segment_ids (give num_segments for shapes alone)");
     }
     if (ids.numel() == 0) return InvalidArgument(out->op + ": num_segments = None needs a non-empty segment_ids");
@@ -211,7 +221,9 @@ Status jax_segment(const TensorView& data, const TensorView& ids, const Attribut
     std::string where;
     __int128 v = 0;
     find_id(ids, [&](__int128 x, std::int64_t) { largest = x > largest ? x : largest; return false; }, &where, &v);
-    num_segments = static_cast<std::int64_t>(largest + 1);
+    std::int64_t rows = 0;
+    MULTIGATHER_RETURN_IF_ERROR(rows_after(out->op, largest, &rows));
+    num_segments = rows;
     out->reads_index_values = true;
   }
   if (*num_segments < 0) return InvalidArgument(out->op + ": num_segments must be non-negative.");
@@ -321,7 +333,8 @@ Status tf_sorted(const TensorView& data, const TensorView& ids, const AttributeV
   }
   // The output has segment_ids[-1] + 1 rows: the ids are read (TensorFlow reads them too).
   if (ids.data == nullptr) {
-    return InvalidArgument(out->op + ": the output has segment_ids[-1] + 1 rows: it needs the values of segment_ids");
+    return InvalidArgument(out->op + ": the output has segment_ids[-1] + 1 rows: " + std::string(kNeedsIndexValues) +
+                           "segment_ids");
   }
   std::string where;
   __int128 v = 0, previous = 0;
@@ -335,7 +348,8 @@ Status tf_sorted(const TensorView& data, const TensorView& ids, const AttributeV
                  : InvalidArgument(out->op + ": segment ids are not increasing (segment_ids[" + where + "] = " +
                                    index_text(v) + " follows " + index_text(previous) + ")");
   }
-  const std::int64_t num_segments = ids.numel() == 0 ? 0 : static_cast<std::int64_t>(previous) + 1;
+  std::int64_t num_segments = 0;
+  if (ids.numel() > 0) MULTIGATHER_RETURN_IF_ERROR(rows_after(out->op, previous, &num_segments));
   MULTIGATHER_RETURN_IF_ERROR(lower_segments(data, ids, num_segments, dims_from(data, 1), tf_reducer(K, true), out));
   set_policy(out, IndexMode::kError, false);
   set_error_context(out, ids, "segment_ids", -1, {"the segments"}, {num_segments}, false, "");

@@ -69,6 +69,16 @@ def test_jax_num_segments_none_reads_the_ids():
         jax.jit(lambda d, i: mjax.segment_sum(d, i))(data, ids)
 
 
+def test_ids_sized_outputs_that_do_not_fit_are_errors():
+    # max(segment_ids) + 1 past int64 is refused, never wrapped to a small size
+    data = np.ones((2, 3), np.float32)
+    for ids in (np.array([0, 2**64 - 1], np.uint64), np.array([0, 2**63 - 1], np.int64)):
+        with pytest.raises(ValueError, match=r"jax.ops.segment_sum: segment id \d+ \+ 1 rows do not fit in int64"):
+            mjax.segment_sum(data, ids)
+    with pytest.raises(ValueError, match=r"tf.math.segment_sum: segment id 9223372036854775807 \+ 1 rows"):
+        mtf.segment_sum(data, np.array([0, 2**63 - 1], np.int64))
+
+
 def test_jax_broadcasts_data_as_jax_does():
     ids = np.array([[0, 1], [1, 2]])
     data = np.arange(6, dtype=np.float32).reshape(1, 2, 3)[0]  # [2, 3] broadcast to [2, 2, 3]
