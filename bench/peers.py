@@ -659,6 +659,49 @@ def report(results: list, check: bool) -> int:
     return 1 if (failures and check) else 0
 
 
+def peer_modules(threads: int, onnxruntime: bool = False, tensorflow: bool = False) -> dict:
+    """The peers of the scatter and segment benchmarks, each at ``threads`` threads where it can
+    be told (torch.set_num_threads, TensorFlow's intra-op pool), by name: "np", "threads", and
+    whichever of "torch", "jax" (64-bit mode, as Peers: int64 indices stay int64 on the
+    device), "tf", "ort" / "helper" / "TensorProto" import."""
+    import numpy as np
+
+    P = {"np": np, "threads": threads}
+    if onnxruntime:
+        try:
+            import onnx  # noqa: F401
+            import onnxruntime as ort
+            from onnx import TensorProto, helper
+
+            P.update(ort=ort, helper=helper, TensorProto=TensorProto)
+        except ImportError:
+            pass
+    try:
+        import torch
+
+        torch.set_num_threads(threads)
+        P["torch"] = torch
+    except ImportError:
+        pass
+    try:
+        import jax
+
+        jax.config.update("jax_enable_x64", True)
+        P["jax"] = jax
+    except ImportError:
+        pass
+    if tensorflow:
+        try:
+            import tensorflow as tf
+
+            tf.config.threading.set_intra_op_parallelism_threads(threads)
+            tf.config.threading.set_inter_op_parallelism_threads(1)
+            P["tf"] = tf
+        except ImportError:
+            pass
+    return P
+
+
 def child_tables(script: str, counts, child_args) -> Optional[dict]:
     """Runs ``script --child T *child_args`` once per thread count T (one process each, OMP's and
     XLA's thread counts set in its environment before anything is imported, the 1-thread child

@@ -26,7 +26,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from peers import SEED, case_table_main, measure_interleaved  # noqa: E402
+from peers import SEED, case_table_main, measure_interleaved, peer_modules  # noqa: E402
 
 
 def make_cases(np, rng):
@@ -173,31 +173,8 @@ def jnp_rows(jax, a, i):
 
 
 def run_child(threads: int, names, samples: int) -> dict:
-    import numpy as np
-
-    P = {"np": np, "threads": threads}
-    try:
-        import onnx  # noqa: F401
-        import onnxruntime as ort
-        from onnx import TensorProto, helper
-
-        P.update(ort=ort, helper=helper, TensorProto=TensorProto)
-    except ImportError:
-        pass
-    try:
-        import torch
-
-        torch.set_num_threads(threads)
-        P["torch"] = torch
-    except ImportError:
-        pass
-    try:
-        import jax
-
-        jax.config.update("jax_enable_x64", True)
-        P["jax"] = jax
-    except ImportError:
-        pass
+    P = peer_modules(threads, onnxruntime=True)
+    np = P["np"]
     import multigather as mg
 
     mg.set_num_threads(threads)

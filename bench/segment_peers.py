@@ -29,7 +29,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from peers import SEED, case_table_main, measure_interleaved  # noqa: E402
+from peers import SEED, case_table_main, measure_interleaved, peer_modules  # noqa: E402
 
 WHAT = {"G1": "sorted segment_sum", "G2": "unsorted segment_sum", "G4": "segment_max (sorted)",
         "G5": "GNN aggregation (gather + segment mean)"}
@@ -159,30 +159,8 @@ def as_numpy(np, r):
 
 
 def run_child(threads: int, names, samples: int) -> dict:
-    import numpy as np
-
-    P = {"np": np, "threads": threads}
-    try:
-        import torch
-
-        torch.set_num_threads(threads)
-        P["torch"] = torch
-    except ImportError:
-        pass
-    try:
-        import jax
-
-        P["jax"] = jax
-    except ImportError:
-        pass
-    try:
-        import tensorflow as tf
-
-        tf.config.threading.set_intra_op_parallelism_threads(threads)
-        tf.config.threading.set_inter_op_parallelism_threads(1)
-        P["tf"] = tf
-    except ImportError:
-        pass
+    P = peer_modules(threads, tensorflow=True)
+    np = P["np"]
     import multigather as mg
     import multigather.jax  # noqa: F401
     import multigather.numpy  # noqa: F401
