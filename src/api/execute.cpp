@@ -42,6 +42,12 @@ Status update_count(const Lowering& l, const ScatterOptions& options, Tensor* st
   // A scatter-add of broadcast ones through the same indices and policy.
   const Dims& shape = l.core_output_shape;
   const int r = shape.size();
+  std::int64_t elements = 0;
+  if (element_count(shape, &elements) && elements == 0) {
+    // Nothing to divide (and kept below could be a huge [S, 1, ..] beside an empty dimension).
+    *count = TensorView(nullptr, DType::kInt64, shape, Dims::filled(r, 0));
+    return Status::Ok();
+  }
   Dims kept = shape;
   for (int d = 0; d < r; ++d) {
     bool axis = false;
