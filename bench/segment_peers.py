@@ -15,6 +15,12 @@ Cases:
   G2 unsorted segment_sum    the same data, the ids shuffled
   G4 segment_max             data [500000, 32] f32, 50000 sorted segments
   G5 GNN aggregation         100k nodes, 1M edges, 64 features: gather by source, mean into targets
+  T1 G1 from torch           torch tensors: multigather.torch.segment_reduce(lengths) against
+                             torch.segment_reduce and index_add
+  T5 G5 training step        torch tensors, forward + backward of a PyG-style mean aggregation:
+                             multigather.torch.index_select + torch_scatter.scatter_mean (no
+                             expand) against x[src] and torch's scatter_reduce(mean) over the
+                             index expanded to the feature width
 
 Method: the timing of bench/peers.py (interleaved medians of ~2 ms samples, one process per
 thread count, thread counts set before any import).
@@ -32,7 +38,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from peers import SEED, case_table_main, measure_interleaved, peer_modules  # noqa: E402
 
 WHAT = {"G1": "sorted segment_sum", "G2": "unsorted segment_sum", "G4": "segment_max (sorted)",
-        "G5": "GNN aggregation (gather + segment mean)"}
+        "G5": "GNN aggregation (gather + segment mean)", "T1": "G1 on torch tensors (segment_reduce)",
+        "T5": "G5 in torch, forward + backward (torch_scatter)"}
 
 
 def make_cases(np, rng):
@@ -40,17 +47,25 @@ def make_cases(np, rng):
     data = rng.standard_normal((rows, width)).astype(np.float32)
     sorted_ids = np.sort(rng.integers(0, segments, rows))
     nodes, edges, features = 100000, 1000000, 64
-    return {
+    cases = {
         "G1": (data, sorted_ids, segments),
         "G2": (data, rng.permutation(sorted_ids), segments),
         "G4": (data, sorted_ids, segments),
         "G5": (rng.standard_normal((nodes, features)).astype(np.float32),
                (rng.integers(0, nodes, edges), rng.integers(0, nodes, edges)), nodes),
     }
+    cases["T1"], cases["T5"] = cases["G1"], cases["G5"]
+    return cases
 
 
 def oracle(np, name, data, ids, segments):
-    if name == "G5":
+    if name == "T5":  # the gradient of sum(mean aggregation) with respect to x
+        x, (src, dst) = data, ids
+        count = np.bincount(dst, minlength=segments).astype(np.float32)
+        g = np.zeros_like(x)
+        np.add.at(g, src, np.broadcast_to((1 / count[dst])[:, None], (len(dst), x.shape[1])))
+        return g
+    if name in ("G5", "T5"):
         x, (src, dst) = data, ids
         total = np.zeros((segments, x.shape[1]), np.float32)
         np.add.at(total, dst, x[src])
@@ -66,6 +81,23 @@ def oracle(np, name, data, ids, segments):
 
 
 def multigather_for(mg, name, data, ids, segments):
+    if name == "T1":
+        import torch
+
+        tdata = torch.from_numpy(data)
+        lengths = torch.bincount(torch.from_numpy(ids), minlength=segments)
+        return lambda: mg.torch.segment_reduce(tdata, "sum", lengths=lengths).numpy()
+    if name == "T5":
+        import torch
+
+        x, (src, dst) = torch.from_numpy(data).requires_grad_(True), [torch.from_numpy(a) for a in ids]
+
+        def step():
+            x.grad = None
+            messages = mg.torch.index_select(x, 0, src)  # x[src], with multigather's gradient
+            mg.torch_scatter.scatter_mean(messages, dst, 0, dim_size=segments).sum().backward()
+            return x.grad.numpy()
+        return step
     if name == "G5":
         x, (src, dst) = data, ids
         return lambda: mg.tf.unsorted_segment_mean(mg.numpy.take(x, src, axis=0), dst, segments)
@@ -97,7 +129,16 @@ def peers_for(P, name, data, ids, segments):
             return out
         peers["np.add.at"] = add_at
     torch = P.get("torch")
-    if torch is not None:
+    if torch is not None and name == "T5":
+        tx, (tsrc, tdst) = torch.from_numpy(data).requires_grad_(True), [torch.from_numpy(a) for a in ids]
+        tindex = tdst[:, None].expand(-1, width)
+
+        def torch_step():  # PyTorch Geometric's aggregation: the index expanded to the width
+            tx.grad = None
+            torch.zeros(segments, width).scatter_reduce(0, tindex, tx[tsrc], "mean", include_self=False).sum().backward()
+            return tx.grad
+        peers["torch scatter_reduce(mean) + backward"] = torch_step
+    elif torch is not None:
         if name == "G5":
             tx, (tsrc, tdst) = torch.from_numpy(data), [torch.from_numpy(a) for a in ids]
             tindex = tdst[:, None].expand(-1, width)
@@ -107,17 +148,19 @@ def peers_for(P, name, data, ids, segments):
             peers["torch.scatter_reduce(mean)"] = torch_mean
         else:
             tdata, tids = torch.from_numpy(data), torch.from_numpy(ids)
-            if name in ("G1", "G4"):
+            if name in ("G1", "G4", "T1"):
                 lengths = torch.from_numpy(np.bincount(ids, minlength=segments))
-                reduce = "sum" if name == "G1" else "max"
+                reduce = "max" if name == "G4" else "sum"
                 # torch.segment_reduce gives -inf (max) / 0 (sum) for an empty segment, as jax does
                 peers[f"torch.segment_reduce({reduce})"] = lambda: torch.segment_reduce(tdata, reduce, lengths=lengths)
-            if name in ("G1", "G2"):
+            if name in ("G1", "G2", "T1"):
                 peers["torch.index_add"] = lambda: torch.zeros(segments, width).index_add_(0, tids, tdata)
             else:
                 tindex = tids[:, None].expand(-1, width)
                 peers["torch.scatter_reduce(amax)"] = lambda: torch.full((segments, width), -float("inf")).scatter_reduce_(
                     0, tindex, tdata, "amax")
+    if name.startswith("T"):
+        return peers  # the torch cases have torch peers only
     jax = P.get("jax")
     if jax is not None:
         jnp = jax.numpy
@@ -165,6 +208,8 @@ def run_child(threads: int, names, samples: int) -> dict:
     import multigather.jax  # noqa: F401
     import multigather.numpy  # noqa: F401
     import multigather.tf  # noqa: F401
+    import multigather.torch  # noqa: F401
+    import multigather.torch_scatter  # noqa: F401
 
     mg.set_num_threads(threads)
     rng = np.random.default_rng(SEED)
@@ -206,7 +251,7 @@ def print_table(table: dict) -> None:
 
 
 def main() -> int:
-    return case_table_main(__file__, __doc__, "G1,G2,G4,G5", run_child, print_table)
+    return case_table_main(__file__, __doc__, "G1,G2,G4,G5,T1,T5", run_child, print_table)
 
 
 if __name__ == "__main__":

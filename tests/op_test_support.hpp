@@ -248,6 +248,10 @@ inline const std::vector<ExplainCase>& segment_explain_cases() {
       {"tf.math.segment_max", {5, 2}, {5}, {}},
       {"tf.math.segment_min", {5, 2}, {5}, {}},
       {"tf.math.segment_mean", {5, 2}, {5}, {}},
+      {"torch.segment_reduce", {5, 2}, {3}, {{"reduce", "max"}, {"unsafe", "true"}}},
+      {"torch_scatter.scatter", {5, 2}, {5}, {{"dim", "0"}, {"dim_size", "3"}, {"reduce", "mean"}}},
+      {"torch_scatter.segment_coo", {5, 2}, {5}, {{"dim_size", "3"}, {"reduce", "min"}}},
+      {"torch_scatter.segment_csr", {5, 2}, {4}, {{"reduce", "sum"}}},
   };
   return cases;
 }

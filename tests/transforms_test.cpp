@@ -45,13 +45,14 @@ Tensor random_f64(const Dims& shape, std::mt19937& rng) {
 }
 
 // Index values 0 / 1 (in range for every case's shapes, duplicates included), or all 0.
-// tf.math.segment_* takes sorted ids: its 0 / 1 values are sorted.
+// tf.math.segment_* takes sorted ids and torch_scatter.segment_csr a non-decreasing indptr:
+// their 0 / 1 values are sorted.
 Tensor indices_of(const std::string& op, const Dims& shape, bool zeros, std::mt19937& rng) {
   Tensor t(DType::kInt64, shape);
   std::uniform_int_distribution<int> d(0, 1);
   auto* v = t.data_as<std::int64_t>();
   for (std::int64_t k = 0; k < t.numel(); ++k) v[k] = zeros ? 0 : d(rng);
-  if (op.rfind("tf.math.segment_", 0) == 0) std::sort(v, v + t.numel());
+  if (op.rfind("tf.math.segment_", 0) == 0 || op == "torch_scatter.segment_csr") std::sort(v, v + t.numel());
   return t;
 }
 
@@ -319,8 +320,11 @@ TEST(TransformsVjp, DotProductTestOfEveryRegistryOp) {
         continue;
       }
       const OpSpec* spec = find_op(c.op);
-      if (spec->kind == OpKind::kSegment && (c.op.find("_max") != std::string::npos || c.op.find("_min") != std::string::npos ||
-                                             c.op.find("_prod") != std::string::npos)) {
+      Lowering lowered;  // a segment op's reduction (torch.segment_reduce's is an attribute)
+      if (spec->kind == OpKind::kSegment) {
+        ASSERT_TRUE(lower_op(c.op, TensorView(x.data(), x.dtype(), c.x), i.view(), c.attrs, &lowered).ok());
+      }
+      if (spec->kind == OpKind::kSegment && lowered.reduction != Reduction::kAdd) {
         // Not linear (max / min piecewise, with +-inf in empty segments; prod multilinear): no
         // adjoint identity; tests/python/test_segment.py checks these gradients against JAX's
         // and TensorFlow's.

@@ -104,6 +104,9 @@ struct Lowering {
   /// With mean_by_count: divide by the square root of the count instead (tf.math.
   /// unsorted_segment_sqrt_n; floating dtypes only).
   bool sqrt_count = false;
+  /// A segment max / min whose gradient goes to the FIRST data element (row-major) equal to its
+  /// segment's result, not shared among ties (torch_scatter's rule: its arg output's element).
+  bool gradient_to_first_tie = false;
   /// A partial write (ONNX Runtime / torch: an index smaller than the data on a dimension that
   /// is not scattered): the core input is a leading part of the framework's input, and the
   /// output starts as a copy of the WHOLE framework input `scatter_base` (output_shape), into

@@ -17,7 +17,8 @@ Source: docs/spec.md section 1 of the multigather repository (normative). Framew
 each framework's own signature live in the submodules ``multigather.numpy``,
 ``multigather.onnx``, ``multigather.torch``, ``multigather.tf``, ``multigather.jax``,
 ``multigather.stablehlo``, ``multigather.coreml``, ``multigather.tosa``, ``multigather.mlir``,
-``multigather.webnn`` and ``multigather.dml``; ``multigather.run(op, ...)`` runs any registry op by name.
+``multigather.webnn`` and ``multigather.dml`` (and ``multigather.torch_scatter``, torch_scatter's
+functions); ``multigather.run(op, ...)`` runs any registry op by name.
 """
 
 from __future__ import annotations
@@ -390,7 +391,7 @@ def explain(op: str, input_shape: Sequence[int] | None = None,
 
 
 # The framework modules: each registry op with its framework's signature.
-from . import coreml, dml, jax, mlir, numpy, onnx, stablehlo, tf, torch, tosa, webnn  # noqa: E402,F401
+from . import coreml, dml, jax, mlir, numpy, onnx, stablehlo, tf, torch, torch_scatter, tosa, webnn  # noqa: E402,F401
 
 if "torch" in _sys.modules:  # register torch.ops.multigather.* now (before any tracing)
     _torch_route.torch_ops()

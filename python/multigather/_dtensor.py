@@ -495,6 +495,26 @@ def _local_sizes_adjuster(row: str, names: list, defaults: dict, operands: tuple
     return adjust
 
 
+def _segment_strategy(op_schema, *, row: str):
+    """A segment row (and its backward) has no sharding rule yet: every operand replicates, and
+    one that arrives sharded or partial gets a ReplicationWarning naming the op and the operand
+    (never a silent all-gather)."""
+    import warnings
+
+    from torch.distributed.tensor._op_schema import OpStrategy
+    from torch.distributed.tensor._ops.utils import replicate_op_strategy
+
+    from ._jax_sharding import ReplicationWarning
+
+    names = [a.name for a in op_schema.op._schema.arguments]
+    for name, arg in zip(names, op_schema.args_schema):
+        if isinstance(arg, OpStrategy) and not all(p.is_replicate() for p in arg.strategies[0].output_spec.placements):
+            warnings.warn(f"{row}: {name} arrives as {arg.strategies[0].output_spec.placements} and is replicated "
+                          f"(segment reductions have no sharding rule yet; docs/distributed.md)",
+                          ReplicationWarning, stacklevel=2)
+    return replicate_op_strategy(op_schema)
+
+
 def register() -> bool:
     """Registers the DTensor strategies of every ``torch.ops.multigather`` op (idempotent).
     Returns False when DTensor is not available (torch without distributed)."""
@@ -510,11 +530,19 @@ def register() -> bool:
     propagator = DTensor._op_dispatcher.sharding_propagator
     ops = torch.ops.multigather
     for row_name, row in _registry.OPS.items():
-        if not (row_name in ("gather_multiaxis", "scatter_multiaxis") or row_name.startswith("torch.")):
+        if not (row_name in ("gather_multiaxis", "scatter_multiaxis") or
+                row_name.startswith(("torch.", "torch_scatter."))):
             continue
-        op_name = row_name.split(".", 1)[-1]
+        op_name = row_name[len("torch."):] if row_name.startswith("torch.") else row_name.replace(".", "_")
         packet = getattr(ops, op_name, None)
         if packet is None:
+            continue
+        if row["kind"] == "segment":
+            for overload in (packet.default, getattr(ops, op_name + "_backward").default):
+                first = next((j for j, a in enumerate(overload._schema.arguments)
+                              if not isinstance(a.type, torch.TensorType)), 1)
+                propagator.register_op_strategy(overload, functools.partial(_segment_strategy, row=row_name),
+                                                RuntimeSchemaInfo(static_argnum=first))
             continue
         scatter = row["kind"] == "scatter"
         operands = (row["input_name"], row["indices_name"], row["updates_name"])

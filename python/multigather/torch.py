@@ -45,7 +45,7 @@ from ._torch_route import torch_op_needed, torch_ops
 __all__ = ["gather", "take", "take_along_dim", "index_select", "embedding", "index", "index_copy", "index_fill", "put",
            "index_put",
            "scatter", "scatter_add",
-           "scatter_reduce", "index_add", "routing", "library_path"]
+           "scatter_reduce", "segment_reduce", "index_add", "routing", "library_path"]
 
 
 _GATHER = fast_op("torch.gather", "dim")
@@ -171,6 +171,37 @@ def scatter_reduce(input: Any, dim: int, index: Any, src: Any, reduce: str, *, i
         return torch_ops().scatter_reduce(input, dim, index, src, reduce, include_self=include_self)
     return run_scatter("torch.scatter_reduce", input, index, src, out, dim=dim, reduce=reduce,
                        include_self=include_self)
+
+
+def segment_reduce(data: Any, reduce: str, *, lengths: Any = None, indices: Any = None, offsets: Any = None,
+                   axis: int = 0, unsafe: bool = False, initial: Any = None) -> Any:
+    """torch.segment_reduce(data, reduce, *, lengths=None, indices=None, offsets=None, axis=0,
+    unsafe=False, initial=None) (https://docs.pytorch.org/docs/stable/generated/
+    torch.segment_reduce.html): reduce (sum / mean / max / min / prod) data along ``axis`` over
+    segments given by ``lengths`` (int32 / int64, data.shape[:axis] ++ [S]) or ``offsets``
+    (data.shape[:axis] ++ [S + 1]); result data.shape[:axis] ++ [S] ++ data.shape[axis+1:], of
+    data's dtype (float16, bfloat16, float32, float64). An empty segment holds ``initial``, else
+    0 / 1 / -inf / +inf / NaN (sum / prod / max / min / mean). One scatter of data into that
+    identity (registry row ``torch.segment_reduce``), deterministic at every thread count.
+    Differentiable in data (torch.ops.multigather.segment_reduce; max / min share the gradient
+    among ties and prod is exact with zeros, as PyTorch's). Errors: ValueError for lengths that
+    are negative or do not sum to data.shape[axis] (unless unsafe), offsets that decrease or
+    leave [0, data.shape[axis]], both or neither of lengths and offsets, and ``indices`` (not
+    supported by PyTorch either); TypeError for other dtypes."""
+    if indices is not None:
+        raise ValueError("torch.segment_reduce: indices based reduction is not supported (as in PyTorch); "
+                         "give lengths or offsets")
+    if (lengths is None) == (offsets is None):
+        raise ValueError("torch.segment_reduce: give exactly one of lengths and offsets")
+    # The row takes one operand, lengths, which holds the offsets when lengths_are_offsets.
+    lengths_are_offsets = offsets is not None
+    if lengths_are_offsets:
+        lengths = offsets
+    if torch_op_needed(data, lengths):
+        return torch_ops().segment_reduce(data, reduce, lengths, axis=axis, unsafe=unsafe, initial=initial,
+                                          lengths_are_offsets=lengths_are_offsets)
+    return run_general("torch.segment_reduce", data, lengths, reduce=reduce, axis=axis, unsafe=unsafe,
+                       initial=initial, lengths_are_offsets=lengths_are_offsets)
 
 
 def index_add(input: Any, dim: int, index: Any, source: Any, *, alpha: Any = 1, out: Any = None) -> Any:

@@ -66,7 +66,9 @@ from . import _registry
 
 __all__ = ["library_path", "gather_multiaxis", "scatter_multiaxis", "gather", "take",
            "take_along_dim", "index_select", "embedding", "scatter", "scatter_add",
-           "scatter_reduce", "index_add", "index_copy", "index_fill", "index_put", "put"]
+           "scatter_reduce", "index_add", "index_copy", "index_fill", "index_put", "put",
+           "segment_reduce", "torch_scatter_scatter", "torch_scatter_segment_coo",
+           "torch_scatter_segment_csr"]
 
 
 def library_path() -> str:
@@ -108,6 +110,10 @@ index_copy = _ops.index_copy.default
 index_fill = _ops.index_fill.default
 index_put = _ops.index_put.default
 put = _ops.put.default
+segment_reduce = _ops.segment_reduce.default
+torch_scatter_scatter = _ops.torch_scatter_scatter.default
+torch_scatter_segment_coo = _ops.torch_scatter_segment_coo.default
+torch_scatter_segment_csr = _ops.torch_scatter_segment_csr.default
 
 
 # ---- fake implementations -----------------------------------------------------------------------
@@ -216,14 +222,22 @@ def _batch_shape(tensors, batch_rank: int) -> list:
     return shape
 
 
+def _op_name(row_name: str) -> str:
+    """The torch op of a registry row: torch.gather -> gather, torch_scatter.segment_coo ->
+    torch_scatter_segment_coo (multigather_torch.cpp's make_op)."""
+    if row_name.startswith("torch."):
+        return row_name[len("torch."):]
+    return row_name.replace(".", "_")
+
+
 def _register_fakes() -> None:
     """A fake implementation for every op and its backward, from the row's operand names and
     the schema's argument names (the schema is generated from the same row)."""
     for row_name, row in _registry.OPS.items():
         if not (row_name in ("gather_multiaxis", "scatter_multiaxis") or
-                row_name.startswith("torch.")):
+                row_name.startswith(("torch.", "torch_scatter."))):
             continue
-        op_name = row_name.split(".", 1)[-1]
+        op_name = _op_name(row_name)
         packet = getattr(_ops, op_name, None)
         if packet is None:
             continue
@@ -232,6 +246,7 @@ def _register_fakes() -> None:
                     if a.has_default_value()}
         operands = (row["input_name"], row["indices_name"], row["updates_name"])
         scatter = row["updates_name"] in names
+        segment = row["kind"] == "segment"
         rule = _SYMBOLIC.get(row_name)
 
         def bind(args, kwargs, names=names, defaults=defaults):
@@ -261,12 +276,14 @@ def _register_fakes() -> None:
                           .arguments][1:]
 
         def backward(grad_output, *args, _names=backward_names, _operands=operands,
-                     _scatter=scatter, **kwargs):
+                     _scatter=scatter, _segment=segment, **kwargs):
             bound = dict(zip(_names, args))
             bound.update(kwargs)
             b = bound.get("batch_rank", 0)
             unused = list(grad_output.shape[:b]) + [0]  # a gradient not asked for
-            input_size = list(bound[_operands[0] + "_size"])
+            # A segment row's backward takes its data (a max / min / prod gradient reads it).
+            input_size = (list(bound[_operands[0]].shape) if _segment
+                          else list(bound[_operands[0] + "_size"]))
             if not _scatter:
                 return grad_output.new_empty(input_size)
             return (grad_output.new_empty(input_size if bound.get("input_grad", True) else unused),

@@ -88,7 +88,8 @@ constexpr const char* kRows[] = {
     "gather_multiaxis", "scatter_multiaxis", "torch.gather", "torch.take",
     "torch.take_along_dim", "torch.index_select", "torch.scatter", "torch.scatter_add",
     "torch.scatter_reduce", "torch.index_add", "torch.index_copy", "torch.index_fill",
-    "torch.index_put", "torch.put"};
+    "torch.index_put", "torch.put", "torch.segment_reduce", "torch_scatter.scatter",
+    "torch_scatter.segment_coo", "torch_scatter.segment_csr"};
 
 /// One schema argument of a forward op.
 struct Arg {
@@ -101,10 +102,12 @@ struct Arg {
 
 struct TorchOp {
   const OpSpec* spec = nullptr;
-  std::string name;       // "gather" (the row's name without "torch.")
+  std::string name;       // "gather" (the row's name without "torch."; "torch_scatter_scatter")
   std::vector<Arg> args;  // the forward schema's, in order
   int input = -1, indices = -1, updates = -1;  // their positions in args
   bool scatter() const { return spec->kind == OpKind::kScatter; }
+  /// A segment row: its backward takes the data itself (a max / min / prod gradient reads it).
+  bool segment() const { return spec->kind == OpKind::kSegment; }
 };
 
 std::string trim(std::string_view s) {
@@ -138,6 +141,7 @@ TorchOp make_op(const OpSpec& spec) {
   TorchOp op;
   op.spec = &spec;
   op.name = spec.name.rfind("torch.", 0) == 0 ? spec.name.substr(6) : spec.name;
+  for (char& c : op.name) c = c == '.' ? '_' : c;  // torch_scatter.scatter -> torch_scatter_scatter
   bool keyword = false;
   std::vector<const AttrSpec*> listed;
   for (const std::string& text : signature_args(spec.signature)) {
@@ -231,6 +235,8 @@ std::string schema_args(const TorchOp& op, bool backward) {
     }
     switch (a.role) {
       case Arg::Role::kInput:
+        out += backward && !op.segment() ? "SymInt[] " + a.name + "_size" : "Tensor " + a.name;
+        break;
       case Arg::Role::kUpdates: out += backward ? "SymInt[] " + a.name + "_size" : "Tensor " + a.name; break;
       case Arg::Role::kIndices: out += "Tensor " + a.name; break;
       case Arg::Role::kAttr:
@@ -594,14 +600,19 @@ std::vector<at::Tensor> run_backward(const TorchOp& op, const torch::jit::Stack&
                 size.end());
     return full;
   };
-  const std::vector<std::int64_t> input_size = stack[f.forward + op.input].toIntVector();
+  // A segment row's backward has the data itself (read by a max / min / prod gradient).
+  const at::Tensor data = op.segment() ? stack[f.forward + op.input].toTensor().contiguous() : at::Tensor();
+  const std::vector<std::int64_t> input_size =
+      op.segment() ? data.sizes().vec() : stack[f.forward + op.input].toIntVector();
   const multigather::ExecutionContext context = context_for(grad);
   const int rank = static_cast<int>(batch_rank);
   const multigather::TensorView grad_view = view_of(grad, name, "grad_output");
   const multigather::TensorView indices_view = view_of(indices, name, "indices");
   if (!op.scatter()) {
     at::Tensor grad_input = at::empty(at_batch(input_size), grad.options());
-    check(multigather::execute_vjp(name, mutable_view_of(grad_input), indices_view, nullptr, attrs, rank, grad_view,
+    const multigather::TensorView input_view =
+        op.segment() ? view_of(data, name, op.spec->input_name.c_str()) : mutable_view_of(grad_input);
+    check(multigather::execute_vjp(name, input_view, indices_view, nullptr, attrs, rank, grad_view,
                                    mutable_view_of(grad_input), nullptr, context));
     return {batch_rank > 0 ? grad_input.sum_to_size(input_size) : grad_input};
   }
@@ -675,10 +686,14 @@ struct ForwardBackward : torch::autograd::Node {
   const TorchOp* op = nullptr;
   std::vector<c10::IValue> args;  // the forward's, input / updates as their sizes, indices unset
   torch::autograd::SavedVariable indices;
+  torch::autograd::SavedVariable input;  // a segment row's data (its args entry unset)
   std::int64_t batch_rank = 0;
 
   std::string name() const override { return "multigather::" + op->name + "_backward"; }
-  void release_variables() override { indices.reset_data(); }
+  void release_variables() override {
+    indices.reset_data();
+    input.reset_data();
+  }
 
   /// input_gradient_is_identity of this call, from its Lowering (shapes, attributes and
   /// index dtype; no data read). False while tracing (fake or functional tensors: the
@@ -718,7 +733,9 @@ struct ForwardBackward : torch::autograd::Node {
     torch::jit::Stack stack;
     stack.push_back(grad);
     for (std::size_t i = 0; i < args.size(); ++i) {
-      stack.push_back(static_cast<int>(i) == op->indices ? c10::IValue(index) : args[i]);
+      const int p = static_cast<int>(i);
+      stack.push_back(p == op->indices ? c10::IValue(index)
+                      : p == op->input && op->segment() ? c10::IValue(input.unpack()) : args[i]);
     }
     if (op->scatter()) {
       stack.push_back(should_compute_output(0) && !pass_on);
@@ -746,8 +763,24 @@ struct BackwardBackward : torch::autograd::Node {
   std::string name() const override { return "multigather::" + op->name + "_backward_backward"; }
   void release_variables() override { indices.reset_data(); }
 
+  /// A segment max / min / prod: its gradient is not the transpose of the forward op (it reads
+  /// the data), so there is no second derivative here; sum and mean are linear.
+  void refuse_nonlinear_segment() const {
+    if (!op->segment()) return;
+    const at::Tensor data = args[static_cast<std::size_t>(op->input)].toTensor().contiguous();
+    const at::Tensor index = indices.unpack();
+    const std::string& name = op->spec->name;
+    multigather::Lowering l;
+    check(multigather::lower_op(name, view_of(data, name, "input"), view_of(index, name, "indices"),
+                                attributes_of(*op, args, 0), &l, multigather::Device::kCPU));
+    TORCH_CHECK_NOT_IMPLEMENTED(l.reduction == multigather::Reduction::kAdd, name,
+                                ": the gradient of a max / min / prod segment reduction is not differentiable "
+                                "again (double backward is implemented for sum and mean)");
+  }
+
   variable_list apply(variable_list&& grads) override {
     if (!should_compute_output(0)) return {at::Tensor()};
+    refuse_nonlinear_segment();
     const at::Tensor like = at::empty({0}, options);
     const c10::OperatorHandle& handle = handles_of(*op).forward;
     torch::jit::Stack stack;
@@ -756,7 +789,8 @@ struct BackwardBackward : torch::autograd::Node {
       if (p == op->indices) {
         stack.push_back(indices.unpack());
       } else if (p == op->input) {
-        stack.push_back(grads[0].defined() ? grads[0] : zeros_of(args[i], like));
+        const c10::IValue sizes = op->segment() ? sizes_of(args[i].toTensor()) : args[i];
+        stack.push_back(grads[0].defined() ? grads[0] : zeros_of(sizes, like));
       } else if (p == op->updates) {
         stack.push_back(grads.size() > 1 && grads[1].defined() && grads[1].numel() > 0
                             ? grads[1] : zeros_of(args[i], like));
@@ -1013,10 +1047,11 @@ void autograd_kernel(const c10::OperatorHandle& handle, c10::DispatchKeySet keys
       return;
     }
   }
-  args[static_cast<std::size_t>(op.input)] = sizes_of(input);
+  args[static_cast<std::size_t>(op.input)] = op.segment() ? c10::IValue() : sizes_of(input);
   if (op.updates >= 0) args[static_cast<std::size_t>(op.updates)] = sizes_of(updates);
   auto node = c10::make_intrusive<ForwardBackward>();
   node->op = &op;
+  if (op.segment()) node->input = torch::autograd::SavedVariable(input, false);
   node->batch_rank = batch_rank;
   node->args = std::move(args);
   node->indices = torch::autograd::SavedVariable(indices, false);

@@ -6,6 +6,7 @@
 #include "plan/shard_plan.hpp"
 #include "core/odometer.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
 #include <span>
@@ -649,6 +650,7 @@ Status segment_vjp(const Lowering& l, const TensorView* data, int batch_rank, co
     return InvalidArgument(l.op + ": segment reductions run on the CPU engine only in this version (the operands are "
                            "on a CUDA device; copy them to the host)");
   }
+  if (nbytes(grad_data) == 0) return Status::Ok();  // no data: nothing to read or write
   const ScatterOptions assign = scatter_options(l, Reduction::kNone, engine.context);
   const bool extremal = l.reduction == Reduction::kMax || l.reduction == Reduction::kMin;
   const bool reads_data = extremal || l.reduction == Reduction::kMul;
@@ -687,10 +689,14 @@ Status segment_vjp(const Lowering& l, const TensorView* data, int batch_rank, co
     for (int d = 0; d < batch_rank; ++d) strides[d] = data->shape[d] == 1 ? 0 : data_strides[d];
     const std::byte* base = static_cast<const std::byte*>(data->data) +
                             (static_cast<const std::byte*>(l.updates.data) - static_cast<const std::byte*>(grad_data.data));
-    data_copy = Tensor(dtype, g_shape);
-    MULTIGATHER_RETURN_IF_ERROR(detail::copy_view(TensorView(base, dtype, l.updates.shape, strides),
-                                                  data_copy.mutable_view(), engine.context.num_threads));
-    data_g = static_cast<const std::byte*>(data_copy.data());
+    const TensorView through(base, dtype, l.updates.shape, strides);
+    if (through.is_contiguous()) {
+      data_g = base;  // the data is G already (plain: nothing broadcast, no batch dimension of 1)
+    } else {
+      data_copy = Tensor(dtype, g_shape);
+      MULTIGATHER_RETURN_IF_ERROR(detail::copy_view(through, data_copy.mutable_view(), engine.context.num_threads));
+      data_g = static_cast<const std::byte*>(data_copy.data());
+    }
   }
   if (l.reduction == Reduction::kMul) return segment_prod_vjp(l, data_g, grad_output, grad_data, engine);
   // count[t]: how many updates reach segment element t (mean), or how many of them equal its
@@ -710,7 +716,12 @@ Status segment_vjp(const Lowering& l, const TensorView* data, int batch_rank, co
     MULTIGATHER_RETURN_IF_ERROR(engine.gather(core_result, l.indices, l.axes, picked.mutable_view(), o));
     ties = Tensor(DType::kInt64, g_shape);
     auto* tie = static_cast<std::int64_t*>(ties.data());
-    for (std::int64_t i = 0; i < g_numel; ++i) {
+    if (dtype == DType::kFloat32) {  // the common case, without a per-element conversion
+      const auto* a = reinterpret_cast<const float*>(data_g);
+      const auto* b = static_cast<const float*>(picked.data());
+      for (std::int64_t i = 0; i < g_numel; ++i) tie[i] = a[i] == b[i] ? 1 : 0;
+    }
+    for (std::int64_t i = dtype == DType::kFloat32 ? g_numel : 0; i < g_numel; ++i) {
       double a = 0, b = 0;
       if (!floating_value(data_g + i * static_cast<std::int64_t>(es), dtype, &a) ||
           !floating_value(static_cast<const std::byte*>(picked.data()) + i * static_cast<std::int64_t>(es), dtype, &b)) {
@@ -719,9 +730,29 @@ Status segment_vjp(const Lowering& l, const TensorView* data, int batch_rank, co
       tie[i] = a == b ? 1 : 0;
     }
     count_storage = Tensor(DType::kInt64, l.core_output_shape);
-    if (count_storage.numel() > 0) std::memset(count_storage.data(), 0, static_cast<std::size_t>(count_storage.numel()) * 8);
-    MULTIGATHER_RETURN_IF_ERROR(
-        engine.scatter(count_storage.view(), l.indices, ties.view(), l.axes, count_storage.mutable_view(), add));
+    const auto count_ties = [&]() -> Status {
+      if (count_storage.numel() > 0) std::memset(count_storage.data(), 0, static_cast<std::size_t>(count_storage.numel()) * 8);
+      return engine.scatter(count_storage.view(), l.indices, ties.view(), l.axes, count_storage.mutable_view(), add);
+    };
+    MULTIGATHER_RETURN_IF_ERROR(count_ties());
+    const auto* counted = static_cast<const std::int64_t*>(count_storage.data());
+    if (l.gradient_to_first_tie && std::any_of(counted, counted + count_storage.numel(), [](std::int64_t c) { return c > 1; })) {
+      // Only the first tie (row-major in G) of each segment element keeps it: the smallest tie
+      // position per element (a scatter min), read back at every update. Only where some
+      // element has two ties (rare for floating data; the common case stops at the count).
+      constexpr std::int64_t kNone = std::numeric_limits<std::int64_t>::max();
+      for (std::int64_t i = 0; i < g_numel; ++i) tie[i] = tie[i] != 0 ? i : kNone;
+      Tensor first(DType::kInt64, l.core_output_shape), first_at(DType::kInt64, g_shape);
+      std::fill_n(static_cast<std::int64_t*>(first.data()), first.numel(), kNone);
+      const ScatterOptions min = scatter_options(l, Reduction::kMin, engine.context);
+      MULTIGATHER_RETURN_IF_ERROR(engine.scatter(first.view(), l.indices, ties.view(), l.axes, first.mutable_view(), min));
+      GatherOptions o = gather_options(l, engine.context);
+      o.fill_value = Scalar::from_int(-1);  // a dropped update is no tie
+      MULTIGATHER_RETURN_IF_ERROR(engine.gather(first.view(), l.indices, l.axes, first_at.mutable_view(), o));
+      const auto* at = static_cast<const std::int64_t*>(first_at.data());
+      for (std::int64_t i = 0; i < g_numel; ++i) tie[i] = at[i] == i ? 1 : 0;
+      MULTIGATHER_RETURN_IF_ERROR(count_ties());
+    }
     count = count_storage.view();
   } else {
     MULTIGATHER_RETURN_IF_ERROR(detail::update_count(l, add, &count_storage, &count));
@@ -959,7 +990,7 @@ Status execute_vjp(std::string_view name, const TensorView& input, const TensorV
     }
     std::int64_t out_numel = 1, in_numel = gin.example.numel(), upd_numel = gupd.example.numel();
     for (std::int64_t s : l.output_shape) out_numel *= s;
-    return for_each_example(batch_shape, {&idx}, [&](std::int64_t b, const std::vector<std::int64_t>& off) {
+    return for_each_example(batch_shape, {&idx, &in}, [&](std::int64_t b, const std::vector<std::int64_t>& off) {
       Lowering e;
       lease.lowered();
       const TensorView gi = at(gin.example, b * in_numel);
@@ -969,7 +1000,10 @@ Status execute_vjp(std::string_view name, const TensorView& input, const TensorV
       const MutableTensorView gi_out(const_cast<void*>(gi.data), gi.dtype, gi.shape);
       const MutableTensorView gu_out(const_cast<void*>(gu.data), gu.dtype, gu.shape);
       const TensorView go(at(gout.example, b * out_numel));
-      return vjp_one(e, nullptr, 0, go, gi_out, grad_updates != nullptr ? &gu_out : nullptr, context);
+      // The example's input (read by a segment max / min / prod: C-contiguous when its batch
+      // dimensions are, as the call requires there).
+      const TensorView xi = at(in.example, off[1]);
+      return vjp_one(e, &xi, 0, go, gi_out, grad_updates != nullptr ? &gu_out : nullptr, context);
     });
   });
 }

@@ -30,7 +30,7 @@ using detail::read_index_value;
 using detail::visit_index_type;
 
 /// What an output element no update reaches holds, and what the reduction starts from.
-enum class Identity : std::uint8_t { kZero, kOne, kLowest, kHighest, kNegInf, kPosInf, kCount };
+enum class Identity : std::uint8_t { kZero, kOne, kLowest, kHighest, kNegInf, kPosInf, kNaN, kCount };
 
 /// The largest finite value of a floating dtype.
 double max_finite(DType t) {
@@ -52,6 +52,8 @@ Scalar identity_value(DType t, Identity which) {
   switch (which) {
     case Identity::kZero: return Scalar::from_int(0);
     case Identity::kOne: return Scalar::from_int(1);
+    case Identity::kNaN:  // torch.segment_reduce's empty mean (floating dtypes only; 0 elsewhere)
+      return is_float ? Scalar::from_float(std::numeric_limits<double>::quiet_NaN()) : Scalar::from_int(0);
     default: break;
   }
   if (t == DType::kBool) return Scalar::from_int(low ? 0 : 1);
@@ -118,10 +120,7 @@ Status begin_segment(const char* op, const TensorView& data, const TensorView& i
   return Status::Ok();
 }
 
-/// The block scatter of `data` (I.shape ++ F after broadcasting, F = `trailing`) into the
-/// identity view [S] ++ F along segment_ids I.
-Status lower_segments(const TensorView& data, const TensorView& ids, std::int64_t num_segments,
-                      const std::vector<std::int64_t>& trailing, const Reducer& r, Lowering* out) {
+Status check_reducer(const TensorView& data, const Reducer& r, Lowering* out) {
   if (is_complex(data.dtype) && (r.reduction == Reduction::kMax || r.reduction == Reduction::kMin)) {
     return TypeError(out->op + ": data dtype " + std::string(dtype_name(data.dtype)) +
                      " has no order (complex max and min are not segment reductions)");
@@ -130,25 +129,38 @@ Status lower_segments(const TensorView& data, const TensorView& ids, std::int64_
     return TypeError(out->op + ": data dtype " + std::string(dtype_name(data.dtype)) +
                      " must be a floating or complex type (the mean divides)");
   }
-  std::vector<std::int64_t> identity_shape{num_segments};
-  identity_shape.insert(identity_shape.end(), trailing.begin(), trailing.end());
+  return Status::Ok();
+}
+
+/// The core input: ONE element broadcast to `shape` (strides 0): the reduction's identity in
+/// static storage, or `initial` (torch.segment_reduce's) in a one-element tensor the lowering owns.
+Status identity_view(const TensorView& data, const std::vector<std::int64_t>& shape, const Reducer& r,
+                     const std::optional<Scalar>& initial, Lowering* out, TensorView* identity) {
   std::int64_t numel = 0;
-  if (!element_count(Dims(std::span<const std::int64_t>(identity_shape)), &numel)) {
-    return InvalidArgument(out->op + ": the output shape " + shape_str(identity_shape) +
-                           " has an element count that overflows 64 bits (num_segments = " + str(num_segments) + ")");
+  if (!element_count(Dims(std::span<const std::int64_t>(shape)), &numel)) {
+    return InvalidArgument(out->op + ": the output shape " + shape_str(shape) + " has an element count that overflows 64 bits");
   }
-  ViewBuilder x{identity_element(data.dtype, r.identity), data.dtype, {}, {}};
-  for (std::int64_t s : identity_shape) x.add(s, 0);
-  TensorView identity;
-  MULTIGATHER_RETURN_IF_ERROR(to_view(out->op, x, "output", &identity));
-  MULTIGATHER_RETURN_IF_ERROR(lower_block(out->op, identity, ids, 0, 0, out));
+  const void* element = identity_element(data.dtype, r.identity);
+  if (initial) {
+    out->owned_input = std::make_shared<Tensor>(data.dtype, Dims{1});
+    MULTIGATHER_RETURN_IF_ERROR(encode_scalar(*initial, data.dtype, out->owned_input->data(), out->op + ": initial"));
+    element = out->owned_input->data();
+  }
+  ViewBuilder x{element, data.dtype, {}, {}};
+  for (std::int64_t s : shape) x.add(s, 0);
+  MULTIGATHER_RETURN_IF_ERROR(to_view(out->op, x, "output", identity));
   out->input_is_constant = true;
-  std::vector<std::int64_t> framework_shape = dims_vec(ids.shape);
-  framework_shape.insert(framework_shape.end(), trailing.begin(), trailing.end());
+  return Status::Ok();
+}
+
+/// After the gather recipe ran on (identity, ids): `data` (of `framework_shape` after
+/// broadcasting) becomes the core updates, and the reducer's flags are set.
+Status finish_segments(const TensorView& identity, const TensorView& data, const TensorView& ids,
+                       const char* ids_name, const std::vector<std::int64_t>& framework_shape, const Reducer& r, Lowering* out) {
   Status s = finish_framework_scatter(identity, data, framework_shape, out);
   if (!s.ok() && s.code() == StatusCode::kInvalidArgument && s.message().find("does not broadcast") != std::string::npos) {
-    return InvalidArgument(out->op + ": data shape " + to_string(data.shape) + " does not match segment_ids shape " +
-                           to_string(ids.shape) + " (data must be segment_ids.shape ++ " + shape_str(trailing) + ")");
+    return InvalidArgument(out->op + ": data shape " + to_string(data.shape) + " does not match " + ids_name + " shape " +
+                           to_string(ids.shape) + " (data must be " + shape_str(framework_shape) + ")");
   }
   MULTIGATHER_RETURN_IF_ERROR(s);
   out->reduction = r.reduction;
@@ -159,6 +171,26 @@ Status lower_segments(const TensorView& data, const TensorView& ids, std::int64_
                        "the updates of each segment combine in row-major order of data, so float results are "
                        "reproducible at every thread count");
   return Status::Ok();
+}
+
+/// The block scatter of `data` (I.shape ++ F after broadcasting, F = `trailing`) into the
+/// identity view I.shape[:axis] ++ [S] ++ F along segment_ids I (its first `axis` dimensions are
+/// batch dimensions: data's leading ones).
+Status lower_segments(const TensorView& data, const TensorView& ids, std::int64_t num_segments,
+                      const std::vector<std::int64_t>& trailing, const Reducer& r, Lowering* out,
+                      int axis = 0, const std::optional<Scalar>& initial = std::nullopt,
+                      const char* ids_name = "segment_ids") {
+  MULTIGATHER_RETURN_IF_ERROR(check_reducer(data, r, out));
+  std::vector<std::int64_t> identity_shape;
+  for (int d = 0; d < axis; ++d) identity_shape.push_back(ids.shape[d]);
+  identity_shape.push_back(num_segments);
+  identity_shape.insert(identity_shape.end(), trailing.begin(), trailing.end());
+  TensorView identity;
+  MULTIGATHER_RETURN_IF_ERROR(identity_view(data, identity_shape, r, initial, out, &identity));
+  MULTIGATHER_RETURN_IF_ERROR(lower_block(out->op, identity, ids, axis, axis, out));
+  std::vector<std::int64_t> framework_shape = dims_vec(ids.shape);
+  framework_shape.insert(framework_shape.end(), trailing.begin(), trailing.end());
+  return finish_segments(identity, data, ids, ids_name, framework_shape, r, out);
 }
 
 /// The first segment id, in C order, for which `bad(v)` holds: true and its position / value.
@@ -356,6 +388,292 @@ Status tf_sorted(const TensorView& data, const TensorView& ids, const AttributeV
   return Status::Ok();
 }
 
+// ---- torch.segment_reduce and torch_scatter ---------------------------------------------------
+
+/// The values of an integer view in C order (any strides).
+std::vector<__int128> values_of(const TensorView& v) {
+  std::vector<__int128> out;
+  out.reserve(static_cast<std::size_t>(v.numel()));
+  std::string where;
+  __int128 unused = 0;
+  find_id(v, [&](__int128 x, std::int64_t) { out.push_back(x); return false; }, &where, &unused);
+  return out;
+}
+
+std::string position_text(const std::vector<std::int64_t>& at) {
+  std::string s;
+  for (std::size_t d = 0; d < at.size(); ++d) s += (d ? "," : "") + str(at[d]);
+  return s;
+}
+
+/// Segment ids [batch.., n] (int64, in out->owned_indices) from per-row boundaries `bounds`
+/// [batch'.., K] (batch'[d]: batch[d], or 1 where `broadcast`): `offsets` (segment s is rows
+/// [bounds[s], bounds[s+1]), K = S + 1) or lengths (segment s the next bounds[s] rows, K = S). A
+/// row in no segment gets id S (dropped by index_mode drop). Errors name `name` and the position:
+/// a negative length, offsets outside [0, n] or decreasing, and (with `check_sum`) lengths that do
+/// not add up to n.
+Status ids_from_boundaries(const TensorView& bounds, const char* name, bool offsets, const std::vector<std::int64_t>& batch,
+                           std::int64_t n, bool check_sum, bool broadcast, Lowering* out, TensorView* ids,
+                           std::int64_t* num_segments) {
+  const int b_rank = static_cast<int>(batch.size());
+  if (bounds.rank() != b_rank + 1) {
+    return InvalidArgument(out->op + ": " + name + " must have rank " + str(b_rank + 1) + " (got shape " +
+                           to_string(bounds.shape) + ")");
+  }
+  for (int d = 0; d < b_rank; ++d) {
+    if (bounds.shape[d] != batch[static_cast<std::size_t>(d)] && !(broadcast && bounds.shape[d] == 1)) {
+      return InvalidArgument(out->op + ": " + name + ".shape = " + to_string(bounds.shape) + " must start with " +
+                             shape_str(batch) + (broadcast ? " (or 1 there)" : "") + ", the data's leading sizes");
+    }
+  }
+  const std::int64_t k = bounds.shape[b_rank];
+  if (offsets && k == 0) return InvalidArgument(out->op + ": " + name + " must hold at least one offset per row (its last dimension is 0)");
+  const std::int64_t segments = offsets ? k - 1 : k;
+  out->reads_index_values = true;
+  std::vector<std::int64_t> ids_shape = batch;
+  ids_shape.push_back(n);
+  *num_segments = segments;
+  if (bounds.data == nullptr) {  // shapes alone (explain, shape inference): ids of the right shape
+    *ids = TensorView(nullptr, DType::kInt64, Dims(std::span<const std::int64_t>(ids_shape)));
+    return Status::Ok();
+  }
+  const std::vector<__int128> v = values_of(bounds);
+  std::int64_t rows = 1;
+  for (std::int64_t s : batch) rows *= s;
+  out->owned_indices = std::make_shared<Tensor>(DType::kInt64, Dims(std::span<const std::int64_t>(ids_shape)));
+  auto* id = static_cast<std::int64_t*>(out->owned_indices->data());
+  std::vector<std::int64_t> at(batch.size(), 0);
+  for (std::int64_t row = 0; row < rows; ++row, id += n) {
+    std::int64_t bound_row = 0;  // the row of bounds this data row reads
+    for (int d = 0; d < b_rank; ++d) bound_row = bound_row * bounds.shape[d] + (bounds.shape[d] == 1 ? 0 : at[static_cast<std::size_t>(d)]);
+    const __int128* b = v.data() + bound_row * k;
+    const auto where = [&](std::int64_t j) {
+      std::vector<std::int64_t> p;
+      for (int d = 0; d < b_rank; ++d) p.push_back(bounds.shape[d] == 1 ? 0 : at[static_cast<std::size_t>(d)]);
+      p.push_back(j);
+      return std::string(name) + "[" + position_text(p) + "] = " + index_text(b[j]);
+    };
+    std::fill(id, id + n, segments);
+    if (offsets) {
+      for (std::int64_t s = 0; s < segments + 1; ++s) {
+        if (b[s] < 0 || b[s] > n) {
+          return OutOfRange(out->op + ": " + where(s) + " is out of range [0, " + str(n) + "] (the data's rows along the axis)");
+        }
+        if (s > 0 && b[s] < b[s - 1]) {
+          return InvalidArgument(out->op + ": " + name + " must not decrease (" + where(s) + " follows " + index_text(b[s - 1]) + ")");
+        }
+        if (s > 0) std::fill(id + static_cast<std::int64_t>(b[s - 1]), id + static_cast<std::int64_t>(b[s]), s - 1);
+      }
+    } else {
+      __int128 start = 0;
+      for (std::int64_t s = 0; s < segments; ++s) {
+        if (b[s] < 0) return InvalidArgument(out->op + ": " + where(s) + " is negative (lengths must be >= 0)");
+        const __int128 end = start + b[s];
+        if (start < n) std::fill(id + static_cast<std::int64_t>(start), id + static_cast<std::int64_t>(end < n ? end : n), s);
+        start = end;
+      }
+      if (check_sum && start != n) {
+        std::vector<std::int64_t> p(at.begin(), at.end());
+        return InvalidArgument(out->op + ": " + name + "[" + position_text(p) + (p.empty() ? "" : ",") + ":] sums to " +
+                               index_text(start) + ", but the data has " + str(n) +
+                               " rows along the axis (they must be equal; unsafe=True skips this check and drops rows "
+                               "past the last segment)");
+      }
+    }
+    for (int d = b_rank - 1; d >= 0; --d) {  // the next batch position
+      if (++at[static_cast<std::size_t>(d)] < batch[static_cast<std::size_t>(d)]) break;
+      at[static_cast<std::size_t>(d)] = 0;
+    }
+  }
+  *ids = out->owned_indices->view();
+  return Status::Ok();
+}
+
+Status torch_segment_reduce(const TensorView& data, const TensorView& bounds, const AttributeValues& a, Lowering* out) {
+  const bool offsets = a.get_bool("lengths_are_offsets");
+  const char* name = offsets ? "offsets" : "lengths";
+  MULTIGATHER_RETURN_IF_ERROR(begin_segment("torch.segment_reduce", data, bounds, out));
+  MULTIGATHER_RETURN_IF_ERROR(check_dtype(out->op, name, bounds.dtype, {DType::kInt32, DType::kInt64}));
+  MULTIGATHER_RETURN_IF_ERROR(check_dtype(out->op, "data", data.dtype,
+                                          {DType::kFloat16, DType::kBFloat16, DType::kFloat32, DType::kFloat64}));
+  if (data.rank() == 0) return InvalidArgument(out->op + ": data must have at least one dimension (got a scalar)");
+  std::int64_t axis = 0;
+  MULTIGATHER_RETURN_IF_ERROR(normalize_axis(out->op, "axis", a.get_int("axis"), data.rank(), true, &axis));
+  const std::string& reduce = a.get_enum("reduce");
+  const std::optional<Scalar> initial = a.get_scalar("initial");
+  Reducer r;
+  if (reduce == "prod") {
+    r.reduction = Reduction::kMul;
+    r.identity = Identity::kOne;
+  } else if (reduce == "max") {
+    r.reduction = Reduction::kMax;
+    r.identity = Identity::kNegInf;
+  } else if (reduce == "min") {
+    r.reduction = Reduction::kMin;
+    r.identity = Identity::kPosInf;
+  } else if (reduce == "mean") {
+    // An empty segment is NaN (0 / 0) without initial: the first update assigns over NaN.
+    r.mean = true;
+    r.identity = Identity::kNaN;
+    r.include_input = initial.has_value();
+  }
+  const std::vector<std::int64_t> batch = dims_from(data, 0);
+  TensorView ids;
+  std::int64_t segments = 0;
+  MULTIGATHER_RETURN_IF_ERROR(ids_from_boundaries(bounds, name, offsets,
+                                                  std::vector<std::int64_t>(batch.begin(), batch.begin() + axis),
+                                                  data.shape[static_cast<int>(axis)], !offsets && !a.get_bool("unsafe"),
+                                                  false, out, &ids, &segments));
+  MULTIGATHER_RETURN_IF_ERROR(lower_segments(data, ids, segments, dims_from(data, static_cast<int>(axis) + 1), r, out,
+                                             static_cast<int>(axis), initial, name));
+  set_policy(out, IndexMode::kDrop, false);
+  set_error_context(out, ids, "segment ids", -1, {"the segments"}, {segments}, false, "");
+  out->notes.push_back(std::string("the ") + name + " were read into one segment id per row (a row in no segment is dropped)" +
+                       (initial ? "; every segment starts from initial" : ""));
+  return Status::Ok();
+}
+
+/// torch_scatter's reductions: an empty output element is 0 (1 for mul; min / max too, as
+/// torch_scatter fills it), mean divides by the count (an integer mean floors).
+Reducer scatter_reducer(const std::string& reduce) {
+  Reducer r;
+  if (reduce == "mul") {
+    r.reduction = Reduction::kMul;
+    r.identity = Identity::kOne;
+  } else if (reduce == "min" || reduce == "max") {
+    r.reduction = reduce == "min" ? Reduction::kMin : Reduction::kMax;
+    r.include_input = false;  // the first update assigns; an empty element keeps the 0
+  } else if (reduce == "mean") {
+    r.mean = true;
+  }
+  return r;
+}
+
+/// torch_scatter's index broadcast (torch_scatter/utils.py, broadcast): a 1-D index lies along
+/// `dim` (leading and trailing dimensions of size 1); a longer one aligns with src's leading
+/// dimensions; then it expands to src's shape (a size-1 dimension repeats: stride 0).
+Status broadcast_index(const TensorView& src, const TensorView& index, std::int64_t dim, int leading, Lowering* out,
+                       TensorView* view) {
+  ViewBuilder v = ViewBuilder::of(index);
+  const int k = index.rank();
+  const int first = k == 1 ? static_cast<int>(dim) : 0;  // src dimension of index dimension 0
+  for (int d = 0; d < leading; ++d) {
+    const int i = d - first;
+    if (i < 0 || i >= k) {
+      v.add(src.shape[d], 0);
+    } else if (index.shape[i] == src.shape[d]) {
+      v.add(src.shape[d], index.strides[i]);
+    } else if (index.shape[i] == 1) {
+      v.add(src.shape[d], 0);
+    } else {
+      return InvalidArgument(out->op + ": index.shape = " + to_string(index.shape) + " does not broadcast to src.shape = " +
+                             to_string(src.shape) + " (index dimension " + str(i) + " of size " + str(index.shape[i]) +
+                             " must be " + str(src.shape[d]) + " or 1)");
+    }
+  }
+  return to_view(out->op, v, "index", view);
+}
+
+/// dim_size, or the largest index + 1 (0 for an empty index), read from the index.
+Status output_size(const TensorView& index, const AttributeValues& a, Lowering* out, std::int64_t* size) {
+  if (const std::optional<std::int64_t> given = a.get_optional_int("dim_size")) {
+    if (*given < 0) return InvalidArgument(out->op + ": dim_size = " + str(*given) + " must be non-negative");
+    *size = *given;
+    return Status::Ok();
+  }
+  if (index.data == nullptr) {
+    return InvalidArgument(out->op + ": dim_size = None is index.max() + 1: " + std::string(kNeedsIndexValues) +
+                           "index (give dim_size for shapes alone)");
+  }
+  out->reads_index_values = true;
+  __int128 largest = -1;
+  std::string where;
+  __int128 v = 0;
+  find_id(index, [&](__int128 x, std::int64_t) { largest = x > largest ? x : largest; return false; }, &where, &v);
+  return rows_after(out->op, largest, size);
+}
+
+Status check_scatter_operands(const TensorView& src, const TensorView& index, const char* iname, Lowering* out) {
+  MULTIGATHER_RETURN_IF_ERROR(check_dtype(out->op, iname, index.dtype, {DType::kInt64}));
+  if (src.rank() == 0) return InvalidArgument(out->op + ": src must have at least one dimension (got a scalar)");
+  if (index.rank() == 0 || index.rank() > src.rank()) {
+    return InvalidArgument(out->op + ": " + iname + " rank " + str(index.rank()) + " must be in [1, src rank " +
+                           str(src.rank()) + "]");
+  }
+  return Status::Ok();
+}
+
+Status ts_scatter(const TensorView& src, const TensorView& index, const AttributeValues& a, Lowering* out) {
+  MULTIGATHER_RETURN_IF_ERROR(begin_segment("torch_scatter.scatter", src, index, out));
+  MULTIGATHER_RETURN_IF_ERROR(check_scatter_operands(src, index, "index", out));
+  std::int64_t dim = 0;
+  MULTIGATHER_RETURN_IF_ERROR(normalize_axis(out->op, "dim", a.get_int("dim"), src.rank(), true, &dim));
+  const Reducer r = scatter_reducer(a.get_enum("reduce"));
+  MULTIGATHER_RETURN_IF_ERROR(check_reducer(src, r, out));
+  TensorView expanded;
+  MULTIGATHER_RETURN_IF_ERROR(broadcast_index(src, index, dim, src.rank(), out, &expanded));
+  std::int64_t size = 0;
+  MULTIGATHER_RETURN_IF_ERROR(output_size(index, a, out, &size));
+  bool rows = true;  // the index repeats along every dimension after dim (PyG's 1-D index)
+  for (int d = static_cast<int>(dim) + 1; d < src.rank(); ++d) rows = rows && expanded.strides[d] == 0;
+  if (rows) {
+    // Whole rows of src[.., i, :] move together: the block recipe (one id per row, dim batch
+    // dimensions before it), as segment_coo, not one index per element.
+    ViewBuilder ids = ViewBuilder::of(expanded);
+    ids.add_dims(expanded, 0, static_cast<int>(dim) + 1);
+    TensorView ids_view;
+    MULTIGATHER_RETURN_IF_ERROR(to_view(out->op, ids, "index", &ids_view));
+    MULTIGATHER_RETURN_IF_ERROR(lower_segments(src, ids_view, size, dims_from(src, static_cast<int>(dim) + 1), r, out,
+                                               static_cast<int>(dim), std::nullopt, "index"));
+  } else {
+    std::vector<std::int64_t> out_shape = dims_from(src, 0);
+    out_shape[static_cast<std::size_t>(dim)] = size;
+    TensorView identity;
+    MULTIGATHER_RETURN_IF_ERROR(identity_view(src, out_shape, r, std::nullopt, out, &identity));
+    MULTIGATHER_RETURN_IF_ERROR(
+        lower_elements(out->op, identity, expanded, dim, ElementRule::kBroadcast, "out", "index", out));
+    MULTIGATHER_RETURN_IF_ERROR(finish_segments(identity, src, index, "index", dims_from(src, 0), r, out));
+  }
+  set_policy(out, IndexMode::kError, false);
+  set_error_context(out, index, "index", -1, {"dim " + str(dim)}, {size}, false, "torch_scatter's index must be in [0, dim_size)");
+  out->gradient_to_first_tie = true;
+  return Status::Ok();
+}
+
+Status ts_segment_coo(const TensorView& src, const TensorView& index, const AttributeValues& a, Lowering* out) {
+  MULTIGATHER_RETURN_IF_ERROR(begin_segment("torch_scatter.segment_coo", src, index, out));
+  MULTIGATHER_RETURN_IF_ERROR(check_scatter_operands(src, index, "index", out));
+  const int k = index.rank();
+  TensorView expanded;
+  MULTIGATHER_RETURN_IF_ERROR(broadcast_index(src, index, 0, k, out, &expanded));
+  std::int64_t size = 0;
+  MULTIGATHER_RETURN_IF_ERROR(output_size(index, a, out, &size));
+  MULTIGATHER_RETURN_IF_ERROR(lower_segments(src, expanded, size, dims_from(src, k), scatter_reducer(a.get_enum("reduce")),
+                                             out, k - 1, std::nullopt, "index"));
+  set_policy(out, IndexMode::kError, false);
+  set_error_context(out, index, "index", -1, {"dim " + str(k - 1)}, {size}, false, "torch_scatter's index must be in [0, dim_size)");
+  out->gradient_to_first_tie = true;
+  return Status::Ok();
+}
+
+Status ts_segment_csr(const TensorView& src, const TensorView& indptr, const AttributeValues& a, Lowering* out) {
+  MULTIGATHER_RETURN_IF_ERROR(begin_segment("torch_scatter.segment_csr", src, indptr, out));
+  MULTIGATHER_RETURN_IF_ERROR(check_scatter_operands(src, indptr, "indptr", out));
+  const int dim = indptr.rank() - 1;
+  const std::vector<std::int64_t> shape = dims_from(src, 0);
+  TensorView ids;
+  std::int64_t segments = 0;
+  MULTIGATHER_RETURN_IF_ERROR(ids_from_boundaries(indptr, "indptr", true, std::vector<std::int64_t>(shape.begin(), shape.begin() + dim),
+                                                  src.shape[dim], false, true, out, &ids, &segments));
+  MULTIGATHER_RETURN_IF_ERROR(lower_segments(src, ids, segments, dims_from(src, dim + 1),
+                                             scatter_reducer(a.get_enum("reduce")), out, dim, std::nullopt, "indptr"));
+  set_policy(out, IndexMode::kDrop, false);
+  set_error_context(out, ids, "segment ids", -1, {"the segments"}, {segments}, false, "");
+  out->notes.push_back("indptr was read into one segment id per row (a row outside [indptr[0], indptr[-1]) is dropped)");
+  out->gradient_to_first_tie = true;
+  return Status::Ok();
+}
+
 }  // namespace
 
 void append_segment_ops(std::vector<OpSpec>* ops) {
@@ -441,6 +759,66 @@ void append_segment_ops(std::vector<OpSpec>* ops) {
         "rows only";
     ops->push_back(std::move(s));
   }
+  const std::string torch_docs = "https://docs.pytorch.org/docs/stable/generated/torch.segment_reduce.html";
+  OpSpec sr{"torch.segment_reduce", "torch", "segment",
+            "torch.segment_reduce(data, reduce, lengths, *, axis=0, unsafe=False, initial=None, lengths_are_offsets=False)",
+            "out[b.., s, f..] = reduce of data[b.., n, f..] over the rows n of segment s (given by lengths or offsets "
+            "along axis), starting from initial",
+            torch_docs, "data", "lengths",
+            {{"reduce", AttrType::kEnum, "sum", {"sum", "mean", "max", "min", "prod"}, "the reduction"},
+             {"axis", AttrType::kInt, "0", {}, "the dimension of data the segments cut (lengths.dim() - 1)"},
+             {"unsafe", AttrType::kBool, "false", {}, "skip the check that the lengths sum to data.shape[axis]"},
+             {"initial", AttrType::kOptionalScalar, "none", {}, "every segment starts from it (an empty one holds it)"},
+             {"lengths_are_offsets", AttrType::kBool, "false", {},
+              "the lengths operand holds offsets (torch's offsets=: S + 1 boundaries per row) instead of lengths"}},
+            torch_segment_reduce};
+  sr.kind = OpKind::kSegment;
+  sr.index_rule = {IndexMode::kDrop, false, "", "segments from lengths or offsets: no index is out of range"};
+  sr.rules =
+      "data: float16, bfloat16, float32 or float64 of rank >= 1; lengths (or offsets) int32 / int64 of shape "
+      "data.shape[:axis] ++ [S] (offsets: [S + 1]); output data.shape[:axis] ++ [S] ++ data.shape[axis+1:]. Lengths "
+      "must be non-negative and sum to data.shape[axis] (unless unsafe: then rows past the last segment are dropped); "
+      "offsets must not decrease and lie in [0, data.shape[axis]] (rows outside [offsets[0], offsets[-1]) are "
+      "dropped). An empty segment holds initial, else 0 (sum), 1 (prod), -inf (max), +inf (min), NaN (mean); a mean "
+      "divides by the count of rows (initial not counted)";
+  ops->push_back(std::move(sr));
+  const std::string ts_docs = "https://pytorch-scatter.readthedocs.io/en/latest/functions/";
+  const AttrSpec reduce{"reduce", AttrType::kEnum, "sum", {"sum", "add", "mul", "mean", "min", "max"},
+                        "the reduction (add = sum)"};
+  const AttrSpec dim_size{"dim_size", AttrType::kOptionalInt, "none", {},
+                          "output size along the reduced dimension (none: index.max() + 1, read from the index)"};
+  const char* empty_rule = " An output element no value reaches is 0 (1 for mul), a mean divides by the count "
+                           "(an integer mean floors); the values of an element combine in row-major order, so float "
+                           "results are reproducible. Gradient: max / min give it to the first value equal to the "
+                           "result (the arg output's), torch_scatter's rule";
+  OpSpec sc{"torch_scatter.scatter", "torch_scatter", "segment",
+            "torch_scatter.scatter(src, index, dim=-1, dim_size=None, reduce='sum')",
+            "out[.., index[i], ..] (dim) = reduce of src[.., i, ..] over i, index broadcast to src", ts_docs + "scatter.html",
+            "src", "index",
+            {{"dim", AttrType::kInt, "-1", {}, "the dimension of src along which index scatters"}, dim_size, reduce},
+            ts_scatter};
+  sc.rules = std::string("index (int64): 1-D along dim, or aligned with src's leading dimensions, then broadcast to "
+                         "src.shape (size 1 repeats); output src.shape with dim_size at dim. index must lie in "
+                         "[0, dim_size) (an IndexError otherwise).") + empty_rule;
+  OpSpec coo{"torch_scatter.segment_coo", "torch_scatter", "segment",
+             "torch_scatter.segment_coo(src, index, dim_size=None, reduce='sum')",
+             "out[b.., index[b.., i], f..] = reduce of src[b.., i, f..] over i (dim = index.dim() - 1)",
+             ts_docs + "segment_coo.html", "src", "index", {dim_size, reduce}, ts_segment_coo};
+  coo.rules = std::string("index (int64, sorted along its last dimension in torch_scatter; any order gives the same "
+                          "result here) of src's leading shape (size 1 broadcasts); output src.shape with dim_size at "
+                          "dim = index.dim() - 1.") + empty_rule;
+  OpSpec csr{"torch_scatter.segment_csr", "torch_scatter", "segment", "torch_scatter.segment_csr(src, indptr, reduce='sum')",
+             "out[b.., s, f..] = reduce of src[b.., i, f..] over i in [indptr[b.., s], indptr[b.., s+1])",
+             ts_docs + "segment_csr.html", "src", "indptr", {reduce}, ts_segment_csr};
+  csr.rules = std::string("indptr (int64) of shape src.shape[:dim] ++ [S + 1] (size 1 broadcasts), dim = "
+                          "indptr.dim() - 1, non-decreasing within [0, src.shape[dim]]; output src.shape with S at dim; "
+                          "rows outside [indptr[0], indptr[-1]) are dropped.") + empty_rule;
+  for (OpSpec* op : {&sc, &coo, &csr}) {
+    op->kind = OpKind::kSegment;
+    op->index_rule = {IndexMode::kError, false, ""};
+    ops->push_back(std::move(*op));
+  }
+  ops->back().index_rule = {IndexMode::kDrop, false, "", "segments from indptr: no index is out of range"};
 }
 
 }  // namespace multigather::frontends

@@ -161,6 +161,22 @@ def _run_cases(rank: int) -> dict:
                 "equal": bool(torch.equal(y.full_tensor(), torch.gather(X, 0, i % 8)))}
 
     _case("take_along_dim wrap input=Shard(0)", results, take_along_dim_wrap)
+
+    def segment_replicates():
+        # a segment op has no sharding rule yet: it replicates, and says so
+        import warnings
+
+        import multigather.torch_scatter as ts
+        from multigather._jax_sharding import ReplicationWarning
+
+        src, index = torch.randn(8, 3, generator=g), torch.tensor([0, 1, 0, 2, 1, 1, 3, 0])
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            y = ts.scatter_sum(dt(src, [Shard(0)]), dt(index, [Replicate()]), 0, dim_size=4)
+        return {"equal": bool(torch.equal(y.full_tensor(), ts.scatter_sum(src, index, 0, dim_size=4))),
+                "warnings": [str(w.message) for w in caught if issubclass(w.category, ReplicationWarning)]}
+
+    _case("torch_scatter scatter_sum src=Shard(0)", results, segment_replicates)
     return results
 
 
@@ -319,3 +335,10 @@ def test_take_along_dim_wrap(reports):
 
 if __name__ == "__main__":
     _worker(int(sys.argv[1]), int(sys.argv[2]), sys.argv[3])
+
+
+def test_segment_op_replicates_with_a_warning(reports):
+    r = _report(reports, "torch_scatter scatter_sum src=Shard(0)")
+    assert r["equal"], r
+    assert any(m.startswith("torch_scatter.scatter: src arrives as (Shard(dim=0),) and is replicated")
+               for m in r["warnings"]), r

@@ -114,7 +114,11 @@ SCATTER_CASES = [
 SEGMENT_CASES = [(f"jax.ops.segment_{r}", (5, 2), (5,), {"num_segments": 3}) for r in ("sum", "prod", "max", "min")] + [
     (f"tf.math.unsorted_segment_{r}", (5, 2), (5,), {"num_segments": 3})
     for r in ("sum", "prod", "max", "min", "mean", "sqrt_n")] + [
-    (f"tf.math.segment_{r}", (5, 2), (5,), {}) for r in ("sum", "prod", "max", "min", "mean")]
+    (f"tf.math.segment_{r}", (5, 2), (5,), {}) for r in ("sum", "prod", "max", "min", "mean")] + [
+    ("torch.segment_reduce", (5, 2), (3,), {"reduce": "max", "unsafe": True}),
+    ("torch_scatter.scatter", (5, 2), (5,), {"dim": 0, "dim_size": 3, "reduce": "mean"}),
+    ("torch_scatter.segment_coo", (5, 2), (5,), {"dim_size": 3, "reduce": "min"}),
+    ("torch_scatter.segment_csr", (5, 2), (4,), {"reduce": "sum"})]
 
 
 def index_dtype(op: str) -> str:
@@ -180,6 +184,27 @@ def test_segment_picture_shows_which_updates_land_in_which_segment(op):
             assert got == [i * 2 + f for i in range(6) if ids[i] == s], (s, f, reaching)
     result = mg.run(op, data, ids, **attrs)
     assert result.shape == (4, 2)
+
+
+@pytest.mark.parametrize("op,bounds,attrs", [
+    ("torch.segment_reduce", np.array([2, 0, 3, 1]), {"reduce": "sum"}),
+    ("torch.segment_reduce", np.array([0, 2, 2, 5]), {"reduce": "mean", "lengths_are_offsets": True}),
+    ("torch_scatter.segment_csr", np.array([1, 3, 3, 6]), {"reduce": "max"})])
+def test_lengths_and_offsets_pictures_show_each_segments_rows(op, bounds, attrs):
+    """A segment given by lengths / offsets / indptr: each output cell lists exactly its rows."""
+    data = np.arange(12, dtype=np.float32).reshape(6, 2)
+    if op == "torch.segment_reduce" and not attrs.get("lengths_are_offsets"):
+        starts = np.concatenate([[0], np.cumsum(bounds)])
+    else:
+        starts = bounds
+    svg = mg.explain(op, input=data, indices=bounds, format="svg", **attrs)
+    cells = {int(r.get("data-output")): r for r in output_cells(parse(svg))}
+    segments = len(starts) - 1
+    assert sorted(cells) == list(range(segments * 2))
+    for s in range(segments):
+        for f in range(2):
+            got = [int(v) for v in (cells[s * 2 + f].get("data-updates") or "").replace(",", " ").split()]
+            assert got == [i * 2 + f for i in range(starts[s], starts[s + 1])], (s, f)
 
 
 @pytest.mark.parametrize("op,xs,is_,attrs", CASES, ids=[c[0] for c in CASES])

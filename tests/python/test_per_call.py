@@ -81,6 +81,10 @@ CALLS = [
       for r in ("sum", "prod", "max", "min", "mean", "sqrt_n")],
     *[(f"tf.math.segment_{r}", (6, 2, 3), lambda: np.sort(ints(0, 4, (6,))), {})
       for r in ("sum", "prod", "max", "min", "mean")],
+    ("torch.segment_reduce", (6, 2, 3), lambda: np.array([2, 0, 3, 1]), {"reduce": "mean"}),
+    ("torch_scatter.scatter", (6, 2, 3), lambda: ints(0, 4, (2,)), {"dim": 1, "reduce": "max"}),
+    ("torch_scatter.segment_coo", (6, 2, 3), lambda: np.sort(ints(0, 4, (6,))), {"dim_size": 4, "reduce": "mean"}),
+    ("torch_scatter.segment_csr", (6, 2, 3), lambda: np.array([0, 2, 2, 6]), {"reduce": "sum"}),
 ]
 
 

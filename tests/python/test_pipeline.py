@@ -450,7 +450,7 @@ def test_cuda_cases_match_numpy_on_the_cpu():
 # ---- the wrappers agree with the registry ---------------------------------------------------
 
 WRAPPER_MODULES = ["onnx", "torch", "numpy", "tf", "jax", "coreml", "tosa", "mlir", "stablehlo",
-                   "webnn", "dml"]
+                   "webnn", "dml", "torch_scatter"]
 
 # Fields of a struct argument that a framework signature names as one parameter and the wrapper
 # takes field by field (StableHLO's #stablehlo.gather dimension numbers, spec section "gather").
@@ -486,6 +486,13 @@ def _fast_handles(module) -> dict[str, tuple[str, list[str]]]:
 # jax.at(x) returns JAX's x.at helper, whose methods run the jax.at_* wrappers.
 COMPOSITE_WRAPPERS = {("torch", "embedding"), ("torch", "index"), ("torch", "routing"), ("torch", "library_path"),
                       ("jax", "at")}
+# torch_scatter's aliases and fixed-reduction forms (scatter_max, segment_sum_csr, ...) call
+# scatter / segment_coo / segment_csr, the module's three registry rows.
+COMPOSITE_WRAPPERS |= {("torch_scatter", n) for n in importlib.import_module("multigather.torch_scatter")._COMPOSITES}
+# Parameters a framework signature has that the row takes as ONE operand: torch.segment_reduce's
+# lengths / offsets (the row's lengths, with the attribute lengths_are_offsets) and indices
+# (refused, as PyTorch refuses it).
+ALTERNATIVE_OPERANDS = {("torch", "segment_reduce"): {"offsets", "indices"}}
 
 
 def _wrappers():
@@ -586,6 +593,9 @@ def expected_params(op: str) -> list[str]:
 # Genuine, explained differences between a wrapper and its registry row (strict xfail: when the
 # wrapper or the row changes so that they agree, the xfail must go).
 KNOWN_DIFFERENCES = {
+    ("torch", "segment_reduce"):
+        "PyTorch's signature takes lengths, offsets and indices as keyword tensors; the row takes "
+        "one operand, lengths, and the attribute lengths_are_offsets",
     ("mlir", "tensor_gather"):
         "rank_reduced is not an argument of MLIR's tensor.gather assembly form: it is the "
         "rank-reduced result TYPE; the wrapper takes it as a keyword, the row's signature "
@@ -720,6 +730,7 @@ def test_wrapper_passes_its_parameters_to_the_registry_under_their_names(mod_nam
         assert kw.arg in attrs, f"{op} has no attribute {kw.arg} (attributes: {attrs})"
         assert isinstance(kw.value, ast.Name) and kw.value.id == kw.arg, ast.dump(kw)
     passed = {kw.arg for kw in call.keywords} | set(operands) | {"out"}
+    passed |= ALTERNATIVE_OPERANDS.get((mod_name, name), set())
     assert params <= passed, f"parameters not passed to the registry: {sorted(params - passed)}"
     # The fast path, if any: the same op and operands, the attributes positionally in the op's
     # declaration order, each from the parameter of the same name (or DEFAULT).

@@ -93,6 +93,8 @@ FUNCTIONS = {  # registry op -> the Python function with the framework's signatu
     **{f"tf.math.unsorted_segment_{r}": f"tf.unsorted_segment_{r}"
        for r in ("sum", "prod", "max", "min", "mean", "sqrt_n")},
     **{f"tf.math.segment_{r}": f"tf.segment_{r}" for r in ("sum", "prod", "max", "min", "mean")},
+    "torch.segment_reduce": "torch.segment_reduce",
+    **{f"torch_scatter.{n}": f"torch_scatter.{n}" for n in ("scatter", "segment_coo", "segment_csr")},
 }
 
 
