@@ -8,9 +8,11 @@ Routed, as functions and as Tensor methods (in-place methods too):
   ``x[mask]`` / ``x[b, h, w]`` (Tensor.__getitem__ whose key is index tensors, masks and full
   slices ``:`` / ``...``);
 - scatters: ``scatter``, ``scatter_add``, ``scatter_reduce``, ``index_add``, ``index_copy``,
-  ``index_fill``, ``index_put``, ``put`` and ``scatter_`` ... ``put_``.
+  ``index_fill``, ``index_put``, ``put`` and ``scatter_`` ... ``put_``;
+- segment reductions: ``torch.segment_reduce`` (lengths or offsets).
 
-Not routed (PyTorch runs them): calls with ``out=``, ``sparse_grad=True``; F.embedding with
+Not routed (PyTorch runs them): calls with ``out=``, ``sparse_grad=True``; segment_reduce with
+``indices=`` (PyTorch refuses it too); F.embedding with
 ``max_norm``, ``scale_grad_by_freq`` or ``sparse``; indexing with ints, partial slices or None
 (new axes) beside the index tensors; ``x[idx] = v`` (Tensor.__setitem__); torch.compile'd code
 (Dynamo traces the torch ops; use multigather.torch.* there). An in-place method that autograd
@@ -88,6 +90,13 @@ def _routes(mt) -> dict:
             return _NOT
         return mt.embedding(input, weight, padding_idx)
 
+    def _segment_reduce(data, reduce, *, lengths=None, indices=None, offsets=None, axis=0, unsafe=False,
+                        initial=None):
+        if indices is not None:
+            return _NOT
+        return mt.segment_reduce(data, reduce, lengths=lengths, offsets=offsets, axis=axis, unsafe=unsafe,
+                                 initial=initial)
+
     def _getitem(input, key):
         entries = _index_key(input, key)
         return _NOT if entries is None else mt.index(input, entries)
@@ -122,6 +131,7 @@ def _routes(mt) -> dict:
         torch.take_along_dim: _take_along_dim, T.take_along_dim: _take_along_dim,
         F.embedding: _embedding,
         T.__getitem__: _getitem,
+        torch.segment_reduce: _segment_reduce,
     }
     for name in ("scatter", "scatter_add", "scatter_reduce", "index_add", "index_copy", "index_fill",
                  "index_put", "put"):
@@ -161,7 +171,7 @@ def routing(mt) -> Routing:
     Routed (functions and Tensor methods, in-place methods too): torch.gather, index_select,
     take, take_along_dim, F.embedding, advanced indexing x[idx] (index tensors, masks, full
     slices), scatter, scatter_add, scatter_reduce, index_add, index_copy, index_fill, index_put,
-    put. The results and gradients are multigather.torch.*'s: PyTorch's values and gradient
+    put, segment_reduce. The results and gradients are multigather.torch.*'s: PyTorch's values and gradient
     rules (torch.ops.multigather.*, C++ autograd). Not routed: out=, sparse_grad, F.embedding's
     max_norm / scale_grad_by_freq / sparse, indexing with ints, partial slices or new axes
     beside index tensors, x[idx] = v, and code under torch.compile (PyTorch runs those).

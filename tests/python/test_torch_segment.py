@@ -366,3 +366,26 @@ def test_vmap_grad_and_compile_equal_eager():
     y2.backward()
     torch.testing.assert_close(y1, y2)
     torch.testing.assert_close(x1.grad, x2.grad)
+
+
+def test_routing_runs_an_unedited_module_s_segment_reduce():
+    """torch.segment_reduce inside multigather.torch.routing(): the module's code is not edited;
+    values and gradients equal the module's outside the mode, and the graph is multigather's."""
+    class Pool(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = torch.nn.Linear(4, 4)
+
+        def forward(self, x, lengths):
+            return torch.segment_reduce(self.lin(x), "mean", lengths=lengths, unsafe=True)
+
+    torch.manual_seed(0)
+    model, x, lengths = Pool(), torch.randn(9, 4), torch.tensor([3, 2, 4])
+    want = model(x, lengths)
+    (g_want,) = torch.autograd.grad(want.sum(), model.lin.weight)
+    with mt.routing():
+        got = model(x, lengths)
+        assert "multigather" in type(got.grad_fn).__name__ or "multigather" in got.grad_fn.name()
+        (g_got,) = torch.autograd.grad(got.sum(), model.lin.weight)
+    torch.testing.assert_close(got, want)
+    torch.testing.assert_close(g_got, g_want)
