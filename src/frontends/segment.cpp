@@ -13,6 +13,7 @@
 // Sources: https://docs.jax.dev/en/latest/_autosummary/jax.ops.segment_sum.html (jax/_src/ops/
 // scatter.py: _segment_update, _get_identity), https://www.tensorflow.org/api_docs/python/tf/math/
 // segment_sum and unsorted_segment_sum (tensorflow/core/kernels/segment_reduction_ops_impl.h).
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <limits>
