@@ -96,8 +96,8 @@ def scatter(src: Any, index: Any, dim: int = -1, out: Optional[Any] = None, dim_
     only, see scatter_min / scatter_max). With ``out``: reduced into out in place, which is
     returned. Errors: IndexError (an index outside [0, dim_size)), ValueError, TypeError (module
     docstring)."""
-    _check_reduce(reduce, "torch_scatter.scatter")
-    if out is not None:
+    if out is not None:  # composed in Python (below): its reduce is checked here, the row's by the row
+        _check_reduce(reduce, "torch_scatter.scatter")
         return _scatter_into(out, src, index, dim, reduce)
     if torch_op_needed(src, index):
         return torch_ops().torch_scatter_scatter(src, index, dim, dim_size, reduce)
@@ -176,8 +176,7 @@ def segment_coo(src: Any, index: Any, out: Optional[Any] = None, dim_size: Optio
     shape with dim_size at dim (default index.max() + 1). min / max: ``(out, arg_out)``. An
     unsorted index gives the scatter's result (torch_scatter's is undefined). Errors: module
     docstring."""
-    _check_reduce(reduce, "torch_scatter.segment_coo")
-    _no_out(out, "torch_scatter.segment_coo")
+    _no_out(out, "torch_scatter.segment_coo")  # reduce: the row checks it
     if torch_op_needed(src, index):
         result = torch_ops().torch_scatter_segment_coo(src, index, dim_size, reduce)
     else:
@@ -194,8 +193,7 @@ def segment_csr(src: Any, indptr: Any, out: Optional[Any] = None, reduce: str = 
     segment_csr.html). indptr: int64 of src.shape[:dim] ++ [S + 1] (size 1 broadcasts),
     non-decreasing within [0, src.size(dim)]; result: src's shape with S at dim. min / max:
     ``(out, arg_out)``. Errors: module docstring."""
-    _check_reduce(reduce, "torch_scatter.segment_csr")
-    _no_out(out, "torch_scatter.segment_csr")
+    _no_out(out, "torch_scatter.segment_csr")  # reduce: the row checks it
     if torch_op_needed(src, indptr):
         result = torch_ops().torch_scatter_segment_csr(src, indptr, reduce)
     else:

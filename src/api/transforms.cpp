@@ -720,14 +720,15 @@ Status segment_vjp(const Lowering& l, const TensorView* data, int batch_rank, co
       const auto* a = reinterpret_cast<const float*>(data_g);
       const auto* b = static_cast<const float*>(picked.data());
       for (std::int64_t i = 0; i < g_numel; ++i) tie[i] = a[i] == b[i] ? 1 : 0;
-    }
-    for (std::int64_t i = dtype == DType::kFloat32 ? g_numel : 0; i < g_numel; ++i) {
-      double a = 0, b = 0;
-      if (!floating_value(data_g + i * static_cast<std::int64_t>(es), dtype, &a) ||
-          !floating_value(static_cast<const std::byte*>(picked.data()) + i * static_cast<std::int64_t>(es), dtype, &b)) {
-        return no_gradient_for(l, dtype);
+    } else {
+      for (std::int64_t i = 0; i < g_numel; ++i) {
+        double a = 0, b = 0;
+        if (!floating_value(data_g + i * static_cast<std::int64_t>(es), dtype, &a) ||
+            !floating_value(static_cast<const std::byte*>(picked.data()) + i * static_cast<std::int64_t>(es), dtype, &b)) {
+          return no_gradient_for(l, dtype);
+        }
+        tie[i] = a == b ? 1 : 0;
       }
-      tie[i] = a == b ? 1 : 0;
     }
     count_storage = Tensor(DType::kInt64, l.core_output_shape);
     const auto count_ties = [&]() -> Status {

@@ -225,6 +225,14 @@ Status rows_after(const std::string& op, __int128 largest, std::int64_t* rows) {
   return Status::Ok();
 }
 
+/// The largest of `floor` and the ids' values (read from host memory).
+__int128 largest_id(const TensorView& ids, __int128 floor) {
+  std::string where;
+  __int128 v = 0;
+  find_id(ids, [&](__int128 x, std::int64_t) { floor = x > floor ? x : floor; return false; }, &where, &v);
+  return floor;
+}
+
 std::vector<std::int64_t> dims_from(const TensorView& v, int from) {
   std::vector<std::int64_t> out;
   for (int d = from; d < v.rank(); ++d) out.push_back(v.shape[d]);
@@ -250,12 +258,8 @@ Status jax_segment(const TensorView& data, const TensorView& ids, const Attribut
                              "segment_ids (give num_segments for shapes alone)");
     }
     if (ids.numel() == 0) return InvalidArgument(out->op + ": num_segments = None needs a non-empty segment_ids");
-    __int128 largest = std::numeric_limits<std::int64_t>::min();
-    std::string where;
-    __int128 v = 0;
-    find_id(ids, [&](__int128 x, std::int64_t) { largest = x > largest ? x : largest; return false; }, &where, &v);
     std::int64_t rows = 0;
-    MULTIGATHER_RETURN_IF_ERROR(rows_after(out->op, largest, &rows));
+    MULTIGATHER_RETURN_IF_ERROR(rows_after(out->op, largest_id(ids, std::numeric_limits<std::int64_t>::min()), &rows));
     num_segments = rows;
     out->reads_index_values = true;
   }
@@ -490,6 +494,25 @@ Status ids_from_boundaries(const TensorView& bounds, const char* name, bool offs
   return Status::Ok();
 }
 
+/// The segments of data along `axis` from `bounds` (ids_from_boundaries), then the block scatter
+/// (lower_segments) with index mode drop for the rows in no segment.
+Status lower_bounded_segments(const TensorView& data, const TensorView& bounds, const char* name, bool offsets,
+                              int axis, bool check_sum, bool broadcast, const Reducer& r,
+                              const std::optional<Scalar>& initial, Lowering* out) {
+  const std::vector<std::int64_t> shape = dims_from(data, 0);
+  TensorView ids;
+  std::int64_t segments = 0;
+  MULTIGATHER_RETURN_IF_ERROR(ids_from_boundaries(bounds, name, offsets,
+                                                  std::vector<std::int64_t>(shape.begin(), shape.begin() + axis),
+                                                  data.shape[axis], check_sum, broadcast, out, &ids, &segments));
+  MULTIGATHER_RETURN_IF_ERROR(lower_segments(data, ids, segments, dims_from(data, axis + 1), r, out, axis, initial, name));
+  set_policy(out, IndexMode::kDrop, false);
+  set_error_context(out, ids, "segment ids", -1, {"the segments"}, {segments}, false, "");
+  out->notes.push_back(std::string(name) + " was read into one segment id per row (a row in no segment is dropped)" +
+                       (initial ? "; every segment starts from initial" : ""));
+  return Status::Ok();
+}
+
 Status torch_segment_reduce(const TensorView& data, const TensorView& bounds, const AttributeValues& a, Lowering* out) {
   const bool offsets = a.get_bool("lengths_are_offsets");
   const char* name = offsets ? "offsets" : "lengths";
@@ -518,20 +541,8 @@ Status torch_segment_reduce(const TensorView& data, const TensorView& bounds, co
     r.identity = Identity::kNaN;
     r.include_input = initial.has_value();
   }
-  const std::vector<std::int64_t> batch = dims_from(data, 0);
-  TensorView ids;
-  std::int64_t segments = 0;
-  MULTIGATHER_RETURN_IF_ERROR(ids_from_boundaries(bounds, name, offsets,
-                                                  std::vector<std::int64_t>(batch.begin(), batch.begin() + axis),
-                                                  data.shape[static_cast<int>(axis)], !offsets && !a.get_bool("unsafe"),
-                                                  false, out, &ids, &segments));
-  MULTIGATHER_RETURN_IF_ERROR(lower_segments(data, ids, segments, dims_from(data, static_cast<int>(axis) + 1), r, out,
-                                             static_cast<int>(axis), initial, name));
-  set_policy(out, IndexMode::kDrop, false);
-  set_error_context(out, ids, "segment ids", -1, {"the segments"}, {segments}, false, "");
-  out->notes.push_back(std::string("the ") + name + " were read into one segment id per row (a row in no segment is dropped)" +
-                       (initial ? "; every segment starts from initial" : ""));
-  return Status::Ok();
+  return lower_bounded_segments(data, bounds, name, offsets, static_cast<int>(axis), !offsets && !a.get_bool("unsafe"),
+                                false, r, initial, out);
 }
 
 /// torch_scatter's reductions: an empty output element is 0 (1 for mul; min / max too, as
@@ -587,11 +598,15 @@ Status output_size(const TensorView& index, const AttributeValues& a, Lowering* 
                            "index (give dim_size for shapes alone)");
   }
   out->reads_index_values = true;
-  __int128 largest = -1;
-  std::string where;
-  __int128 v = 0;
-  find_id(index, [&](__int128 x, std::int64_t) { largest = x > largest ? x : largest; return false; }, &where, &v);
-  return rows_after(out->op, largest, size);
+  return rows_after(out->op, largest_id(index, -1), size);
+}
+
+/// torch_scatter's index rule (an index outside [0, dim_size) is an error) and gradient rule (a
+/// max / min's goes to the arg element).
+void torch_scatter_rules(Lowering* out, const TensorView& index, std::int64_t dim, std::int64_t size) {
+  set_policy(out, IndexMode::kError, false);
+  set_error_context(out, index, "index", -1, {"dim " + str(dim)}, {size}, false, "torch_scatter's index must be in [0, dim_size)");
+  out->gradient_to_first_tie = true;
 }
 
 Status check_scatter_operands(const TensorView& src, const TensorView& index, const char* iname, Lowering* out) {
@@ -635,9 +650,7 @@ Status ts_scatter(const TensorView& src, const TensorView& index, const Attribut
         lower_elements(out->op, identity, expanded, dim, ElementRule::kBroadcast, "out", "index", out));
     MULTIGATHER_RETURN_IF_ERROR(finish_segments(identity, src, index, "index", dims_from(src, 0), r, out));
   }
-  set_policy(out, IndexMode::kError, false);
-  set_error_context(out, index, "index", -1, {"dim " + str(dim)}, {size}, false, "torch_scatter's index must be in [0, dim_size)");
-  out->gradient_to_first_tie = true;
+  torch_scatter_rules(out, index, dim, size);
   return Status::Ok();
 }
 
@@ -651,26 +664,15 @@ Status ts_segment_coo(const TensorView& src, const TensorView& index, const Attr
   MULTIGATHER_RETURN_IF_ERROR(output_size(index, a, out, &size));
   MULTIGATHER_RETURN_IF_ERROR(lower_segments(src, expanded, size, dims_from(src, k), scatter_reducer(a.get_enum("reduce")),
                                              out, k - 1, std::nullopt, "index"));
-  set_policy(out, IndexMode::kError, false);
-  set_error_context(out, index, "index", -1, {"dim " + str(k - 1)}, {size}, false, "torch_scatter's index must be in [0, dim_size)");
-  out->gradient_to_first_tie = true;
+  torch_scatter_rules(out, index, k - 1, size);
   return Status::Ok();
 }
 
 Status ts_segment_csr(const TensorView& src, const TensorView& indptr, const AttributeValues& a, Lowering* out) {
   MULTIGATHER_RETURN_IF_ERROR(begin_segment("torch_scatter.segment_csr", src, indptr, out));
   MULTIGATHER_RETURN_IF_ERROR(check_scatter_operands(src, indptr, "indptr", out));
-  const int dim = indptr.rank() - 1;
-  const std::vector<std::int64_t> shape = dims_from(src, 0);
-  TensorView ids;
-  std::int64_t segments = 0;
-  MULTIGATHER_RETURN_IF_ERROR(ids_from_boundaries(indptr, "indptr", true, std::vector<std::int64_t>(shape.begin(), shape.begin() + dim),
-                                                  src.shape[dim], false, true, out, &ids, &segments));
-  MULTIGATHER_RETURN_IF_ERROR(lower_segments(src, ids, segments, dims_from(src, dim + 1),
-                                             scatter_reducer(a.get_enum("reduce")), out, dim, std::nullopt, "indptr"));
-  set_policy(out, IndexMode::kDrop, false);
-  set_error_context(out, ids, "segment ids", -1, {"the segments"}, {segments}, false, "");
-  out->notes.push_back("indptr was read into one segment id per row (a row outside [indptr[0], indptr[-1]) is dropped)");
+  MULTIGATHER_RETURN_IF_ERROR(lower_bounded_segments(src, indptr, "indptr", true, indptr.rank() - 1, false, true,
+                                                     scatter_reducer(a.get_enum("reduce")), std::nullopt, out));
   out->gradient_to_first_tie = true;
   return Status::Ok();
 }
@@ -814,12 +816,12 @@ void append_segment_ops(std::vector<OpSpec>* ops) {
   csr.rules = std::string("indptr (int64) of shape src.shape[:dim] ++ [S + 1] (size 1 broadcasts), dim = "
                           "indptr.dim() - 1, non-decreasing within [0, src.shape[dim]]; output src.shape with S at dim; "
                           "rows outside [indptr[0], indptr[-1]) are dropped.") + empty_rule;
+  sc.index_rule = coo.index_rule = {IndexMode::kError, false, ""};
+  csr.index_rule = {IndexMode::kDrop, false, "", "segments from indptr: no index is out of range"};
   for (OpSpec* op : {&sc, &coo, &csr}) {
     op->kind = OpKind::kSegment;
-    op->index_rule = {IndexMode::kError, false, ""};
     ops->push_back(std::move(*op));
   }
-  ops->back().index_rule = {IndexMode::kDrop, false, "", "segments from indptr: no index is out of range"};
 }
 
 }  // namespace multigather::frontends
