@@ -527,12 +527,10 @@ def register() -> bool:
     from torch.distributed.tensor._op_schema import RuntimeSchemaInfo
     from torch.distributed.tensor._ops.utils import replicate_op_strategy
 
-    from .torch_ops import torch_op_name
-
     propagator = DTensor._op_dispatcher.sharding_propagator
     ops = torch.ops.multigather
     for row_name, row in _registry.OPS.items():
-        op_name = torch_op_name(row_name)
+        op_name = _registry.torch_op_name(row_name)
         packet = getattr(ops, op_name, None) if op_name is not None else None
         if packet is None:
             continue

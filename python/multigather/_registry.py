@@ -185,6 +185,20 @@ def document(namespace: dict, public: Sequence[str]) -> None:
         function.registry_op = op
 
 
+def torch_op_name(row_name: str) -> str | None:
+    """The torch op of a registry row (python/torch_library/multigather_torch.cpp's kRows and
+    make_op): torch.gather -> gather, torch_scatter.segment_coo -> torch_scatter_segment_coo,
+    gather_multiaxis itself; None for a row PyTorch users do not call (onnx.Gather, ...). Read by
+    multigather.torch_ops (fake kernels) and multigather._dtensor (strategies)."""
+    if row_name in ("gather_multiaxis", "scatter_multiaxis"):
+        return row_name
+    if row_name.startswith("torch."):
+        return row_name[len("torch."):]
+    if row_name.startswith("torch_scatter."):
+        return row_name.replace(".", "_")
+    return None
+
+
 def names() -> list[str]:
     """Every op of the registry, sorted."""
     return sorted(OPS)

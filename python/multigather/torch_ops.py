@@ -222,24 +222,11 @@ def _batch_shape(tensors, batch_rank: int) -> list:
     return shape
 
 
-def torch_op_name(row_name: str) -> Optional[str]:
-    """The torch op of a registry row (multigather_torch.cpp's kRows and make_op): torch.gather ->
-    gather, torch_scatter.segment_coo -> torch_scatter_segment_coo, gather_multiaxis itself; None
-    for a row PyTorch users do not call (onnx.Gather, ...)."""
-    if row_name in ("gather_multiaxis", "scatter_multiaxis"):
-        return row_name
-    if row_name.startswith("torch."):
-        return row_name[len("torch."):]
-    if row_name.startswith("torch_scatter."):
-        return row_name.replace(".", "_")
-    return None
-
-
 def _register_fakes() -> None:
     """A fake implementation for every op and its backward, from the row's operand names and
     the schema's argument names (the schema is generated from the same row)."""
     for row_name, row in _registry.OPS.items():
-        op_name = torch_op_name(row_name)
+        op_name = _registry.torch_op_name(row_name)
         packet = getattr(_ops, op_name, None) if op_name is not None else None
         if packet is None:
             continue
