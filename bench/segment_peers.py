@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """multigather's segment reductions against their CPU peers (docs/bench.md, "Segment
-reductions": G1, G2, G4, G5), from Python, at 1 thread and all cores.
+reductions": G1 to G5), from Python, at 1 thread and all cores.
 
 Each case is called the way a practitioner calls it: multigather through its framework wrappers
 on numpy arrays (the result a new array); jax.ops.segment_* under jax.jit (indices_are_sorted
@@ -13,10 +13,18 @@ bit-identical at every thread count measured (the peers do not promise it).
 Cases:
   G1 sorted segment_sum      data [500000, 32] f32, 50000 sorted segments
   G2 unsorted segment_sum    the same data, the ids shuffled
+  G3 embedding_bag sum       table [200000, 64] f32, 16384 bags of 20 ids, offsets:
+                             multigather.torch.embedding_bag on numpy arrays against
+                             F.embedding_bag, jnp.take + segment_sum under jit, tf.gather +
+                             segment_sum, np.add.reduceat over table[ids]
+  G3w                        the same with per_sample_weights
   G4 segment_max             data [500000, 32] f32, 50000 sorted segments
   G5 GNN aggregation         100k nodes, 1M edges, 64 features: gather by source, mean into targets
   T1 G1 from torch           torch tensors: multigather.torch.segment_reduce(lengths) against
                              torch.segment_reduce and index_add
+  T3 G3 training step        torch tensors, forward + backward of embedding_bag(sum) for the
+                             table's gradient: multigather.torch.embedding_bag against
+                             F.embedding_bag
   T5 G5 training step        torch tensors, forward + backward of a PyG-style mean aggregation:
                              multigather.torch.index_select + torch_scatter.scatter_mean (no
                              expand) against x[src] and torch's scatter_reduce(mean) over the
@@ -37,7 +45,9 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from peers import SEED, case_table_main, measure_interleaved, peer_modules  # noqa: E402
 
-WHAT = {"G1": "sorted segment_sum", "G2": "unsorted segment_sum", "G4": "segment_max (sorted)",
+WHAT = {"G1": "sorted segment_sum", "G2": "unsorted segment_sum", "G3": "embedding_bag sum (offsets)",
+        "G3w": "embedding_bag sum with per_sample_weights", "G4": "segment_max (sorted)",
+        "T3": "G3 in torch, forward + backward (table gradient)",
         "G5": "GNN aggregation (gather + segment mean)", "T1": "G1 on torch tensors (segment_reduce)",
         "T5": "G5 in torch, forward + backward (torch_scatter)"}
 
@@ -54,11 +64,25 @@ def make_cases(np, rng):
         "G5": (rng.standard_normal((nodes, features)).astype(np.float32),
                (rng.integers(0, nodes, edges), rng.integers(0, nodes, edges)), nodes),
     }
-    cases["T1"], cases["T5"] = cases["G1"], cases["G5"]
+    vocabulary, dim, bags, bag_size = 200000, 64, 16384, 20
+    table = rng.standard_normal((vocabulary, dim)).astype(np.float32)
+    bag_ids = rng.integers(0, vocabulary, bags * bag_size)
+    offsets = np.arange(0, bags * bag_size, bag_size)
+    cases["G3"] = (table, (bag_ids, offsets, None), bags)
+    cases["G3w"] = (table, (bag_ids, offsets, rng.random(bags * bag_size).astype(np.float32)), bags)
+    cases["T1"], cases["T3"], cases["T5"] = cases["G1"], cases["G3"], cases["G5"]
     return cases
 
 
 def oracle(np, name, data, ids, segments):
+    if name == "T3":  # the table's gradient of sum(embedding_bag(sum))
+        g = np.zeros_like(data)
+        np.add.at(g, ids[0], np.ones((len(ids[0]), data.shape[1]), np.float32))
+        return g
+    if name in ("G3", "G3w"):
+        rows, offsets, weights = ids
+        gathered = data[rows] if weights is None else data[rows] * weights[:, None]
+        return np.add.reduceat(gathered, offsets, axis=0)
     if name == "T5":  # the gradient of sum(mean aggregation) with respect to x
         x, (src, dst) = data, ids
         count = np.bincount(dst, minlength=segments).astype(np.float32)
@@ -81,6 +105,19 @@ def oracle(np, name, data, ids, segments):
 
 
 def multigather_for(mg, name, data, ids, segments):
+    if name in ("G3", "G3w"):
+        rows, offsets, weights = ids
+        return lambda: mg.torch.embedding_bag(rows, data, offsets, mode="sum", per_sample_weights=weights)
+    if name == "T3":
+        import torch
+
+        table, rows, offsets = torch.from_numpy(data).requires_grad_(True), *[torch.from_numpy(a) for a in ids[:2]]
+
+        def step():
+            table.grad = None
+            mg.torch.embedding_bag(rows, table, offsets, mode="sum").sum().backward()
+            return table.grad.numpy()
+        return step
     if name == "T1":
         import torch
 
@@ -111,6 +148,8 @@ def peers_for(P, name, data, ids, segments):
     np = P["np"]
     peers = {}
     width = data.shape[1]
+    if name in ("G3", "G3w", "T3"):
+        return embedding_bag_peers(P, name, data, ids)
     if name in ("G1", "G4"):
         # numpy: reduceat over the starts of the non-empty segments.
         present, starts = np.unique(ids, return_index=True)
@@ -195,6 +234,56 @@ def peers_for(P, name, data, ids, segments):
     return peers
 
 
+def embedding_bag_peers(P, name, table, ids):
+    """G3 / G3w / T3: label -> callable."""
+    np, torch, jax, tf = P["np"], P.get("torch"), P.get("jax"), P.get("tf")
+    rows, offsets, weights = ids
+    peers = {}
+    if torch is not None:
+        F = torch.nn.functional
+        trows, toffsets = torch.from_numpy(rows), torch.from_numpy(offsets)
+        if name == "T3":
+            ttable = torch.from_numpy(table).requires_grad_(True)
+
+            def torch_step():
+                ttable.grad = None
+                F.embedding_bag(trows, ttable, toffsets, mode="sum").sum().backward()
+                return ttable.grad
+            peers["F.embedding_bag + backward"] = torch_step
+            return peers
+        ttable = torch.from_numpy(table)
+        tweights = None if weights is None else torch.from_numpy(weights)
+        peers["F.embedding_bag"] = lambda: F.embedding_bag(trows, ttable, toffsets, mode="sum",
+                                                           per_sample_weights=tweights)
+    if name == "T3":
+        return peers
+    bag_of_row = np.repeat(np.arange(len(offsets)), np.diff(np.append(offsets, len(rows))))
+
+    def reduceat():
+        gathered = table[rows] if weights is None else table[rows] * weights[:, None]
+        return np.add.reduceat(gathered, offsets, axis=0)
+    peers["np.add.reduceat(table[ids])"] = reduceat
+    if jax is not None:
+        jnp = jax.numpy
+        bags = len(offsets)
+
+        @jax.jit
+        def jax_bag(t, r, b, w):
+            gathered = jnp.take(t, r, axis=0)
+            if w is not None:
+                gathered = gathered * w[:, None]
+            return jax.ops.segment_sum(gathered, b, bags, indices_are_sorted=True)
+        jt, jr, jb = jax.device_put(table), jax.device_put(rows), jax.device_put(bag_of_row)
+        jw = None if weights is None else jax.device_put(weights)
+        peers["jnp.take + segment_sum"] = lambda: jax_bag(jt, jr, jb, jw).block_until_ready()
+    if tf is not None:
+        tft, tfr, tfb = tf.constant(table), tf.constant(rows), tf.constant(bag_of_row)
+        tfw = None if weights is None else tf.constant(weights)
+        peers["tf.gather + segment_sum"] = lambda: tf.math.segment_sum(
+            tf.gather(tft, tfr) if tfw is None else tf.gather(tft, tfr) * tfw[:, None], tfb)
+    return peers
+
+
 def as_numpy(np, r):
     if hasattr(r, "numpy"):
         r = r.numpy()
@@ -251,7 +340,7 @@ def print_table(table: dict) -> None:
 
 
 def main() -> int:
-    return case_table_main(__file__, __doc__, "G1,G2,G4,G5,T1,T5", run_child, print_table)
+    return case_table_main(__file__, __doc__, "G1,G2,G3,G3w,G4,G5,T1,T3,T5", run_child, print_table)
 
 
 if __name__ == "__main__":

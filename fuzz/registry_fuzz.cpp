@@ -6,7 +6,11 @@
 // indices shapes, strides (negative, zero, overlapping), dtypes and data. lower_op, then
 // execute into a C-contiguous output of the framework's shape. Every call either returns an
 // error status or a result equal to the reference kernel (gather_multiaxis_reference) run on
-// the same lowering (its views, axes and options), placed by core_output_strides.
+// the same lowering (its views, axes and options), placed by core_output_strides. A segment op
+// whose updates are gathered rows (embedding_bag: the fused kernel) is checked against the
+// scatter reference run on the rows gathered into a tensor: bytes for float32 / float64 sums,
+// the status elsewhere (16-bit sums accumulate in float32, max keeps PyTorch's NaN rule).
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -22,7 +26,13 @@ using namespace multigather::fuzz;
 
 namespace {
 
-AttrArg pick_attr(FuzzedDataProvider& p, const AttrSpec& spec) {
+/// Storage of the tensor attributes picked for one call (alive until the next call).
+std::vector<std::int64_t>& tensor_storage(std::size_t j) {
+  static std::vector<std::vector<std::int64_t>> storage(8);
+  return storage[j % storage.size()];
+}
+
+AttrArg pick_attr(FuzzedDataProvider& p, const AttrSpec& spec, std::size_t j) {
   AttrArg a;
   const auto small = [&] { return p.ConsumeIntegralInRange<std::int64_t>(-4, 4); };
   switch (p.ConsumeIntegralInRange<int>(0, 9)) {
@@ -71,9 +81,40 @@ AttrArg pick_attr(FuzzedDataProvider& p, const AttrSpec& spec) {
           a.kind = AttrArg::Kind::kBool;
           a.b = p.ConsumeBool();
           break;
+        case AttrType::kTensor: {  // mostly non-decreasing offsets from 0
+          std::vector<std::int64_t>& v = tensor_storage(j);
+          v.clear();
+          const int n = p.ConsumeIntegralInRange<int>(0, 5);
+          for (int k = 0; k < n; ++k) v.push_back(k == 0 && p.ConsumeBool() ? 0 : p.ConsumeIntegralInRange<std::int64_t>(-1, 8));
+          if (p.ConsumeBool()) std::sort(v.begin(), v.end());
+          a.kind = AttrArg::Kind::kTensor;
+          a.tensor = TensorView(v.data(), DType::kInt64, Dims{static_cast<std::int64_t>(v.size())});
+          break;
+        }
       }
   }
   return a;
+}
+
+/// The rows a gathered lowering reads, written out: out[n, f] = table[rows[n], f] (times
+/// scale[n]), in the dtype's own arithmetic (float32 / float64; other dtypes are left as they are).
+void gather_rows(const Lowering& l, Tensor* out) {
+  const GatheredRows& g = *l.gathered;
+  const std::int64_t n = static_cast<std::int64_t>(g.rows.size()), d = g.table.shape[1];
+  const auto each = [&]<class T>() {
+    auto* o = static_cast<T*>(out->data());
+    const auto* t = static_cast<const T*>(g.table.data);
+    const auto* w = static_cast<const T*>(g.scale.data);
+    for (std::int64_t r = 0; r < n; ++r) {
+      for (std::int64_t f = 0; f < d; ++f) {
+        const T v = t[g.rows[static_cast<std::size_t>(r)] * g.table.strides[0] + f * g.table.strides[1]];
+        o[r * d + f] = w != nullptr ? w[r * g.scale.strides[0]] * v : v;
+      }
+    }
+  };
+  if (out->numel() != n * d) return;
+  if (g.table.dtype == DType::kFloat32) each.template operator()<float>();
+  if (g.table.dtype == DType::kFloat64) each.template operator()<double>();
 }
 
 }  // namespace
@@ -84,13 +125,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const OpSpec& op = ops[p.ConsumeIntegralInRange<std::size_t>(0, ops.size() - 1)];
 
   Attributes attrs;
-  for (const AttrSpec& spec : op.attrs) {
+  for (std::size_t j = 0; j < op.attrs.size(); ++j) {
+    const AttrSpec& spec = op.attrs[j];
     if (p.ConsumeBool()) continue;  // the default
     std::string name = spec.name;
     if (p.ConsumeIntegralInRange<int>(0, 3) == 0) {
       for (char& ch : name) if (ch == '_') ch = '-';
     }
-    attrs.set_arg(name, pick_attr(p, spec));
+    attrs.set_arg(name, pick_attr(p, spec, j));
   }
   if (p.ConsumeIntegralInRange<int>(0, 40) == 0) attrs.set(p.ConsumeRandomLengthString(8), "1");
 
@@ -125,9 +167,18 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   // A segment op (called as a gather) lowers onto a scatter: the scatter reference is its
   // oracle, except for a mean's division (the reference has none: status only).
   const bool scatter = l.kind == OpKind::kScatter;
-  const Status r = scatter ? scatter_multiaxis_reference(l.input, l.indices, l.updates, l.axes, core, l.scatter_options())
+  Tensor gathered;
+  TensorView updates = l.updates;
+  if (l.gathered != nullptr) {
+    gathered = Tensor(dtype, l.updates.shape);
+    gather_rows(l, &gathered);
+    updates = gathered.view();
+  }
+  const Status r = scatter ? scatter_multiaxis_reference(l.input, l.indices, updates, l.axes, core, l.scatter_options())
                            : gather_multiaxis_reference(l.input, l.indices, l.axes, core, l.options);
-  if (scatter && l.mean_by_count) want = got;
+  const bool exact_gathered = l.gathered == nullptr ||
+                              (l.reduction == Reduction::kAdd && (dtype == DType::kFloat32 || dtype == DType::kFloat64));
+  if ((scatter && l.mean_by_count) || !exact_gathered) want = got;
   if (s.ok() != r.ok()) {
     die(("status differs from the reference kernel for " + op.name).c_str(),
         "execute '" + s.message() + "' reference '" + r.message() + "'");

@@ -252,6 +252,7 @@ inline const std::vector<ExplainCase>& segment_explain_cases() {
       {"torch_scatter.scatter", {5, 2}, {5}, {{"dim", "0"}, {"dim_size", "3"}, {"reduce", "mean"}}},
       {"torch_scatter.segment_coo", {5, 2}, {5}, {{"dim_size", "3"}, {"reduce", "min"}}},
       {"torch_scatter.segment_csr", {5, 2}, {4}, {{"reduce", "sum"}}},
+      {"torch.nn.functional.embedding_bag", {6, 2}, {3, 2}, {{"mode", "sum"}}},
   };
   return cases;
 }

@@ -18,6 +18,7 @@
 
 #include "multigather/options.hpp"
 #include "multigather/status.hpp"
+#include "multigather/tensor.hpp"
 
 namespace multigather {
 
@@ -30,9 +31,13 @@ enum class AttrType : std::uint8_t {
   kScalar,       // a fill value: 0, -3, 1.5, nan, true
   kOptionalScalar,
   kBool,         // true / false
+  /// An optional tensor operand given by name (torch.nn.functional.embedding_bag's offsets and
+  /// per_sample_weights): none, or a TensorView the caller keeps alive for the call. Text gives
+  /// only "none" (the CLI reads a tensor attribute from a .npy file itself).
+  kTensor,
 };
 
-/// "int", "int|none", "int list", "enum", "scalar", "scalar|none", "bool".
+/// "int", "int|none", "int list", "enum", "scalar", "scalar|none", "bool", "tensor|none".
 std::string_view attr_type_name(AttrType type) noexcept;
 
 /// A resolved attribute value.
@@ -44,6 +49,7 @@ struct AttrValue {
   std::string text;  // kEnum
   Scalar scalar;
   bool b = false;
+  TensorView tensor;  // kTensor (present): a view of the caller's tensor
 };
 
 /// One attribute of an op: its framework name, type, default (as text, "none" = absent; parsed
@@ -58,13 +64,14 @@ struct AttrSpec {
 
 /// One attribute as a caller gives it: typed, or text for parse_attribute.
 struct AttrArg {
-  enum class Kind : std::uint8_t { kText, kNone, kInt, kIntList, kScalar, kBool, kString };
+  enum class Kind : std::uint8_t { kText, kNone, kInt, kIntList, kScalar, kBool, kString, kTensor };
   Kind kind = Kind::kText;
   std::int64_t i = 0;
   std::vector<std::int64_t> list;
   Scalar scalar;
   bool b = false;
   std::string text;  // kText: the text to parse; kString: an enum choice
+  TensorView tensor;  // kTensor
 };
 
 /// Attributes as given by a caller: name -> value. Names may be spelled with dashes or
@@ -82,6 +89,7 @@ class Attributes {
   Attributes& set_float(std::string name, double value) { return set_scalar(std::move(name), Scalar::from_float(value)); }
   Attributes& set_bool(std::string name, bool value);
   Attributes& set_string(std::string name, std::string value);  // an enum choice
+  Attributes& set_tensor(std::string name, const TensorView& value);  // kept alive by the caller
   Attributes& set_arg(std::string name, AttrArg value);
   const std::vector<std::pair<std::string, AttrArg>>& items() const noexcept { return items_; }
 
@@ -113,6 +121,8 @@ class AttributeValues {
   const std::string& get_enum(std::string_view name) const;
   std::optional<Scalar> get_scalar(std::string_view name) const;
   bool get_bool(std::string_view name) const;
+  /// A tensor attribute's view, or null when it is none.
+  const TensorView* get_tensor(std::string_view name) const;
   /// "axis=1 batch_dims=0" (every attribute, in spec order), for explain.
   std::string to_string() const;
 

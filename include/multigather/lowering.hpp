@@ -55,6 +55,21 @@ struct IndexErrorContext {
 /// of the gather that reads the targets; `updates` broadcasts to G; `core_output_shape` is the
 /// core input's shape (a scatter's output has its input's shape), `output_shape` the framework's
 /// output shape, `core_output_strides` the core output's place inside it.
+/// The updates of a segment op that GATHERS them from a table (torch.nn.functional.embedding_bag;
+/// docs/spec.md section 6): core update row n is row rows[n] of `table`, times scale[n] where
+/// scale has data (per_sample_weights). The update rows of segment (bag) b are [bag_starts[b],
+/// bag_starts[b+1]); a row with rows[n] == skip_row (padding_idx) takes no part (its core index
+/// is dropped). execute reduces each bag straight from the table: the gathered rows are never
+/// written. The lowering checked every rows[n] against the table (empty without index data).
+struct GatheredRows {
+  TensorView table;                      // [V, D] (the framework's weight)
+  std::vector<std::int64_t> rows;        // [N]
+  std::vector<std::int64_t> bag_starts;  // [B + 1]
+  TensorView scale;                      // [N] of table's dtype, or no data
+  std::shared_ptr<Tensor> owned_scale;   // scale's copy when the framework's was not a vector view
+  std::int64_t skip_row = -1;
+};
+
 struct Lowering {
   std::string op;
   const OpSpec* spec = nullptr;  // the registry row
@@ -113,6 +128,9 @@ struct Lowering {
   /// whose leading part (core_output_strides) the core scatters. Unset (rank 0, no data) else.
   bool has_scatter_base = false;
   TensorView scatter_base;
+  /// A segment op whose updates are gathered rows (GatheredRows; null: updates is a view). The
+  /// core updates view then has data null: only its shape says what the scatter combines.
+  std::shared_ptr<const GatheredRows> gathered;
   /// The core scatter's options (reduction, index policy, include_input, threads).
   ScatterOptions scatter_options() const noexcept {
     ScatterOptions o;

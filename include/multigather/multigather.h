@@ -194,7 +194,7 @@ typedef struct mg_context {
 /* ---- Attributes of registry ops ------------------------------------------------------------- */
 
 /* The kind of value an mg_attr carries. An op's attribute has a declared type (`multigather ops`
- * lists them: int, int|none, int list, enum, scalar, scalar|none, bool); a value of another kind
+ * lists them: int, int|none, int list, enum, scalar, scalar|none, bool, tensor|none); a value of another kind
  * is MG_ERROR_TYPE, except that an INT is accepted where a scalar is expected. */
 typedef enum mg_attr_kind MG_ENUM_INT {
   MG_ATTR_NONE = 0,     /* none: absent for optional attributes (axis=None), else the default */
@@ -204,7 +204,9 @@ typedef enum mg_attr_kind MG_ENUM_INT {
   MG_ATTR_UINT = 4,     /* u: a scalar above INT64_MAX (uint64 fill values) */
   MG_ATTR_BOOL = 5,     /* i != 0 */
   MG_ATTR_STRING = 6,   /* str: an enum choice, exactly ("clip", "fill", "error") */
-  MG_ATTR_TEXT = 7      /* str: text parsed as the CLI parses its flags ("1", "2,1", "nan") */
+  MG_ATTR_TEXT = 7,     /* str: text parsed as the CLI parses its flags ("1", "2,1", "nan") */
+  MG_ATTR_TENSOR = 8    /* tensor: a tensor operand given by name (embedding_bag's offsets), alive
+                           for the call */
 } mg_attr_kind;
 
 /* One attribute of a registry op call: its framework name (dashes or underscores alike:
@@ -219,6 +221,7 @@ typedef struct mg_attr {
   const int64_t* ints;
   size_t count;
   const char* str;
+  const mg_tensor* tensor;
 } mg_attr;
 
 /* Constructors, for C callers: mg_attr a[] = {mg_attr_int("axis", 1), mg_attr_string("mode",
@@ -233,6 +236,7 @@ static inline mg_attr mg_attr_make_(const char* name, mg_attr_kind kind) {
   a.ints = NULL;
   a.count = 0;
   a.str = NULL;
+  a.tensor = NULL;
   return a;
 }
 static inline mg_attr mg_attr_none(const char* name) { return mg_attr_make_(name, MG_ATTR_NONE); }
@@ -270,6 +274,11 @@ static inline mg_attr mg_attr_string(const char* name, const char* value) {
 static inline mg_attr mg_attr_text(const char* name, const char* text) {
   mg_attr a = mg_attr_make_(name, MG_ATTR_TEXT);
   a.str = text;
+  return a;
+}
+static inline mg_attr mg_attr_tensor(const char* name, const mg_tensor* value) {
+  mg_attr a = mg_attr_make_(name, MG_ATTR_TENSOR);
+  a.tensor = value;
   return a;
 }
 

@@ -188,10 +188,14 @@ def document(namespace: dict, public: Sequence[str]) -> None:
 def torch_op_name(row_name: str) -> str | None:
     """The torch op of a registry row (python/torch_library/multigather_torch.cpp's kRows and
     make_op): torch.gather -> gather, torch_scatter.segment_coo -> torch_scatter_segment_coo,
-    gather_multiaxis itself; None for a row PyTorch users do not call (onnx.Gather, ...). Read by
-    multigather.torch_ops (fake kernels) and multigather._dtensor (strategies)."""
+    gather_multiaxis itself; None for a row PyTorch users do not call (onnx.Gather, ...) and for
+    torch.nn.functional.embedding_bag, whose op (a custom_op in multigather.torch_ops) registers
+    its own fake and strategy. Read by multigather.torch_ops (fake kernels) and
+    multigather._dtensor (strategies)."""
     if row_name in ("gather_multiaxis", "scatter_multiaxis"):
         return row_name
+    if row_name.startswith("torch.nn.functional."):
+        return None
     if row_name.startswith("torch."):
         return row_name[len("torch."):]
     if row_name.startswith("torch_scatter."):

@@ -9,10 +9,11 @@ Routed, as functions and as Tensor methods (in-place methods too):
   slices ``:`` / ``...``);
 - scatters: ``scatter``, ``scatter_add``, ``scatter_reduce``, ``index_add``, ``index_copy``,
   ``index_fill``, ``index_put``, ``put`` and ``scatter_`` ... ``put_``;
-- segment reductions: ``torch.segment_reduce`` (lengths or offsets).
+- segment reductions: ``torch.segment_reduce`` (lengths or offsets);
+- ``torch.nn.functional.embedding_bag`` (so ``torch.nn.EmbeddingBag`` too).
 
 Not routed (PyTorch runs them): calls with ``out=``, ``sparse_grad=True``; segment_reduce with
-``indices=`` (PyTorch refuses it too); F.embedding with
+``indices=`` (PyTorch refuses it too); F.embedding and F.embedding_bag with
 ``max_norm``, ``scale_grad_by_freq`` or ``sparse``; indexing with ints, partial slices or None
 (new axes) beside the index tensors; ``x[idx] = v`` (Tensor.__setitem__); torch.compile'd code
 (Dynamo traces the torch ops; use multigather.torch.* there). An in-place method that autograd
@@ -90,6 +91,14 @@ def _routes(mt) -> dict:
             return _NOT
         return mt.embedding(input, weight, padding_idx)
 
+    def _embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
+                       mode="mean", sparse=False, per_sample_weights=None, include_last_offset=False,
+                       padding_idx=None):
+        if max_norm is not None or scale_grad_by_freq or sparse:
+            return _NOT
+        return mt.embedding_bag(input, weight, offsets, mode=mode, per_sample_weights=per_sample_weights,
+                                include_last_offset=include_last_offset, padding_idx=padding_idx)
+
     def _segment_reduce(data, reduce, *, lengths=None, indices=None, offsets=None, axis=0, unsafe=False,
                         initial=None):
         if indices is not None:
@@ -130,6 +139,7 @@ def _routes(mt) -> dict:
         torch.take: _take, T.take: _take,
         torch.take_along_dim: _take_along_dim, T.take_along_dim: _take_along_dim,
         F.embedding: _embedding,
+        F.embedding_bag: _embedding_bag,
         T.__getitem__: _getitem,
         torch.segment_reduce: _segment_reduce,
     }

@@ -9,6 +9,9 @@
   (https://pytorch.org/docs/stable/generated/torch.index_select.html)
 - ``embedding(input, weight, padding_idx=None)``: torch.nn.functional.embedding
   (https://pytorch.org/docs/stable/generated/torch.nn.functional.embedding.html)
+- ``embedding_bag(input, weight, offsets=None, ..., mode='mean', per_sample_weights=None,
+  include_last_offset=False, padding_idx=None)``: torch.nn.functional.embedding_bag, one fused
+  gather + reduction per bag
 
 Torch tensors go through the PyTorch ops ``torch.ops.multigather.gather`` / ``take`` /
 ``take_along_dim`` / ``index_select`` / ``embedding`` (``multigather.torch_ops``) whenever
@@ -42,7 +45,7 @@ from ._registry import fast_op, run_fast, run_general, run_scatter
 from . import _torch_route
 from ._torch_route import torch_op_needed, torch_ops
 
-__all__ = ["gather", "take", "take_along_dim", "index_select", "embedding", "index", "index_copy", "index_fill", "put",
+__all__ = ["gather", "take", "take_along_dim", "index_select", "embedding", "embedding_bag", "index", "index_copy", "index_fill", "put",
            "index_put",
            "scatter", "scatter_add",
            "scatter_reduce", "segment_reduce", "index_add", "routing", "library_path"]
@@ -202,6 +205,42 @@ def segment_reduce(data: Any, reduce: str, *, lengths: Any = None, indices: Any 
                                           lengths_are_offsets=lengths_are_offsets)
     return run_general("torch.segment_reduce", data, lengths, reduce=reduce, axis=axis, unsafe=unsafe,
                        initial=initial, lengths_are_offsets=lengths_are_offsets)
+
+
+def embedding_bag(input: Any, weight: Any, offsets: Any = None, max_norm: Optional[float] = None,
+                  norm_type: float = 2.0, scale_grad_by_freq: bool = False, mode: str = "mean",
+                  sparse: bool = False, per_sample_weights: Any = None, include_last_offset: bool = False,
+                  padding_idx: Optional[int] = None) -> Any:
+    """torch.nn.functional.embedding_bag (https://docs.pytorch.org/docs/stable/generated/
+    torch.nn.functional.embedding_bag.html), PyTorch's signature: out [B, D] of weight's dtype
+    (float16, bfloat16, float32, float64), where bag b's rows of ``weight`` [V, D] at the int32 /
+    int64 ids ``input`` are reduced by ``mode`` (sum / mean / max). A 1-D input is cut into bags by
+    ``offsets`` [B] (each bag's start; ``include_last_offset``: [B + 1], the last one the end); a
+    2-D input [B, L] is B bags of L (offsets None). ``per_sample_weights`` (input's shape, mode
+    'sum') scales each row; rows equal to ``padding_idx`` take no part (nor count in a mean); an
+    empty bag is 0 in every mode. One fused pass per bag (registry row
+    "torch.nn.functional.embedding_bag"): the gathered rows are never written, and the bytes do
+    not depend on the thread count. Torch tensors: ``torch.ops.multigather.embedding_bag``,
+    differentiable in weight and per_sample_weights (max: the gradient goes to the first row that
+    holds the max, PyTorch's max_indices). Errors: IndexError for an id outside [0, V); ValueError
+    for offsets that do not start at 0, decrease or pass input's length, a 2-D input with offsets,
+    a 1-D input without, a padding_idx out of range; TypeError for other dtypes;
+    NotImplementedError for per_sample_weights outside mode 'sum' (as PyTorch), max_norm,
+    scale_grad_by_freq and sparse."""
+    for name, value, default in (("max_norm", max_norm, None), ("scale_grad_by_freq", scale_grad_by_freq, False),
+                                 ("sparse", sparse, False)):
+        if value != default:
+            raise NotImplementedError(f"torch.nn.functional.embedding_bag: {name} = {value!r} is not supported by "
+                                      f"multigather (use torch's own embedding_bag for it)")
+    if per_sample_weights is not None and mode != "sum":  # PyTorch's exception type for it
+        raise NotImplementedError(f"embedding_bag: per_sample_weights was not None. per_sample_weights is only "
+                                  f"supported for mode='sum' (got mode='{mode}')")
+    if torch_op_needed(weight, input, *[t for t in (offsets, per_sample_weights) if t is not None]):
+        return torch_ops().embedding_bag(input, weight, offsets, mode, per_sample_weights, include_last_offset,
+                                         padding_idx)
+    return run_general("torch.nn.functional.embedding_bag", weight, input, offsets=offsets, mode=mode,
+                       per_sample_weights=per_sample_weights, include_last_offset=include_last_offset,
+                       padding_idx=padding_idx)
 
 
 def index_add(input: Any, dim: int, index: Any, source: Any, *, alpha: Any = 1, out: Any = None) -> Any:

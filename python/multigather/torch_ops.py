@@ -68,7 +68,7 @@ __all__ = ["library_path", "gather_multiaxis", "scatter_multiaxis", "gather", "t
            "take_along_dim", "index_select", "embedding", "scatter", "scatter_add",
            "scatter_reduce", "index_add", "index_copy", "index_fill", "index_put", "put",
            "segment_reduce", "torch_scatter_scatter", "torch_scatter_segment_coo",
-           "torch_scatter_segment_csr"]
+           "torch_scatter_segment_csr", "embedding_bag"]
 
 
 def library_path() -> str:
@@ -291,6 +291,104 @@ def _(grad_output, input, dim, index, src, result, reduce, include_self, *, batc
     """The gradients of scatter_reduce prod / amax / amin (PyTorch's rules): input's and src's
     shapes."""
     return input.new_empty(input.shape), src.new_empty(src.shape)
+
+
+# ---- embedding_bag -------------------------------------------------------------------------------
+#
+# torch.nn.functional.embedding_bag: registry row "torch.nn.functional.embedding_bag", whose
+# lowering reduces each bag straight from the table (the fused kernel). Its operands include two
+# optional tensors (offsets, per_sample_weights), so its op is defined here with torch.library's
+# custom_op (schema, fake, autograd) instead of the generated C++ rows. The backward is composed
+# of multigather's own deterministic ops: grad_weight is an index_add of the output gradient
+# gathered per row (sum: times per_sample_weights; mean: divided by the bag's count), or for max
+# a scatter_add at each bag's arg row (the first row that holds the max, PyTorch's max_indices);
+# grad per_sample_weights is the row-wise dot product of the gathered gradient and weight rows.
+
+def _bag_ids(input: Tensor, offsets: Optional[Tensor], include_last_offset: bool,
+             padding_idx: Optional[int], num_embeddings: int) -> tuple[Tensor, Tensor, int]:
+    """(rows, bag, B): the table row (int64) and bag of every input element, flattened; bag is
+    B for an element at padding_idx (the row checked the offsets: every element is in a bag)."""
+    rows = input.reshape(-1).to(torch.int64)
+    n = rows.numel()
+    position = torch.arange(n, device=input.device)
+    if input.dim() == 2:  # its rows are the bags (F.embedding_bag ignores include_last_offset)
+        length = input.shape[1]
+        starts = torch.arange(0, n, max(length, 1), device=input.device)[:input.shape[0]]
+        include_last_offset = False
+    else:
+        starts = offsets.to(torch.int64)
+    bags = starts.numel() - 1 if include_last_offset else starts.numel()
+    bag = torch.searchsorted(starts[:bags], position, right=True) - 1 if bags else torch.full_like(position, bags)
+    if padding_idx is not None:
+        pad = padding_idx + num_embeddings if padding_idx < 0 else padding_idx
+        bag = torch.where(rows == pad, bags, bag)
+    return rows, bag, bags
+
+
+@torch.library.custom_op("multigather::embedding_bag", mutates_args=())
+def embedding_bag(input: Tensor, weight: Tensor, offsets: Optional[Tensor] = None, mode: str = "mean",
+                  per_sample_weights: Optional[Tensor] = None, include_last_offset: bool = False,
+                  padding_idx: Optional[int] = None) -> Tensor:
+    """torch.nn.functional.embedding_bag (registry row "torch.nn.functional.embedding_bag"):
+    out [B, D] of weight's dtype, each bag's rows of weight [V, D] reduced (sum / mean / max) in
+    one fused pass. Differentiable in weight and per_sample_weights."""
+    return _registry.run_general("torch.nn.functional.embedding_bag", weight.detach(), input, offsets=offsets,
+                                 mode=mode, per_sample_weights=None if per_sample_weights is None
+                                 else per_sample_weights.detach(),
+                                 include_last_offset=include_last_offset, padding_idx=padding_idx)
+
+
+@embedding_bag.register_fake
+def _(input, weight, offsets=None, mode="mean", per_sample_weights=None, include_last_offset=False,
+      padding_idx=None):
+    if input.dim() == 2:  # its rows are the bags, include_last_offset or not (F.embedding_bag)
+        return weight.new_empty((input.shape[0], weight.shape[1]))
+    bags = offsets.shape[0]
+    return weight.new_empty((bags - 1 if include_last_offset else bags, weight.shape[1]))
+
+
+def _embedding_bag_setup(ctx, inputs, output) -> None:
+    input, weight, offsets, mode, per_sample_weights, include_last_offset, padding_idx = inputs
+    ctx.mode = mode
+    ctx.save_for_backward(input, weight, offsets, per_sample_weights, output if mode == "max" else None)
+    ctx.include_last_offset, ctx.padding_idx = include_last_offset, padding_idx
+
+
+def _embedding_bag_backward(ctx, grad):
+    input, weight, offsets, per_sample_weights, output = ctx.saved_tensors
+    # needs_input_grad covers the arguments the call passed (the dispatcher drops trailing defaults)
+    needs = list(ctx.needs_input_grad) + [False] * 7
+    rows, bag, bags = _bag_ids(input, offsets, ctx.include_last_offset, ctx.padding_idx, weight.shape[0])
+    # No data-dependent shapes (torch.compile): a padding row reads an extra zero (NaN for max)
+    # row B of the bag-sized tensors instead of being selected away.
+    extra = grad.new_zeros((1, grad.shape[1]))
+    zeros = weight.new_zeros(weight.shape)
+    grad_weight = grad_psw = None
+    if ctx.mode == "max":
+        values = index_select(weight, 0, rows)                                       # [N, D]
+        result = index_select(torch.cat([output, torch.full_like(extra, float("nan"))]), 0, bag)
+        n = rows.numel()
+        first = torch.where(values == result, torch.arange(n, device=grad.device)[:, None], n)
+        arg = torch.full((bags + 1, grad.shape[1]), n, dtype=torch.int64, device=grad.device)
+        arg = arg.scatter_reduce(0, bag[:, None].expand_as(first), first, "amin")[:bags]  # order-free
+        target = index_select(torch.cat([rows, rows.new_zeros(1)]), 0, arg.reshape(-1)).reshape(arg.shape)
+        if needs[1]:
+            grad_weight = scatter_add(zeros, 0, target, torch.where(arg < n, grad, 0))
+        return None, grad_weight, None, None, None, None, None
+    gathered = index_select(torch.cat([grad, extra]), 0, bag)                       # [N, D]: each row's bag's
+    if needs[4] and per_sample_weights is not None:
+        grad_psw = (gathered * index_select(weight, 0, rows)).sum(1).reshape(per_sample_weights.shape)
+    if needs[1]:
+        if ctx.mode == "mean":
+            count = grad.new_zeros(bags + 1).index_add(0, bag, grad.new_ones(bag.shape))
+            gathered = gathered / index_select(count.clamp(min=1), 0, bag)[:, None]
+        elif per_sample_weights is not None:
+            gathered = gathered * per_sample_weights.reshape(-1)[:, None]
+        grad_weight = index_add(zeros, 0, rows, gathered)
+    return None, grad_weight, None, None, grad_psw, None, None
+
+
+embedding_bag.register_autograd(_embedding_bag_backward, setup_context=_embedding_bag_setup)
 
 
 # ---- DTensor ------------------------------------------------------------------------------------

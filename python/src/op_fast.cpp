@@ -44,6 +44,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <memory>
 #include <new>
 #include <optional>
@@ -662,6 +663,7 @@ enum AttrTag : std::int64_t { kTagDefault, kTagNone, kTagBool, kTagInt, kTagFloa
 bool encode_attr(const AttrSpec& spec, PyObject* value, AttrKey* key) {
   if (value == default_attr) return key->add(kTagDefault);
   if (value == Py_None) return key->add(kTagNone);
+  if (spec.type == AttrType::kTensor) return false;  // an array: read as an operand (door_call)
   if (PyBool_Check(value)) return key->add(kTagBool) && key->add(value == Py_True ? 1 : 0);
   if (PyLong_CheckExact(value)) {
     int overflow = 0;
@@ -1014,11 +1016,21 @@ PyObject* door_call(FastOp& op, PyObject* const* args, Py_ssize_t first_attr, bo
     keyed = encode_attr(spec.attrs[j], args[first_attr + static_cast<Py_ssize_t>(j)], &key);
   }
   std::optional<Attributes> converted;
+  std::deque<Operand> tensor_attrs;  // a tensor attribute's array (embedding_bag's offsets), read as an operand
   if (!keyed) {
     converted.emplace();
     for (std::size_t j = 0; j < spec.attrs.size(); ++j) {
       PyObject* value = args[first_attr + static_cast<Py_ssize_t>(j)];
-      if (value != default_attr) converted->set_arg(spec.attrs[j].name, attr_arg_of(spec.attrs[j].name, nb::handle(value)));
+      if (value == default_attr) continue;
+      const std::string& name = spec.attrs[j].name;
+      if (spec.attrs[j].type == AttrType::kTensor && value != Py_None) {
+        Operand& t = tensor_attrs.emplace_back();
+        if (!read_operand(value, name.c_str(), normalized, &t)) return not_implemented();
+        check_same_device(input, t, name.c_str());
+        converted->set_tensor(name, t.view);
+      } else {
+        converted->set_arg(name, attr_arg_of(name, nb::handle(value)));
+      }
     }
   }
 

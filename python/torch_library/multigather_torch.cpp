@@ -219,6 +219,7 @@ std::string attr_schema_type(const Arg& a) {
     case AttrType::kScalar: return none_default ? "Scalar?" : "Scalar";
     case AttrType::kOptionalScalar: return "Scalar?";
     case AttrType::kBool: return "bool";
+    case AttrType::kTensor: return "Tensor?";
   }
   return "int";
 }

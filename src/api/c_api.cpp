@@ -197,10 +197,15 @@ mg::Status attributes_of(const mg_attr* attrs, std::size_t count, mg::Attributes
         arg.kind = a.kind == MG_ATTR_STRING ? Kind::kString : Kind::kText;
         arg.text = a.str;
         break;
+      case MG_ATTR_TENSOR:
+        if (a.tensor == nullptr) return mg::InvalidArgument("attribute " + name + ": tensor is NULL");
+        arg.kind = Kind::kTensor;
+        MULTIGATHER_RETURN_IF_ERROR(view_of(("attribute " + name).c_str(), a.tensor, false, &arg.tensor));
+        break;
       default:
         return mg::InvalidArgument("attribute " + name + ": kind " +
                                    std::to_string(static_cast<int>(a.kind)) +
-                                   " is not an mg_attr_kind (0 to 7)");
+                                   " is not an mg_attr_kind (0 to 8)");
     }
     result.set_arg(std::move(name), std::move(arg));
   }

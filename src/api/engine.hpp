@@ -2,6 +2,7 @@
 // transforms.cpp asks it too, before a VJP on the CUDA engine).
 #pragma once
 
+#include "kernels/cpu/gathered_segments.hpp"
 #include "multigather/lowering.hpp"
 
 namespace multigather::detail {
@@ -18,5 +19,8 @@ Status cuda_engine_available(const Lowering& l);
 /// dimension whole (a segment's features). The division of a mean (execute.cpp) and the
 /// gradient of a segment mean (transforms.cpp) read it.
 Status update_count(const Lowering& l, const ScatterOptions& options, Tensor* storage, TensorView* count);
+
+/// The fused kernel's call for a lowering with gathered rows (l.gathered: embedding_bag).
+GatheredSegmentsCall gathered_call(const Lowering& l);
 
 }  // namespace multigather::detail

@@ -71,6 +71,19 @@ Status update_count(const Lowering& l, const ScatterOptions& options, Tensor* st
   return Status::Ok();
 }
 
+GatheredSegmentsCall gathered_call(const Lowering& l) {
+  const GatheredRows& g = *l.gathered;
+  GatheredSegmentsCall call;
+  call.table = g.table;
+  call.rows = g.rows.data();
+  call.bag_starts = g.bag_starts.data();
+  call.scale = g.scale;
+  call.skip_row = g.skip_row;
+  call.mean = l.mean_by_count;
+  call.max = l.reduction == Reduction::kMax;
+  return call;
+}
+
 }  // namespace multigather::detail
 
 namespace multigather {
@@ -190,6 +203,33 @@ Status divide_by_update_count(const Lowering& l, const MutableTensorView& core, 
   return Status::Ok();
 }
 
+// A segment op whose updates are gathered rows (Lowering::gathered: embedding_bag): one fused
+// pass per bag (kernels/cpu/gathered_segments.cpp). The lowering checked the row ids; the output
+// is checked here, so a failed call writes nothing.
+Status run_gathered(const Lowering& l, const MutableTensorView& core, const ScatterOptions& options,
+                    std::string_view output_name) {
+  const GatheredRows& g = *l.gathered;
+  // The core output is [B, 1.., D] (the block recipe's unit dimensions): the kernel's [B, D].
+  const int r = core.rank();
+  if (r < 2 || core.dtype != g.table.dtype || core.numel() != core.shape[0] * core.shape[r - 1] ||
+      g.bag_starts.size() != static_cast<std::size_t>(core.shape[0]) + 1) {
+    return Status(StatusCode::kInternal, l.op + ": the gathered rows' output " + to_string(core.shape) +
+                                             " is not [B, D] of the table's dtype");
+  }
+  const MutableTensorView bags(core.data, core.dtype, Dims{core.shape[0], core.shape[r - 1]},
+                               Dims{core.strides[0], core.strides[r - 1]});
+  if (views_overlap(bags, g.table) || (g.scale.data != nullptr && views_overlap(bags, g.scale))) {
+    return InvalidArgument(std::string(output_name) + " overlaps weight or per_sample_weights (the output cannot "
+                           "be memory the op reads)");
+  }
+  if (bags.numel() == 0) return Status::Ok();
+  if (!detail::run_gathered_segments(detail::gathered_call(l), bags, options.num_threads)) {
+    return Status(StatusCode::kInternal, l.op + ": no fused kernel for " + std::string(dtype_name(g.table.dtype)) +
+                                             " (or out of memory for its accumulators)");
+  }
+  return Status::Ok();
+}
+
 // The scatter form of run_core: validates the scatter (operands, then the core output view:
 // input itself for in place, else no overlap), then runs it on the CPU engine or, for CUDA
 // operands, the CUDA engine (context.stream, context.deterministic).
@@ -202,6 +242,7 @@ Status run_scatter_core(const Lowering& l, const MutableTensorView& core, const 
     return InvalidArgument(l.op + ": reduce = 'mean' runs on the CPU engine only in this version (the "
                            "operands are on a CUDA device; copy them to the host)");
   }
+  if (l.gathered != nullptr) return run_gathered(l, core, options, output_name);
   // The operands once: G is the lowering's (inferred when it was made); execute_alloc passes the
   // check it made before allocating (`checked`).
   detail::ValidatedScatter call;
@@ -354,8 +395,10 @@ Status execute_alloc(const Lowering& lowering, const ExecutionContext& context,
       if (context.num_threads >= 0) options.num_threads = context.num_threads;
       scatter.gather.shape = lowering.shape;
       MULTIGATHER_RETURN_IF_ERROR(detail::check_scatter_options(options));
-      MULTIGATHER_RETURN_IF_ERROR(
-          detail::check_scatter_operands(lowering.input, lowering.indices, lowering.updates, options, &scatter));
+      if (lowering.gathered == nullptr) {  // gathered rows: the lowering checked them (run_gathered)
+        MULTIGATHER_RETURN_IF_ERROR(
+            detail::check_scatter_operands(lowering.input, lowering.indices, lowering.updates, options, &scatter));
+      }
     } else {
       MULTIGATHER_RETURN_IF_ERROR(detail::check_operands(lowering.input, lowering.indices,
                                                          !lowering.axes.empty(), lowering.options, &call));

@@ -775,6 +775,28 @@ Status segment_vjp(const Lowering& l, const TensorView* data, int batch_rank, co
   return Status::Ok();
 }
 
+/// The VJP of a segment op whose updates are gathered rows (Lowering::gathered: embedding_bag)
+/// for the table (the framework's input): grad_input[rows[n], f] += coefficient * grad_output[b, f]
+/// for each row n of bag b (sum: per_sample_weights[n] or 1; mean: 1 / the bag's count; max: 1 for
+/// the first row of the bag holding the max of column f, 0 for the others), fused in one pass.
+Status gathered_vjp(const Lowering& l, const TensorView* input, int batch_rank, const TensorView& grad_output,
+                    const MutableTensorView& grad_input, const Engine& engine) {
+  if (engine.cuda || batch_rank != 0) {
+    return InvalidArgument(l.op + ": its gradient runs unbatched on the CPU engine only in this version");
+  }
+  detail::GatheredSegmentsCall call = detail::gathered_call(l);
+  if (call.max) {
+    if (input == nullptr || input->data == nullptr) {
+      return InvalidArgument(l.op + ": the gradient of mode='max' reads weight: pass it");
+    }
+    call.table = *input;  // l was made on grad_input's buffer: read the values from weight
+  }
+  if (!detail::run_gathered_segments_vjp(call, grad_output, grad_input, engine.context.num_threads)) {
+    return no_gradient_for(l, grad_output.dtype);
+  }
+  return Status::Ok();
+}
+
 /// The VJP of one (possibly lifted) lowering on the context's engine; a CUDA VJP is refused
 /// here, with execute's message, where this build or machine has no CUDA engine. `input`: the
 /// framework's input (its values are read by a segment max / min / prod only).
@@ -783,6 +805,7 @@ Status vjp_one(const Lowering& l, const TensorView* input, int batch_rank, const
                const ExecutionContext& context) {
   const Engine engine(context);
   if (engine.cuda) MULTIGATHER_RETURN_IF_ERROR(detail::cuda_engine_available(l));
+  if (l.gathered != nullptr) return gathered_vjp(l, input, batch_rank, grad_output, grad_input, engine);
   if (is_segment(l)) return segment_vjp(l, input, batch_rank, grad_output, grad_input, engine);
   if (l.kind == OpKind::kScatter) return scatter_vjp(l, grad_output, grad_input, grad_updates, engine);
   return gather_vjp(l, grad_output, grad_input, engine);

@@ -825,6 +825,13 @@ std::string draw_scatter(const Lowering& l, const TensorView& fw_input, const Te
     in_label[static_cast<std::size_t>(e)] = in_values ? element_str(element_at(l.input, e), l.input.dtype) : str(input_offset(e));
   }
   for (std::int64_t e = 0; e < n_upd; ++e) {
+    if (l.gathered != nullptr) {  // gathered rows (embedding_bag): the weight element each update reads
+      const std::vector<std::int64_t>& rows = l.gathered->rows;
+      const std::int64_t width = l.updates.rank() > 0 ? std::max<std::int64_t>(l.updates.shape[l.updates.rank() - 1], 1) : 1;
+      upd_label[static_cast<std::size_t>(e)] =
+          rows.empty() ? "u" + str(e) : "w" + str(rows[static_cast<std::size_t>(e / width)]) + "," + str(e % width);
+      continue;
+    }
     const std::int64_t off = update_offset(e);
     upd_label[static_cast<std::size_t>(e)] = updates_given || off < 0 ? element_str(element_at(l.updates, e), l.updates.dtype)
                                                                       : "u" + str(off);

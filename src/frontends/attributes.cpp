@@ -51,7 +51,12 @@ std::string lower(std::string_view t) {
   return s;
 }
 
-bool is_optional(AttrType t) { return t == AttrType::kOptionalInt || t == AttrType::kOptionalScalar; }
+bool is_optional(AttrType t) {
+  return t == AttrType::kOptionalInt || t == AttrType::kOptionalScalar || t == AttrType::kTensor;
+}
+
+/// "tensor[3, 4] int64".
+std::string tensor_text(const TensorView& t) { return "tensor" + to_string(t.shape) + " " + std::string(dtype_name(t.dtype)); }
 
 std::string choices_text(const AttrSpec& spec) {
   std::string list;
@@ -71,6 +76,7 @@ std::string value_text(const AttrValue& v) {
     case AttrType::kEnum: return v.text;
     case AttrType::kScalar: case AttrType::kOptionalScalar: return v.scalar.to_string();
     case AttrType::kBool: return v.b ? "true" : "false";
+    case AttrType::kTensor: return v.present ? tensor_text(v.tensor) : "none";
   }
   return "?";
 }
@@ -84,6 +90,7 @@ const char* kind_name(AttrArg::Kind k) {
     case AttrArg::Kind::kScalar: return "float";
     case AttrArg::Kind::kBool: return "bool";
     case AttrArg::Kind::kString: return "string";
+    case AttrArg::Kind::kTensor: return "tensor";
   }
   return "?";
 }
@@ -101,6 +108,7 @@ std::string value_text(const AttrArg& a) {
     case AttrArg::Kind::kBool: return a.b ? "true" : "false";
     case AttrArg::Kind::kString: case AttrArg::Kind::kText: return "'" + a.text + "'";
     case AttrArg::Kind::kNone: return "";
+    case AttrArg::Kind::kTensor: return tensor_text(a.tensor);
   }
   return "";
 }
@@ -116,6 +124,7 @@ std::string_view attr_type_name(AttrType type) noexcept {
     case AttrType::kScalar: return "scalar";
     case AttrType::kOptionalScalar: return "scalar|none";
     case AttrType::kBool: return "bool";
+    case AttrType::kTensor: return "tensor|none";
   }
   return "?";
 }
@@ -177,6 +186,8 @@ Status parse_attribute(const AttrSpec& spec, std::string_view text, AttrValue* o
       }
       break;
     }
+    case AttrType::kTensor:
+      return InvalidArgument(what + ": a tensor is given as an array, not as text (text may only be none)");
   }
   *out = std::move(v);
   return Status::Ok();
@@ -243,6 +254,10 @@ Status convert_attribute(const AttrSpec& spec, const AttrValue& default_value, c
       if (given.kind != Kind::kBool) return mismatch();
       v.b = given.b;
       break;
+    case AttrType::kTensor:
+      if (given.kind != Kind::kTensor) return mismatch();
+      v.tensor = given.tensor;
+      break;
   }
   *out = std::move(v);
   return Status::Ok();
@@ -305,6 +320,13 @@ Attributes& Attributes::set_string(std::string name, std::string value) {
   return set_arg(std::move(name), std::move(a));
 }
 
+Attributes& Attributes::set_tensor(std::string name, const TensorView& value) {
+  AttrArg a;
+  a.kind = AttrArg::Kind::kTensor;
+  a.tensor = value;
+  return set_arg(std::move(name), std::move(a));
+}
+
 const AttrValue& AttributeValues::find(std::string_view name) const {
   for (const auto& [n, v] : values) {
     if (n == name) return v;
@@ -326,6 +348,10 @@ std::optional<Scalar> AttributeValues::get_scalar(std::string_view name) const {
   return v.present ? std::optional<Scalar>(v.scalar) : std::nullopt;
 }
 bool AttributeValues::get_bool(std::string_view name) const { return find(name).b; }
+const TensorView* AttributeValues::get_tensor(std::string_view name) const {
+  const AttrValue& v = find(name);
+  return v.present ? &v.tensor : nullptr;
+}
 
 std::string AttributeValues::to_string() const {
   std::string s;

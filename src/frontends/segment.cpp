@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "core/index_value.hpp"
@@ -677,6 +678,182 @@ Status ts_segment_csr(const TensorView& src, const TensorView& indptr, const Att
   return Status::Ok();
 }
 
+// ---- torch.nn.functional.embedding_bag ---------------------------------------------------------
+
+/// per_sample_weights (of input's shape and weight's dtype) as a vector view over the N update
+/// rows: a view where its strides allow one, else a contiguous copy the GatheredRows owns.
+Status sample_weights(const Lowering& l, const TensorView& psw, const TensorView& input, const TensorView& weight,
+                      GatheredRows* g) {
+  if (!(psw.shape == input.shape)) {
+    return InvalidArgument(l.op + ": per_sample_weights.shape = " + to_string(psw.shape) + " must equal input.shape = " +
+                           to_string(input.shape));
+  }
+  if (psw.dtype != weight.dtype) {
+    return TypeError(l.op + ": per_sample_weights dtype " + std::string(dtype_name(psw.dtype)) + " must equal weight dtype " +
+                     std::string(dtype_name(weight.dtype)));
+  }
+  const std::int64_t n = psw.numel();
+  if (psw.rank() == 1 || (psw.rank() == 2 && psw.strides[0] == psw.shape[1] * psw.strides[1])) {
+    g->scale = TensorView(psw.data, psw.dtype, Dims{n}, Dims{psw.strides[psw.rank() - 1]});
+    return Status::Ok();
+  }
+  if (psw.data == nullptr) {
+    g->scale = TensorView(nullptr, psw.dtype, Dims{n});
+    return Status::Ok();
+  }
+  g->owned_scale = std::make_shared<Tensor>(psw.dtype, Dims{n});
+  const std::size_t es = element_size(psw.dtype);
+  auto* dst = static_cast<std::byte*>(g->owned_scale->data());
+  for (std::int64_t i = 0; i < psw.shape[0]; ++i) {
+    for (std::int64_t j = 0; j < psw.shape[1]; ++j, dst += es) {
+      std::memcpy(dst, static_cast<const std::byte*>(psw.data) + (i * psw.strides[0] + j * psw.strides[1]) * static_cast<std::int64_t>(es), es);
+    }
+  }
+  g->scale = g->owned_scale->view();
+  return Status::Ok();
+}
+
+/// The bags' first update rows, bag_starts [B + 1], from torch's offsets (or a 2-D input's fixed
+/// bags, as F.embedding_bag makes them: offsets = arange(0, N, L)), with PyTorch's checks.
+Status bag_starts_of(const Lowering& l, const TensorView& input, const TensorView* offsets, bool include_last_offset,
+                     std::vector<std::int64_t>* starts) {
+  const std::int64_t n = input.numel();
+  std::vector<__int128> given;
+  if (input.rank() == 2) {
+    for (std::int64_t b = 0; b < input.shape[0]; ++b) given.push_back(static_cast<__int128>(b) * input.shape[1]);
+  } else {
+    given = values_of(*offsets);
+  }
+  if (include_last_offset && given.empty()) {
+    return InvalidArgument(l.op + ": include_last_offset: number of offsets should be at least 1");
+  }
+  const std::size_t bags = include_last_offset ? given.size() - 1 : given.size();
+  if (!given.empty() && given[0] != 0) {
+    return InvalidArgument(l.op + ": offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start "
+                           "from position 0. However, got " + index_text(given[0]));
+  }
+  for (std::size_t b = 1; b < given.size(); ++b) {
+    if (given[b] < given[b - 1]) {
+      return InvalidArgument(l.op + ": offsets must not decrease (offsets[" + str(static_cast<std::int64_t>(b)) + "] = " +
+                             index_text(given[b]) + " follows " + index_text(given[b - 1]) + ")");
+    }
+  }
+  if (!given.empty() && given.back() > n) {
+    return InvalidArgument(l.op + ": offsets[-1] can not be greater than input's length " + str(n) +
+                           ", but got offsets[-1] of " + index_text(given.back()));
+  }
+  if (include_last_offset && given.back() != n) {
+    // PyTorch's documented rule, which it does not check: its sum then drops the rows after the
+    // last offset while its mean counts them and its max reads them (PyTorch 2.15).
+    return InvalidArgument(l.op + ": include_last_offset: offsets[-1] = " + index_text(given.back()) +
+                           " must equal input's length " + str(n) + " (the last offset ends the last bag, as in CSR)");
+  }
+  starts->assign(bags + 1, n);
+  for (std::size_t b = 0; b < given.size(); ++b) (*starts)[b] = static_cast<std::int64_t>(given[b]);
+  return Status::Ok();
+}
+
+Status torch_embedding_bag(const TensorView& weight, const TensorView& input, const AttributeValues& a, Lowering* out) {
+  MULTIGATHER_RETURN_IF_ERROR(begin_segment("torch.nn.functional.embedding_bag", weight, input, out));
+  MULTIGATHER_RETURN_IF_ERROR(check_dtype(out->op, "weight", weight.dtype,
+                                          {DType::kFloat16, DType::kBFloat16, DType::kFloat32, DType::kFloat64}));
+  MULTIGATHER_RETURN_IF_ERROR(check_dtype(out->op, "input", input.dtype, {DType::kInt32, DType::kInt64}));
+  if (weight.rank() != 2) {
+    return InvalidArgument(out->op + ": weight has to be a 2D Tensor (num_embeddings, embedding_dim), but got Tensor of "
+                           "dimension " + str(weight.rank()));
+  }
+  if (input.rank() != 1 && input.rank() != 2) {
+    return InvalidArgument(out->op + ": input has to be 1D or 2D Tensor, but got Tensor of dimension " + str(input.rank()));
+  }
+  const TensorView* offsets = a.get_tensor("offsets");
+  const TensorView* psw = a.get_tensor("per_sample_weights");
+  const std::string& mode = a.get_enum("mode");
+  // F.embedding_bag: a 2-D input's bags are its rows, include_last_offset or not.
+  const bool include_last_offset = a.get_bool("include_last_offset") && input.rank() == 1;
+  if (input.rank() == 2 && offsets != nullptr) {
+    return InvalidArgument(out->op + ": if input is 2D, then offsets has to be None, as input is treated is a mini-batch "
+                           "of fixed length sequences (got offsets of shape " + to_string(offsets->shape) + ")");
+  }
+  if (input.rank() == 1 && offsets == nullptr) {
+    return InvalidArgument(out->op + ": offsets has to be a 1D Tensor but got None (a 1-D input needs offsets)");
+  }
+  if (offsets != nullptr) {
+    MULTIGATHER_RETURN_IF_ERROR(check_dtype(out->op, "offsets", offsets->dtype, {DType::kInt32, DType::kInt64}));
+    if (offsets->rank() != 1) {
+      return InvalidArgument(out->op + ": offsets has to be a 1D Tensor, but got Tensor of dimension " + str(offsets->rank()));
+    }
+  }
+  if (psw != nullptr && mode != "sum") {
+    return InvalidArgument(out->op + ": per_sample_weights was not None. per_sample_weights is only supported for "
+                           "mode='sum' (got mode='" + mode + "')");
+  }
+  const std::int64_t v_size = weight.shape[0], d_size = weight.shape[1], n = input.numel();
+  std::int64_t skip_row = -1;
+  if (const std::optional<std::int64_t> p = a.get_optional_int("padding_idx")) {
+    if (*p >= v_size || *p < -v_size) {
+      return InvalidArgument(out->op + ": padding_idx = " + str(*p) + " must be within [-num_embeddings, num_embeddings) = [" +
+                             str(-v_size) + ", " + str(v_size) + ")");
+    }
+    skip_row = *p < 0 ? *p + v_size : *p;
+  }
+  auto g = std::make_shared<GatheredRows>();
+  g->table = weight;
+  g->skip_row = skip_row;
+  if (psw != nullptr) MULTIGATHER_RETURN_IF_ERROR(sample_weights(*out, *psw, input, weight, g.get()));
+  out->reads_index_values = true;
+  // The bags, and one bag id per update row for the core scatter (B: in no bag, or padding).
+  std::int64_t bags = 0;
+  TensorView ids(nullptr, DType::kInt64, Dims{n});
+  // Values are known where there is data, or nothing to read (an empty tensor's data may be null).
+  const auto known = [](const TensorView* t) { return t == nullptr || t->data != nullptr || t->numel() == 0; };
+  const bool have_values = known(&input) && known(offsets);
+  if (have_values) {
+    MULTIGATHER_RETURN_IF_ERROR(bag_starts_of(*out, input, offsets, include_last_offset, &g->bag_starts));
+    bags = static_cast<std::int64_t>(g->bag_starts.size()) - 1;
+    std::string where;
+    __int128 bad = 0;
+    if (find_id(input, [&](__int128 x, std::int64_t) { return x < 0 || x >= v_size; }, &where, &bad)) {
+      return OutOfRange(out->op + ": input[" + where + "] = " + index_text(bad) + " is out of range [0, " + str(v_size) +
+                        ") (index out of range in self: the rows of weight)");
+    }
+    for (const __int128 x : values_of(input)) g->rows.push_back(static_cast<std::int64_t>(x));
+    out->owned_indices = std::make_shared<Tensor>(DType::kInt64, Dims{n});
+    auto* id = static_cast<std::int64_t*>(out->owned_indices->data());
+    std::fill(id, id + n, bags);
+    for (std::int64_t b = 0; b < bags; ++b) {
+      for (std::int64_t r = g->bag_starts[static_cast<std::size_t>(b)]; r < g->bag_starts[static_cast<std::size_t>(b) + 1]; ++r) {
+        if (g->rows[static_cast<std::size_t>(r)] != skip_row) id[r] = b;
+      }
+    }
+    ids = out->owned_indices->view();
+  } else if (input.rank() == 2) {
+    bags = input.shape[0];
+  } else {
+    bags = include_last_offset ? offsets->shape[0] - 1 : offsets->shape[0];
+    if (bags < 0) return InvalidArgument(out->op + ": include_last_offset: number of offsets should be at least 1");
+  }
+  Reducer r;
+  if (mode == "max") {
+    r.reduction = Reduction::kMax;
+    r.include_input = false;  // the first row assigns; an empty bag keeps the 0
+  } else if (mode == "mean") {
+    r.mean = true;
+  }
+  TensorView identity;
+  MULTIGATHER_RETURN_IF_ERROR(identity_view(weight, {bags, d_size}, r, std::nullopt, out, &identity));
+  MULTIGATHER_RETURN_IF_ERROR(lower_block(out->op, identity, ids, 0, 0, out));
+  const TensorView gathered(nullptr, weight.dtype, Dims{n, d_size});
+  MULTIGATHER_RETURN_IF_ERROR(finish_segments(identity, gathered, ids, "input", {n, d_size}, r, out));
+  out->updates_computed = true;
+  out->gathered = std::move(g);
+  set_policy(out, IndexMode::kDrop, false);
+  set_error_context(out, ids, "bag ids", -1, {"the bags"}, {bags}, false, "");
+  out->notes.push_back("each bag's rows of weight are read and reduced straight into its output row (fused): the "
+                       "gathered rows are never written; an empty bag is 0 in every mode" +
+                       std::string(skip_row >= 0 ? "; rows equal to padding_idx take no part (nor count in a mean)" : ""));
+  return Status::Ok();
+}
+
 }  // namespace
 
 void append_segment_ops(std::vector<OpSpec>* ops) {
@@ -822,6 +999,35 @@ void append_segment_ops(std::vector<OpSpec>* ops) {
     op->kind = OpKind::kSegment;
     ops->push_back(std::move(*op));
   }
+  OpSpec eb{"torch.nn.functional.embedding_bag", "torch", "segment",
+            "torch.nn.functional.embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, "
+            "scale_grad_by_freq=False, mode='mean', sparse=False, per_sample_weights=None, include_last_offset=False, "
+            "padding_idx=None)",
+            "out[b, f] = reduce (sum / mean / max) of per_sample_weights[n] * weight[input[n], f] over the rows n of bag b "
+            "(bag b: input[offsets[b] : offsets[b+1]], or row b of a 2-D input)",
+            "https://docs.pytorch.org/docs/stable/generated/torch.nn.functional.embedding_bag.html", "weight", "input",
+            {{"offsets", AttrType::kTensor, "none", {}, "int32 / int64 [B] (or [B + 1] with include_last_offset): where "
+                                                       "each bag starts in a 1-D input"},
+             {"mode", AttrType::kEnum, "mean", {"sum", "mean", "max"}, "the reduction of each bag"},
+             {"per_sample_weights", AttrType::kTensor, "none", {}, "input's shape, weight's dtype: each row's weight "
+                                                                  "(mode='sum' only)"},
+             {"include_last_offset", AttrType::kBool, "false", {},
+              "offsets has B + 1 entries, the last one the end (ignored for a 2-D input)"},
+             {"padding_idx", AttrType::kOptionalInt, "none", {}, "rows of this index take no part (negative: from the end)"}},
+            torch_embedding_bag};
+  eb.kind = OpKind::kSegment;
+  eb.index_rule = {IndexMode::kDrop, false, "",
+                   "input must lie in [0, num_embeddings) (an IndexError otherwise); rows at padding_idx take no part"};
+  eb.rules =
+      "weight [V, D] float16 / bfloat16 / float32 / float64; input int32 / int64, 1-D with offsets or 2-D [B, L] (fixed "
+      "bags, offsets None); output [B, D] of weight's dtype. offsets[0] must be 0, offsets must not decrease and not "
+      "exceed input's length; with include_last_offset the last offset must equal input's length (PyTorch's documented "
+      "rule; it does not check it, and its modes then disagree about the rows after it). "
+      "An empty bag is 0 in every mode; rows equal to padding_idx take no part (nor count in a mean). max: a later row "
+      "replaces the running max only when greater (PyTorch's rule). Sums accumulate in row order (16-bit floats in "
+      "float32), so results are reproducible at every thread count. max_norm, scale_grad_by_freq and sparse are not "
+      "supported (multigather.torch.embedding_bag raises for them)";
+  ops->push_back(std::move(eb));
 }
 
 }  // namespace multigather::frontends

@@ -177,6 +177,22 @@ def _run_cases(rank: int) -> dict:
                 "warnings": [str(w.message) for w in caught if issubclass(w.category, ReplicationWarning)]}
 
     _case("torch_scatter scatter_sum src=Shard(0)", results, segment_replicates)
+
+    def embedding_bag_replicates():
+        # a row-sharded table under embedding_bag: replicated, and said so
+        import warnings
+
+        from multigather._jax_sharding import ReplicationWarning
+
+        table, ids, offsets = torch.randn(8, 3, generator=g), torch.tensor([0, 7, 3, 3, 5]), torch.tensor([0, 2])
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            y = mt.embedding_bag(dt(ids, [Replicate()]), dt(table, [Shard(0)]), dt(offsets, [Replicate()]), mode="sum")
+        want = torch.nn.functional.embedding_bag(ids, table, offsets, mode="sum")
+        return {"equal": bool(torch.equal(y.full_tensor(), want)),
+                "warnings": [str(w.message) for w in caught if issubclass(w.category, ReplicationWarning)]}
+
+    _case("embedding_bag weight=Shard(0)", results, embedding_bag_replicates)
     return results
 
 
@@ -341,4 +357,11 @@ def test_segment_op_replicates_with_a_warning(reports):
     r = _report(reports, "torch_scatter scatter_sum src=Shard(0)")
     assert r["equal"], r
     assert any(m.startswith("torch_scatter.scatter: src arrives as (Shard(dim=0),) and is replicated")
+               for m in r["warnings"]), r
+
+
+def test_embedding_bag_replicates_a_sharded_table_with_a_warning(reports):
+    r = _report(reports, "embedding_bag weight=Shard(0)")
+    assert r["equal"], r
+    assert any(m.startswith("torch.nn.functional.embedding_bag: weight arrives as (Shard(dim=0),) and is replicated")
                for m in r["warnings"]), r

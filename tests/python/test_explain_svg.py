@@ -118,7 +118,8 @@ SEGMENT_CASES = [(f"jax.ops.segment_{r}", (5, 2), (5,), {"num_segments": 3}) for
     ("torch.segment_reduce", (5, 2), (3,), {"reduce": "max", "unsafe": True}),
     ("torch_scatter.scatter", (5, 2), (5,), {"dim": 0, "dim_size": 3, "reduce": "mean"}),
     ("torch_scatter.segment_coo", (5, 2), (5,), {"dim_size": 3, "reduce": "min"}),
-    ("torch_scatter.segment_csr", (5, 2), (4,), {"reduce": "sum"})]
+    ("torch_scatter.segment_csr", (5, 2), (4,), {"reduce": "sum"}),
+    ("torch.nn.functional.embedding_bag", (6, 2), (3, 2), {"mode": "sum"})]
 
 
 def index_dtype(op: str) -> str:

@@ -94,6 +94,7 @@ FUNCTIONS = {  # registry op -> the Python function with the framework's signatu
        for r in ("sum", "prod", "max", "min", "mean", "sqrt_n")},
     **{f"tf.math.segment_{r}": f"tf.segment_{r}" for r in ("sum", "prod", "max", "min", "mean")},
     "torch.segment_reduce": "torch.segment_reduce",
+    "torch.nn.functional.embedding_bag": "torch.embedding_bag",
     **{f"torch_scatter.{n}": f"torch_scatter.{n}" for n in ("scatter", "segment_coo", "segment_csr")},
 }
 

@@ -191,7 +191,11 @@ def test_every_row_has_an_op_and_a_backward():
 
     rows = [r for r in multigather.ops()
             if r.startswith(("torch.", "torch_scatter.")) or r in ("gather_multiaxis", "scatter_multiaxis")]
-    assert len(rows) == 18
+    assert len(rows) == 19
+    # F.embedding_bag's op is a torch.library.custom_op (its tensor attributes are outside the
+    # generated rows' operand model), with its autograd registered in Python: no _backward op.
+    rows.remove("torch.nn.functional.embedding_bag")
+    assert "Tensor? offsets=None" in str(ops.embedding_bag.default._schema)
     for row in rows:
         name = row[len("torch."):] if row.startswith("torch.") else row.replace(".", "_")
         schema = str(getattr(ops, name).default._schema)

@@ -9,8 +9,10 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <deque>
 #include <ostream>
 
+#include "../npy.hpp"
 #include "multigather/ops.hpp"
 #include "op.hpp"
 
@@ -27,6 +29,7 @@ const char* value_name(AttrType type) {
     case AttrType::kScalar: return "V";
     case AttrType::kOptionalScalar: return "V|none";
     case AttrType::kBool: return "BOOL";
+    case AttrType::kTensor: return "FILE.npy";
   }
   return "VALUE";
 }
@@ -48,6 +51,7 @@ class RegistryCliOp final : public CliOp {
       for (std::size_t c = 0; c < a.choices.size(); ++c) help += (c ? "|" : ": ") + a.choices[c];
       if (a.type == AttrType::kIntList) help += ", e.g. 2,1; the empty list is " + flag_of(a.name) + "=";
       if (a.type == AttrType::kBool) help += ": true/false, 1/0, yes/no, on/off";
+      if (a.type == AttrType::kTensor) help += ": a .npy file";
       if (!required) help += "; default " + (a.default_text.empty() ? std::string("empty") : a.default_text);
       help += ")";
       CLI::Option* o = command.add_option(flag_of(a.name), values_[i], help)->type_name(value_name(a.type));
@@ -64,8 +68,10 @@ class RegistryCliOp final : public CliOp {
 
   Status run(const TensorView& input, const TensorView& indices, const TensorView* updates,
              Tensor* output) const override {
-    if (updates != nullptr) return run_op(spec_.name, input, indices, *updates, attributes(), output);
-    return run_op(spec_.name, input, indices, attributes(), output);
+    Attributes a;
+    MULTIGATHER_RETURN_IF_ERROR(attributes(&a));
+    if (updates != nullptr) return run_op(spec_.name, input, indices, *updates, a, output);
+    return run_op(spec_.name, input, indices, a, output);
   }
 
   Status explain(const Dims& input_shape, const Dims& indices_shape, const Dims* updates_shape,
@@ -73,12 +79,13 @@ class RegistryCliOp final : public CliOp {
     const std::optional<DType> dtype = parse_dtype(indices_dtype_);
     if (!dtype) return InvalidArgument("--indices-dtype: '" + indices_dtype_ + "' is not a dtype name");
     std::string text;
+    Attributes a;
+    MULTIGATHER_RETURN_IF_ERROR(attributes(&a));
     if (updates_shape != nullptr) {
       MULTIGATHER_RETURN_IF_ERROR(explain_op(spec_.name, input_shape, DType::kFloat32, indices_shape, *dtype,
-                                             *updates_shape, attributes(), &text));
+                                             *updates_shape, a, &text));
     } else {
-      MULTIGATHER_RETURN_IF_ERROR(
-          explain_op(spec_.name, input_shape, DType::kFloat32, indices_shape, *dtype, attributes(), &text));
+      MULTIGATHER_RETURN_IF_ERROR(explain_op(spec_.name, input_shape, DType::kFloat32, indices_shape, *dtype, a, &text));
     }
     out << text;
     return Status::Ok();
@@ -92,19 +99,31 @@ class RegistryCliOp final : public CliOp {
       if (!dtype) return InvalidArgument("--indices-dtype: '" + indices_dtype_ + "' is not a dtype name");
       i = TensorView(nullptr, *dtype, indices.shape);
     }
-    if (updates != nullptr) return multigather::explain_svg(spec_.name, input, i, *updates, attributes(), options, svg);
-    return multigather::explain_svg(spec_.name, input, i, attributes(), options, svg);
+    Attributes a;
+    MULTIGATHER_RETURN_IF_ERROR(attributes(&a));
+    if (updates != nullptr) return multigather::explain_svg(spec_.name, input, i, *updates, a, options, svg);
+    return multigather::explain_svg(spec_.name, input, i, a, options, svg);
   }
 
  private:
   /// The flags given, as texts for the library's attribute parser; absent flags take the
-  /// registry's defaults.
-  Attributes attributes() const {
+  /// registry's defaults. A tensor attribute's flag names a .npy file, read here ("none" is none).
+  Status attributes(Attributes* out) const {
     Attributes a;
     for (std::size_t i = 0; i < spec_.attrs.size(); ++i) {
-      if (options_[i] != nullptr && options_[i]->count() > 0) a.set(spec_.attrs[i].name, values_[i]);
+      if (options_[i] == nullptr || options_[i]->count() == 0) continue;
+      const AttrSpec& spec = spec_.attrs[i];
+      if (spec.type != AttrType::kTensor || values_[i] == "none" || values_[i] == "None") {
+        a.set(spec.name, values_[i]);
+        continue;
+      }
+      npy::NpyArray& file = tensors_.emplace_back();
+      const Status s = npy::read_npy(values_[i], &file);
+      if (!s.ok()) return Status(s.code(), flag_of(spec.name) + ": " + s.message());
+      a.set_tensor(spec.name, file.view);
     }
-    return a;
+    *out = std::move(a);
+    return Status::Ok();
   }
 
   const OpSpec& spec_;
@@ -112,6 +131,7 @@ class RegistryCliOp final : public CliOp {
   std::vector<std::string> values_;
   std::vector<CLI::Option*> options_;
   std::string indices_dtype_ = "int64";
+  mutable std::deque<npy::NpyArray> tensors_;  // tensor attributes read from .npy (alive for the call)
 };
 
 }  // namespace

@@ -1,0 +1,241 @@
+// The fused gather + segment reduction of torch.nn.functional.embedding_bag (Lowering::gathered):
+// each bag's table rows are read and reduced straight into its output row, so the gathered rows
+// are never written to memory. Bags are runs of update rows (offsets), so each bag is reduced
+// by ONE worker in row order: no buckets, no atomics, the same bytes at every thread count.
+#include "kernels/cpu/gathered_segments.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "core/float16_bits.hpp"
+#include "core/task_pool.hpp"
+#include "kernels/cpu/cpu.hpp"
+
+namespace multigather::detail {
+namespace {
+
+/// An element type and the type it accumulates in (16-bit floats in float, as PyTorch's opmath).
+template <class T>
+struct Element {
+  using Acc = T;
+  static Acc load(const std::byte* p) {
+    T v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+  }
+  static void store(std::byte* p, Acc v) {
+    const T t = v;
+    std::memcpy(p, &t, sizeof t);
+  }
+};
+
+struct Half {
+  using Acc = float;
+  static Acc load(const std::byte* p) {
+    std::uint16_t b;
+    std::memcpy(&b, p, 2);
+    return half_bits_to_float(b);
+  }
+  static void store(std::byte* p, Acc v) {
+    const std::uint16_t b = float_to_half_bits(v);
+    std::memcpy(p, &b, 2);
+  }
+};
+
+struct BFloat16 {
+  using Acc = float;
+  static Acc load(const std::byte* p) {
+    std::uint16_t b;
+    std::memcpy(&b, p, 2);
+    return bfloat16_bits_to_float(b);
+  }
+  static void store(std::byte* p, Acc v) {
+    const std::uint16_t b = float_to_bfloat16_bits(v);
+    std::memcpy(p, &b, 2);
+  }
+};
+
+/// Bags [first, last) of `g` into `out`. acc: D accumulators of this worker.
+template <class E>
+void reduce_bags(const GatheredSegmentsCall& g, const MutableTensorView& out, std::int64_t first, std::int64_t last,
+                 std::vector<typename E::Acc>* acc_storage) {
+  using Acc = typename E::Acc;
+  const std::int64_t d_size = g.table.shape[1];
+  const std::int64_t es = static_cast<std::int64_t>(element_size(g.table.dtype));
+  const std::int64_t row_stride = g.table.strides[0] * es, col_stride = g.table.strides[1] * es;
+  const std::int64_t out_row = out.strides[0] * es, out_col = out.strides[1] * es;
+  const auto* table = static_cast<const std::byte*>(g.table.data);
+  const auto* scale = static_cast<const std::byte*>(g.scale.data);
+  const std::int64_t scale_stride = g.scale.data != nullptr ? g.scale.strides[0] * es : 0;
+  acc_storage->resize(static_cast<std::size_t>(d_size));
+  Acc* acc = acc_storage->data();
+  const bool contiguous = col_stride == es;
+  for (std::int64_t b = first; b < last; ++b) {
+    std::int64_t count = 0;
+    for (std::int64_t n = g.bag_starts[b]; n < g.bag_starts[b + 1]; ++n) {
+      const std::int64_t r = g.rows[n];
+      if (r == g.skip_row) continue;
+      const std::byte* row = table + r * row_stride;
+      if (g.max) {
+        if (count == 0) {
+          for (std::int64_t f = 0; f < d_size; ++f) acc[f] = E::load(row + f * col_stride);
+        } else {
+          for (std::int64_t f = 0; f < d_size; ++f) {
+            const Acc v = E::load(row + f * col_stride);
+            if (v > acc[f]) acc[f] = v;  // PyTorch's rule: a NaN after the first row never wins
+          }
+        }
+      } else {
+        const Acc w = scale != nullptr ? E::load(scale + n * scale_stride) : Acc(1);
+        if (count == 0) std::fill(acc, acc + d_size, Acc(0));
+        if (scale == nullptr && contiguous) {
+          for (std::int64_t f = 0; f < d_size; ++f) acc[f] += E::load(row + f * es);
+        } else if (contiguous) {
+          for (std::int64_t f = 0; f < d_size; ++f) acc[f] += w * E::load(row + f * es);
+        } else {
+          for (std::int64_t f = 0; f < d_size; ++f) acc[f] += w * E::load(row + f * col_stride);
+        }
+      }
+      ++count;
+    }
+    std::byte* o = static_cast<std::byte*>(out.data) + b * out_row;
+    if (count == 0) {  // an empty bag (or padding rows only) is 0 in every mode
+      for (std::int64_t f = 0; f < d_size; ++f) E::store(o + f * out_col, Acc(0));
+    } else if (g.mean) {
+      const Acc c = static_cast<Acc>(count);
+      for (std::int64_t f = 0; f < d_size; ++f) E::store(o + f * out_col, acc[f] / c);
+    } else {
+      for (std::int64_t f = 0; f < d_size; ++f) E::store(o + f * out_col, acc[f]);
+    }
+  }
+}
+
+template <class E>
+void run_typed(const GatheredSegmentsCall& g, const MutableTensorView& out, int num_threads) {
+  const std::int64_t bags = out.shape[0];
+  const std::int64_t rows = g.bag_starts[bags] - g.bag_starts[0];
+  const std::int64_t row_bytes = g.table.shape[1] * static_cast<std::int64_t>(element_size(g.table.dtype));
+  const int threads = cpu_thread_count((rows + bags) * row_bytes, bags, num_threads);
+  // Pieces of about equal update rows: bag boundaries found by a search over bag_starts.
+  const std::int64_t pieces = threads <= 1 ? 1 : std::min<std::int64_t>(bags, std::int64_t{8} * threads);
+  std::vector<std::int64_t> cut(static_cast<std::size_t>(pieces + 1), bags);
+  cut[0] = 0;
+  for (std::int64_t p = 1; p < pieces; ++p) {
+    const std::int64_t target = g.bag_starts[0] + static_cast<std::int64_t>(static_cast<__int128>(rows) * p / pieces);
+    const std::int64_t bag = std::upper_bound(g.bag_starts, g.bag_starts + bags, target) - g.bag_starts - 1;
+    cut[static_cast<std::size_t>(p)] = std::clamp(bag, cut[static_cast<std::size_t>(p - 1)], bags);
+  }
+  auto piece = [&](std::int64_t p) {
+    thread_local std::vector<typename E::Acc> acc;
+    reduce_bags<E>(g, out, cut[static_cast<std::size_t>(p)], cut[static_cast<std::size_t>(p + 1)], &acc);
+    return true;
+  };
+  parallel_pieces(threads, pieces, piece);
+}
+
+/// The VJP for the table, columns [f0, f1): every bag in order, each row's term added in place.
+template <class E>
+void vjp_columns(const GatheredSegmentsCall& g, const TensorView& grad_output, const MutableTensorView& grad_table,
+                 std::int64_t f0, std::int64_t f1) {
+  using Acc = typename E::Acc;
+  const std::int64_t es = static_cast<std::int64_t>(element_size(g.table.dtype));
+  const std::int64_t bags = grad_output.shape[0];
+  const auto* go = static_cast<const std::byte*>(grad_output.data);
+  const std::int64_t go_row = grad_output.strides[0] * es, go_col = grad_output.strides[1] * es;
+  auto* gt = static_cast<std::byte*>(grad_table.data);
+  const std::int64_t gt_row = grad_table.strides[0] * es, gt_col = grad_table.strides[1] * es;
+  const auto* table = static_cast<const std::byte*>(g.table.data);
+  const std::int64_t t_row = g.table.strides[0] * es, t_col = g.table.strides[1] * es;
+  const auto* scale = static_cast<const std::byte*>(g.scale.data);
+  const std::int64_t scale_stride = scale != nullptr ? g.scale.strides[0] * es : 0;
+  const auto add = [&](std::int64_t row, std::int64_t f, Acc term) {
+    std::byte* p = gt + row * gt_row + f * gt_col;
+    E::store(p, E::load(p) + term);
+  };
+  for (std::int64_t b = 0; b < bags; ++b) {
+    const std::int64_t first = g.bag_starts[b], last = g.bag_starts[b + 1];
+    const std::byte* grad_b = go + b * go_row;
+    if (g.max) {  // the first row holding the max of column f gets grad_output[b, f]
+      for (std::int64_t f = f0; f < f1; ++f) {
+        std::int64_t arg = -1;
+        Acc best{};
+        for (std::int64_t n = first; n < last; ++n) {
+          if (g.rows[n] == g.skip_row) continue;
+          const Acc v = E::load(table + g.rows[n] * t_row + f * t_col);
+          if (arg < 0 || v > best) {
+            best = v;
+            arg = g.rows[n];
+          }
+        }
+        if (arg >= 0) add(arg, f, E::load(grad_b + f * go_col));
+      }
+      continue;
+    }
+    std::int64_t count = 0;
+    if (g.mean) {
+      for (std::int64_t n = first; n < last; ++n) count += g.rows[n] != g.skip_row ? 1 : 0;
+    }
+    for (std::int64_t n = first; n < last; ++n) {
+      if (g.rows[n] == g.skip_row) continue;
+      const Acc w = scale != nullptr ? E::load(scale + n * scale_stride) : Acc(1);
+      for (std::int64_t f = f0; f < f1; ++f) {
+        const Acc grad = E::load(grad_b + f * go_col);
+        add(g.rows[n], f, g.mean ? grad / static_cast<Acc>(count) : scale != nullptr ? grad * w : grad);
+      }
+    }
+  }
+}
+
+template <class E>
+void run_vjp_typed(const GatheredSegmentsCall& g, const TensorView& grad_output, const MutableTensorView& grad_table,
+                   int num_threads) {
+  const std::int64_t v_size = grad_table.shape[0], d_size = grad_table.shape[1];
+  const std::int64_t es = static_cast<std::int64_t>(element_size(g.table.dtype));
+  for (std::int64_t r = 0; r < v_size; ++r) {
+    for (std::int64_t f = 0; f < d_size; ++f) {
+      std::memset(static_cast<std::byte*>(grad_table.data) + (r * grad_table.strides[0] + f * grad_table.strides[1]) * es, 0,
+                  static_cast<std::size_t>(es));
+    }
+  }
+  const std::int64_t rows = g.bag_starts[grad_output.shape[0]] - g.bag_starts[0];
+  // Workers own disjoint columns of the table's gradient: every element sums its terms in bag
+  // order whatever the thread count.
+  const int threads = cpu_thread_count(rows * d_size * es * 2, std::max<std::int64_t>(d_size / 8, 1), num_threads);
+  const std::int64_t pieces = threads;
+  auto piece = [&](std::int64_t p) {
+    vjp_columns<E>(g, grad_output, grad_table, d_size * p / pieces, d_size * (p + 1) / pieces);
+    return true;
+  };
+  parallel_pieces(threads, pieces, piece);
+}
+
+}  // namespace
+
+bool run_gathered_segments_vjp(const GatheredSegmentsCall& g, const TensorView& grad_output,
+                               const MutableTensorView& grad_table, int num_threads) noexcept {
+  if (grad_output.rank() != 2 || grad_table.rank() != 2 || grad_table.shape[1] != grad_output.shape[1]) return false;
+  switch (g.table.dtype) {
+    case DType::kFloat32: run_vjp_typed<Element<float>>(g, grad_output, grad_table, num_threads); return true;
+    case DType::kFloat64: run_vjp_typed<Element<double>>(g, grad_output, grad_table, num_threads); return true;
+    case DType::kFloat16: run_vjp_typed<Half>(g, grad_output, grad_table, num_threads); return true;
+    case DType::kBFloat16: run_vjp_typed<BFloat16>(g, grad_output, grad_table, num_threads); return true;
+    default: return false;
+  }
+}
+
+bool run_gathered_segments(const GatheredSegmentsCall& g, const MutableTensorView& out, int num_threads) noexcept {
+  try {
+    switch (g.table.dtype) {
+      case DType::kFloat32: run_typed<Element<float>>(g, out, num_threads); return true;
+      case DType::kFloat64: run_typed<Element<double>>(g, out, num_threads); return true;
+      case DType::kFloat16: run_typed<Half>(g, out, num_threads); return true;
+      case DType::kBFloat16: run_typed<BFloat16>(g, out, num_threads); return true;
+      default: return false;
+    }
+  } catch (...) {  // the accumulators' allocation
+    return false;
+  }
+}
+
+}  // namespace multigather::detail
