@@ -713,6 +713,31 @@ Status sample_weights(const Lowering& l, const TensorView& psw, const TensorView
   return Status::Ok();
 }
 
+/// input's values (int32 / int64, rank 1 or 2, any strides) in C order as table rows, in one
+/// typed pass; `bad` is the C-order position of the first one outside [0, v_size) (-1: none).
+Status read_rows(const TensorView& input, std::int64_t v_size, std::vector<std::int64_t>* rows, std::int64_t* bad) {
+  const std::int64_t outer = input.rank() == 2 ? input.shape[0] : 1, inner = input.shape[input.rank() - 1];
+  const std::int64_t outer_stride = input.rank() == 2 ? input.strides[0] : 0, inner_stride = input.strides[input.rank() - 1];
+  rows->resize(static_cast<std::size_t>(outer * inner));
+  const auto each = [&]<class T>(const T* base) {
+    std::int64_t* out = rows->data();
+    for (std::int64_t i = 0; i < outer; ++i) {
+      const T* p = base + i * outer_stride;
+      for (std::int64_t j = 0; j < inner; ++j) {
+        const std::int64_t v = static_cast<std::int64_t>(p[j * inner_stride]);
+        if (v < 0 || v >= v_size) {
+          *bad = i * inner + j;
+          return;
+        }
+        *out++ = v;
+      }
+    }
+  };
+  if (input.dtype == DType::kInt64) each(static_cast<const std::int64_t*>(input.data));
+  else each(static_cast<const std::int32_t*>(input.data));
+  return Status::Ok();
+}
+
 /// The bags' first update rows, bag_starts [B + 1], from torch's offsets (or a 2-D input's fixed
 /// bags, as F.embedding_bag makes them: offsets = arange(0, N, L)), with PyTorch's checks.
 Status bag_starts_of(const Lowering& l, const TensorView& input, const TensorView* offsets, bool include_last_offset,
@@ -810,13 +835,18 @@ Status torch_embedding_bag(const TensorView& weight, const TensorView& input, co
   if (have_values) {
     MULTIGATHER_RETURN_IF_ERROR(bag_starts_of(*out, input, offsets, include_last_offset, &g->bag_starts));
     bags = static_cast<std::int64_t>(g->bag_starts.size()) - 1;
-    std::string where;
-    __int128 bad = 0;
-    if (find_id(input, [&](__int128 x, std::int64_t) { return x < 0 || x >= v_size; }, &where, &bad)) {
-      return OutOfRange(out->op + ": input[" + where + "] = " + index_text(bad) + " is out of range [0, " + str(v_size) +
-                        ") (index out of range in self: the rows of weight)");
+    std::int64_t bad = -1;
+    MULTIGATHER_RETURN_IF_ERROR(read_rows(input, v_size, &g->rows, &bad));
+    if (bad >= 0) {
+      const std::int64_t at = input.rank() == 2 ? bad / input.shape[1] : bad;
+      const std::string where = input.rank() == 2 ? str(at) + "," + str(bad % input.shape[1]) : str(at);
+      const std::int64_t stride_at = input.rank() == 2 ? at * input.strides[0] + (bad % input.shape[1]) * input.strides[1]
+                                                       : at * input.strides[0];
+      const auto* p = static_cast<const std::byte*>(input.data) +
+                      stride_at * static_cast<std::int64_t>(element_size(input.dtype));
+      return OutOfRange(out->op + ": input[" + where + "] = " + index_text(read_index_value(p, input.dtype)) +
+                        " is out of range [0, " + str(v_size) + ") (index out of range in self: the rows of weight)");
     }
-    for (const __int128 x : values_of(input)) g->rows.push_back(static_cast<std::int64_t>(x));
     out->owned_indices = std::make_shared<Tensor>(DType::kInt64, Dims{n});
     auto* id = static_cast<std::int64_t*>(out->owned_indices->data());
     std::fill(id, id + n, bags);
