@@ -32,33 +32,23 @@ struct Element {
   }
 };
 
-struct Half {
+/// A 16-bit float stored as its bits, accumulated in float32.
+template <float (*ToFloat)(std::uint16_t), std::uint16_t (*FromFloat)(float)>
+struct Bits16 {
   using Acc = float;
   using Stored = std::uint16_t;
   static Acc load(const std::byte* p) {
     std::uint16_t b;
     std::memcpy(&b, p, 2);
-    return half_bits_to_float(b);
+    return ToFloat(b);
   }
   static void store(std::byte* p, Acc v) {
-    const std::uint16_t b = float_to_half_bits(v);
+    const std::uint16_t b = FromFloat(v);
     std::memcpy(p, &b, 2);
   }
 };
-
-struct BFloat16 {
-  using Acc = float;
-  using Stored = std::uint16_t;
-  static Acc load(const std::byte* p) {
-    std::uint16_t b;
-    std::memcpy(&b, p, 2);
-    return bfloat16_bits_to_float(b);
-  }
-  static void store(std::byte* p, Acc v) {
-    const std::uint16_t b = float_to_bfloat16_bits(v);
-    std::memcpy(p, &b, 2);
-  }
-};
+using Half = Bits16<half_bits_to_float, float_to_half_bits>;
+using BFloat16 = Bits16<bfloat16_bits_to_float, float_to_bfloat16_bits>;
 
 /// Rows ahead whose cache lines are prefetched while a row is added: the rows are random reads
 /// of the table and each add waits for its row (perf: the hot instruction is the add after the
