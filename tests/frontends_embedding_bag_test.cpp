@@ -1,7 +1,8 @@
 // torch.nn.functional.embedding_bag (src/frontends/segment.cpp; the fused kernel
 // kernels/cpu/gathered_segments.cpp): random cases against the scatter reference kernel run on
 // the rows gathered into a tensor (sum: bytes) and against a plain loop (mean, max: PyTorch's
-// "greater replaces" rule), at 1, 2, 3 and 8 threads byte for byte; the weight VJP against the
+// "greater replaces" rule), at 1, 2, 3 and 8 threads byte for byte, with the AVX-512 bag sum
+// and without; the weight VJP against the
 // loop of its definition; tensor attributes through the C API and the CLI (.npy); errors.
 #include <gtest/gtest.h>
 
@@ -11,6 +12,7 @@
 #include <sstream>
 
 #include "cli/cli.hpp"
+#include "kernels/cpu/avx512.hpp"
 #include "multigather/execute.hpp"
 #include "multigather/lowering.hpp"
 #include "multigather/multigather.h"
@@ -135,8 +137,13 @@ void check_random_cases(DType dtype) {
 }
 
 TEST(EmbeddingBag, RandomCasesEqualTheReferenceAndTheLoopAtEveryThreadCount) {
-  check_random_cases<float>(DType::kFloat32);
-  check_random_cases<double>(DType::kFloat64);
+  for (bool simd : {true, false}) {  // the AVX-512 bag sum where the CPU has it, and the baseline
+    SCOPED_TRACE(simd ? "AVX-512 where available" : "baseline");
+    const bool before = detail::cpu::set_simd_enabled(simd);
+    check_random_cases<float>(DType::kFloat32);
+    check_random_cases<double>(DType::kFloat64);
+    detail::cpu::set_simd_enabled(before);
+  }
 }
 
 TEST(EmbeddingBag, WeightVjpIsTheSumOfEachRowsBagGradient) {

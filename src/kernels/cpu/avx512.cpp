@@ -131,6 +131,12 @@ CombineRunFn pick_combine(Reduction reduction) noexcept {
   }
 }
 
+template <class T>
+MULTIGATHER_AVX512 __attribute__((flatten)) std::int64_t bag_sum_avx512(const BagRows& b, std::byte* acc,
+                                                                        std::int64_t first, std::int64_t end) noexcept {
+  return sum_bag_rows<T>(b, acc, first, end);
+}
+
 template <std::size_t W>
 PlainRunFn pick_index(std::size_t index_bytes, bool index_signed) noexcept {
   if (index_bytes == 8) return index_signed ? &plain_run_avx512<W, std::int64_t> : &plain_run_avx512<W, std::uint64_t>;
@@ -249,6 +255,17 @@ CombineRunFn combine_run_simd(DType dtype, Reduction reduction) noexcept {
 #else
   (void)dtype;
   (void)reduction;
+#endif
+  return nullptr;
+}
+
+BagSumFn bag_sum_simd(DType dtype) noexcept {
+  if (!simd_enabled()) return nullptr;
+#if defined(MULTIGATHER_X86_SIMD)
+  if (dtype == DType::kFloat32) return &bag_sum_avx512<float>;
+  if (dtype == DType::kFloat64) return &bag_sum_avx512<double>;
+#else
+  (void)dtype;
 #endif
   return nullptr;
 }

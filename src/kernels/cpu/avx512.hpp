@@ -39,6 +39,7 @@
 #include <cstddef>
 
 #include "kernels/combine.hpp"
+#include "kernels/cpu/gathered_segments.hpp"
 #include "kernels/cpu/copy.hpp"
 #include "kernels/cpu/element_run.hpp"
 #include "kernels/cpu/index_check.hpp"
@@ -90,6 +91,14 @@ RangeCheckFn range_check_simd(std::size_t index_bytes, bool index_signed) noexce
 /// plain_run_simd would be.
 using CombineRunFn = void (*)(std::byte* dst, const std::byte* src, std::int64_t n) noexcept;
 CombineRunFn combine_run_simd(DType dtype, Reduction reduction) noexcept;
+
+/// One bag's typed sum (gathered_segments.hpp's sum_bag_rows: the same arithmetic, so the same
+/// bytes) compiled for AVX-512, where a row of 64 floats is 4 adds instead of 16: fewer
+/// instructions per row, so more random row reads are in flight (embedding_bag, docs/bench.md
+/// G3: a plain loop over the case's rows measured 19.8 ms with AVX-512 against 27.5 ms
+/// baseline, 1 thread, huge pages). For float32 and float64; nullptr for others and where
+/// plain_run_simd would be.
+BagSumFn bag_sum_simd(DType dtype) noexcept;
 
 /// Whether the *_simd functions above may return a kernel: the CPU has the instructions, the
 /// environment variable MULTIGATHER_SIMD is not "0" (read once) and set_simd_enabled(false)

@@ -7,10 +7,12 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include "core/float16_bits.hpp"
 #include "core/task_pool.hpp"
+#include "kernels/cpu/avx512.hpp"
 #include "kernels/cpu/cpu.hpp"
 
 namespace multigather::detail {
@@ -50,26 +52,11 @@ struct Bits16 {
 using Half = Bits16<half_bits_to_float, float_to_half_bits>;
 using BFloat16 = Bits16<bfloat16_bits_to_float, float_to_bfloat16_bits>;
 
-/// Rows ahead whose cache lines are prefetched while a row is added: the rows are random reads
-/// of the table and each add waits for its row (perf: the hot instruction is the add after the
-/// row's load). 16 is fbgemm's distance; 4, 12, 24 and 32 measured within noise of it on the
-/// project's VM (bench case G3).
-constexpr std::int64_t kPrefetchRows = 16;
-
-/// acc[0, d) += w * row[0, d) (w == 1: no product), row an element-aligned T array: vectorized.
-template <class T>
-inline void add_row(T* __restrict acc, const T* __restrict row, std::int64_t d, T w, bool scaled) {
-  if (scaled) {
-    for (std::int64_t f = 0; f < d; ++f) acc[f] += w * row[f];
-  } else {
-    for (std::int64_t f = 0; f < d; ++f) acc[f] += row[f];
-  }
-}
-
-/// Bags [first, last) of `g` into `out`. acc: D accumulators of this worker.
+/// Bags [first, last) of `g` into `out`. acc: D accumulators of this worker. `bag_sum`: the
+/// typed sum of a bag's rows (float32 / float64; AVX-512 where the CPU has it), else null.
 template <class E>
 void reduce_bags(const GatheredSegmentsCall& g, const MutableTensorView& out, std::int64_t first, std::int64_t last,
-                 std::vector<typename E::Acc>* acc_storage) {
+                 std::vector<typename E::Acc>* acc_storage, BagSumFn bag_sum) {
   using Acc = typename E::Acc;
   const std::int64_t d_size = g.table.shape[1];
   const std::int64_t es = static_cast<std::int64_t>(element_size(g.table.dtype));
@@ -86,9 +73,15 @@ void reduce_bags(const GatheredSegmentsCall& g, const MutableTensorView& out, st
                      row_stride % static_cast<std::int64_t>(sizeof(Acc)) == 0;
   const std::int64_t row_bytes = col_stride == es ? d_size * es : es;
   const std::int64_t end_row = g.bag_starts[last];
+  const bool summed = typed && bag_sum != nullptr && !g.max;  // the typed sum takes the whole bag
+  const BagRows view{table, row_stride, d_size, g.rows, g.skip_row, scale, scale_stride, end_row};
   for (std::int64_t b = first; b < last; ++b) {
     std::int64_t count = 0;
-    for (std::int64_t n = g.bag_starts[b]; n < g.bag_starts[b + 1]; ++n) {
+    if (summed) {
+      std::fill(acc, acc + d_size, Acc(0));
+      count = bag_sum(view, reinterpret_cast<std::byte*>(acc), g.bag_starts[b], g.bag_starts[b + 1]);
+    }
+    for (std::int64_t n = summed ? g.bag_starts[b + 1] : g.bag_starts[b]; n < g.bag_starts[b + 1]; ++n) {
       if (n + kPrefetchRows < end_row) {
         const std::byte* ahead = table + g.rows[n + kPrefetchRows] * row_stride;
         for (std::int64_t k = 0; k < row_bytes; k += 64) __builtin_prefetch(ahead + k);
@@ -108,9 +101,7 @@ void reduce_bags(const GatheredSegmentsCall& g, const MutableTensorView& out, st
       } else {
         const Acc w = scale != nullptr ? E::load(scale + n * scale_stride) : Acc(1);
         if (count == 0) std::fill(acc, acc + d_size, Acc(0));
-        if (typed) {
-          add_row<Acc>(acc, reinterpret_cast<const Acc*>(row), d_size, w, scale != nullptr);
-        } else if (scale == nullptr) {
+        if (scale == nullptr) {
           for (std::int64_t f = 0; f < d_size; ++f) acc[f] += E::load(row + f * col_stride);
         } else {
           for (std::int64_t f = 0; f < d_size; ++f) acc[f] += w * E::load(row + f * col_stride);
@@ -145,9 +136,14 @@ void run_typed(const GatheredSegmentsCall& g, const MutableTensorView& out, int 
     const std::int64_t bag = std::upper_bound(g.bag_starts, g.bag_starts + bags, target) - g.bag_starts - 1;
     cut[static_cast<std::size_t>(p)] = std::clamp(bag, cut[static_cast<std::size_t>(p - 1)], bags);
   }
+  BagSumFn bag_sum = nullptr;
+  if constexpr (std::is_same_v<E, Element<float>> || std::is_same_v<E, Element<double>>) {
+    bag_sum = cpu::bag_sum_simd(g.table.dtype);
+    if (bag_sum == nullptr) bag_sum = &sum_bag_rows<typename E::Acc>;
+  }
   auto piece = [&](std::int64_t p) {
     thread_local std::vector<typename E::Acc> acc;
-    reduce_bags<E>(g, out, cut[static_cast<std::size_t>(p)], cut[static_cast<std::size_t>(p + 1)], &acc);
+    reduce_bags<E>(g, out, cut[static_cast<std::size_t>(p)], cut[static_cast<std::size_t>(p + 1)], &acc, bag_sum);
     return true;
   };
   parallel_pieces(threads, pieces, piece);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 
 #include "multigather/tensor.hpp"
 
@@ -21,6 +22,56 @@ struct GatheredSegmentsCall {
   bool mean = false;
   bool max = false;
 };
+
+/// One worker's view of the table for the typed sum of bags (float32 / float64 rows, contiguous
+/// and element-aligned): what sum_bag_rows reads.
+struct BagRows {
+  const std::byte* table = nullptr;
+  std::int64_t row_stride = 0;  // bytes
+  std::int64_t d = 0;           // elements per row
+  const std::int64_t* rows = nullptr;
+  std::int64_t skip_row = -1;
+  const std::byte* scale = nullptr;  // null: no per-row weight
+  std::int64_t scale_stride = 0;     // bytes
+  std::int64_t prefetch_end = 0;     // rows past this one are not prefetched (the worker's end)
+};
+
+/// Rows ahead whose cache lines are prefetched while a row is added: the rows are random reads
+/// of the table and each add waits for its row (perf: the hot instruction is the add after the
+/// row's load). 16 is fbgemm's distance; 4, 12, 24 and 32 measured within noise of it on the
+/// project's VM (bench case G3).
+inline constexpr std::int64_t kPrefetchRows = 16;
+
+/// acc[0, d) += row (times its weight) for the rows n in [first, end) of one bag, in row order,
+/// skipping rows[n] == skip_row; returns how many took part. The body both the baseline kernel
+/// and the AVX-512 one (avx512.cpp: the same arithmetic, no contraction, so the same bytes)
+/// compile: per element, one multiply (weighted) and one add in T.
+template <class T>
+inline std::int64_t sum_bag_rows(const BagRows& b, std::byte* acc_bytes, std::int64_t first, std::int64_t end) noexcept {
+  T* __restrict acc = reinterpret_cast<T*>(acc_bytes);
+  const std::int64_t row_bytes = b.d * static_cast<std::int64_t>(sizeof(T));
+  std::int64_t count = 0;
+  for (std::int64_t n = first; n < end; ++n) {
+    if (n + kPrefetchRows < b.prefetch_end) {
+      const std::byte* ahead = b.table + b.rows[n + kPrefetchRows] * b.row_stride;
+      for (std::int64_t k = 0; k < row_bytes; k += 64) __builtin_prefetch(ahead + k);
+    }
+    const std::int64_t r = b.rows[n];
+    if (r == b.skip_row) continue;
+    ++count;
+    const T* __restrict row = reinterpret_cast<const T*>(b.table + r * b.row_stride);
+    if (b.scale != nullptr) {
+      T w;
+      std::memcpy(&w, b.scale + n * b.scale_stride, sizeof w);
+      for (std::int64_t f = 0; f < b.d; ++f) acc[f] += w * row[f];
+    } else {
+      for (std::int64_t f = 0; f < b.d; ++f) acc[f] += row[f];
+    }
+  }
+  return count;
+}
+
+using BagSumFn = std::int64_t (*)(const BagRows&, std::byte* acc, std::int64_t first, std::int64_t end) noexcept;
 
 /// Writes every element of `out` ([B, D] of table's dtype, any strides, not overlapping the
 /// operands). Each bag is reduced by one worker in row order, accumulating 16-bit floats in
