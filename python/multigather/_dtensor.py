@@ -529,9 +529,10 @@ def register() -> bool:
 
     propagator = DTensor._op_dispatcher.sharding_propagator
     ops = torch.ops.multigather
-    if hasattr(ops, "embedding_bag"):  # torch_ops' custom_op: replicated, with the warning
-        propagator.register_op_strategy(ops.embedding_bag.default, functools.partial(
-            _segment_strategy, row="torch.nn.functional.embedding_bag"), RuntimeSchemaInfo(static_argnum=3))
+    for name, static in (("embedding_bag", 3), ("embedding_bag_backward", 4)):  # torch_ops' custom_ops
+        if hasattr(ops, name):  # replicated, with the warning
+            propagator.register_op_strategy(getattr(ops, name).default, functools.partial(
+                _segment_strategy, row="torch.nn.functional.embedding_bag"), RuntimeSchemaInfo(static_argnum=static))
     for row_name, row in _registry.OPS.items():
         op_name = _registry.torch_op_name(row_name)
         packet = getattr(ops, op_name, None) if op_name is not None else None

@@ -68,7 +68,7 @@ __all__ = ["library_path", "gather_multiaxis", "scatter_multiaxis", "gather", "t
            "take_along_dim", "index_select", "embedding", "scatter", "scatter_add",
            "scatter_reduce", "index_add", "index_copy", "index_fill", "index_put", "put",
            "segment_reduce", "torch_scatter_scatter", "torch_scatter_segment_coo",
-           "torch_scatter_segment_csr", "embedding_bag"]
+           "torch_scatter_segment_csr", "embedding_bag", "embedding_bag_backward"]
 
 
 def library_path() -> str:
@@ -298,11 +298,10 @@ def _(grad_output, input, dim, index, src, result, reduce, include_self, *, batc
 # torch.nn.functional.embedding_bag: registry row "torch.nn.functional.embedding_bag", whose
 # lowering reduces each bag straight from the table (the fused kernel). Its operands include two
 # optional tensors (offsets, per_sample_weights), so its op is defined here with torch.library's
-# custom_op (schema, fake, autograd) instead of the generated C++ rows. The backward is composed
-# of multigather's own deterministic ops: grad_weight is an index_add of the output gradient
-# gathered per row (sum: times per_sample_weights; mean: divided by the bag's count), or for max
-# a scatter_add at each bag's arg row (the first row that holds the max, PyTorch's max_indices);
-# grad per_sample_weights is the row-wise dot product of the gathered gradient and weight rows.
+# custom_op (schema, fake, autograd) instead of the generated C++ rows. grad_weight is the row's
+# own VJP (execute_vjp: one fused pass, deterministic), the op embedding_bag_backward, which has no
+# gradient of its own (double backward raises); grad per_sample_weights is the row-wise dot
+# product of each row's bag gradient and its weight row, in torch ops.
 
 def _bag_ids(input: Tensor, offsets: Optional[Tensor], include_last_offset: bool,
              padding_idx: Optional[int], num_embeddings: int) -> tuple[Tensor, Tensor, int]:
@@ -347,6 +346,28 @@ def _(input, weight, offsets=None, mode="mean", per_sample_weights=None, include
     return weight.new_empty((bags - 1 if include_last_offset else bags, weight.shape[1]))
 
 
+@torch.library.custom_op("multigather::embedding_bag_backward", mutates_args=())
+def embedding_bag_backward(grad: Tensor, input: Tensor, weight: Tensor, offsets: Optional[Tensor], mode: str,
+                           per_sample_weights: Optional[Tensor], include_last_offset: bool,
+                           padding_idx: Optional[int]) -> Tensor:
+    """The gradient of embedding_bag for weight: the row's VJP (execute_vjp: one fused pass,
+    workers owning disjoint columns, the same bytes at every thread count): each row of a bag
+    gets the bag's gradient, times its per_sample_weight (sum), divided by the bag's count
+    (mean), or only the first row holding the max of each column (max)."""
+    grad_weight = torch.empty(weight.shape, dtype=weight.dtype)
+    tensors = {k: v.detach() for k, v in (("offsets", offsets), ("per_sample_weights", per_sample_weights))
+               if v is not None}
+    _registry._core.vjp_into("torch.nn.functional.embedding_bag", weight.detach(), input, grad.contiguous(),
+                             grad_weight, {"mode": mode, "include_last_offset": include_last_offset,
+                                           "padding_idx": padding_idx}, tensors)
+    return grad_weight
+
+
+@embedding_bag_backward.register_fake
+def _(grad, input, weight, offsets, mode, per_sample_weights, include_last_offset, padding_idx):
+    return weight.new_empty(weight.shape)
+
+
 def _embedding_bag_setup(ctx, inputs, output) -> None:
     input, weight, offsets, mode, per_sample_weights, include_last_offset, padding_idx = inputs
     ctx.mode = mode
@@ -358,33 +379,17 @@ def _embedding_bag_backward(ctx, grad):
     input, weight, offsets, per_sample_weights, output = ctx.saved_tensors
     # needs_input_grad covers the arguments the call passed (the dispatcher drops trailing defaults)
     needs = list(ctx.needs_input_grad) + [False] * 7
-    rows, bag, bags = _bag_ids(input, offsets, ctx.include_last_offset, ctx.padding_idx, weight.shape[0])
-    # No data-dependent shapes (torch.compile): a padding row reads an extra zero (NaN for max)
-    # row B of the bag-sized tensors instead of being selected away.
-    extra = grad.new_zeros((1, grad.shape[1]))
-    zeros = weight.new_zeros(weight.shape)
     grad_weight = grad_psw = None
-    if ctx.mode == "max":
-        values = index_select(weight, 0, rows)                                       # [N, D]
-        result = index_select(torch.cat([output, torch.full_like(extra, float("nan"))]), 0, bag)
-        n = rows.numel()
-        first = torch.where(values == result, torch.arange(n, device=grad.device)[:, None], n)
-        arg = torch.full((bags + 1, grad.shape[1]), n, dtype=torch.int64, device=grad.device)
-        arg = arg.scatter_reduce(0, bag[:, None].expand_as(first), first, "amin")[:bags]  # order-free
-        target = index_select(torch.cat([rows, rows.new_zeros(1)]), 0, arg.reshape(-1)).reshape(arg.shape)
-        if needs[1]:
-            grad_weight = scatter_add(zeros, 0, target, torch.where(arg < n, grad, 0))
-        return None, grad_weight, None, None, None, None, None
-    gathered = index_select(torch.cat([grad, extra]), 0, bag)                       # [N, D]: each row's bag's
-    if needs[4] and per_sample_weights is not None:
-        grad_psw = (gathered * index_select(weight, 0, rows)).sum(1).reshape(per_sample_weights.shape)
     if needs[1]:
-        if ctx.mode == "mean":
-            count = grad.new_zeros(bags + 1).index_add(0, bag, grad.new_ones(bag.shape))
-            gathered = gathered / index_select(count.clamp(min=1), 0, bag)[:, None]
-        elif per_sample_weights is not None:
-            gathered = gathered * per_sample_weights.reshape(-1)[:, None]
-        grad_weight = index_add(zeros, 0, rows, gathered)
+        grad_weight = embedding_bag_backward(grad, input, weight, offsets, ctx.mode, per_sample_weights,
+                                             ctx.include_last_offset, ctx.padding_idx)
+    if needs[4] and per_sample_weights is not None:
+        # d out[b] / d w[n] = weight[input[n]] for the rows of bag b: the row-wise dot product of
+        # each row's bag gradient and its weight row (0 for a padding row, which reads the extra
+        # zero row B). No data-dependent shapes (torch.compile).
+        rows, bag, bags = _bag_ids(input, offsets, ctx.include_last_offset, ctx.padding_idx, weight.shape[0])
+        gathered = index_select(torch.cat([grad, grad.new_zeros((1, grad.shape[1]))]), 0, bag)
+        grad_psw = (gathered * index_select(weight, 0, rows)).sum(1).reshape(per_sample_weights.shape)
     return None, grad_weight, None, None, grad_psw, None, None
 
 

@@ -17,6 +17,7 @@
 
 #include "arrays.hpp"
 #include "multigather/sharding.hpp"
+#include "multigather/transforms.hpp"
 
 namespace multigather::python {
 namespace {
@@ -288,6 +289,33 @@ std::string explain_svg_text(std::string_view op, const IntList& input_shape, st
   return svg;
 }
 
+// vjp_into: the gradient of a registry op for its input (multigather::execute_vjp, unbatched),
+// written into grad_input; `tensor_attrs` maps tensor attributes (embedding_bag's offsets and
+// per_sample_weights) to host arrays.
+void vjp_into(std::string_view op, const InputArray& input, const InputArray& indices, const InputArray& grad_output,
+              const OutputArray& grad_input, nb::handle attrs, const nb::dict& tensor_attrs) {
+  Attributes a = attributes_of(attrs);
+  std::vector<InputArray> keep;  // the tensor attributes' arrays, alive for the call
+  keep.reserve(tensor_attrs.size());
+  for (const auto& [key, value] : tensor_attrs) {
+    const std::string name = nb::cast<std::string>(key);
+    keep.push_back(nb::cast<InputArray>(value));
+    a.set_tensor(name, view_of(keep.back(), name));
+  }
+  const TensorView in = view_of(input, "input"), idx = view_of(indices, "indices");
+  const TensorView grad = view_of(grad_output, "grad_output");
+  const MutableTensorView out = mutable_view_of(grad_input, "grad_input");
+  ExecutionContext context;
+  context.device = Device::kCPU;
+  context.num_threads = get_num_threads();
+  Status status;
+  {
+    nb::gil_scoped_release release;
+    status = execute_vjp(op, in, idx, nullptr, a, 0, grad, out, nullptr, context);
+  }
+  raise_if_error(status);
+}
+
 }  // namespace
 
 Attributes attributes_of(nb::handle attrs) {
@@ -322,6 +350,11 @@ void bind_ops(nb::module_& m) {
         "as a dict: factors (a list of {role, size, axis, input, indices, updates, output}: "
         "the framework dimension of each tensor, -1 where absent), kind, reduction, "
         "include_input, index_mode, negative_indices, output_shape, axes.");
+  m.def("vjp_into", &vjp_into, "op"_a, "input"_a, "indices"_a, "grad_output"_a, "grad_input"_a, "attrs"_a,
+        "tensor_attrs"_a = nb::dict(),
+        "The gradient of registry op `op` for its input (multigather::execute_vjp, unbatched, host "
+        "arrays), written into grad_input (C-contiguous, input's shape and dtype); tensor_attrs: "
+        "tensor attributes by name (embedding_bag's offsets, per_sample_weights).");
   m.def("explain_op", &explain, "op"_a, "input_shape"_a, "input_dtype"_a, "indices_shape"_a,
         "indices_dtype"_a, "attrs"_a, "updates_shape"_a = nb::none(),
         "The text of `multigather explain OP`.");

@@ -187,9 +187,14 @@ def _run_cases(rank: int) -> dict:
         table, ids, offsets = torch.randn(8, 3, generator=g), torch.tensor([0, 7, 3, 3, 5]), torch.tensor([0, 2])
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            y = mt.embedding_bag(dt(ids, [Replicate()]), dt(table, [Shard(0)]), dt(offsets, [Replicate()]), mode="sum")
-        want = torch.nn.functional.embedding_bag(ids, table, offsets, mode="sum")
-        return {"equal": bool(torch.equal(y.full_tensor(), want)),
+            w = dt(table, [Shard(0)]).requires_grad_(True)
+            y = mt.embedding_bag(dt(ids, [Replicate()]), w, dt(offsets, [Replicate()]), mode="sum")
+            y.sum().backward()
+        want_w = table.clone().requires_grad_(True)
+        want = torch.nn.functional.embedding_bag(ids, want_w, offsets, mode="sum")
+        want.sum().backward()
+        return {"equal": bool(torch.equal(y.full_tensor(), want)) and
+                bool(torch.equal(w.grad.full_tensor(), want_w.grad)),
                 "warnings": [str(w.message) for w in caught if issubclass(w.category, ReplicationWarning)]}
 
     _case("embedding_bag weight=Shard(0)", results, embedding_bag_replicates)

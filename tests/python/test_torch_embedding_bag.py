@@ -155,6 +155,16 @@ def test_errors_name_the_argument_and_the_rule():
         mt.embedding_bag(input, weight, torch.tensor([], dtype=torch.int64), include_last_offset=True)
 
 
+def test_double_backward_raises_naming_the_op():
+    """The weight gradient is the row's VJP (embedding_bag_backward), which has no gradient of
+    its own: a second derivative raises, it is never silently zero."""
+    w = torch.randn(6, 3, dtype=torch.float64, requires_grad=True)
+    y = mt.embedding_bag(torch.tensor([0, 5, 2]), w, torch.tensor([0, 1]), mode="sum")
+    (g,) = torch.autograd.grad((y * y).sum(), w, create_graph=True)
+    with pytest.raises(RuntimeError, match="multigather.embedding_bag_backward"):
+        torch.autograd.grad(g.sum(), w)
+
+
 def test_bit_identical_at_1_2_3_8_threads():
     g = torch.Generator().manual_seed(0)
     weight = torch.randn(5000, 32, generator=g)
