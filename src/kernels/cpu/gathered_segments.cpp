@@ -149,7 +149,8 @@ void run_typed(const GatheredSegmentsCall& g, const MutableTensorView& out, int 
   parallel_pieces(threads, pieces, piece);
 }
 
-/// The VJP for the table, columns [f0, f1): every bag in order, each row's term added in place.
+/// The max VJP for the table, columns [f0, f1): every bag in order, the first row holding the
+/// max of each column gets the bag's gradient added in place.
 template <class E>
 void vjp_columns(const GatheredSegmentsCall& g, const TensorView& grad_output, const MutableTensorView& grad_table,
                  std::int64_t f0, std::int64_t f1) {
@@ -162,41 +163,80 @@ void vjp_columns(const GatheredSegmentsCall& g, const TensorView& grad_output, c
   const std::int64_t gt_row = grad_table.strides[0] * es, gt_col = grad_table.strides[1] * es;
   const auto* table = static_cast<const std::byte*>(g.table.data);
   const std::int64_t t_row = g.table.strides[0] * es, t_col = g.table.strides[1] * es;
-  const auto* scale = static_cast<const std::byte*>(g.scale.data);
-  const std::int64_t scale_stride = scale != nullptr ? g.scale.strides[0] * es : 0;
-  const auto add = [&](std::int64_t row, std::int64_t f, Acc term) {
-    std::byte* p = gt + row * gt_row + f * gt_col;
-    E::store(p, E::load(p) + term);
-  };
   for (std::int64_t b = 0; b < bags; ++b) {
     const std::int64_t first = g.bag_starts[b], last = g.bag_starts[b + 1];
-    const std::byte* grad_b = go + b * go_row;
-    if (g.max) {  // the first row holding the max of column f gets grad_output[b, f]
-      for (std::int64_t f = f0; f < f1; ++f) {
-        std::int64_t arg = -1;
-        Acc best{};
-        for (std::int64_t n = first; n < last; ++n) {
-          if (g.rows[n] == g.skip_row) continue;
-          const Acc v = E::load(table + g.rows[n] * t_row + f * t_col);
-          if (arg < 0 || v > best) {
-            best = v;
-            arg = g.rows[n];
-          }
+    for (std::int64_t f = f0; f < f1; ++f) {
+      std::int64_t arg = -1;
+      Acc best{};
+      for (std::int64_t n = first; n < last; ++n) {
+        if (g.rows[n] == g.skip_row) continue;
+        const Acc v = E::load(table + g.rows[n] * t_row + f * t_col);
+        if (arg < 0 || v > best) {  // PyTorch's max_indices: the first row holding the max
+          best = v;
+          arg = g.rows[n];
         }
-        if (arg >= 0) add(arg, f, E::load(grad_b + f * go_col));
       }
-      continue;
+      if (arg < 0) continue;
+      std::byte* p = gt + arg * gt_row + f * gt_col;
+      E::store(p, E::load(p) + E::load(go + b * go_row + f * go_col));
     }
+  }
+}
+
+/// The sum / mean VJP for the table rows [v0, v1) that this worker owns: every bag in order,
+/// each of its rows in [v0, v1) gets the bag's gradient (times its weight; / the bag's count)
+/// added in place. Every worker reads all the rows' ids and writes only its own table rows, so
+/// each element's terms are added in bag order whatever the thread count. Float32 / float64
+/// rows, contiguous and element-aligned, are added as typed vectors.
+template <class E>
+void vjp_rows(const GatheredSegmentsCall& g, const TensorView& grad_output, const MutableTensorView& grad_table,
+              std::int64_t v0, std::int64_t v1) {
+  using Acc = typename E::Acc;
+  const std::int64_t d = grad_table.shape[1];
+  const std::int64_t es = static_cast<std::int64_t>(element_size(g.table.dtype));
+  const auto* go = static_cast<const std::byte*>(grad_output.data);
+  const std::int64_t go_row = grad_output.strides[0] * es, go_col = grad_output.strides[1] * es;
+  auto* gt = static_cast<std::byte*>(grad_table.data);
+  const std::int64_t gt_row = grad_table.strides[0] * es, gt_col = grad_table.strides[1] * es;
+  const auto* scale = static_cast<const std::byte*>(g.scale.data);
+  const std::int64_t scale_stride = scale != nullptr ? g.scale.strides[0] * es : 0;
+  for (std::int64_t r = v0; r < v1; ++r) {
+    for (std::int64_t f = 0; f < d; ++f) E::store(gt + r * gt_row + f * gt_col, Acc(0));
+  }
+  constexpr bool kTyped = sizeof(Acc) == sizeof(typename E::Stored);
+  const bool typed = kTyped && go_col == es && gt_col == es && go_row % es == 0 && gt_row % es == 0 &&
+                     reinterpret_cast<std::uintptr_t>(go) % sizeof(Acc) == 0 &&
+                     reinterpret_cast<std::uintptr_t>(gt) % sizeof(Acc) == 0;
+  const std::int64_t bags = grad_output.shape[0];
+  for (std::int64_t b = 0; b < bags; ++b) {
+    const std::int64_t first = g.bag_starts[b], last = g.bag_starts[b + 1];
     std::int64_t count = 0;
     if (g.mean) {
       for (std::int64_t n = first; n < last; ++n) count += g.rows[n] != g.skip_row ? 1 : 0;
     }
+    const std::byte* grad_b = go + b * go_row;
     for (std::int64_t n = first; n < last; ++n) {
-      if (g.rows[n] == g.skip_row) continue;
+      const std::int64_t r = g.rows[n];
+      if (r == g.skip_row || r < v0 || r >= v1) continue;
       const Acc w = scale != nullptr ? E::load(scale + n * scale_stride) : Acc(1);
-      for (std::int64_t f = f0; f < f1; ++f) {
+      std::byte* dst = gt + r * gt_row;
+      if (typed) {
+        Acc* __restrict out = reinterpret_cast<Acc*>(dst);
+        const Acc* __restrict in = reinterpret_cast<const Acc*>(grad_b);
+        if (g.mean) {
+          const Acc c = static_cast<Acc>(count);
+          for (std::int64_t f = 0; f < d; ++f) out[f] += in[f] / c;
+        } else if (scale != nullptr) {
+          for (std::int64_t f = 0; f < d; ++f) out[f] += in[f] * w;
+        } else {
+          for (std::int64_t f = 0; f < d; ++f) out[f] += in[f];
+        }
+        continue;
+      }
+      for (std::int64_t f = 0; f < d; ++f) {
         const Acc grad = E::load(grad_b + f * go_col);
-        add(g.rows[n], f, g.mean ? grad / static_cast<Acc>(count) : scale != nullptr ? grad * w : grad);
+        std::byte* p = dst + f * gt_col;
+        E::store(p, E::load(p) + (g.mean ? grad / static_cast<Acc>(count) : scale != nullptr ? grad * w : grad));
       }
     }
   }
@@ -207,22 +247,30 @@ void run_vjp_typed(const GatheredSegmentsCall& g, const TensorView& grad_output,
                    int num_threads) {
   const std::int64_t v_size = grad_table.shape[0], d_size = grad_table.shape[1];
   const std::int64_t es = static_cast<std::int64_t>(element_size(g.table.dtype));
-  for (std::int64_t r = 0; r < v_size; ++r) {
-    for (std::int64_t f = 0; f < d_size; ++f) {
-      std::memset(static_cast<std::byte*>(grad_table.data) + (r * grad_table.strides[0] + f * grad_table.strides[1]) * es, 0,
-                  static_cast<std::size_t>(es));
-    }
-  }
   const std::int64_t rows = g.bag_starts[grad_output.shape[0]] - g.bag_starts[0];
-  // Workers own disjoint columns of the table's gradient: every element sums its terms in bag
-  // order whatever the thread count.
-  const int threads = cpu_thread_count(rows * d_size * es * 2, std::max<std::int64_t>(d_size / 8, 1), num_threads);
-  const std::int64_t pieces = threads;
+  if (g.max) {
+    // Workers own disjoint columns (each scans the bag's values of its columns for the arg row).
+    for (std::int64_t r = 0; r < v_size; ++r) {
+      for (std::int64_t f = 0; f < d_size; ++f) {
+        E::store(static_cast<std::byte*>(grad_table.data) + (r * grad_table.strides[0] + f * grad_table.strides[1]) * es,
+                 typename E::Acc(0));
+      }
+    }
+    const int threads = cpu_thread_count(rows * d_size * es * 2, std::max<std::int64_t>(d_size / 8, 1), num_threads);
+    auto piece = [&](std::int64_t p) {
+      vjp_columns<E>(g, grad_output, grad_table, d_size * p / threads, d_size * (p + 1) / threads);
+      return true;
+    };
+    parallel_pieces(threads, threads, piece);
+    return;
+  }
+  // Sum and mean: workers own disjoint table rows (and zero them first).
+  const int threads = cpu_thread_count((rows + v_size) * d_size * es, v_size, num_threads);
   auto piece = [&](std::int64_t p) {
-    vjp_columns<E>(g, grad_output, grad_table, d_size * p / pieces, d_size * (p + 1) / pieces);
+    vjp_rows<E>(g, grad_output, grad_table, v_size * p / threads, v_size * (p + 1) / threads);
     return true;
   };
-  parallel_pieces(threads, pieces, piece);
+  parallel_pieces(threads, threads, piece);
 }
 
 }  // namespace
