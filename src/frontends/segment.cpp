@@ -715,7 +715,7 @@ Status sample_weights(const Lowering& l, const TensorView& psw, const TensorView
 
 /// input's values (int32 / int64, rank 1 or 2, any strides) in C order as table rows, in one
 /// typed pass; `bad` is the C-order position of the first one outside [0, v_size) (-1: none).
-Status read_rows(const TensorView& input, std::int64_t v_size, std::vector<std::int64_t>* rows, std::int64_t* bad) {
+void read_rows(const TensorView& input, std::int64_t v_size, std::vector<std::int64_t>* rows, std::int64_t* bad) {
   const std::int64_t outer = input.rank() == 2 ? input.shape[0] : 1, inner = input.shape[input.rank() - 1];
   const std::int64_t outer_stride = input.rank() == 2 ? input.strides[0] : 0, inner_stride = input.strides[input.rank() - 1];
   rows->resize(static_cast<std::size_t>(outer * inner));
@@ -735,7 +735,6 @@ Status read_rows(const TensorView& input, std::int64_t v_size, std::vector<std::
   };
   if (input.dtype == DType::kInt64) each(static_cast<const std::int64_t*>(input.data));
   else each(static_cast<const std::int32_t*>(input.data));
-  return Status::Ok();
 }
 
 /// The bags' first update rows, bag_starts [B + 1], from torch's offsets (or a 2-D input's fixed
@@ -836,7 +835,7 @@ Status torch_embedding_bag(const TensorView& weight, const TensorView& input, co
     MULTIGATHER_RETURN_IF_ERROR(bag_starts_of(*out, input, offsets, include_last_offset, &g->bag_starts));
     bags = static_cast<std::int64_t>(g->bag_starts.size()) - 1;
     std::int64_t bad = -1;
-    MULTIGATHER_RETURN_IF_ERROR(read_rows(input, v_size, &g->rows, &bad));
+    read_rows(input, v_size, &g->rows, &bad);
     if (bad >= 0) {
       const std::int64_t at = input.rank() == 2 ? bad / input.shape[1] : bad;
       const std::string where = input.rank() == 2 ? str(at) + "," + str(bad % input.shape[1]) : str(at);

@@ -52,6 +52,70 @@ struct Bits16 {
 using Half = Bits16<half_bits_to_float, float_to_half_bits>;
 using BFloat16 = Bits16<bfloat16_bits_to_float, float_to_bfloat16_bits>;
 
+/// One bag's rows reduced into acc by the element-wise loop (16-bit floats, strided tables, and
+/// max); returns the rows that took part.
+template <class E>
+std::int64_t reduce_rows(const GatheredSegmentsCall& g, std::int64_t b, std::int64_t row_bytes, std::int64_t end_row,
+                         typename E::Acc* acc) {
+  using Acc = typename E::Acc;
+  const std::int64_t d_size = g.table.shape[1];
+  const std::int64_t es = static_cast<std::int64_t>(element_size(g.table.dtype));
+  const std::int64_t row_stride = g.table.strides[0] * es, col_stride = g.table.strides[1] * es;
+  const auto* table = static_cast<const std::byte*>(g.table.data);
+  const auto* scale = static_cast<const std::byte*>(g.scale.data);
+  const std::int64_t scale_stride = g.scale.data != nullptr ? g.scale.strides[0] * es : 0;
+  std::int64_t count = 0;
+  for (std::int64_t n = g.bag_starts[b]; n < g.bag_starts[b + 1]; ++n) {
+    if (n + kPrefetchRows < end_row) {
+      const std::byte* ahead = table + g.rows[n + kPrefetchRows] * row_stride;
+      for (std::int64_t k = 0; k < row_bytes; k += 64) __builtin_prefetch(ahead + k);
+    }
+    const std::int64_t r = g.rows[n];
+    if (r == g.skip_row) continue;
+    const std::byte* row = table + r * row_stride;
+    if (g.max) {
+      if (count == 0) {
+        for (std::int64_t f = 0; f < d_size; ++f) acc[f] = E::load(row + f * col_stride);
+      } else {
+        for (std::int64_t f = 0; f < d_size; ++f) {
+          const Acc v = E::load(row + f * col_stride);
+          if (v > acc[f]) acc[f] = v;  // PyTorch's rule: a NaN after the first row never wins
+        }
+      }
+    } else {
+      const Acc w = scale != nullptr ? E::load(scale + n * scale_stride) : Acc(1);
+      if (count == 0) std::fill(acc, acc + d_size, Acc(0));
+      if (scale == nullptr) {
+        for (std::int64_t f = 0; f < d_size; ++f) acc[f] += E::load(row + f * col_stride);
+      } else {
+        for (std::int64_t f = 0; f < d_size; ++f) acc[f] += w * E::load(row + f * col_stride);
+      }
+    }
+    ++count;
+  }
+  return count;
+}
+
+/// Output row b from its `count` rows' accumulators: 0 for an empty bag (or padding rows only) in
+/// every mode, the mean's division, else the accumulators themselves.
+template <class E>
+void write_bag(const GatheredSegmentsCall& g, const MutableTensorView& out, std::int64_t b, std::int64_t count,
+               const typename E::Acc* acc) {
+  using Acc = typename E::Acc;
+  const std::int64_t d_size = g.table.shape[1];
+  const std::int64_t es = static_cast<std::int64_t>(element_size(g.table.dtype));
+  const std::int64_t out_col = out.strides[1] * es;
+  std::byte* o = static_cast<std::byte*>(out.data) + b * out.strides[0] * es;
+  if (count == 0) {
+    for (std::int64_t f = 0; f < d_size; ++f) E::store(o + f * out_col, Acc(0));
+  } else if (g.mean) {
+    const Acc c = static_cast<Acc>(count);
+    for (std::int64_t f = 0; f < d_size; ++f) E::store(o + f * out_col, acc[f] / c);
+  } else {
+    for (std::int64_t f = 0; f < d_size; ++f) E::store(o + f * out_col, acc[f]);
+  }
+}
+
 /// Bags [first, last) of `g` into `out`. acc: D accumulators of this worker. `bag_sum`: the
 /// typed sum of a bag's rows (float32 / float64; AVX-512 where the CPU has it), else null.
 template <class E>
@@ -61,7 +125,6 @@ void reduce_bags(const GatheredSegmentsCall& g, const MutableTensorView& out, st
   const std::int64_t d_size = g.table.shape[1];
   const std::int64_t es = static_cast<std::int64_t>(element_size(g.table.dtype));
   const std::int64_t row_stride = g.table.strides[0] * es, col_stride = g.table.strides[1] * es;
-  const std::int64_t out_row = out.strides[0] * es, out_col = out.strides[1] * es;
   const auto* table = static_cast<const std::byte*>(g.table.data);
   const auto* scale = static_cast<const std::byte*>(g.scale.data);
   const std::int64_t scale_stride = g.scale.data != nullptr ? g.scale.strides[0] * es : 0;
@@ -80,44 +143,10 @@ void reduce_bags(const GatheredSegmentsCall& g, const MutableTensorView& out, st
     if (summed) {
       std::fill(acc, acc + d_size, Acc(0));
       count = bag_sum(view, reinterpret_cast<std::byte*>(acc), g.bag_starts[b], g.bag_starts[b + 1]);
-    }
-    for (std::int64_t n = summed ? g.bag_starts[b + 1] : g.bag_starts[b]; n < g.bag_starts[b + 1]; ++n) {
-      if (n + kPrefetchRows < end_row) {
-        const std::byte* ahead = table + g.rows[n + kPrefetchRows] * row_stride;
-        for (std::int64_t k = 0; k < row_bytes; k += 64) __builtin_prefetch(ahead + k);
-      }
-      const std::int64_t r = g.rows[n];
-      if (r == g.skip_row) continue;
-      const std::byte* row = table + r * row_stride;
-      if (g.max) {
-        if (count == 0) {
-          for (std::int64_t f = 0; f < d_size; ++f) acc[f] = E::load(row + f * col_stride);
-        } else {
-          for (std::int64_t f = 0; f < d_size; ++f) {
-            const Acc v = E::load(row + f * col_stride);
-            if (v > acc[f]) acc[f] = v;  // PyTorch's rule: a NaN after the first row never wins
-          }
-        }
-      } else {
-        const Acc w = scale != nullptr ? E::load(scale + n * scale_stride) : Acc(1);
-        if (count == 0) std::fill(acc, acc + d_size, Acc(0));
-        if (scale == nullptr) {
-          for (std::int64_t f = 0; f < d_size; ++f) acc[f] += E::load(row + f * col_stride);
-        } else {
-          for (std::int64_t f = 0; f < d_size; ++f) acc[f] += w * E::load(row + f * col_stride);
-        }
-      }
-      ++count;
-    }
-    std::byte* o = static_cast<std::byte*>(out.data) + b * out_row;
-    if (count == 0) {  // an empty bag (or padding rows only) is 0 in every mode
-      for (std::int64_t f = 0; f < d_size; ++f) E::store(o + f * out_col, Acc(0));
-    } else if (g.mean) {
-      const Acc c = static_cast<Acc>(count);
-      for (std::int64_t f = 0; f < d_size; ++f) E::store(o + f * out_col, acc[f] / c);
     } else {
-      for (std::int64_t f = 0; f < d_size; ++f) E::store(o + f * out_col, acc[f]);
+      count = reduce_rows<E>(g, b, row_bytes, end_row, acc);
     }
+    write_bag<E>(g, out, b, count, acc);
   }
 }
 
@@ -278,12 +307,16 @@ void run_vjp_typed(const GatheredSegmentsCall& g, const TensorView& grad_output,
 bool run_gathered_segments_vjp(const GatheredSegmentsCall& g, const TensorView& grad_output,
                                const MutableTensorView& grad_table, int num_threads) noexcept {
   if (grad_output.rank() != 2 || grad_table.rank() != 2 || grad_table.shape[1] != grad_output.shape[1]) return false;
-  switch (g.table.dtype) {
-    case DType::kFloat32: run_vjp_typed<Element<float>>(g, grad_output, grad_table, num_threads); return true;
-    case DType::kFloat64: run_vjp_typed<Element<double>>(g, grad_output, grad_table, num_threads); return true;
-    case DType::kFloat16: run_vjp_typed<Half>(g, grad_output, grad_table, num_threads); return true;
-    case DType::kBFloat16: run_vjp_typed<BFloat16>(g, grad_output, grad_table, num_threads); return true;
-    default: return false;
+  try {
+    switch (g.table.dtype) {
+      case DType::kFloat32: run_vjp_typed<Element<float>>(g, grad_output, grad_table, num_threads); return true;
+      case DType::kFloat64: run_vjp_typed<Element<double>>(g, grad_output, grad_table, num_threads); return true;
+      case DType::kFloat16: run_vjp_typed<Half>(g, grad_output, grad_table, num_threads); return true;
+      case DType::kBFloat16: run_vjp_typed<BFloat16>(g, grad_output, grad_table, num_threads); return true;
+      default: return false;
+    }
+  } catch (...) {  // the workers' bookkeeping (a host pool's task group) could not be allocated
+    return false;
   }
 }
 
