@@ -489,6 +489,43 @@ TEST(ScatterCore, SlabsAreBitIdenticalAtAnyThreadCount) {
   }
 }
 
+TEST(ScatterCore, OneShotCopiesTheInputSlabBySlab) {
+  // A scatter into a new C-contiguous output copies the input one step of rows at a time
+  // (scatter_engine.cpp, run_copied_slabs: about 256 KiB per step) just before combining into
+  // it: here 900 rows of 4 KiB (S2's shape, fewer rows) over many steps per thread, and
+  // 3007 rows of 132 bytes, whose steps do not divide the rows. Every element must be
+  // the reference's, at every thread count and reduction, with duplicates and dropped lookups.
+  Rng rng(run_seed() + 5);
+  for (const auto [rows, cols] : {std::pair<std::int64_t, std::int64_t>{900, 1024}, {3007, 33}}) {
+    const std::int64_t k = std::min<std::int64_t>(cols, 300);
+    std::vector<float> input(static_cast<std::size_t>(rows * cols)), updates(static_cast<std::size_t>(rows * k));
+    std::vector<std::int64_t> indices(updates.size());
+    for (auto& v : input) v = static_cast<float>(uniform(rng, -1000, 1000)) / 8;
+    for (auto& v : updates) v = static_cast<float>(uniform(rng, -1000, 1000)) / 8;
+    for (auto& i : indices) i = uniform(rng, -cols - 1, cols);  // some out of range: dropped
+    for (const auto reduction : {mg::Reduction::kNone, mg::Reduction::kAdd, mg::Reduction::kMax}) {
+      mg::ScatterOptions o;
+      o.reduction = reduction;
+      o.index_mode = mg::IndexMode::kDrop;
+      const std::vector<std::int64_t> axes{1};
+      const mg::TensorView in = view(input, mg::DType::kFloat32, {rows, cols});
+      const mg::TensorView ix = view(indices, mg::DType::kInt64, {rows, k});
+      const mg::TensorView up = view(updates, mg::DType::kFloat32, {rows, k});
+      std::vector<float> want(input.size(), -7.f);
+      ASSERT_TRUE(mg::scatter_multiaxis_reference(in, ix, up, axes, mview(want, mg::DType::kFloat32, {rows, cols}), o).ok());
+      for (int threads : {1, 2, 3, 8}) {
+        o.num_threads = threads;
+        std::vector<float> got(input.size(), -7.f);
+        ASSERT_TRUE(mg::scatter_multiaxis_into(in, ix, up, axes, mview(got, mg::DType::kFloat32, {rows, cols}), o).ok());
+        ASSERT_EQ(0, std::memcmp(want.data(), got.data(), got.size() * 4))
+            << rows << "x" << cols << " reduction " << static_cast<int>(reduction) << ", " << threads << " threads";
+        const mg::Tensor fresh = mg::scatter_multiaxis(in, ix, up, axes, o);
+        ASSERT_EQ(0, std::memcmp(want.data(), fresh.data(), got.size() * 4)) << threads << " threads, one-shot";
+      }
+    }
+  }
+}
+
 TEST(ScatterCore, SortedRunsAreBitIdenticalAtAnyThreadCount) {
   // Segment sums over sorted ids: rows of `width` float32 values added into [segments, width]
   // along axis 0, the runs of equal ids of random lengths (a few long enough to cross several

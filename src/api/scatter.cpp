@@ -1,6 +1,7 @@
 // The scatter operator's entry points (multigather/scatter.hpp): validate everything once,
-// check the index values, copy input into output, combine (CPU engine). Every check happens
-// before the first write, so a failed call leaves the output unchanged.
+// check the index values (the gather's min / max pre-check), copy input into output, combine
+// (CPU engine; between C-contiguous views it copies slab by slab as it combines). Every check
+// happens before the first write, so a failed call leaves the output unchanged.
 #include "kernels/cpu/run_validated.hpp"
 #include "core/interrupt_poll.hpp"
 #include "core/task_pool.hpp"
@@ -44,11 +45,16 @@ Status run_scatter_validated(const TensorView& input, const TensorView& indices,
     return cpu_thread_count(plan);
   }();
   // 1. The index values, before anything is written.
-  if (!scatter_indices_ok(plan, threads)) return bad_index();
-  // 2. output = input (a partial write: the whole base).
-  MULTIGATHER_RETURN_IF_ERROR(copy_input());
-  // 3. The combine.
+  if (!scatter_indices_ok(plan, indices)) return bad_index();
+  // 2. output = input (a partial write: the whole base); between two C-contiguous views, the
+  //    engine copies it slab by slab as it combines (ScatterRun::copy_from).
   ScatterRun run;
+  if (!partial && !in_place && input.is_contiguous() && targets.is_contiguous()) {
+    run.copy_from = static_cast<const std::byte*>(input.data);
+  } else {
+    MULTIGATHER_RETURN_IF_ERROR(copy_input());
+  }
+  // 3. The combine.
   run.dtype = input.dtype;
   run.reduction = call.reduction;
   run.include_input = call.include_input;

@@ -36,6 +36,11 @@
 // one thread owns each target. No buckets, no sort, no atomics; the pass stops at the first
 // decrease, and another rule runs.
 //
+// One-shot (ScatterRun::copy_from: output = input first, both C-contiguous): where the
+// outermost lookup dimension moves the output, each thread copies its slab in steps of about
+// 256 KiB and combines into each step right after its copy, while its lines are still cached
+// (S2 one-shot 8.4 -> 7.3 ms at 1 thread, 4.0 -> 3.3 ms at 2); elsewhere the whole copy first.
+//
 // include_input = false: one byte per output offset marks the elements already reached (the
 // first update reaching an element is assigned, the next ones combine).
 #include <algorithm>
@@ -339,6 +344,65 @@ bool run_slabs(const GatherPlan& p, cpu::ResolveFn<std::int64_t> resolve, const 
   });
 }
 
+/// Output bytes copied and then combined into per step of run_copied_slabs: about a quarter of
+/// an L2 cache, so that the combine's random writes find their lines still there.
+constexpr std::int64_t kCopyStepBytes = std::int64_t{256} << 10;
+
+/// The lookup dimension along which a one-shot scatter copies its input slab by slab
+/// (ScatterRun::copy_from), or -1: the first dimension of more than one position, when every
+/// dimension before it has one and it moves the output (input_strides[d] = s > 0) by s * size =
+/// the whole output. The output is C-contiguous, so such a dimension is its outermost (a
+/// coalesced group of them): lookups at position c reach only offsets [c * s, (c + 1) * s).
+int copy_slab_dimension(const GatherPlan& p, const ScatterRun& run) {
+  if (run.copy_from == nullptr || run.output_lo != 0) return -1;
+  for (int d = 0; d < p.lookup_rank; ++d) {
+    const auto du = static_cast<std::size_t>(d);
+    if (p.shape[du] == 1) continue;
+    const std::int64_t s = p.input_strides[du];
+    return s > 0 && s * p.shape[du] == run.output_hi + 1 ? d : -1;
+  }
+  return -1;
+}
+
+/// A one-shot scatter along copy slab dimension d: thread w takes positions [size*w/T,
+/// size*(w+1)/T) as run_slabs does, and walks them in steps of about kCopyStepBytes of output,
+/// each copied from the input and then combined into, lookups in row-major order. One pass
+/// over the output instead of two (the copy, then random read-modify-writes of lines long
+/// evicted); each element sees the one-thread walk's combines, after its copy.
+template <class Op>
+bool run_copied_slabs(const GatherPlan& p, cpu::ResolveFn<std::int64_t> resolve, const Apply& a, int d,
+                      const std::byte* copy_from, int threads) {
+  std::int64_t inner = 1;
+  for (int i = d + 1; i < p.lookup_rank; ++i) inner *= p.shape[static_cast<std::size_t>(i)];
+  const std::int64_t size = p.shape[static_cast<std::size_t>(d)];
+  const std::int64_t slab_bytes = p.input_strides[static_cast<std::size_t>(d)] * a.es;
+  const std::int64_t step = std::max<std::int64_t>(1, kCopyStepBytes / slab_bytes);
+  const int T = static_cast<int>(std::min<std::int64_t>(std::max(threads, 1), size));
+  return on_threads(T, [&](int w) {
+    const std::int64_t c0 = static_cast<std::int64_t>(static_cast<__int128>(size) * w / T);
+    const std::int64_t c1 = static_cast<std::int64_t>(static_cast<__int128>(size) * (w + 1) / T);
+    for (std::int64_t c = c0; c < c1; c += step) {
+      const std::int64_t e = std::min(c + step, c1);
+      std::memcpy(a.output + c * slab_bytes, copy_from + c * slab_bytes, static_cast<std::size_t>((e - c) * slab_bytes));
+      if (!run_range<Op>(p, resolve, a, c * inner, e * inner)) return false;
+    }
+    return true;
+  });
+}
+
+/// The whole copy of a one-shot scatter that no slab carries (ScatterRun::copy_from): T equal
+/// parts of the output's bytes, one per thread.
+void copy_output(std::byte* output, const ScatterRun& run, std::int64_t es, int threads) {
+  const std::int64_t bytes = (run.output_hi + 1) * es;
+  const int T = static_cast<int>(std::clamp<std::int64_t>(bytes / kCopyStepBytes, 1, std::max(threads, 1)));
+  on_threads(T, [&](int w) {
+    const std::int64_t b0 = static_cast<std::int64_t>(static_cast<__int128>(bytes) * w / T);
+    const std::int64_t b1 = static_cast<std::int64_t>(static_cast<__int128>(bytes) * (w + 1) / T);
+    std::memcpy(output + b0, run.copy_from + b0, static_cast<std::size_t>(b1 - b0));
+    return true;
+  });
+}
+
 /// The owner of a target offset among `owners` equal ranges of [lo, lo + span).
 inline int owner_of(std::int64_t target, std::int64_t lo, std::int64_t span, int owners) {
   return static_cast<int>(static_cast<__int128>(target - lo) * owners / span);
@@ -557,25 +621,19 @@ bool run_threads(const GatherPlan& p, cpu::ResolveFn<std::int64_t> resolve, cons
 
 }  // namespace
 
-bool scatter_indices_ok(const GatherPlan& plan, int threads) noexcept {
+bool scatter_indices_ok(const GatherPlan& plan, const TensorView& indices) noexcept {
   if (plan.numel == 0) return true;
   for (int j = 0; j < plan.k; ++j) {
     // An empty axis: clamp and wrap have no position to resolve to; drop skips every update.
     if (plan.axis_sizes[static_cast<std::size_t>(j)] == 0) return plan.index_mode == IndexMode::kFill;
   }
   if (plan.index_mode != IndexMode::kError) return true;
-  const cpu::ResolveFn<std::int64_t> resolve = select_tile_resolver(plan);
-  if (resolve == nullptr) return false;
-  auto in_range = [](const std::int64_t*, const std::uint8_t*, bool ok, int m, std::int64_t, std::int64_t,
-                     std::int64_t) { return ok && !interrupt_requested(m); };
-  const std::int64_t lookups = plan.lookups;
-  const int T = static_cast<int>(std::min<std::int64_t>(std::max(threads, 1), lookups));
-  // Read only: T equal ranges of the lookups, one per thread.
-  return on_threads(T, [&](int c) {
-    const auto begin = static_cast<std::int64_t>(static_cast<__int128>(lookups) * c / T);
-    const auto end = static_cast<std::int64_t>(static_cast<__int128>(lookups) * (c + 1) / T);
-    return walk_tiles(plan, resolve, begin, end, in_range);
-  });
+  // The interrupt check is asked here, before the first write, once the lookups' count calls for
+  // it: broadcast indices read a few stored values for very many lookups.
+  if (interrupt_requested(plan.lookups)) return false;
+  // The gather's own pre-check (engine.cpp): a min / max pass over the stored values (each once,
+  // broadcast or not), in parallel pieces; nothing is resolved into offsets.
+  return indices_in_range(indices, plan);
 }
 
 ScatterThreading set_scatter_threading(ScatterThreading threading) noexcept {
@@ -583,18 +641,25 @@ ScatterThreading set_scatter_threading(ScatterThreading threading) noexcept {
 }
 
 ScatterResult run_scatter_cpu(const GatherPlan& plan, const ScatterRun& run, int threads) noexcept {
-  if (plan.numel == 0) return ScatterResult::kOk;
+  std::byte* const output = const_cast<std::byte*>(plan.input);  // the scatter's output (see the file comment)
+  const auto es = static_cast<std::int64_t>(plan.element_size);
+  // Nothing to combine: the output is the input.
+  auto copy_only = [&](ScatterResult result) {
+    if (result == ScatterResult::kOk && run.copy_from != nullptr) copy_output(output, run, es, plan.num_threads > 0 ? plan.num_threads : 1);
+    return result;
+  };
+  if (plan.numel == 0) return copy_only(ScatterResult::kOk);
   for (int j = 0; j < plan.k; ++j) {
     if (plan.axis_sizes[static_cast<std::size_t>(j)] == 0) {
-      return plan.index_mode == IndexMode::kFill ? ScatterResult::kOk : ScatterResult::kBadIndex;
+      return copy_only(plan.index_mode == IndexMode::kFill ? ScatterResult::kOk : ScatterResult::kBadIndex);
     }
   }
   const cpu::ResolveFn<std::int64_t> resolve = select_tile_resolver(plan);
   if (resolve == nullptr) return ScatterResult::kInternal;
   Apply a;
-  a.output = const_cast<std::byte*>(plan.input);  // the scatter's output (see the file comment)
+  a.output = output;
   a.updates = plan.output;
-  a.es = static_cast<std::int64_t>(plan.element_size);
+  a.es = es;
   a.block = plan.block;
   a.lo = run.output_lo;
   // Blocks of 16 elements or more combine with the CPU's vector width.
@@ -628,8 +693,18 @@ ScatterResult run_scatter_cpu(const GatherPlan& plan, const ScatterRun& run, int
   const bool try_sorted = threads > 1 && slab < 0 && (rule == ScatterThreading::kAuto || rule == ScatterThreading::kSorted);
   const int sorted_threads = threads;
   if (slab < 0 && !filtered && rule == ScatterThreading::kAuto && small_lookups) threads = 1;
+  // A one-shot scatter copies its input slab by slab where it can, else whole, first.
+  const int copy_slab = rule == ScatterThreading::kAuto || rule == ScatterThreading::kSlabs
+                            ? copy_slab_dimension(plan, run) : -1;
+  const int copy_threads = sorted_threads;
   ScatterResult result = ScatterResult::kInternal;
   combine::visit_combine(run.dtype, run.reduction, [&]<class Op>() {
+    if (copy_slab >= 0) {
+      result = run_copied_slabs<Op>(plan, resolve, a, copy_slab, run.copy_from, copy_threads) ? ScatterResult::kOk
+                                                                                              : ScatterResult::kBadIndex;
+      return;
+    }
+    if (run.copy_from != nullptr) copy_output(output, run, es, copy_threads);
     if (threads > 1 && slab >= 0) {
       result = run_slabs<Op>(plan, resolve, a, slab, threads) ? ScatterResult::kOk : ScatterResult::kBadIndex;
       return;

@@ -15,14 +15,21 @@ struct ScatterRun {
   bool include_input = true;
   /// The lowest and highest element offsets the output view reaches (its owners' ranges).
   std::int64_t output_lo = 0, output_hi = 0;
+  /// Not null: the output (C-contiguous, offsets [0, output_hi]) must first receive these bytes
+  /// (the input, C-contiguous, of the output's shape and element size): a one-shot scatter.
+  /// run_scatter_cpu copies each slab of the targets just before combining into it where the
+  /// outermost lookup dimension moves the output (the copied rows are still in cache when the
+  /// updates land), else copies the whole output first on `threads` threads.
+  const std::byte* copy_from = nullptr;
 };
 
 enum class ScatterResult : std::uint8_t { kOk, kBadIndex, kOutOfMemory, kInternal };
 
 /// Checks the index values without writing: false when one is out of range under kError, or
-/// when an axis is empty under clamp / wrap (and G is not empty). `threads` threads read
-/// equal ranges of the lookups.
-bool scatter_indices_ok(const GatherPlan& plan, int threads = 1) noexcept;
+/// when an axis is empty under clamp / wrap (and G is not empty). `indices` is the call's
+/// indices view, the plan's; under kError its stored values are read once, by the gather's
+/// pre-check (cpu.hpp's indices_in_range), with no offsets resolved.
+bool scatter_indices_ok(const GatherPlan& plan, const TensorView& indices) noexcept;
 
 /// Lookups of fewer bytes than this (block * element size) that have no slab dimension run on
 /// one thread: the bucketing costs more than their combine. The result is the same bytes
