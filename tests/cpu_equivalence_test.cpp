@@ -20,6 +20,7 @@
 #include "host_pool.hpp"
 #include "kernels/cpu/cpu.hpp"
 #include "kernels/cpu/avx512.hpp"
+#include "kernels/cpu/element_run.hpp"
 #include "generic_kernel_oracle.hpp"
 #include "kernels/reference/reference.hpp"
 #include "plan/plan.hpp"
@@ -330,12 +331,15 @@ TEST(CpuEquivalence, GenericKernelMatchesReference) {
 
 TEST(CpuEquivalence, LargeSpanElementGathersMatchReference) {
   // Lookups spread over 800 KiB of input take the prefetching element loop (the random cases
-  // above are too small for it): a flat take and a GatherElements on axis 0, every mode. Then
-  // GatherElements on the last axis with 4 KiB rows: the row kernel (element_run.hpp), which
+  // above are too small for it): a flat take and a GatherElements on axis 0, every mode; over
+  // 4.4-4.8 MiB, the plain loop with software prefetch (element_run.hpp, kPlainPrefetchSpanBytes).
+  // Then GatherElements on the last axis with 4 KiB rows: the row kernel (element_run.hpp), which
   // prefetches the next row while gathering one (rows split across threads, too).
   Rng rng(run_seed() ^ 0x5eedULL);
   struct Shape { mg::Dims input, indices; std::vector<std::int64_t> axes; };
-  const Shape shapes[] = {{{200000}, {3000}, {0}}, {{800, 250}, {40, 250}, {0}}, {{300, 1000}, {300, 70}, {1}}};
+  const Shape shapes[] = {{{200000}, {3000}, {0}},         {{800, 250}, {40, 250}, {0}},
+                          {{1200000}, {3000}, {0}},        {{1100, 1000}, {9, 1000}, {0}},
+                          {{300, 1000}, {300, 70}, {1}}};
   for (const Shape& sh : shapes) {
     for (const mg::DType index_dtype : {mg::DType::kInt32, mg::DType::kInt64, mg::DType::kUInt64}) {
       for (const int mode : {0, 1, 2, 3}) {
@@ -381,16 +385,19 @@ TEST(CpuEquivalence, PlainElementLoopStopsAtEveryPositionOfItsUnrolledBody) {
   // The plain element loop (element_run.hpp) runs while indices are in range as they are and
   // hands the first other one to the general path, then starts again: one negative or
   // out-of-range index at each position of the 4-way unrolled body, near the start, the middle
-  // and the end of a run, in every mode, for a flat take and a GatherElements on axis 0.
+  // and the end of a run, in every mode, for a flat take and a GatherElements on axis 0; and
+  // over 4.4 MiB, where the loop prefetches kPlainPrefetchDistance lookups ahead: also where the
+  // prefetching part hands over to the unrolled tail.
   Rng rng(run_seed() ^ 0x91a1ULL);
   struct Shape { mg::Dims input, indices; std::vector<std::int64_t> axes; };
-  const Shape shapes[] = {{{5000}, {2051}, {0}}, {{300, 64}, {7, 64}, {0}}};
+  const Shape shapes[] = {{{5000}, {2051}, {0}}, {{300, 64}, {7, 64}, {0}}, {{1100000}, {2051}, {0}}};
+  constexpr std::int64_t kAhead = mg::detail::cpu::kPlainPrefetchDistance;
   for (const Shape& sh : shapes) {
     const std::int64_t n = sh.input[static_cast<int>(sh.axes[0])];
     std::int64_t count = 1;
     for (int d = 0; d < sh.indices.size(); ++d) count *= sh.indices[d];
     for (const std::int64_t at : {std::int64_t{0}, std::int64_t{1}, std::int64_t{2}, std::int64_t{3},
-                                  count / 2 + 1, count - 2, count - 1}) {
+                                  count / 2 + 1, count - kAhead - 1, count - kAhead, count - 2, count - 1}) {
       for (const std::int64_t odd : {std::int64_t{-1}, -n, n, n + 5, std::int64_t{-3} * n}) {
         for (const int mode : {0, 1, 2, 3}) {
           RandomCall c;

@@ -115,15 +115,23 @@ cpu::ElementRunFn select_fused_row(const GatherPlan& p) {
   });
 }
 
-/// The plain element loop for an element plan with one coordinate: on AVX-512 gathers
-/// (avx512.hpp, which says where they pay) where the CPU has them, for 4- and 8-byte elements
-/// and 32- and 64-bit indices, with indices and output contiguous along the row; else
-/// element_run.hpp's. nullptr for other plans (run_threads asks only for plans not on the
+/// The plain element loop for an element plan with one coordinate: with software prefetch where
+/// the lookups reach beyond the L2 cache (kPlainPrefetchSpanBytes) and indices and output are
+/// contiguous along the row; else on AVX-512 gathers (avx512.hpp, which says where they pay)
+/// where the CPU has them, for 4- and 8-byte elements and 32- and 64-bit indices, with the same
+/// layout; else element_run.hpp's. nullptr for other plans (run_threads asks only for plans not on the
 /// fused row kernel).
 template <class Index>
 cpu::PlainRunFn select_plain_run(const GatherPlan& p) {
   if (p.kind != PlanKind::kElement || p.k != 1) return nullptr;
   const bool unit = unit_row(p);
+  if (unit && lookup_span_bytes(p) >= cpu::kPlainPrefetchSpanBytes) {
+    // Elements from beyond the L2 cache: the scalar loop with software prefetch keeps more
+    // misses in flight than AVX-512 gathers do (element_run.hpp).
+    return by_width<cpu::PlainRunFn>(p, [&]<std::size_t W>() -> cpu::PlainRunFn {
+      return &cpu::gather_plain_run<W, Index, true, true>;
+    });
+  }
   if (unit) {
     const bool input_moves = p.input_strides[static_cast<std::size_t>(p.lookup_rank - 1)] != 0;  // unit: rank > 0
     if (const cpu::PlainRunFn simd =
