@@ -1016,7 +1016,9 @@ PyObject* door_call(FastOp& op, PyObject* const* args, Py_ssize_t first_attr, bo
     keyed = encode_attr(spec.attrs[j], args[first_attr + static_cast<Py_ssize_t>(j)], &key);
   }
   std::optional<Attributes> converted;
-  std::deque<Operand> tensor_attrs;  // a tensor attribute's array (embedding_bag's offsets), read as an operand
+  // A tensor attribute's array (embedding_bag's offsets), read as an operand; made only when
+  // one is given (libstdc++'s deque allocates as it is constructed).
+  std::optional<std::deque<Operand>> tensor_attrs;
   if (!keyed) {
     converted.emplace();
     for (std::size_t j = 0; j < spec.attrs.size(); ++j) {
@@ -1024,7 +1026,8 @@ PyObject* door_call(FastOp& op, PyObject* const* args, Py_ssize_t first_attr, bo
       if (value == default_attr) continue;
       const std::string& name = spec.attrs[j].name;
       if (spec.attrs[j].type == AttrType::kTensor && value != Py_None) {
-        Operand& t = tensor_attrs.emplace_back();
+        if (!tensor_attrs) tensor_attrs.emplace();
+        Operand& t = tensor_attrs->emplace_back();
         if (!read_operand(value, name.c_str(), normalized, &t)) return not_implemented();
         check_same_device(input, t, name.c_str());
         converted->set_tensor(name, t.view);

@@ -17,7 +17,10 @@
 //   there (Zen 4, elements_axis0) and slower on an Intel Xeon (Sapphire Rapids class VM,
 //   elements_axis0 1 thread: 4.3-4.4 ms against 3.2-3.3 ms scalar; also slower with rows of
 //   1000 and 4000 elements and from a 256 MiB input). flat_take, whose runs all index one span,
-//   was faster on both (Xeon: 30-31 against 33-35 ms).
+//   was faster on both (Xeon: 30-31 against 33-35 ms). Where the lookups reach more than
+//   kPlainPrefetchSpanBytes (4 MiB, beyond the L2 cache), the scalar loop with software
+//   prefetch (element_run.hpp) is taken instead: timed in one process against mlp_limit.c's
+//   loops (bench/limit_fraction.py), it beat these gathers on flat_take by 10-20%.
 // - The tile resolver (resolve.hpp's resolve_tile) compiled for AVX-512 (flatten inlines its
 //   body into an AVX-512 function, where the compiler vectorizes the loop over the lookups;
 //   nhwc_xy).
