@@ -645,7 +645,9 @@ ScatterResult run_scatter_cpu(const GatherPlan& plan, const ScatterRun& run, int
   const auto es = static_cast<std::int64_t>(plan.element_size);
   // Nothing to combine: the output is the input.
   auto copy_only = [&](ScatterResult result) {
-    if (result == ScatterResult::kOk && run.copy_from != nullptr) copy_output(output, run, es, plan.num_threads > 0 ? plan.num_threads : 1);
+    if (result == ScatterResult::kOk && run.copy_from != nullptr) {
+      copy_output(output, run, es, plan.num_threads > 0 ? plan.num_threads : 1);
+    }
     return result;
   };
   if (plan.numel == 0) return copy_only(ScatterResult::kOk);
@@ -691,27 +693,28 @@ ScatterResult run_scatter_cpu(const GatherPlan& plan, const ScatterRun& run, int
   // Sorted targets are tried first where there is no slab dimension (auto and the sorted test
   // rule): one read-only pass, which stops at the first decrease.
   const bool try_sorted = threads > 1 && slab < 0 && (rule == ScatterThreading::kAuto || rule == ScatterThreading::kSorted);
-  const int sorted_threads = threads;
+  // The call's threads before the one-thread rule of small lookups (below): the sorted runs'
+  // and the one-shot copy's, whose work does not repeat per thread.
+  const int call_threads = threads;
   if (slab < 0 && !filtered && rule == ScatterThreading::kAuto && small_lookups) threads = 1;
   // A one-shot scatter copies its input slab by slab where it can, else whole, first.
   const int copy_slab = rule == ScatterThreading::kAuto || rule == ScatterThreading::kSlabs
                             ? copy_slab_dimension(plan, run) : -1;
-  const int copy_threads = sorted_threads;
   ScatterResult result = ScatterResult::kInternal;
   combine::visit_combine(run.dtype, run.reduction, [&]<class Op>() {
     if (copy_slab >= 0) {
-      result = run_copied_slabs<Op>(plan, resolve, a, copy_slab, run.copy_from, copy_threads) ? ScatterResult::kOk
-                                                                                              : ScatterResult::kBadIndex;
+      const bool ok = run_copied_slabs<Op>(plan, resolve, a, copy_slab, run.copy_from, call_threads);
+      result = ok ? ScatterResult::kOk : ScatterResult::kBadIndex;
       return;
     }
-    if (run.copy_from != nullptr) copy_output(output, run, es, copy_threads);
+    if (run.copy_from != nullptr) copy_output(output, run, es, call_threads);
     if (threads > 1 && slab >= 0) {
       result = run_slabs<Op>(plan, resolve, a, slab, threads) ? ScatterResult::kOk : ScatterResult::kBadIndex;
       return;
     }
     if (try_sorted) {
       bool sorted = false;
-      const bool ran = run_sorted<Op>(plan, resolve, a, sorted_threads, &sorted);
+      const bool ran = run_sorted<Op>(plan, resolve, a, call_threads, &sorted);
       if (!ran || sorted) {
         result = ran ? ScatterResult::kOk : ScatterResult::kBadIndex;
         return;
