@@ -52,43 +52,38 @@ struct Bits16 {
 using Half = Bits16<half_bits_to_float, float_to_half_bits>;
 using BFloat16 = Bits16<bfloat16_bits_to_float, float_to_bfloat16_bits>;
 
-/// One bag's rows reduced into acc by the element-wise loop (16-bit floats, strided tables, and
-/// max); returns the rows that took part.
+/// Rows [begin, end) of one bag (`v`: the worker's view of the table) reduced into acc by the
+/// element-wise loop (16-bit floats, strided tables, and max); `col_stride`: bytes between a
+/// row's elements, `row_bytes`: the bytes of a row prefetched. Returns the rows that took part.
 template <class E>
-std::int64_t reduce_rows(const GatheredSegmentsCall& g, std::int64_t b, std::int64_t row_bytes, std::int64_t end_row,
-                         typename E::Acc* acc) {
+std::int64_t reduce_rows(const BagRows& v, std::int64_t col_stride, std::int64_t row_bytes, bool max,
+                         std::int64_t begin, std::int64_t end, typename E::Acc* acc) {
   using Acc = typename E::Acc;
-  const std::int64_t d_size = g.table.shape[1];
-  const std::int64_t es = static_cast<std::int64_t>(element_size(g.table.dtype));
-  const std::int64_t row_stride = g.table.strides[0] * es, col_stride = g.table.strides[1] * es;
-  const auto* table = static_cast<const std::byte*>(g.table.data);
-  const auto* scale = static_cast<const std::byte*>(g.scale.data);
-  const std::int64_t scale_stride = g.scale.data != nullptr ? g.scale.strides[0] * es : 0;
   std::int64_t count = 0;
-  for (std::int64_t n = g.bag_starts[b]; n < g.bag_starts[b + 1]; ++n) {
-    if (n + kPrefetchRows < end_row) {
-      const std::byte* ahead = table + g.rows[n + kPrefetchRows] * row_stride;
+  for (std::int64_t n = begin; n < end; ++n) {
+    if (n + kPrefetchRows < v.prefetch_end) {
+      const std::byte* ahead = v.table + v.rows[n + kPrefetchRows] * v.row_stride;
       for (std::int64_t k = 0; k < row_bytes; k += 64) __builtin_prefetch(ahead + k);
     }
-    const std::int64_t r = g.rows[n];
-    if (r == g.skip_row) continue;
-    const std::byte* row = table + r * row_stride;
-    if (g.max) {
+    const std::int64_t r = v.rows[n];
+    if (r == v.skip_row) continue;
+    const std::byte* row = v.table + r * v.row_stride;
+    if (max) {
       if (count == 0) {
-        for (std::int64_t f = 0; f < d_size; ++f) acc[f] = E::load(row + f * col_stride);
+        for (std::int64_t f = 0; f < v.d; ++f) acc[f] = E::load(row + f * col_stride);
       } else {
-        for (std::int64_t f = 0; f < d_size; ++f) {
-          const Acc v = E::load(row + f * col_stride);
-          if (v > acc[f]) acc[f] = v;  // PyTorch's rule: a NaN after the first row never wins
+        for (std::int64_t f = 0; f < v.d; ++f) {
+          const Acc x = E::load(row + f * col_stride);
+          if (x > acc[f]) acc[f] = x;  // PyTorch's rule: a NaN after the first row never wins
         }
       }
     } else {
-      const Acc w = scale != nullptr ? E::load(scale + n * scale_stride) : Acc(1);
-      if (count == 0) std::fill(acc, acc + d_size, Acc(0));
-      if (scale == nullptr) {
-        for (std::int64_t f = 0; f < d_size; ++f) acc[f] += E::load(row + f * col_stride);
+      if (count == 0) std::fill(acc, acc + v.d, Acc(0));
+      if (v.scale == nullptr) {
+        for (std::int64_t f = 0; f < v.d; ++f) acc[f] += E::load(row + f * col_stride);
       } else {
-        for (std::int64_t f = 0; f < d_size; ++f) acc[f] += w * E::load(row + f * col_stride);
+        const Acc w = E::load(v.scale + n * v.scale_stride);
+        for (std::int64_t f = 0; f < v.d; ++f) acc[f] += w * E::load(row + f * col_stride);
       }
     }
     ++count;
@@ -144,7 +139,7 @@ void reduce_bags(const GatheredSegmentsCall& g, const MutableTensorView& out, st
       std::fill(acc, acc + d_size, Acc(0));
       count = bag_sum(view, reinterpret_cast<std::byte*>(acc), g.bag_starts[b], g.bag_starts[b + 1]);
     } else {
-      count = reduce_rows<E>(g, b, row_bytes, end_row, acc);
+      count = reduce_rows<E>(view, col_stride, row_bytes, g.max, g.bag_starts[b], g.bag_starts[b + 1], acc);
     }
     write_bag<E>(g, out, b, count, acc);
   }
