@@ -46,15 +46,7 @@ Status run_scatter_validated(const TensorView& input, const TensorView& indices,
   }();
   // 1. The index values, before anything is written.
   if (!scatter_indices_ok(plan, indices)) return bad_index();
-  // 2. output = input (a partial write: the whole base); between two C-contiguous views, the
-  //    engine copies it slab by slab as it combines (ScatterRun::copy_from).
   ScatterRun run;
-  if (!partial && !in_place && input.is_contiguous() && targets.is_contiguous()) {
-    run.copy_from = static_cast<const std::byte*>(input.data);
-  } else {
-    MULTIGATHER_RETURN_IF_ERROR(copy_input());
-  }
-  // 3. The combine.
   run.dtype = input.dtype;
   run.reduction = call.reduction;
   run.include_input = call.include_input;
@@ -62,6 +54,14 @@ Status run_scatter_validated(const TensorView& input, const TensorView& indices,
     const std::int64_t reach = (output.shape[d] - 1) * output.strides[d];
     (reach < 0 ? run.output_lo : run.output_hi) += reach;
   }
+  // 2. output = input (a partial write: the whole base); between two C-contiguous views, the
+  //    engine copies it slab by slab as it combines where it can (ScatterRun::copy_from).
+  if (!partial && !in_place && input.is_contiguous() && targets.is_contiguous()) {
+    run.copy_from = static_cast<const std::byte*>(input.data);
+    if (!scatter_copies_input(plan, run)) run.copy_from = nullptr;
+  }
+  if (run.copy_from == nullptr) MULTIGATHER_RETURN_IF_ERROR(copy_input());
+  // 3. The combine.
   switch (run_scatter_cpu(plan, run, threads)) {
     case ScatterResult::kOk: return Status::Ok();
     case ScatterResult::kBadIndex: return bad_index();

@@ -39,7 +39,8 @@
 // One-shot (ScatterRun::copy_from: output = input first, both C-contiguous): where the
 // outermost lookup dimension moves the output, each thread copies its slab in steps of about
 // 256 KiB and combines into each step right after its copy, while its lines are still cached
-// (S2 one-shot 8.4 -> 7.3 ms at 1 thread, 4.0 -> 3.3 ms at 2); elsewhere the whole copy first.
+// (S2 one-shot 8.4 -> 7.3 ms at 1 thread, 4.0 -> 3.3 ms at 2); elsewhere the caller copies the
+// whole input first (scatter_copies_input).
 //
 // include_input = false: one byte per output offset marks the elements already reached (the
 // first update reaching an element is assigned, the next ones combine).
@@ -390,19 +391,6 @@ bool run_copied_slabs(const GatherPlan& p, cpu::ResolveFn<std::int64_t> resolve,
   });
 }
 
-/// The whole copy of a one-shot scatter that no slab carries (ScatterRun::copy_from): T equal
-/// parts of the output's bytes, one per thread.
-void copy_output(std::byte* output, const ScatterRun& run, std::int64_t es, int threads) {
-  const std::int64_t bytes = (run.output_hi + 1) * es;
-  const int T = static_cast<int>(std::clamp<std::int64_t>(bytes / kCopyStepBytes, 1, std::max(threads, 1)));
-  on_threads(T, [&](int w) {
-    const std::int64_t b0 = static_cast<std::int64_t>(static_cast<__int128>(bytes) * w / T);
-    const std::int64_t b1 = static_cast<std::int64_t>(static_cast<__int128>(bytes) * (w + 1) / T);
-    std::memcpy(output + b0, run.copy_from + b0, static_cast<std::size_t>(b1 - b0));
-    return true;
-  });
-}
-
 /// The owner of a target offset among `owners` equal ranges of [lo, lo + span).
 inline int owner_of(std::int64_t target, std::int64_t lo, std::int64_t span, int owners) {
   return static_cast<int>(static_cast<__int128>(target - lo) * owners / span);
@@ -636,32 +624,32 @@ bool scatter_indices_ok(const GatherPlan& plan, const TensorView& indices) noexc
   return indices_in_range(indices, plan);
 }
 
+bool scatter_copies_input(const GatherPlan& plan, const ScatterRun& run) noexcept {
+  if (plan.numel == 0) return false;
+  for (int j = 0; j < plan.k; ++j) {
+    if (plan.axis_sizes[static_cast<std::size_t>(j)] == 0) return false;
+  }
+  const ScatterThreading rule = threading_rule.load(std::memory_order_relaxed);
+  return (rule == ScatterThreading::kAuto || rule == ScatterThreading::kSlabs) && copy_slab_dimension(plan, run) >= 0;
+}
+
 ScatterThreading set_scatter_threading(ScatterThreading threading) noexcept {
   return threading_rule.exchange(threading);
 }
 
 ScatterResult run_scatter_cpu(const GatherPlan& plan, const ScatterRun& run, int threads) noexcept {
-  std::byte* const output = const_cast<std::byte*>(plan.input);  // the scatter's output (see the file comment)
-  const auto es = static_cast<std::int64_t>(plan.element_size);
-  // Nothing to combine: the output is the input.
-  auto copy_only = [&](ScatterResult result) {
-    if (result == ScatterResult::kOk && run.copy_from != nullptr) {
-      copy_output(output, run, es, plan.num_threads > 0 ? plan.num_threads : 1);
-    }
-    return result;
-  };
-  if (plan.numel == 0) return copy_only(ScatterResult::kOk);
+  if (plan.numel == 0) return ScatterResult::kOk;
   for (int j = 0; j < plan.k; ++j) {
     if (plan.axis_sizes[static_cast<std::size_t>(j)] == 0) {
-      return copy_only(plan.index_mode == IndexMode::kFill ? ScatterResult::kOk : ScatterResult::kBadIndex);
+      return plan.index_mode == IndexMode::kFill ? ScatterResult::kOk : ScatterResult::kBadIndex;
     }
   }
   const cpu::ResolveFn<std::int64_t> resolve = select_tile_resolver(plan);
   if (resolve == nullptr) return ScatterResult::kInternal;
   Apply a;
-  a.output = output;
+  a.output = const_cast<std::byte*>(plan.input);  // the scatter's output (see the file comment)
   a.updates = plan.output;
-  a.es = es;
+  a.es = static_cast<std::int64_t>(plan.element_size);
   a.block = plan.block;
   a.lo = run.output_lo;
   // Blocks of 16 elements or more combine with the CPU's vector width.
@@ -697,9 +685,9 @@ ScatterResult run_scatter_cpu(const GatherPlan& plan, const ScatterRun& run, int
   // and the one-shot copy's, whose work does not repeat per thread.
   const int call_threads = threads;
   if (slab < 0 && !filtered && rule == ScatterThreading::kAuto && small_lookups) threads = 1;
-  // A one-shot scatter copies its input slab by slab where it can, else whole, first.
-  const int copy_slab = rule == ScatterThreading::kAuto || rule == ScatterThreading::kSlabs
-                            ? copy_slab_dimension(plan, run) : -1;
+  // A one-shot scatter (scatter_copies_input said yes) copies its input slab by slab.
+  const int copy_slab = run.copy_from != nullptr ? copy_slab_dimension(plan, run) : -1;
+  if (run.copy_from != nullptr && copy_slab < 0) return ScatterResult::kInternal;
   ScatterResult result = ScatterResult::kInternal;
   combine::visit_combine(run.dtype, run.reduction, [&]<class Op>() {
     if (copy_slab >= 0) {
@@ -707,7 +695,6 @@ ScatterResult run_scatter_cpu(const GatherPlan& plan, const ScatterRun& run, int
       result = ok ? ScatterResult::kOk : ScatterResult::kBadIndex;
       return;
     }
-    if (run.copy_from != nullptr) copy_output(output, run, es, call_threads);
     if (threads > 1 && slab >= 0) {
       result = run_slabs<Op>(plan, resolve, a, slab, threads) ? ScatterResult::kOk : ScatterResult::kBadIndex;
       return;

@@ -17,11 +17,16 @@ struct ScatterRun {
   std::int64_t output_lo = 0, output_hi = 0;
   /// Not null: the output (C-contiguous, offsets [0, output_hi]) must first receive these bytes
   /// (the input, C-contiguous, of the output's shape and element size): a one-shot scatter.
-  /// run_scatter_cpu copies each slab of the targets just before combining into it where the
-  /// outermost lookup dimension moves the output (the copied rows are still in cache when the
-  /// updates land), else copies the whole output first on `threads` threads.
+  /// run_scatter_cpu copies each slab of the targets just before combining into it (the copied
+  /// rows are still in cache when the updates land). Set only where scatter_copies_input says so.
   const std::byte* copy_from = nullptr;
 };
+
+/// Whether run_scatter_cpu copies `run.copy_from` into the output itself, slab by slab: where
+/// the outermost lookup dimension moves the output across all of it, the plan has lookups and
+/// no empty axis, and the threading rule is automatic (or slabs). Otherwise the caller copies
+/// the input first and passes copy_from null.
+bool scatter_copies_input(const GatherPlan& plan, const ScatterRun& run) noexcept;
 
 enum class ScatterResult : std::uint8_t { kOk, kBadIndex, kOutOfMemory, kInternal };
 
