@@ -3,7 +3,8 @@
 // the rows gathered into a tensor (sum: bytes) and against a plain loop (mean, max: PyTorch's
 // "greater replaces" rule), at 1, 2, 3 and 8 threads byte for byte, with the AVX-512 bag sum
 // and without; the weight VJP against the
-// loop of its definition; tensor attributes through the C API and the CLI (.npy); errors.
+// loop of its definition; tensor attributes through the C API; errors. The CLI (.npy offsets):
+// cli_embedding_bag_test.cpp (built with the CLI).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -11,15 +12,12 @@
 #include <random>
 #include <sstream>
 
-#include "cli/cli.hpp"
 #include "kernels/cpu/avx512.hpp"
 #include "multigather/execute.hpp"
 #include "multigather/lowering.hpp"
 #include "multigather/multigather.h"
 #include "multigather/scatter.hpp"
 #include "multigather/transforms.hpp"
-#include "npy.hpp"
-#include "scratch_dir.hpp"
 
 namespace multigather {
 namespace {
@@ -241,36 +239,6 @@ TEST(EmbeddingBag, TensorAttributesThroughTheCApi) {
   const mg_attr null_tensor[] = {mg_attr_tensor("offsets", nullptr)};
   EXPECT_EQ(mg_run_op(kOp, &x, &idx, null_tensor, 1, &o, nullptr), MG_ERROR_INVALID_ARGUMENT);
   EXPECT_NE(std::string(mg_last_error()).find("attribute offsets: tensor is NULL"), std::string::npos) << mg_last_error();
-}
-
-class EmbeddingBagCli : public ScratchDirTest {};
-
-TEST_F(EmbeddingBagCli, OffsetsFromANpyFile) {
-  Tensor weight(DType::kFloat32, {3, 2}), input(DType::kInt64, {3}), offsets(DType::kInt64, {2});
-  for (int k = 0; k < 6; ++k) weight.data_as<float>()[k] = static_cast<float>(k + 1);
-  const std::int64_t ids[] = {2, 0, 2}, offs[] = {0, 1};
-  std::copy(ids, ids + 3, input.data_as<std::int64_t>());
-  std::copy(offs, offs + 2, offsets.data_as<std::int64_t>());
-  ASSERT_TRUE(npy::write_npy(path("w.npy"), weight.view()).ok());
-  ASSERT_TRUE(npy::write_npy(path("i.npy"), input.view()).ok());
-  ASSERT_TRUE(npy::write_npy(path("o.npy"), offsets.view()).ok());
-  std::vector<std::string> args = {"multigather", "run", kOp, "--input", path("w.npy"), "--indices", path("i.npy"),
-                                   "--offsets", path("o.npy"), "--mode", "max", "--output", path("out.npy")};
-  std::vector<char*> argv;
-  for (std::string& s : args) argv.push_back(s.data());
-  std::ostringstream out, err;
-  ASSERT_EQ(cli::main(static_cast<int>(argv.size()), argv.data(), out, err), 0) << err.str();
-  npy::NpyArray result;
-  ASSERT_TRUE(npy::read_npy(path("out.npy"), &result).ok());
-  const auto* r = static_cast<const float*>(result.view.data);
-  EXPECT_EQ(result.view.shape, (Dims{2, 2}));
-  EXPECT_EQ(std::vector<float>(r, r + 4), (std::vector<float>{5, 6, 5, 6}));  // max(w[0], w[2]) = w[2]
-  args[8] = path("missing.npy");
-  argv.clear();
-  for (std::string& s : args) argv.push_back(s.data());
-  std::ostringstream out2, err2;
-  EXPECT_NE(cli::main(static_cast<int>(argv.size()), argv.data(), out2, err2), 0);
-  EXPECT_NE(err2.str().find("--offsets"), std::string::npos) << err2.str();
 }
 
 }  // namespace

@@ -59,6 +59,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "multigather/attributes.hpp"
@@ -682,6 +683,19 @@ const Handles& handles_of(const TorchOp& op) {
   return handles[static_cast<std::size_t>(&op - torch_ops().data())];
 }
 
+/// A new autograd node, held the way this torch's graph holds nodes: `Edge::function` is a
+/// `std::shared_ptr<Node>` up to torch 2.11 and a `c10::intrusive_ptr<Node>` in later releases
+/// (and `set_history` takes the same pointer).
+template <class NodeType>
+auto make_node() {
+  using Held = decltype(torch::autograd::Edge::function);
+  if constexpr (std::is_same_v<Held, std::shared_ptr<torch::autograd::Node>>) {
+    return std::make_shared<NodeType>();
+  } else {
+    return c10::make_intrusive<NodeType>();
+  }
+}
+
 /// The node of a forward op: its backward is the row's _backward op (through the dispatcher).
 struct ForwardBackward : torch::autograd::Node {
   const TorchOp* op = nullptr;
@@ -1008,7 +1022,7 @@ void autograd_kernel(const c10::OperatorHandle& handle, c10::DispatchKeySet keys
   }
   args[static_cast<std::size_t>(op.indices)] = c10::IValue();
   if (backward) {
-    auto node = c10::make_intrusive<BackwardBackward>();
+    auto node = make_node<BackwardBackward>();
     node->op = &op;
     node->options = grad.options();
     node->batch_rank = batch_rank;
@@ -1033,7 +1047,7 @@ void autograd_kernel(const c10::OperatorHandle& handle, c10::DispatchKeySet keys
     if (reduce != "sum") {
       TORCH_CHECK_NOT_IMPLEMENTED(!input.is_complex(), "torch.scatter_reduce: the gradient of reduce='", reduce,
                                   "' is not implemented for complex tensors");
-      auto node = c10::make_intrusive<ScatterReduceBackward>();
+      auto node = make_node<ScatterReduceBackward>();
       at::Tensor& output = (*stack).back().toTensor();
       node->dim = arg("dim").toInt();
       node->reduce = reduce;
@@ -1050,7 +1064,7 @@ void autograd_kernel(const c10::OperatorHandle& handle, c10::DispatchKeySet keys
   }
   args[static_cast<std::size_t>(op.input)] = op.segment() ? c10::IValue() : sizes_of(input);
   if (op.updates >= 0) args[static_cast<std::size_t>(op.updates)] = sizes_of(updates);
-  auto node = c10::make_intrusive<ForwardBackward>();
+  auto node = make_node<ForwardBackward>();
   node->op = &op;
   if (op.segment()) node->input = torch::autograd::SavedVariable(input, false);
   node->batch_rank = batch_rank;
