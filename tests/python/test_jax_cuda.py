@@ -157,8 +157,11 @@ def run_script(*args: str) -> subprocess.CompletedProcess:
     require("jax")
     env = dict(os.environ)
     env.pop("JAX_PLATFORMS", None)
-    return subprocess.run([sys.executable, "-c", SCRIPT, *args], env=env, capture_output=True,
-                          text=True, timeout=600)
+    env["PYTHONUNBUFFERED"] = "1"  # a crash keeps what the script printed before it
+    # -X faulthandler: a fatal signal prints every thread's Python stack to stderr (a failure
+    # shows where the child died, not only its exit status).
+    return subprocess.run([sys.executable, "-X", "faulthandler", "-c", SCRIPT, *args], env=env,
+                          capture_output=True, text=True, timeout=600)
 
 
 def test_the_gpu_checks_themselves_on_the_cpu():
