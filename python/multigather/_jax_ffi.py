@@ -75,11 +75,12 @@ def _register() -> None:
         raise RuntimeError("this build of multigather has no XLA FFI handlers (it was built "
                            "without the XLA FFI headers), so it cannot run inside jax.jit / "
                            "grad / vmap")
-    state_type = _core.jax_ffi_state_type()
     for platform, targets in handlers.items():
         # The handlers' state (one per call site: its decoded attributes and its lowering) is
-        # made by their instantiate stage; its type is registered before them.
-        jax.ffi.register_ffi_type("multigather_call_site", state_type, platform=platform)
+        # made by their instantiate stage; its type is registered before them, with the
+        # platform's own type id (each platform's XLA keeps its own type registry).
+        jax.ffi.register_ffi_type("multigather_call_site", _core.jax_ffi_state_type(platform),
+                                  platform=platform)
         for name, stages in targets.items():
             jax.ffi.register_ffi_target(name, stages, platform=platform)
     _REGISTERED = True

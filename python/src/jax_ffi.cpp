@@ -16,6 +16,7 @@
 // `execute` runs a call. The CPU handlers run the engine on XLA's intra-op thread pool
 // (ExecutionContext::task_pool) and ask for huge pages on large results (docs/jax.md, "Per call").
 #include <nanobind/nanobind.h>
+#include <nanobind/stl/string.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -164,12 +165,25 @@ Status batch_rank_of(const Call& call, const MutableTensorView& input, int* n) {
 /// the decoded attributes and the call site's lowering (CallSiteCache), so that an execution
 /// neither decodes attributes nor lowers again.
 struct State {
-  static ffi::TypeId id;
   Call call;
   CallSiteCache cache;
 };
-ffi::TypeId State::id = {};
-constexpr XLA_FFI_TypeInfo kStateInfo = ffi::MakeTypeInfo<State>();
+
+/// The state type as one platform's XLA registers it. Each platform's runtime (jaxlib's CPU
+/// client, the CUDA plugin: two XLA instances in one process) keeps its own type registry and
+/// writes the id it assigns into the registered TypeId; registering one TypeId with both would
+/// hand the second registry the first one's id, which it only accepts if no type of its own has
+/// it. So each platform has its own TypeId, unassigned (0) until its registry assigns one.
+template <int kPlatform>
+struct StateOn : State {
+  static ffi::TypeId id;
+};
+template <int kPlatform>
+ffi::TypeId StateOn<kPlatform>::id = {};
+template <class PlatformState>
+constexpr XLA_FFI_TypeInfo kStateInfo = ffi::MakeTypeInfo<PlatformState>();
+using CpuState = StateOn<0>;
+using CudaState = StateOn<1>;
 
 /// Every handler state's lowerings, summed (a test hook: multigather._multigather.jax_ffi_lowerings).
 std::atomic<std::int64_t> g_lowerings{0};
@@ -181,8 +195,9 @@ struct CountLowerings {
   ~CountLowerings() { g_lowerings.fetch_add(cache.lowerings() - before, std::memory_order_relaxed); }
 };
 
-ffi::ErrorOr<std::unique_ptr<State>> instantiate(ffi::Dictionary dict) {
-  auto state = std::make_unique<State>();
+template <class PlatformState>
+ffi::ErrorOr<std::unique_ptr<PlatformState>> instantiate(ffi::Dictionary dict) {
+  auto state = std::make_unique<PlatformState>();
   const Status s = call_of(dict, &state->call);
   if (!s.ok()) return ffi::Unexpected<ffi::Error>(to_ffi(s));
   return state;
@@ -318,20 +333,21 @@ ffi::Error run_cpu(ffi::ThreadPool& xla_pool, const Run& run) {
   return to_ffi(run(context));
 }
 
-ffi::Error op_cpu(ffi::ThreadPool xla_pool, State* state, ffi::RemainingArgs args, ffi::RemainingRets rets) {
+ffi::Error op_cpu(ffi::ThreadPool xla_pool, CpuState* state, ffi::RemainingArgs args, ffi::RemainingRets rets) {
   return run_cpu(xla_pool, [&](const ExecutionContext& c) { return run_op_handler(*state, args, rets, c); });
 }
 
-ffi::Error vjp_cpu(ffi::ThreadPool xla_pool, State* state, ffi::RemainingArgs args, ffi::RemainingRets rets) {
+ffi::Error vjp_cpu(ffi::ThreadPool xla_pool, CpuState* state, ffi::RemainingArgs args, ffi::RemainingRets rets) {
   return run_cpu(xla_pool, [&](const ExecutionContext& c) { return run_vjp_handler(*state, args, rets, c); });
 }
 
-XLA_FFI_DEFINE_HANDLER_SYMBOL(kInstantiate, instantiate, ffi::Ffi::BindInstantiate().Attrs<ffi::Dictionary>());
+XLA_FFI_DEFINE_HANDLER_SYMBOL(kInstantiateCpu, instantiate<CpuState>,
+                              ffi::Ffi::BindInstantiate().Attrs<ffi::Dictionary>());
 XLA_FFI_DEFINE_HANDLER_SYMBOL(kOpCpu, op_cpu,
-                              ffi::Ffi::Bind().Ctx<ffi::ThreadPool>().Ctx<ffi::State<State>>().RemainingArgs()
+                              ffi::Ffi::Bind().Ctx<ffi::ThreadPool>().Ctx<ffi::State<CpuState>>().RemainingArgs()
                                   .RemainingRets());
 XLA_FFI_DEFINE_HANDLER_SYMBOL(kVjpCpu, vjp_cpu,
-                              ffi::Ffi::Bind().Ctx<ffi::ThreadPool>().Ctx<ffi::State<State>>().RemainingArgs()
+                              ffi::Ffi::Bind().Ctx<ffi::ThreadPool>().Ctx<ffi::State<CpuState>>().RemainingArgs()
                                   .RemainingRets());
 
 #if defined(MULTIGATHER_PYTHON_HAS_CUDA)
@@ -345,25 +361,27 @@ ExecutionContext cuda_context(void* stream) {
   return context;
 }
 
-ffi::Error op_cuda(void* stream, State* state, ffi::RemainingArgs args, ffi::RemainingRets rets) {
+ffi::Error op_cuda(void* stream, CudaState* state, ffi::RemainingArgs args, ffi::RemainingRets rets) {
   return to_ffi(run_op_handler(*state, args, rets, cuda_context(stream)));
 }
 
-ffi::Error vjp_cuda(void* stream, State* state, ffi::RemainingArgs args, ffi::RemainingRets rets) {
+ffi::Error vjp_cuda(void* stream, CudaState* state, ffi::RemainingArgs args, ffi::RemainingRets rets) {
   return to_ffi(run_vjp_handler(*state, args, rets, cuda_context(stream)));
 }
 
+XLA_FFI_DEFINE_HANDLER_SYMBOL(kInstantiateCuda, instantiate<CudaState>,
+                              ffi::Ffi::BindInstantiate().Attrs<ffi::Dictionary>());
 XLA_FFI_DEFINE_HANDLER_SYMBOL(kOpCuda, op_cuda,
-                              ffi::Ffi::Bind().Ctx<ffi::PlatformStream<void*>>().Ctx<ffi::State<State>>()
+                              ffi::Ffi::Bind().Ctx<ffi::PlatformStream<void*>>().Ctx<ffi::State<CudaState>>()
                                   .RemainingArgs().RemainingRets());
 XLA_FFI_DEFINE_HANDLER_SYMBOL(kVjpCuda, vjp_cuda,
-                              ffi::Ffi::Bind().Ctx<ffi::PlatformStream<void*>>().Ctx<ffi::State<State>>()
+                              ffi::Ffi::Bind().Ctx<ffi::PlatformStream<void*>>().Ctx<ffi::State<CudaState>>()
                                   .RemainingArgs().RemainingRets());
 #endif
 
-nb::dict stages(void* execute) {
+nb::dict stages(void* instantiate, void* execute) {
   nb::dict d;
-  d["instantiate"] = nb::capsule(reinterpret_cast<void*>(kInstantiate));
+  d["instantiate"] = nb::capsule(instantiate);
   d["execute"] = nb::capsule(execute);
   return d;
 }
@@ -376,13 +394,13 @@ void bind_jax_ffi(nb::module_& m) {
     nb::dict handlers;
 #if defined(MULTIGATHER_PYTHON_JAX_FFI)
     nb::dict cpu;
-    cpu["multigather_op"] = stages(reinterpret_cast<void*>(kOpCpu));
-    cpu["multigather_vjp"] = stages(reinterpret_cast<void*>(kVjpCpu));
+    cpu["multigather_op"] = stages(reinterpret_cast<void*>(kInstantiateCpu), reinterpret_cast<void*>(kOpCpu));
+    cpu["multigather_vjp"] = stages(reinterpret_cast<void*>(kInstantiateCpu), reinterpret_cast<void*>(kVjpCpu));
     handlers["cpu"] = cpu;
 #if defined(MULTIGATHER_PYTHON_HAS_CUDA)
     nb::dict cuda;
-    cuda["multigather_op"] = stages(reinterpret_cast<void*>(kOpCuda));
-    cuda["multigather_vjp"] = stages(reinterpret_cast<void*>(kVjpCuda));
+    cuda["multigather_op"] = stages(reinterpret_cast<void*>(kInstantiateCuda), reinterpret_cast<void*>(kOpCuda));
+    cuda["multigather_vjp"] = stages(reinterpret_cast<void*>(kInstantiateCuda), reinterpret_cast<void*>(kVjpCuda));
     handlers["CUDA"] = cuda;
 #endif
 #endif
@@ -390,17 +408,32 @@ void bind_jax_ffi(nb::module_& m) {
   }, "The XLA FFI handlers of this build, by platform: {'cpu': {'multigather_op': {'instantiate': "
      "capsule, 'execute': capsule}, 'multigather_vjp': {...}}, 'CUDA': {...} in a CUDA build}; {} "
      "when built without the XLA FFI headers (jax.ffi.register_ffi_target takes the stage "
-     "dictionaries; register jax_ffi_state_type() first).");
-  m.def("jax_ffi_state_type", []() {
+     "dictionaries; register jax_ffi_state_type(platform) first).");
+  m.def("jax_ffi_state_type", [](const std::string& platform) {
     nb::dict type;
 #if defined(MULTIGATHER_PYTHON_JAX_FFI)
-    type["type_id"] = nb::capsule(reinterpret_cast<void*>(&State::id));
-    type["type_info"] = nb::capsule(const_cast<void*>(static_cast<const void*>(&kStateInfo)));
+    auto set = [&type](ffi::TypeId* id, const XLA_FFI_TypeInfo* info) {
+      type["type_id"] = nb::capsule(static_cast<void*>(id));
+      type["type_info"] = nb::capsule(const_cast<void*>(static_cast<const void*>(info)));
+    };
+    if (platform == "cpu") set(&CpuState::id, &kStateInfo<CpuState>);
+#if defined(MULTIGATHER_PYTHON_HAS_CUDA)
+    if (platform == "CUDA") set(&CudaState::id, &kStateInfo<CudaState>);
+#endif
+    if (type.size() == 0) {
+      throw nb::value_error(("jax_ffi_state_type: platform '" + platform +
+                             "' has no handlers in this build (see jax_ffi_handlers())").c_str());
+    }
+#else
+    (void)platform;
 #endif
     return type;
-  }, "The handlers' state type for jax.ffi.register_ffi_type ({'type_id': capsule, 'type_info': "
-     "capsule}; {} without the XLA FFI headers): one state per call site of a compiled "
-     "executable, holding its decoded attributes and its lowering.");
+  }, nb::arg("platform"),
+     "The handlers' state type on `platform` (a key of jax_ffi_handlers()) for "
+     "jax.ffi.register_ffi_type ({'type_id': capsule, 'type_info': capsule}; {} without the XLA "
+     "FFI headers): one state per call site of a compiled executable, holding its decoded "
+     "attributes and its lowering. Each platform has its own type id, since each platform's XLA "
+     "keeps its own type registry. Raises ValueError for a platform without handlers.");
   m.def("jax_ffi_lowerings", []() {
 #if defined(MULTIGATHER_PYTHON_JAX_FFI)
     return g_lowerings.load(std::memory_order_relaxed);

@@ -203,17 +203,26 @@ def test_framework_scatters_match_torch_on_the_device():
                                torch.scatter_add(x, 0, index, upd))
 
 
-def test_index_add_alpha_on_the_device_refuses_instead_of_reading_source_on_the_host():
+def test_index_add_alpha_on_the_device_is_applied_by_pytorch_on_the_device():
+    # The engine scales only host memory (the registry row refuses alpha != 1 on a CUDA device:
+    # tests/frontends_device_memory_test.cpp); multigather.torch.index_add applies alpha through
+    # PyTorch on the device first, with or without autograd, as PyTorch's own kernel does.
     torch = cuda_torch()
     gen = torch.Generator(device="cpu").manual_seed(11)
     x = torch.randn(6, 5, generator=gen).cuda()
     ids = torch.tensor([4, 0, 4]).cuda()
     src = torch.randn(3, 5, generator=gen).cuda()
     mt = importlib.import_module("multigather.torch")
-    with pytest.raises(ValueError, match=r"alpha = 2 != 1 scales a host copy of source; on a CUDA device"):
-        mt.index_add(x, 0, ids, src, alpha=2)
-    # The form the message asks for gives torch's alpha result.
-    torch.testing.assert_close(mt.index_add(x, 0, ids, src * 2), torch.index_add(x, 0, ids, src, alpha=2))
+    for alpha in (2, -2.5):
+        got = mt.index_add(x, 0, ids, src, alpha=alpha)
+        assert got.is_cuda
+        torch.testing.assert_close(got, torch.index_add(x, 0, ids, src, alpha=alpha))
+    a, b = x.clone().requires_grad_(), src.clone().requires_grad_()
+    mt.index_add(a, 0, ids, b, alpha=-2.5).sum().backward()
+    torch.testing.assert_close(b.grad, torch.full_like(src, -2.5))
+    torch.testing.assert_close(a.grad, torch.ones_like(x))
+    xi, si = torch.arange(30).reshape(6, 5).cuda(), torch.arange(15).reshape(3, 5).cuda()
+    assert torch.equal(mt.index_add(xi, 0, ids, si, alpha=3), torch.index_add(xi, 0, ids, si, alpha=3))
 
 
 def test_scatter_out_of_range_raises_the_cpu_engines_index_error_and_writes_nothing():
