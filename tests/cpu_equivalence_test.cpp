@@ -540,9 +540,11 @@ TEST(CpuEquivalence, SimdPlainLoopOnAMovingInputMatchesScalar) {
 
 TEST(CpuEquivalence, SimdBlockKernelsMatchReferenceAtEveryAlignment) {
   // The AVX-512 block kernels (avx512.hpp) where the CPU has AVX-512: blocks of 64 and 128
-  // bytes (copy_chunked_blocks compiled for AVX-512) and of 257 bytes to 2 KiB (the block
-  // mover: an unaligned move at each end, aligned stores between), behind two coordinates per
-  // lookup (the tile resolver compiled for AVX-512), 32- and 64-bit indices. Every element
+  // bytes (copy_chunked_blocks compiled for AVX-512) and of 257 bytes to 2 KiB on AMD, to 64 KiB
+  // elsewhere (the block mover: an unaligned move at each end, aligned stores between; 2 and
+  // 4 KiB run rep movsb on AMD and the mover elsewhere, on uint8 and float32 only, for time),
+  // behind two coordinates per lookup (the tile resolver compiled for AVX-512), 32- and 64-bit
+  // indices. Every element
   // width, odd block sizes (rows of a uint8 output start at every alignment), contiguous and
   // random output layouts, every mode (kFill writes the fill value over whole blocks), AVX-512
   // on and off, against the reference.
@@ -551,7 +553,8 @@ TEST(CpuEquivalence, SimdBlockKernelsMatchReferenceAtEveryAlignment) {
                               mg::DType::kFloat64, mg::DType::kComplex128};
   for (const mg::DType dtype : dtypes) {
     const auto es = static_cast<std::int64_t>(mg::element_size(dtype));
-    for (const std::int64_t bytes : {64, 128, 257, 300, 511, 1024, 1031, 2047}) {
+    for (const std::int64_t bytes : {64, 128, 257, 300, 511, 1024, 1031, 2047, 2048, 4099}) {
+      if (bytes > 2048 && dtype != mg::DType::kUInt8 && dtype != mg::DType::kFloat32) continue;
       const std::int64_t block = bytes <= 128 ? bytes / es : std::max<std::int64_t>(bytes / es, 256 / es + 1);
       for (const int mode : {0, 1, 2, 3}) {
         for (const bool contiguous : {true, false}) {

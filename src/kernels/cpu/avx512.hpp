@@ -30,13 +30,14 @@
 //   Elementwise loop compiled for AVX-512. Segment sums and maxima over 32-float rows (G2, G4 of
 //   docs/bench.md, 1 thread): unsorted sum 11.7 -> 10.2 ms, max 13.2 -> 10.5 ms with the wider
 //   loop (together with the deeper prefetch of scatter_engine.cpp's apply_pairs).
-// - The block mover of copy_large_blocks (copy.hpp) for blocks of 257 bytes to 2 KiB: 64-byte
+// - The block mover of copy_large_blocks (copy.hpp) for blocks of 257 bytes to 2 KiB on AMD, to
+//   64 KiB elsewhere (large_blocks_simd in avx512.cpp has the measurements): 64-byte
 //   moves with the destination aligned (one unaligned move at each end), the whole block (up
 //   to 1 KiB) prefetched two blocks ahead. numpy puts large arrays 16 bytes past a page
 //   boundary, so each row of a numpy output starts mid-line; there `rep movsb` slows down.
 //   Measured in a standalone loop on 512-byte and 1 KiB rows 16 bytes off alignment
-//   (mid_axis_block's shape), this mover beats rep movsb; from 2 KiB on, rep movsb is as fast
-//   or faster and stays.
+//   (mid_axis_block's shape), this mover beats rep movsb; on a Zen 4, from 2 KiB on, rep movsb
+//   is as fast or faster and stays; on an Intel Xeon the mover is 5-20% faster up to 64 KiB.
 #pragma once
 
 #include <cstddef>
