@@ -153,8 +153,9 @@ sys.exit(0 if key(have) < key(sys.argv[2]) else 1)
 EOF
 }
 pip_env=()
+# The XLA FFI headers: the image's jaxlib's when it has one (they match the XLA the handlers are
+# registered with; python/CMakeLists.txt says which it took, and why not), else the vendored copy.
 pip_cfg=(-Ccmake.define.MULTIGATHER_CUDA=ON -Ccmake.define.MULTIGATHER_BUILD_CLI=OFF
-         "-Ccmake.define.MULTIGATHER_XLA_FFI_INCLUDE_DIR=$PWD/third_party/xla_ffi"
          "-Cbuild-dir=$build_abs/python-wheel")
 pip_cfg+=("${launcher[@]}")
 for define in "${hidden[@]}"; do pip_cfg+=("-Ccmake.define.${define#-D}"); done
