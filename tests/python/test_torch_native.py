@@ -573,11 +573,11 @@ CUDA_SCATTER_CASES = [c for c in SCATTER_CASES if "prod" not in c[0] and "mean" 
 
 
 @contextlib.contextmanager
-def _indices_on_cuda():
-    """The cases' shared IDX / ROWS moved to the GPU for the block."""
+def _indices_on(device):
+    """The cases' shared IDX / ROWS moved to `device` for the block."""
     global IDX, ROWS
     saved = IDX, ROWS
-    IDX, ROWS = IDX.cuda(), ROWS.cuda()
+    IDX, ROWS = IDX.to(device), ROWS.to(device)
     try:
         yield
     finally:
@@ -585,19 +585,14 @@ def _indices_on_cuda():
 
 
 def _torch_on_the_cpu(name, call):
-    """PyTorch's op on CPU copies of the operands (the shared indices as they are, on the CPU),
-    its result moved to the GPU: the oracle of the CUDA scatter tests. The cases have duplicate
+    """PyTorch's op on CPU copies of the operands (the shared indices on the CPU too), its
+    result moved to the GPU: the oracle of the CUDA scatter tests. The cases have duplicate
     indices, and under reduction none PyTorch's CUDA kernels let any duplicate win (its docs:
     nondeterministic), while its CPU kernels and multigather's deterministic CUDA scatter keep
     the last one in row-major order. Autograd flows through the copies."""
     def run(*operands):
-        global IDX, ROWS
-        saved = IDX, ROWS
-        IDX, ROWS = IDX.cpu(), ROWS.cpu()
-        try:
+        with _indices_on("cpu"):
             return call(_fn(name, torch), *[t.cpu() for t in operands]).cuda()
-        finally:
-            IDX, ROWS = saved
     return run
 
 
@@ -606,7 +601,7 @@ def _torch_on_the_cpu(name, call):
 def test_cuda_scatters_equal_pytorch(name, call):
     # Forward on the device (the deterministic CUDA scatter); gradients: test_cuda_backward_*.
     x, s = rand(4, 5).cuda(), rand(6, 5, seed=2).cuda()
-    with _indices_on_cuda():
+    with _indices_on("cuda"):
         got = call(_fn(name, mt), x, s)
         assert got.is_cuda
         torch.testing.assert_close(got, _torch_on_the_cpu(name, call)(x, s))
@@ -635,5 +630,5 @@ def test_cuda_backward_of_scatters_equals_pytorch(name, call):
     # execute_vjp on the device (none / add); amax / amin: their value-reading gradients, made
     # of the forward ops on the device.
     x, s = rand(4, 5).cuda(), rand(6, 5, seed=2).cuda()
-    with _indices_on_cuda():
+    with _indices_on("cuda"):
         _same_grads(lambda x, s: call(_fn(name, mt), x, s), _torch_on_the_cpu(name, call), (x, s))
