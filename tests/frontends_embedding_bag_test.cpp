@@ -29,6 +29,16 @@ struct Bags {
   std::int64_t padding = -1;
   std::string mode = "sum";
   bool per_sample = false;
+  // How the ids are passed: 0 input itself (C-ordered int64: read in place), 1 an int32 copy,
+  // 2 an int64 view with stride 2 (both copied by the lowering).
+  int layout = 0;
+  Tensor stored;
+
+  TensorView ids() const {
+    if (layout == 1) return stored.view();
+    if (layout == 2) return TensorView(stored.data(), DType::kInt64, Dims{input.numel()}, Dims{2});
+    return input.view();
+  }
 
   Attributes attributes() const {
     Attributes a;
@@ -63,6 +73,18 @@ Bags random_bags(std::mt19937& rng, DType dtype, const std::string& mode) {
   for (std::int64_t k = 0; k < n; ++k) static_cast<T*>(c.weights.data())[k] = static_cast<T>(normal(rng));
   c.per_sample = mode == "sum" && rng() % 2 == 0;
   c.padding = rng() % 3 == 0 ? static_cast<std::int64_t>(rng() % static_cast<unsigned>(v)) : -1;
+  c.layout = static_cast<int>(rng() % 3);
+  const auto* ids = c.input.data_as<std::int64_t>();
+  if (c.layout == 1) {
+    c.stored = Tensor(DType::kInt32, {n});
+    for (std::int64_t k = 0; k < n; ++k) c.stored.data_as<std::int32_t>()[k] = static_cast<std::int32_t>(ids[k]);
+  } else if (c.layout == 2) {
+    c.stored = Tensor(DType::kInt64, {2 * n});
+    for (std::int64_t k = 0; k < n; ++k) {
+      c.stored.data_as<std::int64_t>()[2 * k] = ids[k];
+      c.stored.data_as<std::int64_t>()[2 * k + 1] = -1;  // between the ids: never read
+    }
+  }
   return c;
 }
 
@@ -105,13 +127,24 @@ void check_random_cases(DType dtype) {
       SCOPED_TRACE(std::string(mode) + " trial " + std::to_string(trial));
       const std::vector<T> want = loop_bags<T>(c);
       Lowering l;
-      ASSERT_TRUE(lower_op(kOp, c.weight.view(), c.input.view(), c.attributes(), &l).ok());
+      ASSERT_TRUE(lower_op(kOp, c.weight.view(), c.ids(), c.attributes(), &l).ok());
       ASSERT_NE(l.gathered, nullptr);
-      // The scatter reference on the gathered rows, written out: the same bytes for a sum.
+      const std::int64_t n = c.input.numel();
+      // C-ordered int64 ids are read in place; others through the lowering's int64 copy.
+      if (n > 0) {
+        ASSERT_EQ(l.gathered->rows, c.layout == 0 ? c.input.data_as<std::int64_t>() : l.gathered->owned_rows.data());
+      }
+      // The scatter reference on the gathered rows, written out, into each row's bag (the core
+      // indices, which the lowering leaves as shapes: bag_of_rows): the same bytes for a sum.
       if (std::string(mode) == "sum") {
         const std::int64_t d = c.weight.shape()[1];
+        ASSERT_EQ(l.indices.data, nullptr);
+        const std::vector<std::int64_t> bag = bag_of_rows(*l.gathered);
+        ASSERT_EQ(static_cast<std::int64_t>(bag.size()), n);
+        TensorView bag_ids = l.indices;
+        bag_ids.data = bag.data();
         Tensor rows(dtype, l.updates.shape);
-        for (std::size_t r = 0; r < l.gathered->rows.size(); ++r) {
+        for (std::int64_t r = 0; r < n; ++r) {
           for (std::int64_t f = 0; f < d; ++f) {
             const T x = static_cast<const T*>(c.weight.data())[l.gathered->rows[r] * d + f];
             static_cast<T*>(rows.data())[static_cast<std::int64_t>(r) * d + f] =
@@ -120,7 +153,7 @@ void check_random_cases(DType dtype) {
         }
         Tensor reference(dtype, l.output_shape);
         const MutableTensorView core(reference.data(), dtype, l.core_output_shape, l.core_output_strides);
-        ASSERT_TRUE(scatter_multiaxis_reference(l.input, l.indices, rows.view(), l.axes, core, l.scatter_options()).ok());
+        ASSERT_TRUE(scatter_multiaxis_reference(l.input, bag_ids, rows.view(), l.axes, core, l.scatter_options()).ok());
         ASSERT_EQ(std::memcmp(reference.data(), want.data(), want.size() * sizeof(T)), 0);
       }
       for (int threads : {1, 2, 3, 8}) {

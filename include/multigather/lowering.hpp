@@ -60,15 +60,27 @@ struct IndexErrorContext {
 /// scale has data (per_sample_weights). The update rows of segment (bag) b are [bag_starts[b],
 /// bag_starts[b+1]); a row with rows[n] == skip_row (padding_idx) takes no part (its core index
 /// is dropped). execute reduces each bag straight from the table: the gathered rows are never
-/// written. The lowering checked every rows[n] against the table (empty without index data).
+/// written. The lowering checked every rows[n] against the table (null without index data).
+/// The core indices (each update row's bag) are shapes only: nothing reads them (bag_of_rows
+/// makes them where a picture needs them).
 struct GatheredRows {
+  GatheredRows() = default;
+  GatheredRows(const GatheredRows&) = delete;  // rows may point into owned_rows
+  GatheredRows& operator=(const GatheredRows&) = delete;
+
   TensorView table;                      // [V, D] (the framework's weight)
-  std::vector<std::int64_t> rows;        // [N]
-  std::vector<std::int64_t> bag_starts;  // [B + 1]
+  /// [N]: the framework's ids read in place where they are C-ordered int64, else owned_rows.
+  const std::int64_t* rows = nullptr;
+  std::vector<std::int64_t> owned_rows;  // the ids as int64 in C order (int32 or strided ids)
+  std::vector<std::int64_t> bag_starts;  // [B + 1]; bag_starts[B] = N
   TensorView scale;                      // [N] of table's dtype, or no data
   std::shared_ptr<Tensor> owned_scale;   // scale's copy when the framework's was not a vector view
   std::int64_t skip_row = -1;
 };
+
+/// Each update row's bag (B for a row in no bag or equal to skip_row): the core scatter's
+/// indices, which the fused kernel never needs. Empty without index data.
+std::vector<std::int64_t> bag_of_rows(const GatheredRows& g);
 
 struct Lowering {
   std::string op;

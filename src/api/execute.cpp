@@ -75,7 +75,7 @@ GatheredSegmentsCall gathered_call(const Lowering& l) {
   const GatheredRows& g = *l.gathered;
   GatheredSegmentsCall call;
   call.table = g.table;
-  call.rows = g.rows.data();
+  call.rows = g.rows;
   call.bag_starts = g.bag_starts.data();
   call.scale = g.scale;
   call.skip_row = g.skip_row;

@@ -826,10 +826,10 @@ std::string draw_scatter(const Lowering& l, const TensorView& fw_input, const Te
   }
   for (std::int64_t e = 0; e < n_upd; ++e) {
     if (l.gathered != nullptr) {  // gathered rows (embedding_bag): the weight element each update reads
-      const std::vector<std::int64_t>& rows = l.gathered->rows;
+      const std::int64_t* rows = l.gathered->rows;
       const std::int64_t width = l.updates.rank() > 0 ? std::max<std::int64_t>(l.updates.shape[l.updates.rank() - 1], 1) : 1;
       upd_label[static_cast<std::size_t>(e)] =
-          rows.empty() ? "u" + str(e) : "w" + str(rows[static_cast<std::size_t>(e / width)]) + "," + str(e % width);
+          rows == nullptr ? "u" + str(e) : "w" + str(rows[e / width]) + "," + str(e % width);
       continue;
     }
     const std::int64_t off = update_offset(e);
@@ -1058,6 +1058,20 @@ Status draw_lowered_scatter(const Lowering& l, const TensorView& in, const Tenso
   return Status::Ok();
 }
 
+
+// Gathered rows (embedding_bag): the core indices, each update row's bag, are shapes only in
+// the lowering (the fused kernel reads the bags' starts); the picture traces them, so they are
+// made here (bag_of_rows, into *storage) and the lowering's index views pointed at them.
+void with_bag_ids(Lowering* l, Tensor* storage) {
+  if (l->gathered == nullptr || l->indices.data != nullptr) return;
+  const std::vector<std::int64_t> bag = bag_of_rows(*l->gathered);
+  if (bag.empty()) return;
+  *storage = Tensor(DType::kInt64, Dims{static_cast<std::int64_t>(bag.size())});
+  std::copy(bag.begin(), bag.end(), storage->data_as<std::int64_t>());
+  l->indices.data = storage->data();
+  if (l->index_errors.indices.data == nullptr) l->index_errors.indices.data = storage->data();
+}
+
 }  // namespace
 
 Status explain_svg(std::string_view name, const TensorView& input, const TensorView& indices,
@@ -1079,6 +1093,8 @@ Status explain_svg(std::string_view name, const TensorView& input, const TensorV
     Lowering l;
     MULTIGATHER_RETURN_IF_ERROR(lower_op(name, in, idx, attrs, &l));
     if (l.kind == OpKind::kScatter) {  // a segment op: its data are the scattered updates
+      Tensor bag_ids;
+      with_bag_ids(&l, &bag_ids);
       return draw_lowered_scatter(l, in, idx, in, true, indices_given, input_values, options, svg);
     }
     MULTIGATHER_RETURN_IF_ERROR(check_cells("output", l.shape.output_numel, options.max_cells));

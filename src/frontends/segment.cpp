@@ -737,6 +737,42 @@ void read_rows(const TensorView& input, std::int64_t v_size, std::vector<std::in
   else each(static_cast<const std::int32_t*>(input.data));
 }
 
+/// Whether input (rank 1 or 2) holds int64 values in C order with no gaps: the fused kernel
+/// then reads them in place.
+bool c_ordered_int64(const TensorView& input) {
+  if (input.dtype != DType::kInt64) return false;
+  const int last = input.rank() - 1;
+  if (input.shape[last] > 1 && input.strides[last] != 1) return false;
+  return input.rank() == 1 || input.shape[0] <= 1 || input.strides[0] == input.shape[1];
+}
+
+/// The table rows of embedding_bag's ids, each checked against [0, v_size): C-ordered int64
+/// ids in place after one read-only min / max pass (no copy), others copied (read_rows). `bad`:
+/// as read_rows.
+void table_rows(const TensorView& input, std::int64_t v_size, GatheredRows* g, std::int64_t* bad) {
+  const std::int64_t n = input.numel();
+  if (n > 0 && c_ordered_int64(input)) {
+    const auto* p = static_cast<const std::int64_t*>(input.data);
+    std::int64_t lo = p[0], hi = p[0];
+    for (std::int64_t i = 1; i < n; ++i) {
+      lo = std::min(lo, p[i]);
+      hi = std::max(hi, p[i]);
+    }
+    if (lo >= 0 && hi < v_size) {
+      g->rows = p;
+      return;
+    }
+    for (std::int64_t i = 0; i < n; ++i) {
+      if (p[i] < 0 || p[i] >= v_size) {
+        *bad = i;
+        return;
+      }
+    }
+  }
+  read_rows(input, v_size, &g->owned_rows, bad);
+  g->rows = g->owned_rows.data();
+}
+
 /// The bags' first update rows, bag_starts [B + 1], from torch's offsets (or a 2-D input's fixed
 /// bags, as F.embedding_bag makes them: offsets = arange(0, N, L)), with PyTorch's checks.
 Status bag_starts_of(const Lowering& l, const TensorView& input, const TensorView* offsets, bool include_last_offset,
@@ -825,7 +861,8 @@ Status torch_embedding_bag(const TensorView& weight, const TensorView& input, co
   g->skip_row = skip_row;
   if (psw != nullptr) MULTIGATHER_RETURN_IF_ERROR(sample_weights(*out, *psw, input, weight, g.get()));
   out->reads_index_values = true;
-  // The bags, and one bag id per update row for the core scatter (B: in no bag, or padding).
+  // The bags; the core scatter's indices are one bag id per update row (B: in no bag, or
+  // padding), shapes only (bag_of_rows).
   std::int64_t bags = 0;
   TensorView ids(nullptr, DType::kInt64, Dims{n});
   // Values are known where there is data, or nothing to read (an empty tensor's data may be null).
@@ -835,7 +872,7 @@ Status torch_embedding_bag(const TensorView& weight, const TensorView& input, co
     MULTIGATHER_RETURN_IF_ERROR(bag_starts_of(*out, input, offsets, include_last_offset, &g->bag_starts));
     bags = static_cast<std::int64_t>(g->bag_starts.size()) - 1;
     std::int64_t bad = -1;
-    read_rows(input, v_size, &g->rows, &bad);
+    table_rows(input, v_size, g.get(), &bad);
     if (bad >= 0) {
       const std::int64_t at = input.rank() == 2 ? bad / input.shape[1] : bad;
       const std::string where = input.rank() == 2 ? str(at) + "," + str(bad % input.shape[1]) : str(at);
@@ -846,15 +883,7 @@ Status torch_embedding_bag(const TensorView& weight, const TensorView& input, co
       return OutOfRange(out->op + ": input[" + where + "] = " + index_text(read_index_value(p, input.dtype)) +
                         " is out of range [0, " + str(v_size) + ") (index out of range in self: the rows of weight)");
     }
-    out->owned_indices = std::make_shared<Tensor>(DType::kInt64, Dims{n});
-    auto* id = static_cast<std::int64_t*>(out->owned_indices->data());
-    std::fill(id, id + n, bags);
-    for (std::int64_t b = 0; b < bags; ++b) {
-      for (std::int64_t r = g->bag_starts[static_cast<std::size_t>(b)]; r < g->bag_starts[static_cast<std::size_t>(b) + 1]; ++r) {
-        if (g->rows[static_cast<std::size_t>(r)] != skip_row) id[r] = b;
-      }
-    }
-    ids = out->owned_indices->view();
+    // The core indices (each row's bag) stay shapes only: the fused kernel reads bag_starts.
   } else if (input.rank() == 2) {
     bags = input.shape[0];
   } else {
@@ -1060,3 +1089,19 @@ void append_segment_ops(std::vector<OpSpec>* ops) {
 }
 
 }  // namespace multigather::frontends
+
+namespace multigather {
+
+std::vector<std::int64_t> bag_of_rows(const GatheredRows& g) {
+  if (g.rows == nullptr || g.bag_starts.empty()) return {};
+  const std::int64_t bags = static_cast<std::int64_t>(g.bag_starts.size()) - 1;
+  std::vector<std::int64_t> bag(static_cast<std::size_t>(g.bag_starts[static_cast<std::size_t>(bags)]), bags);
+  for (std::int64_t b = 0; b < bags; ++b) {
+    for (std::int64_t n = g.bag_starts[static_cast<std::size_t>(b)]; n < g.bag_starts[static_cast<std::size_t>(b) + 1]; ++n) {
+      if (g.rows[n] != g.skip_row) bag[static_cast<std::size_t>(n)] = b;
+    }
+  }
+  return bag;
+}
+
+}  // namespace multigather

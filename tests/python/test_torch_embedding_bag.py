@@ -119,6 +119,31 @@ def test_numpy_arrays_through_the_door():
     np.testing.assert_array_equal(got, want.numpy())
 
 
+def test_id_layouts_read_in_place_or_copied_equal_pytorch():
+    """C-ordered int64 ids are read in place (one read-only range pass), others copied first:
+    every layout gives PyTorch's values, and an id out of range is named at its position."""
+    rng = np.random.default_rng(3)
+    weight = rng.standard_normal((40, 5)).astype(np.float32)
+    base = rng.integers(0, 40, 60)
+    offsets = np.array([0, 7, 7, 19], dtype=np.int64)
+    for ids in (base[:30], base[::2], base[:30].astype(np.int32), base[1::2].astype(np.int32)):
+        got = multigather.run(OP, weight, ids, offsets=offsets, mode="sum")
+        want = F.embedding_bag(torch.from_numpy(np.ascontiguousarray(ids)).long(), torch.from_numpy(weight),
+                               torch.from_numpy(offsets), mode="sum")
+        np.testing.assert_array_equal(got, want.numpy())
+    grid = base[:48].reshape(6, 8)
+    for ids in (grid, grid.T, grid[:, ::2], grid.astype(np.int32).T):
+        got = multigather.run(OP, weight, ids, mode="mean")
+        want = F.embedding_bag(torch.from_numpy(np.ascontiguousarray(ids)).long(), torch.from_numpy(weight), mode="mean")
+        np.testing.assert_allclose(got, want.numpy(), rtol=1e-6, atol=1e-6)
+    bad = base.copy()
+    bad[10] = 40  # position 10 of base; position 5 of base[::2]; [1, 2] of base[:48].reshape(6, 8)
+    for ids, where in ((bad[:30], r"input\[10\]"), (bad[::2], r"input\[5\]"), (bad[:48].reshape(6, 8), r"input\[1,2\]"),
+                       (bad[:30].astype(np.int32), r"input\[10\]")):
+        with pytest.raises(IndexError, match=where + r" = 40 is out of range \[0, 40\)"):
+            multigather.run(OP, weight, ids, offsets=None if ids.ndim == 2 else offsets, mode="sum")
+
+
 def test_errors_name_the_argument_and_the_rule():
     weight, input = torch.randn(5, 3), torch.tensor([0, 1, 4, 2])
     with pytest.raises(IndexError, match=r"input\[2\] = 7 is out of range \[0, 5\)"):
