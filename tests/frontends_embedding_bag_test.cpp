@@ -51,7 +51,7 @@ struct Bags {
 
 template <class T>
 Bags random_bags(std::mt19937& rng, DType dtype, const std::string& mode) {
-  std::uniform_int_distribution<std::int64_t> v_dist(1, 40), d_dist(1, 70), n_dist(0, 300), b_dist(1, 30);
+  std::uniform_int_distribution<std::int64_t> v_dist(1, 40), d_dist(1, 150), n_dist(0, 300), b_dist(1, 30);
   const std::int64_t v = v_dist(rng), d = d_dist(rng), n = n_dist(rng), b = b_dist(rng);
   Bags c;
   c.mode = mode;

@@ -746,6 +746,16 @@ bool c_ordered_int64(const TensorView& input) {
   return input.rank() == 1 || input.shape[0] <= 1 || input.strides[0] == input.shape[1];
 }
 
+/// Whether every p[i] is in [0, v_size): one branch-free pass of unsigned compares (a negative
+/// id is a huge unsigned value), compiled for AVX-512 and AVX2 as well as the baseline (the
+/// baseline has no 64-bit vector compare), the CPU's best picked at load time.
+__attribute__((target_clones("avx512f", "avx2", "default"))) bool all_below(const std::int64_t* p, std::int64_t n,
+                                                                          std::uint64_t v_size) {
+  std::uint64_t out = 0;
+  for (std::int64_t i = 0; i < n; ++i) out |= static_cast<std::uint64_t>(p[i]) >= v_size ? 1u : 0u;
+  return out == 0;
+}
+
 /// The table rows of embedding_bag's ids, each checked against [0, v_size): C-ordered int64
 /// ids in place after one read-only min / max pass (no copy), others copied (read_rows). `bad`:
 /// as read_rows.
@@ -753,12 +763,7 @@ void table_rows(const TensorView& input, std::int64_t v_size, GatheredRows* g, s
   const std::int64_t n = input.numel();
   if (n > 0 && c_ordered_int64(input)) {
     const auto* p = static_cast<const std::int64_t*>(input.data);
-    std::int64_t lo = p[0], hi = p[0];
-    for (std::int64_t i = 1; i < n; ++i) {
-      lo = std::min(lo, p[i]);
-      hi = std::max(hi, p[i]);
-    }
-    if (lo >= 0 && hi < v_size) {
+    if (all_below(p, n, static_cast<std::uint64_t>(v_size))) {
       g->rows = p;
       return;
     }
@@ -778,11 +783,18 @@ void table_rows(const TensorView& input, std::int64_t v_size, GatheredRows* g, s
 Status bag_starts_of(const Lowering& l, const TensorView& input, const TensorView* offsets, bool include_last_offset,
                      std::vector<std::int64_t>* starts) {
   const std::int64_t n = input.numel();
-  std::vector<__int128> given;
+  std::vector<std::int64_t> given;  // int32 / int64 values (checked), any stride: one typed pass
   if (input.rank() == 2) {
-    for (std::int64_t b = 0; b < input.shape[0]; ++b) given.push_back(static_cast<__int128>(b) * input.shape[1]);
+    given.resize(static_cast<std::size_t>(input.shape[0]));
+    for (std::int64_t b = 0; b < input.shape[0]; ++b) given[static_cast<std::size_t>(b)] = b * input.shape[1];
   } else {
-    given = values_of(*offsets);
+    given.resize(static_cast<std::size_t>(offsets->numel()));
+    const std::int64_t step = offsets->numel() > 1 ? offsets->strides[0] : 0;
+    const auto each = [&]<class T>(const T* p) {
+      for (std::size_t b = 0; b < given.size(); ++b) given[b] = static_cast<std::int64_t>(p[static_cast<std::int64_t>(b) * step]);
+    };
+    if (offsets->dtype == DType::kInt64) each(static_cast<const std::int64_t*>(offsets->data));
+    else each(static_cast<const std::int32_t*>(offsets->data));
   }
   if (include_last_offset && given.empty()) {
     return InvalidArgument(l.op + ": include_last_offset: number of offsets should be at least 1");

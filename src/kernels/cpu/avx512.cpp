@@ -137,6 +137,100 @@ MULTIGATHER_AVX512 __attribute__((flatten)) std::int64_t bag_sum_avx512(const Ba
   return sum_bag_rows<T>(b, acc, first, end);
 }
 
+/// The zmm operations of bag_sum_registers for float (16 lanes) and double (8 lanes).
+template <class T>
+struct Zmm;
+template <>
+struct Zmm<float> {
+  using V = __m512;
+  using Mask = __mmask16;
+  static constexpr int kLanes = 16;
+  MULTIGATHER_AVX512 static V load(const float* p) noexcept { return _mm512_loadu_ps(p); }
+  MULTIGATHER_AVX512 static V load(Mask m, const float* p) noexcept { return _mm512_maskz_loadu_ps(m, p); }
+  MULTIGATHER_AVX512 static void store(float* p, Mask m, V v) noexcept { _mm512_mask_storeu_ps(p, m, v); }
+  MULTIGATHER_AVX512 static V add(V a, V b) noexcept { return _mm512_add_ps(a, b); }
+  MULTIGATHER_AVX512 static V mul(V a, V b) noexcept { return _mm512_mul_ps(a, b); }
+  MULTIGATHER_AVX512 static V broadcast(float w) noexcept { return _mm512_set1_ps(w); }
+};
+template <>
+struct Zmm<double> {
+  using V = __m512d;
+  using Mask = __mmask8;
+  static constexpr int kLanes = 8;
+  MULTIGATHER_AVX512 static V load(const double* p) noexcept { return _mm512_loadu_pd(p); }
+  MULTIGATHER_AVX512 static V load(Mask m, const double* p) noexcept { return _mm512_maskz_loadu_pd(m, p); }
+  MULTIGATHER_AVX512 static void store(double* p, Mask m, V v) noexcept { _mm512_mask_storeu_pd(p, m, v); }
+  MULTIGATHER_AVX512 static V add(V a, V b) noexcept { return _mm512_add_pd(a, b); }
+  MULTIGATHER_AVX512 static V mul(V a, V b) noexcept { return _mm512_mul_pd(a, b); }
+  MULTIGATHER_AVX512 static V broadcast(double w) noexcept { return _mm512_set1_pd(w); }
+};
+
+/// sum_bag_rows for rows of K vectors at most (d in ((K - 1) * lanes, K * lanes]), with the
+/// bag's accumulators in K zmm registers (the last one masked to d's tail, which is neither read
+/// from the row nor stored): no accumulator load and store per row, so about half the
+/// instructions per row of the generic loop, and more random rows in flight. The same
+/// arithmetic in the same order (acc + row, or acc + w * row, no contraction), so the same
+/// bytes. G3 (float32, d = 64, 1 thread, huge pages; /tmp-style loop over the library's own
+/// body, interleaved): 22.3 ms generic, 14.8 ms here.
+template <class T, int K>
+MULTIGATHER_AVX512 std::int64_t bag_sum_registers(const BagRows& b, std::byte* acc_bytes, std::int64_t first,
+                                                  std::int64_t end) noexcept {
+  using Z = Zmm<T>;
+  const int tail = static_cast<int>(b.d) - (K - 1) * Z::kLanes;  // in [1, lanes]
+  const auto last = static_cast<typename Z::Mask>((1u << tail) - 1u);
+  T* acc = reinterpret_cast<T*>(acc_bytes);
+  typename Z::V a[K];
+  for (int k = 0; k + 1 < K; ++k) a[k] = Z::load(acc + k * Z::kLanes);
+  a[K - 1] = Z::load(last, acc + (K - 1) * Z::kLanes);
+  const std::byte* table = b.table;
+  const std::int64_t stride = b.row_stride;
+  const std::int64_t* rows = b.rows;
+  const std::int64_t last_byte = b.d * static_cast<std::int64_t>(sizeof(T)) - 1;
+  const bool tail_line = spans_another_line(b, K, sizeof(T));
+  std::int64_t count = 0;
+  for (std::int64_t n = first; n < end; ++n) {
+    if (n + kPrefetchRows < b.prefetch_end) {  // the row's K lines, and a K+1-th where it reaches one
+      const std::byte* ahead = table + rows[n + kPrefetchRows] * stride;
+      for (int k = 0; k < K; ++k) __builtin_prefetch(ahead + 64 * k);
+      if (tail_line) __builtin_prefetch(ahead + last_byte);
+    }
+    const std::int64_t r = rows[n];
+    if (r == b.skip_row) continue;
+    ++count;
+    const T* row = reinterpret_cast<const T*>(table + r * stride);
+    if (b.scale != nullptr) {
+      T w;
+      std::memcpy(&w, b.scale + n * b.scale_stride, sizeof w);
+      const typename Z::V wv = Z::broadcast(w);
+      for (int k = 0; k + 1 < K; ++k) a[k] = Z::add(a[k], Z::mul(wv, Z::load(row + k * Z::kLanes)));
+      a[K - 1] = Z::add(a[K - 1], Z::mul(wv, Z::load(last, row + (K - 1) * Z::kLanes)));
+    } else {
+      for (int k = 0; k + 1 < K; ++k) a[k] = Z::add(a[k], Z::load(row + k * Z::kLanes));
+      a[K - 1] = Z::add(a[K - 1], Z::load(last, row + (K - 1) * Z::kLanes));
+    }
+  }
+  for (int k = 0; k + 1 < K; ++k) Z::store(acc + k * Z::kLanes, static_cast<typename Z::Mask>(~0u), a[k]);
+  Z::store(acc + (K - 1) * Z::kLanes, last, a[K - 1]);
+  return count;
+}
+
+/// The bag sum for rows of d elements of T: in registers up to 8 vectors, else the generic loop.
+template <class T>
+BagSumFn pick_bag_sum(std::int64_t d) noexcept {
+  constexpr int kLanes = Zmm<T>::kLanes;
+  switch (d <= 0 ? 0 : (d + kLanes - 1) / kLanes) {
+    case 1: return &bag_sum_registers<T, 1>;
+    case 2: return &bag_sum_registers<T, 2>;
+    case 3: return &bag_sum_registers<T, 3>;
+    case 4: return &bag_sum_registers<T, 4>;
+    case 5: return &bag_sum_registers<T, 5>;
+    case 6: return &bag_sum_registers<T, 6>;
+    case 7: return &bag_sum_registers<T, 7>;
+    case 8: return &bag_sum_registers<T, 8>;
+    default: return &bag_sum_avx512<T>;
+  }
+}
+
 template <std::size_t W>
 PlainRunFn pick_index(std::size_t index_bytes, bool index_signed) noexcept {
   if (index_bytes == 8) return index_signed ? &plain_run_avx512<W, std::int64_t> : &plain_run_avx512<W, std::uint64_t>;
@@ -279,13 +373,14 @@ CombineRunFn combine_run_simd(DType dtype, Reduction reduction) noexcept {
   return nullptr;
 }
 
-BagSumFn bag_sum_simd(DType dtype) noexcept {
+BagSumFn bag_sum_simd(DType dtype, std::int64_t d) noexcept {
   if (!simd_enabled()) return nullptr;
 #if defined(MULTIGATHER_X86_SIMD)
-  if (dtype == DType::kFloat32) return &bag_sum_avx512<float>;
-  if (dtype == DType::kFloat64) return &bag_sum_avx512<double>;
+  if (dtype == DType::kFloat32) return pick_bag_sum<float>(d);
+  if (dtype == DType::kFloat64) return pick_bag_sum<double>(d);
 #else
   (void)dtype;
+  (void)d;
 #endif
   return nullptr;
 }

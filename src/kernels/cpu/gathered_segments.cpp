@@ -101,6 +101,12 @@ void write_bag(const GatheredSegmentsCall& g, const MutableTensorView& out, std:
   const std::int64_t es = static_cast<std::int64_t>(element_size(g.table.dtype));
   const std::int64_t out_col = out.strides[1] * es;
   std::byte* o = static_cast<std::byte*>(out.data) + b * out.strides[0] * es;
+  if (sizeof(Acc) == sizeof(typename E::Stored) && out_col == es && !g.mean) {  // a contiguous row of Acc
+    const auto bytes = static_cast<std::size_t>(d_size * es);
+    if (count == 0) std::memset(o, 0, bytes);  // +0.0
+    else std::memcpy(o, acc, bytes);
+    return;
+  }
   if (count == 0) {
     for (std::int64_t f = 0; f < d_size; ++f) E::store(o + f * out_col, Acc(0));
   } else if (g.mean) {
@@ -162,7 +168,7 @@ void run_typed(const GatheredSegmentsCall& g, const MutableTensorView& out, int 
   }
   BagSumFn bag_sum = nullptr;
   if constexpr (std::is_same_v<E, Element<float>> || std::is_same_v<E, Element<double>>) {
-    bag_sum = cpu::bag_sum_simd(g.table.dtype);
+    bag_sum = cpu::bag_sum_simd(g.table.dtype, g.table.shape[1]);
     if (bag_sum == nullptr) bag_sum = &sum_bag_rows<typename E::Acc>;
   }
   auto piece = [&](std::int64_t p) {
