@@ -186,7 +186,7 @@ MULTIGATHER_AVX512 std::int64_t bag_sum_registers(const BagRows& b, std::byte* a
   const std::int64_t stride = b.row_stride;
   const std::int64_t* rows = b.rows;
   const std::int64_t last_byte = b.d * static_cast<std::int64_t>(sizeof(T)) - 1;
-  const bool tail_line = spans_another_line(b, K, sizeof(T));
+  const bool tail_line = spans_another_line(b, last_byte + 1);  // ceil(d * sizeof(T) / 64) = K lines
   std::int64_t count = 0;
   for (std::int64_t n = first; n < end; ++n) {
     if (n + kPrefetchRows < b.prefetch_end) {  // the row's K lines, and a K+1-th where it reaches one

@@ -42,14 +42,14 @@ struct BagRows {
 /// project's VM (bench case G3).
 inline constexpr std::int64_t kPrefetchRows = 16;
 
-/// Whether a row of `b` may end in a cache line after the `lines` 64-byte lines from its first
-/// byte: rows that do not start on a line boundary (numpy's and malloc's large buffers start 16
+/// Whether a row of `b` (`row_bytes` from its first byte) may end in a cache line after the
+/// ceil(row_bytes / 64) lines from its first byte: rows that do not start on a line boundary (numpy's and malloc's large buffers start 16
 /// bytes past one) or whose stride moves the start between rows. The prefetch then takes the
 /// row's last byte too: without it each 256-byte row of such a table had its fifth line read on
 /// demand (G3 from numpy: 19.9 ms against 14.4 ms on an aligned table, 1 thread).
-inline bool spans_another_line(const BagRows& b, std::int64_t lines, std::int64_t elem_size) noexcept {
+inline bool spans_another_line(const BagRows& b, std::int64_t row_bytes) noexcept {
   const std::int64_t start = static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(b.table) % 64);
-  return b.row_stride % 64 != 0 || start + b.d * elem_size > 64 * lines;
+  return b.row_stride % 64 != 0 || start + row_bytes > 64 * ((row_bytes + 63) / 64);
 }
 
 /// acc[0, d) += row (times its weight) for the rows n in [first, end) of one bag, in row order,
@@ -60,7 +60,7 @@ template <class T>
 inline std::int64_t sum_bag_rows(const BagRows& b, std::byte* acc_bytes, std::int64_t first, std::int64_t end) noexcept {
   T* __restrict acc = reinterpret_cast<T*>(acc_bytes);
   const std::int64_t row_bytes = b.d * static_cast<std::int64_t>(sizeof(T));
-  const bool tail_line = spans_another_line(b, (row_bytes + 63) / 64, sizeof(T));
+  const bool tail_line = spans_another_line(b, row_bytes);
   std::int64_t count = 0;
   for (std::int64_t n = first; n < end; ++n) {
     if (n + kPrefetchRows < b.prefetch_end) {
