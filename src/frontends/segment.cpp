@@ -748,16 +748,19 @@ bool c_ordered_int64(const TensorView& input) {
 
 /// Whether every p[i] is in [0, v_size): one branch-free pass of unsigned compares (a negative
 /// id is a huge unsigned value), compiled for AVX-512 and AVX2 as well as the baseline (the
-/// baseline has no 64-bit vector compare), the CPU's best picked at load time.
-__attribute__((target_clones("avx512f", "avx2", "default"))) bool all_below(const std::int64_t* p, std::int64_t n,
-                                                                          std::uint64_t v_size) {
+/// baseline has no 64-bit vector compare), the CPU's best picked at load time (x86-64 ELF;
+/// elsewhere the one build).
+#if defined(__x86_64__) && defined(__ELF__)
+__attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
+bool all_below(const std::int64_t* p, std::int64_t n, std::uint64_t v_size) {
   std::uint64_t out = 0;
   for (std::int64_t i = 0; i < n; ++i) out |= static_cast<std::uint64_t>(p[i]) >= v_size ? 1u : 0u;
   return out == 0;
 }
 
 /// The table rows of embedding_bag's ids, each checked against [0, v_size): C-ordered int64
-/// ids in place after one read-only min / max pass (no copy), others copied (read_rows). `bad`:
+/// ids in place after one read-only range pass (all_below; no copy), others copied (read_rows). `bad`:
 /// as read_rows.
 void table_rows(const TensorView& input, std::int64_t v_size, GatheredRows* g, std::int64_t* bad) {
   const std::int64_t n = input.numel();
