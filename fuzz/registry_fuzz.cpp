@@ -100,14 +100,14 @@ AttrArg pick_attr(FuzzedDataProvider& p, const AttrSpec& spec, std::size_t j) {
 /// scale[n]), in the dtype's own arithmetic (float32 / float64; other dtypes are left as they are).
 void gather_rows(const Lowering& l, Tensor* out) {
   const GatheredRows& g = *l.gathered;
-  const std::int64_t n = static_cast<std::int64_t>(g.rows.size()), d = g.table.shape[1];
+  const std::int64_t n = g.rows == nullptr || g.bag_starts.empty() ? 0 : g.bag_starts.back(), d = g.table.shape[1];
   const auto each = [&]<class T>() {
     auto* o = static_cast<T*>(out->data());
     const auto* t = static_cast<const T*>(g.table.data);
     const auto* w = static_cast<const T*>(g.scale.data);
     for (std::int64_t r = 0; r < n; ++r) {
       for (std::int64_t f = 0; f < d; ++f) {
-        const T v = t[g.rows[static_cast<std::size_t>(r)] * g.table.strides[0] + f * g.table.strides[1]];
+        const T v = t[g.rows[r] * g.table.strides[0] + f * g.table.strides[1]];
         o[r * d + f] = w != nullptr ? w[r * g.scale.strides[0]] * v : v;
       }
     }
@@ -168,13 +168,16 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   // oracle, except for a mean's division (the reference has none: status only).
   const bool scatter = l.kind == OpKind::kScatter;
   Tensor gathered;
-  TensorView updates = l.updates;
+  TensorView updates = l.updates, core_indices = l.indices;
+  std::vector<std::int64_t> bag;  // a gathered lowering's core indices (shapes only): each row's bag
   if (l.gathered != nullptr) {
     gathered = Tensor(dtype, l.updates.shape);
     gather_rows(l, &gathered);
     updates = gathered.view();
+    bag = bag_of_rows(*l.gathered);
+    if (!bag.empty()) core_indices.data = bag.data();
   }
-  const Status r = scatter ? scatter_multiaxis_reference(l.input, l.indices, updates, l.axes, core, l.scatter_options())
+  const Status r = scatter ? scatter_multiaxis_reference(l.input, core_indices, updates, l.axes, core, l.scatter_options())
                            : gather_multiaxis_reference(l.input, l.indices, l.axes, core, l.options);
   const bool exact_gathered = l.gathered == nullptr ||
                               (l.reduction == Reduction::kAdd && (dtype == DType::kFloat32 || dtype == DType::kFloat64));
