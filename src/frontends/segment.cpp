@@ -747,16 +747,32 @@ bool c_ordered_int64(const TensorView& input) {
 }
 
 /// Whether every p[i] is in [0, v_size): one branch-free pass of unsigned compares (a negative
-/// id is a huge unsigned value), compiled for AVX-512 and AVX2 as well as the baseline (the
-/// baseline has no 64-bit vector compare), the CPU's best picked at load time (x86-64 ELF;
-/// elsewhere the one build).
-#if defined(__x86_64__) && defined(__ELF__)
-__attribute__((target_clones("avx512f", "avx2", "default")))
-#endif
-bool all_below(const std::int64_t* p, std::int64_t n, std::uint64_t v_size) {
+/// id is a huge unsigned value).
+inline bool ids_below(const std::int64_t* p, std::int64_t n, std::uint64_t v_size) {
   std::uint64_t out = 0;
   for (std::int64_t i = 0; i < n; ++i) out |= static_cast<std::uint64_t>(p[i]) >= v_size ? 1u : 0u;
   return out == 0;
+}
+
+#if defined(__x86_64__)
+/// ids_below compiled for AVX2, which has the 64-bit vector compare the baseline lacks.
+__attribute__((target("avx2"), flatten)) bool ids_below_avx2(const std::int64_t* p, std::int64_t n,
+                                                            std::uint64_t v_size) {
+  return ids_below(p, n, v_size);
+}
+#endif
+
+/// ids_below, the AVX2 build where the CPU has it (asked once; a plain branch, not an ifunc,
+/// whose resolver runs before ThreadSanitizer's runtime and crashed it).
+bool all_below(const std::int64_t* p, std::int64_t n, std::uint64_t v_size) {
+#if defined(__x86_64__)
+  static const bool avx2 = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") != 0;
+  }();
+  if (avx2) return ids_below_avx2(p, n, v_size);
+#endif
+  return ids_below(p, n, v_size);
 }
 
 /// The table rows of embedding_bag's ids, each checked against [0, v_size): C-ordered int64
