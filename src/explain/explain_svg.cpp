@@ -1058,7 +1058,6 @@ Status draw_lowered_scatter(const Lowering& l, const TensorView& in, const Tenso
   return Status::Ok();
 }
 
-
 // Gathered rows (embedding_bag): the core indices, each update row's bag, are shapes only in
 // the lowering (the fused kernel reads the bags' starts); the picture traces them, so they are
 // made here (bag_of_rows, into *storage) and the lowering's index views pointed at them.

@@ -776,8 +776,8 @@ bool all_below(const std::int64_t* p, std::int64_t n, std::uint64_t v_size) {
 }
 
 /// The table rows of embedding_bag's ids, each checked against [0, v_size): C-ordered int64
-/// ids in place after one read-only range pass (all_below; no copy), others copied (read_rows). `bad`:
-/// as read_rows.
+/// ids in place after one read-only range pass (all_below; no copy), others copied (read_rows,
+/// which also finds the first id out of range when the pass fails). `bad`: as read_rows.
 void table_rows(const TensorView& input, std::int64_t v_size, GatheredRows* g, std::int64_t* bad) {
   const std::int64_t n = input.numel();
   if (n > 0 && c_ordered_int64(input)) {
@@ -785,12 +785,6 @@ void table_rows(const TensorView& input, std::int64_t v_size, GatheredRows* g, s
     if (all_below(p, n, static_cast<std::uint64_t>(v_size))) {
       g->rows = p;
       return;
-    }
-    for (std::int64_t i = 0; i < n; ++i) {
-      if (p[i] < 0 || p[i] >= v_size) {
-        *bad = i;
-        return;
-      }
     }
   }
   read_rows(input, v_size, &g->owned_rows, bad);

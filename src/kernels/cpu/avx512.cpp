@@ -185,14 +185,12 @@ MULTIGATHER_AVX512 std::int64_t bag_sum_registers(const BagRows& b, std::byte* a
   const std::byte* table = b.table;
   const std::int64_t stride = b.row_stride;
   const std::int64_t* rows = b.rows;
-  const std::int64_t last_byte = b.d * static_cast<std::int64_t>(sizeof(T)) - 1;
-  const bool tail_line = spans_another_line(b, last_byte + 1);  // ceil(d * sizeof(T) / 64) = K lines
+  const std::int64_t row_bytes = b.d * static_cast<std::int64_t>(sizeof(T));
+  const bool tail_line = spans_another_line(b, row_bytes);
   std::int64_t count = 0;
   for (std::int64_t n = first; n < end; ++n) {
-    if (n + kPrefetchRows < b.prefetch_end) {  // the row's K lines, and a K+1-th where it reaches one
-      const std::byte* ahead = table + rows[n + kPrefetchRows] * stride;
-      for (int k = 0; k < K; ++k) __builtin_prefetch(ahead + 64 * k);
-      if (tail_line) __builtin_prefetch(ahead + last_byte);
+    if (n + kPrefetchRows < b.prefetch_end) {  // ceil(row_bytes / 64) = K lines, unrolled
+      prefetch_row(table + rows[n + kPrefetchRows] * stride, K, row_bytes, tail_line);
     }
     const std::int64_t r = rows[n];
     if (r == b.skip_row) continue;

@@ -60,12 +60,11 @@ std::int64_t reduce_rows(const BagRows& v, std::int64_t col_stride, std::int64_t
                          std::int64_t begin, std::int64_t end, typename E::Acc* acc) {
   using Acc = typename E::Acc;
   std::int64_t count = 0;
+  const std::int64_t lines = (row_bytes + 63) / 64;
   const bool tail_line = spans_another_line(v, row_bytes);
   for (std::int64_t n = begin; n < end; ++n) {
     if (n + kPrefetchRows < v.prefetch_end) {
-      const std::byte* ahead = v.table + v.rows[n + kPrefetchRows] * v.row_stride;
-      for (std::int64_t k = 0; k < row_bytes; k += 64) __builtin_prefetch(ahead + k);
-      if (tail_line) __builtin_prefetch(ahead + row_bytes - 1);
+      prefetch_row(v.table + v.rows[n + kPrefetchRows] * v.row_stride, lines, row_bytes, tail_line);
     }
     const std::int64_t r = v.rows[n];
     if (r == v.skip_row) continue;

@@ -43,13 +43,21 @@ struct BagRows {
 inline constexpr std::int64_t kPrefetchRows = 16;
 
 /// Whether a row of `b` (`row_bytes` from its first byte) may end in a cache line after the
-/// ceil(row_bytes / 64) lines from its first byte: rows that do not start on a line boundary (numpy's and malloc's large buffers start 16
-/// bytes past one) or whose stride moves the start between rows. The prefetch then takes the
-/// row's last byte too: without it each 256-byte row of such a table had its fifth line read on
-/// demand (G3 from numpy: 19.9 ms against 14.4 ms on an aligned table, 1 thread).
+/// ceil(row_bytes / 64) lines from its first byte: rows that do not start on a line boundary
+/// (numpy's and malloc's large buffers start 16 bytes past one) or whose stride moves the start
+/// between rows. prefetch_row then takes the row's last byte too: without it each 256-byte row
+/// of such a table had its fifth line read on demand (G3 from numpy: 19.9 ms against 14.4 ms on
+/// an aligned table, 1 thread).
 inline bool spans_another_line(const BagRows& b, std::int64_t row_bytes) noexcept {
   const std::int64_t start = static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(b.table) % 64);
   return b.row_stride % 64 != 0 || start + row_bytes > 64 * ((row_bytes + 63) / 64);
+}
+
+/// Prefetches the row starting at `row`: `lines` 64-byte lines from its first byte, and the line
+/// of its last byte (`row_bytes` - 1) where `tail_line` (spans_another_line) says it is another.
+inline void prefetch_row(const std::byte* row, std::int64_t lines, std::int64_t row_bytes, bool tail_line) noexcept {
+  for (std::int64_t k = 0; k < lines; ++k) __builtin_prefetch(row + 64 * k);
+  if (tail_line) __builtin_prefetch(row + row_bytes - 1);
 }
 
 /// acc[0, d) += row (times its weight) for the rows n in [first, end) of one bag, in row order,
@@ -60,13 +68,12 @@ template <class T>
 inline std::int64_t sum_bag_rows(const BagRows& b, std::byte* acc_bytes, std::int64_t first, std::int64_t end) noexcept {
   T* __restrict acc = reinterpret_cast<T*>(acc_bytes);
   const std::int64_t row_bytes = b.d * static_cast<std::int64_t>(sizeof(T));
+  const std::int64_t lines = (row_bytes + 63) / 64;
   const bool tail_line = spans_another_line(b, row_bytes);
   std::int64_t count = 0;
   for (std::int64_t n = first; n < end; ++n) {
     if (n + kPrefetchRows < b.prefetch_end) {
-      const std::byte* ahead = b.table + b.rows[n + kPrefetchRows] * b.row_stride;
-      for (std::int64_t k = 0; k < row_bytes; k += 64) __builtin_prefetch(ahead + k);
-      if (tail_line) __builtin_prefetch(ahead + row_bytes - 1);
+      prefetch_row(b.table + b.rows[n + kPrefetchRows] * b.row_stride, lines, row_bytes, tail_line);
     }
     const std::int64_t r = b.rows[n];
     if (r == b.skip_row) continue;
