@@ -7,6 +7,7 @@
 // The seed is printed; replay with MULTIGATHER_SEED=<seed>.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -17,6 +18,7 @@
 #include <vector>
 
 #include "kernels/combine.hpp"
+#include "kernels/cpu/avx512.hpp"
 #include "kernels/cpu/scatter_engine.hpp"
 #include "scatter_cases.hpp"
 #include "multigather/gather.hpp"
@@ -573,6 +575,97 @@ TEST(ScatterCore, SortedRunsAreBitIdenticalAtAnyThreadCount) {
             << "trial " << trial << ", " << threads << " threads, rule " << static_cast<int>(rule);
       }
     }
+  }
+}
+
+/// One value of a float table that makes the combines' rules visible: NaN (where `nan`),
+/// infinities, both zeros, ties (1, -1) and ordinary numbers. x86 gives an add or product of two
+/// NaNs the first operand's payload, and the compiler may swap a commutative operation's operands,
+/// so sums and products get no NaN of their own: the NaNs they make (inf - inf, 0 * inf) all
+/// carry the default NaN's bits, whatever the operand order.
+template <class T>
+T edge_value(Rng& rng, bool nan) {
+  switch (uniform(rng, nan ? 0 : 1, 11)) {
+    case 0: return std::numeric_limits<T>::quiet_NaN();
+    case 1: return -std::numeric_limits<T>::infinity();
+    case 2: return std::numeric_limits<T>::infinity();
+    case 3: return T(-0.0);
+    case 4: return T(0.0);
+    case 5: return T(1);
+    case 6: return T(-1);
+    default: return static_cast<T>(std::uniform_real_distribution<double>(-3, 3)(rng));
+  }
+}
+
+/// Runs of lookups into one target row, combined in registers (combine_runs_simd) where the CPU
+/// has AVX-512: float32 / float64 add, mul, min and max over rows of 1 to 150 elements (1 to 8
+/// vectors, each with a partial tail, and past 8 vectors the per-lookup loop), sorted ids with
+/// runs of 0 to 12 lookups and some runs longer than a tile, unsorted ids, dropped ids (their
+/// tiles take the per-lookup loop), the input's values included. Values include both zeros,
+/// infinities, ties and for min / max NaN, so min / max must keep the first NaN and the earlier
+/// of equal values.
+/// The reference kernel's bytes at 1, 2, 3 and 8 threads, with the AVX-512 kernels on and off.
+template <class T>
+void check_runs_against_reference(mg::DType dtype, std::uint64_t seed) {
+  Rng rng(seed);
+  const std::vector<std::int64_t> widths =
+      sizeof(T) == 4 ? std::vector<std::int64_t>{1, 2, 3, 15, 16, 17, 32, 33, 64, 100, 128, 129, 150}
+                     : std::vector<std::int64_t>{1, 2, 7, 8, 9, 16, 31, 64, 65, 80};
+  const mg::Reduction reductions[] = {mg::Reduction::kAdd, mg::Reduction::kMul, mg::Reduction::kMin,
+                                      mg::Reduction::kMax};
+  int kernels = 0;
+  for (std::size_t w = 0; w < widths.size(); ++w) {
+    const std::int64_t width = widths[w];
+    for (const mg::Reduction reduction : reductions) {
+      kernels += mg::detail::cpu::combine_runs_simd(dtype, reduction, width) != nullptr;
+      const int shape = static_cast<int>(uniform(rng, 0, 3));  // 0, 1 sorted; 2 unsorted; 3 dropped ids
+      const std::int64_t segments = uniform(rng, 1, 60);
+      std::vector<std::int64_t> ids;
+      for (std::int64_t s = 0; s < segments; ++s) {
+        const std::int64_t run = shape == 1 && s == segments / 2 ? 700 : uniform(rng, 0, 12);
+        for (std::int64_t r = 0; r < run; ++r) ids.push_back(shape == 3 && uniform(rng, 0, 20) == 0 ? segments : s);
+      }
+      if (shape == 2) std::shuffle(ids.begin(), ids.end(), rng);
+      const auto n = static_cast<std::int64_t>(ids.size());
+      std::vector<T> input(static_cast<std::size_t>(segments * width)), updates(static_cast<std::size_t>(n * width));
+      const bool order = reduction == mg::Reduction::kMin || reduction == mg::Reduction::kMax;
+      for (auto& x : input) x = edge_value<T>(rng, order);
+      for (auto& x : updates) x = edge_value<T>(rng, order);
+      mg::ScatterOptions o;
+      o.reduction = reduction;
+      o.index_mode = mg::IndexMode::kDrop;
+      const std::vector<std::int64_t> axes{0};
+      const mg::TensorView in(input.data(), dtype, {segments, width}), idx(ids.data(), mg::DType::kInt64, {n, 1}),
+          up(updates.data(), dtype, {n, width});
+      std::vector<T> ref(input.size());
+      ASSERT_TRUE(mg::scatter_multiaxis_reference(in, idx, up, axes, mview(ref, dtype, {segments, width}), o).ok());
+      for (const bool simd : {true, false}) {
+        const bool before = mg::detail::cpu::set_simd_enabled(simd);
+        for (int threads : {1, 2, 3, 8}) {
+          o.num_threads = threads;
+          std::vector<T> out(input.size());
+          const mg::Status st = mg::scatter_multiaxis_into(in, idx, up, axes, mview(out, dtype, {segments, width}), o);
+          EXPECT_TRUE(st.ok()) << st.message();
+          EXPECT_EQ(0, std::memcmp(ref.data(), out.data(), out.size() * sizeof(T)))
+              << "width " << width << ", reduction " << static_cast<int>(reduction) << ", ids shape " << shape
+              << ", " << threads << " threads, simd " << simd << ", seed " << seed;
+        }
+        mg::detail::cpu::set_simd_enabled(before);
+      }
+    }
+  }
+  // Where the CPU has AVX-512, every width up to 8 vectors had its register kernel.
+  if (mg::detail::cpu::simd_enabled()) {
+    const int lanes = 64 / static_cast<int>(sizeof(T));
+    const auto in_registers = std::count_if(widths.begin(), widths.end(), [&](std::int64_t x) { return x <= 8 * lanes; });
+    EXPECT_EQ(kernels, 4 * in_registers);
+  }
+}
+
+TEST(ScatterCore, RunsInRegistersMatchReferenceWithNansTiesAndSignedZeros) {
+  for (int round = 0; round < 3; ++round) {
+    check_runs_against_reference<float>(mg::DType::kFloat32, run_seed() + 31 + round);
+    check_runs_against_reference<double>(mg::DType::kFloat64, run_seed() + 37 + round);
   }
 }
 

@@ -151,6 +151,14 @@ struct Zmm<float> {
   MULTIGATHER_AVX512 static V add(V a, V b) noexcept { return _mm512_add_ps(a, b); }
   MULTIGATHER_AVX512 static V mul(V a, V b) noexcept { return _mm512_mul_ps(a, b); }
   MULTIGATHER_AVX512 static V broadcast(float w) noexcept { return _mm512_set1_ps(w); }
+  /// Where acc is not NaN and row is NaN or row > acc (kMax) / row < acc (kMin): the lanes
+  /// where FloatMax / FloatMin take row (one compare masked by another).
+  template <bool kMax>
+  MULTIGATHER_AVX512 static Mask takes_row(V acc, V row) noexcept {
+    return _mm512_mask_cmp_ps_mask(_mm512_cmp_ps_mask(acc, acc, _CMP_ORD_Q), row, acc,
+                                     kMax ? _CMP_NLE_UQ : _CMP_NGE_UQ);
+  }
+  MULTIGATHER_AVX512 static V select(V a, Mask take_b, V b) noexcept { return _mm512_mask_mov_ps(a, take_b, b); }
 };
 template <>
 struct Zmm<double> {
@@ -163,6 +171,14 @@ struct Zmm<double> {
   MULTIGATHER_AVX512 static V add(V a, V b) noexcept { return _mm512_add_pd(a, b); }
   MULTIGATHER_AVX512 static V mul(V a, V b) noexcept { return _mm512_mul_pd(a, b); }
   MULTIGATHER_AVX512 static V broadcast(double w) noexcept { return _mm512_set1_pd(w); }
+  /// Where acc is not NaN and row is NaN or row > acc (kMax) / row < acc (kMin): the lanes
+  /// where FloatMax / FloatMin take row (one compare masked by another).
+  template <bool kMax>
+  MULTIGATHER_AVX512 static Mask takes_row(V acc, V row) noexcept {
+    return _mm512_mask_cmp_pd_mask(_mm512_cmp_pd_mask(acc, acc, _CMP_ORD_Q), row, acc,
+                                     kMax ? _CMP_NLE_UQ : _CMP_NGE_UQ);
+  }
+  MULTIGATHER_AVX512 static V select(V a, Mask take_b, V b) noexcept { return _mm512_mask_mov_pd(a, take_b, b); }
 };
 
 /// sum_bag_rows for rows of K vectors at most (d in ((K - 1) * lanes, K * lanes]), with the
@@ -210,6 +226,94 @@ MULTIGATHER_AVX512 std::int64_t bag_sum_registers(const BagRows& b, std::byte* a
   for (int k = 0; k + 1 < K; ++k) Z::store(acc + k * Z::kLanes, static_cast<typename Z::Mask>(~0u), a[k]);
   Z::store(acc + (K - 1) * Z::kLanes, last, a[K - 1]);
   return count;
+}
+
+/// combine.hpp's FloatAdd / FloatMul / FloatMin / FloatMax on 16 floats or 8 doubles at once:
+/// acc <- E::apply(acc, row), lane by lane, with the scalar rules (each sum and product rounded
+/// on its own; min / max keep acc's NaN, else take row's NaN, else the smaller / larger, acc
+/// on ties), so the same values as Elementwise<E>.
+template <class T, Reduction R>
+MULTIGATHER_AVX512 inline typename Zmm<T>::V combine_lanes(typename Zmm<T>::V acc, typename Zmm<T>::V row) noexcept {
+  using Z = Zmm<T>;
+  // (An add or product of two NaNs takes the first operand's payload on x86, and compilers swap
+  // these operands freely: the payload of such a NaN is not fixed by any of the engine's loops.)
+  if constexpr (R == Reduction::kAdd) {
+    return Z::add(acc, row);
+  } else if constexpr (R == Reduction::kMul) {
+    return Z::mul(acc, row);
+  } else {
+    return Z::select(acc, Z::template takes_row<R == Reduction::kMax>(acc, row), row);
+  }
+}
+
+/// One tile of a scatter's lookups combined into their target rows of n elements (n in
+/// ((K - 1) * lanes, K * lanes]) in order, with each RUN of consecutive lookups into one row kept
+/// in K zmm registers: the row is loaded once, every update of the run combined in, and stored
+/// once. Lookup t's row starts at element targets[t] of `out` and its updates at src + t *
+/// src_step bytes. The same operations in the same order as Elementwise<E> per lookup (a stored
+/// and reloaded value is the same value), so the same bytes. Sorted segment ids make runs of
+/// about ten lookups (docs/bench.md G1, G4); for unsorted ones each run is one lookup, whose
+/// random target row is prefetched at the start of its run kPrefetchTargets lookups ahead.
+template <class T, Reduction R, int K>
+MULTIGATHER_AVX512 void combine_runs_registers(std::byte* out_bytes, const std::int64_t* targets, std::int64_t m,
+                                               const std::byte* src, std::int64_t src_step,
+                                               std::int64_t n) noexcept {
+  using Z = Zmm<T>;
+  constexpr std::int64_t kPrefetchTargets = 16;
+  const int tail = static_cast<int>(n) - (K - 1) * Z::kLanes;  // in [1, lanes]
+  const auto last = static_cast<typename Z::Mask>((1u << tail) - 1u);
+  const auto all = static_cast<typename Z::Mask>(~0u);
+  T* out = reinterpret_cast<T*>(out_bytes);
+  const std::int64_t row_bytes = n * static_cast<std::int64_t>(sizeof(T));
+  std::int64_t t = 0;
+  while (t < m) {
+    const std::int64_t target = targets[t];
+    T* dst = out + target;
+    typename Z::V a[K];
+    for (int k = 0; k + 1 < K; ++k) a[k] = Z::load(dst + k * Z::kLanes);
+    a[K - 1] = Z::load(last, dst + (K - 1) * Z::kLanes);
+    do {
+      const std::int64_t ahead = t + kPrefetchTargets;
+      if (ahead < m && targets[ahead] != targets[ahead - 1]) {  // a run starts there
+        const std::byte* next = reinterpret_cast<const std::byte*>(out + targets[ahead]);
+        for (std::int64_t b = 0; b < row_bytes; b += 64) __builtin_prefetch(next + b, 1, 3);
+        __builtin_prefetch(next + row_bytes - 1, 1, 3);
+      }
+      const T* row = reinterpret_cast<const T*>(src + t * src_step);
+      for (int k = 0; k + 1 < K; ++k) a[k] = combine_lanes<T, R>(a[k], Z::load(row + k * Z::kLanes));
+      a[K - 1] = combine_lanes<T, R>(a[K - 1], Z::load(last, row + (K - 1) * Z::kLanes));
+      ++t;
+    } while (t < m && targets[t] == target);
+    for (int k = 0; k + 1 < K; ++k) Z::store(dst + k * Z::kLanes, all, a[k]);
+    Z::store(dst + (K - 1) * Z::kLanes, last, a[K - 1]);
+  }
+}
+
+template <class T, Reduction R>
+CombineRunsFn pick_runs_k(std::int64_t n) noexcept {
+  constexpr int kLanes = Zmm<T>::kLanes;
+  switch (n <= 0 ? 0 : (n + kLanes - 1) / kLanes) {
+    case 1: return &combine_runs_registers<T, R, 1>;
+    case 2: return &combine_runs_registers<T, R, 2>;
+    case 3: return &combine_runs_registers<T, R, 3>;
+    case 4: return &combine_runs_registers<T, R, 4>;
+    case 5: return &combine_runs_registers<T, R, 5>;
+    case 6: return &combine_runs_registers<T, R, 6>;
+    case 7: return &combine_runs_registers<T, R, 7>;
+    case 8: return &combine_runs_registers<T, R, 8>;
+    default: return nullptr;
+  }
+}
+
+template <class T>
+CombineRunsFn pick_runs(Reduction reduction, std::int64_t n) noexcept {
+  switch (reduction) {
+    case Reduction::kAdd: return pick_runs_k<T, Reduction::kAdd>(n);
+    case Reduction::kMul: return pick_runs_k<T, Reduction::kMul>(n);
+    case Reduction::kMin: return pick_runs_k<T, Reduction::kMin>(n);
+    case Reduction::kMax: return pick_runs_k<T, Reduction::kMax>(n);
+    default: return nullptr;
+  }
 }
 
 /// The bag sum for rows of d elements of T: in registers up to 8 vectors, else the generic loop.
@@ -367,6 +471,19 @@ CombineRunFn combine_run_simd(DType dtype, Reduction reduction) noexcept {
 #else
   (void)dtype;
   (void)reduction;
+#endif
+  return nullptr;
+}
+
+CombineRunsFn combine_runs_simd(DType dtype, Reduction reduction, std::int64_t n) noexcept {
+  if (!simd_enabled()) return nullptr;
+#if defined(MULTIGATHER_X86_SIMD)
+  if (dtype == DType::kFloat32) return pick_runs<float>(reduction, n);
+  if (dtype == DType::kFloat64) return pick_runs<double>(reduction, n);
+#else
+  (void)dtype;
+  (void)reduction;
+  (void)n;
 #endif
   return nullptr;
 }

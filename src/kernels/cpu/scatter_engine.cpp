@@ -208,6 +208,8 @@ struct Apply {
   std::int64_t lo = 0;
   /// The block combine compiled for AVX-512 (avx512.hpp), or null: Op::apply.
   cpu::CombineRunFn run = nullptr;
+  /// A whole tile's combine with runs into one target kept in registers (avx512.hpp), or null.
+  cpu::CombineRunsFn runs = nullptr;
 };
 
 /// Prefetch distance of the element loop (lookups ahead): the targets of a tile are known before
@@ -287,6 +289,12 @@ bool run_range(const GatherPlan& p, cpu::ResolveFn<std::int64_t> resolve, const 
                           }
                           Op::apply(out + offsets[t] * es, src, 1);
                         }
+                        return true;
+                      }
+                      if (a.runs != nullptr && a.reached == nullptr && ok) {
+                        // Blocks: the tile's runs into one target row combine in registers.
+                        a.runs(a.output + base_in * a.es, offsets, m, a.updates + base_out * a.es,
+                               row_out * a.es, a.block);
                         return true;
                       }
                       for (int t = 0; t < m; ++t) {
@@ -654,6 +662,8 @@ ScatterResult run_scatter_cpu(const GatherPlan& plan, const ScatterRun& run, int
   a.lo = run.output_lo;
   // Blocks of 16 elements or more combine with the CPU's vector width.
   if (plan.block >= 16) a.run = cpu::combine_run_simd(run.dtype, run.reduction);
+  // Blocks of 2 to 8 vectors: whole tiles, each run of lookups into one target in registers.
+  if (plan.block >= 2) a.runs = cpu::combine_runs_simd(run.dtype, run.reduction, plan.block);
   const std::int64_t span = run.output_hi - run.output_lo + 1;
   std::unique_ptr<std::uint8_t[]> reached;
   if (!run.include_input && run.reduction != Reduction::kNone) {
