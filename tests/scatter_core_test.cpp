@@ -669,6 +669,56 @@ TEST(ScatterCore, RunsInRegistersMatchReferenceWithNansTiesAndSignedZeros) {
   }
 }
 
+TEST(ScatterCore, OneElementInputReachesEveryElementOfTheOutput) {
+  // A segment op's core call: the input ONE element broadcast to [segments, width] (strides 0).
+  // Sorted, unsorted and partly dropped ids; targets that leave gaps and a tail never reached;
+  // elements of 1, 2, 4, 8 and 16 bytes; zero and non-zero input bytes; an output of stale bytes
+  // beforehand. The reference kernel's bytes at 1 and 2 threads.
+  Rng rng(run_seed() + 41);
+  const mg::DType dtypes[] = {mg::DType::kInt8, mg::DType::kFloat16, mg::DType::kFloat32, mg::DType::kFloat64,
+                              mg::DType::kComplex128};
+  int cases = 0;
+  for (const mg::DType dtype : dtypes) {
+    const std::int64_t es = static_cast<std::int64_t>(mg::element_size(dtype));
+    for (const mg::Reduction reduction : {mg::Reduction::kAdd, mg::Reduction::kNone, mg::Reduction::kMax}) {
+      if (reduction == mg::Reduction::kMax && dtype == mg::DType::kComplex128) continue;
+      for (int shape = 0; shape < 6; ++shape) {
+        const std::int64_t segments = uniform(rng, 1, 400), width = shape % 2 ? 1 : uniform(rng, 2, 70);
+        std::vector<std::int64_t> ids;
+        for (std::int64_t s = 0; s < segments * 3 / 4; ++s) {  // the last quarter never reached
+          const std::int64_t run = uniform(rng, 0, 4);
+          for (std::int64_t r = 0; r < run; ++r) ids.push_back(shape >= 4 && uniform(rng, 0, 9) == 0 ? -1 : s);
+        }
+        if (shape >= 2 && shape < 4) std::shuffle(ids.begin(), ids.end(), rng);
+        const auto n = static_cast<std::int64_t>(ids.size());
+        std::vector<std::uint8_t> element(static_cast<std::size_t>(es), 0);
+        if (shape % 3 != 0) element[0] = 7;  // a non-zero fill
+        std::vector<std::uint8_t> updates(static_cast<std::size_t>(n * width * es));
+        for (auto& b : updates) b = static_cast<std::uint8_t>(uniform(rng, 0, 63));  // finite values
+        mg::ScatterOptions o;
+        o.reduction = reduction;
+        o.index_mode = mg::IndexMode::kDrop;
+        o.negative_indices = false;
+        const std::vector<std::int64_t> axes{0};
+        const mg::TensorView in(element.data(), dtype, {segments, width}, {0, 0});
+        const mg::TensorView idx(ids.data(), mg::DType::kInt64, {n, 1}), up(updates.data(), dtype, {n, width});
+        std::vector<std::uint8_t> ref(static_cast<std::size_t>(segments * width * es), 0xAB);
+        ASSERT_TRUE(mg::scatter_multiaxis_reference(in, idx, up, axes, mg::MutableTensorView(ref.data(), dtype, {segments, width}), o).ok());
+        for (int threads : {1, 2}) {
+          o.num_threads = threads;
+          std::vector<std::uint8_t> out(ref.size(), 0xAB);
+          const mg::Status st = mg::scatter_multiaxis_into(in, idx, up, axes, mg::MutableTensorView(out.data(), dtype, {segments, width}), o);
+          ASSERT_TRUE(st.ok()) << st.message();
+          EXPECT_TRUE(out == ref) << mg::dtype_name(dtype) << ", reduction " << static_cast<int>(reduction) << ", ids "
+                                  << shape << ", " << threads << " threads, width " << width;
+          ++cases;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(cases, 2 * 6 * (5 * 3 - 1));
+}
+
 /// Many float32 updates added into `targets` elements at 1-8 threads (twice 1 and 2): the
 /// same bytes every time, the sequential left-to-right sum.
 void check_float_add_order(std::int64_t targets, std::uint64_t seed) {
