@@ -459,20 +459,78 @@ TEST(TransformsShard, EveryRegistryOpsPiecesMakeTheUnsplitCall) {
   EXPECT_GT(split_calls, 40);
 }
 
-TEST(TransformsShard, SegmentOpsReplicateEveryDimension) {
-  // A segment op's factors are not read off its core call yet: every one is "other", so a
-  // partitioner replicates (and says so) rather than splitting its data or ids.
-  const std::int64_t zeros[8] = {};
+/// dimension `dim` of two tensors of equal other sizes, joined (C-contiguous).
+Tensor concat(const Tensor& a, const Tensor& b, int dim) {
+  Dims shape = a.shape();
+  std::int64_t outer = 1, inner = 1;
+  for (int d = 0; d < dim; ++d) outer *= shape[d];
+  for (int d = dim + 1; d < shape.size(); ++d) inner *= shape[d];
+  const std::int64_t na = a.shape()[dim], nb = b.shape()[dim], es = static_cast<std::int64_t>(element_size(a.dtype()));
+  shape[dim] = na + nb;
+  Tensor out(a.dtype(), shape);
+  auto* o = static_cast<std::byte*>(out.data());
+  for (std::int64_t k = 0; k < outer; ++k) {
+    std::memcpy(o + k * (na + nb) * inner * es, static_cast<const std::byte*>(a.data()) + k * na * inner * es,
+                static_cast<std::size_t>(na * inner * es));
+    std::memcpy(o + (k * (na + nb) + na) * inner * es, static_cast<const std::byte*>(b.data()) + k * nb * inner * es,
+                static_cast<std::size_t>(nb * inner * es));
+  }
+  return out;
+}
+
+TEST(TransformsShard, SegmentOpsPiecesMakeTheUnsplitCall) {
+  // A segment op's factors (the data is the core's updates): the data's feature dimensions are
+  // operand factors (in data and output), its rows with the ids an index factor (in data and
+  // ids), the output's segments a gathered factor (in the output only). Checked by their pieces,
+  // in float64 on small integers (exact): the data split in two along an operand factor gives
+  // the output's two halves; data and ids split along an index factor give two partial results
+  // that sum to the whole for a sum (the devices' all-reduce). An initial value (counted once
+  // per piece), gathered rows (embedding_bag) and computed ids (lengths, offsets) map no index
+  // factor: those are "other" (replicated).
+  std::mt19937 rng(31);
+  int operand_checks = 0, index_checks = 0;
   for (const auto& c : testing::segment_explain_cases()) {
     SCOPED_TRACE(c.op);
-    const TensorView x(nullptr, DType::kFloat32, c.x), i(zeros, DType::kInt64, c.i);
+    const Tensor x = random_f64(c.x, rng);
+    Tensor i(DType::kInt64, c.i);
+    for (std::int64_t k = 0; k < i.numel(); ++k) i.data_as<std::int64_t>()[k] = 0;  // valid for every row
+    const TensorView iv = i.view();
     Lowering l;
-    ASSERT_TRUE(lower_op(c.op, x, i, c.a, &l).ok());
+    ASSERT_TRUE(lower_op(c.op, x.view(), iv, c.a, &l).ok());
     std::vector<ShardingFactor> factors;
-    ASSERT_TRUE(sharding_factors(l, x, i, nullptr, &factors).ok());
-    EXPECT_FALSE(factors.empty());
-    for (const ShardingFactor& f : factors) EXPECT_EQ(f.role, FactorRole::kOther) << factor_role_name(f.role);
+    ASSERT_TRUE(sharding_factors(l, x.view(), iv, nullptr, &factors).ok());
+    Tensor whole;
+    ASSERT_TRUE(run_op(c.op, x.view(), iv, c.a, &whole).ok());
+    for (const ShardingFactor& f : factors) {
+      EXPECT_EQ(f.updates, -1) << "a segment op reports its data's dimensions as the input's";
+      if (f.role == FactorRole::kGathered) {
+        EXPECT_TRUE(f.input < 0 && f.indices < 0 && f.output == 0) << "the segments: in the output only";
+      } else if (f.role == FactorRole::kOperand) {
+        ASSERT_TRUE(f.input >= 0 && f.output >= 0 && f.indices < 0);
+        const std::int64_t half = f.size / 2;
+        Tensor lo, hi;
+        ASSERT_TRUE(run_op(c.op, slice(x, f.input, 0, half).view(), iv, c.a, &lo).ok());
+        ASSERT_TRUE(run_op(c.op, slice(x, f.input, half, f.size).view(), iv, c.a, &hi).ok());
+        expect_same(concat(lo, hi, f.output), whole, "the operand halves");
+        ++operand_checks;
+      } else if (f.role == FactorRole::kIndex || f.role == FactorRole::kLookup) {
+        ASSERT_TRUE(f.input >= 0 && f.indices >= 0 && f.output < 0);
+        EXPECT_TRUE(l.gathered == nullptr && l.owned_input == nullptr && !l.indices_computed);
+        if (l.reduction != Reduction::kAdd || l.mean_by_count) continue;  // replicated in Python (_segment_kind)
+        const std::int64_t half = f.size / 2;
+        Tensor lo, hi;
+        ASSERT_TRUE(run_op(c.op, slice(x, f.input, 0, half).view(), slice(i, f.indices, 0, half).view(), c.a, &lo).ok());
+        ASSERT_TRUE(run_op(c.op, slice(x, f.input, half, f.size).view(), slice(i, f.indices, half, f.size).view(), c.a, &hi).ok());
+        expect_same(sum(lo, hi), whole, "the partial sums of the index halves");
+        ++index_checks;
+      }
+    }
+    if (l.gathered != nullptr || l.indices_computed) {
+      for (const ShardingFactor& f : factors) EXPECT_NE(f.role, FactorRole::kIndex) << "no index factor";
+    }
   }
+  EXPECT_GE(operand_checks, 15);
+  EXPECT_GE(index_checks, 3);  // jax's, tf's unsorted and tf's sorted segment_sum, torch_scatter's sum
 }
 
 TEST(TransformsShard, BatchedPiecesMakeTheBatchedCall) {

@@ -64,8 +64,12 @@ struct ShardingFactor {
 /// dimension of size > 1 of input, indices, updates and the output (l.output_shape) lies in
 /// exactly one factor; dimensions of size 1 lie in none. A core dimension that a tensor's view
 /// does not take whole from one of its framework dimensions (a merge, a split, a copy made by
-/// the lowering) makes its factor kOther. Errors: InvalidArgument for operands that are not
-/// C-contiguous.
+/// the lowering) makes its factor kOther. A segment op (OpKind::kSegment: its framework input,
+/// the data, is the core's updates, and no framework tensor holds the core input, the
+/// reduction's identity) reports its data's dimensions as `input`: features are kOperand (data,
+/// output), rows with the ids kIndex (data, indices; kOther where an initial value starts each
+/// segment, the ids are computed or the updates are gathered rows), segments kGathered (output
+/// only). Errors: InvalidArgument for operands that are not C-contiguous.
 Status sharding_factors(const Lowering& l, const TensorView& input, const TensorView& indices,
                         const TensorView* updates, std::vector<ShardingFactor>* factors);
 

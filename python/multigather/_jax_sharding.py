@@ -27,7 +27,9 @@ Every ``multigather_op`` / ``multigather_vjp`` FFI call that ``_jax_ffi`` makes 
   ============  ===========================  ==============================================
 
   The gathered strategy runs ``execute_shard`` (multigather/sharding.hpp) on the CPU; on GPUs a
-  gathered factor is replicated. Under ``jax.vmap`` the batched call is partitioned with vmap's
+  gathered factor is replicated. A segment op (data, segment_ids) keeps its features split, and
+  its rows with the ids for a sum (partial sums, psum); it replicates the rest
+  (``_segment_kind``). Under ``jax.vmap`` the batched call is partitioned with vmap's
   dimension as one more batch factor (``_batched``). Scatters with reduction none / mul / min / max / mean, and
   add without the input, replicate their index and lookup factors (the devices' updates could
   not be combined exactly).
@@ -58,8 +60,7 @@ _TENSORS = {
     ("op", "scatter"): (("input", "indices", "updates"), ("output",)),
     ("vjp", "gather"): (("input", "indices", "output"), ("input",)),
     ("vjp", "scatter"): (("input", "indices", "updates", "output"), ("input", "updates")),
-    # a segment op is called as a gather (data, segment_ids); its factors are all "other" for
-    # now (multigather/sharding.hpp), so a split operand replicates with a ReplicationWarning
+    # a segment op is called as a gather (data, segment_ids): _segment_kind
     ("op", "segment"): (("input", "indices"), ("output",)),
     ("vjp", "segment"): (("input", "indices", "output"), ("input",)),
 }
@@ -69,6 +70,8 @@ _PASS, _SPLIT, _SUM, _REPLICATE = "pass", "split", "sum", "replicate"
 
 def _kind(role: str, target: str, info: dict, cpu: bool, updates_dim: int) -> str:
     """How a factor of ``role`` is partitioned in this FFI call (see the module docstring)."""
+    if info["kind"] == "segment":
+        return _segment_kind(role, target, info)
     scatter = info["kind"] == "scatter"
     summable = info["reduction"] == "add" and info["include_input"] and not info["copies_input"]
     if role in ("batch", "operand"):
@@ -83,6 +86,20 @@ def _kind(role: str, target: str, info: dict, cpu: bool, updates_dim: int) -> st
         # a scatter-add's VJP: grad_updates carries the factor, or sums over it where the
         # updates broadcast along it (grad_input is grad_output: it never depends on it)
         return (_PASS if updates_dim >= 0 else _SUM) if summable else _REPLICATE
+    return _REPLICATE
+
+
+def _segment_kind(role: str, target: str, info: dict) -> str:
+    """A segment op's factors: its data's feature dimensions (operand) pass through, forward
+    and gradient; its rows and ids (index), split alike, are partial sums all-reduced into the
+    output for a sum (the data's gradient is then split like the data: grad_output read at each
+    row's segment). Every other reduction needs all of a segment's rows at once (max, min and
+    prod, mean's and sqrt_n's counts, and their gradients, which compare with or divide by the
+    result), and the segments dimension of the output is never split: those replicate."""
+    if role in ("batch", "operand"):
+        return _PASS
+    if role in ("index", "lookup") and info["reduction"] == "add":
+        return _SUM if target == "op" else _PASS
     return _REPLICATE
 
 
@@ -219,6 +236,11 @@ def _warn_replicated(op: str, target: str, kind: str, plan: _Plan, mesh: Any,
                 continue
             if factor is None:
                 why = "it has size 1"
+            elif plan.kinds[factor] == _REPLICATE and kind == "segment" and plan.roles[factor] == "gathered":
+                why = "a segment op's result is not split along its segments"
+            elif plan.kinds[factor] == _REPLICATE and kind == "segment" and plan.roles[factor] in ("index", "lookup"):
+                why = ("a segment op's rows split across devices combine for a sum only (max, min, prod, "
+                       "mean and their gradients need all of a segment's rows)")
             elif plan.kinds[factor] == _REPLICATE:
                 why = _WHY.get(plan.roles[factor], "it cannot be split")
             elif factor in chosen:

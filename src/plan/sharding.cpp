@@ -73,20 +73,29 @@ Status sharding_factors(const Lowering& l, const TensorView& input, const Tensor
   const int k = g.axes.size();
   // The sides: 0 input, 1 indices, 2 updates, 3 output.
   Side sides[4];
-  // A segment op's framework input is its core's updates, and its core input the reduction's
-  // identity: no factor is read off it yet, so every dimension of such a call replicates.
+  // A segment op's framework input (data) is its core's UPDATES, and its core input the
+  // reduction's identity, which no framework tensor holds: the data's dimensions are read off
+  // the updates' side, and reported as the input's below. Gathered rows (embedding_bag: the
+  // updates are table rows picked by the ids, not a view of the input) map nothing of the data.
   const bool segment = l.spec != nullptr && l.spec->kind == OpKind::kSegment;
-  sides[0] = side_of(input.shape, l.input, l.owned_input == nullptr && !segment);
+  sides[0] = side_of(segment ? Dims{} : input.shape, l.input, l.owned_input == nullptr && !segment);
   // Index values the lowering computed (with these operands' sizes) cannot be resolved
   // against a whole axis by a piece: such a call's gathered axes are never split.
   const bool own_values = l.owned_indices == nullptr && !l.indices_computed;
-  sides[1] = side_of(indices.shape, l.indices, own_values && !segment);
-  if (scatter && updates != nullptr) {
+  sides[1] = side_of(indices.shape, l.indices, own_values);
+  if (segment) {
+    sides[2] = side_of(input.shape, l.updates,
+                       l.owned_updates == nullptr && !l.updates_computed && l.gathered == nullptr);
+  } else if (scatter && updates != nullptr) {
     sides[2] = side_of(updates->shape, l.updates, l.owned_updates == nullptr && !l.updates_computed);
   }
   TensorView core_output(nullptr, l.input.dtype, l.core_output_shape, l.core_output_strides);
-  sides[3] = side_of(l.output_shape, core_output, !l.has_scatter_base && !segment);
-  const bool has_updates = scatter && updates != nullptr;
+  sides[3] = side_of(l.output_shape, core_output, !l.has_scatter_base);
+  const bool has_updates = segment || (scatter && updates != nullptr);
+  // A segment op's ids split across devices combine exactly only as partial sums into a
+  // neutral start: an initial value (torch.segment_reduce's `initial`, the lowering's own
+  // input element) would be counted once per device.
+  const bool neutral_start = l.owned_input == nullptr;
 
   // A factor on the sides that carry it (core dimension d of each), kOther when one of them
   // does not take it whole from a framework dimension.
@@ -101,6 +110,7 @@ Status sharding_factors(const Lowering& l, const TensorView& input, const Tensor
     bool whole = true;
     for (int s : on) {
       if (s == 2 && !has_updates) continue;
+      if (s == 0 && segment) continue;  // the identity: no framework tensor
       const int core_d = s == 1 ? indices_dim : d;
       if (s == 2 && sides[2].core_shape[core_d] <= 1) continue;  // updates broadcast along it
       const int fd = sides[s].dim_of(core_d);
@@ -112,6 +122,9 @@ Status sharding_factors(const Lowering& l, const TensorView& input, const Tensor
       sides[s].used[static_cast<std::size_t>(fd)] = true;
     }
     if (!whole || (role == FactorRole::kGathered && !own_values)) f.role = FactorRole::kOther;
+    if (segment && (role == FactorRole::kIndex || role == FactorRole::kLookup) && !neutral_start) {
+      f.role = FactorRole::kOther;
+    }
     factors->push_back(f);
   };
   // With c > 1 coordinates the last core indices dimension holds L[r-1] * c values: it maps to
@@ -155,6 +168,7 @@ Status sharding_factors(const Lowering& l, const TensorView& input, const Tensor
   // Every framework dimension of size > 1 that no factor took: its own, never split.
   for (int s = 0; s < 4; ++s) {
     if (s == 2 && !has_updates) continue;
+    if (s == 0 && segment) continue;
     for (int fd = 0; fd < sides[s].shape.size(); ++fd) {
       if (sides[s].shape[fd] <= 1 || sides[s].used[static_cast<std::size_t>(fd)]) continue;
       ShardingFactor f;
@@ -163,6 +177,12 @@ Status sharding_factors(const Lowering& l, const TensorView& input, const Tensor
       int* dims[4] = {&f.input, &f.indices, &f.updates, &f.output};
       *dims[s] = fd;
       factors->push_back(f);
+    }
+  }
+  if (segment) {  // the data's dimensions are the framework input's
+    for (ShardingFactor& f : *factors) {
+      f.input = f.updates;
+      f.updates = -1;
     }
   }
   return Status::Ok();

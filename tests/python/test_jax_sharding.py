@@ -240,6 +240,67 @@ SCRIPT = textwrap.dedent(r"""
         np.testing.assert_array_equal(np.asarray(f(*args)), np.asarray(whole))
         assert collectives(f, *args)["all-gather"] == 0
 
+    data = rng.standard_normal((800, 16)).astype(np.float32)
+    seg = rng.integers(-2, 50, size=(800,)).astype(np.int32)  # negatives are dropped
+
+    @case("segment_sum_sharded")
+    def _():
+        # a GNN's edges split over the devices (data rows and ids alike): each device sums its
+        # rows into every segment, the partial sums are all-reduced; no all-gather, and the
+        # data's gradient stays split like the data. Features split: no collective at all.
+        import warnings
+        from multigather._jax_sharding import ReplicationWarning
+        want = np.asarray(jax.ops.segment_sum(data, seg, 48))
+        f = jax.jit(lambda d, i: mj.segment_sum(d, i, 48))
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            rows = (put(data, mesh1, P("x", None)), put(seg, mesh1, P("x")))
+            np.testing.assert_allclose(np.asarray(f(*rows)), want, rtol=1e-5, atol=1e-5)
+            c = collectives(f, *rows)
+            assert c["all-gather"] == 0 and c["all-reduce"] == 1, c
+            cols = (put(data, mesh1, P(None, "x")), put(seg, mesh1, P()))
+            out = f(*cols)
+            np.testing.assert_allclose(np.asarray(out), want, rtol=1e-6, atol=1e-6)
+            assert spec_of(out) == (None, "x"), out.sharding
+            c = collectives(f, *cols)
+            assert c["all-gather"] == 0 and c["all-reduce"] == 0, c
+            loss = lambda d, i: (mj.segment_sum(d, i, 48) ** 2 * jnp.arange(16.0)).sum()
+            ref = lambda d, i: (jax.ops.segment_sum(d, i, 48) ** 2 * jnp.arange(16.0)).sum()
+            g = jax.jit(jax.grad(loss))
+            for args in (rows, cols):
+                grad = g(*args)
+                np.testing.assert_allclose(np.asarray(grad), np.asarray(jax.grad(ref)(data, seg)), rtol=1e-5, atol=1e-5)
+                assert spec_of(grad) == spec_of(args[0]), (grad.sharding, args[0].sharding)
+                assert collectives(g, *args)["all-gather"] == 0
+            # tf's unsorted_segment_sum is the same core call
+            import multigather.tf as mtf
+            h = jax.jit(lambda d, i: mtf.unsorted_segment_sum(d, jnp.clip(i, 0, 47), 48))
+            np.testing.assert_allclose(np.asarray(h(*rows)), np.asarray(jax.ops.segment_sum(data, np.clip(seg, 0, 47), 48)),
+                                       rtol=1e-5, atol=1e-5)
+            assert collectives(h, *rows)["all-gather"] == 0
+        assert not [w for w in caught if issubclass(w.category, ReplicationWarning)], \
+            [str(w.message) for w in caught]
+
+    @case("segment_max_replicates_rows")
+    def _():
+        # a maximum needs all of a segment's rows: rows split replicate, with the warning; the
+        # features still pass through
+        import warnings
+        from multigather._jax_sharding import ReplicationWarning
+        f = jax.jit(lambda d, i: mj.segment_max(d, i, 48))
+        want = np.asarray(jax.ops.segment_max(data, seg, 48))
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            rows = (put(data, mesh1, P("x", None)), put(seg, mesh1, P("x")))
+            np.testing.assert_array_equal(np.asarray(f(*rows)), want)
+        messages = [str(w.message) for w in caught if issubclass(w.category, ReplicationWarning)]
+        assert any("jax.ops.segment_max (call) replicates input along its dimension 0" in m
+                   and "combine for a sum only" in m for m in messages), messages
+        cols = (put(data, mesh1, P(None, "x")), put(seg, mesh1, P()))
+        out = f(*cols)
+        np.testing.assert_array_equal(np.asarray(out), want)
+        assert spec_of(out) == (None, "x") and collectives(f, *cols)["all-gather"] == 0
+
     @case("vmap_under_sharding")
     def _():
         # jax.vmap's batch dimension is one more batch factor: a batch split over devices
@@ -326,7 +387,8 @@ SCRIPT = textwrap.dedent(r"""
 CASES = ["row_sharded_table", "batch_sharded_ids", "point_sampling", "feature_sharded_table",
          "rows_and_ids_sharded_2d", "index_modes_exact", "error_mode_raises",
          "scatter_add_row_sharded", "scatter_add_update_sharded", "scatter_set_row_sharded",
-         "vmap_under_sharding", "every_op_every_sharding", "replication_warns"]
+         "vmap_under_sharding", "every_op_every_sharding", "replication_warns", "segment_sum_sharded",
+         "segment_max_replicates_rows"]
 
 
 @pytest.fixture(scope="module")
