@@ -28,6 +28,11 @@ factor of each framework dimension, and a placement on a dimension is read off i
 - scatter along an index or lookup factor (updates split): ``Partial("sum")`` output, input
   partitioned, only for reduction add including the input, on floating dtypes (the other
   reductions do not sum).
+- a segment op (``torch_scatter.scatter*``, ``segment_coo``, ``torch.segment_reduce``): its
+  data's feature dimensions pass through; its rows with the ids (a GNN's edges split) give a
+  ``Partial("sum")`` output for a sum, the data's gradient sharded like the data; other
+  reductions and computed ids (lengths, indptr) replicate the rows, with a ReplicationWarning
+  (``_segment_strategy``). ``embedding_bag`` replicates its table, with the warning.
 - coordinate and other factors (the index-vector dimension; dimensions the lowering merged,
   split or copied), any other scatter's gathered factor, ``batch_rank > 0`` (vmap of DTensors) and any
   call whose factors cannot be read: every operand is REPLICATED (DTensor all-gathers the
@@ -495,23 +500,88 @@ def _local_sizes_adjuster(row: str, names: list, defaults: dict, operands: tuple
     return adjust
 
 
-def _segment_strategy(op_schema, *, row: str):
-    """A segment row (and its backward) has no sharding rule yet: every operand replicates, and
-    one that arrives sharded or partial gets a ReplicationWarning naming the op and the operand
-    (never a silent all-gather)."""
+def _warn_replicated(op_schema, row: str, kept: dict) -> None:
+    """A ReplicationWarning for each operand that arrives sharded or partial on a mesh dimension
+    where no offered strategy keeps it so (DTensor then replicates it: never silently)."""
     import warnings
 
     from torch.distributed.tensor._op_schema import OpStrategy
-    from torch.distributed.tensor._ops.utils import replicate_op_strategy
 
     from ._jax_sharding import ReplicationWarning
 
     names = [a.name for a in op_schema.op._schema.arguments]
     for name, arg in zip(names, op_schema.args_schema):
-        if isinstance(arg, OpStrategy) and not all(p.is_replicate() for p in arg.strategies[0].output_spec.placements):
-            warnings.warn(f"{row}: {name} arrives as {arg.strategies[0].output_spec.placements} and is replicated "
-                          f"(segment reductions have no sharding rule yet; docs/distributed.md)",
-                          ReplicationWarning, stacklevel=2)
+        if not isinstance(arg, OpStrategy):
+            continue
+        placements = arg.strategies[0].output_spec.placements
+        if all(p.is_replicate() or p in kept.get(name, ()) for p in placements):
+            continue
+        warnings.warn(f"{row}: {name} arrives as {placements} and is replicated (a segment op keeps its data's "
+                      f"features split, and its rows with the ids for a sum only; docs/distributed.md)",
+                      ReplicationWarning, stacklevel=3)
+
+
+def _segment_strategies(info: dict, data_n: str, ids_n: str, backward: bool, floating: bool) -> list:
+    """Single-mesh-dimension strategies of a segment op (forward: {out, data, ids}; backward:
+    {grad_input, grad_output, data, ids}), as multigather.jax partitions it (_jax_sharding's
+    _segment_kind): the data's features (operand factors) pass through; its rows with the ids
+    (index factor) give a Partial("sum") output for a sum, whose gradient is split like the data
+    (grad_output read at each row's segment)."""
+    from torch.distributed.tensor.placement_types import Partial, Replicate
+
+    out = "grad_output" if backward else "out"
+    strategies = []
+    for f in info["factors"]:
+        role = f["role"]
+        if role in ("batch", "operand") and f["input"] >= 0 and f["output"] >= 0:
+            s = {out: _shard(f["output"]), data_n: _shard(f["input"]), ids_n: _shard(f["indices"])}
+            if backward:
+                s["grad_input"] = _shard(f["input"])
+            strategies.append(s)
+        elif role in ("index", "lookup") and info["reduction"] == "add" and f["input"] >= 0 and f["indices"] >= 0:
+            if backward:
+                strategies.append({"grad_output": Replicate(), data_n: _shard(f["input"]),
+                                   ids_n: _shard(f["indices"]), "grad_input": _shard(f["input"])})
+            elif floating:
+                strategies.append({"out": Partial(), data_n: _shard(f["input"]), ids_n: _shard(f["indices"])})
+    return strategies
+
+
+def _segment_strategy(op_schema, *, row: str, names: list, defaults: dict, backward: bool):
+    """The OpStrategy of one call of a segment op or its backward on DTensors
+    (_segment_strategies); every operand replicated is always offered, and an operand that
+    arrives sharded where no strategy keeps it gets a ReplicationWarning."""
+    from torch.distributed.tensor._ops.utils import expand_to_full_mesh_op_strategy
+    from torch.distributed.tensor.placement_types import Replicate
+
+    mesh = op_schema.get_mesh_from_args()
+    call = _Call(op_schema, names, defaults)
+    data_n, ids_n = call.tensors[1:3] if backward else call.tensors[0:2]
+    outputs = ["grad_input"] if backward else ["out"]
+    attrs = {n: v for n, v in call.bound.items() if n not in call.tensors and n not in ("batch_rank", "grad_output")}
+    strategies: list = [{}]
+    info = None
+    if call.bound.get("batch_rank", 0) == 0:
+        info = factors(row, call.shape(data_n), call.dtype(data_n), call.shape(ids_n), call.dtype(ids_n), attrs)
+    if info is not None:
+        dtype = call.dtype(data_n)
+        strategies += _segment_strategies(info, data_n, ids_n, backward, dtype.is_floating_point or dtype.is_complex)
+    kept: dict = {}
+    for s in strategies:
+        for name, placement in s.items():
+            kept.setdefault(name, []).append(placement)
+    _warn_replicated(op_schema, row, kept)
+    lists = [_placements({k: (Replicate() if v is None else v) for k, v in s.items()}, outputs, call.tensors)
+             for s in strategies]
+    return expand_to_full_mesh_op_strategy(mesh, op_schema, lists, input_index=len(outputs))
+
+
+def _replicated_strategy(op_schema, *, row: str):
+    """Every operand replicated (embedding_bag's custom ops: the gathered rows map none of the
+    table's dimensions), with a ReplicationWarning for each that arrives sharded or partial."""
+    from torch.distributed.tensor._ops.utils import replicate_op_strategy
+
+    _warn_replicated(op_schema, row, {})
     return replicate_op_strategy(op_schema)
 
 
@@ -532,18 +602,21 @@ def register() -> bool:
     for name, static in (("embedding_bag", 3), ("embedding_bag_backward", 4)):  # torch_ops' custom_ops
         if hasattr(ops, name):  # replicated, with the warning
             propagator.register_op_strategy(getattr(ops, name).default, functools.partial(
-                _segment_strategy, row="torch.nn.functional.embedding_bag"), RuntimeSchemaInfo(static_argnum=static))
+                _replicated_strategy, row="torch.nn.functional.embedding_bag"), RuntimeSchemaInfo(static_argnum=static))
     for row_name, row in _registry.OPS.items():
         op_name = _registry.torch_op_name(row_name)
         packet = getattr(ops, op_name, None) if op_name is not None else None
         if packet is None:
             continue
         if row["kind"] == "segment":
-            for overload in (packet.default, getattr(ops, op_name + "_backward").default):
-                first = next((j for j, a in enumerate(overload._schema.arguments)
-                              if not isinstance(a.type, torch.TensorType)), 1)
-                propagator.register_op_strategy(overload, functools.partial(_segment_strategy, row=row_name),
-                                                RuntimeSchemaInfo(static_argnum=first))
+            for backward, overload in ((False, packet.default), (True, getattr(ops, op_name + "_backward").default)):
+                args = overload._schema.arguments
+                first = next((j for j, a in enumerate(args) if not isinstance(a.type, torch.TensorType)), 1)
+                kw = [a.name for a in args if a.kwarg_only]
+                propagator.register_op_strategy(overload, functools.partial(
+                    _segment_strategy, row=row_name, names=[a.name for a in args],
+                    defaults={a.name: a.default_value for a in args if a.has_default_value()}, backward=backward),
+                    RuntimeSchemaInfo(static_argnum=first, static_kwargkey=kw or None))
             continue
         scatter = row["kind"] == "scatter"
         operands = (row["input_name"], row["indices_name"], row["updates_name"])

@@ -78,12 +78,18 @@ def _arg(src: Any, index: Any, dim: int, result: Any, counts: Optional[Any] = No
         picked = mg_torch.gather(result.detach(), dim, full)
         shape = [1] * src.dim()
         shape[dim] = n
-        position = torch.arange(n, device=src.device).view(shape).expand(src.shape)
+        position = torch.arange(n, device=src.device)
+        mesh = getattr(src, "device_mesh", None)
+        if mesh is not None:  # a DTensor: the positions too (replicated), as DTensor ops want
+            from torch.distributed.tensor import DTensor, Replicate
+
+            position = DTensor.from_local(position, mesh, [Replicate()] * mesh.ndim)
+        position = position.view(shape).expand(src.shape)
         tie = src.detach() == picked
         if counts is not None:
             tie = tie & _broadcast(counts, src, dim)
         position = torch.where(tie, position, torch.full_like(position, n))
-        start = torch.full(result.shape, n, dtype=torch.int64, device=src.device)
+        start = torch.full_like(result.detach(), n, dtype=torch.int64)
         return mg_torch.scatter_reduce(start, dim, full, position, "amin", include_self=True)
 
 

@@ -162,21 +162,77 @@ def _run_cases(rank: int) -> dict:
 
     _case("take_along_dim wrap input=Shard(0)", results, take_along_dim_wrap)
 
-    def segment_replicates():
-        # a segment op has no sharding rule yet: it replicates, and says so
+    # Segment ops (a GNN's aggregation): the edges' rows split with their ids give partial sums;
+    # the features split pass through. torch's own index_add / segment_reduce are the oracles.
+    import multigather.torch_scatter as ts
+
+    msg = torch.randn(8, 6, generator=g)
+    dst = torch.tensor([0, 1, 0, 2, 1, 3, 3, 0])
+    for pl, ipl in (("Shard(0)", "Shard(0)"), ("Shard(0)", "Replicate()"), ("Shard(1)", "Replicate()"),
+                    ("Replicate()", "Replicate()")):
+        _case(f"scatter_sum src={pl} index={ipl}", results,
+              lambda pl=pl, ipl=ipl: check(lambda x, i: ts.scatter_sum(x, i, 0, dim_size=4),
+                                           lambda x, i: torch.zeros(4, 6).index_add(0, i, x),
+                                           msg, [placement(pl)], dst, [placement(ipl)]))
+    lengths = torch.tensor([3, 0, 4, 1])
+    _case("segment_reduce sum data=Shard(1)", results,
+          lambda: check(lambda x, n: mt.segment_reduce(x, "sum", lengths=n),
+                        lambda x, n: torch.segment_reduce(x, "sum", lengths=n),
+                        msg, [Shard(1)], lengths, [Replicate()]))
+
+    def gnn_layer():
+        # A message-passing layer built from torch.nn, its edges split over the ranks (src, dst
+        # Shard(0)), node features and weights replicated: x W gathered by source, summed into
+        # targets (multigather), a second Linear; loss and every gradient against the same
+        # model on plain tensors with torch's index_select / index_add.
+        torch.manual_seed(3)
+        lin, out_lin = torch.nn.Linear(5, 6), torch.nn.Linear(6, 2)
+        nodes = torch.randn(7, 5, generator=g)
+        src_e, dst_e = torch.randint(0, 7, (12,), generator=g), torch.randint(0, 7, (12,), generator=g)
+
+        def model(x, s, d, gather, aggregate):
+            return out_lin(aggregate(gather(lin(x), s), d)).square().sum()
+
+        from torch.distributed.tensor import distribute_module
+
+        ref = model(nodes, src_e, dst_e, lambda h, s: torch.index_select(h, 0, s),
+                    lambda m, d: torch.zeros(7, 6).index_add(0, d, m))
+        ref.backward()
+        want = {n: p.grad.clone() for n, p in (("lin.weight", lin.weight), ("lin.bias", lin.bias),
+                                               ("out.weight", out_lin.weight))}
+        for p in (*lin.parameters(), *out_lin.parameters()):
+            p.grad = None
+        distribute_module(lin, mesh)
+        distribute_module(out_lin, mesh)
+        with CommDebugMode() as comm:
+            loss = model(dt(nodes, [Replicate()]), dt(src_e, [Shard(0)]), dt(dst_e, [Shard(0)]),
+                         lambda h, s: mt.index_select(h, 0, s),
+                         lambda m, d: ts.scatter_sum(m, d, 0, dim_size=7))
+            loss.backward()
+        got = {"lin.weight": lin.weight.grad, "lin.bias": lin.bias.grad, "out.weight": out_lin.weight.grad}
+        return {"equal": bool(torch.allclose(loss.full_tensor(), ref, rtol=1e-5)) and
+                all(bool(torch.allclose(got[n].full_tensor(), want[n], rtol=1e-4, atol=1e-5)) for n in want),
+                "all_gathers": _all_gathers(_counts(comm))}
+
+    _case("gnn layer edges=Shard(0)", results, gnn_layer)
+
+    def segment_max_replicates():
+        # a maximum needs all of a segment's rows: rows split replicate, and say so; the arg
+        # output (positions of the maxima) is made of DTensors too
         import warnings
 
-        import multigather.torch_scatter as ts
         from multigather._jax_sharding import ReplicationWarning
 
-        src, index = torch.randn(8, 3, generator=g), torch.tensor([0, 1, 0, 2, 1, 1, 3, 0])
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            y = ts.scatter_sum(dt(src, [Shard(0)]), dt(index, [Replicate()]), 0, dim_size=4)
-        return {"equal": bool(torch.equal(y.full_tensor(), ts.scatter_sum(src, index, 0, dim_size=4))),
+            with CommDebugMode() as fwd:
+                y, arg = ts.scatter_max(dt(msg, [Shard(0)]), dt(dst, [Replicate()]), 0, dim_size=4)
+        want, want_arg = ts.scatter_max(msg, dst, 0, dim_size=4)
+        return {"equal": bool(torch.equal(y.full_tensor(), want) and torch.equal(arg.full_tensor(), want_arg)),
+                "forward_all_gathers": _all_gathers(_counts(fwd)),
                 "warnings": [str(w.message) for w in caught if issubclass(w.category, ReplicationWarning)]}
 
-    _case("torch_scatter scatter_sum src=Shard(0)", results, segment_replicates)
+    _case("torch_scatter scatter_max src=Shard(0)", results, segment_max_replicates)
 
     def embedding_bag_replicates():
         # a row-sharded table under embedding_bag: replicated, and said so
@@ -358,9 +414,38 @@ if __name__ == "__main__":
     _worker(int(sys.argv[1]), int(sys.argv[2]), sys.argv[3])
 
 
-def test_segment_op_replicates_with_a_warning(reports):
-    r = _report(reports, "torch_scatter scatter_sum src=Shard(0)")
+@pytest.mark.parametrize("src, index, placement, grad", [
+    ("Shard(0)", "Shard(0)", "Partial(sum)", "Shard(dim=0)"),     # edges split: partial sums
+    ("Shard(0)", "Replicate()", "Partial(sum)", "Shard(dim=0)"),  # the ids sliced locally
+    ("Shard(1)", "Replicate()", "Shard(dim=1)", "Shard(dim=1)"),  # features pass through
+    ("Replicate()", "Replicate()", "Replicate()", "Replicate()"),
+])
+def test_segment_sum(reports, src, index, placement, grad):
+    r = _report(reports, f"scatter_sum src={src} index={index}")
+    _values(r)
+    assert r["placements"] == [placement], r
+    assert r["forward_all_gathers"] == 0 and not r["forward_comms"], r  # no collective at all
+    assert r["grad_placements"] == [grad], r
+    assert _all_gathers(r["backward_comms"]) == 0, r
+
+
+def test_gnn_layer_with_split_edges_equals_the_unmodified_model(reports):
+    r = _report(reports, "gnn layer edges=Shard(0)")
     assert r["equal"], r
+    assert r["all_gathers"] == 0, r
+
+
+def test_segment_reduce_features(reports):
+    r = _report(reports, "segment_reduce sum data=Shard(1)")
+    _values(r)
+    assert r["placements"] == ["Shard(dim=1)"] and r["grad_placements"] == ["Shard(dim=1)"], r
+    assert r["forward_all_gathers"] == 0 and not r["forward_comms"], r
+
+
+def test_segment_max_replicates_split_rows_with_a_warning(reports):
+    r = _report(reports, "torch_scatter scatter_max src=Shard(0)")
+    assert r["equal"], r
+    assert r["forward_all_gathers"] >= 1, r
     assert any(m.startswith("torch_scatter.scatter: src arrives as (Shard(dim=0),) and is replicated")
                for m in r["warnings"]), r
 
