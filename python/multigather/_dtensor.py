@@ -558,7 +558,7 @@ def _segment_strategy(op_schema, *, row: str, names: list, defaults: dict, backw
     call = _Call(op_schema, names, defaults)
     data_n, ids_n = call.tensors[1:3] if backward else call.tensors[0:2]
     outputs = ["grad_input"] if backward else ["out"]
-    attrs = {n: v for n, v in call.bound.items() if n not in call.tensors and n not in ("batch_rank", "grad_output")}
+    attrs = {n: v for n, v in call.bound.items() if n not in call.tensors and n != "batch_rank"}
     strategies: list = [{}]
     info = None
     if call.bound.get("batch_rank", 0) == 0:

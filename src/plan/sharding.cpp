@@ -78,6 +78,7 @@ Status sharding_factors(const Lowering& l, const TensorView& input, const Tensor
   // the updates' side, and reported as the input's below. Gathered rows (embedding_bag: the
   // updates are table rows picked by the ids, not a view of the input) map nothing of the data.
   const bool segment = l.spec != nullptr && l.spec->kind == OpKind::kSegment;
+  // (A segment op's side 0 has no framework dimensions: no factor and no leftover takes one.)
   sides[0] = side_of(segment ? Dims{} : input.shape, l.input, l.owned_input == nullptr && !segment);
   // Index values the lowering computed (with these operands' sizes) cannot be resolved
   // against a whole axis by a piece: such a call's gathered axes are never split.
@@ -168,7 +169,6 @@ Status sharding_factors(const Lowering& l, const TensorView& input, const Tensor
   // Every framework dimension of size > 1 that no factor took: its own, never split.
   for (int s = 0; s < 4; ++s) {
     if (s == 2 && !has_updates) continue;
-    if (s == 0 && segment) continue;
     for (int fd = 0; fd < sides[s].shape.size(); ++fd) {
       if (sides[s].shape[fd] <= 1 || sides[s].used[static_cast<std::size_t>(fd)]) continue;
       ShardingFactor f;

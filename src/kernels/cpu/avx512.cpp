@@ -265,6 +265,7 @@ MULTIGATHER_AVX512 void combine_runs_registers(std::byte* out_bytes, const std::
   const auto all = static_cast<typename Z::Mask>(~0u);
   T* out = reinterpret_cast<T*>(out_bytes);
   const std::int64_t row_bytes = n * static_cast<std::int64_t>(sizeof(T));
+  const std::int64_t lines = (row_bytes + 63) / 64;
   std::int64_t t = 0;
   while (t < m) {
     const std::int64_t target = targets[t];
@@ -275,9 +276,8 @@ MULTIGATHER_AVX512 void combine_runs_registers(std::byte* out_bytes, const std::
     do {
       const std::int64_t ahead = t + kPrefetchTargets;
       if (ahead < m && targets[ahead] != targets[ahead - 1]) {  // a run starts there
-        const std::byte* next = reinterpret_cast<const std::byte*>(out + targets[ahead]);
-        for (std::int64_t b = 0; b < row_bytes; b += 64) __builtin_prefetch(next + b, 1, 3);
-        __builtin_prefetch(next + row_bytes - 1, 1, 3);
+        // targets are any element offsets: the row's last line is always taken too
+        prefetch_row<true>(reinterpret_cast<const std::byte*>(out + targets[ahead]), lines, row_bytes, true);
       }
       const T* row = reinterpret_cast<const T*>(src + t * src_step);
       for (int k = 0; k + 1 < K; ++k) a[k] = combine_lanes<T, R>(a[k], Z::load(row + k * Z::kLanes));
@@ -289,20 +289,28 @@ MULTIGATHER_AVX512 void combine_runs_registers(std::byte* out_bytes, const std::
   }
 }
 
+/// pick(std::integral_constant<int, K>{}) for rows of d elements of T that fit K in [1, 8] zmm
+/// registers (d in ((K - 1) * lanes, K * lanes]); `beyond` for longer rows (and d <= 0).
+template <class T, class Fn, class Result>
+Result by_register_count(std::int64_t d, Fn pick, Result beyond) noexcept {
+  constexpr int kLanes = Zmm<T>::kLanes;
+  switch (d <= 0 ? 0 : (d + kLanes - 1) / kLanes) {
+    case 1: return pick(std::integral_constant<int, 1>{});
+    case 2: return pick(std::integral_constant<int, 2>{});
+    case 3: return pick(std::integral_constant<int, 3>{});
+    case 4: return pick(std::integral_constant<int, 4>{});
+    case 5: return pick(std::integral_constant<int, 5>{});
+    case 6: return pick(std::integral_constant<int, 6>{});
+    case 7: return pick(std::integral_constant<int, 7>{});
+    case 8: return pick(std::integral_constant<int, 8>{});
+    default: return beyond;
+  }
+}
+
 template <class T, Reduction R>
 CombineRunsFn pick_runs_k(std::int64_t n) noexcept {
-  constexpr int kLanes = Zmm<T>::kLanes;
-  switch (n <= 0 ? 0 : (n + kLanes - 1) / kLanes) {
-    case 1: return &combine_runs_registers<T, R, 1>;
-    case 2: return &combine_runs_registers<T, R, 2>;
-    case 3: return &combine_runs_registers<T, R, 3>;
-    case 4: return &combine_runs_registers<T, R, 4>;
-    case 5: return &combine_runs_registers<T, R, 5>;
-    case 6: return &combine_runs_registers<T, R, 6>;
-    case 7: return &combine_runs_registers<T, R, 7>;
-    case 8: return &combine_runs_registers<T, R, 8>;
-    default: return nullptr;
-  }
+  return by_register_count<T>(
+      n, [](auto k) -> CombineRunsFn { return &combine_runs_registers<T, R, decltype(k)::value>; }, CombineRunsFn{});
 }
 
 template <class T>
@@ -319,18 +327,8 @@ CombineRunsFn pick_runs(Reduction reduction, std::int64_t n) noexcept {
 /// The bag sum for rows of d elements of T: in registers up to 8 vectors, else the generic loop.
 template <class T>
 BagSumFn pick_bag_sum(std::int64_t d) noexcept {
-  constexpr int kLanes = Zmm<T>::kLanes;
-  switch (d <= 0 ? 0 : (d + kLanes - 1) / kLanes) {
-    case 1: return &bag_sum_registers<T, 1>;
-    case 2: return &bag_sum_registers<T, 2>;
-    case 3: return &bag_sum_registers<T, 3>;
-    case 4: return &bag_sum_registers<T, 4>;
-    case 5: return &bag_sum_registers<T, 5>;
-    case 6: return &bag_sum_registers<T, 6>;
-    case 7: return &bag_sum_registers<T, 7>;
-    case 8: return &bag_sum_registers<T, 8>;
-    default: return &bag_sum_avx512<T>;
-  }
+  return by_register_count<T>(
+      d, [](auto k) -> BagSumFn { return &bag_sum_registers<T, decltype(k)::value>; }, BagSumFn{&bag_sum_avx512<T>});
 }
 
 template <std::size_t W>

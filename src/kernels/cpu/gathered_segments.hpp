@@ -55,9 +55,11 @@ inline bool spans_another_line(const BagRows& b, std::int64_t row_bytes) noexcep
 
 /// Prefetches the row starting at `row`: `lines` 64-byte lines from its first byte, and the line
 /// of its last byte (`row_bytes` - 1) where `tail_line` (spans_another_line) says it is another.
+/// kWrite: for a row about to be written (the scatter's target rows), else for reading.
+template <bool kWrite = false>
 inline void prefetch_row(const std::byte* row, std::int64_t lines, std::int64_t row_bytes, bool tail_line) noexcept {
-  for (std::int64_t k = 0; k < lines; ++k) __builtin_prefetch(row + 64 * k);
-  if (tail_line) __builtin_prefetch(row + row_bytes - 1);
+  for (std::int64_t k = 0; k < lines; ++k) __builtin_prefetch(row + 64 * k, kWrite ? 1 : 0, 3);
+  if (tail_line) __builtin_prefetch(row + row_bytes - 1, kWrite ? 1 : 0, 3);
 }
 
 /// acc[0, d) += row (times its weight) for the rows n in [first, end) of one bag, in row order,
