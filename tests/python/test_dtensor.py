@@ -169,7 +169,7 @@ def _run_cases(rank: int) -> dict:
     msg = torch.randn(8, 6, generator=g)
     dst = torch.tensor([0, 1, 0, 2, 1, 3, 3, 0])
     for pl, ipl in (("Shard(0)", "Shard(0)"), ("Shard(0)", "Replicate()"), ("Shard(1)", "Replicate()"),
-                    ("Replicate()", "Replicate()")):
+                    ("Replicate()", "Replicate()"), ("Replicate()", "Shard(0)")):
         _case(f"scatter_sum src={pl} index={ipl}", results,
               lambda pl=pl, ipl=ipl: check(lambda x, i: ts.scatter_sum(x, i, 0, dim_size=4),
                                            lambda x, i: torch.zeros(4, 6).index_add(0, i, x),
@@ -419,6 +419,7 @@ if __name__ == "__main__":
     ("Shard(0)", "Replicate()", "Partial(sum)", "Shard(dim=0)"),  # the ids sliced locally
     ("Shard(1)", "Replicate()", "Shard(dim=1)", "Shard(dim=1)"),  # features pass through
     ("Replicate()", "Replicate()", "Replicate()", "Replicate()"),
+    ("Replicate()", "Shard(0)", "Partial(sum)", "Shard(dim=0)"),  # the data sliced locally
 ])
 def test_segment_sum(reports, src, index, placement, grad):
     r = _report(reports, f"scatter_sum src={src} index={index}")
