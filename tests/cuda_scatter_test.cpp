@@ -32,6 +32,7 @@
 #include "multigather/cuda.hpp"
 #include "multigather/execute.hpp"
 #include "multigather/lowering.hpp"
+#include "multigather/transforms.hpp"
 #include "plan/scatter_plan.hpp"
 #include "cuda_test_support.hpp"
 #include "scatter_cases.hpp"
@@ -234,6 +235,169 @@ TEST(CudaScatterOnHost, ManyUpdatesPerTargetOverAGridStride) {
     const HostRun got = run_on_host(c, false, false, 1);
     ASSERT_TRUE(got.ran);
     EXPECT_TRUE(got.bytes == ref.bytes) << "width " << width;
+  }
+}
+
+// ---- Segment ops: the output filled with a host element, then the scatter -------------------
+
+// The fill (scatter_rows.hpp's fill_thread) over every thread of fill_blocks' grid, on the host.
+void fill_on_host(const detail::CudaFillParams& f, int multiprocessors) {
+  const std::int64_t threads = detail::fill_blocks(f, multiprocessors) * detail::kThreadsPerBlock;
+  for (std::int64_t t = 0; t < threads; ++t) {
+    switch (f.unit_bytes) {
+      case 1: detail::fill_thread<1>(f, t, threads); break;
+      case 2: detail::fill_thread<2>(f, t, threads); break;
+      case 4: detail::fill_thread<4>(f, t, threads); break;
+      case 8: detail::fill_thread<8>(f, t, threads); break;
+      case 16: detail::fill_thread<16>(f, t, threads); break;
+      default: FAIL() << "unit_bytes " << f.unit_bytes;
+    }
+  }
+}
+
+TEST(CudaScatterOnHost, FillWritesEveryElementAndNothingElse) {
+  // Every element width, counts with and without a tail of the 16-byte unit, starts aligned and
+  // not: each element gets the value's bytes, the bytes around stay, and the unit is the widest
+  // the address and the length allow.
+  std::mt19937_64 rng(seed() + 7);
+  for (const std::size_t es : {1, 2, 4, 8, 16}) {
+    for (const std::int64_t count : {0, 1, 3, 8, 17, 1000, 4099}) {
+      for (std::size_t shift = 0; shift < 16; shift += es) {
+        std::vector<unsigned char> element(es);
+        for (auto& b : element) b = static_cast<unsigned char>(rng());
+        alignas(16) static unsigned char buffer[16 * 4200];
+        std::memset(buffer, 0xA5, sizeof buffer);
+        unsigned char* out = buffer + 16 + shift;
+        detail::CudaFillParams f;
+        detail::make_cuda_fill_params(out, count, es, element.data(), &f);
+        const std::int64_t bytes = count * static_cast<std::int64_t>(es);
+        std::int64_t widest = 16;
+        while (widest > static_cast<std::int64_t>(es) &&
+               (bytes % widest != 0 || (16 + shift) % static_cast<std::size_t>(widest) != 0)) {
+          widest /= 2;
+        }
+        EXPECT_EQ(f.unit_bytes, widest) << es << " " << count << " " << shift;
+        EXPECT_EQ(f.units * f.unit_bytes, bytes);
+        fill_on_host(f, 3);
+        for (std::int64_t i = 0; i < count; ++i) {
+          ASSERT_EQ(std::memcmp(out + i * static_cast<std::int64_t>(es), element.data(), es), 0)
+              << "element " << i << " of " << count << ", " << es << " bytes, shift " << shift;
+        }
+        for (unsigned char* p = buffer; p < out; ++p) ASSERT_EQ(*p, 0xA5);
+        for (unsigned char* p = out + bytes; p < buffer + sizeof buffer; ++p) ASSERT_EQ(*p, 0xA5);
+      }
+    }
+  }
+}
+
+struct SegmentCall {
+  const char* op;
+  Attributes attrs;
+  DType dtype;
+  Dims data_shape;
+  DType ids_dtype;
+  Dims ids_shape;
+  std::int64_t id_low, id_high;  // ids drawn from [id_low, id_high]
+};
+
+// A segment op's core scatter as the CUDA engine runs it on device operands (cuda_api.cpp): its
+// input is ONE host element broadcast to the output, so the output is filled with that element
+// (fill_on_host), then keys, the stable sort and the owner's combine (run_on_host's steps); equal
+// byte for byte to the CPU engine's execute of the same lowering.
+TEST(CudaScatterOnHost, SegmentOpsStartFromTheFilledIdentityAndMatchTheCpuEngine) {
+  const auto attrs = [](std::initializer_list<std::pair<const char*, const char*>> kv) {
+    Attributes a;
+    for (const auto& [k, v] : kv) a.set(k, v);
+    return a;
+  };
+  const std::vector<SegmentCall> calls = {
+      {"jax.ops.segment_sum", attrs({{"num_segments", "7"}}), DType::kFloat32, {40, 3}, DType::kInt32, {40}, -2, 8},
+      {"jax.ops.segment_max", attrs({{"num_segments", "7"}}), DType::kFloat32, {40, 3}, DType::kInt64, {40}, -1, 8},
+      {"jax.ops.segment_min", attrs({{"num_segments", "5"}}), DType::kFloat64, {33}, DType::kInt32, {33}, 0, 6},
+      {"jax.ops.segment_prod", attrs({{"num_segments", "6"}, {"mode", "clip"}}), DType::kInt32, {30, 2}, DType::kInt64,
+       {30}, -3, 9},
+      {"tf.math.unsorted_segment_max", attrs({{"num_segments", "9"}}), DType::kFloat32, {25, 4}, DType::kInt32, {25},
+       0, 8},
+      {"tf.math.unsorted_segment_sum", attrs({{"num_segments", "4"}}), DType::kFloat64, {6, 5, 2}, DType::kInt64, {6, 5},
+       -1, 3},
+      {"torch_scatter.scatter", attrs({{"dim", "0"}, {"dim_size", "6"}, {"reduce", "sum"}}), DType::kFloat32, {50, 4},
+       DType::kInt64, {50}, 0, 5},
+      {"torch_scatter.scatter", attrs({{"dim", "0"}, {"dim_size", "6"}, {"reduce", "max"}}), DType::kFloat32, {50, 4},
+       DType::kInt64, {50}, 0, 5},
+      {"torch_scatter.scatter", attrs({{"dim", "1"}, {"dim_size", "5"}, {"reduce", "min"}}), DType::kFloat64, {3, 20},
+       DType::kInt64, {3, 20}, 0, 4},
+      {"torch_scatter.scatter", attrs({{"dim", "-1"}, {"dim_size", "4"}, {"reduce", "mul"}}), DType::kInt64, {2, 3, 9},
+       DType::kInt64, {9}, 0, 3},
+      {"torch_scatter.segment_coo", attrs({{"dim_size", "5"}, {"reduce", "sum"}}), DType::kFloat32, {2, 12, 3},
+       DType::kInt64, {2, 12}, 0, 4},
+  };
+  std::mt19937_64 rng(seed() + 11);
+  for (const SegmentCall& c : calls) {
+    SCOPED_TRACE(c.op);
+    Tensor data(c.dtype, c.data_shape), ids(c.ids_dtype, c.ids_shape);
+    std::uniform_int_distribution<int> small(-4, 4);
+    for (std::int64_t i = 0; i < data.numel(); ++i) {  // small integers: products stay exact
+      const double v = small(rng) * (c.dtype == DType::kInt32 || c.dtype == DType::kInt64 ? 1.0 : 0.5);
+      auto* p = static_cast<std::byte*>(data.data()) + i * static_cast<std::int64_t>(element_size(c.dtype));
+      switch (c.dtype) {
+        case DType::kFloat32: { const float f = static_cast<float>(v); std::memcpy(p, &f, 4); break; }
+        case DType::kFloat64: std::memcpy(p, &v, 8); break;
+        case DType::kInt32: { const auto n = static_cast<std::int32_t>(v); std::memcpy(p, &n, 4); break; }
+        default: { const auto n = static_cast<std::int64_t>(v); std::memcpy(p, &n, 8); break; }
+      }
+    }
+    std::uniform_int_distribution<std::int64_t> id(c.id_low, c.id_high);
+    std::vector<std::int64_t> drawn(static_cast<std::size_t>(ids.numel()));
+    for (auto& v : drawn) v = id(rng);
+    if (std::string(c.op) == "torch_scatter.segment_coo") std::sort(drawn.begin(), drawn.end());
+    for (std::size_t i = 0; i < drawn.size(); ++i) {
+      if (c.ids_dtype == DType::kInt32) static_cast<std::int32_t*>(ids.data())[i] = static_cast<std::int32_t>(drawn[i]);
+      else static_cast<std::int64_t*>(ids.data())[i] = drawn[i];
+    }
+    if (std::string(c.op) == "tf.math.unsorted_segment_sum" || std::string(c.op) == "torch_scatter.scatter" ||
+        std::string(c.op) == "torch_scatter.segment_coo" || std::string(c.op) == "tf.math.unsorted_segment_max") {
+      for (std::size_t i = 0; i < drawn.size(); ++i) {  // these raise on ids past the end: keep them in range
+        const std::int64_t v = std::clamp<std::int64_t>(drawn[i], std::string(c.op).rfind("tf.", 0) == 0 ? -1 : 0, c.id_high);
+        if (c.ids_dtype == DType::kInt32) static_cast<std::int32_t*>(ids.data())[i] = static_cast<std::int32_t>(v);
+        else static_cast<std::int64_t*>(ids.data())[i] = v;
+      }
+    }
+    Tensor want;
+    const Status ran = run_op(c.op, data.view(), ids.view(), c.attrs, &want);
+    ASSERT_TRUE(ran.ok()) << ran.message();
+    Lowering l;
+    ASSERT_TRUE(lower_op(c.op, data.view(), ids.view(), c.attrs, &l).ok());
+    ASSERT_TRUE(l.input_is_constant);
+    const ScatterOptions options = l.scatter_options();
+    detail::ValidatedScatter call;
+    call.gather.shape = l.shape;
+    ASSERT_TRUE(detail::check_scatter_operands(l.input, l.indices, l.updates, options, &call).ok());
+    Tensor got(c.dtype, want.shape());
+    std::memset(got.data(), 0x5A, static_cast<std::size_t>(got.numel()) * element_size(c.dtype));
+    const MutableTensorView core(got.data(), c.dtype, l.core_output_shape, l.core_output_strides);
+    ASSERT_TRUE(detail::validate_scatter_output(core, l.input, l.indices, l.updates, call, "output").ok());
+    // 2. the fill with the host element (ONE element: every stride of the input is 0).
+    for (int d = 0; d < l.input.rank(); ++d) ASSERT_TRUE(l.input.shape[d] <= 1 || l.input.strides[d] == 0);
+    detail::CudaFillParams f;
+    detail::make_cuda_fill_params(got.data(), got.numel(), element_size(c.dtype), l.input.data, &f);
+    fill_on_host(f, 2);
+    if (call.gather.shape.output_numel > 0) {
+      detail::CudaScatterParams s;
+      detail::make_cuda_scatter_params(core, l.indices, call, options, &s);
+      const std::size_t n = static_cast<std::size_t>(s.rows.rows);
+      std::vector<std::uint64_t> keys(n), values(n);
+      s.keys = keys.data();
+      s.values = values.data();
+      std::uint32_t flag = 0;
+      if (options.index_mode == IndexMode::kError) s.rows.error_flag = &flag;
+      RunKeys keys_run{&s, detail::scatter_key_blocks(s, 2) * detail::kThreadsPerBlock};
+      ASSERT_TRUE(detail::visit_kernel_variant(s.rows, keys_run));
+      ASSERT_EQ(flag, 0u);
+      if (s.rows.offsets32) combine_on_host<std::int32_t>(s, c.dtype, call.reduction, false, 2);
+      else combine_on_host<std::int64_t>(s, c.dtype, call.reduction, false, 2);
+    }
+    ASSERT_EQ(got.numel(), want.numel());
+    EXPECT_EQ(std::memcmp(got.data(), want.data(), static_cast<std::size_t>(want.numel()) * element_size(c.dtype)), 0);
   }
 }
 
@@ -467,6 +631,98 @@ TEST(CudaScatter, FrameworkScatterRunsThroughExecuteOnDevicePointers) {
   const Status e = execute(lb, MutableTensorView(d_out.data, DType::kFloat32, {3, 2}));
   EXPECT_EQ(e.code(), StatusCode::kOutOfRange);
   EXPECT_NE(e.message().find("index[2] = 3"), std::string::npos) << e.message();
+}
+
+TEST(CudaScatter, SegmentOpsRunOnDevicePointers) {
+  SKIP_WITHOUT_DEVICE();
+  // Segment ops on device operands (their identity a host element the engine fills in) equal the
+  // same calls on host operands, byte for byte; so does the sum's VJP. Lowerings that read ids on
+  // the host refuse device operands with a message that names them.
+  const auto bytes_of = [](const auto& v) {
+    std::vector<std::byte> b(v.size() * sizeof(v[0]));
+    std::memcpy(b.data(), v.data(), b.size());
+    return b;
+  };
+  std::mt19937_64 rng(seed() + 13);
+  std::uniform_int_distribution<int> small(-6, 6);
+  std::uniform_int_distribution<std::int64_t> id(-1, 6);
+  std::vector<float> data(40 * 3);
+  for (float& v : data) v = 0.25f * static_cast<float>(small(rng));
+  std::vector<std::int64_t> ids(40), in_range(40);
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    ids[i] = id(rng);
+    in_range[i] = std::clamp<std::int64_t>(ids[i], 0, 5);
+  }
+  const TensorView h_data(data.data(), DType::kFloat32, {40, 3});
+  DeviceBytes d_data(bytes_of(data)), d_ids(bytes_of(ids)), d_in_range(bytes_of(in_range));
+  struct Call {
+    const char* op;
+    std::vector<std::pair<const char*, const char*>> attrs;
+    bool ids_in_range;  // torch_scatter raises on an index outside [0, dim_size)
+  };
+  const std::vector<Call> calls = {
+      {"jax.ops.segment_sum", {{"num_segments", "6"}}, false},
+      {"jax.ops.segment_max", {{"num_segments", "6"}}, false},
+      {"tf.math.unsorted_segment_min", {{"num_segments", "7"}}, false},
+      {"torch_scatter.scatter", {{"dim", "0"}, {"dim_size", "6"}, {"reduce", "max"}}, true},
+      {"torch_scatter.scatter", {{"dim", "0"}, {"dim_size", "6"}, {"reduce", "sum"}}, true},
+  };
+  for (const Call& c : calls) {
+    SCOPED_TRACE(c.op);
+    Attributes attrs;
+    for (const auto& [k, v] : c.attrs) attrs.set(k, v);
+    const std::vector<std::int64_t>& host_ids = c.ids_in_range ? in_range : ids;
+    const TensorView h_ids(host_ids.data(), DType::kInt64, {40});
+    const Tensor want = run_op(c.op, h_data, h_ids, attrs);
+    const TensorView dev_ids(c.ids_in_range ? d_in_range.data : d_ids.data, DType::kInt64, {40});
+    const TensorView dev_data(d_data.data, DType::kFloat32, {40, 3});
+    Lowering l;
+    const Status lowered = lower_op(c.op, dev_data, dev_ids, attrs, &l);
+    ASSERT_TRUE(lowered.ok()) << lowered.message();
+    EXPECT_EQ(l.device, Device::kCUDA);
+    DeviceBytes d_out(std::vector<std::byte>(static_cast<std::size_t>(want.numel()) * 4, std::byte{0x5A}));
+    const Status ran = execute(l, MutableTensorView(d_out.data, DType::kFloat32, want.shape()));
+    ASSERT_TRUE(ran.ok()) << ran.message();
+    const auto got = d_out.download();
+    EXPECT_EQ(std::memcmp(got.data(), want.data(), got.size()), 0);
+  }
+  // The sum's VJP on the device: grad_output gathered at each row's segment (0 where dropped).
+  Attributes sum_attrs;
+  sum_attrs.set("num_segments", "6");
+  std::vector<float> grad_output(6 * 3);
+  for (float& v : grad_output) v = static_cast<float>(small(rng));
+  std::vector<float> want_grad(40 * 3, -1.0f);
+  const Status host_vjp = execute_vjp("jax.ops.segment_sum", h_data, TensorView(ids.data(), DType::kInt64, {40}), nullptr,
+                                      sum_attrs, 0, TensorView(grad_output.data(), DType::kFloat32, {6, 3}),
+                                      MutableTensorView(want_grad.data(), DType::kFloat32, {40, 3}), nullptr);
+  ASSERT_TRUE(host_vjp.ok()) << host_vjp.message();
+  DeviceBytes d_grad_output(bytes_of(grad_output)), d_grad(std::vector<std::byte>(40 * 3 * 4, std::byte{0x5A}));
+  ExecutionContext on_device;
+  on_device.device = Device::kCUDA;
+  const Status vjp = execute_vjp("jax.ops.segment_sum", TensorView(d_data.data, DType::kFloat32, {40, 3}),
+                                 TensorView(d_ids.data, DType::kInt64, {40}), nullptr, sum_attrs, 0,
+                                 TensorView(d_grad_output.data, DType::kFloat32, {6, 3}),
+                                 MutableTensorView(d_grad.data, DType::kFloat32, {40, 3}), nullptr, on_device);
+  ASSERT_TRUE(vjp.ok()) << vjp.message();
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  const auto grad = d_grad.download();
+  EXPECT_EQ(std::memcmp(grad.data(), want_grad.data(), grad.size()), 0);
+  // What reads ids on the host refuses them on the device.
+  Lowering refused;
+  const Status no_count = lower_op("jax.ops.segment_sum", TensorView(d_data.data, DType::kFloat32, {40, 3}),
+                                   TensorView(d_ids.data, DType::kInt64, {40}), Attributes{}, &refused);
+  EXPECT_EQ(no_count.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(no_count.message().find("the values of segment_ids (their max + 1) are read on the host, and the operands "
+                                    "are on a CUDA device (give num_segments)"), std::string::npos) << no_count.message();
+  const std::vector<std::int64_t> lengths = {10, 30};
+  DeviceBytes d_lengths(bytes_of(lengths));
+  Attributes reduce_sum;
+  reduce_sum.set("reduce", "sum");
+  const Status by_lengths = lower_op("torch.segment_reduce", TensorView(d_data.data, DType::kFloat32, {40, 3}),
+                                     TensorView(d_lengths.data, DType::kInt64, {2}), reduce_sum, &refused);
+  EXPECT_EQ(by_lengths.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(by_lengths.message().find("the values of lengths (one segment id per row) are read on the host"),
+            std::string::npos) << by_lengths.message();
 }
 
 }  // namespace

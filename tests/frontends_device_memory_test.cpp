@@ -78,7 +78,17 @@ TEST(LoweringOnDeviceMemory, NoRegistryOpReadsItsOperandsOnTheHost) {
                 ::testing::ExitedWithCode(0), "")
         << c.op;
   }
-  for (const ExplainCase& c : testing::segment_explain_cases()) {  // refused on a device, never read
+  // Segment ops: lowered for the CUDA engine, or refused where the lowering reads index values.
+  for (const ExplainCase& c : testing::segment_explain_cases()) {
+    EXPECT_EXIT(lower_on_device_and_exit(c.op, c.x, c.i, nullptr, c.a, memory.data()),
+                ::testing::ExitedWithCode(0), "")
+        << c.op;
+  }
+  // Segment ops whose output size would be read from the ids (num_segments / dim_size None).
+  const std::vector<ExplainCase> sized_by_ids = {{"jax.ops.segment_max", {5, 2}, {5}, {}},
+                                                 {"torch_scatter.scatter", {5, 2}, {5}, {{"dim", "0"}}},
+                                                 {"torch_scatter.segment_coo", {5, 2}, {5}, {}}};
+  for (const ExplainCase& c : sized_by_ids) {
     EXPECT_EXIT(lower_on_device_and_exit(c.op, c.x, c.i, nullptr, c.a, memory.data()),
                 ::testing::ExitedWithCode(0), "")
         << c.op;

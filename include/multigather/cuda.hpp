@@ -104,6 +104,8 @@ enum class ScatterDeterminism {
 /// Same operands, options, validation and messages as scatter_multiaxis_into
 /// (multigather/scatter.hpp), with every pointer in device memory of one device (output may be
 /// input itself: in place). Shapes and strides in elements, any strides, stride 0 = broadcast.
+/// One exception: an input of ONE element in host memory broadcast to its shape (every stride 0,
+/// as a segment op's identity) is read on the host and the output filled with it on the device.
 ///
 /// Steps, all enqueued on `stream`: (1) a kernel resolves every index (the same rules as the
 /// gather kernel; drop = the update is skipped) into the target of each row of G; in

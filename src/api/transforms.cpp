@@ -645,20 +645,21 @@ Status segment_prod_vjp(const Lowering& l, const std::byte* data_g, const Tensor
 ///  - max / min: grad_output of a segment shared equally among the data elements equal to the
 ///    segment's result, 0 for the others (TensorFlow's and JAX's rule);
 ///  - prod: TensorFlow's rule (segment_prod_vjp).
-/// CPU engine only (segment ops run on the CPU engine).
+/// The sum's runs on either engine (a gather); the others read values on the host: CPU engine only.
 Status segment_vjp(const Lowering& l, const TensorView* data, int batch_rank, const TensorView& grad_output,
                    const MutableTensorView& grad_data, const Engine& engine) {
-  if (engine.cuda) {
-    return InvalidArgument(l.op + ": segment reductions run on the CPU engine only in this version (the operands are "
-                           "on a CUDA device; copy them to the host)");
-  }
   if (nbytes(grad_data) == 0) return Status::Ok();  // no data: nothing to read or write
   const ScatterOptions assign = scatter_options(l, Reduction::kNone, engine.context);
-  const bool extremal = l.reduction == Reduction::kMax || l.reduction == Reduction::kMin;
-  const bool reads_data = extremal || l.reduction == Reduction::kMul;
   if (l.reduction == Reduction::kAdd && !l.mean_by_count) {
     return scatter_vjp_updates(l, grad_output, &grad_data, assign, engine);
   }
+  if (engine.cuda) {
+    const std::string what = l.mean_by_count ? "mean" : std::string(reduction_name(l.reduction));
+    return InvalidArgument(l.op + ": the gradient of a segment reduction by " + what + " runs on the CPU engine only in "
+                           "this version (the operands are on a CUDA device; the sum's gradient runs there)");
+  }
+  const bool extremal = l.reduction == Reduction::kMax || l.reduction == Reduction::kMin;
+  const bool reads_data = extremal || l.reduction == Reduction::kMul;
   const DType dtype = grad_output.dtype;
   const Dims& g_shape = l.shape.output_shape;
   const std::int64_t g_numel = l.shape.output_numel;

@@ -111,15 +111,19 @@ bool is_floating(DType t) {
 
 bool is_complex(DType t) { return t == DType::kComplex64 || t == DType::kComplex128; }
 
-/// begin_scatter for a segment op, which runs on the CPU engine only (its lowering may read the
-/// ids, and its identity element is host memory).
+/// begin_scatter for a segment op. On CUDA operands its core scatter runs on the CUDA engine,
+/// which fills the output with the identity (a host element) before the combine; the steps that
+/// read index values on the host refuse them (host_values_only).
 Status begin_segment(const char* op, const TensorView& data, const TensorView& ids, Lowering* out) {
-  MULTIGATHER_RETURN_IF_ERROR(begin_scatter(op, data, ids, data, out));
-  if (out->device == Device::kCUDA) {
-    return InvalidArgument(out->op + ": segment reductions run on the CPU engine only in this version (the operands "
-                           "are on a CUDA device; copy them to the host)");
-  }
-  return Status::Ok();
+  return begin_scatter(op, data, ids, data, out);
+}
+
+/// A lowering step that reads `what` on the host: an error on CUDA operands, which the host must
+/// not read (`instead`: how to avoid the step).
+Status host_values_only(const Lowering& l, const std::string& what, const char* instead) {
+  if (l.device != Device::kCUDA) return Status::Ok();
+  return InvalidArgument(l.op + ": " + what + " are read on the host, and the operands are on a CUDA device (" +
+                         instead + ")");
 }
 
 Status check_reducer(const TensorView& data, const Reducer& r, Lowering* out) {
@@ -259,6 +263,8 @@ Status jax_segment(const TensorView& data, const TensorView& ids, const Attribut
                              "segment_ids (give num_segments for shapes alone)");
     }
     if (ids.numel() == 0) return InvalidArgument(out->op + ": num_segments = None needs a non-empty segment_ids");
+    MULTIGATHER_RETURN_IF_ERROR(host_values_only(*out, "for num_segments = None, the values of segment_ids (their max + 1)",
+                                                 "give num_segments"));
     std::int64_t rows = 0;
     MULTIGATHER_RETURN_IF_ERROR(rows_after(out->op, largest_id(ids, std::numeric_limits<std::int64_t>::min()), &rows));
     num_segments = rows;
@@ -344,18 +350,22 @@ Status tf_unsorted(const TensorView& data, const TensorView& ids, const Attribut
     return InvalidArgument(out->op + ": data.shape = " + to_string(data.shape) + " does not start with segment_ids.shape = " +
                            to_string(ids.shape));
   }
-  // TF on CPU: an id >= num_segments is an error, a negative one is dropped.
+  // TF on CPU: an id >= num_segments is an error, a negative one is dropped. TF on a GPU does not
+  // check (its rule: safe, unspecified behavior): there, as here on CUDA operands, both drop.
+  const bool cuda = out->device == Device::kCUDA;
   std::string where;
   __int128 v = 0;
-  out->reads_index_values = true;
-  if (find_id(ids, [&](__int128 x, std::int64_t) { return x >= num_segments; }, &where, &v)) {
+  out->reads_index_values = !cuda;
+  if (!cuda && find_id(ids, [&](__int128 x, std::int64_t) { return x >= num_segments; }, &where, &v)) {
     return OutOfRange(out->op + ": segment_ids[" + where + "] = " + index_text(v) + " is out of range [0, " +
                       str(num_segments) + ")");
   }
   MULTIGATHER_RETURN_IF_ERROR(lower_segments(data, ids, num_segments, dims_from(data, p), tf_reducer(K, false), out));
   set_policy(out, IndexMode::kDrop, false);
   set_error_context(out, ids, "segment_ids", -1, {"num_segments"}, {num_segments}, false, "");
-  out->notes.push_back("a negative segment id drops its update (TensorFlow's rule); one >= num_segments is an error");
+  out->notes.push_back(cuda ? "a segment id outside [0, num_segments) drops its update (TensorFlow's rule on a GPU, "
+                              "which does not check the ids)"
+                            : "a negative segment id drops its update (TensorFlow's rule); one >= num_segments is an error");
   return Status::Ok();
 }
 
@@ -370,6 +380,8 @@ Status tf_sorted(const TensorView& data, const TensorView& ids, const AttributeV
                            to_string(ids.shape) + ", data.shape = " + to_string(data.shape) + ")");
   }
   // The output has segment_ids[-1] + 1 rows: the ids are read (TensorFlow reads them too).
+  MULTIGATHER_RETURN_IF_ERROR(host_values_only(*out, "the values of segment_ids (the output has segment_ids[-1] + 1 rows)",
+                                               "copy them to the host, or use tf.math.unsorted_segment_* with num_segments"));
   if (ids.data == nullptr) {
     return InvalidArgument(out->op + ": the output has segment_ids[-1] + 1 rows: " + std::string(kNeedsIndexValues) +
                            "segment_ids");
@@ -500,6 +512,8 @@ Status ids_from_boundaries(const TensorView& bounds, const char* name, bool offs
 Status lower_bounded_segments(const TensorView& data, const TensorView& bounds, const char* name, bool offsets,
                               int axis, bool check_sum, bool broadcast, const Reducer& r,
                               const std::optional<Scalar>& initial, Lowering* out) {
+  MULTIGATHER_RETURN_IF_ERROR(host_values_only(*out, std::string("the values of ") + name + " (one segment id per row)",
+                                               "copy them to the host"));
   const std::vector<std::int64_t> shape = dims_from(data, 0);
   TensorView ids;
   std::int64_t segments = 0;
@@ -598,6 +612,7 @@ Status output_size(const TensorView& index, const AttributeValues& a, Lowering* 
     return InvalidArgument(out->op + ": dim_size = None is index.max() + 1: " + std::string(kNeedsIndexValues) +
                            "index (give dim_size for shapes alone)");
   }
+  MULTIGATHER_RETURN_IF_ERROR(host_values_only(*out, "for dim_size = None, the values of index (their max + 1)", "give dim_size"));
   out->reads_index_values = true;
   return rows_after(out->op, largest_id(index, -1), size);
 }
@@ -840,6 +855,8 @@ Status bag_starts_of(const Lowering& l, const TensorView& input, const TensorVie
 
 Status torch_embedding_bag(const TensorView& weight, const TensorView& input, const AttributeValues& a, Lowering* out) {
   MULTIGATHER_RETURN_IF_ERROR(begin_segment("torch.nn.functional.embedding_bag", weight, input, out));
+  MULTIGATHER_RETURN_IF_ERROR(host_values_only(*out, "the values of input and offsets (the fused gather and "
+                                               "reduction runs on the CPU engine only)", "copy them to the host"));
   MULTIGATHER_RETURN_IF_ERROR(check_dtype(out->op, "weight", weight.dtype,
                                           {DType::kFloat16, DType::kBFloat16, DType::kFloat32, DType::kFloat64}));
   MULTIGATHER_RETURN_IF_ERROR(check_dtype(out->op, "input", input.dtype, {DType::kInt32, DType::kInt64}));

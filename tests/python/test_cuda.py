@@ -237,3 +237,41 @@ def test_scatter_out_of_range_raises_the_cpu_engines_index_error_and_writes_noth
         multigather.scatter_multiaxis(x.cpu(), ids.cpu(), u.cpu(), [0], reduction="add")
     assert str(on_gpu.value) == str(on_cpu.value)
     assert torch.equal(out, x)
+
+
+# ---- segment ops on the device (the identity filled in there; the CPU engine's bytes) ------------
+
+def test_torch_scatter_on_the_device_equals_the_cpu_engine_and_torch():
+    # A message-passing step as PyTorch Geometric writes it: gather rows by source, reduce into
+    # targets (sum with its gradient, max, min, mul), on CUDA tensors; the same bytes as on the
+    # CPU, and the values of torch's own scatter_reduce on the device.
+    torch = cuda_torch()
+    ts = importlib.import_module("multigather.torch_scatter")
+    gen = torch.Generator(device="cpu").manual_seed(12)
+    x = torch.randn(30, 8, generator=gen, dtype=torch.float64)
+    src, dst = torch.randint(0, 30, (200,), generator=gen), torch.randint(0, 30, (200,), generator=gen)
+    for reduce, torch_reduce in (("sum", "sum"), ("max", "amax"), ("min", "amin"), ("mul", "prod")):
+        got = ts.scatter(x.cuda()[src.cuda()], dst.cuda(), dim=0, dim_size=30, reduce=reduce)
+        assert got.is_cuda
+        assert torch.equal(got.cpu(), ts.scatter(x[src], dst, dim=0, dim_size=30, reduce=reduce)), reduce
+        index = dst.cuda()[:, None].expand(-1, 8)
+        base = torch.ones if reduce == "mul" else torch.zeros  # an element no row reaches: 1 / 0
+        want = base(30, 8, dtype=torch.float64, device="cuda").scatter_reduce(
+            0, index, x.cuda()[src.cuda()], torch_reduce, include_self=False)
+        torch.testing.assert_close(got, want)
+    leaf = x.cuda().requires_grad_()
+    ts.scatter(leaf[src.cuda()], dst.cuda(), dim=0, dim_size=30).pow(2).sum().backward()
+    ref = x.clone().requires_grad_()
+    torch.zeros(30, 8, dtype=torch.float64).index_add(0, dst, ref[src]).pow(2).sum().backward()
+    torch.testing.assert_close(leaf.grad.cpu(), ref.grad)
+
+
+def test_segment_ops_that_read_ids_on_the_host_name_them_on_the_device():
+    torch = cuda_torch()
+    ts = importlib.import_module("multigather.torch_scatter")
+    x = torch.randn(6, 2).cuda()
+    with pytest.raises(ValueError, match=r"the values of index \(their max \+ 1\) are read on the host, and the "
+                                         r"operands are on a CUDA device \(give dim_size\)"):
+        ts.scatter(x, torch.tensor([0, 1, 1, 2, 0, 3]).cuda(), dim=0)
+    with pytest.raises(ValueError, match=r"the values of indptr \(one segment id per row\) are read on the host"):
+        ts.segment_csr(x, torch.tensor([0, 2, 6]).cuda())

@@ -7,10 +7,10 @@ The checks run in a child interpreter: the other JAX tests pin JAX to the CPU pl
 (jax_platforms = "cpu", set when test_jax_ops.py is imported), and a platform cannot be added to
 a JAX process afterwards.
 
-Oracles: JAX's own gradients (jnp.take, jnp.take_along_axis, .at[].add / .set) on the same GPU,
-to rounding (XLA's GPU scatter-add sums in its own order), and multigather's gradients on the
-CPU engine, byte for byte (the CUDA engine's deterministic scatter-add sums in row-major order,
-as the CPU engine does)."""
+Oracles: JAX's own gradients (jnp.take, jnp.take_along_axis, .at[].add / .set,
+jax.ops.segment_*) on the same GPU, to rounding (XLA's GPU scatter-add sums in its own order),
+and multigather's gradients on the CPU engine, byte for byte (the CUDA engine's deterministic
+scatter-add sums in row-major order, as the CPU engine does)."""
 
 from __future__ import annotations
 
@@ -149,6 +149,20 @@ SCRIPT = textwrap.dedent("""
           lambda a, b, u: jax.vmap(jax.grad(lambda a, b, u: (a.at[b, columns].add(u) ** 2).sum(),
                                             argnums=(0, 2)))(a, b, u),
           xb, ibx, ub)
+
+    # Segment ops (their identity filled in on the device): sum's forward and gradient under jit
+    # with dropped ids, max / min / prod forwards, against jax.ops.segment_* (max / min exactly).
+    xd = rng.standard_normal((50, 4))
+    seg = rng.integers(-1, 8, size=50)  # -1 and 7: dropped
+    wd = rng.standard_normal((7, 4))
+    check("segment_sum and its gradient under jit",
+          jax.jit(lambda a, s, c: jax.grad(lambda a: (multigather.jax.segment_sum(a, s, num_segments=7) * c).sum())(a)),
+          lambda a, s, c: jax.grad(lambda a: (jax.ops.segment_sum(a, s, num_segments=7) * c).sum())(a), xd, seg, wd)
+    check("segment_sum", lambda a, s: multigather.jax.segment_sum(a, s, num_segments=7),
+          lambda a, s: jax.ops.segment_sum(a, s, num_segments=7), xd, seg)
+    for name in ("segment_max", "segment_min", "segment_prod"):
+        check(name, lambda a, s: getattr(multigather.jax, name)(a, s, num_segments=7),
+              lambda a, s: getattr(jax.ops, name)(a, s, num_segments=7), xd, seg)
     print("OK", ", ".join(checks))
 """)
 

@@ -350,6 +350,41 @@ Status copy_view_to_host(const TensorView& view, std::vector<std::byte>* storage
   }
 }
 
+namespace {
+
+/// Whether `v` is ONE element in host memory broadcast to its shape (every stride of a dimension
+/// longer than 1 is 0): the device cannot read it, so it is filled in (fill_on_device).
+bool host_broadcast_element(const TensorView& v) {
+  if (v.numel() == 0 || v.data == nullptr || is_cuda_pointer(v.data)) return false;
+  for (int d = 0; d < v.rank(); ++d) {
+    if (v.shape[d] > 1 && v.strides[d] != 0) return false;
+  }
+  return true;
+}
+
+/// `to` set to the one host element of `from` (host_broadcast_element): the fill kernel, into
+/// `to` when it is contiguous, else into a contiguous scratch copied into it.
+Status fill_on_device(const TensorView& from, const MutableTensorView& to, int multiprocessors, cudaStream_t stream) {
+  if (to.numel() == 0) return Status::Ok();
+  const std::size_t es = element_size(to.dtype);
+  const TensorView target(to.data, to.dtype, to.shape, to.strides);
+  StreamBuffer scratch(stream);
+  void* dense = to.data;
+  if (!target.is_contiguous()) {
+    const cudaError_t error = scratch.allocate(static_cast<std::size_t>(to.numel()) * es);
+    if (error != cudaSuccess) return cuda_failure(error, "allocation of the output's starting values");
+    dense = scratch.get();
+  }
+  CudaFillParams f;
+  make_cuda_fill_params(dense, to.numel(), es, from.data, &f);
+  const cudaError_t error = launch_fill(f, multiprocessors, stream);
+  if (error != cudaSuccess) return cuda_failure(error, "fill kernel launch");
+  if (dense == to.data) return Status::Ok();
+  return copy_on_device(TensorView(dense, to.dtype, to.shape), to, stream);
+}
+
+}  // namespace
+
 }  // namespace multigather::detail
 
 namespace multigather::detail {
@@ -381,15 +416,21 @@ Status run_scatter_validated_cuda(const TensorView& input, const TensorView& ind
       }
       if (reads_indices) MULTIGATHER_RETURN_IF_ERROR(check_indices_aligned(indices));
     }
+    // An input of ONE element in host memory, broadcast to the output (a segment op's identity,
+    // torch.segment_reduce's initial): the output starts as that element, filled on the device.
+    const bool host_constant = !partial && !in_place && host_broadcast_element(input);
     int device = -1;
     MULTIGATHER_RETURN_IF_ERROR(common_device({{output.data, "output", output.numel() > 0},
-                                               {input.data, "input", !in_place && input.numel() > 0},
+                                               {input.data, "input", !in_place && !host_constant && input.numel() > 0},
                                                {indices.data, "indices", reads_indices},
                                                {call.updates.data, "updates", has_rows}},
                                               &device));
     DeviceScope scope(device);
+    int multiprocessors = 0;
+    MULTIGATHER_RETURN_IF_ERROR(multiprocessor_count(device, &multiprocessors));
     auto copy_input = [&]() -> Status {
       if (in_place) return Status::Ok();
+      if (host_constant) return fill_on_device(input, output, multiprocessors, stream);
       return partial ? copy_on_device(*base, *base_output, stream) : copy_on_device(input, output, stream);
     };
     if (!has_rows) return copy_input();
@@ -398,8 +439,6 @@ Status run_scatter_validated_cuda(const TensorView& input, const TensorView& ind
       return InvalidArgument("the CUDA scatter handles at most 2^31 - 1 rows of G (got " +
                              std::to_string(params.rows.rows) + ")");
     }
-    int multiprocessors = 0;
-    MULTIGATHER_RETURN_IF_ERROR(multiprocessor_count(device, &multiprocessors));
 
     // 1. Keys and update offsets of every row; in error mode the flag, read before any write.
     const std::size_t offset_bytes = params.rows.offsets32 ? 4 : 8;

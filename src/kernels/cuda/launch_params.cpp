@@ -139,6 +139,29 @@ void make_cuda_scatter_params(const MutableTensorView& output, const TensorView&
   *params = s;
 }
 
+void make_cuda_fill_params(void* out, std::int64_t count, std::size_t element_bytes, const void* element,
+                           CudaFillParams* params) noexcept {
+  CudaFillParams f;
+  f.out = out;
+  const auto es = static_cast<std::int64_t>(element_bytes);
+  for (std::int64_t at = 0; at + es <= 16; at += es) std::memcpy(f.pattern + at, element, element_bytes);
+  const std::int64_t bytes = count * es;
+  const auto address = reinterpret_cast<std::uintptr_t>(out);
+  std::int64_t unit = 16;
+  while (unit > es && (bytes % unit != 0 || address % static_cast<std::uintptr_t>(unit) != 0)) unit /= 2;
+  f.unit_bytes = static_cast<int>(unit);
+  f.units = bytes / unit;
+  *params = f;
+}
+
+std::int64_t fill_blocks(const CudaFillParams& params, int multiprocessors, int blocks_per_multiprocessor) noexcept {
+  CudaGatherParams one_per_unit;
+  one_per_unit.items = params.units;
+  one_per_unit.group_shift = 0;
+  one_per_unit.rows_per_thread = 1;
+  return launch_blocks(one_per_unit, multiprocessors, blocks_per_multiprocessor);
+}
+
 std::int64_t scatter_key_blocks(const CudaScatterParams& params, int multiprocessors,
                                 int blocks_per_multiprocessor) noexcept {
   CudaGatherParams one_per_row = params.rows;

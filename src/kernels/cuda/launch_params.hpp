@@ -15,6 +15,7 @@
 // thread keeps that many independent random reads in flight.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "multigather/gather.hpp"
@@ -106,6 +107,27 @@ struct CudaScatterParams {
   void* keys = nullptr;    // rows.rows entries of Key (std::uint32_t when rows.offsets32, else 64)
   void* values = nullptr;  // rows.rows entries of Off: the updates row's offset (elements)
 };
+
+/// The fill that starts a scatter's output from a host constant (cuda_api.cpp: an input that is
+/// ONE element in host memory broadcast to the output, as a segment op's identity; scatter_rows.hpp's
+/// fill_thread): `units` units of `unit_bytes` at `out`, each the first unit_bytes of `pattern`
+/// (the element repeated).
+struct CudaFillParams {
+  void* out = nullptr;
+  std::int64_t units = 0;
+  int unit_bytes = 1;  // 1, 2, 4, 8 or 16
+  alignas(16) unsigned char pattern[16] = {};
+};
+
+/// Plans the fill of `count` elements of `element_bytes` (1, 2, 4, 8 or 16) at `out` with
+/// `element`'s bytes (pure: no CUDA call; the element is read here, on the host): the widest unit
+/// that is a multiple of the element and divides both the address and the byte count.
+void make_cuda_fill_params(void* out, std::int64_t count, std::size_t element_bytes, const void* element,
+                           CudaFillParams* params) noexcept;
+
+/// The fill's grid (pure): one thread per unit up to the launch_blocks cap.
+std::int64_t fill_blocks(const CudaFillParams& params, int multiprocessors,
+                         int blocks_per_multiprocessor = kMaxBlocksPerMultiprocessor) noexcept;
 
 struct ValidatedScatter;
 

@@ -34,6 +34,12 @@ scatter_identity_kernel(const __grid_constant__ CudaScatterParams s) {
                       [&](Off item, Off lane) { scatter_identity_item<ElementBytes, Off>(s, item, lane); });
 }
 
+template <int UnitBytes>
+__global__ void __launch_bounds__(kThreadsPerBlock) fill_kernel(const __grid_constant__ CudaFillParams f) {
+  fill_thread<UnitBytes>(f, static_cast<std::int64_t>(blockIdx.x) * kThreadsPerBlock + threadIdx.x,
+                         static_cast<std::int64_t>(gridDim.x) * kThreadsPerBlock);
+}
+
 cudaError_t launch(const void* kernel, std::int64_t blocks, const CudaScatterParams& s, cudaStream_t stream) {
   void* args[] = {const_cast<CudaScatterParams*>(&s)};
   return cudaLaunchKernel(kernel, dim3(static_cast<unsigned>(blocks)), dim3(kThreadsPerBlock), args, 0, stream);
@@ -117,6 +123,22 @@ cudaError_t launch_scatter_keys(const CudaScatterParams& s, int multiprocessors,
   PickKeys pick;
   if (!visit_kernel_variant(s.rows, pick)) return cudaErrorInvalidValue;
   return launch(pick.kernel, scatter_key_blocks(s, multiprocessors), s, stream);
+}
+
+cudaError_t launch_fill(const CudaFillParams& f, int multiprocessors, cudaStream_t stream) noexcept {
+  if (f.units == 0) return cudaSuccess;
+  const void* kernel = nullptr;
+  switch (f.unit_bytes) {
+    case 1: kernel = reinterpret_cast<const void*>(fill_kernel<1>); break;
+    case 2: kernel = reinterpret_cast<const void*>(fill_kernel<2>); break;
+    case 4: kernel = reinterpret_cast<const void*>(fill_kernel<4>); break;
+    case 8: kernel = reinterpret_cast<const void*>(fill_kernel<8>); break;
+    case 16: kernel = reinterpret_cast<const void*>(fill_kernel<16>); break;
+    default: return cudaErrorInvalidValue;
+  }
+  void* args[] = {const_cast<CudaFillParams*>(&f)};
+  return cudaLaunchKernel(kernel, dim3(static_cast<unsigned>(fill_blocks(f, multiprocessors))), dim3(kThreadsPerBlock),
+                          args, 0, stream);
 }
 
 cudaError_t launch_scatter_combine(const CudaScatterParams& s, DType dtype, Reduction reduction,

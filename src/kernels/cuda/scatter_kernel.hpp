@@ -12,6 +12,10 @@ namespace multigather::detail {
 /// s.rows.error_flag on a bad index in error mode. Writes nothing else.
 cudaError_t launch_scatter_keys(const CudaScatterParams& s, int multiprocessors, cudaStream_t stream) noexcept;
 
+/// The fill of f.units units at f.out with f's pattern (a host constant broadcast to a scatter's
+/// output, written before the combine).
+cudaError_t launch_fill(const CudaFillParams& f, int multiprocessors, cudaStream_t stream) noexcept;
+
 /// The combine into s.rows.input (the scatter's output, already holding its starting values):
 /// deterministic (stable sort by target, then one owner per target) or, when `deterministic` is
 /// false and (dtype, reduction) has an atomic form, atomic. Scratch memory is stream-ordered

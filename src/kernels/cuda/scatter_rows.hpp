@@ -110,6 +110,16 @@ MULTIGATHER_HOST_DEVICE inline void scatter_identity_item(const CudaScatterParam
   for (Off u = span.begin + lane; u < span.end; u += Off{1} << p.group_shift) dst[u] = identity;
 }
 
+/// Thread `thread` of `threads` of the fill (CudaFillParams): units thread, thread + threads, ...
+/// (the grid-stride loop) set to the pattern.
+template <int UnitBytes>
+MULTIGATHER_HOST_DEVICE inline void fill_thread(const CudaFillParams& f, std::int64_t thread, std::int64_t threads) {
+  using Unit = typename UnitOf<UnitBytes>::type;
+  const Unit value = *reinterpret_cast<const Unit*>(f.pattern);
+  Unit* out = static_cast<Unit*>(f.out);
+  for (std::int64_t u = thread; u < f.units; u += threads) out[u] = value;
+}
+
 /// Everything one thread of a scatter launch does over items (grid-stride; as gather_thread).
 template <class Off, class Body>
 MULTIGATHER_HOST_DEVICE inline void scatter_thread(const CudaScatterParams& s, Off thread, Off threads,
