@@ -29,6 +29,8 @@
 #include "kernels/cuda/launch_params.hpp"
 #include "kernels/combine.hpp"
 #include "kernels/cuda/scatter_rows.hpp"
+#include "kernels/cuda/divide_rows.hpp"
+#include "kernels/cpu/scatter_engine.hpp"
 #include "multigather/cuda.hpp"
 #include "multigather/execute.hpp"
 #include "multigather/lowering.hpp"
@@ -285,6 +287,55 @@ TEST(CudaScatterOnHost, FillWritesEveryElementAndNothingElse) {
         }
         for (unsigned char* p = buffer; p < out; ++p) ASSERT_EQ(*p, 0xA5);
         for (unsigned char* p = out + bytes; p < buffer + sizeof buffer; ++p) ASSERT_EQ(*p, 0xA5);
+      }
+    }
+  }
+}
+
+TEST(CudaScatterOnHost, MeanDivisionMatchesTheCpuEngine) {
+  // divide_rows.hpp's body over its grid against the CPU engine's divide_by_count, byte for byte:
+  // every dtype with a division, the input counted or not, sqrt_n, a strided output and a count
+  // broadcast along one dimension (stride 0) holding 0 (left as it is), 1 and more.
+  std::mt19937_64 rng(seed() + 17);
+  const Dims shape{5, 4, 3};
+  std::vector<std::int64_t> counts(5 * 3);
+  for (std::size_t i = 0; i < counts.size(); ++i) counts[i] = static_cast<std::int64_t>(i % 6);
+  const TensorView count(counts.data(), DType::kInt64, shape, {3, 0, 1});
+  for (const DType dtype : {DType::kFloat32, DType::kFloat64, DType::kFloat16, DType::kBFloat16, DType::kComplex64,
+                            DType::kComplex128, DType::kInt32, DType::kInt64, DType::kUInt8, DType::kInt8}) {
+    for (const bool sqrt_count : {false, true}) {
+      for (const bool include_input : {false, true}) {
+        SCOPED_TRACE(std::string(dtype_name(dtype)) + (sqrt_count ? " sqrt" : "") + (include_input ? " input" : ""));
+        const std::size_t es = element_size(dtype);
+        std::vector<std::byte> want(2 * 60 * es), got;
+        for (auto& b : want) b = static_cast<std::byte>(rng());
+        if (dtype == DType::kFloat16 || dtype == DType::kBFloat16) {  // finite halves: clear the exponent's top bit
+          for (std::size_t i = 1; i < want.size(); i += 2) want[i] &= std::byte{0x3F};
+        }
+        got = want;
+        // every other element of a [5, 4, 3] view, dimensions reversed in memory order
+        const Dims strides{2, 10, 40};
+        const MutableTensorView cpu_out(want.data(), dtype, shape, strides);
+        const bool divides = detail::divide_by_count(cpu_out, count, include_input, sqrt_count);
+        ASSERT_EQ(detail::visit_divide(dtype, sqrt_count, []<class Op>() {}), divides);
+        if (!divides) continue;
+        detail::CudaDivideParams p;
+        p.out = got.data();
+        p.count = counts.data();
+        p.numel = 60;
+        p.rank = 3;
+        for (int d = 0; d < 3; ++d) {
+          p.shape[d] = shape[d];
+          p.out_strides[d] = strides[d];
+          p.count_strides[d] = count.strides[d];
+        }
+        p.extra = include_input ? 1 : 0;
+        p.sqrt_count = sqrt_count;
+        const std::int64_t threads = 7;  // a grid-stride loop that wraps
+        detail::visit_divide(dtype, sqrt_count, [&]<class Op>() {
+          for (std::int64_t t = 0; t < threads; ++t) detail::divide_thread<Op>(p, t, threads);
+        });
+        EXPECT_EQ(std::memcmp(got.data(), want.data(), want.size()), 0);
       }
     }
   }
@@ -635,8 +686,9 @@ TEST(CudaScatter, FrameworkScatterRunsThroughExecuteOnDevicePointers) {
 
 TEST(CudaScatter, SegmentOpsRunOnDevicePointers) {
   SKIP_WITHOUT_DEVICE();
-  // Segment ops on device operands (their identity a host element the engine fills in) equal the
-  // same calls on host operands, byte for byte; so does the sum's VJP. Lowerings that read ids on
+  // Segment ops on device operands (their identity a host element the engine fills in; means
+  // counted and divided there) equal the same calls on host operands, byte for byte; so do the
+  // VJPs of a sum and a mean. Lowerings that read ids on
   // the host refuse device operands with a message that names them.
   const auto bytes_of = [](const auto& v) {
     std::vector<std::byte> b(v.size() * sizeof(v[0]));
@@ -666,6 +718,8 @@ TEST(CudaScatter, SegmentOpsRunOnDevicePointers) {
       {"tf.math.unsorted_segment_min", {{"num_segments", "7"}}, false},
       {"torch_scatter.scatter", {{"dim", "0"}, {"dim_size", "6"}, {"reduce", "max"}}, true},
       {"torch_scatter.scatter", {{"dim", "0"}, {"dim_size", "6"}, {"reduce", "sum"}}, true},
+      {"torch_scatter.scatter", {{"dim", "0"}, {"dim_size", "6"}, {"reduce", "mean"}}, true},
+      {"tf.math.unsorted_segment_sqrt_n", {{"num_segments", "6"}}, false},
   };
   for (const Call& c : calls) {
     SCOPED_TRACE(c.op);
@@ -707,6 +761,23 @@ TEST(CudaScatter, SegmentOpsRunOnDevicePointers) {
   EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   const auto grad = d_grad.download();
   EXPECT_EQ(std::memcmp(grad.data(), want_grad.data(), grad.size()), 0);
+  // A mean's VJP on the device: grad_output divided by each segment's count, then gathered.
+  Attributes mean_attrs;
+  mean_attrs.set("num_segments", "6");
+  std::vector<float> want_mean_grad(40 * 3, -1.0f);
+  const Status host_mean = execute_vjp("tf.math.unsorted_segment_mean", h_data, TensorView(ids.data(), DType::kInt64, {40}),
+                                       nullptr, mean_attrs, 0, TensorView(grad_output.data(), DType::kFloat32, {6, 3}),
+                                       MutableTensorView(want_mean_grad.data(), DType::kFloat32, {40, 3}), nullptr);
+  ASSERT_TRUE(host_mean.ok()) << host_mean.message();
+  DeviceBytes d_mean_grad(std::vector<std::byte>(40 * 3 * 4, std::byte{0x5A}));
+  const Status mean_vjp = execute_vjp("tf.math.unsorted_segment_mean", TensorView(d_data.data, DType::kFloat32, {40, 3}),
+                                      TensorView(d_ids.data, DType::kInt64, {40}), nullptr, mean_attrs, 0,
+                                      TensorView(d_grad_output.data, DType::kFloat32, {6, 3}),
+                                      MutableTensorView(d_mean_grad.data, DType::kFloat32, {40, 3}), nullptr, on_device);
+  ASSERT_TRUE(mean_vjp.ok()) << mean_vjp.message();
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  const auto mean_grad = d_mean_grad.download();
+  EXPECT_EQ(std::memcmp(mean_grad.data(), want_mean_grad.data(), mean_grad.size()), 0);
   // What reads ids on the host refuses them on the device.
   Lowering refused;
   const Status no_count = lower_op("jax.ops.segment_sum", TensorView(d_data.data, DType::kFloat32, {40, 3}),

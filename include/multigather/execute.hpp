@@ -56,8 +56,8 @@ struct ExecutionContext {
 /// input's element size. A scatter op's output may be its input itself (in place: the
 /// framework's input viewed with the same data and strides); else the overlap rules are those
 /// of scatter_multiaxis_into; on CUDA operands they run on the CUDA engine
-/// (scatter_multiaxis_cuda_into, context.deterministic), except reduce = 'mean'
-/// (InvalidArgument: CPU only). For a gather:
+/// (scatter_multiaxis_cuda_into, context.deterministic); reduce = 'mean' then counts the updates
+/// and divides on the device too (the CPU engine's rules). For a gather:
 /// input's element size (any strides: when the framework's reshape of the core output cannot be
 /// expressed by `output`'s strides, the result goes through a staging buffer). Validation not
 /// done by lower_op is done here, before any byte is written: data pointers, view extents, the

@@ -27,10 +27,10 @@ sum / mean as torch_scatter's; min / max give the gradient to the arg_out elemen
 among ties, torch_scatter's rule); mul gives each value the product of the others in its element
 (exact with zeros, where torch_scatter divides by the value). Double backward: sum and mean.
 
-CUDA tensors: ``scatter`` / ``segment_coo`` with sum, mul, min or max and a given ``dim_size``
-run on the CUDA engine (the CPU engine's bytes), with the sum's gradient; ``dim_size=None``,
-``segment_csr`` (both read index values on the host), means and the other gradients raise a
-ValueError that says so (docs/spec.md section 6).
+CUDA tensors: ``scatter`` / ``segment_coo`` with a given ``dim_size`` run on the CUDA engine
+(the CPU engine's bytes), with the gradients of sum and mean; ``dim_size=None``, ``segment_csr``
+(both read index values on the host) and the gradients of min, max and mul raise a ValueError
+that says so (docs/spec.md section 6).
 
 ``out=``: ``scatter*`` reduce into ``out`` in place and return it, as torch_scatter does (its
 values take part; a mean's count does not include it). ``segment_coo`` / ``segment_csr`` do not

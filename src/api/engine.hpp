@@ -20,6 +20,14 @@ Status cuda_engine_available(const Lowering& l);
 /// gradient of a segment mean (transforms.cpp) read it.
 Status update_count(const Lowering& l, const ScatterOptions& options, Tensor* storage, TensorView* count);
 
+/// The shape of update_count's storage: the core output's, 1 along the dimensions where the
+/// count does not change.
+Dims count_shape(const Lowering& l);
+
+/// update_count's view of `data` (int64, C-contiguous of count_shape(l)): the core output's
+/// shape, stride 0 along the dimensions count_shape keeps once.
+TensorView count_view(const Lowering& l, const void* data);
+
 /// The fused kernel's call for a lowering with gathered rows (l.gathered: embedding_bag).
 GatheredSegmentsCall gathered_call(const Lowering& l);
 

@@ -38,6 +38,27 @@ Status cuda_engine_available(const Lowering& l) {
 #endif
 }
 
+Dims count_shape(const Lowering& l) {
+  const Dims& shape = l.core_output_shape;
+  Dims kept = shape;
+  for (int d = 0; d < shape.size(); ++d) {
+    bool axis = false;
+    for (std::int64_t a : l.axes) axis = axis || a == d;
+    if (!axis && l.shape.logical_indices_shape[d] == 1) kept[d] = 1;
+  }
+  return kept;
+}
+
+TensorView count_view(const Lowering& l, const void* data) {
+  const Dims& shape = l.core_output_shape;
+  const Dims kept = count_shape(l);
+  Dims strides = contiguous_strides(kept);
+  for (int d = 0; d < shape.size(); ++d) {
+    if (kept[d] == 1) strides[d] = 0;
+  }
+  return TensorView(data, DType::kInt64, shape, strides);
+}
+
 Status update_count(const Lowering& l, const ScatterOptions& options, Tensor* storage, TensorView* count) {
   // A scatter-add of broadcast ones through the same indices and policy.
   const Dims& shape = l.core_output_shape;
@@ -48,13 +69,7 @@ Status update_count(const Lowering& l, const ScatterOptions& options, Tensor* st
     *count = TensorView(nullptr, DType::kInt64, shape, Dims::filled(r, 0));
     return Status::Ok();
   }
-  Dims kept = shape;
-  for (int d = 0; d < r; ++d) {
-    bool axis = false;
-    for (std::int64_t a : l.axes) axis = axis || a == d;
-    if (!axis && l.shape.logical_indices_shape[d] == 1) kept[d] = 1;
-  }
-  *storage = Tensor(DType::kInt64, kept);
+  *storage = Tensor(DType::kInt64, count_shape(l));
   if (storage->numel() > 0) std::memset(storage->data(), 0, static_cast<std::size_t>(storage->numel()) * 8);
   static const std::int64_t one = 1;
   const TensorView ones(&one, DType::kInt64, Dims::filled(r, 1), Dims::filled(r, 0));
@@ -63,11 +78,7 @@ Status update_count(const Lowering& l, const ScatterOptions& options, Tensor* st
   add.include_input = true;
   MULTIGATHER_RETURN_IF_ERROR(
       scatter_multiaxis_into(storage->view(), l.indices, ones, l.axes, storage->mutable_view(), add));
-  Dims strides = storage->view().strides;
-  for (int d = 0; d < r; ++d) {
-    if (kept[d] == 1) strides[d] = 0;
-  }
-  *count = TensorView(storage->data(), DType::kInt64, shape, strides);
+  *count = count_view(l, storage->data());
   return Status::Ok();
 }
 
@@ -191,17 +202,42 @@ Status run_core(const Lowering& l, const MutableTensorView& core, const GatherOp
 // A mean scatter's second step (Lowering::mean_by_count): the count of updates per element
 // (detail::update_count), then the division. A segment op's identity input is not an update:
 // it does not count.
+Status mean_needs_division(const Lowering& l, DType dtype) {
+  return TypeError(l.op + ": " + (l.sqrt_count ? "sqrt_n" : "a mean") + " needs a dtype with division (got " +
+                   std::string(dtype_name(dtype)) + ")");
+}
+
+bool input_is_counted(const Lowering& l) {
+  return l.include_input && !(l.spec != nullptr && l.spec->kind == OpKind::kSegment);
+}
+
 Status divide_by_update_count(const Lowering& l, const MutableTensorView& core, const ScatterOptions& options) {
   Tensor storage;
   TensorView per_element;
   MULTIGATHER_RETURN_IF_ERROR(detail::update_count(l, options, &storage, &per_element));
-  const bool input_counts = l.include_input && !(l.spec != nullptr && l.spec->kind == OpKind::kSegment);
-  if (!detail::divide_by_count(core, per_element, input_counts, l.sqrt_count)) {
-    return TypeError(l.op + ": " + (l.sqrt_count ? "sqrt_n" : "a mean") + " needs a dtype with division (got " +
-                     std::string(dtype_name(core.dtype)) + ")");
+  if (!detail::divide_by_count(core, per_element, input_is_counted(l), l.sqrt_count)) {
+    return mean_needs_division(l, core.dtype);
   }
   return Status::Ok();
 }
+
+#if defined(MULTIGATHER_HAVE_CUDA)
+// divide_by_update_count on the CUDA engine: the counts in stream-ordered device memory, then
+// the division kernel, on context.stream.
+Status divide_by_update_count_cuda(const Lowering& l, const MutableTensorView& core, const ScatterOptions& options,
+                                   const ExecutionContext& context) {
+  if (core.numel() == 0) return Status::Ok();
+  const Dims kept = detail::count_shape(l);
+  std::int64_t counts = 0;
+  if (!element_count(kept, &counts)) return InvalidArgument(l.op + ": the update counts overflow 64 bits");
+  detail::CudaStreamMemory storage;
+  MULTIGATHER_RETURN_IF_ERROR(storage.allocate(static_cast<std::size_t>(counts) * 8, core.data, "output", context.stream));
+  MULTIGATHER_RETURN_IF_ERROR(detail::cuda_count_updates(MutableTensorView(storage.data(), DType::kInt64, kept), l.indices,
+                                                         l.axes, options, context.stream));
+  return detail::cuda_divide_by_count(core, detail::count_view(l, storage.data()), input_is_counted(l), l.sqrt_count,
+                                      context.stream);
+}
+#endif
 
 // A segment op whose updates are gathered rows (Lowering::gathered: embedding_bag): one fused
 // pass per bag (kernels/cpu/gathered_segments.cpp). The lowering checked the row ids; the output
@@ -238,10 +274,11 @@ Status run_scatter_core(const Lowering& l, const MutableTensorView& core, const 
                         const MutableTensorView& full, const detail::ValidatedScatter* checked) {
   const bool cuda = device == Device::kCUDA;
   if (cuda) MULTIGATHER_RETURN_IF_ERROR(cuda_engine_available(l));
-  if (cuda && l.mean_by_count) {
-    return InvalidArgument(l.op + ": reduce = 'mean' runs on the CPU engine only in this version (the "
-                           "operands are on a CUDA device; copy them to the host)");
+#if defined(MULTIGATHER_HAVE_CUDA)
+  if (cuda && l.mean_by_count && !detail::cuda_has_division(l.updates.dtype, l.sqrt_count)) {  // before any write
+    return mean_needs_division(l, l.updates.dtype);
   }
+#endif
   if (l.gathered != nullptr) return run_gathered(l, core, options, output_name);
   // The operands once: G is the lowering's (inferred when it was made); execute_alloc passes the
   // check it made before allocating (`checked`).
@@ -284,7 +321,9 @@ Status run_scatter_core(const Lowering& l, const MutableTensorView& core, const 
 #if defined(MULTIGATHER_HAVE_CUDA)
     s = detail::run_scatter_validated_cuda(input, l.indices, core, call, options, context.stream,
                                            context.deterministic, base, base_output);
-    return s.code() == StatusCode::kOutOfRange ? describe_device_out_of_range(l, s) : s;
+    if (s.code() == StatusCode::kOutOfRange) return describe_device_out_of_range(l, s);
+    if (s.ok() && l.mean_by_count) return divide_by_update_count_cuda(l, core, options, context);
+    return s;
 #endif
   }
   s = detail::run_scatter_validated(input, l.indices, core, call, options, base, base_output);

@@ -638,6 +638,40 @@ Status segment_prod_vjp(const Lowering& l, const std::byte* data_g, const Tensor
   return Status::Ok();
 }
 
+/// The VJP of a segment mean (or sqrt_n) on the CUDA engine: grad_output divided by each segment
+/// element's count (or its root; device memory on the engine's stream), read at each update's
+/// segment. The CPU engine's steps (segment_vjp), on the device.
+Status segment_mean_vjp_cuda(const Lowering& l, const TensorView& grad_output, const MutableTensorView& grad_data,
+                             const ScatterOptions& assign, const Engine& engine) {
+#if defined(MULTIGATHER_HAVE_CUDA)
+  const DType dtype = grad_output.dtype;
+  if (!detail::cuda_has_division(dtype, l.sqrt_count)) return no_gradient_for(l, dtype);
+  void* stream = engine.context.stream;
+  const Dims kept = detail::count_shape(l);
+  std::int64_t counts = 0, outputs = 0;
+  if (!element_count(kept, &counts) || !element_count(l.output_shape, &outputs)) {
+    return InvalidArgument(l.op + ": the update counts overflow 64 bits");
+  }
+  detail::CudaStreamMemory count_storage, scaled;
+  MULTIGATHER_RETURN_IF_ERROR(count_storage.allocate(static_cast<std::size_t>(counts) * 8, grad_output.data,
+                                                     "grad_output", stream));
+  MULTIGATHER_RETURN_IF_ERROR(detail::cuda_count_updates(MutableTensorView(count_storage.data(), DType::kInt64, kept),
+                                                         l.indices, l.axes,
+                                                         scatter_options(l, Reduction::kAdd, engine.context), stream));
+  const std::size_t bytes = static_cast<std::size_t>(outputs) * element_size(dtype);
+  MULTIGATHER_RETURN_IF_ERROR(scaled.allocate(bytes, grad_output.data, "grad_output", stream));
+  MULTIGATHER_RETURN_IF_ERROR(detail::cuda_copy_async(scaled.data(), "scaled", grad_output.data, "grad_output", bytes,
+                                                      stream));
+  const MutableTensorView core_scaled(scaled.data(), dtype, l.core_output_shape, l.core_output_strides);
+  MULTIGATHER_RETURN_IF_ERROR(
+      detail::cuda_divide_by_count(core_scaled, detail::count_view(l, count_storage.data()), false, l.sqrt_count, stream));
+  return scatter_vjp_updates(l, TensorView(scaled.data(), dtype, l.output_shape), &grad_data, assign, engine);
+#else
+  (void)l, (void)grad_output, (void)grad_data, (void)assign;
+  return engine.no_cuda();
+#endif
+}
+
 /// The VJP of a segment op (OpSpec::kSegment: the framework's data is the core's updates, `l`
 /// made on grad_data's buffer; `data` the framework's data, read only by max, min and prod):
 ///  - sum: grad_data = grad_output at each update's segment (0 for a dropped id);
@@ -645,7 +679,7 @@ Status segment_prod_vjp(const Lowering& l, const std::byte* data_g, const Tensor
 ///  - max / min: grad_output of a segment shared equally among the data elements equal to the
 ///    segment's result, 0 for the others (TensorFlow's and JAX's rule);
 ///  - prod: TensorFlow's rule (segment_prod_vjp).
-/// The sum's runs on either engine (a gather); the others read values on the host: CPU engine only.
+/// The sum's and the means' run on either engine; the others read values on the host: CPU engine only.
 Status segment_vjp(const Lowering& l, const TensorView* data, int batch_rank, const TensorView& grad_output,
                    const MutableTensorView& grad_data, const Engine& engine) {
   if (nbytes(grad_data) == 0) return Status::Ok();  // no data: nothing to read or write
@@ -653,10 +687,11 @@ Status segment_vjp(const Lowering& l, const TensorView* data, int batch_rank, co
   if (l.reduction == Reduction::kAdd && !l.mean_by_count) {
     return scatter_vjp_updates(l, grad_output, &grad_data, assign, engine);
   }
+  if (engine.cuda && l.mean_by_count) return segment_mean_vjp_cuda(l, grad_output, grad_data, assign, engine);
   if (engine.cuda) {
-    const std::string what = l.mean_by_count ? "mean" : std::string(reduction_name(l.reduction));
-    return InvalidArgument(l.op + ": the gradient of a segment reduction by " + what + " runs on the CPU engine only in "
-                           "this version (the operands are on a CUDA device; the sum's gradient runs there)");
+    return InvalidArgument(l.op + ": the gradient of a segment reduction by " + std::string(reduction_name(l.reduction)) +
+                           " runs on the CPU engine only in this version (the operands are on a CUDA device; the "
+                           "gradients of sums and means run there)");
   }
   const bool extremal = l.reduction == Reduction::kMax || l.reduction == Reduction::kMin;
   const bool reads_data = extremal || l.reduction == Reduction::kMul;

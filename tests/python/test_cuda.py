@@ -243,14 +243,15 @@ def test_scatter_out_of_range_raises_the_cpu_engines_index_error_and_writes_noth
 
 def test_torch_scatter_on_the_device_equals_the_cpu_engine_and_torch():
     # A message-passing step as PyTorch Geometric writes it: gather rows by source, reduce into
-    # targets (sum with its gradient, max, min, mul), on CUDA tensors; the same bytes as on the
-    # CPU, and the values of torch's own scatter_reduce on the device.
+    # targets (sum and mean with their gradients, max, min, mul), on CUDA tensors; the same bytes
+    # as on the CPU, and the values of torch's own scatter_reduce on the device.
     torch = cuda_torch()
     ts = importlib.import_module("multigather.torch_scatter")
     gen = torch.Generator(device="cpu").manual_seed(12)
     x = torch.randn(30, 8, generator=gen, dtype=torch.float64)
     src, dst = torch.randint(0, 30, (200,), generator=gen), torch.randint(0, 30, (200,), generator=gen)
-    for reduce, torch_reduce in (("sum", "sum"), ("max", "amax"), ("min", "amin"), ("mul", "prod")):
+    for reduce, torch_reduce in (("sum", "sum"), ("max", "amax"), ("min", "amin"), ("mul", "prod"),
+                                 ("mean", "mean")):
         got = ts.scatter(x.cuda()[src.cuda()], dst.cuda(), dim=0, dim_size=30, reduce=reduce)
         assert got.is_cuda
         assert torch.equal(got.cpu(), ts.scatter(x[src], dst, dim=0, dim_size=30, reduce=reduce)), reduce
@@ -263,6 +264,13 @@ def test_torch_scatter_on_the_device_equals_the_cpu_engine_and_torch():
     ts.scatter(leaf[src.cuda()], dst.cuda(), dim=0, dim_size=30).pow(2).sum().backward()
     ref = x.clone().requires_grad_()
     torch.zeros(30, 8, dtype=torch.float64).index_add(0, dst, ref[src]).pow(2).sum().backward()
+    torch.testing.assert_close(leaf.grad.cpu(), ref.grad)
+    # the mean's gradient (GraphSAGE's aggregation): against torch's scatter_reduce mean
+    leaf = x.cuda().requires_grad_()
+    ts.scatter(leaf[src.cuda()], dst.cuda(), dim=0, dim_size=30, reduce="mean").pow(2).sum().backward()
+    ref = x.clone().requires_grad_()
+    torch.zeros(30, 8, dtype=torch.float64).scatter_reduce(
+        0, dst[:, None].expand(-1, 8), ref[src], "mean", include_self=False).pow(2).sum().backward()
     torch.testing.assert_close(leaf.grad.cpu(), ref.grad)
 
 

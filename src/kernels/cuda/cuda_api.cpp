@@ -13,6 +13,7 @@
 #include "kernels/cuda/cuda_hooks.hpp"
 #include "kernels/cpu/run_validated.hpp"
 
+#include "kernels/cuda/divide_kernel.hpp"
 #include "kernels/cuda/gather_kernel.hpp"
 #include "kernels/cuda/scatter_kernel.hpp"
 #include "kernels/cuda/vjp_kernel.hpp"
@@ -542,6 +543,72 @@ Status CudaStreamMemory::allocate(std::size_t bytes, const void* near, const cha
     }
     stream_ = stream;
     return Status::Ok();
+  } catch (...) {
+    return Status(StatusCode::kInternal, "out of memory in the CUDA backend");
+  }
+}
+
+bool cuda_has_division(DType dtype, bool sqrt_count) noexcept {
+  return visit_divide(dtype, sqrt_count, []<class Op>() {});
+}
+
+Status cuda_count_updates(const MutableTensorView& counts, const TensorView& indices,
+                          std::span<const std::int64_t> axes, const ScatterOptions& options, void* stream) noexcept {
+  try {
+    if (counts.numel() == 0) return Status::Ok();
+    const auto cuda_stream = static_cast<cudaStream_t>(stream);
+    int device = -1, multiprocessors = 0;
+    MULTIGATHER_RETURN_IF_ERROR(common_device({{counts.data, "counts", true}}, &device));
+    DeviceScope scope(device);
+    MULTIGATHER_RETURN_IF_ERROR(multiprocessor_count(device, &multiprocessors));
+    cudaError_t error = cudaMemsetAsync(counts.data, 0, static_cast<std::size_t>(counts.numel()) * 8, cuda_stream);
+    if (error != cudaSuccess) return cuda_failure(error, "memset of the update counts");
+    StreamBuffer one(cuda_stream);  // the int64 1 every update adds, broadcast
+    error = one.allocate(8);
+    if (error != cudaSuccess) return cuda_failure(error, "allocation of the update counts' one");
+    static const std::int64_t kOne = 1;
+    CudaFillParams f;
+    make_cuda_fill_params(one.get(), 1, 8, &kOne, &f);
+    error = launch_fill(f, multiprocessors, cuda_stream);
+    if (error != cudaSuccess) return cuda_failure(error, "fill kernel launch");
+    const int r = counts.rank();
+    const TensorView ones(one.get(), DType::kInt64, Dims::filled(r, 1), Dims::filled(r, 0));
+    ScatterOptions add = options;
+    add.reduction = Reduction::kAdd;
+    add.include_input = true;
+    return scatter_multiaxis_cuda_into(TensorView(counts), indices, ones, axes, counts, add, stream,
+                                       ScatterDeterminism::kAtomic);  // integer sums: any order, same counts
+  } catch (...) {
+    return Status(StatusCode::kInternal, "out of memory in the CUDA backend");
+  }
+}
+
+Status cuda_divide_by_count(const MutableTensorView& output, const TensorView& count, bool include_input,
+                            bool sqrt_count, void* stream) noexcept {
+  try {
+    if (!cuda_has_division(output.dtype, sqrt_count)) {
+      return InvalidArgument(std::string(sqrt_count ? "sqrt_n" : "a mean") + " needs a dtype with division (got " +
+                             std::string(dtype_name(output.dtype)) + ")");
+    }
+    if (output.numel() == 0) return Status::Ok();
+    int device = -1, multiprocessors = 0;
+    MULTIGATHER_RETURN_IF_ERROR(common_device({{output.data, "output", true}, {count.data, "count", true}}, &device));
+    DeviceScope scope(device);
+    MULTIGATHER_RETURN_IF_ERROR(multiprocessor_count(device, &multiprocessors));
+    CudaDivideParams p;
+    p.out = output.data;
+    p.count = static_cast<const std::int64_t*>(count.data);
+    p.numel = output.numel();
+    p.rank = output.rank();
+    for (int d = 0; d < p.rank; ++d) {
+      p.shape[d] = output.shape[d];
+      p.out_strides[d] = output.strides[d];
+      p.count_strides[d] = count.strides[d];
+    }
+    p.extra = include_input ? 1 : 0;
+    p.sqrt_count = sqrt_count;
+    const cudaError_t error = launch_divide(p, output.dtype, multiprocessors, static_cast<cudaStream_t>(stream));
+    return error == cudaSuccess ? Status::Ok() : cuda_failure(error, "mean division kernel launch");
   } catch (...) {
     return Status(StatusCode::kInternal, "out of memory in the CUDA backend");
   }

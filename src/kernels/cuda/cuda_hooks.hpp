@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "core/device_memory.hpp"  // is_cuda_pointer
@@ -57,6 +58,25 @@ class CudaStreamMemory {
   void* stream_ = nullptr;
   int device_ = -1;
 };
+
+// ---- A mean's division (api/execute.cpp, and the segment means' VJP in api/transforms.cpp) ------
+
+/// Whether the CUDA engine divides `dtype` by a count (or its root: sqrt_count): floating and
+/// complex dtypes, integers without sqrt_count (divide_rows.hpp).
+bool cuda_has_division(DType dtype, bool sqrt_count) noexcept;
+
+/// counts (int64, C-contiguous device memory) = how many updates reach each element: zeros, then a
+/// scatter-add of broadcast ones through `indices` / `axes` with options' index policy
+/// (execute.cpp's update_count on the device).
+Status cuda_count_updates(const MutableTensorView& counts, const TensorView& indices,
+                          std::span<const std::int64_t> axes, const ScatterOptions& options, void* stream) noexcept;
+
+/// Each element of `output` (device memory, any strides) divided by count + (include_input ? 1 :
+/// 0), or its root (kernels/cpu/scatter_mean.cpp's rules: divide_rows.hpp). `count`: int64
+/// device memory of output's shape (stride 0 where it does not change). InvalidArgument for a
+/// dtype without a division (cuda_has_division).
+Status cuda_divide_by_count(const MutableTensorView& output, const TensorView& count, bool include_input,
+                            bool sqrt_count, void* stream) noexcept;
 
 /// positions[p] = p for p < count (vjp_rows.hpp).
 Status cuda_positions(std::int64_t* positions, std::int64_t count, void* stream) noexcept;
