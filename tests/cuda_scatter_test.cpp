@@ -688,7 +688,7 @@ TEST(CudaScatter, SegmentOpsRunOnDevicePointers) {
   SKIP_WITHOUT_DEVICE();
   // Segment ops on device operands (their identity a host element the engine fills in; means
   // counted and divided there) equal the same calls on host operands, byte for byte; so do the
-  // VJPs of a sum and a mean. Lowerings that read ids on
+  // VJPs of a sum, a mean, a max and a min. Lowerings that read ids on
   // the host refuse device operands with a message that names them.
   const auto bytes_of = [](const auto& v) {
     std::vector<std::byte> b(v.size() * sizeof(v[0]));
@@ -778,6 +778,35 @@ TEST(CudaScatter, SegmentOpsRunOnDevicePointers) {
   EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   const auto mean_grad = d_mean_grad.download();
   EXPECT_EQ(std::memcmp(mean_grad.data(), want_mean_grad.data(), mean_grad.size()), 0);
+  // Max / min VJPs on the device (the data holds many ties): JAX's rule shares a segment's
+  // gradient among its ties, torch_scatter's gives it to the first one.
+  struct Extremal {
+    const char* op;
+    std::vector<std::pair<const char*, const char*>> attrs;
+    bool ids_in_range;
+  };
+  for (const Extremal& c : std::vector<Extremal>{{"jax.ops.segment_max", {{"num_segments", "6"}}, false},
+                                                  {"tf.math.unsorted_segment_min", {{"num_segments", "6"}}, false},
+                                                  {"torch_scatter.scatter", {{"dim", "0"}, {"dim_size", "6"}, {"reduce", "max"}}, true}}) {
+    SCOPED_TRACE(std::string(c.op) + " VJP");
+    Attributes attrs;
+    for (const auto& [k, v] : c.attrs) attrs.set(k, v);
+    const std::vector<std::int64_t>& host_ids = c.ids_in_range ? in_range : ids;
+    std::vector<float> want_extremal(40 * 3, -1.0f);
+    const Status host = execute_vjp(c.op, h_data, TensorView(host_ids.data(), DType::kInt64, {40}), nullptr, attrs, 0,
+                                    TensorView(grad_output.data(), DType::kFloat32, {6, 3}),
+                                    MutableTensorView(want_extremal.data(), DType::kFloat32, {40, 3}), nullptr);
+    ASSERT_TRUE(host.ok()) << host.message();
+    DeviceBytes d_extremal(std::vector<std::byte>(40 * 3 * 4, std::byte{0x5A}));
+    const Status device = execute_vjp(c.op, TensorView(d_data.data, DType::kFloat32, {40, 3}),
+                                      TensorView(c.ids_in_range ? d_in_range.data : d_ids.data, DType::kInt64, {40}),
+                                      nullptr, attrs, 0, TensorView(d_grad_output.data, DType::kFloat32, {6, 3}),
+                                      MutableTensorView(d_extremal.data, DType::kFloat32, {40, 3}), nullptr, on_device);
+    ASSERT_TRUE(device.ok()) << device.message();
+    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    const auto extremal_grad = d_extremal.download();
+    EXPECT_EQ(std::memcmp(extremal_grad.data(), want_extremal.data(), extremal_grad.size()), 0);
+  }
   // What reads ids on the host refuses them on the device.
   Lowering refused;
   const Status no_count = lower_op("jax.ops.segment_sum", TensorView(d_data.data, DType::kFloat32, {40, 3}),

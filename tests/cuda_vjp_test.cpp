@@ -73,6 +73,54 @@ TEST(CudaVjpOnHost, PositionsOverTheLaunchedGrid) {
   }
 }
 
+TEST(CudaVjpOnHost, SegmentTieKernelsOverTheLaunchedGrid) {
+  // The bodies of a segment max's / min's gradient (ties, the ties' positions, the first tie) on
+  // the host over the launched grid, against plain loops: every floating dtype with NaNs (they
+  // tie nothing), signed zeros (they tie), equal and unequal values.
+  std::mt19937_64 rng(test::run_seed() + 23);
+  const std::int64_t count = 3000;
+  const std::vector<double> pool = {1.5, -2.0, 0.0, -0.0, std::nan(""), 3.25, 1.5};
+  std::vector<double> a(count), b(count);
+  for (std::int64_t p = 0; p < count; ++p) {
+    a[p] = pool[rng() % pool.size()];
+    b[p] = rng() % 2 == 0 ? a[p] : pool[rng() % pool.size()];
+  }
+  for (const DType dtype : {DType::kFloat32, DType::kFloat64, DType::kFloat16, DType::kBFloat16}) {
+    SCOPED_TRACE(dtype_name(dtype));
+    const std::size_t es = element_size(dtype);
+    std::vector<std::byte> x(count * es), y(count * es);
+    for (std::int64_t p = 0; p < count; ++p) {  // every pool value is exact in each dtype
+      const auto put = [&](std::vector<std::byte>& v, double d) {
+        std::byte* at = v.data() + p * static_cast<std::int64_t>(es);
+        if (dtype == DType::kFloat32) { const float f = static_cast<float>(d); std::memcpy(at, &f, 4); }
+        else if (dtype == DType::kFloat64) std::memcpy(at, &d, 8);
+        else if (dtype == DType::kFloat16) { const std::uint16_t h = float_to_half(static_cast<float>(d)); std::memcpy(at, &h, 2); }
+        else { const std::uint16_t h = float_to_bfloat16(static_cast<float>(d)); std::memcpy(at, &h, 2); }
+      };
+      put(x, a[p]);
+      put(y, b[p]);
+    }
+    std::vector<std::int64_t> tie(count, -7);
+    ASSERT_TRUE(detail::visit_tie_load(dtype, [&]<class Load>() {
+      each_thread(count, 2, [&](std::int64_t t, std::int64_t threads) {
+        detail::ties_thread<Load>(x.data(), y.data(), tie.data(), count, t, threads);
+      });
+    }));
+    for (std::int64_t p = 0; p < count; ++p) ASSERT_EQ(tie[p], a[p] == b[p] ? 1 : 0) << p;
+    std::vector<std::int64_t> where(count, -7), first(count, -7);
+    each_thread(count, 2, [&](std::int64_t t, std::int64_t threads) {
+      detail::positions_where_thread(tie.data(), -1, where.data(), count, t, threads);
+    });
+    for (std::int64_t p = 0; p < count; ++p) ASSERT_EQ(where[p], tie[p] != 0 ? p : -1);
+    for (std::int64_t p = 0; p < count; ++p) where[p] = where[p] < 0 ? static_cast<std::int64_t>(rng() % count) : where[p];
+    each_thread(count, 2, [&](std::int64_t t, std::int64_t threads) {
+      detail::at_itself_thread(where.data(), first.data(), count, t, threads);
+    });
+    for (std::int64_t p = 0; p < count; ++p) ASSERT_EQ(first[p], where[p] == p ? 1 : 0);
+  }
+  EXPECT_FALSE(detail::visit_tie_load(DType::kInt32, []<class Load>() {}));
+}
+
 template <int Bytes>
 void check_keep_winners(std::mt19937_64& rng) {
   for (const std::int64_t count : {std::int64_t{1}, std::int64_t{300}, std::int64_t{20000}}) {

@@ -106,8 +106,8 @@ bool input_gradient_is_identity(const Lowering& lowering) noexcept;
 ///    shared equally among ties, prod gives each row the product of the others in its segment
 ///    (TensorFlow's rule, zeros included); max / min / prod READ the data: `input` must then
 ///    hold its values, C-contiguous (the forward runs again to find the result).
-///    The sum's, mean's and sqrt_n's run on either engine; the others on the CPU engine only
-///    (InvalidArgument for CUDA operands).
+///    Every one runs on either engine but prod's, on the CPU engine only (InvalidArgument for
+///    CUDA operands).
 /// Engines: the CPU engine, or with context.device == kCUDA the CUDA engine on device memory, on
 /// context.stream (every step enqueued there, temporaries stream-ordered; only index_mode error
 /// synchronizes), with the same checks and messages; a gather's scatter-add is deterministic

@@ -28,9 +28,9 @@ among ties, torch_scatter's rule); mul gives each value the product of the other
 (exact with zeros, where torch_scatter divides by the value). Double backward: sum and mean.
 
 CUDA tensors: ``scatter`` / ``segment_coo`` with a given ``dim_size`` run on the CUDA engine
-(the CPU engine's bytes), with the gradients of sum and mean; ``dim_size=None``, ``segment_csr``
-(both read index values on the host) and the gradients of min, max and mul raise a ValueError
-that says so (docs/spec.md section 6).
+(the CPU engine's bytes), with their gradients but mul's; ``dim_size=None``, ``segment_csr``
+(both read index values on the host) and mul's gradient raise a ValueError that says so
+(docs/spec.md section 6).
 
 ``out=``: ``scatter*`` reduce into ``out`` in place and return it, as torch_scatter does (its
 values take part; a mean's count does not include it). ``segment_coo`` / ``segment_csr`` do not

@@ -222,6 +222,18 @@ Status require_contiguous(const TensorView& v, const char* name) {
 
 // ---- Where a VJP runs ---------------------------------------------------------------------------
 
+/// A floating element as a double (segment max / min gradients compare data with the result);
+/// false for another dtype.
+bool floating_value(const std::byte* p, DType t, double* v) {
+  switch (t) {
+    case DType::kFloat32: { float f; std::memcpy(&f, p, 4); *v = f; return true; }
+    case DType::kFloat64: std::memcpy(v, p, 8); return true;
+    case DType::kFloat16: { std::uint16_t b; std::memcpy(&b, p, 2); *v = half_to_float(b); return true; }
+    case DType::kBFloat16: { std::uint16_t b; std::memcpy(&b, p, 2); *v = bfloat16_to_float(b); return true; }
+    default: return false;
+  }
+}
+
 /// The engine of one VJP: the CPU engine on host memory, or (context.device == kCUDA) the CUDA
 /// engine on device memory, where every step is enqueued on context.stream: cudaMemsetAsync /
 /// cudaMemcpyAsync, temporaries from cudaMallocAsync freed on the stream, the gather and scatter
@@ -304,6 +316,104 @@ struct Engine {
     }
 #if defined(MULTIGATHER_HAVE_CUDA)
     return detail::cuda_positions(positions, count, context.stream);
+#else
+    return no_cuda();
+#endif
+  }
+
+  /// `to` = `from` (same shape, any strides).
+  Status copy_view(const TensorView& from, const MutableTensorView& to) const {
+    if (!cuda) return detail::copy_view(from, to, context.num_threads);
+#if defined(MULTIGATHER_HAVE_CUDA)
+    return gather_multiaxis_cuda_into(from, detail::no_axes_indices(from.rank()), {}, to, GatherOptions{},
+                                      context.stream);
+#else
+    return no_cuda();
+#endif
+  }
+
+  /// `count` int64 elements at `data` set to `value`.
+  Status fill(std::int64_t* data, std::int64_t count, std::int64_t value, const char* name) const {
+    if (!cuda) {
+      std::fill_n(data, count, value);
+      return Status::Ok();
+    }
+#if defined(MULTIGATHER_HAVE_CUDA)
+    return detail::cuda_fill(data, count, 8, &value, name, context.stream);
+#else
+    (void)name;
+    return no_cuda();
+#endif
+  }
+
+  /// tie[p] = data[p] == picked[p] ? 1 : 0 for p < count (C-contiguous, floating `dtype`: a
+  /// NaN ties nothing).
+  Status ties(const void* data, const void* picked, DType dtype, std::int64_t* tie, std::int64_t count) const {
+    if (!cuda) {
+      const std::size_t es = element_size(dtype);
+      const auto* a = static_cast<const std::byte*>(data);
+      const auto* b = static_cast<const std::byte*>(picked);
+      if (dtype == DType::kFloat32) {  // the common case, without a per-element conversion
+        const auto* x = static_cast<const float*>(data);
+        const auto* y = static_cast<const float*>(picked);
+        for (std::int64_t i = 0; i < count; ++i) tie[i] = x[i] == y[i] ? 1 : 0;
+        return Status::Ok();
+      }
+      for (std::int64_t i = 0; i < count; ++i) {
+        double u = 0, v = 0;
+        if (!floating_value(a + i * static_cast<std::int64_t>(es), dtype, &u) ||
+            !floating_value(b + i * static_cast<std::int64_t>(es), dtype, &v)) {
+          return InvalidArgument("ties: dtype " + std::string(dtype_name(dtype)) + " is not a floating type");
+        }
+        tie[i] = u == v ? 1 : 0;
+      }
+      return Status::Ok();
+    }
+#if defined(MULTIGATHER_HAVE_CUDA)
+    return detail::cuda_ties(data, picked, dtype, tie, count, context.stream);
+#else
+    return no_cuda();
+#endif
+  }
+
+  /// out[p] = flag[p] != 0 ? p : none for p < count.
+  Status positions_where(const std::int64_t* flag, std::int64_t none, std::int64_t* out, std::int64_t count) const {
+    if (!cuda) {
+      for (std::int64_t p = 0; p < count; ++p) out[p] = flag[p] != 0 ? p : none;
+      return Status::Ok();
+    }
+#if defined(MULTIGATHER_HAVE_CUDA)
+    return detail::cuda_positions_where(flag, none, out, count, context.stream);
+#else
+    return no_cuda();
+#endif
+  }
+
+  /// flag[p] = at[p] == p ? 1 : 0 for p < count.
+  Status at_itself(const std::int64_t* at, std::int64_t* flag, std::int64_t count) const {
+    if (!cuda) {
+      for (std::int64_t p = 0; p < count; ++p) flag[p] = at[p] == p ? 1 : 0;
+      return Status::Ok();
+    }
+#if defined(MULTIGATHER_HAVE_CUDA)
+    return detail::cuda_at_itself(at, flag, count, context.stream);
+#else
+    return no_cuda();
+#endif
+  }
+
+  /// `output` divided by `count` (+1 with include_input), or its root (scatter_mean.cpp's
+  /// rules); false for a dtype without a division.
+  Status divide_by_count(const MutableTensorView& output, const TensorView& count, bool include_input,
+                         bool sqrt_count, bool* divided) const {
+    if (!cuda) {
+      *divided = detail::divide_by_count(output, count, include_input, sqrt_count);
+      return Status::Ok();
+    }
+#if defined(MULTIGATHER_HAVE_CUDA)
+    *divided = detail::cuda_has_division(output.dtype, sqrt_count);
+    if (!*divided) return Status::Ok();
+    return detail::cuda_divide_by_count(output, count, include_input, sqrt_count, context.stream);
 #else
     return no_cuda();
 #endif
@@ -555,16 +665,9 @@ Status scatter_vjp(const Lowering& l, const TensorView& grad_output, const Mutab
   return Status::Ok();
 }
 
-/// A floating element as a double (segment max / min gradients compare data with the result);
-/// false for another dtype.
-bool floating_value(const std::byte* p, DType t, double* v) {
-  switch (t) {
-    case DType::kFloat32: { float f; std::memcpy(&f, p, 4); *v = f; return true; }
-    case DType::kFloat64: std::memcpy(v, p, 8); return true;
-    case DType::kFloat16: { std::uint16_t b; std::memcpy(&b, p, 2); *v = half_to_float(b); return true; }
-    case DType::kBFloat16: { std::uint16_t b; std::memcpy(&b, p, 2); *v = bfloat16_to_float(b); return true; }
-    default: return false;
-  }
+/// Whether floating_value reads dtype t.
+bool floating_value_type(DType t) {
+  return t == DType::kFloat32 || t == DType::kFloat64 || t == DType::kFloat16 || t == DType::kBFloat16;
 }
 
 /// The refusal of a segment gradient for data of a dtype that has none.
@@ -638,40 +741,6 @@ Status segment_prod_vjp(const Lowering& l, const std::byte* data_g, const Tensor
   return Status::Ok();
 }
 
-/// The VJP of a segment mean (or sqrt_n) on the CUDA engine: grad_output divided by each segment
-/// element's count (or its root; device memory on the engine's stream), read at each update's
-/// segment. The CPU engine's steps (segment_vjp), on the device.
-Status segment_mean_vjp_cuda(const Lowering& l, const TensorView& grad_output, const MutableTensorView& grad_data,
-                             const ScatterOptions& assign, const Engine& engine) {
-#if defined(MULTIGATHER_HAVE_CUDA)
-  const DType dtype = grad_output.dtype;
-  if (!detail::cuda_has_division(dtype, l.sqrt_count)) return no_gradient_for(l, dtype);
-  void* stream = engine.context.stream;
-  const Dims kept = detail::count_shape(l);
-  std::int64_t counts = 0, outputs = 0;
-  if (!element_count(kept, &counts) || !element_count(l.output_shape, &outputs)) {
-    return InvalidArgument(l.op + ": the update counts overflow 64 bits");
-  }
-  detail::CudaStreamMemory count_storage, scaled;
-  MULTIGATHER_RETURN_IF_ERROR(count_storage.allocate(static_cast<std::size_t>(counts) * 8, grad_output.data,
-                                                     "grad_output", stream));
-  MULTIGATHER_RETURN_IF_ERROR(detail::cuda_count_updates(MutableTensorView(count_storage.data(), DType::kInt64, kept),
-                                                         l.indices, l.axes,
-                                                         scatter_options(l, Reduction::kAdd, engine.context), stream));
-  const std::size_t bytes = static_cast<std::size_t>(outputs) * element_size(dtype);
-  MULTIGATHER_RETURN_IF_ERROR(scaled.allocate(bytes, grad_output.data, "grad_output", stream));
-  MULTIGATHER_RETURN_IF_ERROR(detail::cuda_copy_async(scaled.data(), "scaled", grad_output.data, "grad_output", bytes,
-                                                      stream));
-  const MutableTensorView core_scaled(scaled.data(), dtype, l.core_output_shape, l.core_output_strides);
-  MULTIGATHER_RETURN_IF_ERROR(
-      detail::cuda_divide_by_count(core_scaled, detail::count_view(l, count_storage.data()), false, l.sqrt_count, stream));
-  return scatter_vjp_updates(l, TensorView(scaled.data(), dtype, l.output_shape), &grad_data, assign, engine);
-#else
-  (void)l, (void)grad_output, (void)grad_data, (void)assign;
-  return engine.no_cuda();
-#endif
-}
-
 /// The VJP of a segment op (OpSpec::kSegment: the framework's data is the core's updates, `l`
 /// made on grad_data's buffer; `data` the framework's data, read only by max, min and prod):
 ///  - sum: grad_data = grad_output at each update's segment (0 for a dropped id);
@@ -679,7 +748,8 @@ Status segment_mean_vjp_cuda(const Lowering& l, const TensorView& grad_output, c
 ///  - max / min: grad_output of a segment shared equally among the data elements equal to the
 ///    segment's result, 0 for the others (TensorFlow's and JAX's rule);
 ///  - prod: TensorFlow's rule (segment_prod_vjp).
-/// The sum's and the means' run on either engine; the others read values on the host: CPU engine only.
+/// Every step runs on the engine (CPU, or CUDA on its stream), but prod's, which reads values on
+/// the host: CPU engine only.
 Status segment_vjp(const Lowering& l, const TensorView* data, int batch_rank, const TensorView& grad_output,
                    const MutableTensorView& grad_data, const Engine& engine) {
   if (nbytes(grad_data) == 0) return Status::Ok();  // no data: nothing to read or write
@@ -687,11 +757,10 @@ Status segment_vjp(const Lowering& l, const TensorView* data, int batch_rank, co
   if (l.reduction == Reduction::kAdd && !l.mean_by_count) {
     return scatter_vjp_updates(l, grad_output, &grad_data, assign, engine);
   }
-  if (engine.cuda && l.mean_by_count) return segment_mean_vjp_cuda(l, grad_output, grad_data, assign, engine);
-  if (engine.cuda) {
-    return InvalidArgument(l.op + ": the gradient of a segment reduction by " + std::string(reduction_name(l.reduction)) +
-                           " runs on the CPU engine only in this version (the operands are on a CUDA device; the "
-                           "gradients of sums and means run there)");
+  if (engine.cuda && l.reduction == Reduction::kMul) {
+    return InvalidArgument(l.op + ": the gradient of a segment reduction by mul runs on the CPU engine only in this "
+                           "version (the operands are on a CUDA device; the gradients of sums, means, max and min run "
+                           "there)");
   }
   const bool extremal = l.reduction == Reduction::kMax || l.reduction == Reduction::kMin;
   const bool reads_data = extremal || l.reduction == Reduction::kMul;
@@ -710,7 +779,7 @@ Status segment_vjp(const Lowering& l, const TensorView* data, int batch_rank, co
   // The data as G, C-contiguous: read through the lowering's view of grad_data moved to the
   // data, whose leading batch dimensions may be 1 (a vmapped call with unbatched data: stride
   // 0 there), and copied.
-  Tensor data_copy;
+  Temporary data_copy;
   const std::byte* data_g = nullptr;  // data element o of G at data_g + o * es
   if (reads_data) {
     bool fits = data != nullptr && data->data != nullptr && data->is_contiguous() && data->rank() == grad_data.rank() &&
@@ -731,86 +800,95 @@ Status segment_vjp(const Lowering& l, const TensorView* data, int batch_rank, co
     if (through.is_contiguous()) {
       data_g = base;  // the data is G already (plain: nothing broadcast, no batch dimension of 1)
     } else {
-      data_copy = Tensor(dtype, g_shape);
-      MULTIGATHER_RETURN_IF_ERROR(detail::copy_view(through, data_copy.mutable_view(), engine.context.num_threads));
+      MULTIGATHER_RETURN_IF_ERROR(data_copy.allocate(engine, dtype, g_shape, grad_data.data, "grad_input"));
+      MULTIGATHER_RETURN_IF_ERROR(engine.copy_view(through, data_copy.view()));
       data_g = static_cast<const std::byte*>(data_copy.data());
     }
   }
   if (l.reduction == Reduction::kMul) return segment_prod_vjp(l, data_g, grad_output, grad_data, engine);
   // count[t]: how many updates reach segment element t (mean), or how many of them equal its
   // result (max / min); ties[o] (max / min): whether update o is one of those (1) or not (0).
+  // Every step on the engine (CPU, or the CUDA engine on its stream).
   const ScatterOptions add = scatter_options(l, Reduction::kAdd, engine.context);
-  Tensor count_storage, ties;
+  if (extremal && !floating_value_type(dtype)) return no_gradient_for(l, dtype);
+  Tensor host_count;
+  Temporary count_storage, ties;
   TensorView count;
   if (extremal) {
+    Temporary result, picked;
+    MULTIGATHER_RETURN_IF_ERROR(result.allocate(engine, dtype, l.output_shape, grad_data.data, "grad_input"));
+    MULTIGATHER_RETURN_IF_ERROR(picked.allocate(engine, dtype, g_shape, grad_data.data, "grad_input"));
+    MULTIGATHER_RETURN_IF_ERROR(ties.allocate(engine, DType::kInt64, g_shape, grad_data.data, "grad_input"));
+    MULTIGATHER_RETURN_IF_ERROR(
+        count_storage.allocate(engine, DType::kInt64, l.core_output_shape, grad_data.data, "grad_input"));
     Lowering forward = l;
     forward.updates = TensorView(data_g, dtype, l.updates.shape, l.updates.strides);
-    Tensor result(dtype, l.output_shape);
-    MULTIGATHER_RETURN_IF_ERROR(execute(forward, result.mutable_view(), engine.context));
-    Tensor picked(dtype, g_shape);
+    MULTIGATHER_RETURN_IF_ERROR(execute(forward, result.view(), engine.context));
     GatherOptions o = gather_options(l, engine.context);
     o.fill_value = Scalar::from_float(std::numeric_limits<double>::quiet_NaN());  // a dropped update ties nothing
     const TensorView core_result(result.data(), dtype, l.core_output_shape, l.core_output_strides);
-    MULTIGATHER_RETURN_IF_ERROR(engine.gather(core_result, l.indices, l.axes, picked.mutable_view(), o));
-    ties = Tensor(DType::kInt64, g_shape);
+    MULTIGATHER_RETURN_IF_ERROR(engine.gather(core_result, l.indices, l.axes, picked.view(), o));
     auto* tie = static_cast<std::int64_t*>(ties.data());
-    if (dtype == DType::kFloat32) {  // the common case, without a per-element conversion
-      const auto* a = reinterpret_cast<const float*>(data_g);
-      const auto* b = static_cast<const float*>(picked.data());
-      for (std::int64_t i = 0; i < g_numel; ++i) tie[i] = a[i] == b[i] ? 1 : 0;
-    } else {
-      for (std::int64_t i = 0; i < g_numel; ++i) {
-        double a = 0, b = 0;
-        if (!floating_value(data_g + i * static_cast<std::int64_t>(es), dtype, &a) ||
-            !floating_value(static_cast<const std::byte*>(picked.data()) + i * static_cast<std::int64_t>(es), dtype, &b)) {
-          return no_gradient_for(l, dtype);
-        }
-        tie[i] = a == b ? 1 : 0;
-      }
-    }
-    count_storage = Tensor(DType::kInt64, l.core_output_shape);
+    MULTIGATHER_RETURN_IF_ERROR(engine.ties(data_g, picked.data(), dtype, tie, g_numel));
+    auto* counted = static_cast<std::int64_t*>(count_storage.data());
+    const std::int64_t segment_elements = MutableTensorView(nullptr, DType::kInt64, l.core_output_shape).numel();
     const auto count_ties = [&]() -> Status {
-      if (count_storage.numel() > 0) std::memset(count_storage.data(), 0, static_cast<std::size_t>(count_storage.numel()) * 8);
-      return engine.scatter(count_storage.view(), l.indices, ties.view(), l.axes, count_storage.mutable_view(), add);
+      MULTIGATHER_RETURN_IF_ERROR(engine.memset(counted, 0, static_cast<std::size_t>(segment_elements) * 8, "count"));
+      return engine.scatter(count_storage.view(), l.indices, ties.view(), l.axes, count_storage.view(), add,
+                            Engine::Order::kFree);
     };
     MULTIGATHER_RETURN_IF_ERROR(count_ties());
-    const auto* counted = static_cast<const std::int64_t*>(count_storage.data());
-    if (l.gradient_to_first_tie && std::any_of(counted, counted + count_storage.numel(), [](std::int64_t c) { return c > 1; })) {
-      // Only the first tie (row-major in G) of each segment element keeps it: the smallest tie
-      // position per element (a scatter min), read back at every update. Only where some
-      // element has two ties (rare for floating data; the common case stops at the count).
+    // Only the first tie (row-major in G) of each segment element keeps it: the smallest tie
+    // position per element (a scatter min), read back at every update. On the CPU engine only
+    // where some element has two ties (rare for floating data); the CUDA engine does not read
+    // the counts back and always takes this path (the same result).
+    if (l.gradient_to_first_tie &&
+        (engine.cuda || std::any_of(counted, counted + segment_elements, [](std::int64_t c) { return c > 1; }))) {
       constexpr std::int64_t kNone = std::numeric_limits<std::int64_t>::max();
-      for (std::int64_t i = 0; i < g_numel; ++i) tie[i] = tie[i] != 0 ? i : kNone;
-      Tensor first(DType::kInt64, l.core_output_shape), first_at(DType::kInt64, g_shape);
-      std::fill_n(static_cast<std::int64_t*>(first.data()), first.numel(), kNone);
+      Temporary first, first_at;
+      MULTIGATHER_RETURN_IF_ERROR(first.allocate(engine, DType::kInt64, l.core_output_shape, grad_data.data, "grad_input"));
+      MULTIGATHER_RETURN_IF_ERROR(first_at.allocate(engine, DType::kInt64, g_shape, grad_data.data, "grad_input"));
+      auto* position = static_cast<std::int64_t*>(first_at.data());  // the ties' positions, then each one's first
+      MULTIGATHER_RETURN_IF_ERROR(engine.positions_where(tie, kNone, position, g_numel));
+      MULTIGATHER_RETURN_IF_ERROR(engine.fill(static_cast<std::int64_t*>(first.data()), segment_elements, kNone, "first"));
       const ScatterOptions min = scatter_options(l, Reduction::kMin, engine.context);
-      MULTIGATHER_RETURN_IF_ERROR(engine.scatter(first.view(), l.indices, ties.view(), l.axes, first.mutable_view(), min));
-      GatherOptions o = gather_options(l, engine.context);
-      o.fill_value = Scalar::from_int(-1);  // a dropped update is no tie
-      MULTIGATHER_RETURN_IF_ERROR(engine.gather(first.view(), l.indices, l.axes, first_at.mutable_view(), o));
-      const auto* at = static_cast<const std::int64_t*>(first_at.data());
-      for (std::int64_t i = 0; i < g_numel; ++i) tie[i] = at[i] == i ? 1 : 0;
+      MULTIGATHER_RETURN_IF_ERROR(
+          engine.scatter(first.view(), l.indices, first_at.view(), l.axes, first.view(), min, Engine::Order::kFree));
+      GatherOptions first_of = gather_options(l, engine.context);
+      first_of.fill_value = Scalar::from_int(-1);  // a dropped update is no tie
+      MULTIGATHER_RETURN_IF_ERROR(engine.gather(first.view(), l.indices, l.axes, first_at.view(), first_of));
+      MULTIGATHER_RETURN_IF_ERROR(engine.at_itself(position, tie, g_numel));
       MULTIGATHER_RETURN_IF_ERROR(count_ties());
     }
     count = count_storage.view();
+  } else if (!engine.cuda) {
+    MULTIGATHER_RETURN_IF_ERROR(detail::update_count(l, add, &host_count, &count));
   } else {
-    MULTIGATHER_RETURN_IF_ERROR(detail::update_count(l, add, &count_storage, &count));
+#if defined(MULTIGATHER_HAVE_CUDA)
+    MULTIGATHER_RETURN_IF_ERROR(
+        count_storage.allocate(engine, DType::kInt64, detail::count_shape(l), grad_data.data, "grad_input"));
+    MULTIGATHER_RETURN_IF_ERROR(detail::cuda_count_updates(count_storage.view(), l.indices, l.axes, add,
+                                                           engine.context.stream));
+    count = detail::count_view(l, count_storage.data());
+#endif
   }
   // grad_output / count (or sqrt(count)) per segment element, then read at each update's segment.
-  Tensor scaled(dtype, l.output_shape);
-  std::memcpy(scaled.data(), grad_output.data, static_cast<std::size_t>(scaled.numel()) * es);
+  Temporary scaled;
+  MULTIGATHER_RETURN_IF_ERROR(scaled.allocate(engine, dtype, l.output_shape, grad_data.data, "grad_input"));
+  const std::size_t scaled_bytes = static_cast<std::size_t>(MutableTensorView(nullptr, dtype, l.output_shape).numel()) * es;
+  MULTIGATHER_RETURN_IF_ERROR(engine.copy(scaled.data(), "scaled", grad_output.data, "grad_output", scaled_bytes));
   const MutableTensorView core_scaled(scaled.data(), dtype, l.core_output_shape, l.core_output_strides);
-  if (!detail::divide_by_count(core_scaled, count, false, l.sqrt_count)) {
-    return no_gradient_for(l, dtype);
-  }
+  bool divided = false;
+  MULTIGATHER_RETURN_IF_ERROR(engine.divide_by_count(core_scaled, count, false, l.sqrt_count, &divided));
+  if (!divided) return no_gradient_for(l, dtype);
   MULTIGATHER_RETURN_IF_ERROR(scatter_vjp_updates(l, scaled.view(), &grad_data, assign, engine));
   if (!extremal) return Status::Ok();
-  auto* g = static_cast<std::byte*>(grad_data.data);
-  const auto* tie = static_cast<const std::int64_t*>(ties.data());
-  for (std::int64_t i = 0; i < g_numel; ++i) {
-    if (tie[i] == 0) std::memset(g + i * static_cast<std::int64_t>(es), 0, es);
-  }
-  return Status::Ok();
+  // Only the ties keep their gradient: the others are zeroed (the winner mask of each tie itself).
+  Temporary won;
+  MULTIGATHER_RETURN_IF_ERROR(won.allocate(engine, DType::kInt64, g_shape, grad_data.data, "grad_input"));
+  auto* winners = static_cast<std::int64_t*>(won.data());
+  MULTIGATHER_RETURN_IF_ERROR(engine.positions_where(static_cast<const std::int64_t*>(ties.data()), -1, winners, g_numel));
+  return engine.keep_winners(grad_data.data, dtype, winners, g_numel);
 }
 
 /// The VJP of a segment op whose updates are gathered rows (Lowering::gathered: embedding_bag)

@@ -265,6 +265,14 @@ def test_torch_scatter_on_the_device_equals_the_cpu_engine_and_torch():
     ref = x.clone().requires_grad_()
     torch.zeros(30, 8, dtype=torch.float64).index_add(0, dst, ref[src]).pow(2).sum().backward()
     torch.testing.assert_close(leaf.grad.cpu(), ref.grad)
+    # max's gradient (to the first tie, torch_scatter's rule): the CPU engine's bytes; torch's
+    # amax shares ties, so it is the oracle where no element has two
+    for reduce in ("max", "min"):
+        on_gpu = x.cuda().requires_grad_()
+        ts.scatter(on_gpu[src.cuda()], dst.cuda(), dim=0, dim_size=30, reduce=reduce).pow(2).sum().backward()
+        on_cpu = x.clone().requires_grad_()
+        ts.scatter(on_cpu[src], dst, dim=0, dim_size=30, reduce=reduce).pow(2).sum().backward()
+        assert torch.equal(on_gpu.grad.cpu(), on_cpu.grad), reduce
     # the mean's gradient (GraphSAGE's aggregation): against torch's scatter_reduce mean
     leaf = x.cuda().requires_grad_()
     ts.scatter(leaf[src.cuda()], dst.cuda(), dim=0, dim_size=30, reduce="mean").pow(2).sum().backward()

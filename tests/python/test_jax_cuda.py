@@ -163,6 +163,12 @@ SCRIPT = textwrap.dedent("""
     for name in ("segment_max", "segment_min", "segment_prod"):
         check(name, lambda a, s: getattr(multigather.jax, name)(a, s, num_segments=7),
               lambda a, s: getattr(jax.ops, name)(a, s, num_segments=7), xd, seg)
+    tied = np.round(xd * 2) / 2  # ties: JAX's rule shares a segment's gradient among them
+    for name in ("segment_max", "segment_min"):
+        check(name + "'s gradient",
+              lambda a, s, c: jax.grad(lambda a: (getattr(multigather.jax, name)(a, s, num_segments=7) * c).sum())(a),
+              lambda a, s, c: jax.grad(lambda a: (getattr(jax.ops, name)(a, s, num_segments=7) * c).sum())(a),
+              tied, seg, wd)
     print("OK", ", ".join(checks))
 """)
 

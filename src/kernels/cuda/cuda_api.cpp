@@ -17,6 +17,7 @@
 #include "kernels/cuda/gather_kernel.hpp"
 #include "kernels/cuda/scatter_kernel.hpp"
 #include "kernels/cuda/vjp_kernel.hpp"
+#include "kernels/cuda/vjp_rows.hpp"  // visit_tie_load
 #include "kernels/reference/reference.hpp"
 #include "multigather/cuda.hpp"
 #include "plan/plan.hpp"
@@ -612,6 +613,62 @@ Status cuda_divide_by_count(const MutableTensorView& output, const TensorView& c
   } catch (...) {
     return Status(StatusCode::kInternal, "out of memory in the CUDA backend");
   }
+}
+
+namespace {
+
+/// Runs `launch(multiprocessors, stream)` on the device that owns `near` (named `name`), with the
+/// usual error mapping: a CUDA hook's body.
+template <class Launch>
+Status on_device_of(const void* near, const char* name, const char* what, Launch&& launch) noexcept {
+  try {
+    int device = -1, multiprocessors = 0;
+    MULTIGATHER_RETURN_IF_ERROR(common_device({{near, name, true}}, &device));
+    DeviceScope scope(device);
+    MULTIGATHER_RETURN_IF_ERROR(multiprocessor_count(device, &multiprocessors));
+    const cudaError_t error = launch(multiprocessors);
+    return error == cudaSuccess ? Status::Ok() : cuda_failure(error, what);
+  } catch (...) {
+    return Status(StatusCode::kInternal, "out of memory in the CUDA backend");
+  }
+}
+
+}  // namespace
+
+Status cuda_fill(void* data, std::int64_t count, std::size_t element_bytes, const void* element, const char* name,
+                 void* stream) noexcept {
+  if (count <= 0) return Status::Ok();
+  return on_device_of(data, name, "fill kernel launch", [&](int multiprocessors) {
+    CudaFillParams f;
+    make_cuda_fill_params(data, count, element_bytes, element, &f);
+    return launch_fill(f, multiprocessors, static_cast<cudaStream_t>(stream));
+  });
+}
+
+Status cuda_ties(const void* data, const void* picked, DType dtype, std::int64_t* tie, std::int64_t count,
+                 void* stream) noexcept {
+  if (!visit_tie_load(dtype, []<class Load>() {})) {
+    return InvalidArgument("ties: dtype " + std::string(dtype_name(dtype)) + " is not a floating type");
+  }
+  if (count <= 0) return Status::Ok();
+  return on_device_of(tie, "ties", "ties kernel launch", [&](int multiprocessors) {
+    return launch_ties(data, picked, dtype, tie, count, multiprocessors, static_cast<cudaStream_t>(stream));
+  });
+}
+
+Status cuda_positions_where(const std::int64_t* flag, std::int64_t none, std::int64_t* out, std::int64_t count,
+                            void* stream) noexcept {
+  if (count <= 0) return Status::Ok();
+  return on_device_of(out, "positions", "positions kernel launch", [&](int multiprocessors) {
+    return launch_positions_where(flag, none, out, count, multiprocessors, static_cast<cudaStream_t>(stream));
+  });
+}
+
+Status cuda_at_itself(const std::int64_t* at, std::int64_t* flag, std::int64_t count, void* stream) noexcept {
+  if (count <= 0) return Status::Ok();
+  return on_device_of(flag, "ties", "first-tie kernel launch", [&](int multiprocessors) {
+    return launch_at_itself(at, flag, count, multiprocessors, static_cast<cudaStream_t>(stream));
+  });
 }
 
 Status cuda_positions(std::int64_t* positions, std::int64_t count, void* stream) noexcept {

@@ -78,6 +78,20 @@ Status cuda_count_updates(const MutableTensorView& counts, const TensorView& ind
 Status cuda_divide_by_count(const MutableTensorView& output, const TensorView& count, bool include_input,
                             bool sqrt_count, void* stream) noexcept;
 
+/// `count` elements of `element_bytes` (1, 2, 4, 8 or 16) at `data` set to the host `element`.
+Status cuda_fill(void* data, std::int64_t count, std::size_t element_bytes, const void* element, const char* name,
+                 void* stream) noexcept;
+
+/// A segment max's / min's gradient (vjp_rows.hpp), over C-contiguous arrays of `count`:
+/// tie[p] = data[p] == picked[p] ? 1 : 0 (floating `dtype`; InvalidArgument for another);
+Status cuda_ties(const void* data, const void* picked, DType dtype, std::int64_t* tie, std::int64_t count,
+                 void* stream) noexcept;
+/// out[p] = flag[p] != 0 ? p : none;
+Status cuda_positions_where(const std::int64_t* flag, std::int64_t none, std::int64_t* out, std::int64_t count,
+                            void* stream) noexcept;
+/// flag[p] = at[p] == p ? 1 : 0.
+Status cuda_at_itself(const std::int64_t* at, std::int64_t* flag, std::int64_t count, void* stream) noexcept;
+
 /// positions[p] = p for p < count (vjp_rows.hpp).
 Status cuda_positions(std::int64_t* positions, std::int64_t count, void* stream) noexcept;
 

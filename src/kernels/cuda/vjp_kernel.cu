@@ -22,6 +22,27 @@ keep_winners_kernel(void* grad, const std::int64_t* won, std::int64_t count) {
                              static_cast<std::int64_t>(gridDim.x) * kThreadsPerBlock);
 }
 
+#define MULTIGATHER_THREAD static_cast<std::int64_t>(blockIdx.x) * kThreadsPerBlock + threadIdx.x, \
+                           static_cast<std::int64_t>(gridDim.x) * kThreadsPerBlock
+
+template <class Load>
+__global__ void __launch_bounds__(kThreadsPerBlock)
+ties_kernel(const void* data, const void* picked, std::int64_t* tie, std::int64_t count) {
+  ties_thread<Load>(data, picked, tie, count, MULTIGATHER_THREAD);
+}
+
+__global__ void __launch_bounds__(kThreadsPerBlock)
+positions_where_kernel(const std::int64_t* flag, std::int64_t none, std::int64_t* out, std::int64_t count) {
+  positions_where_thread(flag, none, out, count, MULTIGATHER_THREAD);
+}
+
+__global__ void __launch_bounds__(kThreadsPerBlock)
+at_itself_kernel(const std::int64_t* at, std::int64_t* flag, std::int64_t count) {
+  at_itself_thread(at, flag, count, MULTIGATHER_THREAD);
+}
+
+#undef MULTIGATHER_THREAD
+
 // Launches `kernel` (args: `args`) over elementwise_blocks' grid: cudaLaunchKernel returns the
 // launch's own status (a <<<>>> launch would need cudaGetLastError, which may report an older
 // error of the caller's).
@@ -53,6 +74,31 @@ cudaError_t launch_keep_winners(void* grad, int element_bytes, const std::int64_
   }
   void* args[] = {&grad, &won, &count};
   return launch(kernel, args, count, multiprocessors, stream);
+}
+
+cudaError_t launch_ties(const void* data, const void* picked, DType dtype, std::int64_t* tie, std::int64_t count,
+                        int multiprocessors, cudaStream_t stream) noexcept {
+  if (count <= 0) return cudaSuccess;
+  const void* kernel = nullptr;
+  if (!visit_tie_load(dtype, [&]<class Load>() { kernel = reinterpret_cast<const void*>(ties_kernel<Load>); })) {
+    return cudaErrorInvalidValue;
+  }
+  void* args[] = {&data, &picked, &tie, &count};
+  return launch(kernel, args, count, multiprocessors, stream);
+}
+
+cudaError_t launch_positions_where(const std::int64_t* flag, std::int64_t none, std::int64_t* out, std::int64_t count,
+                                   int multiprocessors, cudaStream_t stream) noexcept {
+  if (count <= 0) return cudaSuccess;
+  void* args[] = {&flag, &none, &out, &count};
+  return launch(reinterpret_cast<const void*>(positions_where_kernel), args, count, multiprocessors, stream);
+}
+
+cudaError_t launch_at_itself(const std::int64_t* at, std::int64_t* flag, std::int64_t count, int multiprocessors,
+                             cudaStream_t stream) noexcept {
+  if (count <= 0) return cudaSuccess;
+  void* args[] = {&at, &flag, &count};
+  return launch(reinterpret_cast<const void*>(at_itself_kernel), args, count, multiprocessors, stream);
 }
 
 }  // namespace multigather::detail

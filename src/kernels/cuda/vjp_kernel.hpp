@@ -6,6 +6,8 @@
 
 #include <cstdint>
 
+#include "multigather/dtype.hpp"
+
 namespace multigather::detail {
 
 /// positions[p] = p for p < count.
@@ -17,5 +19,18 @@ cudaError_t launch_positions(std::int64_t* positions, std::int64_t count, int mu
 /// for another element size.
 cudaError_t launch_keep_winners(void* grad, int element_bytes, const std::int64_t* won, std::int64_t count,
                                 int multiprocessors, cudaStream_t stream) noexcept;
+
+/// tie[p] = data[p] == picked[p] ? 1 : 0 for p < count (floating `dtype`, C-contiguous);
+/// cudaErrorInvalidValue for another dtype.
+cudaError_t launch_ties(const void* data, const void* picked, DType dtype, std::int64_t* tie, std::int64_t count,
+                        int multiprocessors, cudaStream_t stream) noexcept;
+
+/// out[p] = flag[p] != 0 ? p : none for p < count.
+cudaError_t launch_positions_where(const std::int64_t* flag, std::int64_t none, std::int64_t* out, std::int64_t count,
+                                   int multiprocessors, cudaStream_t stream) noexcept;
+
+/// flag[p] = at[p] == p ? 1 : 0 for p < count.
+cudaError_t launch_at_itself(const std::int64_t* at, std::int64_t* flag, std::int64_t count, int multiprocessors,
+                             cudaStream_t stream) noexcept;
 
 }  // namespace multigather::detail

@@ -12,7 +12,9 @@
 
 #include <cstdint>
 
+#include "core/float16_bits.hpp"
 #include "core/host_device.hpp"
+#include "multigather/dtype.hpp"
 #include "kernels/cuda/launch_params.hpp"  // kThreadsPerBlock, kMaxBlocksPerMultiprocessor
 
 namespace multigather::detail {
@@ -42,6 +44,56 @@ MULTIGATHER_HOST_DEVICE inline void keep_winners_thread(void* grad, const std::i
   auto* g = static_cast<Unit*>(grad);
   for (std::int64_t p = thread; p < count; p += threads) {
     if (won[p] != p) g[p] = Unit{};
+  }
+}
+
+// ---- A segment max's / min's gradient (api/transforms.cpp, segment_vjp) ------------------------
+
+/// A floating element read for comparison: float32 / float64 as themselves, float16 / bfloat16
+/// (their bits) as float32, exactly.
+template <class Stored, bool Brain = false>
+struct TieLoad {
+  MULTIGATHER_HOST_DEVICE static double at(const void* p, std::int64_t i) {
+    const Stored v = static_cast<const Stored*>(p)[i];
+    if constexpr (sizeof(Stored) == 2) {
+      return Brain ? bfloat16_bits_to_float(v) : half_bits_to_float(v);
+    } else {
+      return v;
+    }
+  }
+};
+
+/// tie[p] = 1 when data[p] equals picked[p] (the segment's result at update p's segment; a NaN
+/// equals nothing), else 0, for p = thread, thread + threads, ... below count.
+template <class Load>
+MULTIGATHER_HOST_DEVICE inline void ties_thread(const void* data, const void* picked, std::int64_t* tie,
+                                                std::int64_t count, std::int64_t thread, std::int64_t threads) {
+  for (std::int64_t p = thread; p < count; p += threads) tie[p] = Load::at(data, p) == Load::at(picked, p) ? 1 : 0;
+}
+
+/// out[p] = p where flag[p] != 0, else `none` (a tie's position, for a scatter min or the winner
+/// mask), for p = thread, thread + threads, ... below count.
+MULTIGATHER_HOST_DEVICE inline void positions_where_thread(const std::int64_t* flag, std::int64_t none,
+                                                           std::int64_t* out, std::int64_t count,
+                                                           std::int64_t thread, std::int64_t threads) {
+  for (std::int64_t p = thread; p < count; p += threads) out[p] = flag[p] != 0 ? p : none;
+}
+
+/// flag[p] = 1 where at[p] == p (update p is its segment element's first tie), else 0.
+MULTIGATHER_HOST_DEVICE inline void at_itself_thread(const std::int64_t* at, std::int64_t* flag, std::int64_t count,
+                                                     std::int64_t thread, std::int64_t threads) {
+  for (std::int64_t p = thread; p < count; p += threads) flag[p] = at[p] == p ? 1 : 0;
+}
+
+/// fn.template operator()<Load>() for a floating dtype; false for another (no gradient).
+template <class Fn>
+bool visit_tie_load(DType dtype, Fn&& fn) {
+  switch (dtype) {
+    case DType::kFloat32: fn.template operator()<TieLoad<float>>(); return true;
+    case DType::kFloat64: fn.template operator()<TieLoad<double>>(); return true;
+    case DType::kFloat16: fn.template operator()<TieLoad<std::uint16_t, false>>(); return true;
+    case DType::kBFloat16: fn.template operator()<TieLoad<std::uint16_t, true>>(); return true;
+    default: return false;
   }
 }
 
