@@ -870,6 +870,8 @@ Status segment_vjp(const Lowering& l, const TensorView* data, int batch_rank, co
     MULTIGATHER_RETURN_IF_ERROR(detail::cuda_count_updates(count_storage.view(), l.indices, l.axes, add,
                                                            engine.context.stream));
     count = detail::count_view(l, count_storage.data());
+#else
+    return engine.no_cuda();
 #endif
   }
   // grad_output / count (or sqrt(count)) per segment element, then read at each update's segment.
