@@ -30,6 +30,7 @@
 #include "kernels/combine.hpp"
 #include "kernels/cuda/scatter_rows.hpp"
 #include "kernels/cuda/divide_rows.hpp"
+#include "kernels/cuda/vjp_rows.hpp"  // elementwise_blocks
 #include "kernels/cpu/scatter_engine.hpp"
 #include "multigather/cuda.hpp"
 #include "multigather/execute.hpp"
@@ -242,9 +243,9 @@ TEST(CudaScatterOnHost, ManyUpdatesPerTargetOverAGridStride) {
 
 // ---- Segment ops: the output filled with a host element, then the scatter -------------------
 
-// The fill (scatter_rows.hpp's fill_thread) over every thread of fill_blocks' grid, on the host.
+// The fill (scatter_rows.hpp's fill_thread) over every thread of launch_fill's grid, on the host.
 void fill_on_host(const detail::CudaFillParams& f, int multiprocessors) {
-  const std::int64_t threads = detail::fill_blocks(f, multiprocessors) * detail::kThreadsPerBlock;
+  const std::int64_t threads = detail::elementwise_blocks(f.units, multiprocessors) * detail::kThreadsPerBlock;
   for (std::int64_t t = 0; t < threads; ++t) {
     switch (f.unit_bytes) {
       case 1: detail::fill_thread<1>(f, t, threads); break;

@@ -5,6 +5,10 @@
 #include "kernels/cpu/gathered_segments.hpp"
 #include "multigather/lowering.hpp"
 
+#if defined(MULTIGATHER_HAVE_CUDA)
+#include "kernels/cuda/cuda_hooks.hpp"  // CudaStreamMemory
+#endif
+
 namespace multigather::detail {
 
 /// Ok when this build and machine can run `l` on the CUDA engine, else InvalidArgument naming
@@ -20,13 +24,12 @@ Status cuda_engine_available(const Lowering& l);
 /// gradient of a segment mean (transforms.cpp) read it.
 Status update_count(const Lowering& l, const ScatterOptions& options, Tensor* storage, TensorView* count);
 
-/// The shape of update_count's storage: the core output's, 1 along the dimensions where the
-/// count does not change.
-Dims count_shape(const Lowering& l);
-
-/// update_count's view of `data` (int64, C-contiguous of count_shape(l)): the core output's
-/// shape, stride 0 along the dimensions count_shape keeps once.
-TensorView count_view(const Lowering& l, const void* data);
+#if defined(MULTIGATHER_HAVE_CUDA)
+/// update_count on the CUDA engine: `storage` stream-ordered device memory on `stream` (on the
+/// device that owns `near`, named `near_name` in errors), the count a view of it as update_count's.
+Status update_count_cuda(const Lowering& l, const ScatterOptions& options, const void* near, const char* near_name,
+                         void* stream, CudaStreamMemory* storage, TensorView* count);
+#endif
 
 /// The fused kernel's call for a lowering with gathered rows (l.gathered: embedding_bag).
 GatheredSegmentsCall gathered_call(const Lowering& l);

@@ -38,6 +38,10 @@ Status cuda_engine_available(const Lowering& l) {
 #endif
 }
 
+namespace {
+
+/// The shape of update_count's storage: the core output's, 1 along the dimensions where the
+/// count does not change.
 Dims count_shape(const Lowering& l) {
   const Dims& shape = l.core_output_shape;
   Dims kept = shape;
@@ -49,6 +53,8 @@ Dims count_shape(const Lowering& l) {
   return kept;
 }
 
+/// update_count's view of `data` (int64, C-contiguous of count_shape(l)): the core output's
+/// shape, stride 0 along the dimensions count_shape keeps once.
 TensorView count_view(const Lowering& l, const void* data) {
   const Dims& shape = l.core_output_shape;
   const Dims kept = count_shape(l);
@@ -58,6 +64,8 @@ TensorView count_view(const Lowering& l, const void* data) {
   }
   return TensorView(data, DType::kInt64, shape, strides);
 }
+
+}  // namespace
 
 Status update_count(const Lowering& l, const ScatterOptions& options, Tensor* storage, TensorView* count) {
   // A scatter-add of broadcast ones through the same indices and policy.
@@ -81,6 +89,20 @@ Status update_count(const Lowering& l, const ScatterOptions& options, Tensor* st
   *count = count_view(l, storage->data());
   return Status::Ok();
 }
+
+#if defined(MULTIGATHER_HAVE_CUDA)
+Status update_count_cuda(const Lowering& l, const ScatterOptions& options, const void* near, const char* near_name,
+                         void* stream, CudaStreamMemory* storage, TensorView* count) {
+  const Dims kept = count_shape(l);
+  std::int64_t counts = 0;
+  if (!element_count(kept, &counts)) return InvalidArgument(l.op + ": the update counts overflow 64 bits");
+  MULTIGATHER_RETURN_IF_ERROR(storage->allocate(static_cast<std::size_t>(counts) * 8, near, near_name, stream));
+  MULTIGATHER_RETURN_IF_ERROR(
+      cuda_count_updates(MutableTensorView(storage->data(), DType::kInt64, kept), l.indices, l.axes, options, stream));
+  *count = count_view(l, storage->data());
+  return Status::Ok();
+}
+#endif
 
 GatheredSegmentsCall gathered_call(const Lowering& l) {
   const GatheredRows& g = *l.gathered;
@@ -227,15 +249,10 @@ Status divide_by_update_count(const Lowering& l, const MutableTensorView& core, 
 Status divide_by_update_count_cuda(const Lowering& l, const MutableTensorView& core, const ScatterOptions& options,
                                    const ExecutionContext& context) {
   if (core.numel() == 0) return Status::Ok();
-  const Dims kept = detail::count_shape(l);
-  std::int64_t counts = 0;
-  if (!element_count(kept, &counts)) return InvalidArgument(l.op + ": the update counts overflow 64 bits");
   detail::CudaStreamMemory storage;
-  MULTIGATHER_RETURN_IF_ERROR(storage.allocate(static_cast<std::size_t>(counts) * 8, core.data, "output", context.stream));
-  MULTIGATHER_RETURN_IF_ERROR(detail::cuda_count_updates(MutableTensorView(storage.data(), DType::kInt64, kept), l.indices,
-                                                         l.axes, options, context.stream));
-  return detail::cuda_divide_by_count(core, detail::count_view(l, storage.data()), input_is_counted(l), l.sqrt_count,
-                                      context.stream);
+  TensorView count;
+  MULTIGATHER_RETURN_IF_ERROR(detail::update_count_cuda(l, options, core.data, "output", context.stream, &storage, &count));
+  return detail::cuda_divide_by_count(core, count, input_is_counted(l), l.sqrt_count, context.stream);
 }
 #endif
 

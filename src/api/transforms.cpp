@@ -812,6 +812,9 @@ Status segment_vjp(const Lowering& l, const TensorView* data, int batch_rank, co
   const ScatterOptions add = scatter_options(l, Reduction::kAdd, engine.context);
   if (extremal && !floating_value_type(dtype)) return no_gradient_for(l, dtype);
   Tensor host_count;
+#if defined(MULTIGATHER_HAVE_CUDA)
+  detail::CudaStreamMemory device_count;
+#endif
   Temporary count_storage, ties;
   TensorView count;
   if (extremal) {
@@ -866,10 +869,7 @@ Status segment_vjp(const Lowering& l, const TensorView* data, int batch_rank, co
   } else {
 #if defined(MULTIGATHER_HAVE_CUDA)
     MULTIGATHER_RETURN_IF_ERROR(
-        count_storage.allocate(engine, DType::kInt64, detail::count_shape(l), grad_data.data, "grad_input"));
-    MULTIGATHER_RETURN_IF_ERROR(detail::cuda_count_updates(count_storage.view(), l.indices, l.axes, add,
-                                                           engine.context.stream));
-    count = detail::count_view(l, count_storage.data());
+        detail::update_count_cuda(l, add, grad_data.data, "grad_input", engine.context.stream, &device_count, &count));
 #else
     return engine.no_cuda();
 #endif

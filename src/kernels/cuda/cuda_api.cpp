@@ -8,6 +8,7 @@
 #include <initializer_list>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "kernels/cuda/cuda_hooks.hpp"
@@ -377,9 +378,7 @@ Status fill_on_device(const TensorView& from, const MutableTensorView& to, int m
     if (error != cudaSuccess) return cuda_failure(error, "allocation of the output's starting values");
     dense = scratch.get();
   }
-  CudaFillParams f;
-  make_cuda_fill_params(dense, to.numel(), es, from.data, &f);
-  const cudaError_t error = launch_fill(f, multiprocessors, stream);
+  const cudaError_t error = launch_fill(dense, to.numel(), es, from.data, multiprocessors, stream);
   if (error != cudaSuccess) return cuda_failure(error, "fill kernel launch");
   if (dense == to.data) return Status::Ok();
   return copy_on_device(TensorView(dense, to.dtype, to.shape), to, stream);
@@ -549,28 +548,47 @@ Status CudaStreamMemory::allocate(std::size_t bytes, const void* near, const cha
   }
 }
 
+namespace {
+
+/// A CUDA hook's body: `launch(multiprocessors)` (a cudaError_t, or a Status) on the one device
+/// that owns `operands` (common_device), with the hooks' error mapping (`what`: the step a failed
+/// CUDA call names).
+template <class Launch>
+Status on_device_of(std::initializer_list<Operand> operands, const char* what, Launch&& launch) noexcept {
+  try {
+    int device = -1, multiprocessors = 0;
+    MULTIGATHER_RETURN_IF_ERROR(common_device(operands, &device));
+    DeviceScope scope(device);
+    MULTIGATHER_RETURN_IF_ERROR(multiprocessor_count(device, &multiprocessors));
+    const auto result = launch(multiprocessors);
+    if constexpr (std::is_same_v<std::decay_t<decltype(result)>, Status>) {
+      return result;
+    } else {
+      return result == cudaSuccess ? Status::Ok() : cuda_failure(result, what);
+    }
+  } catch (...) {
+    return Status(StatusCode::kInternal, "out of memory in the CUDA backend");
+  }
+}
+
+}  // namespace
+
 bool cuda_has_division(DType dtype, bool sqrt_count) noexcept {
   return visit_divide(dtype, sqrt_count, []<class Op>() {});
 }
 
 Status cuda_count_updates(const MutableTensorView& counts, const TensorView& indices,
                           std::span<const std::int64_t> axes, const ScatterOptions& options, void* stream) noexcept {
-  try {
-    if (counts.numel() == 0) return Status::Ok();
+  if (counts.numel() == 0) return Status::Ok();
+  return on_device_of({{counts.data, "counts", true}}, "update counts", [&](int multiprocessors) -> Status {
     const auto cuda_stream = static_cast<cudaStream_t>(stream);
-    int device = -1, multiprocessors = 0;
-    MULTIGATHER_RETURN_IF_ERROR(common_device({{counts.data, "counts", true}}, &device));
-    DeviceScope scope(device);
-    MULTIGATHER_RETURN_IF_ERROR(multiprocessor_count(device, &multiprocessors));
     cudaError_t error = cudaMemsetAsync(counts.data, 0, static_cast<std::size_t>(counts.numel()) * 8, cuda_stream);
     if (error != cudaSuccess) return cuda_failure(error, "memset of the update counts");
     StreamBuffer one(cuda_stream);  // the int64 1 every update adds, broadcast
     error = one.allocate(8);
     if (error != cudaSuccess) return cuda_failure(error, "allocation of the update counts' one");
     static const std::int64_t kOne = 1;
-    CudaFillParams f;
-    make_cuda_fill_params(one.get(), 1, 8, &kOne, &f);
-    error = launch_fill(f, multiprocessors, cuda_stream);
+    error = launch_fill(one.get(), 1, 8, &kOne, multiprocessors, cuda_stream);
     if (error != cudaSuccess) return cuda_failure(error, "fill kernel launch");
     const int r = counts.rank();
     const TensorView ones(one.get(), DType::kInt64, Dims::filled(r, 1), Dims::filled(r, 0));
@@ -579,23 +597,18 @@ Status cuda_count_updates(const MutableTensorView& counts, const TensorView& ind
     add.include_input = true;
     return scatter_multiaxis_cuda_into(TensorView(counts), indices, ones, axes, counts, add, stream,
                                        ScatterDeterminism::kAtomic);  // integer sums: any order, same counts
-  } catch (...) {
-    return Status(StatusCode::kInternal, "out of memory in the CUDA backend");
-  }
+  });
 }
 
 Status cuda_divide_by_count(const MutableTensorView& output, const TensorView& count, bool include_input,
                             bool sqrt_count, void* stream) noexcept {
-  try {
-    if (!cuda_has_division(output.dtype, sqrt_count)) {
-      return InvalidArgument(std::string(sqrt_count ? "sqrt_n" : "a mean") + " needs a dtype with division (got " +
-                             std::string(dtype_name(output.dtype)) + ")");
-    }
-    if (output.numel() == 0) return Status::Ok();
-    int device = -1, multiprocessors = 0;
-    MULTIGATHER_RETURN_IF_ERROR(common_device({{output.data, "output", true}, {count.data, "count", true}}, &device));
-    DeviceScope scope(device);
-    MULTIGATHER_RETURN_IF_ERROR(multiprocessor_count(device, &multiprocessors));
+  if (!cuda_has_division(output.dtype, sqrt_count)) {
+    return InvalidArgument(std::string(sqrt_count ? "sqrt_n" : "a mean") + " needs a dtype with division (got " +
+                           std::string(dtype_name(output.dtype)) + ")");
+  }
+  if (output.numel() == 0) return Status::Ok();
+  const std::initializer_list<Operand> operands = {{output.data, "output", true}, {count.data, "count", true}};
+  return on_device_of(operands, "mean division kernel launch", [&](int multiprocessors) {
     CudaDivideParams p;
     p.out = output.data;
     p.count = static_cast<const std::int64_t*>(count.data);
@@ -608,40 +621,16 @@ Status cuda_divide_by_count(const MutableTensorView& output, const TensorView& c
     }
     p.extra = include_input ? 1 : 0;
     p.sqrt_count = sqrt_count;
-    const cudaError_t error = launch_divide(p, output.dtype, multiprocessors, static_cast<cudaStream_t>(stream));
-    return error == cudaSuccess ? Status::Ok() : cuda_failure(error, "mean division kernel launch");
-  } catch (...) {
-    return Status(StatusCode::kInternal, "out of memory in the CUDA backend");
-  }
+    return launch_divide(p, output.dtype, multiprocessors, static_cast<cudaStream_t>(stream));
+  });
 }
 
-namespace {
-
-/// Runs `launch(multiprocessors, stream)` on the device that owns `near` (named `name`), with the
-/// usual error mapping: a CUDA hook's body.
-template <class Launch>
-Status on_device_of(const void* near, const char* name, const char* what, Launch&& launch) noexcept {
-  try {
-    int device = -1, multiprocessors = 0;
-    MULTIGATHER_RETURN_IF_ERROR(common_device({{near, name, true}}, &device));
-    DeviceScope scope(device);
-    MULTIGATHER_RETURN_IF_ERROR(multiprocessor_count(device, &multiprocessors));
-    const cudaError_t error = launch(multiprocessors);
-    return error == cudaSuccess ? Status::Ok() : cuda_failure(error, what);
-  } catch (...) {
-    return Status(StatusCode::kInternal, "out of memory in the CUDA backend");
-  }
-}
-
-}  // namespace
 
 Status cuda_fill(void* data, std::int64_t count, std::size_t element_bytes, const void* element, const char* name,
                  void* stream) noexcept {
   if (count <= 0) return Status::Ok();
-  return on_device_of(data, name, "fill kernel launch", [&](int multiprocessors) {
-    CudaFillParams f;
-    make_cuda_fill_params(data, count, element_bytes, element, &f);
-    return launch_fill(f, multiprocessors, static_cast<cudaStream_t>(stream));
+  return on_device_of({{data, name, true}}, "fill kernel launch", [&](int multiprocessors) {
+    return launch_fill(data, count, element_bytes, element, multiprocessors, static_cast<cudaStream_t>(stream));
   });
 }
 
@@ -651,7 +640,7 @@ Status cuda_ties(const void* data, const void* picked, DType dtype, std::int64_t
     return InvalidArgument("ties: dtype " + std::string(dtype_name(dtype)) + " is not a floating type");
   }
   if (count <= 0) return Status::Ok();
-  return on_device_of(tie, "ties", "ties kernel launch", [&](int multiprocessors) {
+  return on_device_of({{tie, "ties", true}}, "ties kernel launch", [&](int multiprocessors) {
     return launch_ties(data, picked, dtype, tie, count, multiprocessors, static_cast<cudaStream_t>(stream));
   });
 }
@@ -659,46 +648,33 @@ Status cuda_ties(const void* data, const void* picked, DType dtype, std::int64_t
 Status cuda_positions_where(const std::int64_t* flag, std::int64_t none, std::int64_t* out, std::int64_t count,
                             void* stream) noexcept {
   if (count <= 0) return Status::Ok();
-  return on_device_of(out, "positions", "positions kernel launch", [&](int multiprocessors) {
+  return on_device_of({{out, "positions", true}}, "positions kernel launch", [&](int multiprocessors) {
     return launch_positions_where(flag, none, out, count, multiprocessors, static_cast<cudaStream_t>(stream));
   });
 }
 
 Status cuda_at_itself(const std::int64_t* at, std::int64_t* flag, std::int64_t count, void* stream) noexcept {
   if (count <= 0) return Status::Ok();
-  return on_device_of(flag, "ties", "first-tie kernel launch", [&](int multiprocessors) {
+  return on_device_of({{flag, "ties", true}}, "first-tie kernel launch", [&](int multiprocessors) {
     return launch_at_itself(at, flag, count, multiprocessors, static_cast<cudaStream_t>(stream));
   });
 }
 
 Status cuda_positions(std::int64_t* positions, std::int64_t count, void* stream) noexcept {
-  try {
-    if (count <= 0) return Status::Ok();
-    int device = -1, multiprocessors = 0;
-    MULTIGATHER_RETURN_IF_ERROR(common_device({{positions, "positions", true}}, &device));
-    DeviceScope scope(device);
-    MULTIGATHER_RETURN_IF_ERROR(multiprocessor_count(device, &multiprocessors));
-    const cudaError_t error = launch_positions(positions, count, multiprocessors, static_cast<cudaStream_t>(stream));
-    return error == cudaSuccess ? Status::Ok() : cuda_failure(error, "positions kernel launch");
-  } catch (...) {
-    return Status(StatusCode::kInternal, "out of memory in the CUDA backend");
-  }
+  if (count <= 0) return Status::Ok();
+  return on_device_of({{positions, "positions", true}}, "positions kernel launch", [&](int multiprocessors) {
+    return launch_positions(positions, count, multiprocessors, static_cast<cudaStream_t>(stream));
+  });
 }
 
 Status cuda_keep_winners(void* grad, DType dtype, const std::int64_t* won, std::int64_t count,
                          void* stream) noexcept {
-  try {
-    if (count <= 0) return Status::Ok();
-    int device = -1, multiprocessors = 0;
-    MULTIGATHER_RETURN_IF_ERROR(common_device({{grad, "grad_updates", true}, {won, "won", true}}, &device));
-    DeviceScope scope(device);
-    MULTIGATHER_RETURN_IF_ERROR(multiprocessor_count(device, &multiprocessors));
-    const cudaError_t error = launch_keep_winners(grad, static_cast<int>(element_size(dtype)), won, count,
-                                                  multiprocessors, static_cast<cudaStream_t>(stream));
-    return error == cudaSuccess ? Status::Ok() : cuda_failure(error, "winner mask kernel launch");
-  } catch (...) {
-    return Status(StatusCode::kInternal, "out of memory in the CUDA backend");
-  }
+  if (count <= 0) return Status::Ok();
+  return on_device_of({{grad, "grad_updates", true}, {won, "won", true}}, "winner mask kernel launch",
+                      [&](int multiprocessors) {
+                        return launch_keep_winners(grad, static_cast<int>(element_size(dtype)), won, count,
+                                                   multiprocessors, static_cast<cudaStream_t>(stream));
+                      });
 }
 
 }  // namespace multigather::detail

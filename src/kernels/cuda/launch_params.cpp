@@ -154,14 +154,6 @@ void make_cuda_fill_params(void* out, std::int64_t count, std::size_t element_by
   *params = f;
 }
 
-std::int64_t fill_blocks(const CudaFillParams& params, int multiprocessors, int blocks_per_multiprocessor) noexcept {
-  CudaGatherParams one_per_unit;
-  one_per_unit.items = params.units;
-  one_per_unit.group_shift = 0;
-  one_per_unit.rows_per_thread = 1;
-  return launch_blocks(one_per_unit, multiprocessors, blocks_per_multiprocessor);
-}
-
 std::int64_t scatter_key_blocks(const CudaScatterParams& params, int multiprocessors,
                                 int blocks_per_multiprocessor) noexcept {
   CudaGatherParams one_per_row = params.rows;

@@ -125,10 +125,6 @@ struct CudaFillParams {
 void make_cuda_fill_params(void* out, std::int64_t count, std::size_t element_bytes, const void* element,
                            CudaFillParams* params) noexcept;
 
-/// The fill's grid (pure): one thread per unit up to the launch_blocks cap.
-std::int64_t fill_blocks(const CudaFillParams& params, int multiprocessors,
-                         int blocks_per_multiprocessor = kMaxBlocksPerMultiprocessor) noexcept;
-
 struct ValidatedScatter;
 
 /// Derives the launch of a validated scatter into `output` (pure: no CUDA call). It is planned

@@ -7,6 +7,7 @@
 
 #include "kernels/cuda/scatter_kernel.hpp"
 #include "kernels/cuda/scatter_rows.hpp"
+#include "kernels/cuda/vjp_rows.hpp"  // elementwise_blocks
 
 namespace multigather::detail {
 namespace {
@@ -125,8 +126,11 @@ cudaError_t launch_scatter_keys(const CudaScatterParams& s, int multiprocessors,
   return launch(pick.kernel, scatter_key_blocks(s, multiprocessors), s, stream);
 }
 
-cudaError_t launch_fill(const CudaFillParams& f, int multiprocessors, cudaStream_t stream) noexcept {
-  if (f.units == 0) return cudaSuccess;
+cudaError_t launch_fill(void* data, std::int64_t count, std::size_t element_bytes, const void* element,
+                        int multiprocessors, cudaStream_t stream) noexcept {
+  CudaFillParams f;
+  make_cuda_fill_params(data, count, element_bytes, element, &f);
+  if (f.units <= 0) return cudaSuccess;
   const void* kernel = nullptr;
   switch (f.unit_bytes) {
     case 1: kernel = reinterpret_cast<const void*>(fill_kernel<1>); break;
@@ -137,8 +141,8 @@ cudaError_t launch_fill(const CudaFillParams& f, int multiprocessors, cudaStream
     default: return cudaErrorInvalidValue;
   }
   void* args[] = {const_cast<CudaFillParams*>(&f)};
-  return cudaLaunchKernel(kernel, dim3(static_cast<unsigned>(fill_blocks(f, multiprocessors))), dim3(kThreadsPerBlock),
-                          args, 0, stream);
+  return cudaLaunchKernel(kernel, dim3(static_cast<unsigned>(elementwise_blocks(f.units, multiprocessors))),
+                          dim3(kThreadsPerBlock), args, 0, stream);
 }
 
 cudaError_t launch_scatter_combine(const CudaScatterParams& s, DType dtype, Reduction reduction,

@@ -12,9 +12,11 @@ namespace multigather::detail {
 /// s.rows.error_flag on a bad index in error mode. Writes nothing else.
 cudaError_t launch_scatter_keys(const CudaScatterParams& s, int multiprocessors, cudaStream_t stream) noexcept;
 
-/// The fill of f.units units at f.out with f's pattern (a host constant broadcast to a scatter's
-/// output, written before the combine).
-cudaError_t launch_fill(const CudaFillParams& f, int multiprocessors, cudaStream_t stream) noexcept;
+/// `count` elements of `element_bytes` at `data` set to the host `element` (make_cuda_fill_params'
+/// plan, over elementwise_blocks' grid): a host constant broadcast to a scatter's output, written
+/// before the combine.
+cudaError_t launch_fill(void* data, std::int64_t count, std::size_t element_bytes, const void* element,
+                        int multiprocessors, cudaStream_t stream) noexcept;
 
 /// The combine into s.rows.input (the scatter's output, already holding its starting values):
 /// deterministic (stable sort by target, then one owner per target) or, when `deterministic` is
