@@ -741,72 +741,41 @@ TEST(CudaScatter, SegmentOpsRunOnDevicePointers) {
     const auto got = d_out.download();
     EXPECT_EQ(std::memcmp(got.data(), want.data(), got.size()), 0);
   }
-  // The sum's VJP on the device: grad_output gathered at each row's segment (0 where dropped).
-  Attributes sum_attrs;
-  sum_attrs.set("num_segments", "6");
+  // VJPs on the device, against the host's bytes: the sum (grad_output gathered at each row's
+  // segment, 0 where dropped), the mean (divided by each segment's count first), and max / min
+  // with many ties (JAX's rule shares a segment's gradient among them, torch_scatter's gives it
+  // to the first one).
   std::vector<float> grad_output(6 * 3);
   for (float& v : grad_output) v = static_cast<float>(small(rng));
-  std::vector<float> want_grad(40 * 3, -1.0f);
-  const Status host_vjp = execute_vjp("jax.ops.segment_sum", h_data, TensorView(ids.data(), DType::kInt64, {40}), nullptr,
-                                      sum_attrs, 0, TensorView(grad_output.data(), DType::kFloat32, {6, 3}),
-                                      MutableTensorView(want_grad.data(), DType::kFloat32, {40, 3}), nullptr);
-  ASSERT_TRUE(host_vjp.ok()) << host_vjp.message();
-  DeviceBytes d_grad_output(bytes_of(grad_output)), d_grad(std::vector<std::byte>(40 * 3 * 4, std::byte{0x5A}));
+  DeviceBytes d_grad_output(bytes_of(grad_output));
   ExecutionContext on_device;
   on_device.device = Device::kCUDA;
-  const Status vjp = execute_vjp("jax.ops.segment_sum", TensorView(d_data.data, DType::kFloat32, {40, 3}),
-                                 TensorView(d_ids.data, DType::kInt64, {40}), nullptr, sum_attrs, 0,
-                                 TensorView(d_grad_output.data, DType::kFloat32, {6, 3}),
-                                 MutableTensorView(d_grad.data, DType::kFloat32, {40, 3}), nullptr, on_device);
-  ASSERT_TRUE(vjp.ok()) << vjp.message();
-  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-  const auto grad = d_grad.download();
-  EXPECT_EQ(std::memcmp(grad.data(), want_grad.data(), grad.size()), 0);
-  // A mean's VJP on the device: grad_output divided by each segment's count, then gathered.
-  Attributes mean_attrs;
-  mean_attrs.set("num_segments", "6");
-  std::vector<float> want_mean_grad(40 * 3, -1.0f);
-  const Status host_mean = execute_vjp("tf.math.unsorted_segment_mean", h_data, TensorView(ids.data(), DType::kInt64, {40}),
-                                       nullptr, mean_attrs, 0, TensorView(grad_output.data(), DType::kFloat32, {6, 3}),
-                                       MutableTensorView(want_mean_grad.data(), DType::kFloat32, {40, 3}), nullptr);
-  ASSERT_TRUE(host_mean.ok()) << host_mean.message();
-  DeviceBytes d_mean_grad(std::vector<std::byte>(40 * 3 * 4, std::byte{0x5A}));
-  const Status mean_vjp = execute_vjp("tf.math.unsorted_segment_mean", TensorView(d_data.data, DType::kFloat32, {40, 3}),
-                                      TensorView(d_ids.data, DType::kInt64, {40}), nullptr, mean_attrs, 0,
-                                      TensorView(d_grad_output.data, DType::kFloat32, {6, 3}),
-                                      MutableTensorView(d_mean_grad.data, DType::kFloat32, {40, 3}), nullptr, on_device);
-  ASSERT_TRUE(mean_vjp.ok()) << mean_vjp.message();
-  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-  const auto mean_grad = d_mean_grad.download();
-  EXPECT_EQ(std::memcmp(mean_grad.data(), want_mean_grad.data(), mean_grad.size()), 0);
-  // Max / min VJPs on the device (the data holds many ties): JAX's rule shares a segment's
-  // gradient among its ties, torch_scatter's gives it to the first one.
-  struct Extremal {
-    const char* op;
-    std::vector<std::pair<const char*, const char*>> attrs;
-    bool ids_in_range;
+  const std::vector<Call> vjps = {
+      {"jax.ops.segment_sum", {{"num_segments", "6"}}, false},
+      {"tf.math.unsorted_segment_mean", {{"num_segments", "6"}}, false},
+      {"jax.ops.segment_max", {{"num_segments", "6"}}, false},
+      {"tf.math.unsorted_segment_min", {{"num_segments", "6"}}, false},
+      {"torch_scatter.scatter", {{"dim", "0"}, {"dim_size", "6"}, {"reduce", "max"}}, true},
   };
-  for (const Extremal& c : std::vector<Extremal>{{"jax.ops.segment_max", {{"num_segments", "6"}}, false},
-                                                  {"tf.math.unsorted_segment_min", {{"num_segments", "6"}}, false},
-                                                  {"torch_scatter.scatter", {{"dim", "0"}, {"dim_size", "6"}, {"reduce", "max"}}, true}}) {
+  for (const Call& c : vjps) {
     SCOPED_TRACE(std::string(c.op) + " VJP");
     Attributes attrs;
     for (const auto& [k, v] : c.attrs) attrs.set(k, v);
     const std::vector<std::int64_t>& host_ids = c.ids_in_range ? in_range : ids;
-    std::vector<float> want_extremal(40 * 3, -1.0f);
+    std::vector<float> want(40 * 3, -1.0f);
     const Status host = execute_vjp(c.op, h_data, TensorView(host_ids.data(), DType::kInt64, {40}), nullptr, attrs, 0,
                                     TensorView(grad_output.data(), DType::kFloat32, {6, 3}),
-                                    MutableTensorView(want_extremal.data(), DType::kFloat32, {40, 3}), nullptr);
+                                    MutableTensorView(want.data(), DType::kFloat32, {40, 3}), nullptr);
     ASSERT_TRUE(host.ok()) << host.message();
-    DeviceBytes d_extremal(std::vector<std::byte>(40 * 3 * 4, std::byte{0x5A}));
+    DeviceBytes d_grad(std::vector<std::byte>(40 * 3 * 4, std::byte{0x5A}));
     const Status device = execute_vjp(c.op, TensorView(d_data.data, DType::kFloat32, {40, 3}),
                                       TensorView(c.ids_in_range ? d_in_range.data : d_ids.data, DType::kInt64, {40}),
                                       nullptr, attrs, 0, TensorView(d_grad_output.data, DType::kFloat32, {6, 3}),
-                                      MutableTensorView(d_extremal.data, DType::kFloat32, {40, 3}), nullptr, on_device);
+                                      MutableTensorView(d_grad.data, DType::kFloat32, {40, 3}), nullptr, on_device);
     ASSERT_TRUE(device.ok()) << device.message();
     EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-    const auto extremal_grad = d_extremal.download();
-    EXPECT_EQ(std::memcmp(extremal_grad.data(), want_extremal.data(), extremal_grad.size()), 0);
+    const auto got = d_grad.download();
+    EXPECT_EQ(std::memcmp(got.data(), want.data(), got.size()), 0);
   }
   // What reads ids on the host refuses them on the device.
   Lowering refused;
