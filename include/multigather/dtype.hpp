@@ -43,8 +43,13 @@ constexpr bool is_valid(DType dtype) noexcept {
   return static_cast<int>(dtype) < kDTypeCount;
 }
 
-/// Element width in bytes (1, 2, 4, 8 or 16); 0 for an invalid dtype.
-std::size_t element_size(DType dtype) noexcept;
+/// Element width in bytes (1, 2, 4, 8 or 16); 0 for an invalid dtype. (Inline: every call's
+/// validation and planning asks it several times.)
+constexpr std::size_t element_size(DType dtype) noexcept {
+  // In the enumerators' order (src/core/dtype.cpp's table checks this one).
+  constexpr std::uint8_t kSizes[kDTypeCount] = {1, 1, 1, 2, 2, 4, 4, 8, 8, 2, 2, 4, 8, 8, 16, 1, 1};
+  return is_valid(dtype) ? kSizes[static_cast<std::size_t>(dtype)] : 0;
+}
 
 /// numpy-style name ("float32", "uint8", "bfloat16", ...); "invalid(N)" style is not returned:
 /// an invalid dtype gives "unsupported".

@@ -31,7 +31,11 @@ class Dims {
   Dims(std::initializer_list<std::int64_t> values) { assign(values.begin(), values.size()); }
   explicit Dims(std::span<const std::int64_t> values) { assign(values.data(), values.size()); }
   /// n copies of `value`.
-  static Dims filled(int n, std::int64_t value);
+  static Dims filled(int n, std::int64_t value) noexcept {
+    Dims d;
+    d.resize(n, value);
+    return d;
+  }
 
   int size() const noexcept { return size_; }
   bool empty() const noexcept { return size_ == 0; }
@@ -46,14 +50,33 @@ class Dims {
   std::int64_t back() const noexcept { return values_[static_cast<std::size_t>(size_ - 1)]; }
   std::span<const std::int64_t> span() const noexcept { return {values_.data(), (std::size_t)stored()}; }
   /// Appends one value (past kMaxRank only the count grows).
-  void push_back(std::int64_t v) noexcept;
-  void resize(int n, std::int64_t fill = 0) noexcept;
+  void push_back(std::int64_t v) noexcept {
+    if (size_ < kMaxRank) values_[static_cast<std::size_t>(size_)] = v;
+    if (size_ < kMaxCount) ++size_;
+  }
+  /// size() 0 (the stored values stay; none is read again before being set).
+  void clear() noexcept { size_ = 0; }
+  void resize(int n, std::int64_t fill = 0) noexcept {
+    if (n < 0) n = 0;
+    for (int i = size_; i < n && i < kMaxRank; ++i) values_[static_cast<std::size_t>(i)] = fill;
+    size_ = n > kMaxCount ? kMaxCount : n;
+  }
 
-  friend bool operator==(const Dims& a, const Dims& b) noexcept;
+  friend bool operator==(const Dims& a, const Dims& b) noexcept {
+    if (a.size_ != b.size_) return false;
+    for (int i = 0; i < a.stored(); ++i) {
+      if (a.values_[static_cast<std::size_t>(i)] != b.values_[static_cast<std::size_t>(i)]) return false;
+    }
+    return true;
+  }
 
  private:
+  static constexpr int kMaxCount = 1024;  // the largest size() kept (past it, the count saturates)
   int stored() const noexcept { return size_ < kMaxRank ? size_ : kMaxRank; }
-  void assign(const std::int64_t* values, std::size_t n) noexcept;
+  void assign(const std::int64_t* values, std::size_t n) noexcept {
+    size_ = static_cast<int>(n > kMaxCount ? kMaxCount : n);
+    for (int i = 0; i < stored(); ++i) values_[static_cast<std::size_t>(i)] = values[i];
+  }
   std::array<std::int64_t, kMaxRank> values_{};
   int size_ = 0;
 };
@@ -62,10 +85,38 @@ class Dims {
 std::string to_string(const Dims& dims);
 
 /// Product of the sizes; false when it overflows int64 (then *count is unspecified).
-bool element_count(const Dims& shape, std::int64_t* count) noexcept;
+inline bool element_count(const Dims& shape, std::int64_t* count) noexcept {
+  std::int64_t n = 1;
+  bool overflow = false;
+  for (int i = 0; i < shape.size() && i < kMaxRank; ++i) {
+    if (shape[i] == 0) {
+      *count = 0;
+      return true;  // an empty shape never overflows, whatever the other sizes
+    }
+    if (shape[i] < 0 || __builtin_mul_overflow(n, shape[i], &n)) overflow = true;
+  }
+  *count = n;
+  return !overflow;
+}
 
 /// Row-major (C order) strides, in elements, for `shape`.
-Dims contiguous_strides(const Dims& shape) noexcept;
+inline Dims contiguous_strides(const Dims& shape) noexcept {
+  Dims strides = Dims::filled(shape.size(), 1);
+  std::int64_t s = 1;
+  for (int i = shape.size() - 1; i >= 0; --i) {
+    if (i >= kMaxRank) continue;
+    strides[i] = s;
+    // Saturates for shapes whose element count overflows: validation rejects those anyway.
+    if (shape[i] > 1 && __builtin_mul_overflow(s, shape[i], &s)) s = INT64_MAX;
+  }
+  return strides;
+}
+
+/// Product of the sizes, saturated at INT64_MAX when it overflows.
+inline std::int64_t saturating_numel(const Dims& shape) noexcept {
+  std::int64_t n = 0;
+  return element_count(shape, &n) ? n : INT64_MAX;
+}
 
 /// A read-only strided view: data pointer, dtype, shape, strides in elements.
 /// `data` points at the element at position [0, ..., 0]; it may be null only when the view has
@@ -78,12 +129,14 @@ struct TensorView {
 
   TensorView() = default;
   /// A C-contiguous view.
-  TensorView(const void* data, DType dtype, Dims shape);
-  TensorView(const void* data, DType dtype, Dims shape, Dims strides);
+  TensorView(const void* d, DType t, const Dims& s)
+      : data(d), dtype(t), shape(s), strides(contiguous_strides(s)) {}
+  TensorView(const void* d, DType t, const Dims& s, const Dims& st)
+      : data(d), dtype(t), shape(s), strides(st) {}
 
   int rank() const noexcept { return shape.size(); }
   /// Product of the shape (0 when any dimension is 0); saturates at INT64_MAX on overflow.
-  std::int64_t numel() const noexcept;
+  std::int64_t numel() const noexcept { return saturating_numel(shape); }
   bool is_contiguous() const noexcept;
 };
 
@@ -95,11 +148,16 @@ struct MutableTensorView {
   Dims strides;
 
   MutableTensorView() = default;
-  MutableTensorView(void* data, DType dtype, Dims shape);
-  MutableTensorView(void* data, DType dtype, Dims shape, Dims strides);
+  MutableTensorView(void* d, DType t, const Dims& s)
+      : data(d), dtype(t), shape(s), strides(contiguous_strides(s)) {}
+  MutableTensorView(void* d, DType t, const Dims& s, const Dims& st)
+      : data(d), dtype(t), shape(s), strides(st) {}
 
   int rank() const noexcept { return shape.size(); }
-  std::int64_t numel() const noexcept;
+  std::int64_t numel() const noexcept { return saturating_numel(shape); }
+  /// Whether the view addresses its elements as a C-contiguous array (size-1 dimensions'
+  /// strides never matter; an empty view is contiguous).
+  bool is_contiguous() const noexcept;
   operator TensorView() const { return TensorView(data, dtype, shape, strides); }
 };
 

@@ -73,15 +73,17 @@ bool view_of_ndarray(PyObject* object, View* view) {
   if (!dtype) return false;
   const int rank = PyArray_NDIM(a);
   if (rank > kMaxRank) return false;
-  const auto size = static_cast<npy_intp>(element_size(*dtype));
+  // Element sizes are powers of two: a shift, not a division, per stride.
+  const int shift = __builtin_ctzll(element_size(*dtype));
   const npy_intp* shape = PyArray_DIMS(a);
   const npy_intp* strides = PyArray_STRIDES(a);
-  view->shape = Dims();
-  view->strides = Dims();
+  view->shape.clear();
+  view->strides.clear();
   for (int d = 0; d < rank; ++d) {
-    if (strides[d] % size != 0) return false;  // not whole elements (a packed record field)
+    const npy_intp stride = strides[d];
+    if ((stride & ((npy_intp{1} << shift) - 1)) != 0) return false;  // not whole elements (a packed record field)
     view->shape.push_back(static_cast<std::int64_t>(shape[d]));
-    view->strides.push_back(static_cast<std::int64_t>(strides[d] / size));
+    view->strides.push_back(static_cast<std::int64_t>(stride >> shift));  // arithmetic: negative strides stay exact
   }
   view->data = PyArray_DATA(a);
   view->dtype = *dtype;

@@ -188,7 +188,10 @@ Device resolve_device(const Lowering& l, const ExecutionContext& context) {
 // The indices a lowered gather reads: none when it has no axes. (A lowering with an empty index
 // vector, such as stablehlo.gather with no start_index_map, may view a 0-byte index tensor with
 // a broadcast shape; that view's byte range says nothing about memory.)
-TensorView read_indices(const Lowering& l) { return l.axes.empty() ? TensorView() : l.indices; }
+const TensorView& read_indices(const Lowering& l) {
+  static const TensorView kNone;
+  return l.axes.empty() ? kNone : l.indices;
+}
 
 // Runs the validated core call into `core` (the core-shaped view of the caller's output).
 // `checked`: the operands' checks already made by execute_alloc (they depend on the lowering
@@ -208,12 +211,12 @@ Status run_core(const Lowering& l, const MutableTensorView& core, const GatherOp
     (void)context;
 #endif
   }
-  detail::ValidatedCall own;
   if (checked == nullptr) {
-    own.shape = l.shape;
+    detail::ValidatedCall own{.shape = l.shape};
     MULTIGATHER_RETURN_IF_ERROR(detail::check_operands(l.input, l.indices, !l.axes.empty(), options, &own));
+    return run_core(l, core, options, device, context, output_name, &own, keep_output);
   }
-  const detail::ValidatedCall& call = checked != nullptr ? *checked : own;
+  const detail::ValidatedCall& call = *checked;
   MULTIGATHER_RETURN_IF_ERROR(detail::validate_output(core, call));
   MULTIGATHER_RETURN_IF_ERROR(detail::check_no_overlap(core, l.input, read_indices(l), output_name));
   Status s = detail::run_validated(l.input, l.indices, core, call, options, keep_output);
@@ -362,9 +365,9 @@ Status execute_impl(const Lowering& l, const MutableTensorView& output,
     return InvalidArgument(l.op + ": " + std::string(output_name) + " has " +
                            str(output.strides.size()) + " strides for rank " + str(output.rank()));
   }
-  // A C-contiguous output (every one-shot output) cannot address an element twice.
-  const bool contiguous_output = output.strides == contiguous_strides(output.shape) ||
-                                 output.numel() <= 1;
+  // A C-contiguous output (every one-shot output; size-1 dimensions' strides never move it)
+  // cannot address an element twice.
+  const bool contiguous_output = output.is_contiguous();
   if (!contiguous_output && has_self_overlap(output.shape, output.strides)) {
     return InvalidArgument(std::string(output_name) + " strides " + to_string(output.strides) +
                            " with shape " + to_string(output.shape) + " address one element from "
@@ -380,11 +383,13 @@ Status execute_impl(const Lowering& l, const MutableTensorView& output,
 
   // The core output as a view of the caller's buffer.
   // (A partial write's core output is a part of the output, not a reshape of it.)
-  const bool pure_reshape = !l.has_scatter_base && l.core_output_strides == contiguous_strides(l.core_output_shape);
+  const auto pure_reshape = [&] {
+    return !l.has_scatter_base && l.core_output_strides == contiguous_strides(l.core_output_shape);
+  };
   Dims core_strides;
   if (contiguous_output) {
     core_strides = l.core_output_strides;
-  } else if (pure_reshape && reshape_strides(output, l.core_output_shape, &core_strides)) {
+  } else if (pure_reshape() && reshape_strides(output, l.core_output_shape, &core_strides)) {
     // a strided output that the reshape can still address
   } else {
     if (device == Device::kCUDA) {

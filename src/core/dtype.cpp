@@ -38,9 +38,14 @@ constexpr std::array<DTypeInfo, kDTypeCount> kInfo = {{
 
 }  // namespace
 
-std::size_t element_size(DType dtype) noexcept {
-  return is_valid(dtype) ? kInfo[static_cast<std::size_t>(dtype)].size : 0;
+// element_size (dtype.hpp) is inline: its table must be this one's.
+constexpr bool sizes_agree() {
+  for (int i = 0; i < kDTypeCount; ++i) {
+    if (element_size(static_cast<DType>(i)) != kInfo[static_cast<std::size_t>(i)].size) return false;
+  }
+  return true;
 }
+static_assert(sizes_agree(), "element_size's table (dtype.hpp) differs from kInfo");
 
 std::string_view dtype_name(DType dtype) noexcept {
   return is_valid(dtype) ? kInfo[static_cast<std::size_t>(dtype)].name : "unsupported";

@@ -13,36 +13,6 @@
 
 namespace multigather {
 
-Dims Dims::filled(int n, std::int64_t value) {
-  Dims d;
-  d.resize(n, value);
-  return d;
-}
-
-void Dims::assign(const std::int64_t* values, std::size_t n) noexcept {
-  size_ = static_cast<int>(n > 1024 ? 1024 : n);
-  for (int i = 0; i < stored(); ++i) values_[static_cast<std::size_t>(i)] = values[i];
-}
-
-void Dims::push_back(std::int64_t v) noexcept {
-  if (size_ < kMaxRank) values_[static_cast<std::size_t>(size_)] = v;
-  if (size_ < 1024) ++size_;
-}
-
-void Dims::resize(int n, std::int64_t fill) noexcept {
-  if (n < 0) n = 0;
-  for (int i = size_; i < n && i < kMaxRank; ++i) values_[static_cast<std::size_t>(i)] = fill;
-  size_ = n > 1024 ? 1024 : n;
-}
-
-bool operator==(const Dims& a, const Dims& b) noexcept {
-  if (a.size_ != b.size_) return false;
-  for (int i = 0; i < a.stored(); ++i) {
-    if (a[i] != b[i]) return false;
-  }
-  return true;
-}
-
 std::string to_string(const Dims& dims) {
   std::string s = "[";
   for (int i = 0; i < dims.size() && i < kMaxRank; ++i) {
@@ -52,20 +22,6 @@ std::string to_string(const Dims& dims) {
   if (dims.overflowed()) s += ",...";
   s += ']';
   return s;
-}
-
-bool element_count(const Dims& shape, std::int64_t* count) noexcept {
-  std::int64_t n = 1;
-  bool overflow = false;
-  for (int i = 0; i < shape.size() && i < kMaxRank; ++i) {
-    if (shape[i] == 0) {
-      *count = 0;
-      return true;  // an empty shape never overflows, whatever the other sizes
-    }
-    if (shape[i] < 0 || __builtin_mul_overflow(n, shape[i], &n)) overflow = true;
-  }
-  *count = n;
-  return !overflow;
 }
 
 bool required_span(const Dims& shape, const Dims& strides, std::int64_t* span) noexcept {
@@ -109,9 +65,25 @@ bool views_overlap(const TensorView& a, const TensorView& b) noexcept {
   return a0 <= b1 && b0 <= a1;
 }
 
+// C-contiguous for its shape: each moving dimension's stride is the span of those inside it.
+static bool contiguous(const Dims& shape, const Dims& strides) noexcept {
+  std::int64_t expected = 1;
+  for (int i = shape.size() - 1; i >= 0; --i) {
+    if (shape[i] == 0) return true;
+    if (shape[i] != 1 && strides[i] != expected) return false;
+    expected *= shape[i];
+  }
+  return true;
+}
+
 bool has_self_overlap(const Dims& shape, const Dims& strides) noexcept {
   std::int64_t n = 0;
-  if (element_count(shape, &n) && n <= 1) return false;
+  const bool counted = element_count(shape, &n);
+  if (counted && n <= 1) return false;
+  // The common case first: C-contiguous (no overflow there: the element count did not).
+  if (counted && strides.size() == shape.size() && shape.size() <= kMaxRank && contiguous(shape, strides)) {
+    return false;
+  }
   // The dimensions that move (size > 1), sorted by |stride|.
   std::array<std::int64_t, kMaxRank> size{}, stride{};
   int m = 0;
@@ -140,45 +112,9 @@ bool has_self_overlap(const Dims& shape, const Dims& strides) noexcept {
   return false;
 }
 
-Dims contiguous_strides(const Dims& shape) noexcept {
-  Dims strides = Dims::filled(shape.size(), 1);
-  std::int64_t s = 1;
-  for (int i = shape.size() - 1; i >= 0; --i) {
-    if (i >= kMaxRank) continue;
-    strides[i] = s;
-    // Saturates for shapes whose element count overflows: validation rejects those anyway.
-    if (shape[i] > 1 && __builtin_mul_overflow(s, shape[i], &s)) s = INT64_MAX;
-  }
-  return strides;
-}
-
-static std::int64_t saturating_numel(const Dims& shape) noexcept {
-  std::int64_t n = 0;
-  return element_count(shape, &n) ? n : INT64_MAX;
-}
-
-static bool contiguous(const Dims& shape, const Dims& strides) noexcept {
-  std::int64_t expected = 1;
-  for (int i = shape.size() - 1; i >= 0; --i) {
-    if (shape[i] == 0) return true;
-    if (shape[i] != 1 && strides[i] != expected) return false;
-    expected *= shape[i];
-  }
-  return true;
-}
-
-TensorView::TensorView(const void* d, DType t, Dims s)
-    : data(d), dtype(t), shape(s), strides(contiguous_strides(s)) {}
-TensorView::TensorView(const void* d, DType t, Dims s, Dims st)
-    : data(d), dtype(t), shape(s), strides(st) {}
-std::int64_t TensorView::numel() const noexcept { return saturating_numel(shape); }
 bool TensorView::is_contiguous() const noexcept { return contiguous(shape, strides); }
+bool MutableTensorView::is_contiguous() const noexcept { return contiguous(shape, strides); }
 
-MutableTensorView::MutableTensorView(void* d, DType t, Dims s)
-    : data(d), dtype(t), shape(s), strides(contiguous_strides(s)) {}
-MutableTensorView::MutableTensorView(void* d, DType t, Dims s, Dims st)
-    : data(d), dtype(t), shape(s), strides(st) {}
-std::int64_t MutableTensorView::numel() const noexcept { return saturating_numel(shape); }
 
 // Tensor storage: allocate_output_memory (multigather/output_memory.hpp), 64-byte aligned:
 // malloc for small tensors; large ones are mapped (2 MiB-aligned with transparent huge pages

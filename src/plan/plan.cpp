@@ -2,7 +2,6 @@
 #include "plan/plan.hpp"
 
 #include <cstdint>
-#include <numeric>
 
 namespace multigather::detail {
 namespace {
@@ -25,19 +24,20 @@ std::uint64_t abs_u64(std::int64_t v) noexcept {
 
 // Largest of 16, 8, 4, 2, 1 dividing every byte quantity a block copy of the plan adds to a
 // pointer (GatherPlan::unit_bytes). Needs kind, block and lookup_rank.
+// The gcd of 16 and any values is a power of two: the lowest set bit of 16 | v1 | v2 | ...
+// (a power of two divides every value exactly when it is at most each one's lowest set bit).
 int widest_unit(const GatherPlan& p) noexcept {
   const auto es = static_cast<std::int64_t>(p.element_size);
-  std::uint64_t g = 16;
-  const auto fold = [&g](std::uint64_t v) { g = std::gcd(g, v); };
-  fold(static_cast<std::uint64_t>(p.block * es));
-  fold(static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(p.input)));
-  fold(static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(p.output)));
+  std::uint64_t bits = 16;
+  bits |= static_cast<std::uint64_t>(p.block * es);
+  bits |= static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(p.input));
+  bits |= static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(p.output));
   for (int d = 0; d < p.lookup_rank; ++d) {
-    fold(abs_u64(p.input_strides[static_cast<std::size_t>(d)] * es));
-    fold(abs_u64(p.output_strides[static_cast<std::size_t>(d)] * es));
+    bits |= abs_u64(p.input_strides[static_cast<std::size_t>(d)] * es);
+    bits |= abs_u64(p.output_strides[static_cast<std::size_t>(d)] * es);
   }
-  for (int j = 0; j < p.k; ++j) fold(abs_u64(p.axis_strides[static_cast<std::size_t>(j)] * es));
-  return static_cast<int>(g);  // g divides 16, so it is a power of two
+  for (int j = 0; j < p.k; ++j) bits |= abs_u64(p.axis_strides[static_cast<std::size_t>(j)] * es);
+  return static_cast<int>(bits & (~bits + 1));
 }
 
 }  // namespace
