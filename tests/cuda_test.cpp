@@ -178,7 +178,7 @@ TEST(CudaNoDevice, ValidationStillReportsShapeErrorsAndThenTheMissingDevice) {
   if (cuda_device_available()) GTEST_SKIP() << "a CUDA device is present";
   float in[6] = {};
   std::int64_t ix[2] = {0, 1};
-  float out[4] = {};
+  float out[6] = {};  // the {2, 3} output's six elements (a shorter array let the view reach ix)
   const std::int64_t bad_axes[] = {2};
   Status s = gather_multiaxis_cuda_into(TensorView(in, DType::kFloat32, {2, 3}),
                                         TensorView(ix, DType::kInt64, {2, 1}), bad_axes,
