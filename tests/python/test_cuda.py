@@ -225,6 +225,30 @@ def test_index_add_alpha_on_the_device_is_applied_by_pytorch_on_the_device():
     assert torch.equal(mt.index_add(xi, 0, ids, si, alpha=3), torch.index_add(xi, 0, ids, si, alpha=3))
 
 
+def test_torch_op_index_add_alpha_on_the_device():
+    # torch.ops.multigather.index_add called directly (torch.compile and torch.export reach it
+    # so): its CUDA forward scales the source through PyTorch on the device, its backward
+    # scales the source's gradient.
+    torch = cuda_torch()
+    ops = importlib.import_module("multigather.torch_ops")
+    gen = torch.Generator(device="cpu").manual_seed(12)
+    x = torch.randn(6, 5, generator=gen).cuda()
+    ids = torch.tensor([4, 0, 4]).cuda()
+    src = torch.randn(3, 5, generator=gen).cuda()
+    for alpha in (2, -2.5):
+        got = ops.index_add(x, 0, ids, src, alpha=alpha)
+        assert got.is_cuda
+        torch.testing.assert_close(got, torch.index_add(x, 0, ids, src, alpha=alpha))
+    a, b = x.clone().requires_grad_(), src.clone().requires_grad_()
+    ops.index_add(a, 0, ids, b, alpha=-2.5).pow(2).sum().backward()
+    a2, b2 = x.clone().requires_grad_(), src.clone().requires_grad_()
+    torch.index_add(a2, 0, ids, b2, alpha=-2.5).pow(2).sum().backward()
+    torch.testing.assert_close(a.grad, a2.grad)
+    torch.testing.assert_close(b.grad, b2.grad)
+    xi, si = torch.arange(30).reshape(6, 5).cuda(), torch.arange(15).reshape(3, 5).cuda()
+    assert torch.equal(ops.index_add(xi, 0, ids, si, alpha=3), torch.index_add(xi, 0, ids, si, alpha=3))
+
+
 def test_scatter_out_of_range_raises_the_cpu_engines_index_error_and_writes_nothing():
     torch = cuda_torch()
     x = torch.arange(10.0).reshape(5, 2).cuda()
