@@ -506,9 +506,6 @@ OpCache& cache_of(const TorchOp& op) {
   return caches[index];
 }
 
-/// forward: lower_op + execute into a new tensor of the framework's output shape; with
-/// batch_rank > 0, execute_batched (every operand has batch_rank leading dimensions, of the
-/// batch size or 1; one execute runs the whole batch), into batch_shape ++ the output shape.
 /// torch.index_add's alpha when the op has one and it is not 1; nullopt otherwise.
 std::optional<c10::Scalar> alpha_of(const TorchOp& op, const torch::jit::Stack& stack, std::size_t forward) {
   for (std::size_t i = 0; i < op.args.size(); ++i) {
@@ -534,6 +531,9 @@ Attributes with_alpha_one(const Attributes& attrs) {
   return unscaled;
 }
 
+/// forward: lower_op + execute into a new tensor of the framework's output shape; with
+/// batch_rank > 0, execute_batched (every operand has batch_rank leading dimensions, of the
+/// batch size or 1; one execute runs the whole batch), into batch_shape ++ the output shape.
 at::Tensor run_forward(const TorchOp& op, const torch::jit::Stack& stack, const Frame& f) {
   const at::Tensor& input = stack[f.forward + op.input].toTensor();
   const at::Tensor& indices = stack[f.forward + op.indices].toTensor();

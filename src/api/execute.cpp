@@ -383,13 +383,13 @@ Status execute_impl(const Lowering& l, const MutableTensorView& output,
 
   // The core output as a view of the caller's buffer.
   // (A partial write's core output is a part of the output, not a reshape of it.)
-  const auto pure_reshape = [&] {
-    return !l.has_scatter_base && l.core_output_strides == contiguous_strides(l.core_output_shape);
-  };
+  // A strided output: the core output is a pure reshape of it when the lowering has no partial
+  // write and its core strides are C-contiguous.
   Dims core_strides;
   if (contiguous_output) {
     core_strides = l.core_output_strides;
-  } else if (pure_reshape() && reshape_strides(output, l.core_output_shape, &core_strides)) {
+  } else if (!l.has_scatter_base && l.core_output_strides == contiguous_strides(l.core_output_shape) &&
+             reshape_strides(output, l.core_output_shape, &core_strides)) {
     // a strided output that the reshape can still address
   } else {
     if (device == Device::kCUDA) {
