@@ -12,6 +12,8 @@
 from __future__ import annotations
 
 import concurrent.futures
+import subprocess
+import sys
 import tracemalloc
 
 import numpy as np
@@ -78,6 +80,37 @@ def test_tensorflow_in_tensorflow_out():
         assert isinstance(got, tf.Tensor) and got.dtype == dtype
         np.testing.assert_array_equal(tf.cast(got, tf.float32).numpy(),
                                       tf.cast(tf.cast(EXPECTED, dtype), tf.float32).numpy())
+
+
+# A fresh interpreter that has seen no torch tensor: tf.Tensor, like torch.Tensor, is a class
+# named "Tensor" (the door once took EagerTensor for a torch subclass there: TypeError).
+_TF_FIRST = """
+import sys
+import numpy as np
+import multigather
+import tensorflow as tf
+if sys.argv[1] == "torch":
+    import torch  # imported, but no tensor of it seen
+x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+indices = np.array([[[3], [0], [2]], [[1], [1], [0]]], np.int64)
+got = multigather.gather_multiaxis(tf.constant(x), tf.constant(indices), [2])
+assert type(got).__name__ == "EagerTensor", type(got)
+np.testing.assert_array_equal(got.numpy(), np.take_along_axis(x, indices, 2))
+taken = multigather.numpy.take(tf.constant(x), tf.constant([2, 0]), axis=1)
+np.testing.assert_array_equal(taken.numpy(), np.take(x, [2, 0], axis=1))
+print("ok", "torch" in sys.modules)
+"""
+
+
+@pytest.mark.parametrize("torch_imported", [False, True])
+def test_tensorflow_tensors_before_any_torch_tensor(torch_imported):
+    require("tensorflow")
+    if torch_imported:
+        require("torch")
+    result = subprocess.run([sys.executable, "-c", _TF_FIRST, "torch" if torch_imported else "-"],
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout.split()[-2:] == ["ok", str(torch_imported)]
 
 
 def test_torch_in_torch_out_with_strided_views_and_out():
