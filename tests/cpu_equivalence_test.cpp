@@ -332,7 +332,8 @@ TEST(CpuEquivalence, GenericKernelMatchesReference) {
 TEST(CpuEquivalence, LargeSpanElementGathersMatchReference) {
   // Lookups spread over 800 KiB of input take the prefetching element loop (the random cases
   // above are too small for it): a flat take and a GatherElements on axis 0, every mode; over
-  // 4.4-4.8 MiB, the plain loop with software prefetch (element_run.hpp, kPlainPrefetchSpanBytes).
+  // 4.4-4.8 MiB, the plain loop with software prefetch (element_run.hpp, kPlainPrefetchSpanBytes;
+  // on AMD CPUs the GatherElements takes the AVX-512 gathers there, avx512.hpp).
   // Then GatherElements on the last axis with 4 KiB rows: the row kernel (element_run.hpp), which
   // prefetches the next row while gathering one (rows split across threads, too).
   Rng rng(run_seed() ^ 0x5eedULL);
@@ -508,7 +509,7 @@ TEST(CpuEquivalence, SimdPlainLoopOnAMovingInputMatchesScalar) {
   // (the one plain_run_simd hands out for any run) is checked here on such runs against the
   // scalar loop, wherever the CPU has AVX-512: the lookups done, and every element written.
   namespace cpu = mg::detail::cpu;
-  const cpu::PlainRunFn simd = cpu::plain_run_simd(4, 8, true, /*input_moves=*/false);
+  const cpu::PlainRunFn simd = cpu::plain_run_simd(4, 8, true, /*input_moves=*/false, /*beyond_l2=*/false);
   if (simd == nullptr) GTEST_SKIP() << "no AVX-512 plain loop on this CPU";
   Rng rng(run_seed() ^ 0x30e5ULL);
   constexpr std::int64_t kRows = 300, kCols = 67;  // 67: a tail after eight groups of eight
@@ -534,6 +535,53 @@ TEST(CpuEquivalence, SimdPlainLoopOnAMovingInputMatchesScalar) {
     EXPECT_TRUE(std::memcmp(got.data(), want.data(), static_cast<std::size_t>(done) * sizeof(float)) == 0);
     for (std::int64_t t = 0; t < done; ++t) {
       EXPECT_EQ(got[static_cast<std::size_t>(t)], input[static_cast<std::size_t>(t + indices[static_cast<std::size_t>(t)] * kCols)]);
+    }
+  }
+}
+
+TEST(CpuEquivalence, PrefetchingPlainLoopMatchesScalar) {
+  // The scalar plain loop with software prefetch (element_run.hpp: gather_plain_run<..., true>)
+  // runs only where the lookups reach 4 MiB or more, and on AMD CPUs a moving input there takes
+  // the AVX-512 gathers instead, so LargeSpanElementGathersMatchReference may not reach it with
+  // one. Checked here directly on moving and fixed inputs against the loop without prefetch:
+  // runs shorter and longer than the prefetch distance, an index out of range at the first
+  // lookup, inside and at the end of the prefetched window (the prefetch reads it ahead of the
+  // check, as an address only), negative, and none.
+  namespace cpu = mg::detail::cpu;
+  Rng rng(run_seed() ^ 0x9f37ULL);
+  constexpr std::int64_t kRows = 500, kCols = 200;
+  std::vector<float> input(static_cast<std::size_t>(kRows * kCols));
+  for (float& v : input) v = static_cast<float>(uniform(rng, -1000, 1000));
+  for (const std::int64_t m : {std::int64_t{5}, cpu::kPlainPrefetchDistance, std::int64_t{kCols}}) {
+    for (const std::int64_t input_step : {std::int64_t{0}, std::int64_t{1}}) {
+      for (const std::int64_t at : {std::int64_t{-1}, std::int64_t{0}, std::int64_t{3}, m - cpu::kPlainPrefetchDistance,
+                                    m - 1}) {
+        if (at >= m || at < -1) continue;
+        for (const std::int64_t bad : {kRows, std::int64_t{-1}}) {
+          std::vector<std::int64_t> indices(static_cast<std::size_t>(m));
+          for (std::int64_t t = 0; t < m; ++t) indices[static_cast<std::size_t>(t)] = t == at ? bad : uniform(rng, 0, kRows - 1);
+          std::vector<float> got(static_cast<std::size_t>(m), -1.0f), want(static_cast<std::size_t>(m), -1.0f);
+          cpu::ElementRun r;
+          r.input = reinterpret_cast<const std::byte*>(input.data());
+          r.indices = reinterpret_cast<const std::byte*>(indices.data());
+          r.input_step = input_step;
+          r.axis_stride = kCols;
+          r.axis_size = kRows;
+          r.output = reinterpret_cast<std::byte*>(got.data());
+          const std::int64_t done = cpu::gather_plain_run<4, std::int64_t, true, true>(r, m);
+          r.output = reinterpret_cast<std::byte*>(want.data());
+          const std::int64_t want_done = cpu::gather_plain_run<4, std::int64_t, true>(r, m);
+          SCOPED_TRACE("m " + std::to_string(m) + ", input_step " + std::to_string(input_step) + ", index " +
+                       std::to_string(bad) + " at lookup " + std::to_string(at));
+          EXPECT_EQ(done, at < 0 ? m : at);
+          EXPECT_EQ(done, want_done);
+          EXPECT_TRUE(std::memcmp(got.data(), want.data(), static_cast<std::size_t>(m) * sizeof(float)) == 0);
+          for (std::int64_t t = 0; t < done; ++t) {
+            EXPECT_EQ(got[static_cast<std::size_t>(t)],
+                      input[static_cast<std::size_t>(t * input_step + indices[static_cast<std::size_t>(t)] * kCols)]);
+          }
+        }
+      }
     }
   }
 }

@@ -372,10 +372,12 @@ bool cpu_is_amd() noexcept {
 }  // namespace
 #endif
 
-PlainRunFn plain_run_simd(std::size_t width, std::size_t index_bytes, bool index_signed, bool input_moves) noexcept {
+PlainRunFn plain_run_simd(std::size_t width, std::size_t index_bytes, bool index_signed, bool input_moves,
+                          bool beyond_l2) noexcept {
   if (!simd_enabled()) return nullptr;
 #if defined(MULTIGATHER_X86_SIMD)
   if (input_moves && !cpu_is_amd()) return nullptr;
+  if (beyond_l2 && !input_moves) return nullptr;  // the prefetching scalar loop (element_run.hpp)
   if (width == 4) return pick_index<4>(index_bytes, index_signed);
   if (width == 8) return pick_index<8>(index_bytes, index_signed);
 #else
@@ -383,6 +385,7 @@ PlainRunFn plain_run_simd(std::size_t width, std::size_t index_bytes, bool index
   (void)index_bytes;
   (void)index_signed;
   (void)input_moves;
+  (void)beyond_l2;
 #endif
   return nullptr;
 }

@@ -19,8 +19,14 @@
 //   1000 and 4000 elements and from a 256 MiB input). flat_take, whose runs all index one span,
 //   was faster on both (Xeon: 30-31 against 33-35 ms). Where the lookups reach more than
 //   kPlainPrefetchSpanBytes (4 MiB, beyond the L2 cache), the scalar loop with software
-//   prefetch (element_run.hpp) is taken instead: timed in one process against mlp_limit.c's
-//   loops (bench/limit_fraction.py), it beat these gathers on flat_take by 10-20%.
+//   prefetch (element_run.hpp) is taken instead, except for a moving input on AMD: timed in one
+//   process against mlp_limit.c's loops (bench/limit_fraction.py) on an Intel Xeon VM, it beat
+//   these gathers on flat_take by 10-20%. On a Zen 4 VM (2026-11-27, bench/peers.py, the two
+//   loops alternated twice in one session, out=), elements_axis0 took 5.5-6.6 ms on the gathers
+//   against 7.8-9.2 ms with prefetch at 1 thread, and 3.0-3.6 against 2.7-3.9 ms at 2 threads
+//   (limit_fraction.py, five runs of each on both page sizes: 0.73 -> 0.96 of the limit on
+//   average at 1 thread, 0.84 -> 0.86 at 2). flat_take was split there (gathers 32.3-33.4 against 36.0-36.1 ms at 1 thread, but
+//   19.7-21.9 against 18.0-18.7 at 2), so it keeps the prefetch loop everywhere.
 // - The tile resolver (resolve.hpp's resolve_tile) compiled for AVX-512 (flatten inlines its
 //   body into an AVX-512 function, where the compiler vectorizes the loop over the lookups;
 //   nhwc_xy).
@@ -60,11 +66,13 @@ namespace multigather::detail::cpu {
 
 /// The AVX-512 plain element loop for element width `width` (4 or 8 bytes) and an index type
 /// of `index_bytes` bytes (4 or 8) and signedness `index_signed`, with indices and output
-/// contiguous along the run (kUnit); `input_moves`: the run's input_step is not 0. nullptr
-/// when the combination has none, when the CPU lacks AVX-512F / AVX-512DQ, on other
-/// architectures, when set_simd_enabled(false), or for input_moves on a CPU that is not AMD's
-/// (see above).
-PlainRunFn plain_run_simd(std::size_t width, std::size_t index_bytes, bool index_signed, bool input_moves) noexcept;
+/// contiguous along the run (kUnit); `input_moves`: the run's input_step is not 0;
+/// `beyond_l2`: the lookups reach kPlainPrefetchSpanBytes or more. nullptr when the combination
+/// has none, when the CPU lacks AVX-512F / AVX-512DQ, on other architectures, when
+/// set_simd_enabled(false), for input_moves on a CPU that is not AMD's, and for beyond_l2
+/// unless both input_moves and AMD (see above: there the scalar loops are faster).
+PlainRunFn plain_run_simd(std::size_t width, std::size_t index_bytes, bool index_signed, bool input_moves,
+                          bool beyond_l2) noexcept;
 
 /// copy_large_blocks<W, Offset, kFill> with the AVX-512 block mover, for element width `width`
 /// (1, 2, 4, 8 or 16 bytes) and blocks of `bytes` bytes, more than kChunkedBlockMaxBytes and

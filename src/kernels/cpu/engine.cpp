@@ -115,29 +115,31 @@ cpu::ElementRunFn select_fused_row(const GatherPlan& p) {
   });
 }
 
-/// The plain element loop for an element plan with one coordinate: with software prefetch where
-/// the lookups reach beyond the L2 cache (kPlainPrefetchSpanBytes) and indices and output are
-/// contiguous along the row; else on AVX-512 gathers (avx512.hpp, which says where they pay)
-/// where the CPU has them, for 4- and 8-byte elements and 32- and 64-bit indices, with the same
-/// layout; else element_run.hpp's. nullptr for other plans (run_threads asks only for plans not on the
-/// fused row kernel).
+/// The plain element loop for an element plan with one coordinate, with indices and output
+/// contiguous along the row: on AVX-512 gathers (avx512.hpp, which says where they pay: on AMD
+/// CPUs also for a moving input beyond the L2 cache) where the CPU has them, for 4- and
+/// 8-byte elements and 32- and 64-bit indices; else, where the lookups reach beyond the L2 cache
+/// (kPlainPrefetchSpanBytes), the scalar loop with software prefetch. Otherwise, and for other
+/// layouts, element_run.hpp's plain loop. nullptr for other plans (run_threads asks only for
+/// plans not on the fused row kernel).
 template <class Index>
 cpu::PlainRunFn select_plain_run(const GatherPlan& p) {
   if (p.kind != PlanKind::kElement || p.k != 1) return nullptr;
   const bool unit = unit_row(p);
-  if (unit && lookup_span_bytes(p) >= cpu::kPlainPrefetchSpanBytes) {
-    // Elements from beyond the L2 cache: the scalar loop with software prefetch keeps more
-    // misses in flight than AVX-512 gathers do (element_run.hpp).
-    return by_width<cpu::PlainRunFn>(p, [&]<std::size_t W>() -> cpu::PlainRunFn {
-      return &cpu::gather_plain_run<W, Index, true, true>;
-    });
-  }
+  const bool beyond_l2 = unit && lookup_span_bytes(p) >= cpu::kPlainPrefetchSpanBytes;
   if (unit) {
     const bool input_moves = p.input_strides[static_cast<std::size_t>(p.lookup_rank - 1)] != 0;  // unit: rank > 0
     if (const cpu::PlainRunFn simd =
-            cpu::plain_run_simd(p.element_size, sizeof(Index), std::is_signed_v<Index>, input_moves)) {
+            cpu::plain_run_simd(p.element_size, sizeof(Index), std::is_signed_v<Index>, input_moves, beyond_l2)) {
       return simd;
     }
+  }
+  if (beyond_l2) {
+    // Elements from beyond the L2 cache: the scalar loop with software prefetch keeps more
+    // misses in flight than the plain loop (element_run.hpp).
+    return by_width<cpu::PlainRunFn>(p, [&]<std::size_t W>() -> cpu::PlainRunFn {
+      return &cpu::gather_plain_run<W, Index, true, true>;
+    });
   }
   return by_width<cpu::PlainRunFn>(p, [&]<std::size_t W>() -> cpu::PlainRunFn {
     return unit ? &cpu::gather_plain_run<W, Index, true> : &cpu::gather_plain_run<W, Index, false>;
