@@ -293,25 +293,12 @@ bool is_torch_tensor(PyObject* object) {
 /// is; the caller's torch op does (the dispatcher reaches the subclass's own dispatch).
 bool is_torch_subclass(PyObject* object) {
   if (torch_api.tensor_type != nullptr) return PyObject_TypeCheck(object, torch_api.tensor_type) != 0;
-  // No torch.Tensor seen yet. A base class named Tensor may be another library's (TensorFlow's
-  // EagerTensor derives from tf.Tensor): only torch.Tensor itself, when torch is imported, counts.
-  bool named = false;
-  for (PyTypeObject* t = Py_TYPE(object)->tp_base; t != nullptr && !named; t = t->tp_base) {
-    named = std::strcmp(t->tp_name, "Tensor") == 0;
+  // No torch.Tensor seen yet: a base class named Tensor that init_torch finds to be torch's own
+  // (TensorFlow's EagerTensor derives from tf.Tensor, also named Tensor).
+  for (PyTypeObject* t = Py_TYPE(object)->tp_base; t != nullptr; t = t->tp_base) {
+    if (std::strcmp(t->tp_name, "Tensor") == 0 && init_torch(t)) return true;
   }
-  if (!named) return false;
-  nb::object torch = nb::steal(PyImport_GetModule(nb::str("torch").ptr()));  // only if imported
-  if (!torch.is_valid()) {
-    PyErr_Clear();
-    return false;
-  }
-  nb::object tensor = nb::steal(PyObject_GetAttrString(torch.ptr(), "Tensor"));
-  if (!tensor.is_valid()) {
-    PyErr_Clear();
-    return false;
-  }
-  return PyType_Check(tensor.ptr()) &&
-         PyObject_TypeCheck(object, reinterpret_cast<PyTypeObject*>(tensor.ptr())) != 0;
+  return false;
 }
 
 /// Whether member `m` of `object` is `expected` (a singleton: True, False).

@@ -21,12 +21,13 @@
 //   kPlainPrefetchSpanBytes (4 MiB, beyond the L2 cache), the scalar loop with software
 //   prefetch (element_run.hpp) is taken instead, except for a moving input on AMD: timed in one
 //   process against mlp_limit.c's loops (bench/limit_fraction.py) on an Intel Xeon VM, it beat
-//   these gathers on flat_take by 10-20%. On a Zen 4 VM (2026-11-27, bench/peers.py, the two
+//   these gathers on flat_take by 10-20%. On a Zen 4 VM (2026-11-28, bench/peers.py, the two
 //   loops alternated twice in one session, out=), elements_axis0 took 5.5-6.6 ms on the gathers
 //   against 7.8-9.2 ms with prefetch at 1 thread, and 3.0-3.6 against 2.7-3.9 ms at 2 threads
 //   (limit_fraction.py, five runs of each on both page sizes: 0.73 -> 0.96 of the limit on
-//   average at 1 thread, 0.84 -> 0.86 at 2). flat_take was split there (gathers 32.3-33.4 against 36.0-36.1 ms at 1 thread, but
-//   19.7-21.9 against 18.0-18.7 at 2), so it keeps the prefetch loop everywhere.
+//   average at 1 thread, 0.84 -> 0.86 at 2). flat_take was split there (gathers 32.3-33.4
+//   against 36.0-36.1 ms at 1 thread, but 19.7-21.9 against 18.0-18.7 at 2), so it keeps the
+//   prefetch loop everywhere.
 // - The tile resolver (resolve.hpp's resolve_tile) compiled for AVX-512 (flatten inlines its
 //   body into an AVX-512 function, where the compiler vectorizes the loop over the lookups;
 //   nhwc_xy).
