@@ -15,6 +15,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "kernels/combine.hpp"
@@ -429,6 +430,126 @@ TEST(ScatterCore, EngineMatchesReferenceAtEveryThreadCount) {
       }
     }
   }
+}
+
+/// A one-shot scatter (mg::scatter_multiaxis allocates its output) skips the pass that checks
+/// the index values before the first write: the engine checks each index before it uses it.
+/// Same status, same message and the same bytes as the reference kernel, on every random case
+/// (bad indices included), at 1, 2, 3 and 8 threads.
+TEST(ScatterCore, OneShotWithoutThePreCheckMatchesReference) {
+  Rng rng(run_seed() ^ 0x5ca77e4);
+  int failed_calls = 0;
+  for (int i = 0; i < 800; ++i) {
+    const std::uint64_t case_seed = rng();
+    Rng case_rng(case_seed);
+    const Case c = random_case(case_rng);
+    const std::size_t es = mg::element_size(c.dtype);
+    const mg::TensorView in(c.input.data(), c.dtype, c.input_shape), idx(c.indices.data(), c.index_dtype, c.indices_shape),
+        up(c.updates.data(), c.dtype, c.updates_shape);
+    std::vector<std::byte> want(static_cast<std::size_t>(in.numel()) * es);
+    const mg::Status ref = mg::scatter_multiaxis_reference(in, idx, up, c.axes,
+                                                           mg::MutableTensorView(want.data(), c.dtype, c.input_shape),
+                                                           c.options);
+    failed_calls += !ref.ok();
+    for (int threads : {1, 2, 3, 8}) {
+      if (threads == 8 && i % 8 != 0) continue;
+      mg::ScatterOptions o = c.options;
+      o.num_threads = threads;
+      try {
+        const mg::Tensor got = mg::scatter_multiaxis(in, idx, up, c.axes, o);
+        ASSERT_TRUE(ref.ok()) << "case seed " << case_seed << ": the reference says " << ref.message();
+        ASSERT_EQ(0, std::memcmp(got.data(), want.data(), want.size()))
+            << "case seed " << case_seed << " threads " << threads << ": " << describe(c);
+      } catch (const mg::Error& e) {
+        ASSERT_FALSE(ref.ok()) << "case seed " << case_seed << ": " << e.what();
+        ASSERT_EQ(e.code(), ref.code()) << "case seed " << case_seed;
+        ASSERT_EQ(std::string(e.what()), ref.message()) << "case seed " << case_seed;
+      }
+    }
+  }
+  EXPECT_GT(failed_calls, 0);  // the cases include bad indices
+}
+
+/// The plain element-scatter loop (scatter_engine.cpp, scatter_plain_run: one coordinate, block
+/// 1) on rows longer than its prefetch distance and than a piece (1024 lookups), for each index
+/// type it takes: duplicates (reduction none: the last wins; add), negative indices (the loop
+/// hands them to the general path and resumes), index rows that are a slice of a wider array
+/// (unit steps, rows apart) or every other column (non-unit steps), and one bad index (the axis
+/// size, beyond it, or below -size) at the first lookup of a row, inside the prefetch window, at
+/// a piece's end or at a row's end. The
+/// reference kernel's status, message and bytes, into an output (left unchanged by a bad
+/// index) and one-shot, at 1, 2, 3 and 8 threads.
+template <class Index>
+void check_plain_element_scatter(mg::DType index_dtype, std::uint64_t seed) {
+  Rng rng(seed);
+  constexpr std::int64_t rows = 6, cols = 300;
+  for (const std::int64_t length : {1, 16, 17, 1023, 1024, 1025, 2100}) {
+    for (int variant = 0; variant < 4; ++variant) {  // contiguous, negative, row slice, every other
+      if (variant == 1 && !std::is_signed_v<Index>) continue;
+      const std::int64_t width = variant >= 2 ? 2 * length : length;  // the stored rows
+      std::vector<Index> stored(static_cast<std::size_t>(rows * width));
+      for (auto& v : stored) {
+        v = static_cast<Index>(uniform(rng, variant == 1 ? -cols : 0, cols - 1));
+      }
+      const mg::Dims shape{rows, length};
+      const mg::Dims strides{width, variant == 3 ? 2 : 1};
+      std::vector<float> input(static_cast<std::size_t>(rows * cols)), updates(static_cast<std::size_t>(rows * length));
+      for (auto& x : input) x = static_cast<float>(uniform(rng, -1000, 1000));
+      for (auto& x : updates) x = static_cast<float>(uniform(rng, -1000, 1000));
+      // -1: all good; else the flat position (in `stored`) of one bad value.
+      const std::int64_t row = uniform(rng, 0, rows - 1);
+      const std::int64_t step = strides[1];
+      for (const std::int64_t bad : {std::int64_t{-1}, std::int64_t{0}, std::int64_t{5}, std::int64_t{1023}, length - 1}) {
+        if (bad >= length) continue;
+        std::vector<Index> ids = stored;
+        // The bad value: the axis size itself, beyond it, or (signed) one below -size.
+        const std::int64_t bad_values[] = {cols, cols + 7, std::is_signed_v<Index> ? -cols - 1 : cols};
+        if (bad >= 0) ids[static_cast<std::size_t>(row * width + bad * step)] = static_cast<Index>(bad_values[uniform(rng, 0, 2)]);
+        for (const mg::Reduction reduction : {mg::Reduction::kNone, mg::Reduction::kAdd}) {
+          for (const mg::IndexMode mode : {mg::IndexMode::kError, mg::IndexMode::kDrop, mg::IndexMode::kWrap}) {
+            mg::ScatterOptions o;
+            o.reduction = reduction;
+            o.index_mode = mode;
+            const std::vector<std::int64_t> axes{1};
+            const mg::TensorView in(input.data(), mg::DType::kFloat32, {rows, cols});
+            const mg::TensorView idx(ids.data(), index_dtype, shape, strides);
+            const mg::TensorView up(updates.data(), mg::DType::kFloat32, shape);
+            std::vector<float> want(input.size(), -1.f);
+            const mg::Status ref = mg::scatter_multiaxis_reference(in, idx, up, axes,
+                                                                   mview(want, mg::DType::kFloat32, {rows, cols}), o);
+            const std::string what = "length " + std::to_string(length) + ", variant " + std::to_string(variant) +
+                                     ", bad at " + std::to_string(bad) + ", reduction " +
+                                     std::to_string(static_cast<int>(reduction)) + ", mode " +
+                                     std::to_string(static_cast<int>(mode)) + ", seed " + std::to_string(seed);
+            ASSERT_EQ(ref.ok(), bad < 0 || mode != mg::IndexMode::kError) << what;
+            for (int threads : {1, 2, 3, 8}) {
+              o.num_threads = threads;
+              std::vector<float> out(input.size(), -1.f);
+              const mg::Status st = mg::scatter_multiaxis_into(in, idx, up, axes, mview(out, mg::DType::kFloat32, {rows, cols}), o);
+              ASSERT_EQ(st.code(), ref.code()) << what << ", " << threads << " threads: " << st.message();
+              ASSERT_EQ(st.message(), ref.message()) << what;
+              ASSERT_EQ(0, std::memcmp(out.data(), want.data(), out.size() * 4)) << what << ", " << threads << " threads";
+              try {
+                const mg::Tensor fresh = mg::scatter_multiaxis(in, idx, up, axes, o);
+                ASSERT_TRUE(ref.ok()) << what;
+                ASSERT_EQ(0, std::memcmp(fresh.data(), want.data(), want.size() * 4)) << what << ", one-shot, " << threads << " threads";
+              } catch (const mg::Error& e) {
+                ASSERT_EQ(std::string(e.what()), ref.message()) << what << ", one-shot, " << threads << " threads";
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(ScatterCore, PlainElementLoopMatchesReferenceOnLongRowsAndBadIndices) {
+  const std::uint64_t seed = run_seed();
+  check_plain_element_scatter<std::int64_t>(mg::DType::kInt64, seed);
+  check_plain_element_scatter<std::int32_t>(mg::DType::kInt32, seed + 1);
+  check_plain_element_scatter<std::uint64_t>(mg::DType::kUInt64, seed + 2);
+  check_plain_element_scatter<std::uint32_t>(mg::DType::kUInt32, seed + 3);
 }
 
 TEST(ComplexMinMax, EngineMatchesReferenceWithNansTiesAndSignedZeros) {

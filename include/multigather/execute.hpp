@@ -68,8 +68,8 @@ struct ExecutionContext {
 /// torch.gather rejects negative indices"); InvalidArgument for operands on a device this build
 /// cannot run ("... this build has no CUDA engine").
 /// On error the output is unchanged, on the CPU engine: every check, the index values included,
-/// is made before the first write (a gather in index_mode error reads its indices once in a
-/// pass of their own first, unless context.output_is_new; a scatter always validates first).
+/// is made before the first write (a gather in index_mode error, and a scatter, read the index
+/// values once in a pass of their own first, unless context.output_is_new).
 /// On the CUDA engine an index error may leave partial data in the output.
 Status execute(const Lowering& lowering, const MutableTensorView& output,
                const ExecutionContext& context = {}) noexcept;

@@ -92,7 +92,9 @@ Status scatter_multiaxis_reference(const TensorView& input, const TensorView& in
 
 // ---- Convenience API (throws multigather::Error) ---------------------------------------------
 
-/// One-shot call: returns a new C-contiguous tensor of input's shape and dtype.
+/// One-shot call: returns a new C-contiguous tensor of input's shape and dtype. Same errors as
+/// scatter_multiaxis_into; the index values are not checked in a pass of their own (the new
+/// output is dropped on error).
 Tensor scatter_multiaxis(const TensorView& input, const TensorView& indices,
                          const TensorView& updates, std::span<const std::int64_t> axes,
                          const ScatterOptions& options = {});

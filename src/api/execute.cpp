@@ -288,10 +288,11 @@ Status run_gathered(const Lowering& l, const MutableTensorView& core, const Scat
 
 // The scatter form of run_core: validates the scatter (operands, then the core output view:
 // input itself for in place, else no overlap), then runs it on the CPU engine or, for CUDA
-// operands, the CUDA engine (context.stream, context.deterministic).
+// operands, the CUDA engine (context.stream, context.deterministic). keep_output: a CPU
+// scatter checks its index values before the first write (false: an output new to the call).
 Status run_scatter_core(const Lowering& l, const MutableTensorView& core, const ScatterOptions& options,
                         Device device, [[maybe_unused]] const ExecutionContext& context, std::string_view output_name,
-                        const MutableTensorView& full, const detail::ValidatedScatter* checked) {
+                        const MutableTensorView& full, const detail::ValidatedScatter* checked, bool keep_output) {
   const bool cuda = device == Device::kCUDA;
   if (cuda) MULTIGATHER_RETURN_IF_ERROR(cuda_engine_available(l));
 #if defined(MULTIGATHER_HAVE_CUDA)
@@ -346,7 +347,7 @@ Status run_scatter_core(const Lowering& l, const MutableTensorView& core, const 
     return s;
 #endif
   }
-  s = detail::run_scatter_validated(input, l.indices, core, call, options, base, base_output);
+  s = detail::run_scatter_validated(input, l.indices, core, call, options, base, base_output, keep_output);
   if (s.code() == StatusCode::kOutOfRange) return detail::describe_out_of_range(l, l.index_errors.indices, s);
   if (s.ok() && l.mean_by_count) return divide_by_update_count(l, core, options);
   return s;
@@ -420,15 +421,18 @@ Status execute_impl(const Lowering& l, const MutableTensorView& output,
     Tensor staging(l.input.dtype, l.output_shape);
     MutableTensorView core(staging.data(), output.dtype, l.core_output_shape, l.core_output_strides);
     MULTIGATHER_RETURN_IF_ERROR(is_scatter ? run_scatter_core(l, core, scatter, device, context, output_name,
-                                                              staging.mutable_view(), checked_scatter)
+                                                              staging.mutable_view(), checked_scatter,
+                                                              /*keep_output=*/false)
                                            : run_core(l, core, options, device, context, output_name, checked,
                                                       /*keep_output=*/false));  // written only on success
     return detail::copy_view(TensorView(staging.data(), output.dtype, output.shape), output, options.num_threads);
   }
   const MutableTensorView core(output.data, output.dtype, l.core_output_shape, core_strides);
-  if (is_scatter) return run_scatter_core(l, core, scatter, device, context, output_name, output, checked_scatter);
-  return run_core(l, core, options, device, context, output_name, checked,
-                  !(output_is_new || context.output_is_new));
+  const bool keep_output = !(output_is_new || context.output_is_new);
+  if (is_scatter) {
+    return run_scatter_core(l, core, scatter, device, context, output_name, output, checked_scatter, keep_output);
+  }
+  return run_core(l, core, options, device, context, output_name, checked, keep_output);
 }
 
 using detail::guarded;

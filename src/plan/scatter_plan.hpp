@@ -57,10 +57,14 @@ bool scatters_in_place(const MutableTensorView& output, const TensorView& input)
 /// `base` / `base_output` (a partial write, both or neither): step 2 copies `base` into
 /// `base_output` (which holds `output`) instead of input into output, unless they are the same
 /// view (in place).
+/// keep_output_on_error false (an output allocated for this call, which the caller drops on
+/// error): the index values are not checked in a pass of their own; the engine stops at the
+/// first bad one, and the error is the same, but the output may hold partial data.
 Status run_scatter_validated(const TensorView& input, const TensorView& indices,
                              const MutableTensorView& output, const ValidatedScatter& call,
                              const ScatterOptions& options, const TensorView* base = nullptr,
-                             const MutableTensorView* base_output = nullptr) noexcept;
+                             const MutableTensorView* base_output = nullptr,
+                             bool keep_output_on_error = true) noexcept;
 
 /// The reference: SPEC section 4 transcribed plainly (one thread, no plan). Same checks first.
 Status reference_scatter(const TensorView& input, const TensorView& indices,

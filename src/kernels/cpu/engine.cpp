@@ -522,6 +522,9 @@ bool run_cpu(const GatherPlan& plan) noexcept {
 
 namespace {
 
+/// Index rows up to this many bytes are prefetched whole, a row ahead (indices_in_range_typed).
+constexpr std::int64_t kPrefetchRowBytes = 4096;
+
 template <class Index>
 bool indices_in_range_typed(const TensorView& indices, const GatherPlan& plan) noexcept {
   const int c = std::max(plan.k, 1);
@@ -555,16 +558,27 @@ bool indices_in_range_typed(const TensorView& indices, const GatherPlan& plan) n
   const std::int64_t total = rows * pieces_per_row;
   const int threads = cpu_thread_count(numel * static_cast<std::int64_t>(sizeof(Index)), total, plan.num_threads);
   const cpu::RangeCheckFn simd = cpu::range_check_simd(sizeof(Index), std::is_signed_v<Index>);
+  auto row_offset = [&](std::int64_t q) {  // element offset of row q
+    std::int64_t offset = 0;
+    for (int d = r - 2; d >= 0; --d) {
+      offset += (q % sizes[d]) * indices.strides[d];
+      q /= sizes[d];
+    }
+    return offset;
+  };
+  // Short rows apart from each other (a slice such as argsort(x)[:, :256]): the next row is
+  // prefetched whole, so that each row does not start with the misses that the hardware
+  // prefetcher needs to find its stream (S2 into, 256 int64 per row 8 KiB apart, alternated
+  // runs on an AMD EPYC VM: 3.52 -> 3.40 ms at 1 thread, 1.57 -> 1.44 ms at 2).
+  const std::int64_t row_bytes = row * static_cast<std::int64_t>(sizeof(Index));
+  const bool prefetch_rows = !flat && step == 1 && row_bytes <= kPrefetchRowBytes;
   auto piece_ok = [&](std::int64_t t) {
     if (interrupt_requested(std::min(piece, row))) return false;
     const std::int64_t q = t / pieces_per_row, part = t % pieces_per_row;
-    std::int64_t offset = 0;  // element offset of row q
-    if (!flat) {
-      std::int64_t rest = q;
-      for (int d = r - 2; d >= 0; --d) {
-        offset += (rest % sizes[d]) * indices.strides[d];
-        rest /= sizes[d];
-      }
+    const std::int64_t offset = flat ? 0 : row_offset(q);
+    if (prefetch_rows && q + 1 < rows) {
+      const auto* next = reinterpret_cast<const std::byte*>(base + row_offset(q + 1));
+      for (std::int64_t b = 0; b < row_bytes; b += cpu::kCacheLineBytes) __builtin_prefetch(next + b);
     }
     const std::int64_t begin = part * piece;
     const std::int64_t n = std::min(piece, row - begin);
