@@ -14,6 +14,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "core/task_pool.hpp"
@@ -502,6 +503,22 @@ TEST(CpuEquivalence, SimdPlainLoopHandsOverAtEveryLaneAndMatchesScalar) {
   }
 }
 
+/// A run over `input` (row-major [rows, cols]) for the direct plain-loop tests: lookup t reads
+/// input[t * input_step + indices[t] * cols] (axis size `rows`) and writes output[t].
+template <class T, class Index>
+mg::detail::cpu::ElementRun element_run_over(const std::vector<T>& input, const std::vector<Index>& indices,
+                                             std::vector<T>& output, std::int64_t input_step, std::int64_t cols,
+                                             std::int64_t rows) {
+  mg::detail::cpu::ElementRun r;
+  r.input = reinterpret_cast<const std::byte*>(input.data());
+  r.indices = reinterpret_cast<const std::byte*>(indices.data());
+  r.output = reinterpret_cast<std::byte*>(output.data());
+  r.input_step = input_step;
+  r.axis_stride = cols;
+  r.axis_size = rows;
+  return r;
+}
+
 TEST(CpuEquivalence, SimdPlainLoopOnAMovingInputMatchesScalar) {
   // Runs whose input moves along the run (GatherElements on a non-last axis: lookup t reads
   // input[t + idx[t] * axis_stride]) take the AVX-512 plain loop on AMD CPUs only
@@ -519,13 +536,7 @@ TEST(CpuEquivalence, SimdPlainLoopOnAMovingInputMatchesScalar) {
     std::vector<std::int64_t> indices(static_cast<std::size_t>(kCols));
     for (std::int64_t t = 0; t < kCols; ++t) indices[static_cast<std::size_t>(t)] = t == at ? kRows : uniform(rng, 0, kRows - 1);
     std::vector<float> got(static_cast<std::size_t>(kCols), -1.0f), want(static_cast<std::size_t>(kCols), -1.0f);
-    cpu::ElementRun r;
-    r.input = reinterpret_cast<const std::byte*>(input.data());
-    r.indices = reinterpret_cast<const std::byte*>(indices.data());
-    r.input_step = 1;
-    r.axis_stride = kCols;
-    r.axis_size = kRows;
-    r.output = reinterpret_cast<std::byte*>(got.data());
+    cpu::ElementRun r = element_run_over(input, indices, got, 1, kCols, kRows);
     const std::int64_t done = simd(r, kCols);
     r.output = reinterpret_cast<std::byte*>(want.data());
     const std::int64_t want_done = cpu::gather_plain_run<4, std::int64_t, true>(r, kCols);
@@ -561,13 +572,7 @@ TEST(CpuEquivalence, PrefetchingPlainLoopMatchesScalar) {
           std::vector<std::int64_t> indices(static_cast<std::size_t>(m));
           for (std::int64_t t = 0; t < m; ++t) indices[static_cast<std::size_t>(t)] = t == at ? bad : uniform(rng, 0, kRows - 1);
           std::vector<float> got(static_cast<std::size_t>(m), -1.0f), want(static_cast<std::size_t>(m), -1.0f);
-          cpu::ElementRun r;
-          r.input = reinterpret_cast<const std::byte*>(input.data());
-          r.indices = reinterpret_cast<const std::byte*>(indices.data());
-          r.input_step = input_step;
-          r.axis_stride = kCols;
-          r.axis_size = kRows;
-          r.output = reinterpret_cast<std::byte*>(got.data());
+          cpu::ElementRun r = element_run_over(input, indices, got, input_step, kCols, kRows);
           const std::int64_t done = cpu::gather_plain_run<4, std::int64_t, true, true>(r, m);
           r.output = reinterpret_cast<std::byte*>(want.data());
           const std::int64_t want_done = cpu::gather_plain_run<4, std::int64_t, true>(r, m);
@@ -580,6 +585,64 @@ TEST(CpuEquivalence, PrefetchingPlainLoopMatchesScalar) {
             EXPECT_EQ(got[static_cast<std::size_t>(t)],
                       input[static_cast<std::size_t>(t * input_step + indices[static_cast<std::size_t>(t)] * kCols)]);
           }
+        }
+      }
+    }
+  }
+}
+
+/// One run of the prefetching AVX-512 plain loop against the scalar loop without prefetch, for
+/// element type T and index type Index: the lookups done, and every element written.
+template <class T, class Index>
+void check_simd_prefetching_run(std::mt19937_64& rng, std::int64_t m, std::int64_t input_step, std::int64_t at,
+                                std::int64_t bad) {
+  namespace cpu = mg::detail::cpu;
+  const cpu::PlainRunFn simd = cpu::plain_run_simd_prefetching(sizeof(T), sizeof(Index), std::is_signed_v<Index>);
+  ASSERT_NE(simd, nullptr);
+  constexpr std::int64_t kRows = 40, kCols = 620;  // kCols > m: a moving input stays inside
+  std::vector<T> input(static_cast<std::size_t>(kRows * kCols));
+  for (T& v : input) v = static_cast<T>(uniform(rng, -1000, 1000));
+  std::vector<Index> indices(static_cast<std::size_t>(m));
+  for (std::int64_t t = 0; t < m; ++t) {
+    indices[static_cast<std::size_t>(t)] = static_cast<Index>(t == at ? bad : uniform(rng, 0, kRows - 1));
+  }
+  std::vector<T> got(static_cast<std::size_t>(m), T(-1)), want(static_cast<std::size_t>(m), T(-1));
+  cpu::ElementRun r = element_run_over(input, indices, got, input_step, kCols, kRows);
+  const std::int64_t done = simd(r, m);
+  r.output = reinterpret_cast<std::byte*>(want.data());
+  const std::int64_t want_done = cpu::gather_plain_run<sizeof(T), Index, true>(r, m);
+  SCOPED_TRACE("element " + std::to_string(sizeof(T)) + " bytes, index " + std::to_string(sizeof(Index)) +
+               " bytes, m " + std::to_string(m) + ", input_step " + std::to_string(input_step) + ", index " +
+               std::to_string(bad) + " at lookup " + std::to_string(at));
+  EXPECT_EQ(done, at < 0 ? m : at);
+  EXPECT_EQ(done, want_done);
+  EXPECT_TRUE(std::memcmp(got.data(), want.data(), static_cast<std::size_t>(m) * sizeof(T)) == 0);
+}
+
+TEST(CpuEquivalence, SimdPrefetchingPlainLoopMatchesScalar) {
+  // The AVX-512 plain loop that prefetches kSimdPrefetchGroups groups of eight ahead (taken
+  // beyond the L2 cache on AMD CPUs only, so LargeSpanElementGathersMatchReference reaches it
+  // there only) checked directly wherever the CPU has AVX-512, against the scalar loop without
+  // prefetch: runs shorter than the prefetch window, exactly as long, one group longer and much
+  // longer (with a tail after the last group of eight); moving and fixed inputs; an index out of
+  // range (too large, negative, or far outside any mapping, whose prefetch address is garbage
+  // that must not fault) at the first lookup, inside the first prefetched window, at the first
+  // lookup the loop prefetches, and at the end.
+  namespace cpu = mg::detail::cpu;
+  if (cpu::plain_run_simd_prefetching(4, 8, true) == nullptr) GTEST_SKIP() << "no AVX-512 plain loop on this CPU";
+  Rng rng(run_seed() ^ 0x5f37ULL);
+  constexpr std::int64_t window = 8 * cpu::kSimdPrefetchGroups;
+  for (const std::int64_t m : {std::int64_t{7}, window, window + 8, window + 9, std::int64_t{613}}) {
+    for (const std::int64_t input_step : {std::int64_t{0}, std::int64_t{1}}) {
+      for (const std::int64_t at : {std::int64_t{-1}, std::int64_t{0}, std::int64_t{5}, window, m - 1}) {
+        if (at >= m) continue;
+        for (const std::int64_t bad : {std::int64_t{500}, std::int64_t{-1}, std::int64_t{1} << 60, INT64_MIN}) {
+          check_simd_prefetching_run<float, std::int64_t>(rng, m, input_step, at, bad);
+          check_simd_prefetching_run<double, std::int64_t>(rng, m, input_step, at, bad);
+          // 32-bit indices: the far values at their type's ends.
+          const std::int64_t bad32 = bad == INT64_MIN ? INT32_MIN : bad > INT32_MAX ? INT32_MAX : bad;
+          check_simd_prefetching_run<float, std::int32_t>(rng, m, input_step, at, bad32);
+          check_simd_prefetching_run<double, std::uint32_t>(rng, m, input_step, at, bad32);
         }
       }
     }

@@ -43,7 +43,10 @@ MULTIGATHER_AVX512 inline __m512i load_indices8(const std::byte* p) noexcept {
 
 /// gather_plain_run<W, Index, kUnit = true> on AVX-512 gathers: the same contract (returns the
 /// number of lookups done; the caller resolves the one it stopped at the general way).
-template <std::size_t W, class Index>
+/// kPrefetch: the eight elements kSimdPrefetchGroups groups ahead are prefetched one by one
+/// before each gather (their indices not checked yet: the addresses are computed in unsigned
+/// arithmetic and only prefetched, which never faults).
+template <std::size_t W, class Index, bool kPrefetch = false>
 MULTIGATHER_AVX512 std::int64_t plain_run_avx512(const ElementRun& r, std::int64_t m) {
   static_assert(W == 4 || W == 8);
   constexpr auto is = static_cast<std::int64_t>(sizeof(Index));
@@ -54,7 +57,20 @@ MULTIGATHER_AVX512 std::int64_t plain_run_avx512(const ElementRun& r, std::int64
   // Lane j of `base`: (t + j) * input_step, the lookup's own input position along the run.
   __m512i base = _mm512_mullo_epi64(_mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7), _mm512_set1_epi64(r.input_step));
   std::int64_t t = 0;
+  constexpr std::int64_t ahead = 8 * kSimdPrefetchGroups;
+  const __m512i step_ahead = _mm512_set1_epi64(ahead * r.input_step);
+  const auto origin = reinterpret_cast<std::uintptr_t>(r.input);
   for (; t + 8 <= m; t += 8) {
+    if constexpr (kPrefetch) {
+      if (t + ahead + 8 <= m) {
+        alignas(64) std::uint64_t element[8];
+        _mm512_store_si512(element, _mm512_add_epi64(_mm512_mullo_epi64(load_indices8<Index>(r.indices + (t + ahead) * is), stride),
+                                                     _mm512_add_epi64(base, step_ahead)));
+        for (int j = 0; j < 8; ++j) {
+          __builtin_prefetch(reinterpret_cast<const void*>(origin + element[j] * static_cast<std::uint64_t>(w)));
+        }
+      }
+    }
     const __m512i v = load_indices8<Index>(r.indices + t * is);
     if (_mm512_cmplt_epu64_mask(v, size) != 0xFF) break;  // one is not in [0, size) as it is
     const __m512i offsets = _mm512_add_epi64(_mm512_mullo_epi64(v, stride), base);  // elements
@@ -331,10 +347,21 @@ BagSumFn pick_bag_sum(std::int64_t d) noexcept {
       d, [](auto k) -> BagSumFn { return &bag_sum_registers<T, decltype(k)::value>; }, BagSumFn{&bag_sum_avx512<T>});
 }
 
-template <std::size_t W>
+template <std::size_t W, bool kPrefetch>
 PlainRunFn pick_index(std::size_t index_bytes, bool index_signed) noexcept {
-  if (index_bytes == 8) return index_signed ? &plain_run_avx512<W, std::int64_t> : &plain_run_avx512<W, std::uint64_t>;
-  if (index_bytes == 4) return index_signed ? &plain_run_avx512<W, std::int32_t> : &plain_run_avx512<W, std::uint32_t>;
+  if (index_bytes == 8) {
+    return index_signed ? &plain_run_avx512<W, std::int64_t, kPrefetch> : &plain_run_avx512<W, std::uint64_t, kPrefetch>;
+  }
+  if (index_bytes == 4) {
+    return index_signed ? &plain_run_avx512<W, std::int32_t, kPrefetch> : &plain_run_avx512<W, std::uint32_t, kPrefetch>;
+  }
+  return nullptr;
+}
+
+template <bool kPrefetch>
+PlainRunFn pick_plain(std::size_t width, std::size_t index_bytes, bool index_signed) noexcept {
+  if (width == 4) return pick_index<4, kPrefetch>(index_bytes, index_signed);
+  if (width == 8) return pick_index<8, kPrefetch>(index_bytes, index_signed);
   return nullptr;
 }
 #else
@@ -376,10 +403,11 @@ PlainRunFn plain_run_simd(std::size_t width, std::size_t index_bytes, bool index
                           bool beyond_l2) noexcept {
   if (!simd_enabled()) return nullptr;
 #if defined(MULTIGATHER_X86_SIMD)
-  if (input_moves && !cpu_is_amd()) return nullptr;
-  if (beyond_l2 && !input_moves) return nullptr;  // the prefetching scalar loop (element_run.hpp)
-  if (width == 4) return pick_index<4>(index_bytes, index_signed);
-  if (width == 8) return pick_index<8>(index_bytes, index_signed);
+  if (cpu_is_amd()) {
+    return beyond_l2 ? pick_plain<true>(width, index_bytes, index_signed) : pick_plain<false>(width, index_bytes, index_signed);
+  }
+  if (input_moves || beyond_l2) return nullptr;  // the scalar loops (element_run.hpp)
+  return pick_plain<false>(width, index_bytes, index_signed);
 #else
   (void)width;
   (void)index_bytes;
@@ -388,6 +416,18 @@ PlainRunFn plain_run_simd(std::size_t width, std::size_t index_bytes, bool index
   (void)beyond_l2;
 #endif
   return nullptr;
+}
+
+PlainRunFn plain_run_simd_prefetching(std::size_t width, std::size_t index_bytes, bool index_signed) noexcept {
+  if (!simd_enabled()) return nullptr;
+#if defined(MULTIGATHER_X86_SIMD)
+  return pick_plain<true>(width, index_bytes, index_signed);
+#else
+  (void)width;
+  (void)index_bytes;
+  (void)index_signed;
+  return nullptr;
+#endif
 }
 
 RangeCheckFn range_check_simd(std::size_t index_bytes, bool index_signed) noexcept {

@@ -18,16 +18,19 @@
 //   elements_axis0 1 thread: 4.3-4.4 ms against 3.2-3.3 ms scalar; also slower with rows of
 //   1000 and 4000 elements and from a 256 MiB input). flat_take, whose runs all index one span,
 //   was faster on both (Xeon: 30-31 against 33-35 ms). Where the lookups reach more than
-//   kPlainPrefetchSpanBytes (4 MiB, beyond the L2 cache), the scalar loop with software
-//   prefetch (element_run.hpp) is taken instead, except for a moving input on AMD: timed in one
-//   process against mlp_limit.c's loops (bench/limit_fraction.py) on an Intel Xeon VM, it beat
-//   these gathers on flat_take by 10-20%. On a Zen 4 VM (2026-11-28, bench/peers.py, the two
-//   loops alternated twice in one session, out=), elements_axis0 took 5.5-6.6 ms on the gathers
-//   against 7.8-9.2 ms with prefetch at 1 thread, and 3.0-3.6 against 2.7-3.9 ms at 2 threads
-//   (limit_fraction.py, five runs of each on both page sizes: 0.73 -> 0.96 of the limit on
-//   average at 1 thread, 0.84 -> 0.86 at 2). flat_take was split there (gathers 32.3-33.4
-//   against 36.0-36.1 ms at 1 thread, but 19.7-21.9 against 18.0-18.7 at 2), so it keeps the
-//   prefetch loop everywhere.
+//   kPlainPrefetchSpanBytes (4 MiB, beyond the L2 cache), on an Intel CPU the scalar loop with
+//   software prefetch (element_run.hpp) is taken instead: timed in one process against
+//   mlp_limit.c's loops (bench/limit_fraction.py) on an Intel Xeon VM, it beat these gathers on
+//   flat_take by 10-20%. On an AMD CPU the gathers are taken there, with the eight elements
+//   kSimdPrefetchGroups groups ahead prefetched one by one before each gather. On a Zen 4 VM
+//   (2026-11-28, out=, loops alternated in one process, medians of 5 to 7):
+//     flat_take, 1 thread: 26.5-28.5 ms with huge pages and 30.7-31.3 without, against the
+//       scalar prefetch loop's 31.1-31.7 / 32.3-33.8 and the gathers' alone 28.3 / 36.7;
+//     flat_take, 2 threads: 13.7-14.1 / 16.0-16.3 against 15.7-16.0 / 16.9-17.1 and 14.2 / 19.0;
+//     elements_axis0 (moving input): 3.81 / 4.05 ms at 1 thread, 1.68 / 2.05 at 2, against
+//       the gathers' alone 3.97 / 4.48 and 1.82 / 2.11.
+//   (The gathers alone lose to the scalar prefetch loop without huge pages: the prefetches start
+//   the page walks early.)
 // - The tile resolver (resolve.hpp's resolve_tile) compiled for AVX-512 (flatten inlines its
 //   body into an AVX-512 function, where the compiler vectorizes the loop over the lookups;
 //   nhwc_xy).
@@ -65,15 +68,24 @@
 
 namespace multigather::detail::cpu {
 
+/// Groups of eight lookups between the one gathered and the one prefetched, in the AVX-512 plain
+/// loop beyond the L2 cache (AMD CPUs; see above): 32 lookups.
+inline constexpr int kSimdPrefetchGroups = 4;
+
 /// The AVX-512 plain element loop for element width `width` (4 or 8 bytes) and an index type
 /// of `index_bytes` bytes (4 or 8) and signedness `index_signed`, with indices and output
 /// contiguous along the run (kUnit); `input_moves`: the run's input_step is not 0;
-/// `beyond_l2`: the lookups reach kPlainPrefetchSpanBytes or more. nullptr when the combination
-/// has none, when the CPU lacks AVX-512F / AVX-512DQ, on other architectures, when
-/// set_simd_enabled(false), for input_moves on a CPU that is not AMD's, and for beyond_l2
-/// unless both input_moves and AMD (see above: there the scalar loops are faster).
+/// `beyond_l2`: the lookups reach kPlainPrefetchSpanBytes or more (on AMD CPUs the loop then
+/// prefetches kSimdPrefetchGroups groups ahead). nullptr when the combination has none, when
+/// the CPU lacks AVX-512F / AVX-512DQ, on other architectures, when set_simd_enabled(false),
+/// and on a CPU that is not AMD's for input_moves or beyond_l2 (see above: there the scalar
+/// loops are faster).
 PlainRunFn plain_run_simd(std::size_t width, std::size_t index_bytes, bool index_signed, bool input_moves,
                           bool beyond_l2) noexcept;
+
+/// The prefetching AVX-512 plain loop that plain_run_simd hands out beyond the L2 cache on AMD
+/// CPUs, on any CPU with AVX-512 (tests reach it through this), else nullptr.
+PlainRunFn plain_run_simd_prefetching(std::size_t width, std::size_t index_bytes, bool index_signed) noexcept;
 
 /// copy_large_blocks<W, Offset, kFill> with the AVX-512 block mover, for element width `width`
 /// (1, 2, 4, 8 or 16 bytes) and blocks of `bytes` bytes, more than kChunkedBlockMaxBytes and

@@ -117,7 +117,7 @@ cpu::ElementRunFn select_fused_row(const GatherPlan& p) {
 
 /// The plain element loop for an element plan with one coordinate, with indices and output
 /// contiguous along the row: on AVX-512 gathers (avx512.hpp, which says where they pay: on AMD
-/// CPUs also for a moving input beyond the L2 cache) where the CPU has them, for 4- and
+/// CPUs also for a moving input, and beyond the L2 cache with prefetch) where the CPU has them, for 4- and
 /// 8-byte elements and 32- and 64-bit indices; else, where the lookups reach beyond the L2 cache
 /// (kPlainPrefetchSpanBytes), the scalar loop with software prefetch. Otherwise, and for other
 /// layouts, element_run.hpp's plain loop. nullptr for other plans (run_threads asks only for
