@@ -651,9 +651,10 @@ TEST(CpuEquivalence, SimdPrefetchingPlainLoopMatchesScalar) {
 
 TEST(CpuEquivalence, SimdBlockKernelsMatchReferenceAtEveryAlignment) {
   // The AVX-512 block kernels (avx512.hpp) where the CPU has AVX-512: blocks of 64 and 128
-  // bytes (copy_chunked_blocks compiled for AVX-512) and of 257 bytes to 2 KiB on AMD, to 64 KiB
-  // elsewhere (the block mover: an unaligned move at each end, aligned stores between; 2 and
-  // 4 KiB run rep movsb on AMD and the mover elsewhere, on uint8 and float32 only, for time),
+  // bytes (copy_chunked_blocks compiled for AVX-512) and of 257 bytes to 64 KiB (the block
+  // mover: an unaligned move at each end, aligned stores between; on AMD, 2 and 4 KiB blocks
+  // run rep movsb where source and destination share their offset within a line, else the
+  // mover; on uint8 and float32 only, for time),
   // behind two coordinates per lookup (the tile resolver compiled for AVX-512), 32- and 64-bit
   // indices. Every element
   // width, odd block sizes (rows of a uint8 output start at every alignment), contiguous and

@@ -443,23 +443,33 @@ RangeCheckFn range_check_simd(std::size_t index_bytes, bool index_signed) noexce
 }
 
 /// Blocks of more than kChunkedBlockMaxBytes and at most this many bytes take the AVX-512 block
-/// mover, the rest `rep movsb`. On AMD, below 2 KiB: on a Zen 4, rep movsb was as fast or faster
-/// from 2 KiB on. Elsewhere, up to 64 KiB: on an Intel Xeon (2026-11-27, row gathers of 16 MiB
-/// from a 100 MB table, one process), the mover took 4.45 / 3.55 / 3.45 / 3.51 / 3.63 ms at
-/// 1 thread for 2 / 4 / 8 / 16 / 64 KiB rows against rep movsb's 5.32 / 4.15 / 4.08 / 3.87 /
+/// mover, the rest `rep movsb`. Up to 64 KiB: on an Intel Xeon (2026-11-27, row gathers of
+/// 16 MiB from a 100 MB table, one process), the mover took 4.45 / 3.55 / 3.45 / 3.51 / 3.63 ms
+/// at 1 thread for 2 / 4 / 8 / 16 / 64 KiB rows against rep movsb's 5.32 / 4.15 / 4.08 / 3.87 /
 /// 3.82 (2.17 / 1.85 / 1.76 against 2.71 / 2.13 / 1.87 ms at 2 threads for 2 / 4 / 8 KiB).
+/// On AMD as well, except that from 2 KiB on a copy whose source and destination share their
+/// offset within a 64-byte line keeps rep movsb. On a Zen 4 VM (2026-11-28, 16 MiB of rows
+/// gathered from a 100 MB numpy table whose rows start 16 bytes into a line; the two
+/// alternated in one process), rep movsb took 1.20 / 0.89 / 0.89 / 0.89 ms at 1 thread for 2 /
+/// 4 / 8 / 16 KiB rows into a numpy output (16 bytes in, as the table) against the mover's
+/// 1.36 / 0.91 / 1.05 / 0.90, but 1.46 / 1.16 / 1.36 / 1.13 ms into a line-aligned output (a
+/// one-shot result) against 1.25 / 0.97 / 1.05 / 0.96; 2 threads alike. Below 2 KiB the mover
+/// won either way (1 KiB rows: 1.26 against 1.33 ms same offset, 1.28 against 1.56 not).
 /// Larger blocks were not measured and stay with rep movsb.
-inline std::int64_t avx512_block_max_bytes() noexcept {
+inline std::int64_t avx512_block_max_bytes(bool same_line_offset) noexcept {
 #if defined(MULTIGATHER_X86_SIMD)
-  return cpu_is_amd() ? 2047 : 65536;
+  return cpu_is_amd() && same_line_offset ? 2047 : 65536;
 #else
+  (void)same_line_offset;
   return 0;
 #endif
 }
 
 template <class Offset, bool kFill>
-CopyFn<Offset> large_blocks_simd(std::size_t width, std::int64_t bytes) noexcept {
-  if (!simd_enabled() || bytes <= kChunkedBlockMaxBytes || bytes > avx512_block_max_bytes()) return nullptr;
+CopyFn<Offset> large_blocks_simd(std::size_t width, std::int64_t bytes, bool same_line_offset) noexcept {
+  if (!simd_enabled() || bytes <= kChunkedBlockMaxBytes || bytes > avx512_block_max_bytes(same_line_offset)) {
+    return nullptr;
+  }
 #if defined(MULTIGATHER_X86_SIMD)
   switch (width) {
     case 1: return &copy_large_blocks<1, Offset, kFill, Avx512Move>;
@@ -475,10 +485,10 @@ CopyFn<Offset> large_blocks_simd(std::size_t width, std::int64_t bytes) noexcept
 #endif
 }
 
-template CopyFn<std::int32_t> large_blocks_simd<std::int32_t, false>(std::size_t, std::int64_t) noexcept;
-template CopyFn<std::int32_t> large_blocks_simd<std::int32_t, true>(std::size_t, std::int64_t) noexcept;
-template CopyFn<std::int64_t> large_blocks_simd<std::int64_t, false>(std::size_t, std::int64_t) noexcept;
-template CopyFn<std::int64_t> large_blocks_simd<std::int64_t, true>(std::size_t, std::int64_t) noexcept;
+template CopyFn<std::int32_t> large_blocks_simd<std::int32_t, false>(std::size_t, std::int64_t, bool) noexcept;
+template CopyFn<std::int32_t> large_blocks_simd<std::int32_t, true>(std::size_t, std::int64_t, bool) noexcept;
+template CopyFn<std::int64_t> large_blocks_simd<std::int64_t, false>(std::size_t, std::int64_t, bool) noexcept;
+template CopyFn<std::int64_t> large_blocks_simd<std::int64_t, true>(std::size_t, std::int64_t, bool) noexcept;
 
 template <class Offset, bool kFill>
 CopyFn<Offset> chunked_blocks_simd(std::size_t width, std::int64_t bytes) noexcept {

@@ -47,14 +47,17 @@
 //   the per-lookup loop in one process, 1 thread): sorted sum 17.1 -> 12.8 ms, unsorted sum
 //   41.6 -> 26.9 ms, sorted max 19.7 -> 14.4 ms; at 2 threads sorted sum 11.2 -> 9.1 ms and max
 //   13.6 -> 11.0 ms (the unsorted sum's buckets do not take it).
-// - The block mover of copy_large_blocks (copy.hpp) for blocks of 257 bytes to 2 KiB on AMD, to
-//   64 KiB elsewhere (large_blocks_simd in avx512.cpp has the measurements): 64-byte
-//   moves with the destination aligned (one unaligned move at each end), the whole block (up
-//   to 1 KiB) prefetched two blocks ahead. numpy puts large arrays 16 bytes past a page
-//   boundary, so each row of a numpy output starts mid-line; there `rep movsb` slows down.
-//   Measured in a standalone loop on 512-byte and 1 KiB rows 16 bytes off alignment
-//   (mid_axis_block's shape), this mover beats rep movsb; on a Zen 4, from 2 KiB on, rep movsb
-//   is as fast or faster and stays; on an Intel Xeon the mover is 5-20% faster up to 64 KiB.
+// - The block mover of copy_large_blocks (copy.hpp) for blocks of 257 bytes to 64 KiB, except
+//   on AMD from 2 KiB on where every block's source and destination share their offset within
+//   a 64-byte line (large_blocks_simd in avx512.cpp has the measurements): 64-byte moves with
+//   the destination aligned (one unaligned move at each end), the whole block (up to 1 KiB)
+//   prefetched two blocks ahead. numpy puts large arrays 16 bytes past a page boundary, so each
+//   row of a numpy output starts mid-line; there `rep movsb` slows down. Measured in a
+//   standalone loop on 512-byte and 1 KiB rows 16 bytes off alignment (mid_axis_block's shape),
+//   this mover beats rep movsb; on an Intel Xeon the mover is 5-20% faster up to 64 KiB; on a
+//   Zen 4, from 2 KiB on, rep movsb is faster where source and destination share their line
+//   offset (a numpy table into a numpy output), slower where they do not (into a one-shot
+//   result, which is line-aligned).
 #pragma once
 
 #include <cstddef>
@@ -88,11 +91,13 @@ PlainRunFn plain_run_simd(std::size_t width, std::size_t index_bytes, bool index
 PlainRunFn plain_run_simd_prefetching(std::size_t width, std::size_t index_bytes, bool index_signed) noexcept;
 
 /// copy_large_blocks<W, Offset, kFill> with the AVX-512 block mover, for element width `width`
-/// (1, 2, 4, 8 or 16 bytes) and blocks of `bytes` bytes, more than kChunkedBlockMaxBytes and
-/// less than 2 KiB; nullptr for other block sizes and where plain_run_simd would be (no
-/// AVX-512, switched off, other widths). Offset: std::int32_t or std::int64_t.
+/// (1, 2, 4, 8 or 16 bytes) and blocks of `bytes` bytes, more than kChunkedBlockMaxBytes and at
+/// most 64 KiB (on AMD, less than 2 KiB when `same_line_offset`: every block's source and
+/// destination addresses are equal modulo 64); nullptr for other block sizes and where
+/// plain_run_simd would be (no AVX-512, switched off, other widths). Offset: std::int32_t or
+/// std::int64_t.
 template <class Offset, bool kFill>
-CopyFn<Offset> large_blocks_simd(std::size_t width, std::int64_t bytes) noexcept;
+CopyFn<Offset> large_blocks_simd(std::size_t width, std::int64_t bytes, bool same_line_offset) noexcept;
 
 /// copy_chunked_blocks<W, Offset, kFill, bytes> (64- and 128-byte blocks: GatherND point
 /// sampling, fp16 embeddings) compiled for AVX-512, for element width `width`; nullptr for

@@ -44,6 +44,23 @@ std::int64_t lookup_span_bytes(const GatherPlan& p) {
   return (span + 1) * static_cast<std::int64_t>(p.element_size);
 }
 
+/// Whether every block of a block plan is copied between addresses equal modulo 64 (the same
+/// offset within a cache line): the input and output bases are, and every byte stride that
+/// moves a block (lookup dimensions, axes) is a multiple of 64.
+bool same_line_offset(const GatherPlan& p) {
+  const auto es = static_cast<std::int64_t>(p.element_size);
+  if ((reinterpret_cast<std::uintptr_t>(p.input) - reinterpret_cast<std::uintptr_t>(p.output)) % 64 != 0) return false;
+  for (int d = 0; d < p.lookup_rank; ++d) {
+    const auto du = static_cast<std::size_t>(d);
+    if (p.shape[du] > 1 && ((p.input_strides[du] * es) % 64 != 0 || (p.output_strides[du] * es) % 64 != 0)) return false;
+  }
+  for (int j = 0; j < p.k; ++j) {
+    const auto ju = static_cast<std::size_t>(j);
+    if (p.axis_sizes[ju] > 1 && (p.axis_strides[ju] * es) % 64 != 0) return false;
+  }
+  return true;
+}
+
 template <std::size_t W, class Offset, bool kFill>
 CopyFn<Offset> select_copy_width(const GatherPlan& p) {
   if (p.kind == PlanKind::kElement) {
@@ -56,7 +73,7 @@ CopyFn<Offset> select_copy_width(const GatherPlan& p) {
   if (bytes == 64) return &cpu::copy_chunked_blocks<W, Offset, kFill, 64>;
   if (bytes == 128) return &cpu::copy_chunked_blocks<W, Offset, kFill, 128>;
   if (bytes <= cpu::kChunkedBlockMaxBytes) return &cpu::copy_chunked_blocks<W, Offset, kFill>;
-  if (const CopyFn<Offset> simd = cpu::large_blocks_simd<Offset, kFill>(W, bytes)) return simd;
+  if (const CopyFn<Offset> simd = cpu::large_blocks_simd<Offset, kFill>(W, bytes, same_line_offset(p))) return simd;
   return &cpu::copy_large_blocks<W, Offset, kFill>;
 }
 
