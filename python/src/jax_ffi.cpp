@@ -267,10 +267,12 @@ Status run_op_handler(State& state, ffi::RemainingArgs args, ffi::RemainingRets 
     return execute_shard(call.op, v[0], v[1], count == 3 ? &updates : nullptr, call.attrs, n, shards, out, context);
   }
   const CountLowerings counted{state.cache};
-  // A gather's result is XLA's new buffer, which a failed computation never returns: an index
-  // error may leave partial data there (no separate pass over the indices first).
+  // The result is XLA's buffer, which a failed computation never returns (a scatter's may be
+  // its aliased operand: XLA copied the operand into it, or the caller donated that operand):
+  // an index error may leave partial data there, so no separate pass over the indices first
+  // (scatters under jit, 1 thread, alternated: S2 3.01 -> 2.81 ms, S3 6.28 -> 5.91 ms).
   ExecutionContext c = context;
-  c.output_is_new = count == 2;
+  c.output_is_new = true;
   return execute_batched(call.op, v[0], v[1], count == 3 ? &updates : nullptr, call.attrs, n, out, c,
                          &state.cache);
 }

@@ -8,6 +8,7 @@ jnp.take_along_axis, lax.gather, .at[].add / .set) and their gradients; jax.test
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -377,6 +378,29 @@ def test_gradients_and_vmap_keep_their_lowering_too():
         np.testing.assert_allclose(np.asarray(sa), np.asarray(ra), rtol=1e-12)
         np.testing.assert_allclose(np.asarray(sv), np.asarray(rv), rtol=1e-12)
         np.testing.assert_array_equal(np.asarray(out), np.stack([np.take(np.asarray(xs[k] + call), np.asarray(idx[k]), axis=0) for k in range(3)]))
+
+
+def test_a_scatter_under_jit_reports_an_index_error_and_leaves_its_operand_intact():
+    # The FFI scatter writes XLA's result buffer without a pass over the indices first
+    # (python/src/jax_ffi.cpp): a bad index mid-way fails the call with the message numpy's
+    # path gives, and the operand (aliased to the result, not donated) keeps its values.
+    rng = np.random.default_rng(7)
+    x_np = rng.standard_normal((6, 3000)).astype(np.float32)
+    idx_np = rng.integers(0, 3000, (6, 2000))
+    u_np = rng.standard_normal((6, 2000)).astype(np.float32)
+    x = jnp.asarray(x_np)
+    f = jax.jit(lambda a, i, u: multigather.scatter_multiaxis(a, i, u, [1], reduction="add"))
+    want = x_np.copy()
+    np.add.at(want, (np.arange(6)[:, None], idx_np), u_np)
+    np.testing.assert_allclose(np.asarray(f(x, jnp.asarray(idx_np), jnp.asarray(u_np))), want, rtol=1e-5, atol=1e-5)
+    bad = idx_np.copy()
+    bad[4, 1500] = 3000
+    with pytest.raises(IndexError) as numpy_error:
+        multigather.scatter_multiaxis(x_np, bad, u_np, [1], reduction="add")
+    with pytest.raises(Exception, match=re.escape(str(numpy_error.value))):
+        np.asarray(f(x, jnp.asarray(bad), jnp.asarray(u_np)))
+    np.testing.assert_array_equal(np.asarray(x), x_np)
+    np.testing.assert_allclose(np.asarray(f(x, jnp.asarray(idx_np), jnp.asarray(u_np))), want, rtol=1e-5, atol=1e-5)
 
 
 def test_a_kept_lowering_still_reports_an_index_error_and_recovers():
