@@ -22,6 +22,17 @@ namespace multigather::detail::cpu {
 
 inline constexpr std::int64_t kCacheLineBytes = 64;
 
+/// Rows of indices up to this many bytes, apart from each other (a slice such as
+/// argsort(x)[:, :256]), are prefetched whole a row ahead (prefetch_lines), so that each row
+/// does not start with the misses the hardware prefetcher needs to find its stream: the
+/// gather's index pre-check and the plain element-scatter loop.
+inline constexpr std::int64_t kPrefetchIndexRowBytes = 4096;
+
+/// Prefetches every cache line of [p, p + bytes) for reading.
+inline void prefetch_lines(const std::byte* p, std::int64_t bytes) noexcept {
+  for (std::int64_t b = 0; b < bytes; b += kCacheLineBytes) __builtin_prefetch(p + b);
+}
+
 /// gather_plain_run<..., kPrefetch = true>: lookups between the one loaded and the one prefetched.
 inline constexpr std::int64_t kPlainPrefetchDistance = 24;
 /// Lookup spans (the input bytes one run's lookups may reach) from which the plain loop
@@ -114,13 +125,7 @@ std::int64_t gather_plain_run(const ElementRun& r, std::int64_t m) {
   // One lookup; false (nothing written) when its index is not already in [0, size). As
   // uint64, a negative index is huge, so the one compare finds it too.
   auto one = [&](std::int64_t t) {
-    const Index raw = load_index<Index>(indices + t * index_step * is);
-    std::uint64_t v;
-    if constexpr (std::is_signed_v<Index>) {
-      v = static_cast<std::uint64_t>(static_cast<std::int64_t>(raw));
-    } else {
-      v = static_cast<std::uint64_t>(raw);
-    }
+    const std::uint64_t v = load_index_unsigned<Index>(indices + t * index_step * is);
     if (__builtin_expect(v >= size, 0)) return false;
     std::memcpy(output + t * output_step * w,
                 input + (t * input_step + static_cast<std::int64_t>(v) * stride) * w, W);
@@ -130,7 +135,7 @@ std::int64_t gather_plain_run(const ElementRun& r, std::int64_t m) {
   if constexpr (kPrefetch) {
     const auto base = reinterpret_cast<std::uintptr_t>(input);
     auto prefetch = [&](std::int64_t a) {
-      const auto v = static_cast<std::uint64_t>(static_cast<std::int64_t>(load_index<Index>(indices + a * index_step * is)));
+      const std::uint64_t v = load_index_unsigned<Index>(indices + a * index_step * is);
       const std::uint64_t element = static_cast<std::uint64_t>(a * input_step) + v * static_cast<std::uint64_t>(stride);
       __builtin_prefetch(reinterpret_cast<const void*>(base + element * static_cast<std::uint64_t>(w)));
     };

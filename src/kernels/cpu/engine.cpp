@@ -539,9 +539,6 @@ bool run_cpu(const GatherPlan& plan) noexcept {
 
 namespace {
 
-/// Index rows up to this many bytes are prefetched whole, a row ahead (indices_in_range_typed).
-constexpr std::int64_t kPrefetchRowBytes = 4096;
-
 template <class Index>
 bool indices_in_range_typed(const TensorView& indices, const GatherPlan& plan) noexcept {
   const int c = std::max(plan.k, 1);
@@ -583,19 +580,17 @@ bool indices_in_range_typed(const TensorView& indices, const GatherPlan& plan) n
     }
     return offset;
   };
-  // Short rows apart from each other (a slice such as argsort(x)[:, :256]): the next row is
-  // prefetched whole, so that each row does not start with the misses that the hardware
-  // prefetcher needs to find its stream (S2 into, 256 int64 per row 8 KiB apart, alternated
-  // runs on an AMD EPYC VM: 3.52 -> 3.40 ms at 1 thread, 1.57 -> 1.44 ms at 2).
+  // Short rows apart from each other: the next row prefetched whole (element_run.hpp; S2 into,
+  // 256 int64 per row 8 KiB apart, alternated runs on an AMD EPYC VM: 3.52 -> 3.40 ms at 1
+  // thread, 1.57 -> 1.44 ms at 2).
   const std::int64_t row_bytes = row * static_cast<std::int64_t>(sizeof(Index));
-  const bool prefetch_rows = !flat && step == 1 && row_bytes <= kPrefetchRowBytes;
+  const bool prefetch_rows = !flat && step == 1 && row_bytes <= cpu::kPrefetchIndexRowBytes;
   auto piece_ok = [&](std::int64_t t) {
     if (interrupt_requested(std::min(piece, row))) return false;
     const std::int64_t q = t / pieces_per_row, part = t % pieces_per_row;
     const std::int64_t offset = flat ? 0 : row_offset(q);
     if (prefetch_rows && q + 1 < rows) {
-      const auto* next = reinterpret_cast<const std::byte*>(base + row_offset(q + 1));
-      for (std::int64_t b = 0; b < row_bytes; b += cpu::kCacheLineBytes) __builtin_prefetch(next + b);
+      cpu::prefetch_lines(reinterpret_cast<const std::byte*>(base + row_offset(q + 1)), row_bytes);
     }
     const std::int64_t begin = part * piece;
     const std::int64_t n = std::min(piece, row - begin);

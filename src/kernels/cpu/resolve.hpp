@@ -20,6 +20,17 @@ inline Index load_index(const std::byte* p) noexcept {
   return v;
 }
 
+/// load_index's value as uint64, a negative one sign-extended first: huge, so that one unsigned
+/// compare `v < size` tests both ends of [0, size) (the plain loops' check as stored).
+template <class Index>
+inline std::uint64_t load_index_unsigned(const std::byte* p) noexcept {
+  if constexpr (std::is_signed_v<Index>) {
+    return static_cast<std::uint64_t>(static_cast<std::int64_t>(load_index<Index>(p)));
+  } else {
+    return static_cast<std::uint64_t>(load_index<Index>(p));
+  }
+}
+
 /// SPEC section 1's resolve(raw, size) for one coordinate (core/index_resolve.hpp, the one
 /// resolver, with the policy fixed at compile time). Returns the position along the axis (always
 /// in [0, size) when `ok`, 0 otherwise, so that nothing out of range is ever addressed). `ok` is
