@@ -65,6 +65,17 @@ def traced(*arrays: Any) -> bool:
 
 
 def _register() -> None:
+    """Registers the handlers' state type, then the handlers, on every platform whose JAX backend
+    exists, in that order.
+
+    XLA refuses a handler whose state type it does not know yet ("Types used by FFI handlers
+    must be registered before the handler registration"), and JAX queues registrations made
+    before a platform's backend exists and replays the queued handlers BEFORE the queued types
+    when it creates the backend. So the backends are created first (``jax.devices(platform)``);
+    then each registration reaches XLA at once, the type before its handlers. A platform whose
+    backend cannot be created (CUDA handlers in a process without a GPU) is skipped: nothing can
+    run there. Each platform has its own state type id and name (each platform's XLA keeps its
+    own type registry)."""
     global _REGISTERED
     if _REGISTERED:
         return
@@ -76,11 +87,12 @@ def _register() -> None:
                            "without the XLA FFI headers), so it cannot run inside jax.jit / "
                            "grad / vmap")
     for platform, targets in handlers.items():
-        # The handlers' state (one per call site: its decoded attributes and its lowering) is
-        # made by their instantiate stage; its type is registered before them, with the
-        # platform's own type id (each platform's XLA keeps its own type registry).
-        jax.ffi.register_ffi_type("multigather_call_site", _core.jax_ffi_state_type(platform),
-                                  platform=platform)
+        try:
+            jax.devices(platform.lower())
+        except RuntimeError:
+            continue  # no such backend in this process (CUDA handlers without a GPU, JAX_PLATFORMS)
+        jax.ffi.register_ffi_type(f"multigather_call_site.{platform.lower()}",
+                                  _core.jax_ffi_state_type(platform), platform=platform)
         for name, stages in targets.items():
             jax.ffi.register_ffi_target(name, stages, platform=platform)
     _REGISTERED = True
