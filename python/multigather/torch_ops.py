@@ -76,14 +76,14 @@ def library_path() -> str:
     ``torch.ops.multigather.*`` from C++ (engine included): ``torch.ops.load_library(path)``
     makes the ops available with no multigather Python package (an AOTInductor package's
     runtime, a libtorch program that dlopens it). Raises ImportError when the package was built
-    without torch (pip's isolated build: reinstall with ``pip install --no-build-isolation .``
-    in an environment that has torch, as scripts/test-python.sh does)."""
+    without torch (torch was not installed when ``pip install .`` ran: install torch, then
+    reinstall the package; its build finds the torch of the environment it installs into)."""
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "libmultigather_torch.so")
     if not os.path.exists(path):
         raise ImportError(
             f"multigather's PyTorch ops are not built ({path} is missing): the package was built "
-            f"without torch; reinstall it with torch installed and `pip install "
-            f"--no-build-isolation .`")
+            f"without torch; install torch, then reinstall the package (`python3 -m pip install "
+            f"--force-reinstall --no-deps .` from its source), whose build finds that torch")
     return path
 
 
