@@ -26,6 +26,12 @@ Every ``multigather_op`` / ``multigather_vjp`` FFI call that ``_jax_ffi`` makes 
   other
   ============  ===========================  ==============================================
 
+  In index_mode 'error' a call (not its gradient) replicates its batch, index and lookup
+  factors, the ones that split the indices, with a ReplicationWarning: every device then checks
+  every index, so an out-of-range index fails every device with the unsplit call's message
+  (split, it failed one device, and the others waited for it at their next collective until XLA
+  aborted the process). The other index modes never fail and keep them split.
+
   The gathered strategy runs ``execute_shard`` (multigather/sharding.hpp) on the CPU; on GPUs a
   gathered factor is replicated. A segment op (data, segment_ids) keeps its features split, and
   its rows with the ids for a sum (partial sums, psum); it replicates the rest
@@ -68,8 +74,20 @@ _TENSORS = {
 _PASS, _SPLIT, _SUM, _REPLICATE = "pass", "split", "sum", "replicate"
 
 
+def _checks_on_every_device(target: str, info: dict) -> bool:
+    """Whether this FFI call must see every index on every device: a call (not a gradient,
+    whose call already checked them) in index_mode 'error', or whose lowering checks index
+    values itself (tf.math.unsorted_segment_*: an id >= num_segments is an error). An
+    out-of-range index in one device's shard would fail that device alone, and the others would
+    wait for it at their next collective until XLA aborts the process; replicated, every device
+    finds it and every device raises, with the unsplit call's message."""
+    return target == "op" and (info.get("index_mode") == "error" or bool(info.get("reads_index_values")))
+
+
 def _kind(role: str, target: str, info: dict, cpu: bool, updates_dim: int) -> str:
     """How a factor of ``role`` is partitioned in this FFI call (see the module docstring)."""
+    if role in ("batch", "index", "lookup") and _checks_on_every_device(target, info):
+        return _REPLICATE  # the indices are split along it
     if info["kind"] == "segment":
         return _segment_kind(role, target, info)
     scatter = info["kind"] == "scatter"
@@ -147,8 +165,10 @@ class _Plan:
             self.kinds[name] = _kind(f["role"], target, info, cpu, f["updates"])
             self.sizes[name] = int(f["size"])
             self.axis[name] = int(f["axis"])
+        self.checks_every_index = _checks_on_every_device(target, info)
         if batch is not None:
-            self.kinds["vb"], self.sizes["vb"], self.axis["vb"] = _PASS, int(size), -1
+            self.kinds["vb"] = _REPLICATE if self.checks_every_index else _PASS
+            self.sizes["vb"], self.axis["vb"] = int(size), -1
         self.operands = [dims(s, r, b) for s, r, b in zip(sides_in, operand_ranks, batched)]
         self.results = [dims(s, r, batch is not None) for s, r in zip(sides_out, result_ranks)]
         # The results each split or summed factor psums when it is sharded: those that lack it,
@@ -236,6 +256,12 @@ def _warn_replicated(op: str, target: str, kind: str, plan: _Plan, mesh: Any,
                 continue
             if factor is None:
                 why = "it has size 1"
+            elif (plan.kinds[factor] == _REPLICATE and plan.checks_every_index and
+                  plan.roles[factor] in ("batch", "index", "lookup")):
+                why = ("index_mode 'error' (or the op's own check of index values) checks every "
+                       "index on every device (an out-of-range index in one device's shard would "
+                       "fail that device alone and stall the others at their next collective); "
+                       "index modes clamp, wrap, fill or drop keep it split")
             elif plan.kinds[factor] == _REPLICATE and kind == "segment" and plan.roles[factor] == "gathered":
                 why = "a segment op's result is not split along its segments"
             elif plan.kinds[factor] == _REPLICATE and kind == "segment" and plan.roles[factor] in ("index", "lookup"):

@@ -232,6 +232,7 @@ nb::dict sharding_factors_info(std::string_view op, const IntList& input_shape, 
   info["reduction"] = l.mean_by_count ? std::string("mean") : std::string(reduction_name(l.reduction));
   info["include_input"] = l.include_input;
   info["index_mode"] = std::string(index_mode_name(l.options.index_mode));
+  info["reads_index_values"] = l.reads_index_values;
   info["negative_indices"] = l.options.negative_indices;
   info["output_shape"] = shape_tuple(l.output_shape);
   nb::list axes;

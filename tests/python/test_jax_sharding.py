@@ -95,10 +95,11 @@ SCRIPT = textwrap.dedent(r"""
 
     @case("point_sampling")
     def _():
-        # index-parallel: image and points split by batch, the output stays split
+        # index-parallel: image and points split by batch, the output stays split (index mode
+        # clamp: in mode error the points replicate, so that every device checks every index)
         image = rng.standard_normal((8, 16, 16, 4)).astype(np.float32)
         points = rng.integers(0, 16, size=(8, 100, 1, 2)).astype(np.int32)
-        f = jax.jit(lambda im, p: multigather.gather_multiaxis(im, p, [1, 2]))
+        f = jax.jit(lambda im, p: multigather.gather_multiaxis(im, p, [1, 2], index_mode="clamp"))
         args = (put(image, mesh1, P("x")), put(points, mesh1, P("x")))
         out = f(*args)
         b = np.arange(8)[:, None, None]
@@ -106,7 +107,7 @@ SCRIPT = textwrap.dedent(r"""
         np.testing.assert_array_equal(np.asarray(out), expected)
         assert spec_of(out) == ("x",), out.sharding
         assert collectives(f, *args)["all-gather"] == 0
-        loss = lambda im, p: (multigather.gather_multiaxis(im, p, [1, 2]) ** 2).sum()
+        loss = lambda im, p: (multigather.gather_multiaxis(im, p, [1, 2], index_mode="clamp") ** 2).sum()
         ref = lambda im, p: (im[jnp.arange(8)[:, None, None], p[..., 0], p[..., 1]] ** 2).sum()
         g = jax.jit(jax.grad(loss))
         np.testing.assert_allclose(np.asarray(g(*args)), np.asarray(jax.grad(ref)(image, points)),
@@ -272,14 +273,19 @@ SCRIPT = textwrap.dedent(r"""
                 np.testing.assert_allclose(np.asarray(grad), np.asarray(jax.grad(ref)(data, seg)), rtol=1e-5, atol=1e-5)
                 assert spec_of(grad) == spec_of(args[0]), (grad.sharding, args[0].sharding)
                 assert collectives(g, *args)["all-gather"] == 0
-            # tf's unsorted_segment_sum is the same core call
-            import multigather.tf as mtf
-            h = jax.jit(lambda d, i: mtf.unsorted_segment_sum(d, jnp.clip(i, 0, 47), 48))
-            np.testing.assert_allclose(np.asarray(h(*rows)), np.asarray(jax.ops.segment_sum(data, np.clip(seg, 0, 47), 48)),
-                                       rtol=1e-5, atol=1e-5)
-            assert collectives(h, *rows)["all-gather"] == 0
         assert not [w for w in caught if issubclass(w.category, ReplicationWarning)], \
             [str(w.message) for w in caught]
+        # tf's unsorted_segment_sum is the same core call, but it checks its ids itself (an id
+        # >= num_segments is TF's error): split rows replicate, with a warning that says why, so
+        # that every device checks every id
+        import multigather.tf as mtf
+        h = jax.jit(lambda d, i: mtf.unsorted_segment_sum(d, jnp.clip(i, 0, 47), 48))
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            np.testing.assert_allclose(np.asarray(h(*rows)), np.asarray(jax.ops.segment_sum(data, np.clip(seg, 0, 47), 48)),
+                                       rtol=1e-5, atol=1e-5)
+        assert [w for w in caught if issubclass(w.category, ReplicationWarning) and
+                "checks every index on every device" in str(w.message)], [str(w.message) for w in caught]
 
     @case("segment_max_replicates_rows")
     def _():
@@ -408,3 +414,54 @@ def results() -> dict:
 @pytest.mark.parametrize("name", CASES)
 def test_sharded(results: dict, name: str) -> None:
     assert results.get(name) == "ok", results.get(name, "the case did not run")
+
+
+ERROR_MODE_SCRIPT = textwrap.dedent(r"""
+    import warnings
+    import numpy as np
+    import jax, jax.numpy as jnp
+    from jax.sharding import Mesh, NamedSharding, PartitionSpec as P
+    import multigather as mg
+
+    mesh = Mesh(np.array(jax.devices()), ("x",))
+    table = jnp.arange(32.).reshape(8, 4)
+    good = np.array([0, 1, 2, 3, 4, 5, 6, 7])
+    bad = good.copy()
+    bad[5] = 99
+    calls = {
+        "gather_multiaxis": lambda t, i: mg.gather_multiaxis(t, i[:, None], [0]).sum(),
+        "torch.index_select": lambda t, i: mg.run("torch.index_select", t, i, dim=0).mean(),
+        "tf.math.unsorted_segment_sum": lambda t, i: mg.run("tf.math.unsorted_segment_sum", t, i,
+                                                           num_segments=8).sum(),
+    }
+    for name, call in calls.items():
+        f = jax.jit(call)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            ids = jax.device_put(jnp.asarray(good), NamedSharding(mesh, P("x")))
+            assert np.allclose(f(table, ids), call(table, good)), name  # right values, sharded ids
+        assert any("index_mode 'error'" in str(w.message) for w in caught), (name, [str(w.message) for w in caught])
+        try:
+            np.asarray(f(table, jax.device_put(jnp.asarray(bad), NamedSharding(mesh, P("x")))))
+        except Exception as error:
+            message = str(error)
+        else:
+            raise AssertionError(name + ": no error")
+        assert "out of range" in message and "[5" in message, (name, message)  # the global position
+        print("raised", name, flush=True)
+    print("done")
+""")
+
+
+def test_error_mode_on_sharded_indices_raises_on_every_device():
+    """An out-of-range index in ONE device's shard of the indices, in index_mode 'error', under
+    plain jax.jit, followed by a collective (a sum): every device raises, with the unsplit
+    call's message (the global position), and the process lives. It used to fail on that
+    device alone while the others waited at the collective, until XLA aborted the process."""
+    require("jax")
+    env = dict(os.environ)
+    env["XLA_FLAGS"] = (env.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=2").strip()
+    env["JAX_PLATFORMS"] = "cpu"
+    proc = subprocess.run([sys.executable, "-c", ERROR_MODE_SCRIPT], env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert proc.returncode == 0 and "done" in proc.stdout, proc.stdout[-3000:] + proc.stderr[-3000:]
