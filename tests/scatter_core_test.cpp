@@ -1048,3 +1048,68 @@ TEST(ScatterPipeline, RegistryOpMatchesTheCoreCallInPlaceAndStrided) {
 }
 
 }  // namespace
+
+// ScatterOptions::wide_accumulator (docs/spec.md section 5, "Accumulation"): float16 / bfloat16
+// add and mul combine in float32 and round once per element. Oracle: the same scatter on float32
+// arrays (every 16-bit value widened exactly) through the reference kernel, rounded once; and
+// without the option, the 16-bit combine (each step rounded), which differs here.
+TEST(ScatterCore, WideAccumulatorCombinesInFloat32AndRoundsOnce) {
+  for (const mg::DType dtype : {mg::DType::kBFloat16, mg::DType::kFloat16}) {
+    for (const mg::Reduction reduction : {mg::Reduction::kAdd, mg::Reduction::kMul}) {
+      const bool brain = dtype == mg::DType::kBFloat16;
+      const auto narrow = [&](float f) { return brain ? mg::float_to_bfloat16(f) : mg::float_to_half(f); };
+      const auto wide = [&](std::uint16_t b) { return brain ? mg::bfloat16_to_float(b) : mg::half_to_float(b); };
+      // 3 targets x 2 columns; 600 updates into row 0 mostly (contention), a few into row 2.
+      const std::int64_t n = 600;
+      std::vector<std::uint16_t> input(6), updates(static_cast<std::size_t>(n * 2));
+      std::vector<std::int64_t> indices(static_cast<std::size_t>(n * 2));
+      std::vector<float> input32(6), updates32(updates.size());
+      Rng rng(7);
+      std::uniform_real_distribution<float> value(reduction == mg::Reduction::kMul ? 0.995f : 0.5f,
+                                                  reduction == mg::Reduction::kMul ? 1.006f : 1.5f);
+      for (std::size_t k = 0; k < input.size(); ++k) input32[k] = wide(input[k] = narrow(value(rng)));
+      for (std::size_t k = 0; k < updates.size(); ++k) {
+        updates32[k] = wide(updates[k] = narrow(value(rng)));
+        indices[k] = k % 97 == 0 ? 2 : 0;
+      }
+      mg::ScatterOptions options;
+      options.reduction = reduction;
+      std::vector<float> expected32(6);
+      ASSERT_TRUE(mg::scatter_multiaxis_reference(view(input32, mg::DType::kFloat32, {3, 2}),
+                                                  view(indices, mg::DType::kInt64, {n, 2}),
+                                                  view(updates32, mg::DType::kFloat32, {n, 2}), {0},
+                                                  mview(expected32, mg::DType::kFloat32, {3, 2}), options)
+                      .ok());
+      std::vector<std::uint16_t> narrow_result(6), wide_result(6), in_place = input;
+      ASSERT_TRUE(mg::scatter_multiaxis_into(view(input, dtype, {3, 2}), view(indices, mg::DType::kInt64, {n, 2}),
+                                             view(updates, dtype, {n, 2}), {0}, mview(narrow_result, dtype, {3, 2}),
+                                             options).ok());
+      options.wide_accumulator = true;
+      for (int threads : {1, 2, 3}) {
+        options.num_threads = threads;
+        ASSERT_TRUE(mg::scatter_multiaxis_into(view(input, dtype, {3, 2}), view(indices, mg::DType::kInt64, {n, 2}),
+                                               view(updates, dtype, {n, 2}), {0}, mview(wide_result, dtype, {3, 2}),
+                                               options).ok());
+        for (std::size_t k = 0; k < 6; ++k) EXPECT_EQ(wide_result[k], narrow(expected32[k])) << k << " " << threads;
+      }
+      // in place, and the one-shot form, give the same bytes
+      ASSERT_TRUE(mg::scatter_multiaxis_into(view(in_place, dtype, {3, 2}), view(indices, mg::DType::kInt64, {n, 2}),
+                                             view(updates, dtype, {n, 2}), {0}, mview(in_place, dtype, {3, 2}), options)
+                      .ok());
+      EXPECT_EQ(in_place, wide_result);
+      const mg::Tensor one_shot = mg::scatter_multiaxis(view(input, dtype, {3, 2}), view(indices, mg::DType::kInt64, {n, 2}),
+                                                        view(updates, dtype, {n, 2}), {0}, options);
+      EXPECT_EQ(std::memcmp(one_shot.data(), wide_result.data(), 12), 0);
+      // the 16-bit combine is further off: row 0 differs (the test would not see the option)
+      EXPECT_NE(narrow_result[0], wide_result[0]);
+      // a bad index leaves the output unchanged, with the reference kernel's message
+      indices[5] = 3;
+      std::vector<std::uint16_t> untouched = wide_result;
+      const mg::Status s = mg::scatter_multiaxis_into(view(input, dtype, {3, 2}), view(indices, mg::DType::kInt64, {n, 2}),
+                                                      view(updates, dtype, {n, 2}), {0},
+                                                      mview(untouched, dtype, {3, 2}), options);
+      EXPECT_EQ(s.code(), mg::StatusCode::kOutOfRange) << s.message();
+      EXPECT_EQ(untouched, wide_result);
+    }
+  }
+}

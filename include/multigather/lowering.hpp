@@ -134,6 +134,14 @@ struct Lowering {
   /// A segment max / min whose gradient goes to the FIRST data element (row-major) equal to its
   /// segment's result, not shared among ties (torch_scatter's rule: its arg output's element).
   bool gradient_to_first_tie = false;
+  /// float16 / bfloat16 adds and products combine in float32 and round once per element, on the
+  /// CPU engine (ScatterOptions::wide_accumulator): the scatter of a scatter row, and the
+  /// scatter-add of a gather row's gradient. Set by the rows whose framework accumulates so
+  /// (PyTorch's CPU scatter_add / scatter_reduce / scatter(reduce=) and index_add on rank >= 2
+  /// with alpha 1, and so the gradients of torch.gather, take_along_dim and index_select on
+  /// rank >= 2; torch_scatter's sum and mean, which call scatter_add_). A mean divides the
+  /// rounded sum in the dtype, as those frameworks do. docs/spec.md section 5.
+  bool wide_accumulator = false;
   /// A partial write (ONNX Runtime / torch: an index smaller than the data on a dimension that
   /// is not scattered): the core input is a leading part of the framework's input, and the
   /// output starts as a copy of the WHOLE framework input `scatter_base` (output_shape), into
@@ -151,6 +159,7 @@ struct Lowering {
     o.negative_indices = options.negative_indices;
     o.include_input = include_input;
     o.num_threads = options.num_threads;
+    o.wide_accumulator = wide_accumulator;
     return o;
   }
 };

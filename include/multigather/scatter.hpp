@@ -16,7 +16,8 @@
 // the updates reaching i combine in row-major order of o, starting from input[i] or, with
 // include_input = false, from the first update reaching i (positions no update reaches keep
 // input[i]). Integers wrap (two's complement); float16 / bfloat16 combine in their own precision
-// (each step rounded to the dtype); NaN propagates through float min and max; bool: add = or,
+// (each step rounded to the dtype; with ScatterOptions::wide_accumulator, add and mul combine
+// in float32 and round once); NaN propagates through float min and max; bool: add = or,
 // mul = and, max = or, min = and; complex min / max: StableHLO's lexicographic order of (real,
 // imaginary) as XLA runs it (max keeps output[i] when re == re ? im > im : re > re, else takes
 // the update; min with <): a tie or a NaN in the deciding comparison takes the update.
@@ -56,6 +57,12 @@ struct ScatterOptions {
   /// CPU threads, as GatherOptions::num_threads (0 = from the work size). The result does not
   /// depend on it.
   int num_threads = 0;
+  /// float16 / bfloat16 with reduction add or mul on the CPU engine: each output element
+  /// combines in float32 (its start value and every update widened, exactly) and is rounded
+  /// once, to nearest even, when the call ends, as PyTorch's CPU scatter kernels do
+  /// (at::opmath_type). false: each combine rounds to the dtype (SPEC section 4's default).
+  /// Other dtypes, reductions and the CUDA engine ignore it.
+  bool wide_accumulator = false;
 };
 
 // ---- Core (exception-free) -------------------------------------------------------------------

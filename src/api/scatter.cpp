@@ -8,6 +8,7 @@
 #include "core/task_pool.hpp"
 #include "kernels/cpu/cpu.hpp"
 #include "kernels/cpu/scatter_engine.hpp"
+#include "kernels/cpu/widen.hpp"
 #include "kernels/reference/reference.hpp"
 #include "plan/scatter_plan.hpp"
 
@@ -81,12 +82,39 @@ Status run_scatter_validated(const TensorView& input, const TensorView& indices,
 
 }  // namespace detail
 
+namespace {
+
+/// A validated scatter with ScatterOptions::wide_accumulator on float16 / bfloat16 (add, mul):
+/// the same scatter on float32 twins of input and updates into a float32 output, then each
+/// element rounded once into `output`, which is written only on success (input may be output
+/// itself: its twin is read first).
+Status scatter_widened(const TensorView& input, const TensorView& indices, const TensorView& updates,
+                       std::span<const std::int64_t> axes, const MutableTensorView& output,
+                       const ScatterOptions& options) {
+  try {
+    const Tensor input32 = detail::cpu::widened(input), updates32 = detail::cpu::widened(updates);
+    Tensor output32(DType::kFloat32, output.shape);
+    ScatterOptions narrow = options;
+    narrow.wide_accumulator = false;
+    MULTIGATHER_RETURN_IF_ERROR(scatter_multiaxis_into(input32.view(), indices, updates32.view(), axes,
+                                                       output32.mutable_view(), narrow));
+    detail::cpu::narrow_into(output32.view(), output);
+  } catch (const std::bad_alloc&) {
+    return Status(StatusCode::kInternal, "out of memory: the float32 accumulator of a float16 / bfloat16 "
+                                         "scatter (wide_accumulator) needs 4 bytes per element");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
 Status scatter_multiaxis_into(const TensorView& input, const TensorView& indices,
                               const TensorView& updates, std::span<const std::int64_t> axes,
                               const MutableTensorView& output, const ScatterOptions& options) noexcept {
   detail::ValidatedScatter call;
   MULTIGATHER_RETURN_IF_ERROR(detail::validate_scatter_operands(input, indices, updates, axes, options, &call));
   MULTIGATHER_RETURN_IF_ERROR(detail::validate_scatter_output(output, input, indices, updates, call, "output"));
+  if (detail::cpu::widens(options, input.dtype)) return scatter_widened(input, indices, updates, axes, output, options);
   return detail::run_scatter_validated(input, indices, output, call, options);
 }
 
@@ -106,6 +134,10 @@ Tensor scatter_multiaxis(const TensorView& input, const TensorView& indices,
   detail::ValidatedScatter call;
   throw_if_error(detail::validate_scatter_operands(input, indices, updates, axes, options, &call));
   Tensor out(input.dtype, input.shape);
+  if (detail::cpu::widens(options, input.dtype)) {
+    throw_if_error(scatter_widened(input, indices, updates, axes, out.mutable_view(), options));
+    return out;
+  }
   throw_if_error(detail::run_scatter_validated(input, indices, out.mutable_view(), call, options, nullptr, nullptr,
                                                /*keep_output_on_error=*/false));
   return out;

@@ -1,6 +1,7 @@
 // Batching (jax.vmap) and vector-Jacobian products (jax.grad) on the one pipeline
 // (multigather/transforms.hpp): a lowering lifted by the batch dimensions, and the adjoint of a
 // lowered call run by the core operators through the lowering's own views.
+#include "kernels/cpu/widen.hpp"
 #include "multigather/transforms.hpp"
 #include "multigather/sharding.hpp"
 #include "plan/shard_plan.hpp"
@@ -213,7 +214,9 @@ std::size_t nbytes(const MutableTensorView& v) {
 }
 
 Status require_contiguous(const TensorView& v, const char* name) {
-  if (v.numel() > 1 && v.strides != contiguous_strides(v.shape)) {
+  // PyTorch's rule (is_contiguous): the stride of a size-1 dimension does not matter, since it
+  // never moves (a [1, 2] gradient with strides [4, 1] is laid out as [2, 1]'s).
+  if (v.numel() > 1 && !v.is_contiguous()) {
     return InvalidArgument(std::string(name) + " must be C-contiguous (strides " + to_string(v.strides) +
                            " for shape " + to_string(v.shape) + ")");
   }
@@ -492,6 +495,7 @@ ScatterOptions scatter_options(const Lowering& l, Reduction reduction, const Exe
   o.index_mode = l.options.index_mode == IndexMode::kFill ? IndexMode::kDrop : l.options.index_mode;
   o.negative_indices = l.options.negative_indices;
   o.num_threads = context.num_threads >= 0 ? context.num_threads : l.options.num_threads;
+  o.wide_accumulator = l.wide_accumulator;
   return o;
 }
 
@@ -921,6 +925,12 @@ Status gathered_vjp(const Lowering& l, const TensorView* input, int batch_rank, 
 Status vjp_one(const Lowering& l, const TensorView* input, int batch_rank, const TensorView& grad_output,
                const MutableTensorView& grad_input, const MutableTensorView* grad_updates,
                const ExecutionContext& context) {
+  // The gradient of the output has the output's shape: every VJP below reads grad_output at
+  // each output position (a smaller one would be read out of bounds).
+  if (!(grad_output.shape == l.output_shape)) {
+    return InvalidArgument(l.op + ": grad_output shape " + to_string(grad_output.shape) +
+                           " must be the output shape " + to_string(l.output_shape));
+  }
   const Engine engine(context);
   if (engine.cuda) MULTIGATHER_RETURN_IF_ERROR(detail::cuda_engine_available(l));
   if (l.gathered != nullptr) return gathered_vjp(l, input, batch_rank, grad_output, grad_input, engine);

@@ -667,6 +667,9 @@ Status ts_scatter(const TensorView& src, const TensorView& index, const Attribut
     MULTIGATHER_RETURN_IF_ERROR(finish_segments(identity, src, index, "index", dims_from(src, 0), r, out));
   }
   torch_scatter_rules(out, index, dim, size);
+  // torch_scatter's sum and mean are PyTorch's scatter_add_ (float32 accumulation on the CPU);
+  // its mul is a kernel of its own, in the dtype.
+  out->wide_accumulator = out->reduction == Reduction::kAdd;
   return Status::Ok();
 }
 

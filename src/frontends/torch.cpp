@@ -59,6 +59,7 @@ Status gather(const TensorView& input, std::int64_t dim, const TensorView& index
                            str(input.rank()) + ")");
   }
   set_policy(out, IndexMode::kError, false);
+  out->wide_accumulator = true;  // the gradient is PyTorch's scatter_add (float32 accumulation)
   reject_negatives_context(out, i, "index", "dim " + str(d), x.shape[static_cast<int>(d)]);
   MULTIGATHER_RETURN_IF_ERROR(lower_elements(out->op, x, i, d, ElementRule::kAtMost, "input", "index", out));
   return reshape_output(dims_vec(index.shape), out);  // a 0-D index gives a 0-D output
@@ -93,6 +94,7 @@ Status take(const TensorView& input, const TensorView& index, Lowering* out) {
 Status take_along_dim(const TensorView& input, const TensorView& indices,
                       std::optional<std::int64_t> dim, Lowering* out) {
   MULTIGATHER_RETURN_IF_ERROR(begin_op("torch.take_along_dim", input, indices, out));
+  out->wide_accumulator = true;  // a gather in PyTorch: its gradient is a scatter_add
   if (!dim) {
     // dim=None flattens both tensors: views when contiguous, else copies (noted). PyTorch
     // 2.15 computes input.view(-1).gather(0, indices.view(-1)), so gather's rules apply:
@@ -155,6 +157,8 @@ Status index_select(const TensorView& input, std::int64_t dim, const TensorView&
   out->axes = {d};
   MULTIGATHER_RETURN_IF_ERROR(fold_coordinates(out->op, ix, 1, 1, out));
   set_policy(out, IndexMode::kError, false);
+  // The gradient is PyTorch's index_add: float32 accumulation on rank >= 2 (torch.index_add).
+  out->wide_accumulator = r >= 2;
   reject_negatives_context(out, index, "index", "dim " + str(d), x.shape[a]);
   // A 0-D input gives a 0-D result (its one index must be 0).
   std::vector<std::int64_t> shape = dims_vec(input.shape);
@@ -201,6 +205,7 @@ Status scatter_elements(const TensorView& input, std::int64_t dim, const TensorV
   MULTIGATHER_RETURN_IF_ERROR(check_scatter_element_sizes(out->op, x, i, d, "self", "index", ""));
   out->reduction = reduction;
   out->include_input = include_self;
+  out->wide_accumulator = true;  // PyTorch's CPU scatter kernel combines in at::opmath_type
   if (reduction == Reduction::kNone) out->notes.push_back(kScatterDuplicates);
   set_policy(out, IndexMode::kError, false);
   reject_negatives_context(out, i, "index", "dim " + str(d), x.shape[static_cast<int>(d)]);
@@ -359,6 +364,9 @@ Status index_add(const TensorView& input, std::int64_t dim, const TensorView& in
   MULTIGATHER_RETURN_IF_ERROR(fold_coordinates(out->op, ix, 1, 1, out));
   out->reduction = Reduction::kAdd;
   out->include_input = true;
+  // PyTorch 2.15's index_add_cpu_ runs a scatter_add (float32 accumulation) for rank >= 2 and
+  // alpha 1; a vector, or a scaled source, adds slice by slice in the dtype.
+  out->wide_accumulator = unit_alpha && x.rank() >= 2;
   set_policy(out, IndexMode::kError, false);
   reject_negatives_context(out, index, "index", "dim " + str(d), x.shape[a]);
   std::vector<std::int64_t> shape = dims_vec(x.shape);

@@ -1,0 +1,23 @@
+// Internal: float16 / bfloat16 views widened to float32 and narrowed back, for the scatters that
+// accumulate in float32 (ScatterOptions::wide_accumulator: PyTorch's CPU scatter kernels combine
+// reduced-precision floats in float32, at::opmath_type, and round each element once).
+#pragma once
+
+#include "multigather/scatter.hpp"
+#include "multigather/tensor.hpp"
+
+namespace multigather::detail::cpu {
+
+/// Whether a scatter with these options on `dtype` runs on float32 twins of its operands:
+/// options.wide_accumulator, a float16 / bfloat16 dtype, and a reduction that rounds (add, mul).
+bool widens(const ScatterOptions& options, DType dtype) noexcept;
+
+/// `from` (float16 or bfloat16, any strides, stride 0 included) as a new C-contiguous float32
+/// tensor of its shape (exact: every 16-bit float is a float32).
+Tensor widened(const TensorView& from);
+
+/// The C-contiguous float32 values `from` (the shape of `to`) rounded into `to` (float16 or
+/// bfloat16, any strides without self-overlap), round to nearest even.
+void narrow_into(const TensorView& from, const MutableTensorView& to) noexcept;
+
+}  // namespace multigather::detail::cpu
