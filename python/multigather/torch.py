@@ -116,7 +116,8 @@ def embedding(input: Any, weight: Any, padding_idx: Optional[int] = None) -> Any
     has shape input.shape + [embedding_dim] and weight's dtype. Indices must be in
     [0, num_embeddings) (IndexError otherwise; negatives too, as PyTorch). padding_idx (negative
     counts from the end, as PyTorch) gets no gradient. Raises ValueError for a weight that is
-    not 2-D or a padding_idx out of range. Torch tensors: ``torch.ops.multigather.embedding``
+    not 2-D or a padding_idx out of range, RuntimeError (F.embedding's) for indices that are
+    not int32 / int64. Torch tensors: ``torch.ops.multigather.embedding``
     (differentiable in weight); other arrays: index_select of the rows (registry op
     "torch.index_select", dim 0)."""
     if padding_idx is not None:
@@ -128,6 +129,11 @@ def embedding(input: Any, weight: Any, padding_idx: Optional[int] = None) -> Any
             padding_idx += n
     if torch_op_needed(weight, input):
         return torch_ops().embedding(input, weight, padding_idx)
+    dtype = str(getattr(input, "dtype", "int64")).replace("torch.", "")
+    if dtype not in ("int64", "int32"):  # F.embedding's check and words (a RuntimeError)
+        raise RuntimeError(f"embedding: Expected tensor for argument #1 'indices' to have one of the "
+                           f"following scalar types: Long, Int; but got {dtype} instead (while checking "
+                           f"arguments for embedding)")
     if len(weight.shape) != 2:
         raise ValueError(f"embedding: weight must be 2-D (num_embeddings, embedding_dim), not "
                          f"{len(weight.shape)}-D of shape {list(weight.shape)}")

@@ -146,12 +146,12 @@ def _hint(size) -> int:
 
 
 def _infer(op: str, input, indices, updates=None,
-           symbolic: Optional[Callable[[], Any]] = None, **attrs) -> list:
+           symbolic: Optional[Callable[[list], Any]] = None, **attrs) -> list:
     """The output shape of registry op ``op`` for operands of these shapes (and dtypes), from
     the core's shape inference (its rules and errors; no data). With symbolic sizes (dynamic
-    shapes), the core checks the sizes' hints and ``symbolic()`` gives the shape in the symbolic
-    sizes (the op's rule, written in torch), which must agree with the core's answer on the
-    hints; without ``symbolic`` the sizes are specialized to their hints. Operands are
+    shapes), the core checks the sizes' hints and ``symbolic(core_shape)`` gives the shape in the
+    symbolic sizes (the op's rule, written in torch; a segment rule takes the number of segments
+    from the core's answer), which must agree with the core's answer on the hints; without ``symbolic`` the sizes are specialized to their hints. Operands are
     (shape, dtype) pairs."""
     shape = list(_registry.output_shape(
         op, [_hint(s) for s in input[0]], [_hint(s) for s in indices[0]], input[1], indices[1],
@@ -164,7 +164,7 @@ def _infer(op: str, input, indices, updates=None,
             for s in t:
                 int(s)
         return shape
-    sym = list(symbolic())
+    sym = list(symbolic(shape))
     if [_hint(s) for s in sym] != shape:
         raise AssertionError(f"multigather::{op}: symbolic shape {sym} disagrees with the core's "
                              f"{shape}")
@@ -180,7 +180,7 @@ def _numel(shape) -> Any:
 
 # Each gather row's shape rule in torch sizes (scatters: input's shape), on one example's
 # shapes: rule(input_shape, indices_shape, attrs).
-def _gather_multiaxis_shape(input, indices, attrs):
+def _gather_multiaxis_shape(input, indices, attrs, core=None):
     axes = attrs["axes"]
     rank, c = len(input), max(len(axes), 1)
     logical = list(indices[:-1]) + [indices[-1] // c] if rank else []
@@ -188,7 +188,7 @@ def _gather_multiaxis_shape(input, indices, attrs):
     return [logical[d] if d in dims or input[d] == 1 else input[d] for d in range(rank)]
 
 
-def _take_along_dim_shape(input, indices, attrs):
+def _take_along_dim_shape(input, indices, attrs, core=None):
     dim = attrs["dim"]
     if dim is None:
         return [_numel(indices)]
@@ -196,7 +196,7 @@ def _take_along_dim_shape(input, indices, attrs):
     return [indices[d] if d == d0 or input[d] == 1 else input[d] for d in range(len(input))]
 
 
-def _index_select_shape(input, index, attrs):
+def _index_select_shape(input, index, attrs, core=None):
     if len(input) == 0:
         return []
     shape = list(input)
@@ -204,10 +204,32 @@ def _index_select_shape(input, index, attrs):
     return shape
 
 
+def _segment_shape(segment_dim):
+    """A segment row's shape rule: the data's shape with its segment dimension (segment_dim(data
+    shape, ids shape, attrs)) holding the number of segments. That number comes from the ids
+    (their shape: lengths, offsets, indptr; or dim_size), so the ids' sizes and the data's size
+    along that dimension are specialized (guards); the data's other sizes stay symbolic."""
+    def rule(input, indices, attrs, core):
+        for size in indices:
+            int(size)  # guards: the ids' shape decides the number of segments
+        d = segment_dim(input, indices, attrs)
+        if len(core) != len(input):
+            for size in input:
+                int(size)
+            return core
+        int(input[d])
+        return [core[k] if k == d else input[k] for k in range(len(input))]
+    return rule
+
+
 _SYMBOLIC = {
+    "torch.segment_reduce": _segment_shape(lambda x, i, a: a["axis"] % len(x)),
+    "torch_scatter.scatter": _segment_shape(lambda x, i, a: a["dim"] % len(x)),
+    "torch_scatter.segment_coo": _segment_shape(lambda x, i, a: len(i) - 1),
+    "torch_scatter.segment_csr": _segment_shape(lambda x, i, a: len(i) - 1),
     "gather_multiaxis": _gather_multiaxis_shape,
-    "torch.gather": lambda input, index, attrs: list(index),
-    "torch.take": lambda input, index, attrs: list(index),
+    "torch.gather": lambda input, index, attrs, core=None: list(index),
+    "torch.take": lambda input, index, attrs, core=None: list(index),
     "torch.take_along_dim": _take_along_dim_shape,
     "torch.index_select": _index_select_shape,
 }
@@ -245,7 +267,7 @@ def _register_fakes() -> None:
             return bound
 
         def forward(*args, _row=row_name, _bind=bind, _operands=operands, _scatter=scatter,
-                    _rule=rule, **kwargs):
+                    _rule=rule, _segment=segment, **kwargs):
             bound = _bind(args, kwargs)
             b = bound.pop("batch_rank", 0)
             input, indices = bound.pop(_operands[0]), bound.pop(_operands[1])
@@ -254,10 +276,14 @@ def _register_fakes() -> None:
             x = (list(input.shape[b:]), _dtype(input, "input"))
             i = (list(indices.shape[b:]), _dtype(indices, "indices"))
             u = None if updates is None else (list(updates.shape[b:]), _dtype(updates, "updates"))
-            if _rule is None:
-                symbolic = (lambda: x[0])
+            if _rule is not None:
+                symbolic = (lambda core: _rule(x[0], i[0], bound, core))
+            elif _segment:
+                # [segments, ...] without a rule of its own: the sizes specialize to their hints
+                # (a recompile per size under dynamic=True, never a wrong symbolic shape).
+                symbolic = None
             else:
-                symbolic = (lambda: _rule(x[0], i[0], bound))
+                symbolic = (lambda core: x[0])  # a scatter: input's shape
             return input.new_empty(batch + _infer(_row, x, i, u, symbolic=symbolic, **bound))
 
         # The backward's arguments after grad_output: input and updates as their sizes.
@@ -389,7 +415,13 @@ def _embedding_bag_backward(ctx, grad):
         # zero row B). No data-dependent shapes (torch.compile).
         rows, bag, bags = _bag_ids(input, offsets, ctx.include_last_offset, ctx.padding_idx, weight.shape[0])
         gathered = index_select(torch.cat([grad, grad.new_zeros((1, grad.shape[1]))]), 0, bag)
-        grad_psw = (gathered * index_select(weight, 0, rows)).sum(1).reshape(per_sample_weights.shape)
+        rows_of_weight = index_select(weight, 0, rows)
+        if grad.dtype in (torch.float16, torch.bfloat16):
+            # PyTorch's CPU kernel (_embedding_bag_per_sample_weights_backward) forms each dot
+            # product in float32 and rounds it once; products rounded to 16 bits lose ~10 steps
+            gathered, rows_of_weight = gathered.float(), rows_of_weight.float()
+        grad_psw = ((gathered * rows_of_weight).sum(1).to(grad.dtype)
+                    .reshape(per_sample_weights.shape))
     return None, grad_weight, None, None, grad_psw, None, None
 
 

@@ -264,6 +264,12 @@ View view_from(const Array& array, std::string_view name,
   view.data = array.data();
   read_layout(array, &view.shape, &view.strides);
   view.dtype = resolve_dtype(array.dtype(), name, dtype_name);
+  if (view.data == nullptr && !on_device && view.numel() == 0) {
+    // An empty array's null data (torch, DLPack): a valid address with no element, so that the
+    // lowering takes it as data (its values are all there: none), not as "shapes alone".
+    alignas(64) static unsigned char no_elements[64] = {};
+    view.data = no_elements;
+  }
   return view;
 }
 

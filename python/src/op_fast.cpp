@@ -32,6 +32,7 @@
 // the XLA FFI. Every error of a call (an attribute, lower_op, execute: an index out of range,
 // an overlapping out=) is raised here, once, in one wording; the kernel never runs twice.
 
+#include <algorithm>
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/string.h>
@@ -435,6 +436,12 @@ bool torch_view_by_members(PyObject* t, TensorView* view, bool writable) {
   if (view->data == nullptr && PyErr_Occurred()) {
     PyErr_Clear();
     return false;
+  }
+  if (view->data == nullptr && view->numel() == 0) {
+    // An empty tensor's null data_ptr: a valid address with no element, so that the lowering
+    // takes it as data (its values are all there: none), not as "shapes alone".
+    alignas(64) static const unsigned char no_elements[64] = {};
+    view->data = no_elements;
   }
   return true;
 }
@@ -848,10 +855,14 @@ Status lowering_for(FastOp& op, const TensorView& input, const TensorView& indic
 
 PyObject* not_implemented() { Py_RETURN_NOTIMPLEMENTED; }
 
-std::int64_t output_bytes(const Lowering& l) {
+/// The bytes a call moves, which decide whether it releases the GIL: its output's, or for a
+/// scatter the larger of that and its lookups' (G, l.shape.output_numel): a scatter into a small
+/// output can combine any number of updates (broadcast indices and updates: stride 0).
+std::int64_t work_bytes(const Lowering& l) {
   std::int64_t n = 0;
   if (!element_count(l.output_shape, &n)) return INT64_MAX;
-  return n * static_cast<std::int64_t>(element_size(l.input.dtype));
+  if (l.kind == OpKind::kScatter) n = std::max(n, l.shape.output_numel);
+  return n > INT64_MAX / 16 ? INT64_MAX : n * static_cast<std::int64_t>(element_size(l.input.dtype));
 }
 
 /// Runs `l` into `target`: the caller's out= (left unchanged by a bad index), or, with
@@ -863,7 +874,7 @@ Status run_into(const Lowering& l, const MutableTensorView& target, bool output_
   context.output_name = "out";
   context.output_is_new = output_is_new;
   const PythonInterruptible interruptible;
-  if (output_bytes(l) >= kReleaseGilBytes) {
+  if (work_bytes(l) >= kReleaseGilBytes) {
     nb::gil_scoped_release release;
     return execute(l, target, context);
   }

@@ -54,6 +54,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <exception>
 #include <map>
 #include <memory>
 #include <optional>
@@ -315,18 +316,23 @@ multigather::Dims dims_of(c10::IntArrayRef values) {
   return d;
 }
 
+/// The data address of an empty tensor's view (null in PyTorch): a static address with no
+/// element, so that the lowering takes it as data (all of its values: none), not as a call on
+/// shapes alone.
+alignas(64) unsigned char no_elements[64] = {};
+
 multigather::TensorView view_of(const at::Tensor& t, const std::string& op, const char* name) {
   const std::optional<DType> dtype = dtype_of(t.scalar_type());
   TORCH_CHECK_TYPE(dtype.has_value(), op, ": ", name, " dtype ", t.scalar_type(),
                    " is not supported by multigather");
   TORCH_CHECK_VALUE(t.dim() <= multigather::kMaxRank, op, ": ", name, " has rank ", t.dim(),
                     "; multigather supports rank <= ", multigather::kMaxRank);
-  return multigather::TensorView(t.numel() == 0 ? nullptr : t.const_data_ptr(), *dtype,
+  return multigather::TensorView(t.numel() == 0 ? no_elements : t.const_data_ptr(), *dtype,
                                  dims_of(t.sizes()), dims_of(t.strides()));
 }
 
 multigather::MutableTensorView mutable_view_of(const at::Tensor& t) {
-  return multigather::MutableTensorView(t.numel() == 0 ? nullptr : t.mutable_data_ptr(),
+  return multigather::MutableTensorView(t.numel() == 0 ? no_elements : t.mutable_data_ptr(),
                                         *dtype_of(t.scalar_type()), dims_of(t.sizes()),
                                         dims_of(t.strides()));
 }
@@ -414,6 +420,8 @@ multigather::TensorView example_of(multigather::TensorView v, std::int64_t batch
 /// The batch shape of a call with `batch_rank` leading batch dimensions: per dimension, the
 /// size that is not 1 (execute_batched checks that every operand has it or 1).
 std::vector<std::int64_t> batch_shape_of(std::initializer_list<const at::Tensor*> operands, std::int64_t batch_rank) {
+  TORCH_CHECK_VALUE(batch_rank >= 0, "multigather: batch_rank = ", batch_rank,
+                    " must be non-negative (the number of leading batch dimensions)");
   std::vector<std::int64_t> shape(static_cast<std::size_t>(batch_rank), 1);
   for (const at::Tensor* t : operands) {
     if (t == nullptr) continue;
@@ -833,6 +841,11 @@ struct BackwardBackward : torch::autograd::Node {
       } else if (p == op->updates) {
         stack.push_back(grads.size() > 1 && grads[1].defined() && grads[1].numel() > 0
                             ? grads[1] : zeros_of(args[i], like));
+      } else if (op->segment() && op->args[i].name == "initial") {
+        // A sum / mean is linear in the data plus the constant `initial` (PyTorch adds it to a
+        // segment's sum): the transpose has none, so an empty segment gives 0 (a mean with no
+        // initial would give its NaN there).
+        stack.push_back(c10::IValue(c10::Scalar(0)));
       } else {
         stack.push_back(args[i]);
       }
@@ -1172,6 +1185,11 @@ void batched_kernel(const c10::OperatorHandle& handle, torch::jit::Stack* stack)
 /// the row detached. Autograd, fake tensors, batching and DTensor strategies come from
 /// gather_multiaxis's (index_select's).
 at::Tensor embedding(const at::Tensor& input, const at::Tensor& weight, std::optional<std::int64_t> padding_idx) {
+  // F.embedding's own check and words (checkScalarTypes: a RuntimeError), before the gather,
+  // which would take any integer dtype.
+  TORCH_CHECK(input.scalar_type() == at::kLong || input.scalar_type() == at::kInt,
+              "embedding: Expected tensor for argument #1 'indices' to have one of the following scalar types: "
+              "Long, Int; but got ", input.toString(), " instead (while checking arguments for embedding)");
   TORCH_CHECK_VALUE(weight.dim() == 2, "embedding: weight must be 2-D (num_embeddings, embedding_dim), not ",
                     weight.dim(), "-D of shape ", weight.sym_sizes());
   if (padding_idx) {
@@ -1200,17 +1218,25 @@ at::Tensor embedding(const at::Tensor& input, const at::Tensor& weight, std::opt
       rows = gather_multiaxis.call(table, input.unsqueeze(-1), axes, "error", false, 0, 0);
     } catch (const c10::IndexError&) {
       // In F.embedding's terms: the first id outside [0, num_embeddings), at its position in
-      // input (read from the ids on this error path only, not from the core's message).
+      // input (read from the ids on this error path only, not from the core's message). Where
+      // the ids cannot be searched (a tensor subclass without nonzero, such as a DTensor), the
+      // core's IndexError stands.
+      const std::exception_ptr original = std::current_exception();
       const std::int64_t rows_count = weight.size(0);
-      const at::Tensor flat = input.reshape({-1});
-      const at::Tensor bad = (flat < 0).logical_or(flat >= rows_count).nonzero();
-      if (bad.numel() == 0) throw;
-      std::int64_t at_flat = bad[0][0].item<std::int64_t>();
-      const std::int64_t value = flat[at_flat].item<std::int64_t>();
       std::string position;
-      for (std::int64_t d = input.dim() - 1; d >= 0; --d) {
-        position = std::to_string(at_flat % input.size(d)) + (position.empty() ? "" : "," + position);
-        at_flat /= input.size(d);
+      std::int64_t value = 0;
+      try {
+        const at::Tensor flat = input.reshape({-1});
+        const at::Tensor bad = (flat < 0).logical_or(flat >= rows_count).nonzero();
+        if (bad.numel() == 0) std::rethrow_exception(original);
+        std::int64_t at_flat = bad[0][0].item<std::int64_t>();
+        value = flat[at_flat].item<std::int64_t>();
+        for (std::int64_t d = input.dim() - 1; d >= 0; --d) {
+          position = std::to_string(at_flat % input.size(d)) + (position.empty() ? "" : "," + position);
+          at_flat /= input.size(d);
+        }
+      } catch (const std::exception&) {  // c10::Error, or a Python error of a subclass
+        std::rethrow_exception(original);
       }
       TORCH_CHECK_INDEX(false, "embedding: input[", position, "] = ", value, " is out of range for the ", rows_count,
                         " rows of weight (valid range [0, ", rows_count, ")); F.embedding rejects negative indices");

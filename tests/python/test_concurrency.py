@@ -16,6 +16,7 @@ import threading
 import numpy as np
 
 import multigather
+import multigather.numpy  # noqa: F401
 
 THREADS = 8
 CALLS = int(os.environ.get("MULTIGATHER_CONCURRENCY_CALLS", "2000"))  # per thread
@@ -112,3 +113,32 @@ def test_many_threads_one_engine_thread_each():
 
 def test_many_threads_automatic_engine_threads():
     _run_threads(0)
+
+
+def test_a_scatter_of_broadcast_updates_into_a_small_output_releases_the_gil():
+    """The GIL is released by how much a call combines, not by its output's size: a scatter of
+    2^27 broadcast (stride 0) updates into one element lets another Python thread run meanwhile
+    (it held the GIL for the whole call: no data-loader thread, no timer)."""
+    n = 1 << 27
+    indices = np.lib.stride_tricks.as_strided(np.zeros(1, np.int64), (n,), (0,))
+    updates = np.lib.stride_tricks.as_strided(np.ones(1, np.float32), (n,), (0,))
+    ticks = [0]
+    running = threading.Event()
+    done = threading.Event()
+
+    def count():
+        running.set()
+        while not done.is_set():
+            ticks[0] += 1
+
+    counter = threading.Thread(target=count)
+    counter.start()
+    running.wait()
+    before = ticks[0]
+    out = np.zeros(1, np.float32)
+    multigather.numpy.add_at(out, indices, updates)
+    during = ticks[0] - before
+    done.set()
+    counter.join()
+    assert out[0] == float(1 << 24)  # float32 counting stops at 2^24: the call ran in full
+    assert during > 10_000, f"the other thread ran {during} times during the call"

@@ -153,6 +153,23 @@ def _run_cases(rank: int) -> dict:
 
     _case("embedding index out of range", results, index_error)
 
+    def index_error_replicated():
+        # every placement but the row-sharded table: the IndexError (not a RuntimeError naming
+        # aten.nonzero, which DTensor has no strategy for)
+        out = {}
+        for name, placements in (("replicated", [Replicate()]), ("column-sharded", [Shard(1)])):
+            try:
+                mt.embedding(dt(torch.tensor([0, 16]), [Replicate()]), dt(W, placements))
+            except IndexError as e:
+                out[name] = str(e)
+            except Exception as e:  # noqa: BLE001  (the report names it)
+                out[name] = f"not an IndexError: {type(e).__name__}: {e}"
+            else:
+                out[name] = "no error"
+        return out
+
+    _case("embedding index out of range, other placements", results, index_error_replicated)
+
     def take_along_dim_wrap():
         # take_along_dim wraps (indices % size), negatives included: resolved on the whole axis
         i = torch.tensor([[-1, 9, 2, 0, 7, -8]])
@@ -402,6 +419,12 @@ def test_index_error(reports):
     r = _report(reports, "embedding index out of range")
     assert r["raised"], r
     assert "16" in r["message"], r
+
+
+def test_index_error_on_other_placements_is_an_index_error(reports):
+    r = _report(reports, "embedding index out of range, other placements")
+    for name in ("replicated", "column-sharded"):
+        assert "16" in r[name] and "out of range" in r[name] and "not an IndexError" not in r[name], r
 
 
 def test_take_along_dim_wrap(reports):
