@@ -89,7 +89,7 @@ def _zeros(src: Any, shape: list) -> Any:
 
 
 def _is_real(t: Any) -> bool:
-    return not t.is_complex() and t.dtype is not __import__("torch").bool
+    return not t.is_complex() and t.dtype is not sys.modules["torch"].bool
 
 
 def _limits(t: Any) -> tuple:
