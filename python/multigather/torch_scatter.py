@@ -1,42 +1,81 @@
 """torch_scatter's functions (https://pytorch-scatter.readthedocs.io, the scatter and segment
 reductions that PyTorch Geometric runs its message passing on) on multigather: a drop-in for
-``import torch_scatter`` with no compiled extension to build.
+``import torch_scatter`` (version 2.1.2) with no compiled extension to build. torch_scatter's own
+tests pass against it (tests/python/upstream/torch_scatter, copied from its repository).
 
 - ``scatter(src, index, dim=-1, out=None, dim_size=None, reduce="sum")`` (reduce: sum / add /
-  mul / mean / min / max) and ``scatter_sum / scatter_add / scatter_mul / scatter_mean``;
-  ``scatter_min / scatter_max`` return ``(out, arg_out)``;
+  mul / mean / min / max; min / max give the values only) and ``scatter_sum / scatter_add /
+  scatter_mul / scatter_mean``; ``scatter_min / scatter_max`` return ``(out, arg_out)``;
 - ``segment_coo(src, index, out=None, dim_size=None, reduce="sum")`` (index sorted along its last
   dimension; dim = index.dim() - 1) and ``segment_csr(src, indptr, out=None, reduce="sum")``
-  (dim = indptr.dim() - 1), with ``segment_{sum,add,mean,min,max}_{coo,csr}``; the min / max
-  forms return ``(out, arg_out)``.
+  (dim = indptr.dim() - 1), values only, with ``segment_{sum,add,mean,min,max}_{coo,csr}``; the
+  min / max forms return ``(out, arg_out)``;
+- ``gather_coo(src, index, out=None)`` and ``gather_csr(src, indptr, out=None)``: each row of
+  the result is its segment's row of src (the inverse of segment_coo / segment_csr);
+- torch_scatter.composite: ``scatter_std``, ``scatter_logsumexp``, ``scatter_softmax``,
+  ``scatter_log_softmax`` (its arithmetic on this module's functions).
 
-Each is ONE registry row (``torch_scatter.scatter``, ``torch_scatter.segment_coo``,
-``torch_scatter.segment_csr``; docs/spec.md section 6): a scatter of src into the reduction's
-identity. Shapes: src any shape; ``index`` broadcasts to src as torch_scatter's ``broadcast``
-does (a 1-D index lies along ``dim``; a longer one aligns with src's leading dimensions; size 1
-repeats), so no ``index.expand`` is needed; the output is src's shape with ``dim_size`` (default
+scatter, segment_coo and segment_csr are ONE registry row each (``torch_scatter.scatter``,
+``torch_scatter.segment_coo``, ``torch_scatter.segment_csr``; docs/spec.md section 6): a scatter
+of src into the reduction's identity. What torch_scatter does beyond the rows is composed here on
+torch tensors, from torch_scatter's source (csrc/cpu/*.cpp, reducer.h, scatter.py):
+
+- min / max start from ``numeric_limits<T>::lowest()`` (max) / ``max()`` (min) and update only
+  on a strictly better value: NaN is skipped, -inf (+inf for min) and the limit itself are never
+  taken. scatter and segment_coo then write 0 where no value was taken; segment_csr writes 0 for
+  an empty segment and the limit for a non-empty one no value beat (torch_scatter's kernels
+  differ so). With ``out``, out's values are the start (no masking).
+- ``arg_out``: the position along dim of the first src value equal to the result that was
+  taken (with ``out``: strictly beyond out's value there), ``src.size(dim)`` where none was.
+- mean: the sum divided by the count (at least 1); integers floor in scatter_mean
+  (``div_(count, rounding_mode='floor')``) and truncate in segment_coo / segment_csr (C++
+  integer division).
+- ``out=``: scatter* and segment_coo reduce into out in place, its values taking part (a mean
+  divides out + the sum by the count); segment_csr writes its result into out (out's values do
+  not take part); each returns out. An empty src leaves out untouched.
+- Empty inputs: an empty index gives size 0 at dim (dim_size=None); an empty indptr gives no
+  segment; an empty src gives zeros.
+
+Shapes: src any shape; ``index`` broadcasts to src as torch_scatter's ``broadcast`` does (a 1-D
+index lies along ``dim``; a longer one aligns with src's leading dimensions; size 1 repeats), so
+no ``index.expand`` is needed; the output is src's shape with ``dim_size`` (default
 ``index.max() + 1``, read from the index) or the number of segments at ``dim``. dtypes: src any
-real dtype (mean: integers floor), index / indptr int64. An output element no value reaches is 0
-(1 for mul). The values of each element combine in row-major order of src: results are the same
-at every thread count.
+real dtype, index / indptr int64. An output element no value reaches is 0 (1 for mul). The values
+of each element combine in row-major order of src: results are the same at every thread count.
 
-``arg_out`` (min / max): for each output element, the position along ``dim`` of the FIRST src
-value equal to the result, ``src.size(dim)`` where no value reached it (torch_scatter's
-convention). Gradients (torch autograd, through ``torch.ops.multigather.torch_scatter_*``):
-sum / mean as torch_scatter's; min / max give the gradient to the arg_out element (not shared
-among ties, torch_scatter's rule); mul gives each value the product of the others in its element
-(exact with zeros, where torch_scatter divides by the value). Double backward: sum and mean.
+Gradients (torch autograd, through ``torch.ops.multigather.torch_scatter_*`` and multigather's
+torch ops): sum / mean as torch_scatter's; min / max give the gradient to the arg_out element
+(not shared among ties, torch_scatter's rule; none to out's former values); mul gives each value
+the product of the others in its element (exact with zeros, where torch_scatter divides by the
+value); gather_coo / gather_csr: the segment sums of the incoming gradient. Double backward: sum
+and mean. ``torch.jit.script`` of a function (or of a scripted caller) compiles a stand-in with
+torch_scatter's signature that calls the Python function back (_torch_scatter_script.py).
+
+Deliberate differences from torch_scatter 2.1.2, each where torch_scatter's result is undefined
+or it cannot be matched here:
+- an index outside [0, dim_size) (or [0, src.size(dim)) for gather_coo) is an IndexError;
+  torch_scatter's CPU kernels read or write out of bounds;
+- an unsorted index in segment_coo gives the scatter's result (torch_scatter's is undefined);
+- arg_out of a segment_coo / segment_csr segment that holds values but took none (all NaN, or
+  no value beyond the limit) is ``src.size(dim)``; torch_scatter leaves there the position of
+  the previous segment (its kernels do not reset it);
+- gather_csr: rows before ``indptr[.., 0]`` take segment 0's row (torch_scatter leaves them
+  uninitialized);
+- ``out`` is always written in place; torch_scatter's C++ paths (mul, min / max, segment_*,
+  gather_*) write a non-contiguous out's contiguous copy and return that, leaving out as it was;
+- segment_coo / segment_csr also take reduce="mul" (torch_scatter raises ValueError); a reduce
+  outside the list is a ValueError that names it (torch_scatter's has no message);
+- scripted functions call Python back: they run where Python runs and cannot be saved with
+  torch.jit.save (torch_scatter's are C++ ops);
+- numpy and other non-torch arrays run the registry rows alone (no ``out``, no arg_out; the rows'
+  rules of docs/spec.md section 6: min / max propagate NaN, an integer mean is refused).
 
 CUDA tensors: ``scatter`` / ``segment_coo`` with a given ``dim_size`` run on the CUDA engine
 (the CPU engine's bytes), with their gradients but mul's; ``dim_size=None``, ``segment_csr``
 (both read index values on the host) and mul's gradient raise a ValueError that says so
-(docs/spec.md section 6).
-
-``out=``: ``scatter*`` reduce into ``out`` in place and return it, as torch_scatter does (its
-values take part; a mean's count does not include it). ``segment_coo`` / ``segment_csr`` do not
-take ``out`` (NotImplementedError). Errors: IndexError for an index outside [0, dim_size),
-ValueError for shapes that do not broadcast, decreasing or out-of-range indptr, TypeError for a
-non-int64 index, with the registry's messages.
+(docs/spec.md section 6); torch_scatter reads them on the host. Errors: IndexError for an index
+outside [0, dim_size), ValueError for shapes that do not broadcast, decreasing or out-of-range
+indptr, TypeError for a non-int64 index, with the registry's messages.
 """
 
 from __future__ import annotations
@@ -280,10 +319,10 @@ def _scatter(src: Any, index: Any, dim: int, out: Optional[Any], dim_size: Optio
         if out is not None:
             raise TypeError("torch_scatter.scatter: out= needs torch tensors")
         return _no_arg(_row_scatter(src, index, dim, dim_size, reduce), want_arg, "torch_scatter.scatter")
-    if out is None and dim_size is None and index.numel() == 0:
-        dim_size = 0  # torch_scatter: an empty index gives size 0 at dim
-    if out is not None and src.numel() == 0:  # torch_scatter returns out untouched
-        return (out, torch_full_like(out, src.size(d))) if want_arg else out
+    if out is None and dim_size is None and (index.numel() == 0 or src.numel() == 0):
+        dim_size = 0  # torch_scatter: an empty (broadcast) index gives size 0 at dim
+    if src.numel() == 0:  # torch_scatter: out untouched, else zeros (mul and min / max too)
+        return _empty_result(src, out, d, dim_size, want_arg)
     if reduce in ("min", "max"):
         return _extremum(reduce, src, index, d, out,
                          lambda s: _row_scatter(s, index, d, dim_size, reduce), want_arg)
@@ -355,8 +394,11 @@ def _segment_coo(src: Any, index: Any, out: Optional[Any], dim_size: Optional[in
     d = k - 1
     if out is None and dim_size is None and index.numel() == 0:
         dim_size = 0
-    if out is not None and src.numel() == 0:  # torch_scatter returns out untouched
-        return (out, torch_full_like(out, src.size(d))) if want_arg else out
+    if src.numel() == 0:  # torch_scatter: out untouched, else zeros
+        if out is None and dim_size is None:  # the last index (of each row) + 1, as torch_scatter reads it
+            full = index.expand(src.shape[:k])
+            dim_size = int(full[..., -1].max()) + 1 if full.numel() else 0
+        return _empty_result(src, out, d, dim_size, want_arg)
     if reduce in ("min", "max"):
         full = index.expand(src.shape[:k]) if index.shape != src.shape[:k] else index
         return _extremum(reduce, src, full, d, out, lambda s: _row_coo(s, index, dim_size, reduce), want_arg)
@@ -368,10 +410,16 @@ def _segment_coo(src: Any, index: Any, out: Optional[Any], dim_size: Optional[in
     return _row_coo(src, index, dim_size, reduce)
 
 
-def torch_full_like(t: Any, value: int) -> Any:
+def _empty_result(src: Any, out: Optional[Any], dim: int, dim_size: int, want_arg: bool) -> Any:
+    """An empty src's result, as torch_scatter's kernels give it: out untouched, else zeros of
+    src's shape with dim_size at dim; arg_out src.size(dim) (0) everywhere."""
     import torch
 
-    return torch.full_like(t, value, dtype=torch.int64)
+    if out is None:
+        shape = list(src.shape)
+        shape[dim] = dim_size
+        out = _zeros(src, shape)
+    return (out, torch.full_like(out, src.size(dim), dtype=torch.int64)) if want_arg else out
 
 
 def segment_coo(src: Any, index: Any, out: Optional[Any] = None, dim_size: Optional[int] = None,
@@ -408,11 +456,11 @@ def _segment_csr(src: Any, indptr: Any, out: Optional[Any], reduce: str, want_ar
     shape = _csr_shape(src, indptr, dim)
     if out is not None:
         if src.numel() == 0:  # torch_scatter returns out untouched
-            return (out, torch_full_like(out, src.size(dim))) if want_arg else out
+            return _empty_result(src, out, dim, 0, want_arg)
         if list(out.shape) != shape:
             raise ValueError(f"{op}: out.shape = {list(out.shape)} must be {shape} (src.shape with indptr.size(-1) - 1 "
                              f"at dim {dim})")
-    if indptr.size(-1) == 0:  # no segment: an empty result, as torch_scatter's
+    if indptr.size(-1) == 0 or src.numel() == 0:  # zeros (no segment, or no row), as torch_scatter's
         result = _zeros(src, shape)
         arg = torch.full(shape, src.size(dim), dtype=torch.int64, device=src.device) if want_arg else None
     elif reduce in ("min", "max"):

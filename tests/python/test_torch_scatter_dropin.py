@@ -257,3 +257,33 @@ def test_torch_jit_script_of_a_caller():
     x, index = torch.tensor([[1.0, 4.0], [3.0, 2.0], [5.0, 0.0]]), torch.tensor([0, 0, 1])
     torch.testing.assert_close(scripted(x, index), torch.tensor([[3.0 + 2.0, 4.0 + 3.0], [5.0 + 5.0, 0.0]]))
     assert math.isclose(float(torch.jit.script(ts.scatter_mean)(x, index, 0)[0, 0]), 2.0)
+
+
+def test_an_empty_src_gives_zeros_for_every_reduce():
+    # torch_scatter's kernels: `if (src.numel() == 0) out.fill_(0)` (mul and min / max too); with
+    # out= it is returned untouched
+    src, index = torch.zeros(0, 2), torch.zeros(0, dtype=torch.long)
+    for reduce in ("sum", "mul", "mean", "min", "max"):
+        assert ts.scatter(src, index, 0, dim_size=3, reduce=reduce).tolist() == [[0.0, 0.0]] * 3
+        assert ts.segment_coo(src, index, dim_size=3, reduce=reduce).tolist() == [[0.0, 0.0]] * 3
+        out = torch.full((3, 2), 7.0)
+        assert ts.scatter(src, index, 0, out, reduce=reduce) is out and out.tolist() == [[7.0, 7.0]] * 3
+    v, a = ts.scatter_max(src, index, 0, dim_size=2)
+    assert v.tolist() == [[0.0, 0.0]] * 2 and a.tolist() == [[0, 0]] * 2
+    # dim_size=None: the broadcast index is empty (size 0), segment_coo reads the last index
+    assert ts.scatter(torch.zeros(3, 0), torch.tensor([0, 5, 1]), 0).shape == (0, 0)
+    assert ts.segment_coo(torch.zeros(3, 0), torch.tensor([0, 1, 4])).shape == (5, 0)
+
+
+def test_compile_and_vmap_of_min_max_with_nan_equal_eager():
+    from torch.func import vmap
+
+    x = torch.tensor([[NAN, 1.0], [2.0, -INF], [0.0, 3.0]])
+    i = torch.tensor([0, 0, 1])
+    eager = ts.scatter_max(x, i, 0, dim_size=2)
+    assert eager[0].tolist() == [[2.0, 1.0], [0.0, 3.0]] and eager[1].tolist() == [[1, 0], [2, 2]]
+    compiled = torch.compile(lambda t: ts.scatter_max(t, i, 0, dim_size=2), fullgraph=True)(x)
+    assert torch.equal(compiled[0], eager[0]) and torch.equal(compiled[1], eager[1])
+    batched = vmap(lambda t: ts.scatter(t, i, 0, dim_size=2, reduce="max"))(torch.stack([x, x.flip(0)]))
+    assert torch.equal(batched[0], eager[0])
+    assert torch.equal(batched[1], ts.scatter(x.flip(0), i, 0, dim_size=2, reduce="max"))
