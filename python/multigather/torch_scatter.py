@@ -311,16 +311,39 @@ def _extremum(reduce: str, src: Any, index: Any, d: int, out: Optional[Any], com
     return (out, arg) if want_arg else out
 
 
+def _check_out(op: str, out: Any, src: Any, index: Any, dim: int) -> None:
+    """out= of scatter / segment_coo: src's shape but at dim (torch_scatter's CHECK_INPUT), and
+    index inside [0, out.size(dim)) (read here in eager mode; the reduction's own check
+    otherwise)."""
+    import torch
+
+    if out.dim() != src.dim() or any(out.size(i) != src.size(i) for i in range(src.dim()) if i != dim):
+        raise ValueError(f"{op}: out.shape = {list(out.shape)} must be src.shape = {list(src.shape)} but at dim {dim}")
+    if index.numel() == 0 or torch.compiler.is_compiling() or _functorch(index):
+        return
+    size = out.size(dim)
+    bad = (index < 0) | (index >= size)
+    if bool(bad.any()):
+        where = [int(i) for i in bad.nonzero()[0]]
+        raise IndexError(f"{op}: index[{','.join(map(str, where))}] = {int(index[tuple(where)])} is out of range "
+                         f"for dim {dim} of out (size {size}; valid range [0, {size}))")
+
+
 def _scatter(src: Any, index: Any, dim: int, out: Optional[Any], dim_size: Optional[int], reduce: str,
              want_arg: bool = False) -> Any:
     _check_reduce(reduce, "torch_scatter.scatter")
-    d = _dim(dim, src) if _is_tensor(src) else None
-    if d is None:  # not a torch tensor (numpy: the row alone), or a dim the row rejects
+    if not _is_tensor(src):  # numpy and other arrays: the row alone
         if out is not None:
             raise TypeError("torch_scatter.scatter: out= needs torch tensors")
         return _no_arg(_row_scatter(src, index, dim, dim_size, reduce), want_arg, "torch_scatter.scatter")
+    d = _dim(dim, src)
+    if d is None:  # a dim outside [-src.dim(), src.dim()) or a 0-d src: the row's error
+        _row_scatter(src, index, dim, dim_size, reduce)
+        raise IndexError(f"torch_scatter.scatter: dim = {dim} is out of range for src of rank {src.dim()}")
     if out is None and dim_size is None and (index.numel() == 0 or src.numel() == 0):
         dim_size = 0  # torch_scatter: an empty (broadcast) index gives size 0 at dim
+    if out is not None:
+        _check_out("torch_scatter.scatter", out, src, index, d)
     if src.numel() == 0:  # torch_scatter: out untouched, else zeros (mul and min / max too)
         return _empty_result(src, out, d, dim_size, want_arg)
     if reduce in ("min", "max"):
@@ -394,6 +417,8 @@ def _segment_coo(src: Any, index: Any, out: Optional[Any], dim_size: Optional[in
     d = k - 1
     if out is None and dim_size is None and index.numel() == 0:
         dim_size = 0
+    if out is not None:
+        _check_out(op, out, src, index, d)
     if src.numel() == 0:  # torch_scatter: out untouched, else zeros
         if out is None and dim_size is None:  # the last index (of each row) + 1, as torch_scatter reads it
             full = index.expand(src.shape[:k])

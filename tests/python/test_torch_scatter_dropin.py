@@ -287,3 +287,41 @@ def test_compile_and_vmap_of_min_max_with_nan_equal_eager():
     batched = vmap(lambda t: ts.scatter(t, i, 0, dim_size=2, reduce="max"))(torch.stack([x, x.flip(0)]))
     assert torch.equal(batched[0], eager[0])
     assert torch.equal(batched[1], ts.scatter(x.flip(0), i, 0, dim_size=2, reduce="max"))
+
+
+@pytest.mark.parametrize("reduce", ["sum", "mul", "mean", "min", "max"])
+def test_gradients_with_out(reduce):
+    # torch_scatter's autograd with out=: sum / mean / mul as their formulas; min / max only to
+    # the arg_out element (ScatterMax marks out dirty: out's former values get none)
+    g = torch.Generator().manual_seed(1)
+    src = (torch.randn(5, 2, dtype=torch.float64, generator=g) + 3).requires_grad_(True)
+    index = torch.tensor([0, 2, 0, 2, 1])
+    start = torch.full((4, 2), 2.5, dtype=torch.float64)
+    assert torch.autograd.gradcheck(lambda x: getattr(ts, f"scatter_{reduce}")(x, index, 0, start.clone())
+                                    if reduce not in ("min", "max") else
+                                    getattr(ts, f"scatter_{reduce}")(x, index, 0, start.clone())[0], (src,))
+    if reduce in ("min", "max"):
+        grad = torch.randn(4, 2, dtype=torch.float64, generator=g)
+        _, arg = ref_scatter_arg(src.detach(), index, 0, start, None, reduce)
+        want = torch.zeros(6, 2, dtype=torch.float64).scatter_(0, arg, grad)[:5]
+        (got,) = torch.autograd.grad(getattr(ts, f"scatter_{reduce}")(src, index, 0, start.clone())[0], src, grad)
+        torch.testing.assert_close(got, want)
+
+
+def test_out_errors_name_the_argument_and_the_value():
+    src = torch.zeros(3, 2)
+    with pytest.raises(IndexError, match=r"torch_scatter.scatter: index\[2\] = 7 is out of range for dim 0 of out "
+                                         r"\(size 2; valid range \[0, 2\)\)"):
+        ts.scatter_mean(src, torch.tensor([0, 1, 7]), 0, out=torch.zeros(2, 2))
+    with pytest.raises(IndexError, match=r"index\[0\] = -1 is out of range"):
+        ts.scatter_max(src, torch.tensor([-1, 1, 0]), 0, out=torch.zeros(2, 2))
+    # torch_scatter's CHECK_INPUT(src.size(i) == out.size(i)) for i != dim
+    with pytest.raises(ValueError, match=r"torch_scatter.segment_coo: out.shape = \[2, 3\] must be src.shape = "
+                                         r"\[3, 2\] but at dim 0"):
+        ts.segment_coo(src, torch.tensor([0, 1, 1]), out=torch.zeros(2, 3))
+    with pytest.raises(ValueError, match=r"out.shape = \[2\] must be src.shape = \[3, 2\]"):
+        ts.scatter(src, torch.tensor([0, 1, 1]), 0, out=torch.zeros(2))
+    with pytest.raises(ValueError, match=r"reduce = 'foo' must be one of"):
+        ts.scatter(src, torch.tensor([0, 1, 1]), 0, reduce="foo")
+    with pytest.raises(ValueError, match=r"gather_csr: indptr.size\(-1\) = 3 must be src.size\(0\) \+ 1 = 4"):
+        ts.gather_csr(src, torch.tensor([0, 1, 3]))
