@@ -122,9 +122,9 @@ def _broadcast(index: Any, src: Any, dim: int) -> Any:
 
 
 def _zeros(src: Any, shape: list) -> Any:
-    """Zeros of ``shape`` (no element: the shape of an empty input), in src's autograd graph."""
+    """Zeros of ``shape`` (an empty result), in src's autograd graph (src's gradient: zeros)."""
     out = src.new_zeros(shape)
-    return out + src.sum() * 0 if src.requires_grad else out
+    return out + src.reshape(-1)[:0].sum() if src.requires_grad else out
 
 
 def _is_real(t: Any) -> bool:
@@ -317,6 +317,9 @@ def _check_out(op: str, out: Any, src: Any, index: Any, dim: int) -> None:
     otherwise)."""
     import torch
 
+    if index.dtype != torch.int64:
+        raise TypeError(f"{op}: index dtype {str(index.dtype).replace('torch.', '')} is not supported ({op} accepts "
+                        "int64)")
     if out.dim() != src.dim() or any(out.size(i) != src.size(i) for i in range(src.dim()) if i != dim):
         raise ValueError(f"{op}: out.shape = {list(out.shape)} must be src.shape = {list(src.shape)} but at dim {dim}")
     if index.numel() == 0 or torch.compiler.is_compiling() or _functorch(index):
@@ -342,8 +345,13 @@ def _scatter(src: Any, index: Any, dim: int, out: Optional[Any], dim_size: Optio
         raise IndexError(f"torch_scatter.scatter: dim = {dim} is out of range for src of rank {src.dim()}")
     if out is None and dim_size is None and (index.numel() == 0 or src.numel() == 0):
         dim_size = 0  # torch_scatter: an empty (broadcast) index gives size 0 at dim
-    if out is not None:
+    if out is not None:  # (without out the row checks them)
         _check_out("torch_scatter.scatter", out, src, index, d)
+        try:
+            _broadcast(index, src, d)
+        except RuntimeError:
+            raise ValueError(f"torch_scatter.scatter: index.shape = {list(index.shape)} does not broadcast to "
+                             f"src.shape = {list(src.shape)} (along dim {d})") from None
     if src.numel() == 0:  # torch_scatter: out untouched, else zeros (mul and min / max too)
         return _empty_result(src, out, d, dim_size, want_arg)
     if reduce in ("min", "max"):
@@ -419,19 +427,22 @@ def _segment_coo(src: Any, index: Any, out: Optional[Any], dim_size: Optional[in
         dim_size = 0
     if out is not None:
         _check_out(op, out, src, index, d)
+    try:  # index over src's leading dimensions (size 1 repeats), as torch_scatter expands it
+        full = index.expand(src.shape[:k])
+    except RuntimeError:
+        raise ValueError(f"{op}: index.shape = {list(index.shape)} does not broadcast to src.shape[:{k}] = "
+                         f"{list(src.shape[:k])}") from None
     if src.numel() == 0:  # torch_scatter: out untouched, else zeros
         if out is None and dim_size is None:  # the last index (of each row) + 1, as torch_scatter reads it
-            full = index.expand(src.shape[:k])
             dim_size = int(full[..., -1].max()) + 1 if full.numel() else 0
         return _empty_result(src, out, d, dim_size, want_arg)
     if reduce in ("min", "max"):
-        full = index.expand(src.shape[:k]) if index.shape != src.shape[:k] else index
         return _extremum(reduce, src, full, d, out, lambda s: _row_coo(s, index, dim_size, reduce), want_arg)
     if out is not None:
-        return _scatter_into(out, src, index.expand(src.shape[:k]), d, reduce, "trunc")
+        return _scatter_into(out, src, full, d, reduce, "trunc")
     if reduce == "mean" and _integer_mean(src):
         total = _row_coo(src, index, dim_size, "sum")
-        return _divide(total, _count(src, index.expand(src.shape[:k]), d, total.size(d)), "trunc")
+        return _divide(total, _count(src, full, d, total.size(d)), "trunc")
     return _row_coo(src, index, dim_size, reduce)
 
 

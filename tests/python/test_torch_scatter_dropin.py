@@ -325,3 +325,17 @@ def test_out_errors_name_the_argument_and_the_value():
         ts.scatter(src, torch.tensor([0, 1, 1]), 0, reduce="foo")
     with pytest.raises(ValueError, match=r"gather_csr: indptr.size\(-1\) = 3 must be src.size\(0\) \+ 1 = 4"):
         ts.gather_csr(src, torch.tensor([0, 1, 3]))
+
+
+def test_index_errors_with_out_match_the_rows():
+    src = torch.zeros(3, 2)
+    with pytest.raises(TypeError, match=r"torch_scatter.scatter: index dtype int32 is not supported"):
+        ts.scatter(src, torch.tensor([0, 1, 0], dtype=torch.int32), 0, out=torch.zeros(3, 2))
+    with pytest.raises(TypeError, match=r"torch_scatter.scatter: index dtype int32 is not supported"):
+        ts.scatter(src, torch.tensor([0, 1, 0], dtype=torch.int32), 0)  # the row's words
+    with pytest.raises(ValueError, match=r"index.shape = \[2\] does not broadcast to src.shape = \[3, 2\]"):
+        ts.scatter_max(src, torch.tensor([0, 1]), 0, out=torch.zeros(3, 2))
+    for out in (None, torch.zeros(3, 2)):
+        with pytest.raises(ValueError, match=r"segment_coo: index.shape = \[2, 3\] does not broadcast to "
+                                             r"src.shape\[:2\] = \[3, 2\]"):
+            ts.segment_max_coo(src, torch.tensor([[0, 1, 0]] * 2), out)
