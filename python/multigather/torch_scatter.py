@@ -74,8 +74,9 @@ CUDA tensors: ``scatter`` / ``segment_coo`` with a given ``dim_size`` run on the
 (the CPU engine's bytes), with their gradients but mul's; ``dim_size=None``, ``segment_csr``
 (both read index values on the host) and mul's gradient raise a ValueError that says so
 (docs/spec.md section 6); torch_scatter reads them on the host. Errors: IndexError for an index
-outside [0, dim_size), ValueError for shapes that do not broadcast, decreasing or out-of-range
-indptr, TypeError for a non-int64 index, with the registry's messages.
+outside [0, dim_size) (out.size(dim) with out=), ValueError for shapes that do not broadcast, an
+out= of another shape (src's but at dim; segment_csr: its result's), decreasing or out-of-range
+indptr, TypeError for a non-int64 index, in the registry rows' words.
 """
 
 from __future__ import annotations
@@ -146,10 +147,10 @@ def _skip_nan(src: Any, reduce: str) -> Any:
 
     if not src.is_floating_point():
         return src
-    nan = torch.isnan(src)
-    if not (torch.compiler.is_compiling() or _functorch(src)) and not bool(nan.any()):
+    # eager: one reduction decides (a NaN sum: a NaN, or +inf and -inf, which the where keeps)
+    if not (torch.compiler.is_compiling() or _functorch(src)) and not bool(src.detach().sum().isnan()):
         return src
-    return torch.where(nan, float("-inf") if reduce == "max" else float("inf"), src)
+    return torch.where(torch.isnan(src), float("-inf") if reduce == "max" else float("inf"), src)
 
 
 def _functorch(t: Any) -> bool:
@@ -293,7 +294,11 @@ def _extremum(reduce: str, src: Any, index: Any, d: int, out: Optional[Any], com
     if out is None:
         result = compute(clean)
         if _is_real(result):
-            result = torch.where(_taken(result, reduce), result, torch.zeros_like(result))
+            if result.requires_grad or torch.compiler.is_compiling() or _functorch(result):
+                result = torch.where(_taken(result, reduce), result, torch.zeros_like(result))
+            else:  # a fresh result of the row: masked in place
+                lowest, highest = _limits(result)
+                result.masked_fill_(result <= lowest if reduce == "max" else result >= highest, 0)
         return (result, _arg(src, index, d, result, reduce=reduce)) if want_arg else result
     # With out: the values and arg_out without autograd, then the gradient to the arg_out
     # element only (torch_scatter's ScatterMax / ScatterMin: none to out's former values).
