@@ -248,8 +248,11 @@ def test_segment_coo_and_csr_equal_their_scatter(seed, reduce, rows, segments, b
     indptr = torch.stack([torch.searchsorted(index[b] if batch else index, torch.arange(segments + 1))
                           for b in range(batch[0])]) if batch else torch.searchsorted(index, torch.arange(segments + 1))
     csr = ts.segment_csr(src, indptr, reduce=reduce)
-    if reduce in ("min", "max"):
-        (coo, coo_arg), (csr, csr_arg) = coo, csr
+    if reduce in ("min", "max"):  # segment_coo / segment_csr: the values; segment_max_coo ...: (values, arg_out)
+        (coo_v, coo_arg), (csr_v, csr_arg) = (getattr(ts, f"segment_{reduce}_{f}")(src, i, *a)
+                                              for f, i, a in (("coo", index, (None, segments)), ("csr", indptr, ())))
+        torch.testing.assert_close(coo_v, coo)
+        torch.testing.assert_close(csr_v, csr)
         want_arg = _numpy_arg(src, index, d, want)
         np.testing.assert_array_equal(coo_arg.numpy(), want_arg)
         np.testing.assert_array_equal(csr_arg.numpy(), want_arg)
@@ -270,8 +273,6 @@ def test_segment_csr_drops_rows_outside_indptr_and_checks_it():
         ts.scatter(src, torch.tensor([0, 7, 1, 1, 0]), 0, dim_size=3)
     with pytest.raises(ValueError, match="does not broadcast to src.shape"):
         ts.scatter(src, torch.tensor([0, 1]), 0)
-    with pytest.raises(NotImplementedError, match="out= is not supported"):
-        ts.segment_coo(src, torch.tensor([0, 0, 1, 1, 1]), out=torch.zeros(2, 2))
 
 
 @pytest.mark.parametrize("sorted_ids", [True, False])
