@@ -320,11 +320,11 @@ def _concrete(value: Any) -> bool:
     return not isinstance(value, core.Tracer)
 
 
-def _segment(name: str, data: Any, segment_ids: Any, num_segments: Any, sorted_: bool, unique: bool,
-             bucket_size: Any, mode: Any, out_sharding: Any) -> Any:
+def _segment(op: str, data: Any, segment_ids: Any, *, num_segments: Any, indices_are_sorted: bool,
+             unique_indices: bool, bucket_size: Any, mode: Any, out_sharding: Any) -> Any:
     import numpy as np
 
-    op = _SEGMENT_OPS[name]
+    name = op[len("jax.ops.segment_"):]
     if out_sharding is not None:
         raise NotImplementedError(f"multigather.jax.segment_{name}: out_sharding = {out_sharding!r} is not "
                                   "supported (only None); reshard the result with jax.sharding.reshard instead")
@@ -342,10 +342,11 @@ def _segment(name: str, data: Any, segment_ids: Any, num_segments: Any, sorted_:
     mode = _segment_mode(mode)
     if bucket_size is not None and name in ("sum", "prod"):
         return _bucketed(name, op, data, segment_ids, num_segments, bucket_size, mode)
-    result = run_fast(_SEGMENT_FAST[name], data, segment_ids, None, num_segments, sorted_, unique, mode)
+    result = run_fast(_SEGMENT_FAST[name], data, segment_ids, None, num_segments, indices_are_sorted,
+                      unique_indices, mode)
     if result is NotImplemented:
-        result = run_general(op, data, segment_ids, num_segments=num_segments, indices_are_sorted=sorted_,
-                             unique_indices=unique, mode=mode)
+        result = run_general(op, data, segment_ids, num_segments=num_segments,
+                             indices_are_sorted=indices_are_sorted, unique_indices=unique_indices, mode=mode)
     return result
 
 
@@ -386,29 +387,33 @@ _SEGMENT_DOC = """jax.ops.segment_{name}(data, segment_ids, num_segments=None, i
 def segment_sum(data: Any, segment_ids: Any, num_segments: Optional[int] = None,
                 indices_are_sorted: bool = False, unique_indices: bool = False,
                 bucket_size: Optional[int] = None, mode: Any = None, out_sharding: Any = None) -> Any:
-    return _segment("sum", data, segment_ids, num_segments, indices_are_sorted, unique_indices, bucket_size,
-                    mode, out_sharding)
+    return _segment("jax.ops.segment_sum", data, segment_ids, num_segments=num_segments,
+                    indices_are_sorted=indices_are_sorted, unique_indices=unique_indices, bucket_size=bucket_size,
+                    mode=mode, out_sharding=out_sharding)
 
 
 def segment_prod(data: Any, segment_ids: Any, num_segments: Optional[int] = None,
                  indices_are_sorted: bool = False, unique_indices: bool = False,
                  bucket_size: Optional[int] = None, mode: Any = None, out_sharding: Any = None) -> Any:
-    return _segment("prod", data, segment_ids, num_segments, indices_are_sorted, unique_indices, bucket_size,
-                    mode, out_sharding)
+    return _segment("jax.ops.segment_prod", data, segment_ids, num_segments=num_segments,
+                    indices_are_sorted=indices_are_sorted, unique_indices=unique_indices, bucket_size=bucket_size,
+                    mode=mode, out_sharding=out_sharding)
 
 
 def segment_max(data: Any, segment_ids: Any, num_segments: Optional[int] = None,
                 indices_are_sorted: bool = False, unique_indices: bool = False,
                 bucket_size: Optional[int] = None, mode: Any = None, out_sharding: Any = None) -> Any:
-    return _segment("max", data, segment_ids, num_segments, indices_are_sorted, unique_indices, bucket_size,
-                    mode, out_sharding)
+    return _segment("jax.ops.segment_max", data, segment_ids, num_segments=num_segments,
+                    indices_are_sorted=indices_are_sorted, unique_indices=unique_indices, bucket_size=bucket_size,
+                    mode=mode, out_sharding=out_sharding)
 
 
 def segment_min(data: Any, segment_ids: Any, num_segments: Optional[int] = None,
                 indices_are_sorted: bool = False, unique_indices: bool = False,
                 bucket_size: Optional[int] = None, mode: Any = None, out_sharding: Any = None) -> Any:
-    return _segment("min", data, segment_ids, num_segments, indices_are_sorted, unique_indices, bucket_size,
-                    mode, out_sharding)
+    return _segment("jax.ops.segment_min", data, segment_ids, num_segments=num_segments,
+                    indices_are_sorted=indices_are_sorted, unique_indices=unique_indices, bucket_size=bucket_size,
+                    mode=mode, out_sharding=out_sharding)
 
 
 for _function in (segment_sum, segment_prod, segment_max, segment_min):
