@@ -15,7 +15,8 @@ wrapping (what XLA does with indices that break the promise).
 lax.gather's dimension numbers are in ``multigather.stablehlo``.
 
 ``segment_sum / segment_prod / segment_max / segment_min(data, segment_ids, num_segments=None,
-indices_are_sorted=False, unique_indices=False, mode=None)``: jax.ops's segment reductions
+indices_are_sorted=False, unique_indices=False, bucket_size=None, mode=None, out_sharding=None)``:
+jax.ops's segment reductions
 (https://docs.jax.dev/en/latest/_autosummary/jax.ops.segment_sum.html), each one scatter of
 data into the reduction's identity; ids outside [0, num_segments) are dropped (mode "clip" clamps
 them). Differentiable under jax.grad (every reduction), batched under jax.vmap.
@@ -286,12 +287,144 @@ def at(x: Any) -> _IndexUpdateHelper:
     return _IndexUpdateHelper(x)
 
 # ---- jax.ops.segment_* ---------------------------------------------------------------------------
-# Made from their rows: (data, segment_ids, num_segments=None, indices_are_sorted=False,
-# unique_indices=False, mode=None); inside jax.jit, num_segments must be given (it sizes the output).
-segment_sum = op_function("jax.ops.segment_sum", "segment_sum")
-segment_prod = op_function("jax.ops.segment_prod", "segment_prod")
-segment_max = op_function("jax.ops.segment_max", "segment_max")
-segment_min = op_function("jax.ops.segment_min", "segment_min")
+# Each runs its registry row (data, segment_ids, num_segments, mode); the wrappers add what
+# jax.ops does in Python before its scatter (jax/_src/ops/scatter.py, _segment_update): the
+# signature, num_segments = max(segment_ids) + 1 read from concrete ids (so jax.grad over data
+# works with numpy ids), the dtype check of the reduction's lax op, bucket_size and out_sharding.
+
+_SEGMENT_OPS = {"sum": "jax.ops.segment_sum", "prod": "jax.ops.segment_prod", "max": "jax.ops.segment_max",
+                "min": "jax.ops.segment_min"}
+_SEGMENT_FAST = {name: fast_op(op, "num_segments", "indices_are_sorted", "unique_indices", "mode") for name, op in _SEGMENT_OPS.items()}
+# lax.add / lax.mul refuse bool (jax.ops.segment_sum / _prod raise this TypeError); max / min take it.
+_SEGMENT_LAX_OP = {"sum": "add", "prod": "mul"}
+
+
+def _segment_mode(mode: Any) -> Any:
+    """JAX's mode (None, a string or a lax.GatherScatterMode) as the row's enum string."""
+    if mode is None or isinstance(mode, str):
+        return "fill" if mode is None else mode
+    name = getattr(mode, "name", None)
+    table = {"CLIP": "clip", "FILL_OR_DROP": "fill", "PROMISE_IN_BOUNDS": "promise_in_bounds"}
+    if name not in table:
+        raise ValueError(f"multigather.jax.segment_*: mode {mode!r} is not supported (None, 'fill', 'drop', "
+                         "'clip', 'promise_in_bounds' or the lax.GatherScatterMode of one of them)")
+    return table[name]
+
+
+def _concrete(value: Any) -> bool:
+    """Whether ``value`` has values in Python (not a JAX tracer)."""
+    try:
+        from jax import core
+    except ImportError:  # pragma: no cover - multigather.jax without jax: numpy arrays only
+        return True
+    return not isinstance(value, core.Tracer)
+
+
+def _segment(op: str, data: Any, segment_ids: Any, *, num_segments: Any, indices_are_sorted: bool,
+             unique_indices: bool, bucket_size: Any, mode: Any, out_sharding: Any) -> Any:
+    import numpy as np
+
+    name = op[len("jax.ops.segment_"):]
+    if out_sharding is not None:
+        raise NotImplementedError(f"multigather.jax.segment_{name}: out_sharding = {out_sharding!r} is not "
+                                  "supported (only None); reshard the result with jax.sharding.reshard instead")
+    dtype = getattr(data, "dtype", None)
+    if name in _SEGMENT_LAX_OP and np.dtype(dtype if dtype is not None else np.asarray(data).dtype) == np.bool_:
+        lax_op = _SEGMENT_LAX_OP[name]
+        raise TypeError(f"{lax_op} does not accept dtype bool at position 0. Accepted dtypes at position 0 are "
+                        f"subtypes of integer, floating, complexfloating. ({op}: data dtype bool)")
+    if num_segments is None and _concrete(segment_ids) and not _concrete(data):
+        # jax.ops: num_segments = np.max(segment_ids) + 1, read from concrete ids while data is
+        # traced (jax.grad, jax.vmap over data); the row reads them itself in every other call.
+        num_segments = int(np.max(np.asarray(segment_ids))) + 1
+    elif num_segments is not None:
+        num_segments = int(num_segments)
+    mode = _segment_mode(mode)
+    if bucket_size is not None and name in ("sum", "prod"):
+        return _bucketed(name, op, data, segment_ids, num_segments, bucket_size, mode)
+    result = run_fast(_SEGMENT_FAST[name], data, segment_ids, None, num_segments, indices_are_sorted,
+                      unique_indices, mode)
+    if result is NotImplemented:
+        result = run_general(op, data, segment_ids, num_segments=num_segments,
+                             indices_are_sorted=indices_are_sorted, unique_indices=unique_indices, mode=mode)
+    return result
+
+
+def _bucketed(name: str, op: str, data: Any, segment_ids: Any, num_segments: Any, bucket_size: int,
+              mode: str) -> Any:
+    """jax.ops' bucket_size for sum / prod: row n of data reduces into bucket n // bucket_size of
+    its segment, then the buckets reduce (jnp.sum / jnp.prod over them, in data's dtype)."""
+    if num_segments is None:
+        raise ValueError(f"{op}: num_segments = None is max(segment_ids) + 1: it needs the values of segment_ids "
+                         "(give num_segments for shapes alone)")
+    xp = _array_module(data, segment_ids)
+    ids = xp.asarray(segment_ids)
+    rows = int(ids.shape[0])
+    buckets = -(-int(ids.size) // int(bucket_size))
+    if mode == "clip":
+        ids = xp.clip(ids, 0, max(num_segments - 1, 0))
+    inside = (ids >= 0) & (ids < num_segments)
+    flat = xp.where(inside, (xp.arange(rows) // bucket_size) * num_segments + ids, -1)
+    result = run_general(op, data, flat, num_segments=buckets * num_segments, mode="fill")
+    shape = tuple(data.shape)
+    result = xp.reshape(xp.asarray(result), (buckets, num_segments) + shape[1:])
+    reduce = xp.sum if name == "sum" else xp.prod
+    return reduce(result, axis=0).astype(data.dtype)
+
+
+_SEGMENT_DOC = """jax.ops.segment_{name}(data, segment_ids, num_segments=None, indices_are_sorted=False,
+    unique_indices=False, bucket_size=None, mode=None, out_sharding=None), JAX's signature
+    (https://docs.jax.dev/en/latest/_autosummary/jax.ops.segment_{name}.html). num_segments None:
+    max(segment_ids) + 1, read from concrete ids (a JAX tracer has none: give num_segments inside
+    jax.jit); ids outside [0, num_segments) are dropped (mode None / "fill" / "drop" /
+    "promise_in_bounds"), or clamped (mode "clip"); mode may be a lax.GatherScatterMode.
+    ``indices_are_sorted`` / ``unique_indices``: JAX's promises, passed to the row.
+    ``bucket_size``: {bucket}
+    ``out_sharding``: only None (NotImplementedError otherwise: reshard the result).
+    {dtypes} The rules and the index rule are the registry row's (below)."""
+
+
+def segment_sum(data: Any, segment_ids: Any, num_segments: Optional[int] = None,
+                indices_are_sorted: bool = False, unique_indices: bool = False,
+                bucket_size: Optional[int] = None, mode: Any = None, out_sharding: Any = None) -> Any:
+    return _segment("jax.ops.segment_sum", data, segment_ids, num_segments=num_segments,
+                    indices_are_sorted=indices_are_sorted, unique_indices=unique_indices, bucket_size=bucket_size,
+                    mode=mode, out_sharding=out_sharding)
+
+
+def segment_prod(data: Any, segment_ids: Any, num_segments: Optional[int] = None,
+                 indices_are_sorted: bool = False, unique_indices: bool = False,
+                 bucket_size: Optional[int] = None, mode: Any = None, out_sharding: Any = None) -> Any:
+    return _segment("jax.ops.segment_prod", data, segment_ids, num_segments=num_segments,
+                    indices_are_sorted=indices_are_sorted, unique_indices=unique_indices, bucket_size=bucket_size,
+                    mode=mode, out_sharding=out_sharding)
+
+
+def segment_max(data: Any, segment_ids: Any, num_segments: Optional[int] = None,
+                indices_are_sorted: bool = False, unique_indices: bool = False,
+                bucket_size: Optional[int] = None, mode: Any = None, out_sharding: Any = None) -> Any:
+    return _segment("jax.ops.segment_max", data, segment_ids, num_segments=num_segments,
+                    indices_are_sorted=indices_are_sorted, unique_indices=unique_indices, bucket_size=bucket_size,
+                    mode=mode, out_sharding=out_sharding)
+
+
+def segment_min(data: Any, segment_ids: Any, num_segments: Optional[int] = None,
+                indices_are_sorted: bool = False, unique_indices: bool = False,
+                bucket_size: Optional[int] = None, mode: Any = None, out_sharding: Any = None) -> Any:
+    return _segment("jax.ops.segment_min", data, segment_ids, num_segments=num_segments,
+                    indices_are_sorted=indices_are_sorted, unique_indices=unique_indices, bucket_size=bucket_size,
+                    mode=mode, out_sharding=out_sharding)
+
+
+for _function in (segment_sum, segment_prod, segment_max, segment_min):
+    _name = _function.__name__[len("segment_"):]
+    _function.__doc__ = _SEGMENT_DOC.format(
+        name=_name,
+        bucket="as JAX's: rows reduce per bucket of bucket_size rows, then the\n    buckets reduce (float "
+               "results may differ from bucket_size=None in the last bits, as JAX's do)." if _name in ("sum", "prod") else
+               "accepted and ignored (a max / min is the same for every bucketing).",
+        dtypes="bool data is a TypeError, as jax.ops' (lax.{} refuses it).".format(_SEGMENT_LAX_OP[_name])
+        if _name in _SEGMENT_LAX_OP else "bool data is taken, as jax.ops' (False < True).")
 
 # Each wrapper's signature, formula, attributes and source: its registry row.
 _registry_document(globals(), __all__)

@@ -144,6 +144,11 @@ Status identity_view(const TensorView& data, const std::vector<std::int64_t>& sh
                      const std::optional<Scalar>& initial, Lowering* out, TensorView* identity) {
   std::int64_t numel = 0;
   if (!element_count(Dims(std::span<const std::int64_t>(shape)), &numel)) {
+    // TensorFlow's own words for its ops (its TensorShape refuses the output shape).
+    if (out->op.rfind("tf.", 0) == 0) {
+      return InvalidArgument(out->op + ": Encountered overflow when multiplying the dimensions of the output shape " +
+                             shape_str(shape) + " (its element count overflows 64 bits)");
+    }
     return InvalidArgument(out->op + ": the output shape " + shape_str(shape) + " has an element count that overflows 64 bits");
   }
   const void* element = identity_element(data.dtype, r.identity);
@@ -332,16 +337,26 @@ Reducer tf_reducer(TfReduce k, bool sorted) {
   return r;
 }
 
+/// TensorFlow's segment_ids dtypes (its kernels' Tindices): int32 and int64, and int16 for the
+/// unsorted ops; TensorFlow's words for any other.
+Status tf_ids_dtype(const std::string& op, DType dtype, bool unsorted) {
+  if (dtype == DType::kInt32 || dtype == DType::kInt64 || (unsorted && dtype == DType::kInt16)) return Status::Ok();
+  const std::string name(dtype_name(dtype));
+  return TypeError(op + ": segment_ids dtype " + name + " is not supported (Value for attr 'Tindices' of " + name +
+                   " is not in the list of allowed values: " + (unsorted ? "int16, " : "") + "int32, int64)");
+}
+
 template <TfReduce K>
 Status tf_unsorted(const TensorView& data, const TensorView& ids, const AttributeValues& a, Lowering* out) {
   static const std::string name = std::string("tf.math.unsorted_segment_") + tf_suffix(K);
   MULTIGATHER_RETURN_IF_ERROR(begin_segment(name.c_str(), data, ids, out));
-  MULTIGATHER_RETURN_IF_ERROR(check_dtype(out->op, "segment_ids", ids.dtype, {DType::kInt32, DType::kInt64}));
+  MULTIGATHER_RETURN_IF_ERROR(tf_ids_dtype(out->op, ids.dtype, true));
   const std::optional<std::int64_t> given = a.get_optional_int("num_segments");
   if (!given) return InvalidArgument(out->op + ": num_segments is required");
   const std::int64_t num_segments = *given;
   if (num_segments < 0) {
-    return InvalidArgument(out->op + ": num_segments = " + str(num_segments) + " must be non-negative");
+    return InvalidArgument(out->op + ": Input num_segments == " + str(num_segments) +
+                           " must not be negative. (num_segments sizes the output's first dimension)");
   }
   const int p = ids.rank();
   bool prefix = p <= data.rank();
@@ -373,10 +388,15 @@ template <TfReduce K>
 Status tf_sorted(const TensorView& data, const TensorView& ids, const AttributeValues&, Lowering* out) {
   static const std::string name = std::string("tf.math.segment_") + tf_suffix(K);
   MULTIGATHER_RETURN_IF_ERROR(begin_segment(name.c_str(), data, ids, out));
-  MULTIGATHER_RETURN_IF_ERROR(check_dtype(out->op, "segment_ids", ids.dtype, {DType::kInt32, DType::kInt64}));
-  if (ids.rank() != 1) return InvalidArgument(out->op + ": segment_ids should be a vector (got shape " + to_string(ids.shape) + ")");
-  if (data.rank() == 0 || data.shape[0] != ids.shape[0]) {
-    return InvalidArgument(out->op + ": segment_ids should be the same size as dimension 0 of data (segment_ids.shape = " +
+  MULTIGATHER_RETURN_IF_ERROR(tf_ids_dtype(out->op, ids.dtype, false));
+  // TensorFlow's checks and words, in its kernel's order (SegmentReductionDoValidation, then
+  // SegmentReductionOp::Compute); each message adds the argument and value.
+  if (ids.rank() != 1) {
+    return InvalidArgument(out->op + ": segment_ids should be a vector. (segment_ids.shape = " + to_string(ids.shape) + ")");
+  }
+  if (data.rank() == 0) return InvalidArgument(out->op + ": input must be at least rank 1 (data is a scalar)");
+  if (data.shape[0] != ids.shape[0]) {
+    return InvalidArgument(out->op + ": segment_ids should be the same size as dimension 0 of input. (segment_ids.shape = " +
                            to_string(ids.shape) + ", data.shape = " + to_string(data.shape) + ")");
   }
   // The output has segment_ids[-1] + 1 rows: the ids are read (TensorFlow reads them too).
@@ -386,20 +406,42 @@ Status tf_sorted(const TensorView& data, const TensorView& ids, const AttributeV
     return InvalidArgument(out->op + ": the output has segment_ids[-1] + 1 rows: " + std::string(kNeedsIndexValues) +
                            "segment_ids");
   }
-  std::string where;
-  __int128 v = 0, previous = 0;
   out->reads_index_values = true;
-  if (find_id(ids, [&](__int128 x, std::int64_t i) {
-        if (x < 0 || (i > 0 && x < previous)) return true;
-        previous = x;
-        return false;
-      }, &where, &v)) {
-    return v < 0 ? OutOfRange(out->op + ": segment_ids[" + where + "] = " + index_text(v) + " must be >= 0")
-                 : InvalidArgument(out->op + ": segment ids are not increasing (segment_ids[" + where + "] = " +
-                                   index_text(v) + " follows " + index_text(previous) + ")");
-  }
+  const std::int64_t n = ids.numel();
+  const auto es = static_cast<std::int64_t>(element_size(ids.dtype));
+  const auto id_at = [&](std::int64_t i) {
+    return read_index_value(static_cast<const std::byte*>(ids.data) + i * ids.strides[0] * es, ids.dtype);
+  };
   std::int64_t num_segments = 0;
-  if (ids.numel() > 0) MULTIGATHER_RETURN_IF_ERROR(rows_after(out->op, previous, &num_segments));
+  if (n > 0) {
+    const __int128 last = id_at(n - 1);
+    if (last < 0) {
+      return OutOfRange(out->op + ": segment ids must be >= 0 (segment_ids[" + str(n - 1) + "] = " + index_text(last) +
+                        " is the last id, and the output has segment_ids[-1] + 1 rows)");
+    }
+    MULTIGATHER_RETURN_IF_ERROR(rows_after(out->op, last, &num_segments));
+    // TensorFlow walks the runs of equal ids: each next run must have a larger id, and each
+    // run's id must be a row of the output, [0, segment_ids[-1] + 1).
+    std::int64_t start = 0;
+    __int128 id = id_at(0);
+    for (std::int64_t end = 1; end <= n; ++end) {
+      if (end < n) {
+        const __int128 next = id_at(end);
+        if (next == id) continue;
+        if (next < id) {
+          return InvalidArgument(out->op + ": segment ids are not increasing (segment_ids[" + str(end) + "] = " +
+                                 index_text(next) + " follows " + index_text(id) + ")");
+        }
+      }
+      if (id < 0 || id >= num_segments) {
+        return OutOfRange(out->op + ": Segment id " + index_text(id) + " out of range [0, " + str(num_segments) +
+                          "), possibly because 'segment_ids' input is not sorted. (segment_ids[" + str(start) + "] = " +
+                          index_text(id) + "; the output has segment_ids[-1] + 1 = " + str(num_segments) + " rows)");
+      }
+      if (end < n) id = id_at(end);
+      start = end;
+    }
+  }
   MULTIGATHER_RETURN_IF_ERROR(lower_segments(data, ids, num_segments, dims_from(data, 1), tf_reducer(K, true), out));
   set_policy(out, IndexMode::kError, false);
   set_error_context(out, ids, "segment_ids", -1, {"the segments"}, {num_segments}, false, "");
@@ -977,7 +1019,7 @@ void append_segment_ops(std::vector<OpSpec>* ops) {
                            jax_segment<Reduction::kMin>}}) {
     OpSpec op{std::string("jax.ops.") + j.name, "jax", "segment",
               std::string("jax.ops.") + j.name +
-                  "(data, segment_ids, num_segments=None, indices_are_sorted=False, unique_indices=False, mode=None)",
+                  "(data, segment_ids, num_segments=None, indices_are_sorted=False, unique_indices=False, bucket_size=None, mode=None, out_sharding=None)",
               j.formula, jax_docs + j.name + ".html", "data", "segment_ids",
               {{"num_segments", AttrType::kOptionalInt, "none", {}, "output rows (none: max(segment_ids) + 1, read from the ids)"},
                {"indices_are_sorted", AttrType::kBool, "false", {}, "a hint (sorted ids take the sorted path whether or not it is given)"},
@@ -994,7 +1036,9 @@ void append_segment_ops(std::vector<OpSpec>* ops) {
         "the integer minimum / False, min +inf / the integer maximum / True). Ids are not wrapped: mode None / fill / "
         "drop / promise_in_bounds drop an update whose id is outside [0, num_segments), clip clamps it. The updates "
         "of a segment combine in row-major order (JAX: in an unspecified order), so float results are reproducible. "
-        "bucket_size is not supported (it changes the summation order)";
+        "The Python wrappers (multigather.jax.segment_*) take JAX's whole signature: bucket_size (sum / prod: "
+        "a reduction per bucket of rows, then over the buckets, as JAX's; max / min: ignored, the result is the "
+        "same), out_sharding (None only), bool data refused for sum / prod as lax.add / lax.mul do";
     ops->push_back(std::move(op));
   }
   struct Tf {
@@ -1022,11 +1066,12 @@ void append_segment_ops(std::vector<OpSpec>* ops) {
     u.index_rule = {IndexMode::kDrop, false, "",
                     "a negative id drops its update; an id >= num_segments is an error (IndexError in Python)"};
     u.rules =
-        "segment_ids (int32 or int64): a prefix of data.shape; output [num_segments] ++ data.shape[segment_ids.rank:] "
+        "segment_ids (int16, int32 or int64): a prefix of data.shape; output [num_segments] ++ data.shape[segment_ids.rank:] "
         "of data's dtype. TensorFlow on CPU: a negative id drops its update, an id >= num_segments is an error "
         "(IndexError). An empty segment holds 0 (sum, mean, sqrt_n), 1 (prod), the dtype's lowest value (max) or "
         "highest (min), which also take part in the reduction as TensorFlow's do. mean and sqrt_n: floating or "
-        "complex data";
+        "complex data (multigather.tf.unsorted_segment_mean takes integer data as TensorFlow does: the sum in data's "
+        "dtype over max(count, 1), a float32 result for 8- and 16-bit data, float64 otherwise)";
     ops->push_back(std::move(u));
     if (t.sorted == nullptr) continue;
     OpSpec s{std::string("tf.math.segment_") + t.suffix, "tf", "segment",
@@ -1039,7 +1084,8 @@ void append_segment_ops(std::vector<OpSpec>* ops) {
         "segment_ids (int32 or int64): a sorted vector of non-negative ids, one per row of data (an unsorted or "
         "negative id is an error, as TensorFlow's on CPU); output [segment_ids[-1] + 1] ++ data.shape[1:] of data's "
         "dtype (the ids are read to size it). An empty segment holds 0 (1 for prod); a non-empty one reduces its own "
-        "rows only";
+        "rows only. mean: floating or complex data (multigather.tf.segment_mean takes integer data as TensorFlow does: "
+        "the sum in data's dtype divided by the count, truncated toward zero)";
     ops->push_back(std::move(s));
   }
   const std::string torch_docs = "https://docs.pytorch.org/docs/stable/generated/torch.segment_reduce.html";

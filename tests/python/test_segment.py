@@ -133,14 +133,196 @@ def test_tf_errors_are_tensorflows():
         mtf.segment_max(data, np.array([0, 1, 0, 2]))
     with pytest.raises(tf.errors.InvalidArgumentError, match="segment ids are not increasing"):
         tf.math.segment_max(data, np.array([0, 1, 0, 2]))
-    with pytest.raises(IndexError, match=r"^tf.math.segment_sum: segment_ids\[0\] = -1 must be >= 0$"):
+    with pytest.raises(IndexError, match=r"^tf.math.segment_sum: Segment id -1 out of range \[0, 2\), possibly "
+                                         r"because 'segment_ids' input is not sorted. \(segment_ids\[0\] = -1; "):
         mtf.segment_sum(data, np.array([-1, 0, 0, 1]))
     with pytest.raises(ValueError, match="^tf.math.unsorted_segment_sum: num_segments is required$"):
         multigather.run("tf.math.unsorted_segment_sum", data, np.zeros(4, np.int64))
-    with pytest.raises(TypeError, match="tf.math.unsorted_segment_mean: data dtype int32 must be a floating"):
-        mtf.unsorted_segment_mean(np.ones(3, np.int32), np.zeros(3, np.int64), 2)
+    with pytest.raises(TypeError, match="tf.math.unsorted_segment_sqrt_n: data dtype int32 must be a floating"):
+        mtf.unsorted_segment_sqrt_n(np.ones(3, np.int32), np.zeros(3, np.int64), 2)
     with pytest.raises(ValueError, match=r"data.shape = \[4,2\] does not start with segment_ids.shape = \[3\]"):
         mtf.unsorted_segment_sum(data, np.zeros(3, np.int64), 2)
+
+
+def _tf_words(call):
+    """TensorFlow's own message for a failing call, without its node and op decorations
+    ("{{function_node ...}} " and " [Op:...]"), and its exception type."""
+    tf = _tf()
+    with pytest.raises(tf.errors.InvalidArgumentError) as info:
+        call()
+    text = info.value.message
+    text = text.split("}} ", 1)[-1] if text.startswith("{{") else text
+    return text.split(" [Op:", 1)[0]
+
+
+TF_BAD_CALLS = [
+    # (name, args for tf.math.<name> and multigather.tf.<name>, the part of TF's message that we
+    # must hold where TF's own names a value we word differently (None: all of it))
+    ("segment_sum", (np.ones((4, 2), np.float32), np.array([0, 1, 2, 0])), None),   # Segment id 1 out of range
+    ("segment_sum", (np.ones((4, 2), np.float32), np.array([-1, -1, 0, 0])), None),  # Segment id -1 out of range
+    ("segment_max", (np.ones((4, 2), np.float32), np.array([0, 0, 0, -1])), None),  # segment ids must be >= 0
+    ("segment_min", (np.ones((4, 2), np.float32), np.array([0, 0, 0, -2])), None),
+    ("segment_prod", (np.ones((4, 2), np.float32), np.array([0, 1, 0, 1])), None),  # not increasing
+    ("segment_sum", (np.ones((4, 2), np.float32), np.array([0, -1, 1, 1])), None),
+    ("segment_mean", (np.float32(10), np.array([], np.int64)), None),  # input must be at least rank 1
+    ("segment_sum", (np.ones((4, 2), np.float32), np.array([[0, 1], [2, 2]])), None),  # should be a vector
+    ("segment_sum", (np.ones((4, 4), np.float32), np.array([0, 1])), None),  # same size as dimension 0
+    ("segment_sum", (np.ones((1, 10, 1)), np.array([1676240524292489355])), "Encountered overflow when multiplying"),
+    ("unsorted_segment_sum", (np.ones(3), np.array([0, 1, 1]), -1), None),  # num_segments must not be negative
+    ("unsorted_segment_sum", (np.ones((3, 2)), np.array([0, 1, 5]), 3), None),  # segment_ids[2] = 5 out of range
+]
+
+
+@pytest.mark.parametrize("name, args, words", TF_BAD_CALLS)
+def test_tf_errors_hold_tensorflows_words_and_type(name, args, words):
+    """Each error holds TensorFlow's own message (taken from TensorFlow, not written here) and is
+    tf.errors.InvalidArgumentError, as TensorFlow's in eager mode, as well as our builtin class."""
+    tf = _tf()
+    theirs = _tf_words(lambda: getattr(tf.math, name)(*args))
+    with pytest.raises(tf.errors.InvalidArgumentError) as info:
+        getattr(mtf, name)(*args)
+    ours = str(info.value)
+    assert (words or theirs) in ours, (ours, theirs)
+    if words:
+        assert words in theirs
+    assert isinstance(info.value, (ValueError, IndexError, TypeError))
+    assert ours.startswith(f"tf.math.{name}: ")
+
+
+@pytest.mark.parametrize("itype", [np.int8, np.int16, np.uint8, np.uint16, np.uint32, np.uint64])
+@pytest.mark.parametrize("name", ["segment_sum", "unsorted_segment_sum"])
+def test_tf_segment_id_dtypes_are_tensorflows(name, itype):
+    """unsorted_segment_* take int16 ids as TensorFlow does; every other refusal holds TF's words."""
+    tf = _tf()
+    data = np.arange(8, dtype=np.float32).reshape(4, 2)
+    ids = np.array([0, 0, 1, 1], itype)
+    extra = (2,) if name.startswith("unsorted") else ()
+    try:
+        want = getattr(tf.math, name)(data, tf.constant(ids), *extra).numpy()
+    except tf.errors.InvalidArgumentError as error:
+        with pytest.raises(tf.errors.InvalidArgumentError) as info:
+            getattr(mtf, name)(data, ids, *extra)
+        assert isinstance(info.value, TypeError)
+        assert error.message.split("\n")[0] in str(info.value)
+        return
+    np.testing.assert_array_equal(getattr(mtf, name)(data, ids, *extra), want)
+    np.testing.assert_array_equal(getattr(mtf, name)(tf.constant(data), tf.constant(ids), *extra).numpy(), want)
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int16, np.int32, np.int64])
+@pytest.mark.parametrize("name", ["segment_mean", "unsorted_segment_mean"])
+def test_tf_integer_means_are_tensorflows(name, dtype):
+    """TensorFlow's integer means: segment_mean truncates toward zero in data's dtype (sums wrap),
+    unsorted_segment_mean returns the float quotient (float32 / float64 by data's width)."""
+    tf = _tf()
+    rng = np.random.default_rng(11)
+    data = rng.integers(-120, 120, size=(40, 3)).astype(dtype)
+    ids = np.sort(rng.integers(0, 9, size=40))
+    extra = (10,) if name.startswith("unsorted") else ()
+    if extra:
+        ids = rng.integers(-1, 10, size=40)
+    want = getattr(tf.math, name)(tf.constant(data), ids, *extra).numpy()
+    for given in (data, tf.constant(data)):
+        got = np.asarray(getattr(mtf, name)(given, ids, *extra))
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_array_equal(got, want)
+
+
+def _tf_gradient(fn, data, ids, extra, w):
+    tf = _tf()
+    x = tf.Variable(data)
+    with tf.GradientTape() as tape:
+        y = fn(x, ids, *extra)
+        loss = tf.reduce_sum(w[: y.shape[0]] * tf.tanh(y))
+    return tape.gradient(loss, x)
+
+
+@pytest.mark.parametrize("op", [f"segment_{r}" for r in TF_SORTED] +
+                         [f"unsorted_segment_{r}" for r in TF_UNSORTED])
+def test_tf_gradient_tape_gradients_equal_tensorflows(op):
+    """tf.GradientTape through multigather.tf's segment ops gives TensorFlow's gradients (its
+    rules: max / min split among ties, prod with zeros, negative unsorted ids get 0)."""
+    tf = _tf()
+    rng = np.random.default_rng(12)
+    data = _tied(rng, (30, 2))
+    data[rng.integers(0, 30, 4), 1] = 0.0
+    unsorted = op.startswith("unsorted")
+    ids = rng.integers(-1, 7, size=30) if unsorted else np.sort(rng.integers(0, 7, size=30))
+    extra = (7,) if unsorted else ()
+    w = rng.standard_normal((7, 2)).astype(np.float32)
+    want = _tf_gradient(getattr(tf.math, op), data, ids, extra, w)
+    got = _tf_gradient(getattr(mtf, op), data, ids, extra, w)
+    assert got is not None
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-5, atol=1e-6)
+    assert np.count_nonzero(want.numpy()) > 0
+
+
+# ---- jax.ops.segment_*: JAX's signature, bool refusal, gradient without num_segments -------------
+
+@pytest.mark.parametrize("reduction", JAX_REDUCTIONS)
+def test_jax_signatures_are_jaxs(reduction):
+    import inspect
+
+    ours = inspect.signature(getattr(mjax, f"segment_{reduction}")).parameters
+    theirs = inspect.signature(getattr(jax.ops, f"segment_{reduction}")).parameters
+    assert [(p.name, p.kind, p.default) for p in ours.values()] == \
+        [(p.name, p.kind, p.default) for p in theirs.values()]
+
+
+@pytest.mark.parametrize("mode", [None, "clip", "drop"])
+@pytest.mark.parametrize("reduction", JAX_REDUCTIONS)
+def test_jax_bucket_size_and_positional_mode_are_jaxs(reduction, mode):
+    rng = np.random.default_rng(13)
+    data = rng.integers(-3, 4, size=(23, 2)).astype(np.int32)
+    ids = rng.integers(-2, 7, size=23)
+    ours = getattr(mjax, f"segment_{reduction}")
+    theirs = getattr(jax.ops, f"segment_{reduction}")
+    for bucket in (None, 1, 4, 30):
+        # positionally, as JAX's: (data, ids, num_segments, sorted, unique, bucket_size, mode)
+        np.testing.assert_array_equal(ours(data, ids, 6, False, False, bucket, mode),
+                                      theirs(data, ids, 6, False, False, bucket, mode))
+    fdata = rng.standard_normal((23, 2)).astype(np.float32)
+    np.testing.assert_allclose(ours(fdata, ids, 6, bucket_size=5, mode=mode),
+                               theirs(fdata, ids, 6, bucket_size=5, mode=mode), rtol=1e-6)
+    np.testing.assert_array_equal(ours(data, ids, 6, mode=jax.lax.GatherScatterMode.CLIP),
+                                  theirs(data, ids, 6, mode=jax.lax.GatherScatterMode.CLIP))
+
+
+def test_jax_out_sharding_other_than_none_is_refused_clearly():
+    data, ids = np.ones(4, np.float32), np.array([0, 1, 1, 2])
+    np.testing.assert_array_equal(mjax.segment_sum(data, ids, 3, out_sharding=None), [1, 2, 1])
+    with pytest.raises(NotImplementedError, match="segment_sum: out_sharding = .* is not supported"):
+        mjax.segment_sum(data, ids, 3, out_sharding=jax.sharding.PartitionSpec())
+
+
+@pytest.mark.parametrize("reduction", ["sum", "prod"])
+def test_jax_bool_sum_and_prod_are_refused_as_jax_does(reduction):
+    data, ids = np.array([True, False, True]), np.array([0, 0, 1])
+    with pytest.raises(TypeError) as theirs:
+        getattr(jax.ops, f"segment_{reduction}")(data, ids, 2)
+    with pytest.raises(TypeError) as ours:
+        getattr(mjax, f"segment_{reduction}")(data, ids, 2)
+    assert str(ours.value).startswith(str(theirs.value))
+    for other in ("max", "min"):  # these take bool, as JAX's
+        np.testing.assert_array_equal(getattr(mjax, f"segment_{other}")(data, ids, 2),
+                                      getattr(jax.ops, f"segment_{other}")(data, ids, 2))
+
+
+@pytest.mark.parametrize("reduction", JAX_REDUCTIONS)
+def test_jax_grad_without_num_segments_reads_concrete_ids(reduction):
+    rng = np.random.default_rng(14)
+    data = jnp.asarray(rng.standard_normal((12, 2)).astype(np.float32))
+    ids = rng.integers(0, 5, size=12)
+
+    def loss(fn):
+        return lambda d: jnp.sum(jnp.tanh(fn(d, ids)))
+
+    ours = jax.grad(loss(getattr(mjax, f"segment_{reduction}")))(data)
+    if reduction == "prod":  # jax.ops.segment_prod has no gradient for repeated ids: ours with num_segments
+        theirs = jax.grad(lambda d: jnp.sum(jnp.tanh(mjax.segment_prod(d, ids, int(ids.max()) + 1))))(data)
+    else:
+        theirs = jax.grad(loss(getattr(jax.ops, f"segment_{reduction}")))(data)
+    np.testing.assert_allclose(ours, theirs, rtol=1e-6, atol=1e-7)
 
 
 # ---- gradients -----------------------------------------------------------------------------------
