@@ -220,3 +220,13 @@ def test_webnn_out_of_range_indices_clamp_not_raise():
     """Not a builder error: WebNN clamps out-of-range indices at run time (the row's index rule)."""
     got = _webnn.gather(np.arange(4.0, dtype=np.float32), np.array([9, -9], np.int32))
     assert got.tolist() == [3.0, 0.0]
+
+
+def test_webnn_argument_errors_under_jax_jit():
+    """A traced call (XLA FFI path, _jax_ffi: lower_op_info at trace time) raises the same."""
+    jax = pytest.importorskip("jax", reason="jax is not installed")
+    x, i = jax.numpy.zeros((2, 3), jax.numpy.float32), jax.numpy.zeros((2,), jax.numpy.int32)
+    message = "webnn.gather: axis = 2 must be in [0, 2) (an unsigned long less than the input rank 2)"
+    # JAX may append its traceback-filtering note to the message: match the start.
+    with pytest.raises(multigather.ArgumentTypeError, match="^" + re.escape(message)):
+        jax.jit(lambda a, b: _webnn.gather(a, b, axis=2))(x, i)
