@@ -51,6 +51,16 @@ struct IndexRule {
   std::string wording{};
 };
 
+/// How a framework reports an invalid argument (an InvalidArgument status: a shape, rank, axis
+/// or attribute that breaks the op's rules): Python raises ValueError, or, for a framework whose
+/// API throws TypeError for every invalid argument (WebNN's MLGraphBuilder methods),
+/// multigather.ArgumentTypeError, a subclass of both TypeError and ValueError. Dtype errors
+/// are TypeError and index errors IndexError either way.
+enum class ArgumentError : std::uint8_t {
+  kValueError = 0,
+  kTypeError = 1,
+};
+
 /// One registry entry.
 struct OpSpec {
   std::string name;               // "onnx.GatherND"
@@ -74,6 +84,8 @@ struct OpSpec {
   /// rule, scatter_multiaxis); true, every one of them (PyTorch's derivatives.yaml: scatter's
   /// src gets grad.gather(dim, index), index_copy's source grad.index_select(dim, index)).
   bool gradient_to_every_duplicate = false;
+  /// The Python exception of the op's invalid arguments (see ArgumentError).
+  ArgumentError argument_error = ArgumentError::kValueError;
 };
 
 /// The index rule of `op` as one line: "negative indices wrap once ([-s, s-1]); any other index

@@ -33,9 +33,16 @@ from . import _interop, _jax_ffi, _registry, _torch_route
 from . import _multigather as _core
 
 __all__ = ["gather_multiaxis", "scatter_multiaxis", "run", "ops", "output_shape", "explain", "Svg",
-           "max_rank",
+           "max_rank", "ArgumentTypeError",
            "set_num_threads", "get_num_threads", "__version__"]
 __version__ = "0.1.0"
+
+#: The exception of an invalid argument (shape, rank, axis, attribute) of an op whose framework
+#: throws TypeError for every invalid argument (WebNN's MLGraphBuilder methods:
+#: ``multigather.webnn``). A subclass of TypeError and of ValueError, so that ``except
+#: ValueError`` catches it as it catches the other families' argument errors (which stay
+#: ValueError). The registry row says which ops raise it (``OpSpec::argument_error``).
+ArgumentTypeError = _core.ArgumentTypeError
 
 # The core operators' handles for the door (python/src/op_fast.cpp: run_op_fast).
 _GATHER_MULTIAXIS = _registry.fast_op("gather_multiaxis", "axes", "index_mode", "negative_indices",

@@ -69,9 +69,23 @@ def row_doc(op: str) -> str:
     return "\n".join(lines)
 
 
-#: The errors of every registry op, as the C++ statuses map onto Python's exceptions.
+#: The errors of a registry op, as the C++ statuses map onto Python's exceptions (the row's
+#: argument_error says which exception its invalid arguments raise: raises_text).
 RAISES = ("Raises ValueError for shapes and attributes the framework rejects, TypeError for dtypes, "
           "IndexError where the index rule makes an index an error.")
+#: The same for an op whose framework throws TypeError for every invalid argument (WebNN).
+RAISES_ARGUMENT_TYPE_ERROR = (
+    "Raises TypeError for every argument the framework rejects, as its API does: "
+    "multigather.ArgumentTypeError (a TypeError that is also a ValueError) for shapes, ranks, axes "
+    "and attributes, TypeError for dtypes; IndexError where the index rule makes an index an error.")
+
+
+def raises_text(op: str) -> str:
+    """The "Raises ..." paragraph of registry op ``op``'s wrappers, from its row's argument_error
+    (ValueError, or ArgumentTypeError for WebNN's ops)."""
+    if OPS[op].get("argument_error") == "ArgumentTypeError":
+        return RAISES_ARGUMENT_TYPE_ERROR
+    return RAISES
 
 
 def _default(attr: dict) -> Any:
@@ -107,7 +121,7 @@ def function_parameters(op: str) -> list[tuple[str, Any]]:
 
 def function_doc(op: str, name: str) -> str:
     """The docstring of ``op_function(op, name)``: everything from the row."""
-    return f"{name}: the registry op {op!r}, made from its row.\n\n{row_doc(op)}\n" + "\n".join(_wrapped(RAISES))
+    return f"{name}: the registry op {op!r}, made from its row.\n\n{row_doc(op)}\n" + "\n".join(_wrapped(raises_text(op)))
 
 
 def op_function(op: str, name: str | None = None) -> Callable[..., Any]:
@@ -180,7 +194,7 @@ def document(namespace: dict, public: Sequence[str]) -> None:
         doc = (function.__doc__ or "").rstrip()
         # Indented as the hand-written lines after the first (PEP 257), so that help() and
         # inspect.getdoc show one margin.
-        rows = "\n".join("    " + line for line in [*row_doc(op).splitlines(), *_wrapped(RAISES)])
+        rows = "\n".join("    " + line for line in [*row_doc(op).splitlines(), *_wrapped(raises_text(op))])
         function.__doc__ = f"{doc}\n\n{rows}" if doc else row_doc(op)
         function.registry_op = op
 

@@ -139,6 +139,51 @@ void raise_if_error(const Status& status) {
   if (set_python_error(status)) throw nb::python_error();
 }
 
+namespace {
+// multigather.ArgumentTypeError (bind_argument_type_error); lives as long as the interpreter.
+PyObject* argument_type_error = nullptr;
+}  // namespace
+
+void bind_argument_type_error(nb::module_& m) {
+  const nb::object bases = nb::make_tuple(nb::handle(PyExc_TypeError), nb::handle(PyExc_ValueError));
+  argument_type_error = PyErr_NewExceptionWithDoc(
+      "multigather.ArgumentTypeError",
+      "An invalid argument (a shape, rank, axis or attribute that breaks the op's rules) of an op "
+      "whose framework throws TypeError for every invalid argument (WebNN's MLGraphBuilder "
+      "methods). A subclass of TypeError and of ValueError: `except ValueError` catches it as it "
+      "catches the other families' argument errors.",
+      bases.ptr(), nullptr);
+  if (argument_type_error == nullptr) throw nb::python_error();
+  m.attr("ArgumentTypeError") = nb::handle(argument_type_error);
+}
+
+void retype_argument_error(const OpSpec* spec) noexcept {
+  if (spec == nullptr || spec->argument_error != ArgumentError::kTypeError || argument_type_error == nullptr) {
+    return;
+  }
+  PyObject* type = nullptr;
+  PyObject* value = nullptr;
+  PyObject* traceback = nullptr;
+  PyErr_Fetch(&type, &value, &traceback);
+  if (type != PyExc_ValueError) {  // only exactly ValueError: a subclass keeps its own meaning
+    PyErr_Restore(type, value, traceback);
+    return;
+  }
+  PyErr_NormalizeException(&type, &value, &traceback);
+  PyObject* args = value == nullptr ? nullptr : PyObject_GetAttrString(value, "args");
+  if (args == nullptr || !PyTuple_Check(args)) {
+    Py_XDECREF(args);
+    PyErr_Clear();
+    PyErr_Restore(type, value, traceback);
+    return;
+  }
+  PyErr_SetObject(argument_type_error, args);  // ArgumentTypeError(*args): the same message
+  Py_DECREF(args);
+  Py_XDECREF(type);
+  Py_XDECREF(value);
+  Py_XDECREF(traceback);
+}
+
 PyObject* memory_error(DType dtype, const Dims& shape) {
   PyErr_SetString(PyExc_MemoryError, unable_to_allocate(dtype, shape).c_str());
   return nullptr;

@@ -51,6 +51,17 @@ bool set_python_error(const Status& status) noexcept;
 /// set_python_error, then throws nb::python_error (for nanobind-bound functions).
 void raise_if_error(const Status& status);
 
+/// Adds ArgumentTypeError to `m` (re-exported as multigather.ArgumentTypeError): the exception
+/// of an invalid argument (shape, rank, axis, attribute) of a registry op whose row says its
+/// framework throws TypeError for those (OpSpec::argument_error, e.g. WebNN's builders). A
+/// subclass of TypeError and of ValueError, so that `except ValueError` still catches it.
+void bind_argument_type_error(nb::module_& m);
+/// For a call of registry op `spec` (null: none) whose row raises its invalid arguments as
+/// TypeError: the pending Python error, when it is exactly a ValueError (an InvalidArgument
+/// status, or a ValueError of the call's operands and attributes), becomes an ArgumentTypeError
+/// with the same message. Anything else pending, or nothing, stays as it is.
+void retype_argument_error(const OpSpec* spec) noexcept;
+
 /// Sets MemoryError in numpy's words (unable_to_allocate: "Unable to allocate 4.00 EiB for an
 /// array with shape (...) and data type float32") for an output of `dtype` and `shape`; returns
 /// null, for a C function to return.

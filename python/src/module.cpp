@@ -39,6 +39,7 @@ NB_MODULE(_multigather, m) {
   m.def("set_num_threads", &set_num_threads, "num_threads"_a,
         "Sets the num_threads option of every later call (0: automatic).");
   m.def("get_num_threads", &get_num_threads, "The num_threads option of calls (0: automatic).");
+  bind_argument_type_error(m);
   bind_numpy_fast(m);
   bind_ops(m);
   bind_jax_ffi(m);

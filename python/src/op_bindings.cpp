@@ -150,6 +150,7 @@ nb::list registry_ops() {
     entry["index_mode"] = std::string(index_mode_name(op.index_rule.mode));
     entry["negative_indices"] = op.index_rule.negative_indices;
     entry["index_attribute"] = op.index_rule.attribute;
+    entry["argument_error"] = std::string(op.argument_error == ArgumentError::kTypeError ? "ArgumentTypeError" : "ValueError");
     ops.append(entry);
   }
   return ops;
@@ -317,6 +318,27 @@ void vjp_into(std::string_view op, const InputArray& input, const InputArray& in
   raise_if_error(status);
 }
 
+/// A bound function of registry op `op` (its first parameter) with the call's invalid-argument
+/// errors raised as the op's row says (retype_argument_error: WebNN's TypeError).
+template <auto F, typename R, typename... A>
+R with_row_errors(std::string_view op, A... args) {
+  try {
+    return F(op, std::forward<A>(args)...);
+  } catch (nb::python_error& e) {
+    e.restore();
+  } catch (const nb::builtin_exception& e) {
+    if (e.type() != nb::exception_type::value_error) throw;
+    PyErr_SetString(PyExc_ValueError, e.what());
+  }
+  retype_argument_error(find_op(op));
+  throw nb::python_error();
+}
+
+template <auto F, typename R, typename... A>
+constexpr auto row_errors(R (*)(std::string_view, A...)) {
+  return &with_row_errors<F, R, A...>;
+}
+
 }  // namespace
 
 Attributes attributes_of(nb::handle attrs) {
@@ -338,28 +360,28 @@ Attributes attributes_of(nb::handle attrs) {
 void bind_ops(nb::module_& m) {
   using namespace nb::literals;
   m.def("registry_ops", &registry_ops, "Every registry op with its attributes.");
-  m.def("lower_op_shape", &lower_op_shape, "op"_a, "input_shape"_a, "input_dtype"_a,
+  m.def("lower_op_shape", row_errors<&lower_op_shape>(&lower_op_shape), "op"_a, "input_shape"_a, "input_dtype"_a,
         "indices_shape"_a, "indices_dtype"_a, "attrs"_a, "updates_shape"_a = nb::none(),
         "The framework output shape of a registry op call, from shapes and dtypes alone.");
-  m.def("lower_op_info", &lower_op_info, "op"_a, "input_shape"_a, "input_dtype"_a,
+  m.def("lower_op_info", row_errors<&lower_op_info>(&lower_op_info), "op"_a, "input_shape"_a, "input_dtype"_a,
         "indices_shape"_a, "indices_dtype"_a, "attrs"_a, "updates_shape"_a = nb::none(),
         "The lowering of a registry op call from shapes and dtypes alone, as a dict: output_shape, "
         "kind ('gather' | 'scatter'), reduction, include_input, copies_input, copies_updates.");
-  m.def("sharding_factors", &sharding_factors_info, "op"_a, "input_shape"_a, "input_dtype"_a,
+  m.def("sharding_factors", row_errors<&sharding_factors_info>(&sharding_factors_info), "op"_a, "input_shape"_a, "input_dtype"_a,
         "indices_shape"_a, "indices_dtype"_a, "attrs"_a, "updates_shape"_a = nb::none(),
         "The sharding factors of a registry op call from shapes alone (multigather/sharding.hpp), "
         "as a dict: factors (a list of {role, size, axis, input, indices, updates, output}: "
         "the framework dimension of each tensor, -1 where absent), kind, reduction, "
         "include_input, index_mode, negative_indices, output_shape, axes.");
-  m.def("vjp_into", &vjp_into, "op"_a, "input"_a, "indices"_a, "grad_output"_a, "grad_input"_a, "attrs"_a,
+  m.def("vjp_into", row_errors<&vjp_into>(&vjp_into), "op"_a, "input"_a, "indices"_a, "grad_output"_a, "grad_input"_a, "attrs"_a,
         "tensor_attrs"_a = nb::dict(),
         "The gradient of registry op `op` for its input (multigather::execute_vjp, unbatched, host "
         "arrays), written into grad_input (C-contiguous, input's shape and dtype); tensor_attrs: "
         "tensor attributes by name (embedding_bag's offsets, per_sample_weights).");
-  m.def("explain_op", &explain, "op"_a, "input_shape"_a, "input_dtype"_a, "indices_shape"_a,
+  m.def("explain_op", row_errors<&explain>(&explain), "op"_a, "input_shape"_a, "input_dtype"_a, "indices_shape"_a,
         "indices_dtype"_a, "attrs"_a, "updates_shape"_a = nb::none(),
         "The text of `multigather explain OP`.");
-  m.def("explain_svg", &explain_svg_text, "op"_a, "input_shape"_a, "input_dtype"_a, "indices_shape"_a,
+  m.def("explain_svg", row_errors<&explain_svg_text>(&explain_svg_text), "op"_a, "input_shape"_a, "input_dtype"_a, "indices_shape"_a,
         "indices_dtype"_a, "attrs"_a, "input"_a = nb::none(), "indices"_a = nb::none(),
         "cells"_a = IntList{}, "max_cells"_a = 400, "updates_shape"_a = nb::none(), "updates"_a = nb::none(),
         "The SVG picture of `multigather explain OP --svg` (multigather::explain_svg): arrays "

@@ -1140,14 +1140,18 @@ PyObject* run_op_fast(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
                  static_cast<int>(spec.attrs.size()), static_cast<int>(nargs - 1));
     return nullptr;
   }
+  // Every error of the call as the row says (retype_argument_error: WebNN's TypeError).
   try {
-    return door_call(op, args, first_attr, normalized);
+    PyObject* result = door_call(op, args, first_attr, normalized);
+    if (result == nullptr) retype_argument_error(&spec);
+    return result;
   } catch (nb::python_error& e) {
     e.restore();
-    return nullptr;
   } catch (const std::exception& e) {
-    return python_error_of(e);
+    python_error_of(e);
   }
+  retype_argument_error(&spec);
+  return nullptr;
 }
 
 PyMethodDef run_op_fast_def = {

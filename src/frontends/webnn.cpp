@@ -194,6 +194,12 @@ void append_webnn_ops(std::vector<OpSpec>* ops) {
   const std::string scatter_nd = common +
       "output: input's shape and dtype. c = indices.shape[-1] <= rank(input); updates.shape == "
       "indices.shape[:-1] ++ input.shape[c:], updates dtype == input dtype. " + duplicates;
+  // WebNN's builder methods throw TypeError for every invalid argument (shapes, ranks, axis,
+  // dtypes: the spec's "throw a TypeError" steps; the WPT validation tests expect TypeError):
+  // Python raises multigather.ArgumentTypeError (a TypeError that is also a ValueError).
+  for (OpSpec& op : *ops) {
+    if (op.family == "webnn") op.argument_error = ArgumentError::kTypeError;
+  }
   state_facts(ops, {
       {"webnn.gather", wrap_then_clamp, gather},
       {"webnn.gatherElements", wrap_then_clamp, elements},

@@ -141,3 +141,92 @@ def test_output_shape_and_explain_raise_the_call_errors():
         multigather.output_shape("gather_multiaxis", (3, 4), (3, 1), axes=[2])
     with raises(ValueError, "axes[0] = 2 is out of range [-2, 2) for input rank 2"):
         multigather.explain("gather_multiaxis", (3, 4), (3, 1), axes=[2])
+
+
+# ---- WebNN: every invalid argument is a TypeError (the registry row's argument_error) ----------
+# WebNN's MLGraphBuilder methods throw TypeError for every invalid argument (the spec's
+# "throw a TypeError" steps; WPT's validation tests assert_throws_js(TypeError, ...)). multigather
+# raises multigather.ArgumentTypeError there, a subclass of TypeError and of ValueError; every
+# other family keeps ValueError for shapes, axes and attributes.
+
+WX = np.zeros((2, 3), np.float32)
+WI = np.zeros((2,), np.int32)
+import multigather.webnn as _webnn  # noqa: E402
+
+WEBNN_ARGUMENT_ERRORS = [
+    (lambda: _webnn.gather(WX, WI, axis=2),
+     "webnn.gather: axis = 2 must be in [0, 2) (an unsigned long less than the input rank 2)"),
+    (lambda: _webnn.gather(WX, WI, axis=-1),
+     "webnn.gather: axis = -1 must be in [0, 2) (an unsigned long less than the input rank 2)"),
+    (lambda: _webnn.gather(np.float32(1), WI), "webnn.gather: input must have rank >= 1 (got a scalar)"),
+    (lambda: _webnn.gather(WX, WI, axis=2**70),
+     "attribute axis = 1180591620717411303424 is outside the 64-bit integer range"),
+    (lambda: _webnn.gather_nd(WX, np.zeros((2, 3), np.int32)),
+     "webnn.gatherND: indices.shape[-1] = 3 is greater than the input rank 2"),
+    (lambda: _webnn.gather_elements(WX, WI), "webnn.gatherElements: indices rank 1 must equal input rank 2"),
+    (lambda: _webnn.scatter_nd(WX, np.zeros((1, 1), np.int32), np.zeros((2,), np.float32)),
+     "webnn.scatterND: updates shape [2] must equal indices.shape[:-1] ++ input.shape[c:] = [1,3] "
+     "(c = indices.shape[-1] = 1)"),
+    (lambda: _webnn.scatter_elements(WX, np.zeros((2, 3), np.int32), np.zeros((2, 2), np.float32)),
+     "webnn.scatterElements: updates shape [2,2] must equal indices shape [2,3]"),
+    # The same through every entry point: the door by name, shapes alone, explain.
+    (lambda: multigather.run("webnn.gather", WX, WI, axis=5),
+     "webnn.gather: axis = 5 must be in [0, 2) (an unsigned long less than the input rank 2)"),
+    (lambda: multigather.run("webnn.gather", WX, WI, dim=0), "webnn.gather has no attribute 'dim' (attributes: axis)"),
+    (lambda: multigather.run("webnn.scatterElements", WX, np.zeros((2, 3), np.int32), updates=np.zeros((2, 2), np.float32)),
+     "webnn.scatterElements: updates shape [2,2] must equal indices shape [2,3]"),
+    (lambda: multigather.output_shape("webnn.gather", (2, 3), (2,), axis=5, indices_dtype="int32"),
+     "webnn.gather: axis = 5 must be in [0, 2) (an unsigned long less than the input rank 2)"),
+    (lambda: multigather.explain("webnn.gatherND", (2, 3), (2, 3), indices_dtype="int32"),
+     "webnn.gatherND: indices.shape[-1] = 3 is greater than the input rank 2"),
+]
+
+
+@pytest.mark.parametrize("call, message", WEBNN_ARGUMENT_ERRORS, ids=range(len(WEBNN_ARGUMENT_ERRORS)))
+def test_webnn_argument_errors_are_type_errors(call, message):
+    with raises(multigather.ArgumentTypeError, message) as info:
+        call()
+    # A TypeError, as WebNN throws; still a ValueError, as every other family's argument error.
+    assert isinstance(info.value, TypeError) and isinstance(info.value, ValueError)
+    assert type(info.value) is multigather.ArgumentTypeError
+
+
+def test_argument_type_error_class():
+    assert issubclass(multigather.ArgumentTypeError, TypeError)
+    assert issubclass(multigather.ArgumentTypeError, ValueError)
+    assert multigather.ArgumentTypeError.__module__ == "multigather"
+    assert "ArgumentTypeError" in multigather.__all__
+    rows = multigather._registry.OPS
+    assert {op for op, row in rows.items() if row["argument_error"] == "ArgumentTypeError"} == {
+        "webnn.gather", "webnn.gatherElements", "webnn.gatherND", "webnn.scatterElements", "webnn.scatterND"}
+    assert "multigather.ArgumentTypeError" in _webnn.gather.__doc__
+
+
+def test_webnn_dtype_errors_stay_plain_type_errors():
+    with raises(TypeError, "webnn.gather: indices dtype float32 is not supported "
+                           "(webnn.gather accepts int32, uint32, int64)") as info:
+        _webnn.gather(WX, np.zeros(2, np.float32))
+    assert type(info.value) is TypeError
+
+
+def test_other_families_keep_value_error():
+    with raises(ValueError, "onnx.Gather: axis = 2 is out of range [-2, 1] for input rank 2") as info:
+        multigather.onnx.gather(WX, WI.astype(np.int64), axis=2)
+    assert type(info.value) is ValueError and not isinstance(info.value, TypeError)
+    assert "multigather.ArgumentTypeError" not in multigather.onnx.gather.__doc__
+
+
+def test_webnn_out_of_range_indices_clamp_not_raise():
+    """Not a builder error: WebNN clamps out-of-range indices at run time (the row's index rule)."""
+    got = _webnn.gather(np.arange(4.0, dtype=np.float32), np.array([9, -9], np.int32))
+    assert got.tolist() == [3.0, 0.0]
+
+
+def test_webnn_argument_errors_under_jax_jit():
+    """A traced call (XLA FFI path, _jax_ffi: lower_op_info at trace time) raises the same."""
+    jax = pytest.importorskip("jax", reason="jax is not installed")
+    x, i = jax.numpy.zeros((2, 3), jax.numpy.float32), jax.numpy.zeros((2,), jax.numpy.int32)
+    message = "webnn.gather: axis = 2 must be in [0, 2) (an unsigned long less than the input rank 2)"
+    # JAX may append its traceback-filtering note to the message: match the start.
+    with pytest.raises(multigather.ArgumentTypeError, match="^" + re.escape(message)):
+        jax.jit(lambda a, b: _webnn.gather(a, b, axis=2))(x, i)
