@@ -68,6 +68,19 @@ def _index_key(input: torch.Tensor, key: Any):
     return tuple(out)
 
 
+def _overlapping(t: torch.Tensor) -> bool:
+    """Whether some elements of ``t`` may share memory (an expanded tensor: a stride 0; or
+    interleaved strides): no dimension's stride passes the extent of the smaller ones. An
+    in-place method on such a tensor is left to PyTorch (its own rules: index_fill_ / index_put_
+    warn and write, the others raise), as multigather does not write through shared memory."""
+    extent = 0
+    for stride, size in sorted((st, sz) for sz, st in zip(t.shape, t.stride()) if sz > 1):
+        if stride <= extent:
+            return True
+        extent += stride * (size - 1)
+    return False
+
+
 def _routes(mt) -> dict:
     """{torch function or Tensor method: its route}; a route returns NotImplemented for a call
     it does not take (PyTorch runs it). `mt`: the module multigather.torch."""
@@ -120,9 +133,11 @@ def _routes(mt) -> dict:
         and self.copy_(result). `reads_input`: the op's gradient reads input's values
         (scatter_reduce's prod / amax / amin), so it gets a copy that the copy_ does not touch."""
         def method(self, *args, **kwargs):
-            if kwargs.get("out") is not None:
+            if kwargs.get("out") is not None or _overlapping(self):
                 return _NOT
-            tensors = [a for a in args if isinstance(a, torch.Tensor)]
+            # Sources given by keyword (src=, source=, values=, value=) count as the positional ones.
+            tensors = [a for a in (*args, *kwargs.values()) if isinstance(a, torch.Tensor)]
+            tensors += [t for a in args if isinstance(a, (tuple, list)) for t in a if isinstance(t, torch.Tensor)]
             if torch_op_needed(self, *tensors):
                 reduce = args[3] if len(args) > 3 else kwargs.get("reduce")
                 source = self.clone() if reads_input and reduce != "sum" else self
