@@ -15,8 +15,9 @@ Routed, as functions and as Tensor methods (in-place methods too):
 Not routed (PyTorch runs them): calls with ``out=``, ``sparse_grad=True``; segment_reduce with
 ``indices=`` (PyTorch refuses it too); F.embedding and F.embedding_bag with
 ``max_norm``, ``scale_grad_by_freq`` or ``sparse``; indexing with ints, partial slices or None
-(new axes) beside the index tensors; ``x[idx] = v`` (Tensor.__setitem__); torch.compile'd code
-(Dynamo traces the torch ops; use multigather.torch.* there). An in-place method that autograd
+(new axes) beside the index tensors; ``x[idx] = v`` (Tensor.__setitem__); in-place methods on a
+self whose elements share memory (expanded, interleaved strides: PyTorch's own rules, see
+_overlapping); torch.compile'd code (Dynamo traces the torch ops; use multigather.torch.* there). An in-place method that autograd
 must see runs the op out of place and copies the result into its tensor (``x.copy_``, recorded
 by autograd as PyTorch's in-place ops are); without autograd it scatters in place.
 
@@ -199,8 +200,17 @@ def routing(mt) -> Routing:
     put, segment_reduce. The results and gradients are multigather.torch.*'s: PyTorch's values and gradient
     rules (torch.ops.multigather.*, C++ autograd). Not routed: out=, sparse_grad, F.embedding's
     max_norm / scale_grad_by_freq / sparse, indexing with ints, partial slices or new axes
-    beside index tensors, x[idx] = v, and code under torch.compile (PyTorch runs those).
-    Errors are multigather's (IndexError, ValueError, TypeError with the registry's messages).
+    beside index tensors, x[idx] = v, in-place methods on a tensor whose elements share memory
+    (an expanded tensor or interleaved strides: PyTorch's rules apply, index_fill_ / index_put_
+    warn and write, the others raise; multigather never writes through shared memory), and code
+    under torch.compile (PyTorch runs those). Results have the strides PyTorch's op returns
+    (contiguous gathers and scatters; index_fill / index_put / put preserve input's layout;
+    x[idx] aten.index's TensorIterator order). In-place methods take their source positionally or
+    by keyword (src=, source=, values=, value=) with the same gradients. Operands on two devices
+    (meta beside CPU) raise RuntimeError in PyTorch's words before anything is written.
+    Errors are multigather's (IndexError, ValueError, TypeError with the registry's messages;
+    x[idx] out of range: PyTorch's "index 5 is out of bounds for dimension 1 with size 3", with
+    the position in the index tensor).
     Source: torch.overrides.TorchFunctionMode. `mt`: the module multigather.torch (which calls
     this as multigather.torch.routing())."""
     return Routing(mt)

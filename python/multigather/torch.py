@@ -181,7 +181,8 @@ def segment_reduce(data: Any, reduce: str, *, lengths: Any = None, indices: Any 
                    axis: int = 0, unsafe: bool = False, initial: Any = None) -> Any:
     """torch.segment_reduce(data, reduce, *, lengths=None, indices=None, offsets=None, axis=0,
     unsafe=False, initial=None) (https://docs.pytorch.org/docs/stable/generated/
-    torch.segment_reduce.html): reduce (sum / mean / max / min / prod) data along ``axis`` over
+    torch.segment_reduce.html): reduce (sum / mean / max / min / prod; amax / amin are max / min,
+    PyTorch's own names) data along ``axis`` over
     segments given by ``lengths`` (int32 / int64, data.shape[:axis] ++ [S]) or ``offsets``
     (data.shape[:axis] ++ [S + 1]); result data.shape[:axis] ++ [S] ++ data.shape[axis+1:], of
     data's dtype (float16, bfloat16, float32, float64). An empty segment holds ``initial``, else

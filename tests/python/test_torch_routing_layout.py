@@ -399,7 +399,7 @@ def test_segment_reduce_accepts_pytorchs_amax_amin(reduce):
     data[1, 0] = data[2, 0]  # a tie: PyTorch shares the gradient between them
     lengths = _index(3, 0, 2)
     want = torch.segment_reduce(data, reduce, lengths=lengths)
-    same = reduce.replace("a", "")
+    same = reduce[1:]  # max / min
     assert torch.equal(want, torch.segment_reduce(data, same, lengths=lengths))  # the oracle's meaning
     for got in (mt.segment_reduce(data, reduce, lengths=lengths),
                 ops.segment_reduce(data, reduce, lengths),
