@@ -138,7 +138,8 @@ def _routes(mt) -> dict:
                 return _NOT
             # Sources given by keyword (src=, source=, values=, value=) count as the positional ones.
             tensors = [a for a in (*args, *kwargs.values()) if isinstance(a, torch.Tensor)]
-            tensors += [t for a in args if isinstance(a, (tuple, list)) for t in a if isinstance(t, torch.Tensor)]
+            tensors += [t for a in (*args, *kwargs.values()) if isinstance(a, (tuple, list))  # index_put_'s indices
+                        for t in a if isinstance(t, torch.Tensor)]
             if torch_op_needed(self, *tensors):
                 reduce = args[3] if len(args) > 3 else kwargs.get("reduce")
                 source = self.clone() if reads_input and reduce != "sum" else self

@@ -458,6 +458,8 @@ MIXED_CASES = {
     "scatter_reduce_": lambda x, i, s: x.scatter_reduce_(0, i, s, "amax"),
     "put_": lambda x, i, s: x.put_(i, s),
     "index_put_": lambda x, i, s: x.index_put_((i,), s),
+    "index_put_keywords": lambda x, i, s: x.index_put_(indices=(i,), values=s),
+    "scatter_add_keywords": lambda x, i, s: x.scatter_add_(0, index=i, src=s),
     "index_fill_": lambda x, i, s: x.index_fill_(0, i, s[0]),
 }
 
