@@ -354,7 +354,8 @@ def index_fill(input: Any, dim: int, index: Any, value: Any, *, out: Any = None)
     value = _value_like(input, value)
     if out is None and torch_op_needed(input, index, value):
         return _preserve_layout(input, torch_ops().index_fill(input, dim, index, value))
-    return run_scatter("torch.index_fill", input, index, value, _preserving_out(input, out), dim=dim)
+    out = _preserving_out(input, out)
+    return run_scatter("torch.index_fill", input, index, value, out, dim=dim)
 
 
 def put(input: Any, index: Any, source: Any, accumulate: bool = False, *, out: Any = None) -> Any:
@@ -362,7 +363,8 @@ def put(input: Any, index: Any, source: Any, accumulate: bool = False, *, out: A
     rules and the index rule are the registry row's (below)."""
     if out is None and torch_op_needed(input, index, source):
         return _preserve_layout(input, torch_ops().put(input, index, source, accumulate))
-    return run_scatter("torch.put", input, index, source, _preserving_out(input, out), accumulate=accumulate)
+    out = _preserving_out(input, out)
+    return run_scatter("torch.put", input, index, source, out, accumulate=accumulate)
 
 
 def _stacked_index_tuple(input: Any, indices: Any, op: str = "torch.index_put",
@@ -589,8 +591,9 @@ def index_put(input: Any, indices: Any, values: Any, accumulate: bool = False, *
     if out is None and torch_op_needed(input, indices, values):
         return _preserve_layout(input, torch_ops().index_put(input, indices, values, accumulate,
                                                              index_dims=index_dims))
-    return run_scatter("torch.index_put", input, indices, values, _preserving_out(input, out),
-                       index_dims=index_dims, accumulate=accumulate)
+    out = _preserving_out(input, out)
+    return run_scatter("torch.index_put", input, indices, values, out, index_dims=index_dims,
+                       accumulate=accumulate)
 
 
 def library_path() -> str:
