@@ -319,16 +319,22 @@ def _preserving_out(input: Any, out: Any) -> Any:
     torch.preserve_format)`` with the scatter applied (index_fill, index_put, put): for a torch
     tensor that is not contiguous, torch.empty_like(input) (input's strides when it is dense and
     non-overlapping, else contiguous); else ``out`` as given (None: a contiguous result)."""
-    if out is None and hasattr(input, "is_contiguous") and not input.is_contiguous():
+    if out is None and hasattr(input, "is_contiguous") and not _plainly_contiguous(input):
         import torch
 
         return torch.empty_like(input)
     return out
 
 
+def _plainly_contiguous(t: Any) -> bool:
+    """Whether ``t`` is contiguous with no dimension of size 1 (whose stride a preserving clone
+    keeps, whatever it is): torch.empty_like(t) is then the plain contiguous tensor."""
+    return t.is_contiguous() and 1 not in t.shape
+
+
 def _preserve_layout(input: Any, result: Any) -> Any:
     """The op's (contiguous) ``result`` in input's preserved layout (see _preserving_out)."""
-    if input.is_contiguous():
+    if _plainly_contiguous(input):
         return result
     import torch
 
@@ -459,8 +465,8 @@ def _aten_index_strides(input: Any, entries: tuple) -> Optional[list]:
 
     entries = list(entries) + [None] * (input.dim() - len(entries))
     defined = [e for e in entries if e is not None]
-    if input.is_contiguous() and all(e.is_contiguous() and e.shape == defined[0].shape for e in defined):
-        return None
+    if _plainly_contiguous(input) and all(_plainly_contiguous(e) and e.shape == defined[0].shape for e in defined):
+        return None  # (a dimension of size 1 can move in TensorIterator's order: computed below)
     defined = list(torch.broadcast_tensors(*defined)) if len(defined) > 1 else defined
     it = iter(defined)
     entries = [None if e is None else next(it) for e in entries]

@@ -590,3 +590,22 @@ def test_generated_cases_cover_every_routed_op():
             assert INDEX_CASES
         else:
             assert f'"{name}"' in source or f".{name}(" in source, name
+
+
+@pytest.mark.parametrize("name", ["index_fill", "index_put", "put", "index", "gather", "scatter_add"])
+@pytest.mark.parametrize("x", [torch.randn(3, 1, dtype=DT).t(), torch.randn(3, 2, 1, dtype=DT).permute(2, 0, 1),
+                               torch.randn(1, 1, 1, dtype=DT).expand(1, 1, 1).as_strided((1, 1, 1), (2, 2, 2))],
+                         ids=["t_of_column", "permuted_size1_first", "all_size1_odd_strides"])
+def test_size_one_dimensions_keep_pytorchs_strides(name, x):
+    # contiguous tensors whose size-1 dimensions have other strides than the canonical ones:
+    # a preserving clone keeps them (index_fill / index_put / put), TensorIterator orders by them
+    i = _index(0)
+    calls = {
+        "index_fill": lambda t: torch.index_fill(t, 0, i, 2.0),
+        "index_put": lambda t: torch.index_put(t, (i,), torch.tensor(3.0, dtype=DT)),
+        "put": lambda t: torch.put(t, i, torch.ones(1, dtype=DT)),
+        "index": lambda t: t[:, i],
+        "gather": lambda t: torch.gather(t, 0, torch.zeros_like(t, dtype=L)),
+        "scatter_add": lambda t: torch.scatter_add(t, 0, torch.zeros_like(t, dtype=L), torch.ones_like(t)),
+    }
+    _compare(calls[name], x)
