@@ -593,8 +593,9 @@ def test_generated_cases_cover_every_routed_op():
 
 
 @pytest.mark.parametrize("name", ["index_fill", "index_put", "put", "index", "gather", "scatter_add"])
-@pytest.mark.parametrize("x", [torch.randn(3, 1, dtype=DT).t(), torch.randn(3, 2, 1, dtype=DT).permute(2, 0, 1),
-                               torch.randn(1, 1, 1, dtype=DT).expand(1, 1, 1).as_strided((1, 1, 1), (2, 2, 2))],
+@pytest.mark.parametrize("x", [torch.arange(3, dtype=DT).reshape(3, 1).t(),
+                               torch.arange(6, dtype=DT).reshape(3, 2, 1).permute(2, 0, 1),
+                               torch.arange(1, dtype=DT).as_strided((1, 1, 1), (2, 2, 2))],
                          ids=["t_of_column", "permuted_size1_first", "all_size1_odd_strides"])
 def test_size_one_dimensions_keep_pytorchs_strides(name, x):
     # contiguous tensors whose size-1 dimensions have other strides than the canonical ones:
