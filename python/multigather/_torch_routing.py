@@ -17,9 +17,10 @@ Not routed (PyTorch runs them): calls with ``out=``, ``sparse_grad=True``; segme
 ``max_norm``, ``scale_grad_by_freq`` or ``sparse``; indexing with ints, partial slices or None
 (new axes) beside the index tensors; ``x[idx] = v`` (Tensor.__setitem__); in-place methods on a
 self whose elements share memory (expanded, interleaved strides: PyTorch's own rules, see
-_overlapping); torch.compile'd code (Dynamo traces the torch ops; use multigather.torch.* there). An in-place method that autograd
-must see runs the op out of place and copies the result into its tensor (``x.copy_``, recorded
-by autograd as PyTorch's in-place ops are); without autograd it scatters in place.
+_overlapping); torch.compile'd code (Dynamo traces the torch ops; use multigather.torch.* there).
+An in-place method that autograd must see (self or a source, positional or keyword, requires
+grad) runs the op out of place and copies the result into its tensor (``x.copy_``, recorded by
+autograd as PyTorch's in-place ops are); without autograd it scatters in place.
 
 Imports: _torch_route only; multigather.torch hands its own functions to the mode (Routing(mt)),
 so that neither module imports the other.

@@ -11,7 +11,6 @@ of x[idx], and in-place methods on a self whose elements share memory.
 
 from __future__ import annotations
 
-import itertools
 import warnings
 
 import pytest
@@ -352,7 +351,8 @@ def test_multigather_torch_functions_return_pytorchs_layout(name):
                       lambda x: torch.index_add(x, 0, _index(0, 0), src2)),
         "index_copy": (lambda m, x: m.index_copy(x, 0, _index(1, 0), src2),
                        lambda x: torch.index_copy(x, 0, _index(1, 0), src2)),
-        "index_fill": (lambda m, x: m.index_fill(x, 1, _index(1), 3.0), lambda x: torch.index_fill(x, 1, _index(1), 3.0)),
+        "index_fill": (lambda m, x: m.index_fill(x, 1, _index(1), 3.0),
+                       lambda x: torch.index_fill(x, 1, _index(1), 3.0)),
         "index_put": (lambda m, x: m.index_put(x, (_index(1, 0),), src2),
                       lambda x: torch.index_put(x, (_index(1, 0),), src2)),
         "put": (lambda m, x: m.put(x, _index(1, 0), torch.ones(2, dtype=DT)),
