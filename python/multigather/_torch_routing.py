@@ -15,10 +15,12 @@ Routed, as functions and as Tensor methods (in-place methods too):
 Not routed (PyTorch runs them): calls with ``out=``, ``sparse_grad=True``; segment_reduce with
 ``indices=`` (PyTorch refuses it too); F.embedding and F.embedding_bag with
 ``max_norm``, ``scale_grad_by_freq`` or ``sparse``; indexing with ints, partial slices or None
-(new axes) beside the index tensors; ``x[idx] = v`` (Tensor.__setitem__); torch.compile'd code
-(Dynamo traces the torch ops; use multigather.torch.* there). An in-place method that autograd
-must see runs the op out of place and copies the result into its tensor (``x.copy_``, recorded
-by autograd as PyTorch's in-place ops are); without autograd it scatters in place.
+(new axes) beside the index tensors; ``x[idx] = v`` (Tensor.__setitem__); in-place methods on a
+self whose elements share memory (expanded, interleaved strides: PyTorch's own rules, see
+_overlapping); torch.compile'd code (Dynamo traces the torch ops; use multigather.torch.* there).
+An in-place method that autograd must see (self or a source, positional or keyword, requires
+grad) runs the op out of place and copies the result into its tensor (``x.copy_``, recorded by
+autograd as PyTorch's in-place ops are); without autograd it scatters in place.
 
 Imports: _torch_route only; multigather.torch hands its own functions to the mode (Routing(mt)),
 so that neither module imports the other.
@@ -66,6 +68,19 @@ def _index_key(input: torch.Tensor, key: Any):
     while out and out[-1] is None:
         out.pop()
     return tuple(out)
+
+
+def _overlapping(t: torch.Tensor) -> bool:
+    """Whether some elements of ``t`` may share memory (an expanded tensor: a stride 0; or
+    interleaved strides): no dimension's stride passes the extent of the smaller ones. An
+    in-place method on such a tensor is left to PyTorch (its own rules: index_fill_ / index_put_
+    warn and write, the others raise), as multigather does not write through shared memory."""
+    extent = 0
+    for stride, size in sorted((st, sz) for sz, st in zip(t.shape, t.stride()) if sz > 1):
+        if stride <= extent:
+            return True
+        extent += stride * (size - 1)
+    return False
 
 
 def _routes(mt) -> dict:
@@ -120,9 +135,12 @@ def _routes(mt) -> dict:
         and self.copy_(result). `reads_input`: the op's gradient reads input's values
         (scatter_reduce's prod / amax / amin), so it gets a copy that the copy_ does not touch."""
         def method(self, *args, **kwargs):
-            if kwargs.get("out") is not None:
+            if kwargs.get("out") is not None or _overlapping(self):
                 return _NOT
-            tensors = [a for a in args if isinstance(a, torch.Tensor)]
+            # Sources given by keyword (src=, source=, values=, value=) count as the positional ones.
+            tensors = [a for a in (*args, *kwargs.values()) if isinstance(a, torch.Tensor)]
+            tensors += [t for a in (*args, *kwargs.values()) if isinstance(a, (tuple, list))  # index_put_'s indices
+                        for t in a if isinstance(t, torch.Tensor)]
             if torch_op_needed(self, *tensors):
                 reduce = args[3] if len(args) > 3 else kwargs.get("reduce")
                 source = self.clone() if reads_input and reduce != "sum" else self
@@ -184,8 +202,17 @@ def routing(mt) -> Routing:
     put, segment_reduce. The results and gradients are multigather.torch.*'s: PyTorch's values and gradient
     rules (torch.ops.multigather.*, C++ autograd). Not routed: out=, sparse_grad, F.embedding's
     max_norm / scale_grad_by_freq / sparse, indexing with ints, partial slices or new axes
-    beside index tensors, x[idx] = v, and code under torch.compile (PyTorch runs those).
-    Errors are multigather's (IndexError, ValueError, TypeError with the registry's messages).
+    beside index tensors, x[idx] = v, in-place methods on a tensor whose elements share memory
+    (an expanded tensor or interleaved strides: PyTorch's rules apply, index_fill_ / index_put_
+    warn and write, the others raise; multigather never writes through shared memory), and code
+    under torch.compile (PyTorch runs those). Results have the strides PyTorch's op returns
+    (contiguous gathers and scatters; index_fill / index_put / put preserve input's layout;
+    x[idx] aten.index's TensorIterator order). In-place methods take their source positionally or
+    by keyword (src=, source=, values=, value=) with the same gradients. Operands on two devices
+    (meta beside CPU) raise RuntimeError in PyTorch's words before anything is written.
+    Errors are multigather's (IndexError, ValueError, TypeError with the registry's messages;
+    x[idx] out of range: PyTorch's "index 5 is out of bounds for dimension 1 with size 3", with
+    the position in the index tensor).
     Source: torch.overrides.TorchFunctionMode. `mt`: the module multigather.torch (which calls
     this as multigather.torch.routing())."""
     return Routing(mt)

@@ -128,6 +128,7 @@ def embedding(input: Any, weight: Any, padding_idx: Optional[int] = None) -> Any
         if n is not None and padding_idx < 0:
             padding_idx += n
     if torch_op_needed(weight, input):
+        torch_ops().check_same_device("torch.nn.functional.embedding", [("weight", weight), ("input", input)])
         return torch_ops().embedding(input, weight, padding_idx)
     dtype = str(getattr(input, "dtype", "int64")).replace("torch.", "")
     if dtype not in ("int64", "int32"):  # F.embedding's check and words (a RuntimeError)
@@ -186,7 +187,8 @@ def segment_reduce(data: Any, reduce: str, *, lengths: Any = None, indices: Any 
                    axis: int = 0, unsafe: bool = False, initial: Any = None) -> Any:
     """torch.segment_reduce(data, reduce, *, lengths=None, indices=None, offsets=None, axis=0,
     unsafe=False, initial=None) (https://docs.pytorch.org/docs/stable/generated/
-    torch.segment_reduce.html): reduce (sum / mean / max / min / prod) data along ``axis`` over
+    torch.segment_reduce.html): reduce (sum / mean / max / min / prod; amax / amin are max / min,
+    PyTorch's own names) data along ``axis`` over
     segments given by ``lengths`` (int32 / int64, data.shape[:axis] ++ [S]) or ``offsets``
     (data.shape[:axis] ++ [S + 1]); result data.shape[:axis] ++ [S] ++ data.shape[axis+1:], of
     data's dtype (float16, bfloat16, float32, float64). An empty segment holds ``initial``, else
@@ -318,11 +320,39 @@ def _masks_as_indices(entries: tuple, input_shape: tuple, op: str = "torch.index
     return tuple(out)
 
 
+def _preserving_out(input: Any, out: Any) -> Any:
+    """The ``out`` of an out-of-place call whose PyTorch op returns ``self.clone(memory_format=
+    torch.preserve_format)`` with the scatter applied (index_fill, index_put, put): for a torch
+    tensor that is not contiguous, torch.empty_like(input) (input's strides when it is dense and
+    non-overlapping, else contiguous); else ``out`` as given (None: a contiguous result)."""
+    if out is None and hasattr(input, "is_contiguous") and not _plainly_contiguous(input):
+        import torch
+
+        return torch.empty_like(input)
+    return out
+
+
+def _plainly_contiguous(t: Any) -> bool:
+    """Whether ``t`` is contiguous with no dimension of size 1 (whose stride a preserving clone
+    keeps, whatever it is): torch.empty_like(t) is then the plain contiguous tensor."""
+    return t.is_contiguous() and 1 not in t.shape
+
+
+def _preserve_layout(input: Any, result: Any) -> Any:
+    """The op's (contiguous) ``result`` in input's preserved layout (see _preserving_out)."""
+    if _plainly_contiguous(input):
+        return result
+    import torch
+
+    return _with_strides(result, list(torch.empty_like(input, device="meta").stride()))
+
+
 def _value_like(input: Any, value: Any) -> Any:
     """value as a 0-d array of input's dtype (PyTorch casts a number or a 0-d tensor value)."""
     if hasattr(input, "new_full") and hasattr(input, "dtype"):  # a torch tensor
-        if hasattr(value, "dim"):
-            return value.to(input.dtype)
+        if hasattr(value, "dim"):  # on input's device too (PyTorch takes a 0-d value from any device)
+            device = input.device if value.device.type == "cpu" else value.device  # else: the device check
+            return value.to(device=device, dtype=input.dtype)
         return input.new_full((), value)
     import numpy as np
 
@@ -335,7 +365,8 @@ def index_fill(input: Any, dim: int, index: Any, value: Any, *, out: Any = None)
     here. The rules and the index rule are the registry row's (below)."""
     value = _value_like(input, value)
     if out is None and torch_op_needed(input, index, value):
-        return torch_ops().index_fill(input, dim, index, value)
+        return _preserve_layout(input, torch_ops().index_fill(input, dim, index, value))
+    out = _preserving_out(input, out)
     return run_scatter("torch.index_fill", input, index, value, out, dim=dim)
 
 
@@ -343,14 +374,16 @@ def put(input: Any, index: Any, source: Any, accumulate: bool = False, *, out: A
     """torch.put(input, index, source, accumulate=False): a new tensor (out of place). The
     rules and the index rule are the registry row's (below)."""
     if out is None and torch_op_needed(input, index, source):
-        return torch_ops().put(input, index, source, accumulate)
+        return _preserve_layout(input, torch_ops().put(input, index, source, accumulate))
+    out = _preserving_out(input, out)
     return run_scatter("torch.put", input, index, source, out, accumulate=accumulate)
 
 
-def _stacked_index_tuple(input: Any, indices: Any, op: str = "torch.index_put") -> tuple[Any, list[int]]:
+def _stacked_index_tuple(input: Any, indices: Any, op: str = "torch.index_put",
+                         with_entries: bool = False) -> tuple:
     """PyTorch's index tuple (index tensors and None for full slices) as the registry form of
     torch.index_put: the index tensors broadcast and stacked on a last dimension, and the input
-    dimensions they index."""
+    dimensions they index (with_entries: and the tuple with masks as their index tensors)."""
     entries = tuple(indices) if isinstance(indices, (tuple, list)) else (indices,)
     rank = len(input.shape)
     entries = _masks_as_indices(entries, tuple(input.shape), op)
@@ -376,7 +409,124 @@ def _stacked_index_tuple(input: Any, indices: Any, op: str = "torch.index_put") 
             raise TypeError(f"{op}: tensors used as indices must be long, int, byte or bool "
                             "tensors")
         stacked = xp.stack(xp.broadcast_arrays(*arrays), axis=-1)
+    if with_entries:
+        return stacked, dims, entries
     return stacked, dims
+
+
+def _tensor_iterator_strides(shape: list, operands: list) -> Optional[list]:
+    """The strides of the output that PyTorch's TensorIterator allocates for ``operands``
+    ((sizes, strides) pairs of the inputs, of rank len(shape), broadcast to ``shape``), or None
+    when it is the contiguous one. TensorIteratorBase::compute_strides, reorder_dimensions and
+    allocate_or_resize_outputs (aten/src/ATen/TensorIterator.cpp): the dimensions sorted by the
+    first operand's strides that tells them apart (0: broadcast, no say; equal strides: the
+    smaller size first), then dense strides in that order."""
+    ndim = len(shape)
+    if ndim <= 1:
+        return None
+    strides = [[0 if (size == 1 and shape[d] != 1) else stride for d, (size, stride) in
+                enumerate(zip(sizes, op_strides))] for sizes, op_strides in operands]
+
+    def should_swap(dim0: int, dim1: int) -> int:
+        for op in strides:
+            s0, s1 = op[dim0], op[dim1]
+            if s0 == 0 or s1 == 0:
+                continue
+            if s0 < s1:
+                return -1
+            if s0 > s1:
+                return 1
+            if shape[dim0] > shape[dim1]:
+                return 1
+        return 0
+
+    perm = list(range(ndim - 1, -1, -1))  # perm[0]: the fastest dimension
+    for i in range(1, ndim):
+        dim1 = i
+        for dim0 in range(i - 1, -1, -1):
+            comparison = should_swap(perm[dim0], perm[dim1])
+            if comparison > 0:
+                perm[dim0], perm[dim1] = perm[dim1], perm[dim0]
+                dim1 = dim0
+            elif comparison < 0:
+                break
+    if perm == list(range(ndim - 1, -1, -1)):
+        return None
+    out = [0] * ndim
+    step = 1
+    for d in perm:
+        out[d] = step
+        step *= shape[d]
+    return out
+
+
+def _aten_index_strides(input: Any, entries: tuple) -> Optional[list]:
+    """The strides of PyTorch's CPU ``aten.index(input, entries)`` result (entries: index
+    tensors, masks already as their index tensors, and None), or None when it is contiguous.
+    The result is the output of a TensorIterator over input restrided (stride 0 on the indexed
+    dimensions) and the index tensors (broadcast, reshaped to the output's rank): at::native's
+    make_info, AdvancedIndex and build_index_op (aten/src/ATen/native/TensorAdvancedIndexing.cpp,
+    IndexingUtils.h). Contiguous operands give a contiguous result without this computation."""
+    import torch
+
+    entries = list(entries) + [None] * (input.dim() - len(entries))
+    defined = [e for e in entries if e is not None]
+    if _plainly_contiguous(input) and all(_plainly_contiguous(e) and e.shape == defined[0].shape for e in defined):
+        return None  # (a dimension of size 1 can move in TensorIterator's order: computed below)
+    defined = list(torch.broadcast_tensors(*defined)) if len(defined) > 1 else defined
+    it = iter(defined)
+    entries = [None if e is None else next(it) for e in entries]
+    positions = [d for d, e in enumerate(entries) if e is not None]
+    sizes, strides = list(input.shape), list(input.stride())
+    if positions != list(range(positions[0], positions[0] + len(positions))):  # transposeToFront
+        order = positions + [d for d in range(len(entries)) if entries[d] is None]
+        sizes, strides = [sizes[d] for d in order], [strides[d] for d in order]
+        entries = [entries[d] for d in order]
+        positions = list(range(len(positions)))
+    # int32 indices become int64 (Tensor.to: the same strides when dense, else contiguous)
+    entries = [e if e is None or e.dtype != torch.int32 else
+               torch.empty_like(e, dtype=torch.int64, device="meta") for e in entries]
+    before, k = positions[0], len(positions)
+    after = len(entries) - before - k
+    batch = list(entries[before].shape)
+    shape = sizes[:before] + batch + sizes[before + k:]
+    operands = [(shape[:before] + batch + sizes[before + k:],
+                 strides[:before] + [0] * len(batch) + strides[before + k:])]
+    for e in entries[before:before + k]:
+        view = e.reshape([1] * before + list(e.shape) + [1] * after)
+        operands.append((list(view.shape), list(view.stride())))
+    return _tensor_iterator_strides(shape, operands)
+
+
+def _index_out_of_bounds(shape: tuple, dims: list, entries: tuple) -> Optional[str]:
+    """PyTorch's message for the first index out of range in an index tuple (entries: index
+    tensors and None, masks already as their index tensors), naming the value, the input
+    dimension it indexes and its position in the user's index tensor; None if none is out of
+    range."""
+    import numpy as np
+
+    positions = [d for d, e in enumerate(entries) if e is not None]
+    for d, entry in zip(dims, (entries[p] for p in positions)):
+        values = np.asarray(entry.detach().cpu() if hasattr(entry, "detach") else entry)
+        size = shape[d]
+        bad = np.argwhere((values < -size) | (values >= size))
+        if len(bad):
+            at = tuple(int(j) for j in bad[0])
+            value = int(values[at])
+            where = f" at position [{', '.join(str(j) for j in at)}] of the index for dimension {d}" if at else ""
+            return (f"torch.index: index {value} is out of bounds for dimension {d} with size {size}"
+                    f"{where} (indices must be in [-{size}, {size}))")
+    return None
+
+
+def _with_strides(result: Any, strides: Optional[list]) -> Any:
+    """``result`` (a torch tensor) copied into a tensor of these strides (None: as it is)."""
+    if strides is None or list(result.stride()) == list(strides):
+        return result
+    import torch
+
+    out = torch.empty_strided(result.shape, strides, dtype=result.dtype, device=result.device)
+    return out.copy_(result)
 
 
 def index(input: Any, indices: Any) -> Any:
@@ -386,15 +536,18 @@ def index(input: Any, indices: Any) -> Any:
     whole dimension). The index tensors broadcast to a shape B. The result has B in place of the
     indexed dimensions when they are adjacent (x[:, i, j] -> [s0, *B, ...]), else B first
     (x[i, :, j] -> [*B, s1, ...]), the other dimensions in order. Indices wrap once when negative;
-    any other index out of range is an IndexError; too many indices and masks of the wrong shape
+    any other index out of range is an IndexError naming the index tensor, the position in it
+    and the dimension it indexes (PyTorch's words); too many indices and masks of the wrong shape
     are IndexError, a torch.uint8 index a TypeError. Differentiable in input (the scatter-add of
-    the gradient, through torch.ops.multigather.gather_multiaxis).
+    the gradient, through torch.ops.multigather.gather_multiaxis). Torch tensors get PyTorch's
+    layout: the strides aten.index gives (contiguous for contiguous operands; else the order
+    TensorIterator picks from input's and the index tensors' strides).
 
-    One core gather: input permuted (a view: indexed dimensions first), the index tensors
-    stacked as coordinate tuples, gather_multiaxis over the indexed axes, the result reshaped to
-    B and the other dimensions. Source: https://pytorch.org/docs/stable/tensor_view.html and
-    numpy's advanced indexing (https://numpy.org/doc/stable/user/basics.indexing.html)."""
-    stacked, dims = _stacked_index_tuple(input, indices, "torch.index")
+    One core gather: input (permuted, a view, when the indexed dimensions are not adjacent),
+    the index tensors stacked as coordinate tuples, gather_multiaxis over the indexed axes, the
+    result reshaped to the final shape. Source: https://pytorch.org/docs/stable/tensor_view.html
+    and numpy's advanced indexing (https://numpy.org/doc/stable/user/basics.indexing.html)."""
+    stacked, dims, entries = _stacked_index_tuple(input, indices, "torch.index", with_entries=True)
     shape = tuple(int(s) for s in input.shape)
     rank, k = len(shape), len(dims)
     batch = tuple(int(s) for s in stacked.shape[:-1])
@@ -402,25 +555,39 @@ def index(input: Any, indices: Any) -> Any:
     for s in batch:
         n *= s
     others = [d for d in range(rank) if d not in dims]
-    order = dims + others
-    view = input.permute(order) if hasattr(input, "permute") else input.transpose(order)
-    coordinates = stacked.reshape((n,) + (1,) * (rank - 2) + (k,)) if rank > 1 else stacked.reshape(n)
-    axes = list(range(k))
-    if torch_op_needed(view, coordinates):
-        result = torch_ops().gather_multiaxis(view, coordinates, axes, "error", True, 0)
+    adjacent = dims == list(range(dims[0], dims[0] + k))
+    first = dims[0] if adjacent else 0  # where B goes, and the axis of the coordinates' n
+    if adjacent:
+        view, axes = input, dims
     else:
-        result = run_fast(_GATHER_MULTIAXIS, view, coordinates, None, axes, "error", True, 0)
-        if result is NotImplemented:
-            result = run_general("gather_multiaxis", view, coordinates, axes=axes)
-    result = result.reshape(batch + tuple(shape[d] for d in others))
-    if dims[0] > 0 and dims == list(range(dims[0], dims[0] + k)):  # adjacent: B takes their place
-        m = len(batch)
-        source, target = list(range(m)), list(range(dims[0], dims[0] + m))
-        if hasattr(result, "movedim"):
-            return result.movedim(source, target)
-        import numpy as np
+        order = dims + others
+        view = input.permute(order) if hasattr(input, "permute") else input.transpose(order)
+        axes = list(range(k))
+    # Coordinates of the gather's logical index shape [1]*first + [n] + [1]*..., k per position.
+    logical = [1] * rank
+    logical[first] = n
+    coordinates = stacked.reshape(tuple(logical[:-1]) + (logical[-1] * k,))
+    try:
+        if torch_op_needed(view, coordinates):
+            torch_ops().check_same_device("torch.index", [("input", input)] + [
+                (f"indices[{j}]", e) for j, e in enumerate(entries) if e is not None])
+            result = torch_ops().gather_multiaxis(view, coordinates, axes, "error", True, 0)
+        else:
+            result = run_fast(_GATHER_MULTIAXIS, view, coordinates, None, axes, "error", True, 0)
+            if result is NotImplemented:
+                result = run_general("gather_multiaxis", view, coordinates, axes=axes)
+    except IndexError as error:
+        message = _index_out_of_bounds(shape, dims, entries)
+        if message is None:
+            raise
+        raise IndexError(message) from error
+    rest = tuple(shape[d] for d in others)
+    result = result.reshape(rest[:first] + batch + rest[first:])
+    if hasattr(result, "stride") and hasattr(result, "is_contiguous"):  # torch: aten.index's layout
+        import torch
 
-        return np.moveaxis(result, source, target)
+        entries = tuple(e if e is None or isinstance(e, torch.Tensor) else torch.as_tensor(e) for e in entries)
+        result = _with_strides(result, _aten_index_strides(input, entries))
     return result
 
 
@@ -434,7 +601,9 @@ def index_put(input: Any, indices: Any, values: Any, accumulate: bool = False, *
     rules and the index rule are the registry row's (below)."""
     indices, index_dims = _stacked_index_tuple(input, indices)
     if out is None and torch_op_needed(input, indices, values):
-        return torch_ops().index_put(input, indices, values, accumulate, index_dims=index_dims)
+        return _preserve_layout(input, torch_ops().index_put(input, indices, values, accumulate,
+                                                             index_dims=index_dims))
+    out = _preserving_out(input, out)
     return run_scatter("torch.index_put", input, indices, values, out, index_dims=index_dims,
                        accumulate=accumulate)
 

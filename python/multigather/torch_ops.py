@@ -235,6 +235,25 @@ _SYMBOLIC = {
 }
 
 
+def check_same_device(op: str, named: list) -> None:
+    """RuntimeError, in PyTorch's words, when the tensors of ``named`` ((argument name, tensor or
+    None) pairs, the op's input first) are not all on one device: the fake (meta) kernel, which
+    the dispatcher picks for a call that mixes meta and real tensors, would return an
+    uninitialized tensor (and a routed in-place method copy it into its tensor)."""
+    tensors = [(name, t) for name, t in named if isinstance(t, Tensor)]
+    devices = {t.device for _, t in tensors}
+    if len(devices) <= 1:
+        return
+    if op in ("torch.index_add", "torch.index_copy"):  # PyTorch's own check for these two
+        got = ", ".join(f"({'self' if n == 'input' else n}) {t.device}" for n, t in tensors[:-1])
+        raise RuntimeError(f"{op.split('.')[-1]}(): self, index and source expected to be in the same device, "
+                           f"but got {got}, and ({tensors[-1][0]}) {tensors[-1][1].device}")
+    first = tensors[0][1].device
+    other_name, other = next((n, t) for n, t in tensors if t.device != first)
+    raise RuntimeError(f"Expected all tensors to be on the same device, but found at least two devices, {first} and "
+                       f"{other.device}! ({op}: {tensors[0][0]} is on {first}, {other_name} on {other.device})")
+
+
 def _batch_shape(tensors, batch_rank: int) -> list:
     """The leading batch_rank sizes of a batched call: per dimension, the size that is not 1."""
     shape = []
@@ -272,6 +291,7 @@ def _register_fakes() -> None:
             b = bound.pop("batch_rank", 0)
             input, indices = bound.pop(_operands[0]), bound.pop(_operands[1])
             updates = bound.pop(_operands[2]) if _scatter else None
+            check_same_device(_row, [(_operands[0], input), (_operands[1], indices), (_operands[2], updates)])
             batch = _batch_shape((input, indices, updates), b)
             x = (list(input.shape[b:]), _dtype(input, "input"))
             i = (list(indices.shape[b:]), _dtype(indices, "indices"))
@@ -291,9 +311,11 @@ def _register_fakes() -> None:
                           .arguments][1:]
 
         def backward(grad_output, *args, _names=backward_names, _operands=operands,
-                     _scatter=scatter, _segment=segment, **kwargs):
+                     _scatter=scatter, _segment=segment, _op=op_name, **kwargs):
             bound = dict(zip(_names, args))
             bound.update(kwargs)
+            check_same_device(_op + "_backward", [("grad_output", grad_output)] +
+                              [(k, v) for k, v in bound.items() if isinstance(v, Tensor)])
             b = bound.get("batch_rank", 0)
             unused = list(grad_output.shape[:b]) + [0]  # a gradient not asked for
             # A segment row's backward takes its data (a max / min / prod gradient reads it).
@@ -316,6 +338,8 @@ _register_fakes()
 def _(grad_output, input, dim, index, src, result, reduce, include_self, *, batch_rank=0):
     """The gradients of scatter_reduce prod / amax / amin (PyTorch's rules): input's and src's
     shapes."""
+    check_same_device("scatter_reduce_values_backward", [("grad_output", grad_output), ("input", input),
+                                                          ("index", index), ("src", src), ("result", result)])
     return input.new_empty(input.shape), src.new_empty(src.shape)
 
 
@@ -366,6 +390,9 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Optional[Tensor] = Non
 @embedding_bag.register_fake
 def _(input, weight, offsets=None, mode="mean", per_sample_weights=None, include_last_offset=False,
       padding_idx=None):
+    check_same_device("torch.nn.functional.embedding_bag", [("weight", weight), ("input", input),
+                                                             ("offsets", offsets),
+                                                             ("per_sample_weights", per_sample_weights)])
     if input.dim() == 2:  # its rows are the bags, include_last_offset or not (F.embedding_bag)
         return weight.new_empty((input.shape[0], weight.shape[1]))
     bags = offsets.shape[0]
@@ -391,6 +418,8 @@ def embedding_bag_backward(grad: Tensor, input: Tensor, weight: Tensor, offsets:
 
 @embedding_bag_backward.register_fake
 def _(grad, input, weight, offsets, mode, per_sample_weights, include_last_offset, padding_idx):
+    check_same_device("embedding_bag_backward", [("grad", grad), ("input", input), ("weight", weight),
+                                                 ("offsets", offsets), ("per_sample_weights", per_sample_weights)])
     return weight.new_empty(weight.shape)
 
 

@@ -548,6 +548,12 @@ at::Tensor run_forward(const TorchOp& op, const torch::jit::Stack& stack, const 
   const at::Tensor* updates = op.scatter() ? &stack[f.forward + op.updates].toTensor() : nullptr;
   const std::int64_t batch_rank = stack[f.batch_rank].toInt();
   const std::string& name = op.spec->name;
+  // Operands on two devices (a CPU tensor beside a CUDA one): PyTorch's error, before any read.
+  for (const at::Tensor* t : {&indices, updates}) {
+    TORCH_CHECK(t == nullptr || t->device() == input.device(), name,
+                ": Expected all tensors to be on the same device, but found at least two devices, ", input.device(),
+                " and ", t->device(), "!");
+  }
   const multigather::ExecutionContext context = context_for(input);
   // torch.index_add's alpha on a CUDA device: PyTorch scales the source on the device first, as
   // its own kernel scales each source element (a floating source, or an integer alpha and a

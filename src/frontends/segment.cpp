@@ -586,10 +586,10 @@ Status torch_segment_reduce(const TensorView& data, const TensorView& bounds, co
   if (reduce == "prod") {
     r.reduction = Reduction::kMul;
     r.identity = Identity::kOne;
-  } else if (reduce == "max") {
+  } else if (reduce == "max" || reduce == "amax") {  // amax / amin: PyTorch's own names for them
     r.reduction = Reduction::kMax;
     r.identity = Identity::kNegInf;
-  } else if (reduce == "min") {
+  } else if (reduce == "min" || reduce == "amin") {
     r.reduction = Reduction::kMin;
     r.identity = Identity::kPosInf;
   } else if (reduce == "mean") {
@@ -1094,7 +1094,8 @@ void append_segment_ops(std::vector<OpSpec>* ops) {
             "out[b.., s, f..] = reduce of data[b.., n, f..] over the rows n of segment s (given by lengths or offsets "
             "along axis), starting from initial",
             torch_docs, "data", "lengths",
-            {{"reduce", AttrType::kEnum, "sum", {"sum", "mean", "max", "min", "prod"}, "the reduction"},
+            {{"reduce", AttrType::kEnum, "sum", {"sum", "mean", "max", "min", "prod", "amax", "amin"},
+              "the reduction (amax / amin: max / min, PyTorch's names)"},
              {"axis", AttrType::kInt, "0", {}, "the dimension of data the segments cut (lengths.dim() - 1)"},
              {"unsafe", AttrType::kBool, "false", {}, "skip the check that the lengths sum to data.shape[axis]"},
              {"initial", AttrType::kOptionalScalar, "none", {}, "every segment starts from it (an empty one holds it)"},
@@ -1108,7 +1109,7 @@ void append_segment_ops(std::vector<OpSpec>* ops) {
       "data.shape[:axis] ++ [S] (offsets: [S + 1]); output data.shape[:axis] ++ [S] ++ data.shape[axis+1:]. Lengths "
       "must be non-negative and sum to data.shape[axis] (unless unsafe: then rows past the last segment are dropped); "
       "offsets must not decrease and lie in [0, data.shape[axis]] (rows outside [offsets[0], offsets[-1]) are "
-      "dropped). An empty segment holds initial, else 0 (sum), 1 (prod), -inf (max), +inf (min), NaN (mean); a mean "
+      "dropped). An empty segment holds initial, else 0 (sum), 1 (prod), -inf (max, amax), +inf (min, amin), NaN (mean); a mean "
       "divides by the count of rows (initial not counted)";
   ops->push_back(std::move(sr));
   const std::string ts_docs = "https://pytorch-scatter.readthedocs.io/en/latest/functions/";
