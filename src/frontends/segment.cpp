@@ -603,7 +603,8 @@ Status torch_segment_reduce(const TensorView& data, const TensorView& bounds, co
 }
 
 /// torch_scatter's reductions: an empty output element is 0 (1 for mul; min / max too, as
-/// torch_scatter fills it), mean divides by the count (an integer mean floors).
+/// torch_scatter fills it), mean divides by the count (floating and complex src: the Python
+/// module multigather.torch_scatter computes torch_scatter's integer means over the sum).
 Reducer scatter_reducer(const std::string& reduce) {
   Reducer r;
   if (reduce == "mul") {
@@ -793,8 +794,13 @@ void read_rows(const TensorView& input, std::int64_t v_size, std::vector<std::in
       }
     }
   };
-  if (input.dtype == DType::kInt64) each(static_cast<const std::int64_t*>(input.data));
-  else each(static_cast<const std::int32_t*>(input.data));
+  switch (input.dtype) {
+    case DType::kInt64: each(static_cast<const std::int64_t*>(input.data)); break;
+    case DType::kInt32: each(static_cast<const std::int32_t*>(input.data)); break;
+    case DType::kInt16: each(static_cast<const std::int16_t*>(input.data)); break;
+    case DType::kInt8: each(static_cast<const std::int8_t*>(input.data)); break;
+    default: each(static_cast<const std::uint8_t*>(input.data)); break;  // kUInt8
+  }
 }
 
 /// Whether input (rank 1 or 2) holds int64 values in C order with no gaps: the fused kernel
@@ -904,7 +910,10 @@ Status torch_embedding_bag(const TensorView& weight, const TensorView& input, co
                                                "reduction runs on the CPU engine only)", "copy them to the host"));
   MULTIGATHER_RETURN_IF_ERROR(check_dtype(out->op, "weight", weight.dtype,
                                           {DType::kFloat16, DType::kBFloat16, DType::kFloat32, DType::kFloat64}));
-  MULTIGATHER_RETURN_IF_ERROR(check_dtype(out->op, "input", input.dtype, {DType::kInt32, DType::kInt64}));
+  // PyTorch 2.15's CPU embedding_bag takes int8, uint8 and int16 ids too (not int32's unsigned
+  // kin); its offsets stay int32 / int64.
+  MULTIGATHER_RETURN_IF_ERROR(check_dtype(out->op, "input", input.dtype,
+                                          {DType::kInt32, DType::kInt64, DType::kInt16, DType::kInt8, DType::kUInt8}));
   if (weight.rank() != 2) {
     return InvalidArgument(out->op + ": weight has to be a 2D Tensor (num_embeddings, embedding_dim), but got Tensor of "
                            "dimension " + str(weight.rank()));
@@ -1118,7 +1127,8 @@ void append_segment_ops(std::vector<OpSpec>* ops) {
   const AttrSpec dim_size{"dim_size", AttrType::kOptionalInt, "none", {},
                           "output size along the reduced dimension (none: index.max() + 1, read from the index)"};
   const char* empty_rule = " An output element no value reaches is 0 (1 for mul), a mean divides by the count "
-                           "(an integer mean floors); the values of an element combine in row-major order, so float "
+                           "(floating and complex src; multigather.torch_scatter computes torch_scatter's integer means over the "
+                           "row's sum); the values of an element combine in row-major order, so float "
                            "results are reproducible. Gradient: max / min give it to the first value equal to the "
                            "result (the arg output's), torch_scatter's rule";
   OpSpec sc{"torch_scatter.scatter", "torch_scatter", "segment",
@@ -1169,7 +1179,7 @@ void append_segment_ops(std::vector<OpSpec>* ops) {
   eb.index_rule = {IndexMode::kDrop, false, "",
                    "input must lie in [0, num_embeddings) (an IndexError otherwise); rows at padding_idx take no part"};
   eb.rules =
-      "weight [V, D] float16 / bfloat16 / float32 / float64; input int32 / int64, 1-D with offsets or 2-D [B, L] (fixed "
+      "weight [V, D] float16 / bfloat16 / float32 / float64; input int32 / int64 (int16, int8, uint8 too, as PyTorch 2.15), 1-D with offsets or 2-D [B, L] (fixed "
       "bags, offsets None); output [B, D] of weight's dtype. offsets[0] must be 0, offsets must not decrease and not "
       "exceed input's length; with include_last_offset the last offset must equal input's length (PyTorch's documented "
       "rule; it does not check it, and its modes then disagree about the rows after it). "

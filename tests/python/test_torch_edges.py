@@ -133,3 +133,23 @@ def test_embedding_ids_dtype_as_f_embedding(dtype):
             call()
     with mt.routing(), pytest.raises(RuntimeError, match="Long, Int"):
         torch.nn.functional.embedding(ids, w)
+
+
+@pytest.mark.parametrize("dtype", [torch.int16, torch.int8, torch.uint8])
+def test_embedding_bag_takes_the_small_id_dtypes_pytorch_takes(dtype):
+    """PyTorch 2.15's CPU F.embedding_bag takes int16, int8 and uint8 ids: the same values and
+    weight gradient through the door, the C++ op and routing."""
+    F = torch.nn.functional
+    w = torch.randn(7, 3)
+    ids = torch.tensor([0, 6, 2, 2, 5]).to(dtype)
+    offsets = torch.tensor([0, 2])
+    for mode in ("sum", "mean", "max"):
+        want = F.embedding_bag(ids, w, offsets, mode=mode)
+        assert torch.equal(mt.embedding_bag(ids, w, offsets, mode=mode), want)
+        wg, wo = w.clone().requires_grad_(), w.clone().requires_grad_()
+        F.embedding_bag(ids, wg, offsets, mode=mode).sum().backward()
+        with mt.routing():
+            got = F.embedding_bag(ids, wo, offsets, mode=mode)
+        assert torch.equal(got, want)
+        got.sum().backward()
+        assert torch.equal(wo.grad, wg.grad)
