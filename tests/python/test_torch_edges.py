@@ -153,3 +153,16 @@ def test_embedding_bag_takes_the_small_id_dtypes_pytorch_takes(dtype):
         assert torch.equal(got, want)
         got.sum().backward()
         assert torch.equal(wo.grad, wg.grad)
+
+
+def test_clear_messages_for_bad_gradients_and_batch_rank():
+    """embedding_bag_backward with a wrong-shaped gradient names the shapes (it said "no gradient
+    for data dtype float32"); a negative batch_rank names the rule (it said "cannot create
+    std::vector larger than max_size()")."""
+    import multigather.torch_ops as to
+
+    with pytest.raises(ValueError, match=r"grad_output shape \[5,3\] must be the output shape \[1,3\]"):
+        to.embedding_bag_backward(torch.ones(5, 3), torch.tensor([0, 1]), torch.randn(4, 3), torch.tensor([0]),
+                                  "sum", None, False, None)
+    with pytest.raises(ValueError, match="batch_rank = -1 must be non-negative"):
+        ops.gather(torch.ones(3), 0, torch.tensor([0]), batch_rank=-1)
