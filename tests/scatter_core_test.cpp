@@ -1054,6 +1054,7 @@ TEST(ScatterPipeline, RegistryOpMatchesTheCoreCallInPlaceAndStrided) {
 // arrays (every 16-bit value widened exactly) through the reference kernel, rounded once; and
 // without the option, the 16-bit combine (each step rounded), which differs here.
 TEST(ScatterCore, WideAccumulatorCombinesInFloat32AndRoundsOnce) {
+  const std::vector<std::int64_t> axis0{0};
   for (const mg::DType dtype : {mg::DType::kBFloat16, mg::DType::kFloat16}) {
     for (const mg::Reduction reduction : {mg::Reduction::kAdd, mg::Reduction::kMul}) {
       const bool brain = dtype == mg::DType::kBFloat16;
@@ -1077,28 +1078,28 @@ TEST(ScatterCore, WideAccumulatorCombinesInFloat32AndRoundsOnce) {
       std::vector<float> expected32(6);
       ASSERT_TRUE(mg::scatter_multiaxis_reference(view(input32, mg::DType::kFloat32, {3, 2}),
                                                   view(indices, mg::DType::kInt64, {n, 2}),
-                                                  view(updates32, mg::DType::kFloat32, {n, 2}), {0},
+                                                  view(updates32, mg::DType::kFloat32, {n, 2}), axis0,
                                                   mview(expected32, mg::DType::kFloat32, {3, 2}), options)
                       .ok());
       std::vector<std::uint16_t> narrow_result(6), wide_result(6), in_place = input;
       ASSERT_TRUE(mg::scatter_multiaxis_into(view(input, dtype, {3, 2}), view(indices, mg::DType::kInt64, {n, 2}),
-                                             view(updates, dtype, {n, 2}), {0}, mview(narrow_result, dtype, {3, 2}),
+                                             view(updates, dtype, {n, 2}), axis0, mview(narrow_result, dtype, {3, 2}),
                                              options).ok());
       options.wide_accumulator = true;
       for (int threads : {1, 2, 3}) {
         options.num_threads = threads;
         ASSERT_TRUE(mg::scatter_multiaxis_into(view(input, dtype, {3, 2}), view(indices, mg::DType::kInt64, {n, 2}),
-                                               view(updates, dtype, {n, 2}), {0}, mview(wide_result, dtype, {3, 2}),
+                                               view(updates, dtype, {n, 2}), axis0, mview(wide_result, dtype, {3, 2}),
                                                options).ok());
         for (std::size_t k = 0; k < 6; ++k) EXPECT_EQ(wide_result[k], narrow(expected32[k])) << k << " " << threads;
       }
       // in place, and the one-shot form, give the same bytes
       ASSERT_TRUE(mg::scatter_multiaxis_into(view(in_place, dtype, {3, 2}), view(indices, mg::DType::kInt64, {n, 2}),
-                                             view(updates, dtype, {n, 2}), {0}, mview(in_place, dtype, {3, 2}), options)
+                                             view(updates, dtype, {n, 2}), axis0, mview(in_place, dtype, {3, 2}), options)
                       .ok());
       EXPECT_EQ(in_place, wide_result);
       const mg::Tensor one_shot = mg::scatter_multiaxis(view(input, dtype, {3, 2}), view(indices, mg::DType::kInt64, {n, 2}),
-                                                        view(updates, dtype, {n, 2}), {0}, options);
+                                                        view(updates, dtype, {n, 2}), axis0, options);
       EXPECT_EQ(std::memcmp(one_shot.data(), wide_result.data(), 12), 0);
       // the 16-bit combine is further off: row 0 differs (the test would not see the option)
       EXPECT_NE(narrow_result[0], wide_result[0]);
@@ -1106,7 +1107,7 @@ TEST(ScatterCore, WideAccumulatorCombinesInFloat32AndRoundsOnce) {
       indices[5] = 3;
       std::vector<std::uint16_t> untouched = wide_result;
       const mg::Status s = mg::scatter_multiaxis_into(view(input, dtype, {3, 2}), view(indices, mg::DType::kInt64, {n, 2}),
-                                                      view(updates, dtype, {n, 2}), {0},
+                                                      view(updates, dtype, {n, 2}), axis0,
                                                       mview(untouched, dtype, {3, 2}), options);
       EXPECT_EQ(s.code(), mg::StatusCode::kOutOfRange) << s.message();
       EXPECT_EQ(untouched, wide_result);
