@@ -306,12 +306,13 @@ Status run_scatter_wide(const Lowering& l, const MutableTensorView& core, const 
   w.mean_by_count = false;
   ScatterOptions narrow = options;
   narrow.wide_accumulator = false;
-  const Tensor input32 = detail::cpu::widened(l.input), updates32 = detail::cpu::widened(l.updates);
+  const int threads = options.num_threads;
+  const Tensor input32 = detail::cpu::widened(l.input, threads), updates32 = detail::cpu::widened(l.updates, threads);
   w.input = input32.view();
   w.updates = updates32.view();
   Tensor base32;
   if (l.has_scatter_base) {
-    base32 = detail::cpu::widened(l.scatter_base);
+    base32 = detail::cpu::widened(l.scatter_base, threads);
     w.scatter_base = base32.view();
   }
   const MutableTensorView& whole = l.has_scatter_base ? full : core;
@@ -323,7 +324,7 @@ Status run_scatter_wide(const Lowering& l, const MutableTensorView& core, const 
                                  l.has_scatter_base ? core.strides : contiguous_strides(core.shape));
   MULTIGATHER_RETURN_IF_ERROR(run_scatter_core(w, core32, narrow, Device::kCPU, context, output_name,
                                                output32.mutable_view(), nullptr, /*keep_output=*/false));
-  detail::cpu::narrow_into(output32.view(), whole);
+  detail::cpu::narrow_into(output32.view(), whole, threads);
   return l.mean_by_count ? divide_by_update_count(l, core, options) : Status::Ok();
 }
 

@@ -92,13 +92,14 @@ Status scatter_widened(const TensorView& input, const TensorView& indices, const
                        std::span<const std::int64_t> axes, const MutableTensorView& output,
                        const ScatterOptions& options) {
   try {
-    const Tensor input32 = detail::cpu::widened(input), updates32 = detail::cpu::widened(updates);
+    const Tensor input32 = detail::cpu::widened(input, options.num_threads);
+    const Tensor updates32 = detail::cpu::widened(updates, options.num_threads);
     Tensor output32(DType::kFloat32, output.shape);
     ScatterOptions narrow = options;
     narrow.wide_accumulator = false;
     MULTIGATHER_RETURN_IF_ERROR(scatter_multiaxis_into(input32.view(), indices, updates32.view(), axes,
                                                        output32.mutable_view(), narrow));
-    detail::cpu::narrow_into(output32.view(), output);
+    detail::cpu::narrow_into(output32.view(), output, options.num_threads);
   } catch (const std::bad_alloc&) {
     return Status(StatusCode::kInternal, "out of memory: the float32 accumulator of a float16 / bfloat16 "
                                          "scatter (wide_accumulator) needs 4 bytes per element");

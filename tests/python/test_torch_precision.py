@@ -149,3 +149,14 @@ def test_embedding_bag_per_sample_weights_gradient_rounds_once(dtype):
         worst_torch = max(worst_torch, ((results[0].double() - exact).abs() / ulp).max().item())
         worst_ours = max(worst_ours, ((results[1].double() - exact).abs() / ulp).max().item())
     assert worst_ours <= worst_torch + 1e-9, (worst_ours, worst_torch)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_wide_rows_round_as_pytorch(dtype):
+    """Rows of 37 elements (the vector conversions' blocks of 8 and a tail), contiguous and
+    transposed targets, a [1024, 37] source: the bytes of PyTorch's index_add and scatter_add."""
+    x, i, s = data((5, 37), dtype, 7), ids(5, (1024,), 8), data((1024, 37), dtype, 9)
+    same(mt.index_add(x, 0, i, s), torch.index_add(x, 0, i, s))
+    same(ops.scatter_add(x, 0, i[:, None].expand(-1, 37), s), torch.scatter_add(x, 0, i[:, None].expand(-1, 37), s))
+    xt = data((37, 5), dtype, 10).t()
+    same(mt.index_add(xt, 0, i, s), torch.index_add(xt, 0, i, s))

@@ -13,11 +13,12 @@ namespace multigather::detail::cpu {
 bool widens(const ScatterOptions& options, DType dtype) noexcept;
 
 /// `from` (float16 or bfloat16, any strides, stride 0 included) as a new C-contiguous float32
-/// tensor of its shape (exact: every 16-bit float is a float32).
-Tensor widened(const TensorView& from);
+/// tensor of its shape (exact: every 16-bit float is a float32), on num_threads CPU threads
+/// (0: automatic, GatherOptions' rule).
+Tensor widened(const TensorView& from, int num_threads = 0);
 
 /// The C-contiguous float32 values `from` (the shape of `to`) rounded into `to` (float16 or
-/// bfloat16, any strides without self-overlap), round to nearest even.
-void narrow_into(const TensorView& from, const MutableTensorView& to) noexcept;
+/// bfloat16, any strides without self-overlap), round to nearest even, on num_threads threads.
+void narrow_into(const TensorView& from, const MutableTensorView& to, int num_threads = 0) noexcept;
 
 }  // namespace multigather::detail::cpu
