@@ -14,7 +14,6 @@
 #include "api/engine.hpp"
 #include "api/guarded.hpp"
 #include "kernels/cpu/run_validated.hpp"
-#include "kernels/cpu/widen.hpp"
 #include "core/task_pool.hpp"
 #include "core/device_memory.hpp"
 #include "plan/index_errors.hpp"
@@ -287,47 +286,6 @@ Status run_gathered(const Lowering& l, const MutableTensorView& core, const Scat
   return Status::Ok();
 }
 
-Status run_scatter_core(const Lowering& l, const MutableTensorView& core, const ScatterOptions& options,
-                        Device device, const ExecutionContext& context, std::string_view output_name,
-                        const MutableTensorView& full, const detail::ValidatedScatter* checked, bool keep_output);
-
-// A float16 / bfloat16 scatter whose row accumulates in float32 (Lowering::wide_accumulator,
-// docs/spec.md section 5): the same call on float32 twins of its operands, then each element
-// rounded once into the caller's output, which is written only on success (input may be that
-// output: its twin is read first). A mean then divides that rounded sum in the dtype, as PyTorch
-// (scatter_reduce: the sum's kernel, then self.div_(count)) and torch_scatter (out.div_) do. A
-// partial write's core output is a part of the whole output at the same element offset
-// (`full`, C-contiguous here).
-Status run_scatter_wide(const Lowering& l, const MutableTensorView& core, const ScatterOptions& options,
-                        const ExecutionContext& context, std::string_view output_name,
-                        const MutableTensorView& full) {
-  Lowering w = l;
-  w.wide_accumulator = false;
-  w.mean_by_count = false;
-  ScatterOptions narrow = options;
-  narrow.wide_accumulator = false;
-  const int threads = options.num_threads;
-  const Tensor input32 = detail::cpu::widened(l.input, threads), updates32 = detail::cpu::widened(l.updates, threads);
-  w.input = input32.view();
-  w.updates = updates32.view();
-  Tensor base32;
-  if (l.has_scatter_base) {
-    base32 = detail::cpu::widened(l.scatter_base, threads);
-    w.scatter_base = base32.view();
-  }
-  const MutableTensorView& whole = l.has_scatter_base ? full : core;
-  Tensor output32(DType::kFloat32, whole.shape);
-  const std::ptrdiff_t offset =
-      (static_cast<const std::byte*>(core.data) - static_cast<const std::byte*>(whole.data)) /
-      static_cast<std::ptrdiff_t>(element_size(core.dtype));
-  const MutableTensorView core32(output32.data_as<float>() + offset, DType::kFloat32, core.shape,
-                                 l.has_scatter_base ? core.strides : contiguous_strides(core.shape));
-  MULTIGATHER_RETURN_IF_ERROR(run_scatter_core(w, core32, narrow, Device::kCPU, context, output_name,
-                                               output32.mutable_view(), nullptr, /*keep_output=*/false));
-  detail::cpu::narrow_into(output32.view(), whole, threads);
-  return l.mean_by_count ? divide_by_update_count(l, core, options) : Status::Ok();
-}
-
 // The scatter form of run_core: validates the scatter (operands, then the core output view:
 // input itself for in place, else no overlap), then runs it on the CPU engine or, for CUDA
 // operands, the CUDA engine (context.stream, context.deterministic). keep_output: a CPU
@@ -343,9 +301,6 @@ Status run_scatter_core(const Lowering& l, const MutableTensorView& core, const 
   }
 #endif
   if (l.gathered != nullptr) return run_gathered(l, core, options, output_name);
-  if (!cuda && detail::cpu::widens(options, core.dtype) && (!l.has_scatter_base || full.is_contiguous())) {
-    return run_scatter_wide(l, core, options, context, output_name, full);
-  }
   // The operands once: G is the lowering's (inferred when it was made); execute_alloc passes the
   // check it made before allocating (`checked`).
   detail::ValidatedScatter call;

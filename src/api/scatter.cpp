@@ -14,12 +14,55 @@
 
 namespace multigather {
 namespace detail {
+namespace {
+
+/// run_scatter_validated with ScatterOptions::wide_accumulator on float16 / bfloat16 (add, mul):
+/// the same scatter, in place, on a float32 twin of the output that starts as the input (a
+/// partial write: the whole base, the output a part of it at the same element offset), with
+/// float32 updates (broadcast ones stay broadcast); then each element rounded once into the output (a partial write: the whole
+/// base_output, C-contiguous here), which is written only on success. The input may be the
+/// output itself, or (a partial write) its part of base_output, read from the twin.
+Status run_scatter_widened(const TensorView& input, const TensorView& indices, const MutableTensorView& output,
+                           const ValidatedScatter& call, const ScatterOptions& options, const TensorView* base,
+                           const MutableTensorView* base_output) noexcept {
+  const bool partial = base != nullptr && base_output != nullptr;
+  const int threads = options.num_threads;
+  try {
+    Tensor updates32;
+    ValidatedScatter call32 = call;
+    call32.updates = cpu::widened_broadcast(call.updates, &updates32, threads);
+    call32.gather.input_dtype = DType::kFloat32;
+    call32.gather.element_size = 4;
+    Tensor output32 = cpu::widened(partial ? *base : input, threads);
+    const MutableTensorView& whole = partial ? *base_output : output;
+    const std::ptrdiff_t offset =
+        (static_cast<const std::byte*>(output.data) - static_cast<const std::byte*>(whole.data)) /
+        static_cast<std::ptrdiff_t>(element_size(output.dtype));
+    const MutableTensorView twin(output32.data_as<float>() + offset, DType::kFloat32, output.shape,
+                                 partial ? output.strides : contiguous_strides(output.shape));
+    ScatterOptions narrow = options;
+    narrow.wide_accumulator = false;
+    MULTIGATHER_RETURN_IF_ERROR(run_scatter_validated(TensorView(twin.data, twin.dtype, twin.shape, twin.strides),
+                                                      indices, twin, call32, narrow, nullptr, nullptr,
+                                                      /*keep_output_on_error=*/false));
+    cpu::narrow_into(output32.view(), whole, threads);
+  } catch (const std::bad_alloc&) {
+    return Status(StatusCode::kInternal, "out of memory: the float32 accumulator of a float16 / bfloat16 "
+                                         "scatter (wide_accumulator) needs 4 bytes per element");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
 
 Status run_scatter_validated(const TensorView& input, const TensorView& indices,
                              const MutableTensorView& output, const ValidatedScatter& call,
                              const ScatterOptions& options, const TensorView* base,
                              const MutableTensorView* base_output, bool keep_output_on_error) noexcept {
   const bool partial = base != nullptr && base_output != nullptr;
+  if (cpu::widens(options, output.dtype) && (!partial || base_output->is_contiguous())) {
+    return run_scatter_widened(input, indices, output, call, options, base, base_output);
+  }
   const bool in_place = partial ? scatters_in_place(*base_output, *base) : scatters_in_place(output, input);
   auto copy_input = [&]() -> Status {
     if (in_place) return Status::Ok();
@@ -82,40 +125,12 @@ Status run_scatter_validated(const TensorView& input, const TensorView& indices,
 
 }  // namespace detail
 
-namespace {
-
-/// A validated scatter with ScatterOptions::wide_accumulator on float16 / bfloat16 (add, mul):
-/// the same scatter on float32 twins of input and updates into a float32 output, then each
-/// element rounded once into `output`, which is written only on success (input may be output
-/// itself: its twin is read first).
-Status scatter_widened(const TensorView& input, const TensorView& indices, const TensorView& updates,
-                       std::span<const std::int64_t> axes, const MutableTensorView& output,
-                       const ScatterOptions& options) {
-  try {
-    const Tensor input32 = detail::cpu::widened(input, options.num_threads);
-    const Tensor updates32 = detail::cpu::widened(updates, options.num_threads);
-    Tensor output32(DType::kFloat32, output.shape);
-    ScatterOptions narrow = options;
-    narrow.wide_accumulator = false;
-    MULTIGATHER_RETURN_IF_ERROR(scatter_multiaxis_into(input32.view(), indices, updates32.view(), axes,
-                                                       output32.mutable_view(), narrow));
-    detail::cpu::narrow_into(output32.view(), output, options.num_threads);
-  } catch (const std::bad_alloc&) {
-    return Status(StatusCode::kInternal, "out of memory: the float32 accumulator of a float16 / bfloat16 "
-                                         "scatter (wide_accumulator) needs 4 bytes per element");
-  }
-  return Status::Ok();
-}
-
-}  // namespace
-
 Status scatter_multiaxis_into(const TensorView& input, const TensorView& indices,
                               const TensorView& updates, std::span<const std::int64_t> axes,
                               const MutableTensorView& output, const ScatterOptions& options) noexcept {
   detail::ValidatedScatter call;
   MULTIGATHER_RETURN_IF_ERROR(detail::validate_scatter_operands(input, indices, updates, axes, options, &call));
   MULTIGATHER_RETURN_IF_ERROR(detail::validate_scatter_output(output, input, indices, updates, call, "output"));
-  if (detail::cpu::widens(options, input.dtype)) return scatter_widened(input, indices, updates, axes, output, options);
   return detail::run_scatter_validated(input, indices, output, call, options);
 }
 
@@ -135,10 +150,6 @@ Tensor scatter_multiaxis(const TensorView& input, const TensorView& indices,
   detail::ValidatedScatter call;
   throw_if_error(detail::validate_scatter_operands(input, indices, updates, axes, options, &call));
   Tensor out(input.dtype, input.shape);
-  if (detail::cpu::widens(options, input.dtype)) {
-    throw_if_error(scatter_widened(input, indices, updates, axes, out.mutable_view(), options));
-    return out;
-  }
   throw_if_error(detail::run_scatter_validated(input, indices, out.mutable_view(), call, options, nullptr, nullptr,
                                                /*keep_output_on_error=*/false));
   return out;

@@ -1,7 +1,6 @@
 // Batching (jax.vmap) and vector-Jacobian products (jax.grad) on the one pipeline
 // (multigather/transforms.hpp): a lowering lifted by the batch dimensions, and the adjoint of a
 // lowered call run by the core operators through the lowering's own views.
-#include "kernels/cpu/widen.hpp"
 #include "multigather/transforms.hpp"
 #include "multigather/sharding.hpp"
 #include "plan/shard_plan.hpp"

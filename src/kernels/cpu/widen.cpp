@@ -117,6 +117,19 @@ Tensor widened(const TensorView& from, int num_threads) {
   return out;
 }
 
+TensorView widened_broadcast(const TensorView& from, Tensor* storage, int num_threads) {
+  Dims stored = from.shape;  // the broadcast dimensions folded to size 1
+  for (int d = 0; d < stored.size(); ++d) {
+    if (from.strides[d] == 0) stored[d] = 1;
+  }
+  *storage = widened(TensorView(from.data, from.dtype, stored, from.strides), num_threads);
+  Dims strides = contiguous_strides(stored);
+  for (int d = 0; d < stored.size(); ++d) {
+    if (from.strides[d] == 0) strides[d] = 0;
+  }
+  return TensorView(storage->data(), DType::kFloat32, from.shape, strides);
+}
+
 void narrow_into(const TensorView& from, const MutableTensorView& to, int num_threads) noexcept {
   const auto* const values = static_cast<const float*>(from.data);
   auto* const bits = static_cast<std::uint16_t*>(to.data);

@@ -17,6 +17,11 @@ bool widens(const ScatterOptions& options, DType dtype) noexcept;
 /// (0: automatic, GatherOptions' rule).
 Tensor widened(const TensorView& from, int num_threads = 0);
 
+/// `from` as float32 values in `*storage`, viewed with from's shape: a broadcast dimension
+/// (stride 0) stays a broadcast, so the storage holds the stored elements only (an update
+/// broadcast over a large scatter is widened once, not once per lookup).
+TensorView widened_broadcast(const TensorView& from, Tensor* storage, int num_threads = 0);
+
 /// The C-contiguous float32 values `from` (the shape of `to`) rounded into `to` (float16 or
 /// bfloat16, any strides without self-overlap), round to nearest even, on num_threads threads.
 void narrow_into(const TensorView& from, const MutableTensorView& to, int num_threads = 0) noexcept;
