@@ -121,6 +121,11 @@ inline std::int64_t saturating_numel(const Dims& shape) noexcept {
 /// A read-only strided view: data pointer, dtype, shape, strides in elements.
 /// `data` points at the element at position [0, ..., 0]; it may be null only when the view has
 /// no elements. The view does not own its memory.
+///
+/// A lowering takes null data as a call on shapes alone (explain, shape inference): it cannot
+/// read index values then. A framework tensor with no elements often has null data too
+/// (PyTorch, DLPack); a surface gives it empty_tensor_data() instead, so that its values, all
+/// none of them, are known.
 struct TensorView {
   const void* data = nullptr;
   DType dtype = DType::kFloat32;
@@ -160,6 +165,13 @@ struct MutableTensorView {
   bool is_contiguous() const noexcept;
   operator TensorView() const { return TensorView(data, dtype, shape, strides); }
 };
+
+/// A valid address holding no element, for the data of a view with no elements whose
+/// framework gives a null pointer (TensorView): 64 zero bytes, never written.
+inline void* empty_tensor_data() noexcept {
+  alignas(64) static unsigned char none[64] = {};
+  return none;
+}
 
 // ---- Extents (std::mdspan's required_span_size) --------------------------------------------
 

@@ -151,8 +151,8 @@ def _infer(op: str, input, indices, updates=None,
     the core's shape inference (its rules and errors; no data). With symbolic sizes (dynamic
     shapes), the core checks the sizes' hints and ``symbolic(core_shape)`` gives the shape in the
     symbolic sizes (the op's rule, written in torch; a segment rule takes the number of segments
-    from the core's answer), which must agree with the core's answer on the hints; without ``symbolic`` the sizes are specialized to their hints. Operands are
-    (shape, dtype) pairs."""
+    from the core's answer), which must agree with the core's answer on the hints; without
+    ``symbolic`` the sizes are specialized to their hints. Operands are (shape, dtype) pairs."""
     shape = list(_registry.output_shape(
         op, [_hint(s) for s in input[0]], [_hint(s) for s in indices[0]], input[1], indices[1],
         None if updates is None else [_hint(s) for s in updates[0]], **attrs))

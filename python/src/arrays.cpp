@@ -309,12 +309,7 @@ View view_from(const Array& array, std::string_view name,
   view.data = array.data();
   read_layout(array, &view.shape, &view.strides);
   view.dtype = resolve_dtype(array.dtype(), name, dtype_name);
-  if (view.data == nullptr && !on_device && view.numel() == 0) {
-    // An empty array's null data (torch, DLPack): a valid address with no element, so that the
-    // lowering takes it as data (its values are all there: none), not as "shapes alone".
-    alignas(64) static unsigned char no_elements[64] = {};
-    view.data = no_elements;
-  }
+  if (view.data == nullptr && !on_device && view.numel() == 0) view.data = empty_tensor_data();  // TensorView
   return view;
 }
 
@@ -355,14 +350,13 @@ void check_out(const MutableTensorView& out, DType input_dtype, const Dims& shap
 }
 
 nb::object to_python(Tensor&& tensor, dl::dtype dtype, std::string_view framework) {
-  alignas(64) static unsigned char empty_storage[64];
   auto* owned = new Tensor(std::move(tensor));
   nb::capsule owner(owned, [](void* p) noexcept { delete static_cast<Tensor*>(p); });
   std::vector<std::size_t> shape(static_cast<std::size_t>(owned->rank()));
   for (int d = 0; d < owned->rank(); ++d) {
     shape[static_cast<std::size_t>(d)] = static_cast<std::size_t>(owned->shape()[d]);
   }
-  void* data = owned->data() != nullptr ? owned->data() : empty_storage;
+  void* data = owned->data() != nullptr ? owned->data() : empty_tensor_data();
   auto make = [&](auto framework_tag) {
     return exported(nb::ndarray<decltype(framework_tag)>(data, shape.size(), shape.data(), owner,
                                                          nullptr, dtype));

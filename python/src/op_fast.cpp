@@ -437,12 +437,7 @@ bool torch_view_by_members(PyObject* t, TensorView* view, bool writable) {
     PyErr_Clear();
     return false;
   }
-  if (view->data == nullptr && view->numel() == 0) {
-    // An empty tensor's null data_ptr: a valid address with no element, so that the lowering
-    // takes it as data (its values are all there: none), not as "shapes alone".
-    alignas(64) static const unsigned char no_elements[64] = {};
-    view->data = no_elements;
-  }
+  if (view->data == nullptr && view->numel() == 0) view->data = empty_tensor_data();  // TensorView
   return true;
 }
 

@@ -24,6 +24,7 @@
 #include <optional>
 
 #include "multigather/dtype.hpp"
+#include "multigather/tensor.hpp"
 #include "torch_dtype.h"
 #include "torch_hooks.h"
 
@@ -80,10 +81,8 @@ int read(PyObject* object, MgTorchTensor* out) {
   }
   out->ndim = static_cast<std::int32_t>(ndim);
   out->dtype = static_cast<std::int32_t>(*dtype);
-  // An empty tensor: a valid address with no element (its values are all there: none), so
-  // that the lowering takes it as data, not as "shapes alone".
-  alignas(64) static unsigned char no_elements[64] = {};
-  out->data = t.numel() == 0 ? static_cast<void*>(no_elements) : const_cast<void*>(t.const_data_ptr());
+  // An empty tensor's null data_ptr: data with no element (multigather::TensorView).
+  out->data = t.numel() == 0 ? multigather::empty_tensor_data() : const_cast<void*>(t.const_data_ptr());
   return 1;
 }
 

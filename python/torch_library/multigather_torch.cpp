@@ -316,23 +316,18 @@ multigather::Dims dims_of(c10::IntArrayRef values) {
   return d;
 }
 
-/// The data address of an empty tensor's view (null in PyTorch): a static address with no
-/// element, so that the lowering takes it as data (all of its values: none), not as a call on
-/// shapes alone.
-alignas(64) unsigned char no_elements[64] = {};
-
 multigather::TensorView view_of(const at::Tensor& t, const std::string& op, const char* name) {
   const std::optional<DType> dtype = dtype_of(t.scalar_type());
   TORCH_CHECK_TYPE(dtype.has_value(), op, ": ", name, " dtype ", t.scalar_type(),
                    " is not supported by multigather");
   TORCH_CHECK_VALUE(t.dim() <= multigather::kMaxRank, op, ": ", name, " has rank ", t.dim(),
                     "; multigather supports rank <= ", multigather::kMaxRank);
-  return multigather::TensorView(t.numel() == 0 ? no_elements : t.const_data_ptr(), *dtype,
+  return multigather::TensorView(t.numel() == 0 ? multigather::empty_tensor_data() : t.const_data_ptr(), *dtype,
                                  dims_of(t.sizes()), dims_of(t.strides()));
 }
 
 multigather::MutableTensorView mutable_view_of(const at::Tensor& t) {
-  return multigather::MutableTensorView(t.numel() == 0 ? no_elements : t.mutable_data_ptr(),
+  return multigather::MutableTensorView(t.numel() == 0 ? multigather::empty_tensor_data() : t.mutable_data_ptr(),
                                         *dtype_of(t.scalar_type()), dims_of(t.sizes()),
                                         dims_of(t.strides()));
 }
