@@ -1,0 +1,119 @@
+"""GPU scatters: where a deterministic scatter's time goes, and how it compares with PyTorch's
+atomic kernels from few targets (high contention) to many.
+
+Two parts, one process, on a CUDA device:
+1. Per-kernel device time (torch.profiler, CUPTI) of docs/bench.md's S1, S3 and S5 through
+   multigather's Python package (deterministic, clamp mode) and through PyTorch's one-shot op.
+2. A contention sweep, in place (out= the input, so no copy of the input is timed):
+   - rows: 8192 float32 rows of 128 into T rows (torch.Tensor.index_add_ vs
+     multigather.scatter_multiaxis(..., reduction="add", out=x));
+   - elements: 4194304 float32 elements into T (torch.Tensor.index_add_ on a flat tensor vs the
+     same multigather call).
+   ratio = torch us / multigather us (above 1: multigather faster). multigather's results are
+   checked against PyTorch's (allclose: another summation order) and its own bytes are checked
+   equal across two calls (deterministic); PyTorch's atomics are not.
+
+Usage (GPU machine; bench/cuda_check.sh's package in PYTHONPATH):
+    python3 bench/cuda_scatter_sweep.py [--profile-only | --sweep-only] [--reps 15]
+
+Timing: cuda_peers.py's time_us (median over reps of batches between CUDA events).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import torch  # noqa: E402
+
+import multigather  # noqa: E402
+from cuda_peers import SCATTER_CASES, scatter_peers, time_us  # noqa: E402
+
+
+def profile_cases(device):
+    from torch.profiler import ProfilerActivity, profile
+
+    gen = torch.Generator().manual_seed(1234)
+    for name, in_shape, ix_shape, up_shape in SCATTER_CASES:
+        x = torch.zeros(in_shape, device=device)
+        idx = torch.randint(0, in_shape[0], ix_shape, generator=gen, dtype=torch.int64).to(device)
+        u = torch.randn(up_shape, generator=gen).to(device)
+        for impl, fn in scatter_peers(name, x, idx, u).items():
+            for _ in range(3):
+                fn()
+            torch.cuda.synchronize()
+            with profile(activities=[ProfilerActivity.CUDA]) as prof:
+                for _ in range(5):
+                    fn()
+                torch.cuda.synchronize()
+            rows = {}
+            for e in prof.events():
+                t = getattr(e, "device_time", None)
+                if t is None:
+                    t = getattr(e, "cuda_time", 0)
+                if t and getattr(e, "device_type", None) is not None and "CUDA" in str(e.device_type):
+                    key = e.name[:90]
+                    rows[key] = rows.get(key, 0.0) + t / 5.0
+            if not rows:  # another torch's event fields: its own table
+                print(f"\n{name} / {impl} (5 calls):")
+                print(prof.key_averages().table(sort_by="self_device_time_total", row_limit=10))
+                continue
+            print(f"\n{name} / {impl}: device us per call, by kernel (total {sum(rows.values()):.1f})")
+            for key, t in sorted(rows.items(), key=lambda kv: -kv[1])[:10]:
+                print(f"  {t:9.2f}  {key}")
+        del x, idx, u
+        torch.cuda.empty_cache()
+
+
+def sweep(device, reps):
+    gen = torch.Generator().manual_seed(7)
+    print(f"\n| kind | targets T | torch.index_add_ us | multigather us | ratio | mg deterministic |")
+    print("|---|---:|---:|---:|---:|---|")
+    for kind, lookups, row, targets in (
+            ("rows 8192x128", 8192, 128, (16, 256, 4096, 65536, 524288)),
+            ("elements 4M", 4194304, None, (1024, 65536, 1048576, 16777216))):
+        for T in targets:
+            shape = (T, row) if row else (T,)
+            x = torch.randn(shape, generator=gen).to(device)
+            idx = torch.randint(0, T, (lookups,), generator=gen, dtype=torch.int64).to(device)
+            u = torch.randn((lookups, row) if row else (lookups,), generator=gen).to(device)
+            ix = idx[:, None].contiguous() if row else idx
+            ref = x.clone().index_add_(0, idx, u)
+            a, b = x.clone(), x.clone()
+            multigather.scatter_multiaxis(a, ix, u, (0,), reduction="add", index_mode="clamp", out=a)
+            multigather.scatter_multiaxis(b, ix, u, (0,), reduction="add", index_mode="clamp", out=b)
+            close = torch.allclose(a, ref, rtol=1e-4, atol=1e-3)
+            same = bool(torch.equal(a, b))
+            t_torch = time_us(lambda: x.index_add_(0, idx, u), 5, reps, 10)
+            t_mg = time_us(lambda: multigather.scatter_multiaxis(x, ix, u, (0,), reduction="add",
+                                                                 index_mode="clamp", out=x), 5, reps, 10)
+            status = ("yes" if same else "NO") + ("" if close else ", WRONG vs torch")
+            print(f"| {kind} | {T} | {t_torch:.1f} | {t_mg:.1f} | {t_torch / t_mg:.2f} | {status} |")
+            sys.stdout.flush()
+            del x, idx, u, a, b, ref
+            torch.cuda.empty_cache()
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--profile-only", action="store_true")
+    parser.add_argument("--sweep-only", action="store_true")
+    parser.add_argument("--reps", type=int, default=15)
+    args = parser.parse_args()
+    if not torch.cuda.is_available():
+        print("cuda_scatter_sweep.py: no CUDA device")
+        return 1 if os.environ.get("MULTIGATHER_REQUIRE_GPU") == "1" else 0
+    device = torch.device("cuda")
+    print(f"device: {torch.cuda.get_device_name()}; torch {torch.__version__}")
+    if not args.sweep_only:
+        profile_cases(device)
+    if not args.profile_only:
+        sweep(device, args.reps)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
