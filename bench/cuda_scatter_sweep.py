@@ -30,7 +30,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import torch  # noqa: E402
 
 import multigather  # noqa: E402
-from cuda_peers import SCATTER_CASES, scatter_peers, time_us  # noqa: E402
+from cuda_peers import SCATTER_CASES, host_us_per_call, scatter_peers, time_us  # noqa: E402
 
 
 def profile_cases(device):
@@ -97,6 +97,29 @@ def sweep(device, reps):
             torch.cuda.empty_cache()
 
 
+def host_cost(device):
+    """Host us per call (cuda_peers.host_us_per_call) of a small in-place row scatter, where the
+    device work is a few us: torch.Tensor.index_add_ vs multigather, then where multigather's
+    host time goes (cProfile, Python frames; the C++ call is one line)."""
+    import cProfile
+    import pstats
+
+    x = torch.randn(4096, 128, device=device)
+    idx = torch.randint(0, 4096, (256,), device=device)
+    u = torch.randn(256, 128, device=device)
+    ix = idx[:, None].contiguous()
+    mg = lambda: multigather.scatter_multiaxis(x, ix, u, (0,), reduction="add", index_mode="clamp", out=x)  # noqa: E731
+    print(f"\nhost us per call, [256, 128] rows into [4096, 128] in place: torch.index_add_ "
+          f"{host_us_per_call(lambda: x.index_add_(0, idx, u), 500):.1f}, multigather {host_us_per_call(mg, 500):.1f}")
+    profiler = cProfile.Profile()
+    profiler.enable()
+    for _ in range(300):
+        mg()
+    torch.cuda.synchronize()
+    profiler.disable()
+    pstats.Stats(profiler).sort_stats("tottime").print_stats(8)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--profile-only", action="store_true")
@@ -112,6 +135,8 @@ def main():
         profile_cases(device)
     if not args.profile_only:
         sweep(device, args.reps)
+    if not (args.profile_only or args.sweep_only):
+        host_cost(device)
     return 0
 
 

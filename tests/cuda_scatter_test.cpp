@@ -471,10 +471,37 @@ TEST(CudaScatterParams, KeysCoverNegativeStridesAndTheDroppedKeySortsLast) {
   detail::CudaScatterParams s;
   detail::make_cuda_scatter_params(out_view, ix, call, o, &s);
   EXPECT_EQ(s.target_bias, 11);
+  EXPECT_EQ(s.key_shift, 0);  // the strides 3 and 1 share no power of two
   EXPECT_EQ(s.key_bits, 4);
   EXPECT_EQ(s.rows.unit_bytes, 4);  // one element: the combine works on whole elements
   EXPECT_EQ(s.rows.rows_per_thread, 1);
   EXPECT_EQ(detail::scatter_key_blocks(s, 1), 1);
+}
+
+TEST(CudaScatterParams, RowScattersSortOnlyTheKeyBitsThatMove) {
+  // index_add of 64-element rows into [50, 64] (indices [7, 1], broadcast along the row): every
+  // target row starts at a multiple of 64, so the keys are row numbers (shift 6) and 49 needs 6
+  // bits. The same output with an index per element (ScatterElements: one element a row, the
+  // column's stride 1 moves it) and 3-element rows (stride 3) keep every bit.
+  const auto plan = [](std::int64_t width, std::int64_t index_width) {
+    std::vector<float> out(static_cast<std::size_t>(50 * width)), updates(static_cast<std::size_t>(7 * width));
+    std::vector<std::int64_t> ids(7 * static_cast<std::size_t>(index_width), 3);
+    const MutableTensorView out_view(out.data(), DType::kFloat32, {50, width});
+    const TensorView ix(ids.data(), DType::kInt64, {7, index_width});
+    const TensorView up(updates.data(), DType::kFloat32, {7, width});
+    const std::int64_t axes[] = {0};
+    ScatterOptions o;
+    o.reduction = Reduction::kAdd;
+    detail::ValidatedScatter call;
+    EXPECT_TRUE(detail::validate_scatter_operands(TensorView(out_view.data, DType::kFloat32, out_view.shape), ix, up,
+                                                  axes, o, &call).ok());
+    detail::CudaScatterParams s;
+    detail::make_cuda_scatter_params(out_view, ix, call, o, &s);
+    return std::pair<int, int>(s.key_shift, s.key_bits);
+  };
+  EXPECT_EQ(plan(64, 1), (std::pair<int, int>(6, 6)));
+  EXPECT_EQ(plan(64, 64), (std::pair<int, int>(0, 12)));  // 49 * 64 + 63 = 3199 < 2^12 - 1
+  EXPECT_EQ(plan(3, 1), (std::pair<int, int>(0, 8)));     // 49 * 3 = 147 < 2^8 - 1
 }
 
 TEST(CudaScatterNoDevice, ValidationFirstThenTheMissingDevice) {

@@ -99,6 +99,8 @@ void make_cuda_params(const GatherPlan& plan, CudaGatherParams* params, int unit
 struct CudaScatterParams {
   CudaGatherParams rows;          // unit = element; input = scatter output, output = updates
   std::int64_t target_bias = 0;   // added to a target offset (elements) to make a key >= 0
+  int key_shift = 0;              // key = (offset + bias) >> key_shift: every row's offset is a
+                                  // multiple of 2^key_shift (the strides' common power of two)
   int key_bits = 1;               // keys (and kDropped's low bits) fit in this many bits
   bool include_input = true;
   /// The reduction's identity element (atomic mode, include_input = false): its first

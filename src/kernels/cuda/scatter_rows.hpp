@@ -8,7 +8,7 @@
 //
 // Deterministic mode (bit-identical to the CPU engine, whatever the launch; a NaN that the
 // arithmetic makes has the GPU's canonical bits, as a CPU NaN has x86's):
-//   1. scatter_keys: key[r] = the target row's offset + bias (>= 0), or kDropped for a dropped
+//   1. scatter_keys: key[r] = (the target row's offset + bias (>= 0)) >> key_shift, or kDropped for a dropped
 //      (or, in error mode, bad) lookup; value[r] = the updates row's offset. Raises the error flag.
 //   2. a STABLE sort of (key, value) by key (cub::DeviceRadixSort on the device, std::stable_sort
 //      in the host tests): the rows of one target now sit together, in row-major order.
@@ -55,7 +55,7 @@ MULTIGATHER_HOST_DEVICE inline void scatter_keys(const CudaScatterParams& s, Off
   for (Off row = thread; row < rows; row += threads) {
     const RowPlace<Off> place = locate_row<Index, Off>(p, row);
     keys[row] = place.lookup == Lookup::kOk
-                    ? static_cast<Key>(place.input + static_cast<Off>(s.target_bias))
+                    ? static_cast<Key>(place.input + static_cast<Off>(s.target_bias)) >> s.key_shift
                     : kDropped<Key>;
     values[row] = place.output;
   }
@@ -76,7 +76,8 @@ MULTIGATHER_HOST_DEVICE inline void scatter_item(const CudaScatterParams& s, Off
   if (key == kDropped<Key>) return;
   if (!Atomic && i > 0 && keys[i - 1] == key) return;  // not the head of its run
   const Off group = Off{1} << p.group_shift;
-  T* dst = static_cast<T*>(const_cast<void*>(p.input)) + (static_cast<Off>(key) - static_cast<Off>(s.target_bias));
+  T* dst = static_cast<T*>(const_cast<void*>(p.input)) +
+           (static_cast<Off>(key << s.key_shift) - static_cast<Off>(s.target_bias));
   const T* updates = static_cast<const T*>(p.output);
   if constexpr (Atomic) {
     const T* src = updates + values[i];
@@ -86,6 +87,18 @@ MULTIGATHER_HOST_DEVICE inline void scatter_item(const CudaScatterParams& s, Off
     for (Off u = span.begin + lane; u < end; u += group) {
       Off j = i;
       T acc = s.include_input ? dst[u] : load_update(updates + values[j++] + u);
+      // The run in steps of kFold rows: their offsets and updates are loaded before the first
+      // of them is combined (kFold loads in flight instead of one), then combined in order (the
+      // same left fold: the same bytes). The keys are sorted, so the window's last key equal to
+      // the run's says the whole window is in the run.
+      constexpr int kFold = sizeof(T) <= 8 ? 16 : 4;
+      for (; j + kFold <= rows && keys[j + kFold - 1] == key; j += kFold) {
+        T step[kFold];
+        MULTIGATHER_UNROLL
+        for (int f = 0; f < kFold; ++f) step[f] = load_update(updates + values[j + f] + u);
+        MULTIGATHER_UNROLL
+        for (int f = 0; f < kFold; ++f) acc = Op::apply(acc, step[f]);
+      }
       for (; j < rows && keys[j] == key; ++j) acc = Op::apply(acc, load_update(updates + values[j] + u));
       dst[u] = acc;
     }
@@ -105,7 +118,8 @@ MULTIGATHER_HOST_DEVICE inline void scatter_identity_item(const CudaScatterParam
   const ItemSpan<Off> span = item_span(p, item);
   const Key key = static_cast<const Key*>(s.keys)[span.row];
   if (key == kDropped<Key>) return;
-  Unit* dst = static_cast<Unit*>(const_cast<void*>(p.input)) + (static_cast<Off>(key) - static_cast<Off>(s.target_bias));
+  Unit* dst = static_cast<Unit*>(const_cast<void*>(p.input)) +
+              (static_cast<Off>(key << s.key_shift) - static_cast<Off>(s.target_bias));
   const Unit identity = *reinterpret_cast<const Unit*>(s.identity);
   for (Off u = span.begin + lane; u < span.end; u += Off{1} << p.group_shift) dst[u] = identity;
 }
