@@ -4,6 +4,7 @@
 // (a reshape by strides; a staging buffer when strides cannot express it), the checks that need
 // the output or the data run once, and an out-of-range index is named in the framework's terms.
 #include "multigather/execute.hpp"
+#include "core/text.hpp"
 #include "multigather/output_memory.hpp"
 
 #include <new>
@@ -122,7 +123,7 @@ GatheredSegmentsCall gathered_call(const Lowering& l) {
 namespace multigather {
 namespace {
 
-std::string str(std::int64_t v) { return std::to_string(v); }
+using detail::str;
 
 using detail::cuda_engine_available;
 

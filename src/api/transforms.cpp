@@ -2,6 +2,7 @@
 // (multigather/transforms.hpp): a lowering lifted by the batch dimensions, and the adjoint of a
 // lowered call run by the core operators through the lowering's own views.
 #include "multigather/transforms.hpp"
+#include "core/text.hpp"
 #include "multigather/sharding.hpp"
 #include "plan/shard_plan.hpp"
 #include "core/odometer.hpp"
@@ -26,7 +27,7 @@
 namespace multigather {
 namespace {
 
-std::string str(std::int64_t v) { return std::to_string(v); }
+using detail::str;
 
 /// An operand split into its `n` leading batch dimensions and one example (the example view
 /// starts at batch element 0).

@@ -1,5 +1,5 @@
 // Internal (not installed): the CPU engine's workers on a host framework's thread pool
-// (ExecutionContext::task_pool, multigather/execute.hpp) instead of OpenMP's team.
+// (ExecutionContext::task_pool; the type: multigather/task_pool.hpp) instead of OpenMP's team.
 //
 // execute / execute_batched / execute_vjp make the context's pool the calling thread's current
 // pool for the call (TaskPoolScope); the engine's parallel loops ask parallel_workers() for their
@@ -17,7 +17,7 @@
 #include <mutex>
 
 #include "core/interrupt_poll.hpp"
-#include "multigather/execute.hpp"
+#include "multigather/task_pool.hpp"
 
 #if defined(MULTIGATHER_HAVE_OPENMP)
 #include <omp.h>

@@ -1,6 +1,7 @@
 // Typed attribute values (multigather/attributes.hpp): the one text parser, typed conversion,
 // and the resolved values the lowerings read.
 #include "multigather/attributes.hpp"
+#include "core/text.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -10,7 +11,7 @@
 namespace multigather {
 namespace {
 
-std::string str(std::int64_t v) { return std::to_string(v); }
+using detail::str;
 
 bool parse_int(std::string_view text, std::int64_t* out) {
   while (!text.empty() && text.front() == ' ') text.remove_prefix(1);

@@ -155,12 +155,10 @@ Status at(AtUpdate update, const TensorView& x, const TensorView& indices, const
   if (update == AtUpdate::kSubtract) {
     MULTIGATHER_RETURN_IF_ERROR(negated_copy(values, "jax.at.subtract: x - values", out, &v));
   }
-  Status s = finish_framework_scatter(x, v, shape, out);
-  if (!s.ok() && s.code() == StatusCode::kInvalidArgument && s.message().find("does not broadcast") != std::string::npos) {
-    return InvalidArgument(out->op + ": Incompatible shapes for broadcasting: values shape " + to_string(values.shape) +
-                           " and requested shape " + shape_str(shape) + " (x[idx].shape)");
-  }
-  return s;
+  return finish_framework_scatter(x, v, shape, out, [&] {
+    return out->op + ": Incompatible shapes for broadcasting: values shape " + to_string(values.shape) +
+           " and requested shape " + shape_str(shape) + " (x[idx].shape)";
+  });
 }
 
 }  // namespace multigather::jax

@@ -243,12 +243,10 @@ Status put_along_axis(const TensorView& arr, const TensorView& raw_indices, cons
     MULTIGATHER_RETURN_IF_ERROR(lower_elements(out->op, arr, indices, ax, ElementRule::kBroadcast, "arr", "indices", out));
   }
   const std::vector<std::int64_t> target = dims_vec(out->shape.output_shape);
-  Status s = finish_framework_scatter(arr, values, target, out);
-  if (!s.ok() && s.code() == StatusCode::kInvalidArgument && s.message().find("does not broadcast") != std::string::npos) {
-    return InvalidArgument(out->op + ": shape mismatch: value array of shape " + to_string(values.shape) +
-                           " could not be broadcast to indexing result of shape " + shape_str(target));
-  }
-  return s;
+  return finish_framework_scatter(arr, values, target, out, [&] {
+    return out->op + ": shape mismatch: value array of shape " + to_string(values.shape) +
+           " could not be broadcast to indexing result of shape " + shape_str(target);
+  });
 }
 
 Status put(const TensorView& a, const TensorView& raw_ind, const TensorView& v, std::string_view mode,
@@ -322,12 +320,10 @@ Status ufunc_at(const char* op, Reduction reduction, const TensorView& a, const 
   set_error_context(out, indices, "indices", -1, {"axis 0"}, {a.shape[0]}, true, "");
   MULTIGATHER_RETURN_IF_ERROR(lower_block(out->op, a, indices, 0, 0, out));
   const std::vector<std::int64_t> target = dims_vec(out->output_shape);
-  Status s = finish_framework_scatter(a, b, target, out);
-  if (!s.ok() && s.code() == StatusCode::kInvalidArgument && s.message().find("does not broadcast") != std::string::npos) {
-    return InvalidArgument(out->op + ": operands could not be broadcast together: b shape " + to_string(b.shape) +
-                           " and a[indices] shape " + shape_str(target));
-  }
-  return s;
+  return finish_framework_scatter(a, b, target, out, [&] {
+    return out->op + ": operands could not be broadcast together: b shape " + to_string(b.shape) +
+           " and a[indices] shape " + shape_str(target);
+  });
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 // folding and the seed's three recipes (element, block, nd). Execution is src/api/execute.cpp.
 #include "frontends/recipes.hpp"
 
+#include "core/text.hpp"
 #include "plan/index_errors.hpp"
 
 #include <algorithm>
@@ -10,7 +11,6 @@
 
 namespace multigather::frontends {
 
-std::string str(std::int64_t v) { return std::to_string(v); }
 
 std::string shape_str(const std::vector<std::int64_t>& v) {
   std::string s = "[";
@@ -357,13 +357,16 @@ Status zeros_input(const Dims& shape, DType dtype, bool shapes_only, const std::
 }
 
 Status finish_framework_scatter(const TensorView& data, const TensorView& updates,
-                                const std::vector<std::int64_t>& framework_shape, Lowering* out) {
+                                const std::vector<std::int64_t>& framework_shape, Lowering* out,
+                                const std::function<std::string()>& broadcast_message) {
   // 1. updates broadcast to the framework shape (a view: stride 0 where it repeats).
+  const auto no_broadcast = [&] {
+    return InvalidArgument(broadcast_message ? broadcast_message()
+                                             : out->op + ": updates shape " + to_string(updates.shape) +
+                                                   " does not broadcast to " + shape_str(framework_shape));
+  };
   const int R = static_cast<int>(framework_shape.size()), u = updates.rank();
-  if (u > R) {
-    return InvalidArgument(out->op + ": updates shape " + to_string(updates.shape) +
-                           " does not broadcast to " + shape_str(framework_shape));
-  }
+  if (u > R) return no_broadcast();
   ViewBuilder b = ViewBuilder::of(updates);
   for (int d = 0; d < R; ++d) {
     const int ud = d - (R - u);
@@ -375,8 +378,7 @@ Status finish_framework_scatter(const TensorView& data, const TensorView& update
     } else if (updates.shape[ud] == 1) {
       b.add(n, 0);
     } else {
-      return InvalidArgument(out->op + ": updates shape " + to_string(updates.shape) +
-                             " does not broadcast to " + shape_str(framework_shape));
+      return no_broadcast();
     }
   }
   // 2. The same elements with G's shape: the non-unit dimensions of both, in order, when they

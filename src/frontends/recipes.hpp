@@ -12,13 +12,16 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <functional>
+#include <string>
 #include <vector>
 
+#include "core/text.hpp"
 #include "multigather/ops.hpp"
 
 namespace multigather::frontends {
 
-std::string str(std::int64_t v);
+using detail::str;  // core/text.hpp
 std::string shape_str(const std::vector<std::int64_t>& v);
 std::vector<std::int64_t> dims_vec(const Dims& d);
 
@@ -115,8 +118,12 @@ Status finish_scatter(const std::vector<std::int64_t>& output_shape, Lowering* o
 /// updates view of shape G: a view (unit dimensions dropped or inserted, broadcast dimensions
 /// with stride 0), or a contiguous copy (noted) when the strides cannot be regrouped. The
 /// framework output is data's shape, a reshape of the core input.
+/// `broadcast_message`, when given, words the InvalidArgument of updates that do not broadcast
+/// to framework_shape in the framework's own terms (else "OP: updates shape [..] does not
+/// broadcast to [..]").
 Status finish_framework_scatter(const TensorView& data, const TensorView& updates,
-                                const std::vector<std::int64_t>& framework_shape, Lowering* out);
+                                const std::vector<std::int64_t>& framework_shape, Lowering* out,
+                                const std::function<std::string()>& broadcast_message = {});
 
 /// TypeError unless updates.dtype == data.dtype: "OP: UNAME dtype float64 must equal DNAME
 /// dtype float32" + `rule`.

@@ -168,12 +168,10 @@ Status identity_view(const TensorView& data, const std::vector<std::int64_t>& sh
 /// broadcasting) becomes the core updates, and the reducer's flags are set.
 Status finish_segments(const TensorView& identity, const TensorView& data, const TensorView& ids,
                        const char* ids_name, const std::vector<std::int64_t>& framework_shape, const Reducer& r, Lowering* out) {
-  Status s = finish_framework_scatter(identity, data, framework_shape, out);
-  if (!s.ok() && s.code() == StatusCode::kInvalidArgument && s.message().find("does not broadcast") != std::string::npos) {
-    return InvalidArgument(out->op + ": data shape " + to_string(data.shape) + " does not match " + ids_name + " shape " +
-                           to_string(ids.shape) + " (data must be " + shape_str(framework_shape) + ")");
-  }
-  MULTIGATHER_RETURN_IF_ERROR(s);
+  MULTIGATHER_RETURN_IF_ERROR(finish_framework_scatter(identity, data, framework_shape, out, [&] {
+    return out->op + ": data shape " + to_string(data.shape) + " does not match " + ids_name + " shape " +
+           to_string(ids.shape) + " (data must be " + shape_str(framework_shape) + ")";
+  }));
   out->reduction = r.reduction;
   out->include_input = r.include_input;
   out->mean_by_count = r.mean;

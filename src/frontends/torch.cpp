@@ -529,12 +529,10 @@ Status index_put(const TensorView& input, const TensorView& indices, const Tenso
   out->notes.push_back(accumulate ? "accumulate=True: duplicate indices all add, in row-major order of input[indices]"
                                   : "duplicate indices with accumulate=False: PyTorch leaves the result undefined; "
                                     "multigather writes the last in row-major order of input[indices]");
-  Status s = finish_framework_scatter(input, values, shape, out);
-  if (!s.ok() && s.code() == StatusCode::kInvalidArgument && s.message().find("does not broadcast") != std::string::npos) {
-    return InvalidArgument(out->op + ": shape mismatch: value tensor of shape " + to_string(values.shape) +
-                           " cannot be broadcast to indexing result of shape " + shape_str(shape));
-  }
-  return s;
+  return finish_framework_scatter(input, values, shape, out, [&] {
+    return out->op + ": shape mismatch: value tensor of shape " + to_string(values.shape) +
+           " cannot be broadcast to indexing result of shape " + shape_str(shape);
+  });
 }
 
 }  // namespace multigather::torch

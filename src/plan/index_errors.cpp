@@ -1,5 +1,6 @@
 // The out-of-range message of a framework op (index_errors.hpp).
 #include "plan/index_errors.hpp"
+#include "core/text.hpp"
 #include "core/odometer.hpp"
 
 #include <cstdint>
@@ -11,7 +12,6 @@
 namespace multigather::detail {
 namespace {
 
-std::string str(std::int64_t v) { return std::to_string(v); }
 
 }  // namespace
 

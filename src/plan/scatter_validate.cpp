@@ -4,11 +4,11 @@
 #include <string>
 
 #include "plan/scatter_plan.hpp"
+#include "core/text.hpp"
 
 namespace multigather::detail {
 namespace {
 
-std::string str(std::int64_t v) { return std::to_string(v); }
 
 bool is_float8(DType t) { return t == DType::kFloat8E4M3FN || t == DType::kFloat8E5M2; }
 

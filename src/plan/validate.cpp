@@ -3,11 +3,12 @@
 #include <string>
 
 #include "plan/plan.hpp"
+#include "core/text.hpp"
 
 namespace multigather {
 namespace {
 
-std::string str(std::int64_t v) { return std::to_string(v); }
+using detail::str;
 
 Status check_shape(const Dims& shape, const char* name) {
   if (shape.overflowed()) {
