@@ -256,6 +256,42 @@ TEST(TransformsVjp, PyTorchWritesGiveEveryDuplicateTheGradient) {
   EXPECT_EQ(std::vector<double>(gsrc, gsrc + 3), (std::vector<double>{0, 10, 30}));
 }
 
+TEST(StatusReasons, CallersActOnTheReasonNotTheMessage) {
+  // A scatter-max gradient is not implemented (the torch library raises NotImplementedError on
+  // this reason); a sorted segment op given shapes alone needs the ids' values, and explain_op
+  // then explains it with every id 0. Other failures carry no reason.
+  const double x[4] = {1, 2, 3, 4}, src[3] = {5, 6, 7}, g[4] = {10, 20, 30, 40};
+  const std::int64_t index[3] = {0, 0, 2};
+  double gx[4], gsrc[3];
+  const MutableTensorView gsrc_v(gsrc, DType::kFloat64, {3});
+  const TensorView uv(src, DType::kFloat64, {3});
+  Attributes attrs;
+  attrs.set_int("dim", 0);
+  attrs.set("reduce", "amax");
+  const Status max_grad = execute_vjp("torch.scatter_reduce", TensorView(x, DType::kFloat64, {4}),
+                                      TensorView(index, DType::kInt64, {3}), &uv, attrs, 0,
+                                      TensorView(g, DType::kFloat64, {4}), MutableTensorView(gx, DType::kFloat64, {4}),
+                                      &gsrc_v);
+  ASSERT_FALSE(max_grad.ok());
+  EXPECT_EQ(max_grad.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(max_grad.reason(), StatusReason::kNotImplemented) << max_grad.message();
+  EXPECT_NE(max_grad.message().find("is not implemented"), std::string::npos) << max_grad.message();
+
+  Lowering l;
+  const Status sized = lower_op("tf.math.segment_sum", TensorView(nullptr, DType::kFloat32, {4, 3}),
+                                TensorView(nullptr, DType::kInt64, {4}), Attributes{}, &l);
+  EXPECT_EQ(sized.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(sized.reason(), StatusReason::kNeedsIndexValues) << sized.message();
+  std::string text;
+  ASSERT_TRUE(explain_op("tf.math.segment_sum", {4, 3}, DType::kFloat32, {4}, DType::kInt64, Attributes{}, &text).ok());
+  EXPECT_NE(text.find("explained with every id 0"), std::string::npos) << text;
+
+  const Status plain = lower_op("torch.gather", TensorView(nullptr, DType::kFloat32, {4, 3}),
+                                TensorView(nullptr, DType::kInt64, {4}), attrs, &l);
+  EXPECT_FALSE(plain.ok());
+  EXPECT_EQ(plain.reason(), StatusReason::kNone) << plain.message();
+}
+
 #if !defined(MULTIGATHER_HAVE_CUDA)
 TEST(TransformsVjp, ACudaVjpInABuildWithoutTheCudaEngineIsRefusedByName) {
   // As any CUDA operand in such a build (execute); the CUDA build's counterpart is

@@ -25,19 +25,34 @@ enum class StatusCode : int {
                          // Python: KeyboardInterrupt, CLI: exit code 130)
 };
 
-/// Result of a core call: ok, or a code with a one-line message (no trailing period).
+/// Why a call failed, for a caller that acts on it (a surface choosing the framework's exception
+/// type, explain retrying a segment op with zero ids): callers branch on this, never on the
+/// message's text. Most failures have none; the code stays what it is.
+enum class StatusReason : int {
+  kNone = 0,
+  kNotImplemented = 1,    // a well-formed request this version does not do (a gradient of a
+                          // scatter with reduction max; PyTorch: NotImplementedError)
+  kNeedsIndexValues = 2,  // the output's shape depends on the indices' values, which this
+                          // lowering was not given (shapes alone: explain, fake tensors)
+};
+
+/// Result of a core call: ok, or a code with a one-line message (no trailing period), and
+/// optionally a reason.
 class [[nodiscard]] Status {
  public:
   Status() = default;
-  Status(StatusCode code, std::string message) : code_(code), message_(std::move(message)) {}
+  Status(StatusCode code, std::string message, StatusReason reason = StatusReason::kNone)
+      : code_(code), reason_(reason), message_(std::move(message)) {}
 
   static Status Ok() { return {}; }
   bool ok() const noexcept { return code_ == StatusCode::kOk; }
   StatusCode code() const noexcept { return code_; }
+  StatusReason reason() const noexcept { return reason_; }
   const std::string& message() const noexcept { return message_; }
 
  private:
   StatusCode code_ = StatusCode::kOk;
+  StatusReason reason_ = StatusReason::kNone;
   std::string message_;
 };
 

@@ -629,9 +629,11 @@ Status scatter_vjp_updates(const Lowering& l, const TensorView& grad_output, con
 Status scatter_vjp(const Lowering& l, const TensorView& grad_output, const MutableTensorView& grad_input,
                    const MutableTensorView* grad_updates, const Engine& engine) {
   if ((l.reduction != Reduction::kNone && l.reduction != Reduction::kAdd) || l.mean_by_count) {
-    return InvalidArgument(l.op + ": the gradient of a scatter with reduction " +
-                           std::string(l.mean_by_count ? "mean" : reduction_name(l.reduction)) +
-                           " is not implemented (only none and add are differentiable)");
+    return Status(StatusCode::kInvalidArgument,
+                  l.op + ": the gradient of a scatter with reduction " +
+                      std::string(l.mean_by_count ? "mean" : reduction_name(l.reduction)) +
+                      " is not implemented (only none and add are differentiable)",
+                  StatusReason::kNotImplemented);
   }
   const DType dtype = grad_input.dtype;
   if (nbytes(grad_input) != static_cast<std::size_t>(grad_output.numel()) * element_size(grad_output.dtype)) {

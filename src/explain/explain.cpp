@@ -235,7 +235,7 @@ Status explain_op(std::string_view name, const Dims& input_shape, DType input_dt
     const OpSpec* spec = find_op(name);
     Tensor zero_ids;
     const bool zeros = !s.ok() && s.code() == StatusCode::kInvalidArgument && spec != nullptr &&
-                       spec->kind == OpKind::kSegment && s.message().find(frontends::kNeedsIndexValues) != std::string::npos;
+                       spec->kind == OpKind::kSegment && s.reason() == StatusReason::kNeedsIndexValues;
     if (zeros) {
       zero_ids = Tensor(indices_dtype, indices_shape);
       if (zero_ids.nbytes() > 0) std::memset(zero_ids.data(), 0, zero_ids.nbytes());

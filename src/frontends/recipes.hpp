@@ -149,9 +149,13 @@ Status negated_copy(const TensorView& updates, const std::string& why, Lowering*
 Status zeros_input(const Dims& shape, DType dtype, bool shapes_only, const std::string& why, Lowering* out);
 
 /// The words of a segment lowering that sizes its output from the ids' values and was given
-/// shapes alone ("...: it needs the values of segment_ids"): explain_op retries such a call
-/// with every id 0.
+/// shapes alone ("...: it needs the values of segment_ids").
 inline constexpr std::string_view kNeedsIndexValues = "it needs the values of ";
+/// That refusal: InvalidArgument with StatusReason::kNeedsIndexValues, on which explain_op
+/// retries the call with every id 0.
+inline Status NeedsIndexValues(std::string message) {
+  return Status(StatusCode::kInvalidArgument, std::move(message), StatusReason::kNeedsIndexValues);
+}
 /// Index policy + the framework's wording for out-of-range errors.
 void set_policy(Lowering* out, IndexMode mode, bool negative_indices);
 void set_error_context(Lowering* out, const TensorView& indices, const std::string& indices_name,

@@ -262,7 +262,7 @@ Status jax_segment(const TensorView& data, const TensorView& ids, const Attribut
   if (!num_segments) {
     // jax: num_segments = np.max(segment_ids) + 1, read from the (concrete) ids.
     if (ids.data == nullptr) {
-      return InvalidArgument(out->op + ": num_segments = None is max(segment_ids) + 1: " + std::string(kNeedsIndexValues) +
+      return NeedsIndexValues(out->op + ": num_segments = None is max(segment_ids) + 1: " + std::string(kNeedsIndexValues) +
                              "segment_ids (give num_segments for shapes alone)");
     }
     if (ids.numel() == 0) return InvalidArgument(out->op + ": num_segments = None needs a non-empty segment_ids");
@@ -401,7 +401,7 @@ Status tf_sorted(const TensorView& data, const TensorView& ids, const AttributeV
   MULTIGATHER_RETURN_IF_ERROR(host_values_only(*out, "the values of segment_ids (the output has segment_ids[-1] + 1 rows)",
                                                "copy them to the host, or use tf.math.unsorted_segment_* with num_segments"));
   if (ids.data == nullptr) {
-    return InvalidArgument(out->op + ": the output has segment_ids[-1] + 1 rows: " + std::string(kNeedsIndexValues) +
+    return NeedsIndexValues(out->op + ": the output has segment_ids[-1] + 1 rows: " + std::string(kNeedsIndexValues) +
                            "segment_ids");
   }
   out->reads_index_values = true;
@@ -650,7 +650,7 @@ Status output_size(const TensorView& index, const AttributeValues& a, Lowering* 
     return Status::Ok();
   }
   if (index.data == nullptr) {
-    return InvalidArgument(out->op + ": dim_size = None is index.max() + 1: " + std::string(kNeedsIndexValues) +
+    return NeedsIndexValues(out->op + ": dim_size = None is index.max() + 1: " + std::string(kNeedsIndexValues) +
                            "index (give dim_size for shapes alone)");
   }
   MULTIGATHER_RETURN_IF_ERROR(host_values_only(*out, "for dim_size = None, the values of index (their max + 1)", "give dim_size"));
