@@ -3,10 +3,11 @@
 //
 // A one-shot call that writes into freshly mapped memory pays a page fault per 4 KiB page it
 // writes, in every call: on a VM about as much as the gather itself (elements_last_axis, 4 MiB
-// output: 4.3 ms one-shot against 1.5 ms into a preallocated output, 2 threads). So large blocks
-// (>= kOutputCacheMinBytes) come from mmap, 2 MiB-aligned with transparent huge pages when they
-// are that large, and go back, when freed, to a small cache of recently freed blocks (bounded in
-// bytes, thread-safe) that the next call of a similar size reuses: its pages are already there.
+// output; measured: bench/README.md, "Measurements behind the CPU engine's choices"). So large
+// blocks (>= kOutputCacheMinBytes) come from mmap, 2 MiB-aligned with transparent huge pages
+// when they are that large, and go back, when freed, to a small cache of recently freed blocks
+// (bounded in bytes, thread-safe) that the next call of a similar size reuses: its pages are
+// already there.
 // A fresh block is first touched by the threads that write the output (nothing is prefaulted or
 // zeroed), so its page faults are taken in parallel. Small blocks are malloc'd.
 #pragma once

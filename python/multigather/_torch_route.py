@@ -78,8 +78,9 @@ def torch_op_needed(input: Any, *others: Any) -> bool:
     torch.func transform (vmap, grad: functorch's wrapped tensors), an active torch function or
     dispatch mode). False for plain tensors in eager mode:
     the caller runs the op's real implementation directly (the same execute path, without the
-    dispatcher's ~20 us), and for non-torch arrays. Registers the ops the first time torch is
-    seen imported; never imports torch itself."""
+    dispatcher's per-call cost; measured: bench/README.md, "Measurements behind the CPU engine's
+    choices"), and for non-torch arrays. Registers the ops the first time torch is seen
+    imported; never imports torch itself."""
     cls = _TORCH_TENSOR
     if cls is None:
         if "torch" not in sys.modules:

@@ -184,7 +184,8 @@ def _recording() -> bool:
 
 def _differentiable(data: Any) -> bool:
     """TensorFlow data of a floating or complex dtype while a tape may record: the result gets
-    TensorFlow's gradient (tf.custom_gradient, which costs a call ~0.5 ms, only then)."""
+    TensorFlow's gradient (tf.custom_gradient, which adds a cost to every call, only then;
+    measured: bench/README.md, "Measurements behind the CPU engine's choices")."""
     return _is_tf(data) and (data.dtype.is_floating or data.dtype.is_complex) and _recording()
 
 

@@ -270,7 +270,8 @@ Status run_op_handler(State& state, ffi::RemainingArgs args, ffi::RemainingRets 
   // The result is XLA's buffer, which a failed computation never returns (a scatter's may be
   // its aliased operand: XLA copied the operand into it, or the caller donated that operand):
   // an index error may leave partial data there, so no separate pass over the indices first
-  // (scatters under jit, 1 thread, alternated: S2 3.01 -> 2.81 ms, S3 6.28 -> 5.91 ms).
+  // (faster for scatters under jit; measured: bench/README.md, "Measurements behind the CPU
+  // engine's choices").
   ExecutionContext c = context;
   c.output_is_new = true;
   return execute_batched(call.op, v[0], v[1], count == 3 ? &updates : nullptr, call.attrs, n, out, c,

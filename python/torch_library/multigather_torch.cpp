@@ -969,7 +969,8 @@ std::vector<at::Tensor> scatter_reduce_grads(const at::Tensor& grad, const at::T
 
 /// multigather::scatter_reduce_values_backward: the value-reading gradients above as one op,
 /// so that torch.compile keeps them one opaque call (Inductor's code for their masks over src's
-/// size took 12.7 ms of a 29 ms compiled step of bench/torch_ops.py's message-passing model).
+/// size took almost half of a compiled step of bench/torch_ops.py's message-passing model;
+/// measured: bench/README.md, "Measurements behind the CPU engine's choices").
 /// Not differentiable again (autogradNotImplementedFallback: a double backward raises).
 void scatter_reduce_values_kernel(const c10::OperatorHandle& handle, torch::jit::Stack* stack) {
   const std::size_t n = handle.schema().arguments().size();

@@ -202,8 +202,8 @@ struct Zmm<double> {
 /// from the row nor stored): no accumulator load and store per row, so about half the
 /// instructions per row of the generic loop, and more random rows in flight. The same
 /// arithmetic in the same order (acc + row, or acc + w * row, no contraction), so the same
-/// bytes. G3 (float32, d = 64, 1 thread, huge pages; /tmp-style loop over the library's own
-/// body, interleaved): 22.3 ms generic, 14.8 ms here.
+/// bytes. Faster than the generic loop on G3 (float32, d = 64; measured: bench/README.md,
+/// "EmbeddingBag: G3, G3w, T3").
 template <class T, int K>
 MULTIGATHER_AVX512 std::int64_t bag_sum_registers(const BagRows& b, std::byte* acc_bytes, std::int64_t first,
                                                   std::int64_t end) noexcept {
@@ -443,19 +443,15 @@ RangeCheckFn range_check_simd(std::size_t index_bytes, bool index_signed) noexce
 }
 
 /// Blocks of more than kChunkedBlockMaxBytes and at most this many bytes take the AVX-512 block
-/// mover, the rest `rep movsb`. Up to 64 KiB: on an Intel Xeon (2026-11-27, row gathers of
-/// 16 MiB from a 100 MB table, one process), the mover took 4.45 / 3.55 / 3.45 / 3.51 / 3.63 ms
-/// at 1 thread for 2 / 4 / 8 / 16 / 64 KiB rows against rep movsb's 5.32 / 4.15 / 4.08 / 3.87 /
-/// 3.82 (2.17 / 1.85 / 1.76 against 2.71 / 2.13 / 1.87 ms at 2 threads for 2 / 4 / 8 KiB).
-/// On AMD as well, except that from 2 KiB on a copy whose source and destination share their
-/// offset within a 64-byte line keeps rep movsb. On a Zen 4 VM (2026-11-28, 16 MiB of rows
-/// gathered from a 100 MB numpy table whose rows start 16 bytes into a line; the two
-/// alternated in one process), rep movsb took 1.20 / 0.89 / 0.89 / 0.89 ms at 1 thread for 2 /
-/// 4 / 8 / 16 KiB rows into a numpy output (16 bytes in, as the table) against the mover's
-/// 1.36 / 0.91 / 1.05 / 0.90, but 1.46 / 1.16 / 1.36 / 1.13 ms into a line-aligned output (a
-/// one-shot result) against 1.25 / 0.97 / 1.05 / 0.96; 2 threads alike. Below 2 KiB the mover
-/// won either way (1 KiB rows: 1.26 against 1.33 ms same offset, 1.28 against 1.56 not).
-/// Larger blocks were not measured and stay with rep movsb.
+/// mover, the rest `rep movsb`. Up to 64 KiB: on an Intel Xeon (row gathers from a 100 MB
+/// table) the mover beat rep movsb at every row size measured, 2 to 64 KiB at 1 thread and 2 to
+/// 8 KiB at 2. On AMD as well, except that from 2 KiB on a copy whose source and destination
+/// share their offset within a 64-byte line keeps rep movsb: on a Zen 4 VM (rows gathered from a
+/// numpy table whose rows start 16 bytes into a line), rep movsb was as fast or faster for 2 to
+/// 16 KiB rows into a numpy output (the same offset as the table), and slower into a
+/// line-aligned output (a one-shot result), at 1 and 2 threads. Below 2 KiB the mover won
+/// either way (1 KiB rows). Measured: bench/README.md, "Measurements behind the CPU engine's
+/// choices". Larger blocks were not measured and stay with rep movsb.
 inline std::int64_t avx512_block_max_bytes(bool same_line_offset) noexcept {
 #if defined(MULTIGATHER_X86_SIMD)
   return cpu_is_amd() && same_line_offset ? 2047 : 65536;

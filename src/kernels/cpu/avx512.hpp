@@ -2,8 +2,8 @@
 // chosen at run time (the library is built for the baseline x86-64; only avx512.cpp's kernels
 // use AVX-512, under a target attribute: code is never compiled for AVX-512 where a CPU without
 // it could run it). Each kernel was kept because the C++ bench (1 thread, MULTIGATHER_SIMD=0
-// against on) measured it faster on the cases named below; the figures are in the commit
-// messages that introduced them.
+// against on) measured it faster on the cases named below; the figures are in bench/README.md,
+// "Measurements behind the CPU engine's choices", and in the commit messages that introduced them.
 //
 // - The plain element loop (element_run.hpp's gather_plain_run) on AVX-512 gathers. Eight
 //   lookups a step: load eight indices (int32 / uint32 widened to 64 bits), one unsigned
@@ -14,23 +14,18 @@
 //   the scalar loop, so more random reads are in flight (flat_take; elements_axis0 on AMD).
 //   Where the input moves along the run (GatherElements on a non-last axis: lookup t reads
 //   column t of the row its index picks), it is taken on AMD CPUs only: it was measured faster
-//   there (Zen 4, elements_axis0) and slower on an Intel Xeon (Sapphire Rapids class VM,
-//   elements_axis0 1 thread: 4.3-4.4 ms against 3.2-3.3 ms scalar; also slower with rows of
-//   1000 and 4000 elements and from a 256 MiB input). flat_take, whose runs all index one span,
-//   was faster on both (Xeon: 30-31 against 33-35 ms). Where the lookups reach more than
-//   kPlainPrefetchSpanBytes (4 MiB, beyond the L2 cache), on an Intel CPU the scalar loop with
-//   software prefetch (element_run.hpp) is taken instead: timed in one process against
-//   mlp_limit.c's loops (bench/limit_fraction.py) on an Intel Xeon VM, it beat these gathers on
-//   flat_take by 10-20%. On an AMD CPU the gathers are taken there, with the eight elements
-//   kSimdPrefetchGroups groups ahead prefetched one by one before each gather. On a Zen 4 VM
-//   (2026-11-28, out=, loops alternated in one process, medians of 5 to 7):
-//     flat_take, 1 thread: 26.5-28.5 ms with huge pages and 30.7-31.3 without, against the
-//       scalar prefetch loop's 31.1-31.7 / 32.3-33.8 and the gathers' alone 28.3 / 36.7;
-//     flat_take, 2 threads: 13.7-14.1 / 16.0-16.3 against 15.7-16.0 / 16.9-17.1 and 14.2 / 19.0;
-//     elements_axis0 (moving input): 3.81 / 4.05 ms at 1 thread, 1.68 / 2.05 at 2, against
-//       the gathers' alone 3.97 / 4.48 and 1.82 / 2.11.
-//   (The gathers alone lose to the scalar prefetch loop without huge pages: the prefetches start
-//   the page walks early.)
+//   there (Zen 4, elements_axis0) and slower than the scalar loop on an Intel Xeon (Sapphire
+//   Rapids class VM, elements_axis0 at 1 thread, also with rows of 1000 and 4000 elements and
+//   from a 256 MiB input). flat_take, whose runs all index one span, was faster on both. Where
+//   the lookups reach more than kPlainPrefetchSpanBytes (4 MiB, beyond the L2 cache), on an
+//   Intel CPU the scalar loop with software prefetch (element_run.hpp) is taken instead: timed
+//   in one process against mlp_limit.c's loops (bench/limit_fraction.py) on an Intel Xeon VM, it
+//   beat these gathers on flat_take by 10-20%. On an AMD CPU the gathers are taken there, with
+//   the eight elements kSimdPrefetchGroups groups ahead prefetched one by one before each
+//   gather. On a Zen 4 VM (out=, loops alternated in one process) this beat the scalar prefetch
+//   loop and the gathers alone on flat_take at 1 and 2 threads, with huge pages and without, and
+//   the gathers alone on elements_axis0 (moving input). (The gathers alone lose to the scalar
+//   prefetch loop without huge pages: the prefetches start the page walks early.)
 // - The tile resolver (resolve.hpp's resolve_tile) compiled for AVX-512 (flatten inlines its
 //   body into an AVX-512 function, where the compiler vectorizes the loop over the lookups;
 //   nhwc_xy).
@@ -38,18 +33,17 @@
 //   becomes whole 64-byte moves; gathernd_batch1, with the resolver).
 // - The scatter's combine of a block of float32 / float64 elements (combine_run_simd): the
 //   Elementwise loop compiled for AVX-512. Segment sums and maxima over 32-float rows (G2, G4 of
-//   docs/bench.md, 1 thread): unsorted sum 11.7 -> 10.2 ms, max 13.2 -> 10.5 ms with the wider
-//   loop (together with the deeper prefetch of scatter_engine.cpp's apply_pairs).
+//   docs/bench.md, 1 thread) were faster with the wider loop (together with the deeper prefetch
+//   of scatter_engine.cpp's apply_pairs).
 // - The scatter's runs into one target row held in zmm registers (combine_runs_simd): a row
 //   of up to 8 vectors is loaded once per run of lookups into it, every update of the run
-//   combined in, and stored once, with no call per lookup. Segment sums and maxima over 32-float
-//   rows (docs/bench.md G1, G2, G4; a C++ loop of lower_op + execute alternating this kernel with
-//   the per-lookup loop in one process, 1 thread): sorted sum 17.1 -> 12.8 ms, unsorted sum
-//   41.6 -> 26.9 ms, sorted max 19.7 -> 14.4 ms; at 2 threads sorted sum 11.2 -> 9.1 ms and max
-//   13.6 -> 11.0 ms (the unsorted sum's buckets do not take it).
+//   combined in, and stored once, with no call per lookup. Faster than the per-lookup loop on
+//   segment sums and maxima over 32-float rows (docs/bench.md G1, G2, G4; a C++ loop of
+//   lower_op + execute alternating the two in one process): sorted and unsorted sums and sorted
+//   maxima at 1 thread, sorted sums and maxima at 2 (the unsorted sum's buckets do not take it).
 // - The block mover of copy_large_blocks (copy.hpp) for blocks of 257 bytes to 64 KiB, except
 //   on AMD from 2 KiB on where every block's source and destination share their offset within
-//   a 64-byte line (large_blocks_simd in avx512.cpp has the measurements): 64-byte moves with
+//   a 64-byte line (avx512_block_max_bytes in avx512.cpp says why): 64-byte moves with
 //   the destination aligned (one unaligned move at each end), the whole block (up to 1 KiB)
 //   prefetched two blocks ahead. numpy puts large arrays 16 bytes past a page boundary, so each
 //   row of a numpy output starts mid-line; there `rep movsb` slows down. Measured in a
@@ -143,10 +137,10 @@ CombineRunsFn combine_runs_simd(DType dtype, Reduction reduction, std::int64_t n
 /// One bag's typed sum (gathered_segments.hpp's sum_bag_rows: the same arithmetic, so the same
 /// bytes) compiled for AVX-512, where a row of 64 floats is 4 adds instead of 16: fewer
 /// instructions per row, so more random row reads are in flight (embedding_bag, docs/bench.md
-/// G3: a plain loop over the case's rows measured 19.8 ms with AVX-512 against 27.5 ms
-/// baseline, 1 thread, huge pages). Rows of d <= 8 vectors keep the bag's accumulators in
-/// registers (bag_sum_registers: 22.3 -> 14.8 ms on G3's rows, d = 64 floats). For float32 and
-/// float64; nullptr for others and where plain_run_simd would be.
+/// G3: faster than the baseline loop over the case's rows). Rows of d <= 8 vectors keep the
+/// bag's accumulators in registers (bag_sum_registers: faster again on G3's rows, d = 64
+/// floats). Measured: bench/README.md, "Measurements behind the CPU engine's choices". For
+/// float32 and float64; nullptr for others and where plain_run_simd would be.
 BagSumFn bag_sum_simd(DType dtype, std::int64_t d) noexcept;
 
 /// Whether the *_simd functions above may return a kernel: the CPU has the instructions, the

@@ -99,10 +99,10 @@ bool gather_element_run(const ElementRun& r, std::int64_t m) {
 /// [0, size) (the common case: no negative rule, no mode needed), and returns how many it did;
 /// the caller resolves the lookup it stopped at (and on) the general way. The check is a
 /// branch that is never taken on good input, so the loop keeps its few instructions per
-/// lookup and with them many random reads in flight (measured on this project's machine,
-/// GatherElements on axis 0 from 16 MiB, 1 thread: no check 4.1-4.6 ms, this loop 4.6-4.9,
-/// the check as a data dependency (select and flag) 5.1-6.1). An out-of-range index is never
-/// used as an address. Unrolled by 4. next / next_lines are not used.
+/// lookup and with them many random reads in flight: a little slower than a loop with no
+/// check, and faster than the check as a data dependency (select and flag) (GatherElements on
+/// axis 0; measured: bench/README.md, "Measurements behind the CPU engine's choices"). An
+/// out-of-range index is never used as an address. Unrolled by 4. next / next_lines are not used.
 ///
 /// kPrefetch (inputs larger than the L2 cache, kPlainPrefetchSpanBytes): the element of the
 /// lookup kPlainPrefetchDistance ahead is prefetched, so that many misses are in flight while

@@ -302,14 +302,13 @@ bool walk(const GatherPlan& p, const Kernels<Offset>& kernels, std::int64_t begi
 ///   holding every other thread back, as with schedule(dynamic, 1).
 /// - On time, a thread gets the same chunks on every call: the output rows it writes, and for a
 ///   repeated index list the input rows it reads, are those its core touched last time.
-///   Handed out dynamically they went to another thread on each call. Measured on this
-///   project's 2-core VM, C++ API, embedding (docs/bench.md case 1, 2 threads) after 6 ms of
-///   copying elsewhere and a 5 ms pause: first call 1.09-1.22 ms that way, 0.82-0.86 ms this
-///   way (0.67-0.69 ms in steady state either way); bench/peers.py: 1.02-1.13 ms before,
-///   0.73-0.77 ms after.
+///   Handed out dynamically they went to another thread on each call, and the first call after
+///   other work was slower (embedding, docs/bench.md case 1, 2 threads, from C++ and from
+///   bench/peers.py; the same in steady state).
 /// - At any moment the threads work on neighbouring chunks. Contiguous ranges per thread were
-///   slower for gathernd_batch1 (two threads then read two batches' inputs at once): 3.0-4.3 ms
-///   against 1.9-2.4 ms interleaved (2.2-2.7 ms dynamic).
+///   slower for gathernd_batch1 (two threads then read two batches' inputs at once) than
+///   interleaved or dynamic chunks.
+/// Measured: bench/README.md, "Measurements behind the CPU engine's choices".
 template <class Chunk>
 bool run_chunks(int threads, std::int64_t chunks, Chunk& chunk) {
   constexpr int kMaxOwners = 64;  // more threads share owners: thread t is owner t % owners
@@ -580,9 +579,9 @@ bool indices_in_range_typed(const TensorView& indices, const GatherPlan& plan) n
     }
     return offset;
   };
-  // Short rows apart from each other: the next row prefetched whole (element_run.hpp; S2 into,
-  // 256 int64 per row 8 KiB apart, alternated runs on an AMD EPYC VM: 3.52 -> 3.40 ms at 1
-  // thread, 1.57 -> 1.44 ms at 2).
+  // Short rows apart from each other: the next row prefetched whole (element_run.hpp; faster on
+  // S2 into at 1 and 2 threads; measured: bench/README.md, "Measurements behind the CPU engine's
+  // choices").
   const std::int64_t row_bytes = row * static_cast<std::int64_t>(sizeof(Index));
   const bool prefetch_rows = !flat && step == 1 && row_bytes <= cpu::kPrefetchIndexRowBytes;
   auto piece_ok = [&](std::int64_t t) {

@@ -46,8 +46,8 @@ inline constexpr std::int64_t kPrefetchRows = 16;
 /// ceil(row_bytes / 64) lines from its first byte: rows that do not start on a line boundary
 /// (numpy's and malloc's large buffers start 16 bytes past one) or whose stride moves the start
 /// between rows. prefetch_row then takes the row's last byte too: without it each 256-byte row
-/// of such a table had its fifth line read on demand (G3 from numpy: 19.9 ms against 14.4 ms on
-/// an aligned table, 1 thread).
+/// of such a table had its fifth line read on demand, and G3 from numpy was well behind G3 on an
+/// aligned table (measured: bench/README.md, "Measurements behind the CPU engine's choices").
 inline bool spans_another_line(const BagRows& b, std::int64_t row_bytes) noexcept {
   const std::int64_t start = static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(b.table) % 64);
   return b.row_stride % 64 != 0 || start + row_bytes > 64 * ((row_bytes + 63) / 64);

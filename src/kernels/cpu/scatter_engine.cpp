@@ -41,8 +41,8 @@
 // One-shot (ScatterRun::copy_from: output = input first, both C-contiguous): where the
 // outermost lookup dimension moves the output, each thread copies its slab in steps of about
 // 256 KiB and combines into each step right after its copy, while its lines are still cached
-// (S2 one-shot 8.4 -> 7.3 ms at 1 thread, 4.0 -> 3.3 ms at 2); elsewhere the caller copies the
-// whole input first (scatter_copies_input).
+// (faster than copying first on S2 one-shot, 1 and 2 threads; measured: bench/README.md,
+// "Scatter"); elsewhere the caller copies the whole input first (scatter_copies_input).
 //
 // include_input = false: one byte per output offset marks the elements already reached (the
 // first update reaching an element is assigned, the next ones combine).
@@ -374,8 +374,8 @@ bool run_range_plain(const GatherPlan& p, cpu::ResolveFn<std::int64_t> resolve, 
   std::int64_t r0 = begin % row_size;
   at.seek(p, outer, begin / row_size);
   const std::int64_t index_row_bytes = row_size * is;
-  // Short index rows apart from each other: the next one prefetched whole (element_run.hpp; S2
-  // into, rows of 2 KiB 8 KiB apart, alternated on an AMD EPYC VM: 3.42 -> 3.15 ms at 1 thread).
+  // Short index rows apart from each other: the next one prefetched whole (element_run.hpp;
+  // faster on S2 into; measured: bench/README.md, "Measurements behind the CPU engine's choices").
   const bool prefetch_rows = unit && outer > 0 && index_row_bytes <= cpu::kPrefetchIndexRowBytes;
   for (std::int64_t f = begin; f < end; r0 = 0, at.advance(p, outer)) {
     const std::int64_t n = std::min(row_size - r0, end - f);
@@ -790,10 +790,10 @@ ScatterResult run_scatter_cpu(const GatherPlan& plan, const ScatterRun& run, int
                        : -1;
   // Without a slab dimension (and unsorted), every thread reads all lookups and combines its
   // own targets (run_filtered): the buckets' pairs (two index passes and 16 bytes written and
-  // read per lookup) cost more (measured, 2 threads: S5 1.5-3x slower; 128-byte rows, G2 of
-  // docs/bench.md 12.9 against 6.5 ms, S4 9.5 against 7.2 ms into; S1's 2 KiB rows 0.87
-  // against 0.83 ms). Lookups of fewer than 64 bytes into an output under 8 MiB run on one
-  // thread: there the repeated index pass costs more than the combine it splits.
+  // read per lookup) cost more at 2 threads: on S5's elements, G2's and S4's 128-byte rows and
+  // S1's 2 KiB rows (measured: bench/README.md, "Measurements behind the CPU engine's choices").
+  // Lookups of fewer than 64 bytes into an output under 8 MiB run on one thread: there the
+  // repeated index pass costs more than the combine it splits.
   const bool small_lookups = static_cast<std::int64_t>(plan.block) * a.es < kDefaultMinParallelBlockBytes;
   const bool filtered = threads > 1 && slab < 0 &&
                         (rule == ScatterThreading::kFiltered ||
