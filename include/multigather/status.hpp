@@ -34,6 +34,8 @@ enum class StatusReason : int {
                           // scatter with reduction max; PyTorch: NotImplementedError)
   kNeedsIndexValues = 2,  // the output's shape depends on the indices' values, which this
                           // lowering was not given (shapes alone: explain, fake tensors)
+  kOutOfMemory = 3,       // an output the call allocates could not be (code kInternal; Python:
+                          // MemoryError, in numpy's words: unable_to_allocate)
 };
 
 /// Result of a core call: ok, or a code with a one-line message (no trailing period), and

@@ -123,7 +123,7 @@ bool set_python_error(const Status& status) noexcept {
     case StatusCode::kInvalidArgument: type = PyExc_ValueError; break;
     case StatusCode::kTypeError: type = PyExc_TypeError; break;
     case StatusCode::kInternal:
-      if (status.message().rfind("Unable to allocate ", 0) == 0) type = PyExc_MemoryError;  // unable_to_allocate
+      if (status.reason() == StatusReason::kOutOfMemory) type = PyExc_MemoryError;  // unable_to_allocate's words
       break;
     case StatusCode::kCancelled:
       // The signal handler's exception (KeyboardInterrupt) is set: python_interrupt_check.

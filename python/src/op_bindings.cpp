@@ -285,7 +285,7 @@ std::string explain_svg_text(std::string_view op, const IntList& input_shape, st
                           : explain_svg(op, input, indices, attributes_of(attrs), options, &svg);
   if (!status.ok()) {
     const std::string& m = status.message();
-    if (m.rfind("the ", 0) == 0) status = Status(status.code(), "format='svg': " + m);
+    if (m.rfind("the ", 0) == 0) status = Status(status.code(), "format='svg': " + m, status.reason());
   }
   raise_if_error(status);
   return svg;

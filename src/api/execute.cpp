@@ -483,7 +483,8 @@ Status execute_alloc(const Lowering& lowering, const ExecutionContext& context,
       try {
         *owned = Tensor(lowering.input.dtype, lowering.output_shape);
       } catch (const std::bad_alloc&) {
-        return Status(StatusCode::kInternal, unable_to_allocate(lowering.input.dtype, lowering.output_shape));
+        return Status(StatusCode::kInternal, unable_to_allocate(lowering.input.dtype, lowering.output_shape),
+                      StatusReason::kOutOfMemory);
       }
       target = owned->mutable_view();
     }

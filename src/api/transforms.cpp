@@ -178,7 +178,7 @@ Status for_each_example(const Dims& batch_shape, const std::vector<const Split*>
     if (!s.ok()) {
       std::string where;
       for (int j = 0; j < n; ++j) where += (j ? "," : "") + str(pos[static_cast<std::size_t>(j)]);
-      return Status(s.code(), "batch element [" + where + "]: " + s.message());
+      return Status(s.code(), "batch element [" + where + "]: " + s.message(), s.reason());
     }
     detail::next_position(pos, batch_shape);
   }

@@ -203,7 +203,7 @@ Status resolve_attributes(const OpSpec& op, const Attributes& given, AttributeVa
     }
     if (seen(j)) return InvalidArgument(op.name + ": attribute '" + name + "' is given twice");
     const Status s = convert_attribute(op.attrs[j], defaults[j], arg, &r.values[j].second);
-    if (!s.ok()) return Status(s.code(), op.name + ": " + s.message());
+    if (!s.ok()) return Status(s.code(), op.name + ": " + s.message(), s.reason());
   }
   *out = std::move(r);
   return Status::Ok();
