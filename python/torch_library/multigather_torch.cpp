@@ -337,7 +337,7 @@ multigather::MutableTensorView mutable_view_of(const at::Tensor& t) {
     case StatusCode::kOutOfRange: TORCH_CHECK_INDEX(false, s.message());
     case StatusCode::kTypeError: TORCH_CHECK_TYPE(false, s.message());
     case StatusCode::kInvalidArgument:
-      if (s.reason() == StatusReason::kNotImplemented) {
+      if (s.reason() == multigather::StatusReason::kNotImplemented) {
         TORCH_CHECK_NOT_IMPLEMENTED(false, s.message());
       }
       TORCH_CHECK_VALUE(false, s.message());
