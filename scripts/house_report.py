@@ -451,7 +451,7 @@ def split_rule() -> dict:
 # The public headers of the types core itself implements; any other "multigather/" header that
 # src/core includes belongs to an upper layer (execute, registry, lowering, transforms, ...).
 CORE_PUBLIC = ("dtype.hpp", "status.hpp", "tensor.hpp", "options.hpp", "output_memory.hpp", "interrupt.hpp",
-               "task_pool.hpp")
+               "task_pool.hpp", "index_error_context.hpp")
 
 
 def layering() -> dict:

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "multigather/gather.hpp"
+#include "multigather/index_error_context.hpp"
 #include "multigather/registry.hpp"
 #include "multigather/scatter.hpp"
 
@@ -31,20 +32,6 @@ enum class Device : std::uint8_t {
   kCUDA = 2,
 };
 std::string_view device_name(Device device) noexcept;  // "auto", "cpu", "cuda"
-
-/// Where a framework's index value sits, for error messages in the framework's own terms:
-/// indices element at framework position p indexes input dimension `axes[p[coordinate_dim]]`
-/// (or `axes[0]` when coordinate_dim < 0) whose size is `sizes[...]`.
-struct IndexErrorContext {
-  TensorView indices;              // the framework's indices (not the lowered view)
-  std::string indices_name = "indices";
-  int coordinate_dim = -1;         // -1: every element indexes labels[0]
-  std::vector<std::string> labels; // "axis 1", "dim 0", "the flattened input"
-  std::vector<std::int64_t> sizes;
-  bool negatives_wrap = true;      // whether [-D, 0) is valid
-  std::string rule;                // the framework's rule, appended: "torch.gather rejects ..."
-  bool rule_on_negatives = false;  // append `rule` only for a negative value (a rule about them)
-};
 
 /// The result of lowering one op call onto gather_multiaxis (or, for a scatter op, onto
 /// scatter_multiaxis): made once per call, it carries the validated core shape, so execute

@@ -3,7 +3,7 @@
 #include "frontends/recipes.hpp"
 
 #include "core/text.hpp"
-#include "plan/index_errors.hpp"
+#include "core/index_messages.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -612,7 +612,7 @@ Status lower_nd(const std::string& op, const TensorView& x, const TensorView& in
 
 Status check_indices_now(const Lowering& l) {
   if (l.device == Device::kCUDA) return Status::Ok();
-  return detail::find_out_of_range(l, l.index_errors.indices);
+  return detail::framework_out_of_range(l.op, l.index_errors, l.index_errors.indices);
 }
 
 }  // namespace multigather::frontends

@@ -202,7 +202,7 @@ Status check_batch_equal(const std::string& op, const TensorView& x, const Tenso
                          const std::string& iname);
 
 /// For frameworks that check every index even when the output is empty (the core then reads
-/// none): detail::find_out_of_range (plan/index_errors.hpp) on the framework's indices now. Does nothing for shapes alone
+/// none): detail::framework_out_of_range (core/index_messages.hpp) on the framework's indices now. Does nothing for shapes alone
 /// (explain) or on a CUDA device (values are never read on the host). Callers use it only when
 /// an input dimension is 0, so a lowering reads index data only for empty inputs.
 Status check_indices_now(const Lowering& l);

@@ -1,43 +1,13 @@
 // The out-of-range message of a framework op (index_errors.hpp).
 #include "plan/index_errors.hpp"
-#include "core/text.hpp"
-#include "core/odometer.hpp"
+#include "core/index_messages.hpp"
 
-#include <cstdint>
 #include <string>
-#include <vector>
-
-#include "core/index_value.hpp"
 
 namespace multigather::detail {
-namespace {
-
-
-}  // namespace
 
 Status find_out_of_range(const Lowering& l, const TensorView& v) {
-  const IndexErrorContext& c = l.index_errors;
-  if (c.labels.empty() || v.data == nullptr) return Status::Ok();
-  const int r = v.rank();
-  const auto es = static_cast<std::int64_t>(element_size(v.dtype));
-  std::vector<std::int64_t> pos(static_cast<std::size_t>(r), 0);
-  for (std::int64_t e = 0, n = v.numel(); e < n; ++e) {
-    std::int64_t off = 0;
-    for (int d = 0; d < r; ++d) off += pos[static_cast<std::size_t>(d)] * v.strides[d];
-    const __int128 value = read_index_value(static_cast<const std::byte*>(v.data) + off * es, v.dtype);
-    const std::size_t j = c.coordinate_dim < 0 ? 0 : static_cast<std::size_t>(pos[static_cast<std::size_t>(c.coordinate_dim)]);
-    const std::int64_t size = j < c.sizes.size() ? c.sizes[j] : 0, lo = c.negatives_wrap ? -size : 0;
-    if (j < c.sizes.size() && (value < lo || value >= size)) {
-      std::string p;
-      for (int d = 0; d < r; ++d) p += (d ? "," : "") + str(pos[static_cast<std::size_t>(d)]);
-      return OutOfRange(l.op + ": " + c.indices_name + "[" + p + "] = " + index_text(value) + " is out of range for " +
-                        c.labels[j] + " of size " + str(size) + " (valid range [" + str(lo) + ", " +
-                        str(size) + "))" +
-                        (c.rule.empty() || (c.rule_on_negatives && value >= 0) ? "" : "; " + c.rule));
-    }
-    next_position(pos, v.shape);
-  }
-  return Status::Ok();
+  return framework_out_of_range(l.op, l.index_errors, v);
 }
 
 Status describe_out_of_range(const Lowering& l, const TensorView& indices, const Status& core) {

@@ -1,17 +1,13 @@
-// Internal: the out-of-range message of a framework op, built in one place from the Lowering's
-// IndexErrorContext (the framework's indices, their name and labels, the rule), for every engine
-// (CPU, CUDA after copying the indices back), for lowerings that check indices up front
-// (frontends/recipes.hpp check_indices_now) and for the pictures (explain_svg.cpp).
+// Internal: the out-of-range message of a lowered call, from its Lowering (the sentence itself:
+// core/index_messages.hpp), for every engine (CPU, CUDA after copying the indices back) and for
+// the pictures (explain_svg.cpp).
 #pragma once
 
 #include "multigather/lowering.hpp"
 
 namespace multigather::detail {
 
-/// The first framework index (C order) outside its range by l.index_errors, read from
-/// `indices` (host memory laid out like l.index_errors.indices), as OutOfRange in the
-/// framework's words ("torch.gather: index[0,1] = -1 is out of range for dim 1 of size 4 (valid
-/// range [0, 4)); ..."); Ok when every value is in range or there is no error context.
+/// framework_out_of_range (core/index_messages.hpp) for l.op and l.index_errors.
 Status find_out_of_range(const Lowering& l, const TensorView& indices);
 
 /// An engine's OutOfRange `core` for `l` in the framework's words: find_out_of_range's message,
