@@ -17,9 +17,7 @@
 #include "multigather/lowering.hpp"
 #include "multigather/registry.hpp"
 
-#if defined(MULTIGATHER_HAVE_CUDA)
 #include "kernels/cuda/cuda_hooks.hpp"
-#endif
 
 namespace mg = multigather;
 

@@ -5,9 +5,7 @@
 #include "kernels/cpu/gathered_segments.hpp"
 #include "multigather/lowering.hpp"
 
-#if defined(MULTIGATHER_HAVE_CUDA)
 #include "kernels/cuda/cuda_hooks.hpp"  // CudaStreamMemory
-#endif
 
 namespace multigather::detail {
 
@@ -24,12 +22,10 @@ Status cuda_engine_available(const Lowering& l);
 /// gradient of a segment mean (transforms.cpp) read it.
 Status update_count(const Lowering& l, const ScatterOptions& options, Tensor* storage, TensorView* count);
 
-#if defined(MULTIGATHER_HAVE_CUDA)
 /// update_count on the CUDA engine: `storage` stream-ordered device memory on `stream` (on the
 /// device that owns `near`, named `near_name` in errors), the count a view of it as update_count's.
 Status update_count_cuda(const Lowering& l, const ScatterOptions& options, const void* near, const char* near_name,
                          void* stream, CudaStreamMemory* storage, TensorView* count);
-#endif
 
 /// The fused kernel's call for a lowering with gathered rows (l.gathered: embedding_bag).
 GatheredSegmentsCall gathered_call(const Lowering& l);

@@ -22,21 +22,18 @@
 #include "kernels/cpu/scatter_engine.hpp"
 #include "plan/scatter_plan.hpp"
 
-#if defined(MULTIGATHER_HAVE_CUDA)
 #include "kernels/cuda/cuda_hooks.hpp"
-#endif
 
 namespace multigather::detail {
 
 Status cuda_engine_available(const Lowering& l) {
-#if defined(MULTIGATHER_HAVE_CUDA)
+  if (!cuda_engine_built()) {
+    return InvalidArgument(l.op + ": the operands are on a CUDA device, but this build has no "
+                           "CUDA engine (build with MULTIGATHER_CUDA=ON)");
+  }
   if (cuda_device_available()) return Status::Ok();
   return InvalidArgument(l.op + ": the CUDA engine was asked for, but no CUDA device is "
                          "available (no driver or no GPU)");
-#else
-  return InvalidArgument(l.op + ": the operands are on a CUDA device, but this build has no "
-                         "CUDA engine (build with MULTIGATHER_CUDA=ON)");
-#endif
 }
 
 namespace {
@@ -91,7 +88,6 @@ Status update_count(const Lowering& l, const ScatterOptions& options, Tensor* st
   return Status::Ok();
 }
 
-#if defined(MULTIGATHER_HAVE_CUDA)
 Status update_count_cuda(const Lowering& l, const ScatterOptions& options, const void* near, const char* near_name,
                          void* stream, CudaStreamMemory* storage, TensorView* count) {
   const Dims kept = count_shape(l);
@@ -103,7 +99,6 @@ Status update_count_cuda(const Lowering& l, const ScatterOptions& options, const
   *count = count_view(l, storage->data());
   return Status::Ok();
 }
-#endif
 
 GatheredSegmentsCall gathered_call(const Lowering& l) {
   const GatheredRows& g = *l.gathered;
@@ -127,7 +122,6 @@ using detail::str;
 
 using detail::cuda_engine_available;
 
-#if defined(MULTIGATHER_HAVE_CUDA)
 // describe_out_of_range for the CUDA engine: the framework's indices live on the device, so
 // the bytes they reach are read back to the host first.
 Status describe_device_out_of_range(const Lowering& l, const Status& core) {
@@ -136,7 +130,6 @@ Status describe_device_out_of_range(const Lowering& l, const Status& core) {
   MULTIGATHER_RETURN_IF_ERROR(detail::copy_view_to_host(l.index_errors.indices, &storage, &host));
   return detail::describe_out_of_range(l, host, core);
 }
-#endif
 
 // Strides that view `output` (any strides) as `shape` with the same C-order element sequence,
 // without a copy (numpy's no-copy reshape); false when the strides cannot express it.
@@ -204,13 +197,9 @@ Status run_core(const Lowering& l, const MutableTensorView& core, const GatherOp
                 const detail::ValidatedCall* checked, bool keep_output) {
   if (device == Device::kCUDA) {
     MULTIGATHER_RETURN_IF_ERROR(cuda_engine_available(l));
-#if defined(MULTIGATHER_HAVE_CUDA)
     MULTIGATHER_RETURN_IF_ERROR(detail::check_no_overlap(core, l.input, read_indices(l), output_name));
     Status s = gather_multiaxis_cuda_into(l.input, l.indices, l.axes, core, options, context.stream);
     return s.code() == StatusCode::kOutOfRange ? describe_device_out_of_range(l, s) : s;
-#else
-    (void)context;
-#endif
   }
   if (checked == nullptr) {
     detail::ValidatedCall own{.shape = l.shape};
@@ -247,7 +236,6 @@ Status divide_by_update_count(const Lowering& l, const MutableTensorView& core, 
   return Status::Ok();
 }
 
-#if defined(MULTIGATHER_HAVE_CUDA)
 // divide_by_update_count on the CUDA engine: the counts in stream-ordered device memory, then
 // the division kernel, on context.stream.
 Status divide_by_update_count_cuda(const Lowering& l, const MutableTensorView& core, const ScatterOptions& options,
@@ -258,7 +246,6 @@ Status divide_by_update_count_cuda(const Lowering& l, const MutableTensorView& c
   MULTIGATHER_RETURN_IF_ERROR(detail::update_count_cuda(l, options, core.data, "output", context.stream, &storage, &count));
   return detail::cuda_divide_by_count(core, count, input_is_counted(l), l.sqrt_count, context.stream);
 }
-#endif
 
 // A segment op whose updates are gathered rows (Lowering::gathered: embedding_bag): one fused
 // pass per bag (kernels/cpu/gathered_segments.cpp). The lowering checked the row ids; the output
@@ -296,11 +283,9 @@ Status run_scatter_core(const Lowering& l, const MutableTensorView& core, const 
                         const MutableTensorView& full, const detail::ValidatedScatter* checked, bool keep_output) {
   const bool cuda = device == Device::kCUDA;
   if (cuda) MULTIGATHER_RETURN_IF_ERROR(cuda_engine_available(l));
-#if defined(MULTIGATHER_HAVE_CUDA)
   if (cuda && l.mean_by_count && !detail::cuda_has_division(l.updates.dtype, l.sqrt_count)) {  // before any write
     return mean_needs_division(l, l.updates.dtype);
   }
-#endif
   if (l.gathered != nullptr) return run_gathered(l, core, options, output_name);
   // The operands once: G is the lowering's (inferred when it was made); execute_alloc passes the
   // check it made before allocating (`checked`).
@@ -340,13 +325,11 @@ Status run_scatter_core(const Lowering& l, const MutableTensorView& core, const 
   }
   Status s;
   if (cuda) {
-#if defined(MULTIGATHER_HAVE_CUDA)
     s = detail::run_scatter_validated_cuda(input, l.indices, core, call, options, context.stream,
                                            context.deterministic, base, base_output);
     if (s.code() == StatusCode::kOutOfRange) return describe_device_out_of_range(l, s);
     if (s.ok() && l.mean_by_count) return divide_by_update_count_cuda(l, core, options, context);
     return s;
-#endif
   }
   s = detail::run_scatter_validated(input, l.indices, core, call, options, base, base_output, keep_output);
   if (s.code() == StatusCode::kOutOfRange) return detail::describe_out_of_range(l, l.index_errors.indices, s);

@@ -20,9 +20,7 @@
 #include "api/guarded.hpp"
 #include "core/task_pool.hpp"
 
-#if defined(MULTIGATHER_HAVE_CUDA)
 #include "kernels/cuda/cuda_hooks.hpp"
-#endif
 
 namespace multigather {
 namespace {
@@ -242,8 +240,8 @@ bool floating_value(const std::byte* p, DType t, double* v) {
 /// cudaMemcpyAsync, temporaries from cudaMallocAsync freed on the stream, the gather and scatter
 /// kernels (scatter-adds in context.deterministic's mode) and the winner mask's two kernels; the
 /// host never reads or writes a gradient there. The CUDA runtime is reached only through
-/// kernels/cuda/cuda_hooks.hpp, in CUDA builds; a build without the CUDA engine has refused a
-/// CUDA VJP (detail::cuda_engine_available, in vjp_one) before any step.
+/// kernels/cuda/cuda_hooks.hpp (in a build without the CUDA engine, kernels/cuda_absent.cpp: it
+/// refuses, and vjp_one has refused a CUDA VJP by name before any step).
 struct Engine {
   const ExecutionContext& context;
   bool cuda = false;
@@ -253,22 +251,13 @@ struct Engine {
 
   explicit Engine(const ExecutionContext& c) : context(c), cuda(c.device == Device::kCUDA) {}
 
-  Status no_cuda() const {
-    return InvalidArgument("this build has no CUDA engine (build with MULTIGATHER_CUDA=ON)");
-  }
-
   /// `bytes` bytes at `data` set to `value` (memset's byte).
   Status memset(void* data, int value, std::size_t bytes, const char* name) const {
     if (!cuda) {
       if (bytes > 0) std::memset(data, value, bytes);
       return Status::Ok();
     }
-#if defined(MULTIGATHER_HAVE_CUDA)
     return detail::cuda_memset_async(data, value, bytes, name, context.stream);
-#else
-    (void)name;
-    return no_cuda();
-#endif
   }
 
   Status copy(void* to, const char* to_name, const void* from, const char* from_name, std::size_t bytes) const {
@@ -276,23 +265,13 @@ struct Engine {
       if (bytes > 0) std::memcpy(to, from, bytes);
       return Status::Ok();
     }
-#if defined(MULTIGATHER_HAVE_CUDA)
     return detail::cuda_copy_async(to, to_name, from, from_name, bytes, context.stream);
-#else
-    (void)to_name;
-    (void)from_name;
-    return no_cuda();
-#endif
   }
 
   Status gather(const TensorView& input, const TensorView& indices, std::span<const std::int64_t> axes,
                 const MutableTensorView& output, const GatherOptions& options) const {
     if (!cuda) return gather_multiaxis_into(input, indices, axes, output, options);
-#if defined(MULTIGATHER_HAVE_CUDA)
     return gather_multiaxis_cuda_into(input, indices, axes, output, options, context.stream);
-#else
-    return no_cuda();
-#endif
   }
 
   /// A scatter; on the CUDA engine in context.deterministic's mode, or atomic where the result
@@ -301,14 +280,9 @@ struct Engine {
                  std::span<const std::int64_t> axes, const MutableTensorView& output, const ScatterOptions& options,
                  Order order = Order::kMatters) const {
     if (!cuda) return scatter_multiaxis_into(input, indices, updates, axes, output, options);
-#if defined(MULTIGATHER_HAVE_CUDA)
     const bool deterministic = order == Order::kMatters && context.deterministic;
     return scatter_multiaxis_cuda_into(input, indices, updates, axes, output, options, context.stream,
                                        deterministic ? ScatterDeterminism::kDeterministic : ScatterDeterminism::kAtomic);
-#else
-    (void)order;
-    return no_cuda();
-#endif
   }
 
   /// positions[p] = p for p < count.
@@ -317,22 +291,14 @@ struct Engine {
       for (std::int64_t p = 0; p < count; ++p) positions[p] = p;
       return Status::Ok();
     }
-#if defined(MULTIGATHER_HAVE_CUDA)
     return detail::cuda_positions(positions, count, context.stream);
-#else
-    return no_cuda();
-#endif
   }
 
   /// `to` = `from` (same shape, any strides).
   Status copy_view(const TensorView& from, const MutableTensorView& to) const {
     if (!cuda) return detail::copy_view(from, to, context.num_threads);
-#if defined(MULTIGATHER_HAVE_CUDA)
     return gather_multiaxis_cuda_into(from, detail::no_axes_indices(from.rank()), {}, to, GatherOptions{},
                                       context.stream);
-#else
-    return no_cuda();
-#endif
   }
 
   /// `count` int64 elements at `data` set to `value`.
@@ -341,12 +307,7 @@ struct Engine {
       std::fill_n(data, count, value);
       return Status::Ok();
     }
-#if defined(MULTIGATHER_HAVE_CUDA)
     return detail::cuda_fill(data, count, 8, &value, name, context.stream);
-#else
-    (void)name;
-    return no_cuda();
-#endif
   }
 
   /// tie[p] = data[p] == picked[p] ? 1 : 0 for p < count (C-contiguous, floating `dtype`: a
@@ -372,11 +333,7 @@ struct Engine {
       }
       return Status::Ok();
     }
-#if defined(MULTIGATHER_HAVE_CUDA)
     return detail::cuda_ties(data, picked, dtype, tie, count, context.stream);
-#else
-    return no_cuda();
-#endif
   }
 
   /// out[p] = flag[p] != 0 ? p : none for p < count.
@@ -385,11 +342,7 @@ struct Engine {
       for (std::int64_t p = 0; p < count; ++p) out[p] = flag[p] != 0 ? p : none;
       return Status::Ok();
     }
-#if defined(MULTIGATHER_HAVE_CUDA)
     return detail::cuda_positions_where(flag, none, out, count, context.stream);
-#else
-    return no_cuda();
-#endif
   }
 
   /// flag[p] = at[p] == p ? 1 : 0 for p < count.
@@ -398,11 +351,7 @@ struct Engine {
       for (std::int64_t p = 0; p < count; ++p) flag[p] = at[p] == p ? 1 : 0;
       return Status::Ok();
     }
-#if defined(MULTIGATHER_HAVE_CUDA)
     return detail::cuda_at_itself(at, flag, count, context.stream);
-#else
-    return no_cuda();
-#endif
   }
 
   /// `output` divided by `count` (+1 with include_input), or its root (scatter_mean.cpp's
@@ -413,13 +362,9 @@ struct Engine {
       *divided = detail::divide_by_count(output, count, include_input, sqrt_count);
       return Status::Ok();
     }
-#if defined(MULTIGATHER_HAVE_CUDA)
     *divided = detail::cuda_has_division(output.dtype, sqrt_count);
     if (!*divided) return Status::Ok();
     return detail::cuda_divide_by_count(output, count, include_input, sqrt_count, context.stream);
-#else
-    return no_cuda();
-#endif
   }
 
   /// Element p of the C-contiguous `grad` zeroed unless won[p] == p, for p < count.
@@ -432,11 +377,7 @@ struct Engine {
       }
       return Status::Ok();
     }
-#if defined(MULTIGATHER_HAVE_CUDA)
     return detail::cuda_keep_winners(grad, dtype, won, count, context.stream);
-#else
-    return no_cuda();
-#endif
   }
 };
 
@@ -453,15 +394,9 @@ class Temporary {
       host_ = Tensor(dtype, shape);
       data = host_.data();
     } else if (numel > 0) {
-#if defined(MULTIGATHER_HAVE_CUDA)
       MULTIGATHER_RETURN_IF_ERROR(device_.allocate(static_cast<std::size_t>(numel) * element_size(dtype), near,
                                                    near_name, engine.context.stream));
       data = device_.data();
-#else
-      (void)near;
-      (void)near_name;
-      return engine.no_cuda();
-#endif
     }
     view_ = MutableTensorView(data, dtype, shape);
     return Status::Ok();
@@ -471,9 +406,7 @@ class Temporary {
 
  private:
   Tensor host_;
-#if defined(MULTIGATHER_HAVE_CUDA)
   detail::CudaStreamMemory device_;
-#endif
   MutableTensorView view_;
 };
 
@@ -818,9 +751,7 @@ Status segment_vjp(const Lowering& l, const TensorView* data, int batch_rank, co
   const ScatterOptions add = scatter_options(l, Reduction::kAdd, engine.context);
   if (extremal && !floating_value_type(dtype)) return no_gradient_for(l, dtype);
   Tensor host_count;
-#if defined(MULTIGATHER_HAVE_CUDA)
   detail::CudaStreamMemory device_count;
-#endif
   Temporary count_storage, ties;
   TensorView count;
   if (extremal) {
@@ -873,12 +804,8 @@ Status segment_vjp(const Lowering& l, const TensorView* data, int batch_rank, co
   } else if (!engine.cuda) {
     MULTIGATHER_RETURN_IF_ERROR(detail::update_count(l, add, &host_count, &count));
   } else {
-#if defined(MULTIGATHER_HAVE_CUDA)
     MULTIGATHER_RETURN_IF_ERROR(
         detail::update_count_cuda(l, add, grad_data.data, "grad_input", engine.context.stream, &device_count, &count));
-#else
-    return engine.no_cuda();
-#endif
   }
   // grad_output / count (or sqrt(count)) per segment element, then read at each update's segment.
   Temporary scaled;

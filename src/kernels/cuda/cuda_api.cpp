@@ -325,6 +325,8 @@ class StreamBuffer {
 
 namespace multigather::detail {
 
+bool cuda_engine_built() noexcept { return true; }
+
 bool is_cuda_pointer(const void* data) noexcept {
   if (data == nullptr || !cuda_device_available()) return false;
   cudaPointerAttributes attributes{};

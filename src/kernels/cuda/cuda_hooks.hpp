@@ -1,5 +1,6 @@
-// Internal (not installed): what src/api (execute.cpp, c_api.cpp) asks of the CUDA backend
-// (cuda_api.cpp), declared only in CUDA builds.
+// Internal (not installed): what src/api (execute.cpp, transforms.cpp, c_api.cpp) asks of the
+// CUDA engine. Declared in every build: a CUDA build defines it in cuda_api.cpp, a build without
+// the engine in kernels/cuda_absent.cpp (every call refuses: "this build has no CUDA engine").
 #pragma once
 
 #include <cstddef>
@@ -12,6 +13,9 @@
 #include "plan/scatter_plan.hpp"
 
 namespace multigather::detail {
+
+/// Whether this build has the CUDA engine (MULTIGATHER_CUDA=ON).
+bool cuda_engine_built() noexcept;
 
 /// Copies the bytes that `view` (device memory) reaches into `storage`; *host is the same view
 /// over the host copy. For out-of-range messages, which read the framework's indices.
