@@ -10,7 +10,9 @@
 // shapes and strides in elements, stride 0 = broadcast, any strides.
 //
 // Available when the library is built with MULTIGATHER_CUDA=ON (the macro
-// MULTIGATHER_HAVE_CUDA is then defined for every target that links multigather). This header
+// MULTIGATHER_HAVE_CUDA is then defined for every target that links multigather). A build
+// without it links the same functions: each returns InvalidArgument "this build has no CUDA
+// engine (build with MULTIGATHER_CUDA=ON)", and cuda_device_available() is false. This header
 // does not include cuda_runtime.h: a stream is passed as `void*` (a cudaStream_t or CUstream;
 // nullptr = the legacy default stream).
 #pragma once
