@@ -1,0 +1,673 @@
+// The vector-Jacobian products of one lowered call (api/vjp.hpp), run by the core operators
+// through the lowering's own views, on the CPU engine or the CUDA engine.
+#include "api/vjp.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "api/engine.hpp"
+#include "core/text.hpp"
+#include "kernels/cpu/run_validated.hpp"
+#include "kernels/cpu/scatter_engine.hpp"
+#include "kernels/cuda/cuda_hooks.hpp"
+#include "multigather/transforms.hpp"
+
+namespace multigather::detail {
+namespace {
+
+// ---- Where a VJP runs ---------------------------------------------------------------------------
+
+/// A floating element as a double (segment max / min gradients compare data with the result);
+/// false for another dtype.
+bool floating_value(const std::byte* p, DType t, double* v) {
+  switch (t) {
+    case DType::kFloat32: { float f; std::memcpy(&f, p, 4); *v = f; return true; }
+    case DType::kFloat64: std::memcpy(v, p, 8); return true;
+    case DType::kFloat16: { std::uint16_t b; std::memcpy(&b, p, 2); *v = half_to_float(b); return true; }
+    case DType::kBFloat16: { std::uint16_t b; std::memcpy(&b, p, 2); *v = bfloat16_to_float(b); return true; }
+    default: return false;
+  }
+}
+
+/// The engine of one VJP: the CPU engine on host memory, or (context.device == kCUDA) the CUDA
+/// engine on device memory, where every step is enqueued on context.stream: cudaMemsetAsync /
+/// cudaMemcpyAsync, temporaries from cudaMallocAsync freed on the stream, the gather and scatter
+/// kernels (scatter-adds in context.deterministic's mode) and the winner mask's two kernels; the
+/// host never reads or writes a gradient there. The CUDA runtime is reached only through
+/// kernels/cuda/cuda_hooks.hpp (in a build without the CUDA engine, kernels/cuda_absent.cpp: it
+/// refuses, and vjp_one has refused a CUDA VJP by name before any step).
+struct VjpEngine {
+  const ExecutionContext& context;
+  bool cuda = false;
+
+  /// Whether a scatter's result depends on the order in which it combines its updates.
+  enum class Order { kMatters, kFree };
+
+  explicit VjpEngine(const ExecutionContext& c) : context(c), cuda(c.device == Device::kCUDA) {}
+
+  /// `bytes` bytes at `data` set to `value` (memset's byte).
+  Status memset(void* data, int value, std::size_t bytes, const char* name) const {
+    if (!cuda) {
+      if (bytes > 0) std::memset(data, value, bytes);
+      return Status::Ok();
+    }
+    return detail::cuda_memset_async(data, value, bytes, name, context.stream);
+  }
+
+  Status copy(void* to, const char* to_name, const void* from, const char* from_name, std::size_t bytes) const {
+    if (!cuda) {
+      if (bytes > 0) std::memcpy(to, from, bytes);
+      return Status::Ok();
+    }
+    return detail::cuda_copy_async(to, to_name, from, from_name, bytes, context.stream);
+  }
+
+  Status gather(const TensorView& input, const TensorView& indices, std::span<const std::int64_t> axes,
+                const MutableTensorView& output, const GatherOptions& options) const {
+    if (!cuda) return gather_multiaxis_into(input, indices, axes, output, options);
+    return gather_multiaxis_cuda_into(input, indices, axes, output, options, context.stream);
+  }
+
+  /// A scatter; on the CUDA engine in context.deterministic's mode, or atomic where the result
+  /// is the same in any order (Order::kFree: zeros assigned, integer max).
+  Status scatter(const TensorView& input, const TensorView& indices, const TensorView& updates,
+                 std::span<const std::int64_t> axes, const MutableTensorView& output, const ScatterOptions& options,
+                 Order order = Order::kMatters) const {
+    if (!cuda) return scatter_multiaxis_into(input, indices, updates, axes, output, options);
+    const bool deterministic = order == Order::kMatters && context.deterministic;
+    return scatter_multiaxis_cuda_into(input, indices, updates, axes, output, options, context.stream,
+                                       deterministic ? ScatterDeterminism::kDeterministic : ScatterDeterminism::kAtomic);
+  }
+
+  /// positions[p] = p for p < count.
+  Status positions(std::int64_t* positions, std::int64_t count) const {
+    if (!cuda) {
+      for (std::int64_t p = 0; p < count; ++p) positions[p] = p;
+      return Status::Ok();
+    }
+    return detail::cuda_positions(positions, count, context.stream);
+  }
+
+  /// `to` = `from` (same shape, any strides).
+  Status copy_view(const TensorView& from, const MutableTensorView& to) const {
+    if (!cuda) return detail::copy_view(from, to, context.num_threads);
+    return gather_multiaxis_cuda_into(from, detail::no_axes_indices(from.rank()), {}, to, GatherOptions{},
+                                      context.stream);
+  }
+
+  /// `count` int64 elements at `data` set to `value`.
+  Status fill(std::int64_t* data, std::int64_t count, std::int64_t value, const char* name) const {
+    if (!cuda) {
+      std::fill_n(data, count, value);
+      return Status::Ok();
+    }
+    return detail::cuda_fill(data, count, 8, &value, name, context.stream);
+  }
+
+  /// tie[p] = data[p] == picked[p] ? 1 : 0 for p < count (C-contiguous, floating `dtype`: a
+  /// NaN ties nothing).
+  Status ties(const void* data, const void* picked, DType dtype, std::int64_t* tie, std::int64_t count) const {
+    if (!cuda) {
+      const std::size_t es = element_size(dtype);
+      const auto* a = static_cast<const std::byte*>(data);
+      const auto* b = static_cast<const std::byte*>(picked);
+      if (dtype == DType::kFloat32) {  // the common case, without a per-element conversion
+        const auto* x = static_cast<const float*>(data);
+        const auto* y = static_cast<const float*>(picked);
+        for (std::int64_t i = 0; i < count; ++i) tie[i] = x[i] == y[i] ? 1 : 0;
+        return Status::Ok();
+      }
+      for (std::int64_t i = 0; i < count; ++i) {
+        double u = 0, v = 0;
+        if (!floating_value(a + i * static_cast<std::int64_t>(es), dtype, &u) ||
+            !floating_value(b + i * static_cast<std::int64_t>(es), dtype, &v)) {
+          return InvalidArgument("ties: dtype " + std::string(dtype_name(dtype)) + " is not a floating type");
+        }
+        tie[i] = u == v ? 1 : 0;
+      }
+      return Status::Ok();
+    }
+    return detail::cuda_ties(data, picked, dtype, tie, count, context.stream);
+  }
+
+  /// out[p] = flag[p] != 0 ? p : none for p < count.
+  Status positions_where(const std::int64_t* flag, std::int64_t none, std::int64_t* out, std::int64_t count) const {
+    if (!cuda) {
+      for (std::int64_t p = 0; p < count; ++p) out[p] = flag[p] != 0 ? p : none;
+      return Status::Ok();
+    }
+    return detail::cuda_positions_where(flag, none, out, count, context.stream);
+  }
+
+  /// flag[p] = at[p] == p ? 1 : 0 for p < count.
+  Status at_itself(const std::int64_t* at, std::int64_t* flag, std::int64_t count) const {
+    if (!cuda) {
+      for (std::int64_t p = 0; p < count; ++p) flag[p] = at[p] == p ? 1 : 0;
+      return Status::Ok();
+    }
+    return detail::cuda_at_itself(at, flag, count, context.stream);
+  }
+
+  /// `output` divided by `count` (+1 with include_input), or its root (scatter_mean.cpp's
+  /// rules); false for a dtype without a division.
+  Status divide_by_count(const MutableTensorView& output, const TensorView& count, bool include_input,
+                         bool sqrt_count, bool* divided) const {
+    if (!cuda) {
+      *divided = detail::divide_by_count(output, count, include_input, sqrt_count);
+      return Status::Ok();
+    }
+    *divided = detail::cuda_has_division(output.dtype, sqrt_count);
+    if (!*divided) return Status::Ok();
+    return detail::cuda_divide_by_count(output, count, include_input, sqrt_count, context.stream);
+  }
+
+  /// Element p of the C-contiguous `grad` zeroed unless won[p] == p, for p < count.
+  Status keep_winners(void* grad, DType dtype, const std::int64_t* won, std::int64_t count) const {
+    if (!cuda) {
+      const std::size_t es = element_size(dtype);
+      auto* bytes = static_cast<std::byte*>(grad);
+      for (std::int64_t p = 0; p < count; ++p) {
+        if (won[p] != p) std::memset(bytes + p * static_cast<std::int64_t>(es), 0, es);
+      }
+      return Status::Ok();
+    }
+    return detail::cuda_keep_winners(grad, dtype, won, count, context.stream);
+  }
+};
+
+/// A C-contiguous temporary on the engine's side: a host Tensor, or stream-ordered device memory
+/// (on the device that owns `near`), freed on the stream after the steps enqueued before its end
+/// of scope. Nothing is allocated for an empty shape (null data).
+class Temporary {
+ public:
+  Status allocate(const VjpEngine& engine, DType dtype, const Dims& shape, const void* near, const char* near_name) {
+    std::int64_t numel = 1;
+    for (std::int64_t s : shape) numel *= s;
+    void* data = nullptr;
+    if (!engine.cuda) {
+      host_ = Tensor(dtype, shape);
+      data = host_.data();
+    } else if (numel > 0) {
+      MULTIGATHER_RETURN_IF_ERROR(device_.allocate(static_cast<std::size_t>(numel) * element_size(dtype), near,
+                                                   near_name, engine.context.stream));
+      data = device_.data();
+    }
+    view_ = MutableTensorView(data, dtype, shape);
+    return Status::Ok();
+  }
+  const MutableTensorView& view() const { return view_; }
+  void* data() const { return view_.data; }
+
+ private:
+  Tensor host_;
+  detail::CudaStreamMemory device_;
+  MutableTensorView view_;
+};
+
+// ---- VJPs of one (possibly lifted) lowering ---------------------------------------------------
+
+GatherOptions gather_options(const Lowering& l, const ExecutionContext& context) {
+  GatherOptions o = l.options;
+  if (o.index_mode == IndexMode::kDrop) {
+    o.index_mode = IndexMode::kFill;  // a scatter's dropped update reads nothing: 0
+    o.fill_value = Scalar::from_int(0);
+  }
+  if (context.num_threads >= 0) o.num_threads = context.num_threads;
+  return o;
+}
+
+ScatterOptions scatter_options(const Lowering& l, Reduction reduction, const ExecutionContext& context) {
+  ScatterOptions o;
+  o.reduction = reduction;
+  o.index_mode = l.options.index_mode == IndexMode::kFill ? IndexMode::kDrop : l.options.index_mode;
+  o.negative_indices = l.options.negative_indices;
+  o.num_threads = context.num_threads >= 0 ? context.num_threads : l.options.num_threads;
+  o.wide_accumulator = l.wide_accumulator;
+  return o;
+}
+
+/// `view` with each broadcast dimension (stride 0, size > 1) folded to size 1: the target of a
+/// scatter-add that sums what the broadcast repeated.
+MutableTensorView fold_broadcast(const TensorView& view, std::array<bool, kMaxRank>* folded) {
+  MutableTensorView out(const_cast<void*>(view.data), view.dtype, view.shape, view.strides);
+  for (int d = 0; d < view.rank(); ++d) {
+    (*folded)[static_cast<std::size_t>(d)] = view.strides[d] == 0 && view.shape[d] > 1;
+    if ((*folded)[static_cast<std::size_t>(d)]) out.shape[d] = 1;
+  }
+  return out;
+}
+
+Status no_self_overlap(const Lowering& l, const MutableTensorView& v, const char* what) {
+  if (v.numel() > 1 && has_self_overlap(v.shape, v.strides)) {
+    return InvalidArgument(l.op + ": no gradient: the lowering reads " + what + " elements through "
+                           "overlapping views (strides " + to_string(v.strides) + "), which a scatter "
+                           "cannot write back");
+  }
+  return Status::Ok();
+}
+
+/// grad_input (the lowering's input views point into it) = the
+/// scatter-add of grad_output through the lowered input view, from zero. On the CPU engine, when
+/// the view covers the whole buffer, the scatter starts from a broadcast zero and writes every
+/// element itself (the engine's threads first-touch the pages: no separate single-threaded zero
+/// pass over a fresh gradient); else (and always on the CUDA engine: a cudaMemsetAsync) the
+/// buffer is zeroed first and the scatter adds in place. The sums are the same bytes either way
+/// (the CUDA engine's deterministic scatter: one owner per element, updates in row-major order).
+Status gather_vjp(const Lowering& l, const TensorView& grad_output, const MutableTensorView& grad_input,
+                  const VjpEngine& engine) {
+  if (l.owned_input) {
+    return InvalidArgument(l.op + ": no gradient: the lowering copies the input (" +
+                           (l.notes.empty() ? std::string("see explain") : l.notes.front()) + ")");
+  }
+  std::array<bool, kMaxRank> folded{};
+  const MutableTensorView target = fold_broadcast(l.input, &folded);
+  MULTIGATHER_RETURN_IF_ERROR(no_self_overlap(l, target, "input"));
+  // An input dimension the lowering broadcast by a stride 0 sums over the output's extent of
+  // it; where the indices do not span it either, broadcast them explicitly so that G keeps it.
+  TensorView indices = l.indices;
+  const int r = target.rank();
+  for (int d = 0; d < r; ++d) {
+    if (!folded[static_cast<std::size_t>(d)] || l.shape.logical_indices_shape[d] != 1) continue;
+    if (d == r - 1 && l.shape.coordinate_size > 1) {
+      return InvalidArgument(l.op + ": no gradient: the lowering broadcasts the input along its last "
+                             "dimension while the indices hold coordinate tuples there");
+    }
+    indices.shape[d] = l.input.shape[d];
+    indices.strides[d] = 0;
+  }
+  const TensorView updates(grad_output.data, grad_output.dtype, l.core_output_shape, l.core_output_strides);
+  const ScatterOptions add = scatter_options(l, Reduction::kAdd, engine.context);
+  const std::size_t bytes = nbytes(grad_input);
+  if (!engine.cuda && static_cast<std::size_t>(target.numel()) * element_size(target.dtype) == bytes) {
+    static const std::byte zeros[16] = {};
+    const TensorView zero(zeros, target.dtype, target.shape, Dims::filled(target.rank(), 0));
+    return engine.scatter(zero, indices, updates, l.axes, target, add);
+  }
+  MULTIGATHER_RETURN_IF_ERROR(engine.memset(grad_input.data, 0, bytes, "grad_input"));
+  return engine.scatter(target, indices, updates, l.axes, target, add);
+}
+
+/// The updates' cotangent of a scatter (nothing when grad_updates is null).
+Status scatter_vjp_updates(const Lowering& l, const TensorView& grad_output, const MutableTensorView* grad_updates,
+                           const ScatterOptions& assign, const VjpEngine& engine) {
+  const DType dtype = grad_output.dtype;
+  if (grad_updates == nullptr) return Status::Ok();
+  if (l.owned_updates || l.updates_computed) {
+    std::string why = "see explain";
+    for (const std::string& note : l.notes) {
+      if (note.find("updates") != std::string::npos || note.find("cop") != std::string::npos) why = note;
+    }
+    return InvalidArgument(l.op + ": no gradient for the updates: the lowering computes them from the "
+                           "operands or attributes (" + why + ")");
+  }
+  // Each update's cotangent: grad_output at its target (0 when dropped). When the lowered
+  // updates view broadcasts nothing and is C-contiguous in grad_updates (the usual case), the
+  // gather writes there directly; else into a buffer that is then summed through the view.
+  const Dims& g_shape = l.shape.output_shape;
+  const TensorView read(grad_output.data, dtype, l.core_output_shape, l.core_output_strides);
+  std::array<bool, kMaxRank> folded{};
+  const MutableTensorView target = fold_broadcast(l.updates, &folded);
+  MULTIGATHER_RETURN_IF_ERROR(no_self_overlap(l, target, "updates"));
+  bool direct = target.shape == g_shape && TensorView(target).is_contiguous() &&
+                static_cast<std::size_t>(target.numel()) * element_size(dtype) == nbytes(*grad_updates);
+  for (int d = 0; d < target.rank(); ++d) direct = direct && !folded[static_cast<std::size_t>(d)];
+  Temporary buffer;  // on the CUDA engine: device memory, freed on the stream at the end of scope
+  if (!direct) MULTIGATHER_RETURN_IF_ERROR(buffer.allocate(engine, dtype, g_shape, grad_updates->data, "grad_updates"));
+  const MutableTensorView gathered = direct ? target : buffer.view();
+  MULTIGATHER_RETURN_IF_ERROR(engine.gather(read, l.indices, l.axes, gathered, gather_options(l, engine.context)));
+  if (l.reduction == Reduction::kNone && !(l.spec != nullptr && l.spec->gradient_to_every_duplicate) &&
+      gathered.numel() > 0) {
+    // Only the winner of each target (the last in row-major order) gets it: scatter each
+    // update's position with reduction max onto -1 (memset's 0xff bytes; the last position
+    // is the largest, so any combine order gives it: atomic on the CUDA engine), read back which
+    // position won (-1 for a dropped update), zero the others.
+    Temporary positions, winner, won;
+    MULTIGATHER_RETURN_IF_ERROR(positions.allocate(engine, DType::kInt64, g_shape, grad_updates->data, "grad_updates"));
+    MULTIGATHER_RETURN_IF_ERROR(winner.allocate(engine, DType::kInt64, l.core_output_shape, grad_updates->data,
+                                                "grad_updates"));
+    MULTIGATHER_RETURN_IF_ERROR(won.allocate(engine, DType::kInt64, g_shape, grad_updates->data, "grad_updates"));
+    const std::int64_t count = gathered.numel();
+    MULTIGATHER_RETURN_IF_ERROR(engine.positions(static_cast<std::int64_t*>(positions.data()), count));
+    MULTIGATHER_RETURN_IF_ERROR(engine.memset(winner.data(), 0xff, nbytes(winner.view()), "winner"));
+    ScatterOptions last = assign;
+    last.reduction = Reduction::kMax;
+    MULTIGATHER_RETURN_IF_ERROR(engine.scatter(winner.view(), l.indices, positions.view(), l.axes, winner.view(),
+                                               last, VjpEngine::Order::kFree));
+    GatherOptions o = gather_options(l, engine.context);
+    o.fill_value = Scalar::from_int(-1);
+    MULTIGATHER_RETURN_IF_ERROR(engine.gather(winner.view(), l.indices, l.axes, won.view(), o));
+    // gathered is C-contiguous either way.
+    MULTIGATHER_RETURN_IF_ERROR(engine.keep_winners(gathered.data, dtype, static_cast<const std::int64_t*>(won.data()),
+                                                    count));
+  }
+  if (direct) return Status::Ok();
+  // Summed into the updates through the lowered updates view (its broadcast dimensions sum):
+  // a scatter-add with no axes, whose targets are the broadcast positions (no index is read:
+  // the host zero below is never dereferenced on the CUDA engine).
+  MULTIGATHER_RETURN_IF_ERROR(engine.memset(grad_updates->data, 0, nbytes(*grad_updates), "grad_updates"));
+  static const std::int64_t zero_index = 0;
+  const TensorView everywhere(&zero_index, DType::kInt64, g_shape, Dims::filled(g_shape.size(), 0));
+  ScatterOptions add;
+  add.reduction = Reduction::kAdd;
+  add.num_threads = assign.num_threads;
+  return engine.scatter(target, everywhere, buffer.view(), {}, target, add);
+}
+
+Status scatter_vjp(const Lowering& l, const TensorView& grad_output, const MutableTensorView& grad_input,
+                   const MutableTensorView* grad_updates, const VjpEngine& engine) {
+  if ((l.reduction != Reduction::kNone && l.reduction != Reduction::kAdd) || l.mean_by_count) {
+    return Status(StatusCode::kInvalidArgument,
+                  l.op + ": the gradient of a scatter with reduction " +
+                      std::string(l.mean_by_count ? "mean" : reduction_name(l.reduction)) +
+                      " is not implemented (only none and add are differentiable)",
+                  StatusReason::kNotImplemented);
+  }
+  const DType dtype = grad_input.dtype;
+  if (nbytes(grad_input) != static_cast<std::size_t>(grad_output.numel()) * element_size(grad_output.dtype)) {
+    return InvalidArgument(l.op + ": grad_output shape " + to_string(grad_output.shape) +
+                           " must be the output shape " + to_string(grad_input.shape));
+  }
+  const ScatterOptions assign = scatter_options(l, Reduction::kNone, engine.context);
+  // The updates first: grad_input may be grad_output's own buffer (XLA aliases them), and its
+  // masking below overwrites what the updates read (on the CUDA engine: later on the stream).
+  MULTIGATHER_RETURN_IF_ERROR(scatter_vjp_updates(l, grad_output, grad_updates, assign, engine));
+  if (grad_input.data == nullptr) return Status::Ok();  // the caller passes grad_output on
+  // grad_input = grad_output, zeroed where an update overwrote the element; all zeros when the
+  // output does not start from the input (tf.scatter_nd: the lowering's own zeros).
+  const MutableTensorView targets(grad_input.data, dtype, l.core_output_shape, l.core_output_strides);
+  if (l.owned_input) {
+    MULTIGATHER_RETURN_IF_ERROR(engine.memset(grad_input.data, 0, nbytes(grad_input), "grad_input"));
+  } else if (grad_input.data != grad_output.data) {  // XLA may alias them
+    MULTIGATHER_RETURN_IF_ERROR(
+        engine.copy(grad_input.data, "grad_input", grad_output.data, "grad_output", nbytes(grad_input)));
+  }
+  if (!l.owned_input && (l.reduction == Reduction::kNone || !l.include_input)) {
+    // A broadcast zero element (on the CUDA engine a zeroed device temporary): assigned in any
+    // order, the same bytes.
+    static const std::byte zeros[16] = {};
+    Temporary element;
+    const void* zero_data = zeros;
+    if (engine.cuda) {
+      MULTIGATHER_RETURN_IF_ERROR(element.allocate(engine, dtype, {1}, grad_input.data, "grad_input"));
+      MULTIGATHER_RETURN_IF_ERROR(engine.memset(element.data(), 0, element_size(dtype), "zero"));
+      zero_data = element.data();
+    }
+    const TensorView zero(zero_data, dtype, Dims::filled(targets.rank(), 1), Dims::filled(targets.rank(), 0));
+    MULTIGATHER_RETURN_IF_ERROR(engine.scatter(targets, l.indices, zero, l.axes, targets, assign, VjpEngine::Order::kFree));
+  }
+  return Status::Ok();
+}
+
+/// Whether floating_value reads dtype t.
+bool floating_value_type(DType t) {
+  return t == DType::kFloat32 || t == DType::kFloat64 || t == DType::kFloat16 || t == DType::kBFloat16;
+}
+
+/// The refusal of a segment gradient for data of a dtype that has none.
+Status no_gradient_for(const Lowering& l, DType dtype) {
+  return TypeError(l.op + ": no gradient for data dtype " + std::string(dtype_name(dtype)) +
+                   " (floating types are differentiable)");
+}
+
+/// Stores v (computed in double) as one element of the floating dtype t at p.
+void store_floating(std::byte* p, DType t, double v) {
+  switch (t) {
+    case DType::kFloat32: { const float f = static_cast<float>(v); std::memcpy(p, &f, 4); return; }
+    case DType::kFloat64: std::memcpy(p, &v, 8); return;
+    case DType::kFloat16: { const std::uint16_t b = float_to_half(static_cast<float>(v)); std::memcpy(p, &b, 2); return; }
+    case DType::kBFloat16: { const std::uint16_t b = float_to_bfloat16(static_cast<float>(v)); std::memcpy(p, &b, 2); return; }
+    default: return;
+  }
+}
+
+/// The gradient of a segment product (TensorFlow's rule, _UnsortedSegmentProdGrad): a row's
+/// derivative is the product of the others in its segment, which is result / x where x != 0;
+/// where x == 0 it is the product of the segment's non-zero rows (with the identity), and 0
+/// for every row of a segment with more than one zero. `data_g`: the data as G (plain).
+Status segment_prod_vjp(const Lowering& l, const std::byte* data_g, const TensorView& grad_output,
+                        const MutableTensorView& grad_data, const VjpEngine& engine) {
+  const DType dtype = grad_output.dtype;
+  const Dims& g_shape = l.shape.output_shape;
+  const std::int64_t n = l.shape.output_numel;
+  const auto es = static_cast<std::int64_t>(element_size(dtype));
+  // zeros[o]: whether row element o is 0; non_zero: the data with its zeros made 1.
+  Tensor zeros(DType::kInt64, g_shape), non_zero(dtype, g_shape);
+  auto* zero = static_cast<std::int64_t*>(zeros.data());
+  for (std::int64_t i = 0; i < n; ++i) {
+    double x = 0;
+    if (!floating_value(data_g + i * es, dtype, &x)) {
+      return no_gradient_for(l, dtype);
+    }
+    zero[i] = x == 0 ? 1 : 0;
+    store_floating(static_cast<std::byte*>(non_zero.data()) + i * es, dtype, x == 0 ? 1.0 : x);
+  }
+  // Per segment element: the result, the product of its non-zero rows, its count of zeros.
+  Tensor result(dtype, l.output_shape), non_zero_product(dtype, l.output_shape), zero_count(DType::kInt64, l.core_output_shape);
+  Lowering forward = l;
+  forward.updates = TensorView(data_g, dtype, l.updates.shape, l.updates.strides);
+  MULTIGATHER_RETURN_IF_ERROR(execute(forward, result.mutable_view(), engine.context));
+  forward.updates = TensorView(non_zero.data(), dtype, l.updates.shape, l.updates.strides);
+  MULTIGATHER_RETURN_IF_ERROR(execute(forward, non_zero_product.mutable_view(), engine.context));
+  if (zero_count.numel() > 0) std::memset(zero_count.data(), 0, static_cast<std::size_t>(zero_count.numel()) * 8);
+  const ScatterOptions add = scatter_options(l, Reduction::kAdd, engine.context);
+  MULTIGATHER_RETURN_IF_ERROR(engine.scatter(zero_count.view(), l.indices, zeros.view(), l.axes, zero_count.mutable_view(), add));
+  // Each read at every row's segment (a dropped row reads 0 and gets 0).
+  const GatherOptions o = gather_options(l, engine.context);
+  Tensor picked_result(dtype, g_shape), picked_non_zero(dtype, g_shape), picked_zeros(DType::kInt64, g_shape);
+  const auto core = [&](const Tensor& t) { return TensorView(t.data(), t.dtype(), l.core_output_shape, l.core_output_strides); };
+  MULTIGATHER_RETURN_IF_ERROR(engine.gather(core(result), l.indices, l.axes, picked_result.mutable_view(), o));
+  MULTIGATHER_RETURN_IF_ERROR(engine.gather(core(non_zero_product), l.indices, l.axes, picked_non_zero.mutable_view(), o));
+  MULTIGATHER_RETURN_IF_ERROR(engine.gather(zero_count.view(), l.indices, l.axes, picked_zeros.mutable_view(), o));
+  const ScatterOptions assign = scatter_options(l, Reduction::kNone, engine.context);
+  MULTIGATHER_RETURN_IF_ERROR(scatter_vjp_updates(l, grad_output, &grad_data, assign, engine));
+  auto* g = static_cast<std::byte*>(grad_data.data);
+  const auto* zeros_at = static_cast<const std::int64_t*>(picked_zeros.data());
+  for (std::int64_t i = 0; i < n; ++i) {
+    double grad = 0, x = 0, product = 0, others = 0;
+    floating_value(g + i * es, dtype, &grad);
+    floating_value(data_g + i * es, dtype, &x);
+    floating_value(static_cast<const std::byte*>(picked_result.data()) + i * es, dtype, &product);
+    floating_value(static_cast<const std::byte*>(picked_non_zero.data()) + i * es, dtype, &others);
+    const double derivative = zeros_at[i] > 1 ? 0.0 : x == 0 ? others : product / x;
+    store_floating(g + i * es, dtype, grad * derivative);
+  }
+  return Status::Ok();
+}
+
+/// The VJP of a segment op (OpSpec::kSegment: the framework's data is the core's updates, `l`
+/// made on grad_data's buffer; `data` the framework's data, read only by max, min and prod):
+///  - sum: grad_data = grad_output at each update's segment (0 for a dropped id);
+///  - mean / sqrt_n: the same, of grad_output divided by each segment's count (or its sqrt);
+///  - max / min: grad_output of a segment shared equally among the data elements equal to the
+///    segment's result, 0 for the others (TensorFlow's and JAX's rule);
+///  - prod: TensorFlow's rule (segment_prod_vjp).
+/// Every step runs on the engine (CPU, or CUDA on its stream), but prod's, which reads values on
+/// the host: CPU engine only.
+Status segment_vjp(const Lowering& l, const TensorView* data, int batch_rank, const TensorView& grad_output,
+                   const MutableTensorView& grad_data, const VjpEngine& engine) {
+  if (nbytes(grad_data) == 0) return Status::Ok();  // no data: nothing to read or write
+  const ScatterOptions assign = scatter_options(l, Reduction::kNone, engine.context);
+  if (l.reduction == Reduction::kAdd && !l.mean_by_count) {
+    return scatter_vjp_updates(l, grad_output, &grad_data, assign, engine);
+  }
+  if (engine.cuda && l.reduction == Reduction::kMul) {
+    return InvalidArgument(l.op + ": the gradient of a segment reduction by mul runs on the CPU engine only in this "
+                           "version (the operands are on a CUDA device; the gradients of sums, means, max and min run "
+                           "there)");
+  }
+  const bool extremal = l.reduction == Reduction::kMax || l.reduction == Reduction::kMin;
+  const bool reads_data = extremal || l.reduction == Reduction::kMul;
+  const DType dtype = grad_output.dtype;
+  const Dims& g_shape = l.shape.output_shape;
+  const std::int64_t g_numel = l.shape.output_numel;
+  const std::size_t es = element_size(dtype);
+  // max / min: the data and grad_data views through the lowering must be G itself (nothing
+  // broadcast), so that element o of G is element o of both.
+  const bool plain = l.updates.shape == g_shape && l.updates.is_contiguous() &&
+                     static_cast<std::size_t>(g_numel) * es == nbytes(grad_data);
+  if (reads_data && !plain) {
+    return InvalidArgument(l.op + ": no gradient for a max / min / prod segment reduction whose data broadcasts (shape " +
+                           to_string(l.updates.shape) + " read as " + to_string(g_shape) + ")");
+  }
+  // The data as G, C-contiguous: read through the lowering's view of grad_data moved to the
+  // data, whose leading batch dimensions may be 1 (a vmapped call with unbatched data: stride
+  // 0 there), and copied.
+  Temporary data_copy;
+  const std::byte* data_g = nullptr;  // data element o of G at data_g + o * es
+  if (reads_data) {
+    bool fits = data != nullptr && data->data != nullptr && data->is_contiguous() && data->rank() == grad_data.rank() &&
+                batch_rank <= data->rank() && batch_rank <= l.updates.rank();
+    for (int d = 0; fits && d < data->rank(); ++d) {
+      fits = data->shape[d] == grad_data.shape[d] || (d < batch_rank && data->shape[d] == 1);
+    }
+    if (!fits) {
+      return InvalidArgument(l.op + ": the gradient of a max / min / prod segment reduction reads the data: pass it "
+                             "C-contiguous, of grad_input's shape (size 1 along unbatched batch dimensions)");
+    }
+    Dims strides = l.updates.strides;
+    const Dims data_strides = contiguous_strides(data->shape);
+    for (int d = 0; d < batch_rank; ++d) strides[d] = data->shape[d] == 1 ? 0 : data_strides[d];
+    const std::byte* base = static_cast<const std::byte*>(data->data) +
+                            (static_cast<const std::byte*>(l.updates.data) - static_cast<const std::byte*>(grad_data.data));
+    const TensorView through(base, dtype, l.updates.shape, strides);
+    if (through.is_contiguous()) {
+      data_g = base;  // the data is G already (plain: nothing broadcast, no batch dimension of 1)
+    } else {
+      MULTIGATHER_RETURN_IF_ERROR(data_copy.allocate(engine, dtype, g_shape, grad_data.data, "grad_input"));
+      MULTIGATHER_RETURN_IF_ERROR(engine.copy_view(through, data_copy.view()));
+      data_g = static_cast<const std::byte*>(data_copy.data());
+    }
+  }
+  if (l.reduction == Reduction::kMul) return segment_prod_vjp(l, data_g, grad_output, grad_data, engine);
+  // count[t]: how many updates reach segment element t (mean), or how many of them equal its
+  // result (max / min); ties[o] (max / min): whether update o is one of those (1) or not (0).
+  // Every step on the engine (CPU, or the CUDA engine on its stream).
+  const ScatterOptions add = scatter_options(l, Reduction::kAdd, engine.context);
+  if (extremal && !floating_value_type(dtype)) return no_gradient_for(l, dtype);
+  Tensor host_count;
+  detail::CudaStreamMemory device_count;
+  Temporary count_storage, ties;
+  TensorView count;
+  if (extremal) {
+    Temporary result, picked;
+    MULTIGATHER_RETURN_IF_ERROR(result.allocate(engine, dtype, l.output_shape, grad_data.data, "grad_input"));
+    MULTIGATHER_RETURN_IF_ERROR(picked.allocate(engine, dtype, g_shape, grad_data.data, "grad_input"));
+    MULTIGATHER_RETURN_IF_ERROR(ties.allocate(engine, DType::kInt64, g_shape, grad_data.data, "grad_input"));
+    MULTIGATHER_RETURN_IF_ERROR(
+        count_storage.allocate(engine, DType::kInt64, l.core_output_shape, grad_data.data, "grad_input"));
+    Lowering forward = l;
+    forward.updates = TensorView(data_g, dtype, l.updates.shape, l.updates.strides);
+    MULTIGATHER_RETURN_IF_ERROR(execute(forward, result.view(), engine.context));
+    GatherOptions o = gather_options(l, engine.context);
+    o.fill_value = Scalar::from_float(std::numeric_limits<double>::quiet_NaN());  // a dropped update ties nothing
+    const TensorView core_result(result.data(), dtype, l.core_output_shape, l.core_output_strides);
+    MULTIGATHER_RETURN_IF_ERROR(engine.gather(core_result, l.indices, l.axes, picked.view(), o));
+    auto* tie = static_cast<std::int64_t*>(ties.data());
+    MULTIGATHER_RETURN_IF_ERROR(engine.ties(data_g, picked.data(), dtype, tie, g_numel));
+    auto* counted = static_cast<std::int64_t*>(count_storage.data());
+    const std::int64_t segment_elements = MutableTensorView(nullptr, DType::kInt64, l.core_output_shape).numel();
+    const auto count_ties = [&]() -> Status {
+      MULTIGATHER_RETURN_IF_ERROR(engine.memset(counted, 0, static_cast<std::size_t>(segment_elements) * 8, "count"));
+      return engine.scatter(count_storage.view(), l.indices, ties.view(), l.axes, count_storage.view(), add,
+                            VjpEngine::Order::kFree);
+    };
+    MULTIGATHER_RETURN_IF_ERROR(count_ties());
+    // Only the first tie (row-major in G) of each segment element keeps it: the smallest tie
+    // position per element (a scatter min), read back at every update. On the CPU engine only
+    // where some element has two ties (rare for floating data); the CUDA engine does not read
+    // the counts back and always takes this path (the same result).
+    if (l.gradient_to_first_tie &&
+        (engine.cuda || std::any_of(counted, counted + segment_elements, [](std::int64_t c) { return c > 1; }))) {
+      constexpr std::int64_t kNone = std::numeric_limits<std::int64_t>::max();
+      Temporary first, first_at;
+      MULTIGATHER_RETURN_IF_ERROR(first.allocate(engine, DType::kInt64, l.core_output_shape, grad_data.data, "grad_input"));
+      MULTIGATHER_RETURN_IF_ERROR(first_at.allocate(engine, DType::kInt64, g_shape, grad_data.data, "grad_input"));
+      auto* position = static_cast<std::int64_t*>(first_at.data());  // the ties' positions, then each one's first
+      MULTIGATHER_RETURN_IF_ERROR(engine.positions_where(tie, kNone, position, g_numel));
+      MULTIGATHER_RETURN_IF_ERROR(engine.fill(static_cast<std::int64_t*>(first.data()), segment_elements, kNone, "first"));
+      const ScatterOptions min = scatter_options(l, Reduction::kMin, engine.context);
+      MULTIGATHER_RETURN_IF_ERROR(
+          engine.scatter(first.view(), l.indices, first_at.view(), l.axes, first.view(), min, VjpEngine::Order::kFree));
+      GatherOptions first_of = gather_options(l, engine.context);
+      first_of.fill_value = Scalar::from_int(-1);  // a dropped update is no tie
+      MULTIGATHER_RETURN_IF_ERROR(engine.gather(first.view(), l.indices, l.axes, first_at.view(), first_of));
+      MULTIGATHER_RETURN_IF_ERROR(engine.at_itself(position, tie, g_numel));
+      MULTIGATHER_RETURN_IF_ERROR(count_ties());
+    }
+    count = count_storage.view();
+  } else if (!engine.cuda) {
+    MULTIGATHER_RETURN_IF_ERROR(detail::update_count(l, add, &host_count, &count));
+  } else {
+    MULTIGATHER_RETURN_IF_ERROR(
+        detail::update_count_cuda(l, add, grad_data.data, "grad_input", engine.context.stream, &device_count, &count));
+  }
+  // grad_output / count (or sqrt(count)) per segment element, then read at each update's segment.
+  Temporary scaled;
+  MULTIGATHER_RETURN_IF_ERROR(scaled.allocate(engine, dtype, l.output_shape, grad_data.data, "grad_input"));
+  const std::size_t scaled_bytes = static_cast<std::size_t>(MutableTensorView(nullptr, dtype, l.output_shape).numel()) * es;
+  MULTIGATHER_RETURN_IF_ERROR(engine.copy(scaled.data(), "scaled", grad_output.data, "grad_output", scaled_bytes));
+  const MutableTensorView core_scaled(scaled.data(), dtype, l.core_output_shape, l.core_output_strides);
+  bool divided = false;
+  MULTIGATHER_RETURN_IF_ERROR(engine.divide_by_count(core_scaled, count, false, l.sqrt_count, &divided));
+  if (!divided) return no_gradient_for(l, dtype);
+  MULTIGATHER_RETURN_IF_ERROR(scatter_vjp_updates(l, scaled.view(), &grad_data, assign, engine));
+  if (!extremal) return Status::Ok();
+  // Only the ties keep their gradient: the others are zeroed (the winner mask of each tie itself).
+  Temporary won;
+  MULTIGATHER_RETURN_IF_ERROR(won.allocate(engine, DType::kInt64, g_shape, grad_data.data, "grad_input"));
+  auto* winners = static_cast<std::int64_t*>(won.data());
+  MULTIGATHER_RETURN_IF_ERROR(engine.positions_where(static_cast<const std::int64_t*>(ties.data()), -1, winners, g_numel));
+  return engine.keep_winners(grad_data.data, dtype, winners, g_numel);
+}
+
+/// The VJP of a segment op whose updates are gathered rows (Lowering::gathered: embedding_bag)
+/// for the table (the framework's input): grad_input[rows[n], f] += coefficient * grad_output[b, f]
+/// for each row n of bag b (sum: per_sample_weights[n] or 1; mean: 1 / the bag's count; max: 1 for
+/// the first row of the bag holding the max of column f, 0 for the others), fused in one pass.
+Status gathered_vjp(const Lowering& l, const TensorView* input, int batch_rank, const TensorView& grad_output,
+                    const MutableTensorView& grad_input, const VjpEngine& engine) {
+  if (engine.cuda || batch_rank != 0) {
+    return InvalidArgument(l.op + ": its gradient runs unbatched on the CPU engine only in this version");
+  }
+  detail::GatheredSegmentsCall call = detail::gathered_call(l);
+  if (call.max) {
+    if (input == nullptr || input->data == nullptr) {
+      return InvalidArgument(l.op + ": the gradient of mode='max' reads weight: pass it");
+    }
+    call.table = *input;  // l was made on grad_input's buffer: read the values from weight
+  }
+  if (!detail::run_gathered_segments_vjp(call, grad_output, grad_input, engine.context.num_threads)) {
+    return no_gradient_for(l, grad_output.dtype);
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+/// The VJP of one (possibly lifted) lowering on the context's engine; a CUDA VJP is refused
+/// here, with execute's message, where this build or machine has no CUDA engine. `input`: the
+/// framework's input (its values are read by a segment max / min / prod only).
+Status vjp_one(const Lowering& l, const TensorView* input, int batch_rank, const TensorView& grad_output,
+               const MutableTensorView& grad_input, const MutableTensorView* grad_updates,
+               const ExecutionContext& context) {
+  // The gradient of the output has the output's shape: every VJP below reads grad_output at
+  // each output position (a smaller one would be read out of bounds).
+  if (!(grad_output.shape == l.output_shape)) {
+    return InvalidArgument(l.op + ": grad_output shape " + to_string(grad_output.shape) +
+                           " must be the output shape " + to_string(l.output_shape));
+  }
+  const VjpEngine engine(context);
+  if (engine.cuda) MULTIGATHER_RETURN_IF_ERROR(detail::cuda_engine_available(l));
+  if (l.gathered != nullptr) return gathered_vjp(l, input, batch_rank, grad_output, grad_input, engine);
+  if (is_segment(l)) return segment_vjp(l, input, batch_rank, grad_output, grad_input, engine);
+  if (l.kind == OpKind::kScatter) return scatter_vjp(l, grad_output, grad_input, grad_updates, engine);
+  return gather_vjp(l, grad_output, grad_input, engine);
+}
+
+}  // namespace multigather::detail
