@@ -331,7 +331,7 @@ def explain(op: str, input_shape: Sequence[int] | None = None,
     lookups marked; the framework call, the lowered call and the formula as captions. Every
     output ``<rect class="output">`` carries ``data-output`` (its C-order position in the
     output), ``data-input`` (the element offset of the input element it takes, -1 when filled),
-    ``data-indices`` and ``data-resolution``. Source: ``src/explain/explain_svg.cpp``.
+    ``data-indices`` and ``data-resolution``. Source: ``src/explain/explain_svg_draw.cpp``.
 
     A scatter op (``updates_shape`` or ``updates`` given) draws the destination input, the
     updates (broadcast to G, the gather shape), the output and the indices; each output cell

@@ -1,5 +1,5 @@
 // Internal: the pieces of `multigather explain`'s text (explain.cpp) that the pictures
-// (explain_svg.cpp) draw too, built from a Lowering of shapes and dtypes.
+// (explain_svg_draw.cpp, explain_svg_canvas.cpp) draw too, built from a Lowering of shapes and dtypes.
 #pragma once
 
 #include <string>
