@@ -33,6 +33,11 @@ def is_compiling() -> bool:
     return False
 
 
+class OpsNotBuiltError(ImportError):
+    """libmultigather_torch.so is missing: the package was built without torch (raised by
+    multigather.torch_ops.library_path; torch_ops() below catches it by type)."""
+
+
 class _NotBuilt:
     """Stands for multigather.torch_ops when its library was not built (a package built without
     torch): plain tensors still run through the door; a call that needs a torch op (autograd,
@@ -53,9 +58,7 @@ def torch_ops() -> Any:
     if _TORCH_OPS is None:
         try:
             from . import torch_ops as module
-        except ImportError as error:
-            if "torch" not in str(error) or "multigather" not in str(error):
-                raise
+        except OpsNotBuiltError as error:
             module = _NotBuilt(error)
 
         torch = sys.modules["torch"]

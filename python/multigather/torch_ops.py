@@ -63,6 +63,7 @@ import torch
 from torch import Tensor
 
 from . import _registry
+from ._torch_route import OpsNotBuiltError
 
 __all__ = ["library_path", "gather_multiaxis", "scatter_multiaxis", "gather", "take",
            "take_along_dim", "index_select", "embedding", "scatter", "scatter_add",
@@ -80,7 +81,7 @@ def library_path() -> str:
     reinstall the package; its build finds the torch of the environment it installs into)."""
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "libmultigather_torch.so")
     if not os.path.exists(path):
-        raise ImportError(
+        raise OpsNotBuiltError(
             f"multigather's PyTorch ops are not built ({path} is missing): the package was built "
             f"without torch; install torch, then reinstall the package (`python3 -m pip install "
             f"--force-reinstall --no-deps .` from its source), whose build finds that torch")
