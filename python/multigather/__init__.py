@@ -261,10 +261,10 @@ def scatter_multiaxis(
 
 
 #: multigather.run(op, input, indices, *, updates=None, out=None, **attrs): the one door from
-#: Python into the C++ pipeline, a C function (python/src/op_fast.cpp: run_door): readers, a
-#: cached Lowering, execute; for a call whose operands no reader takes as is, the fallback
-#: _registry.run_general_call normalizes them and calls the door again. Its documentation:
-#: help(multigather.run).
+#: Python into the C++ pipeline, a C function (python/src/op_fast_bindings.cpp: run_door):
+#: readers, a cached Lowering, execute; for a call whose operands no reader takes as is, the
+#: fallback _registry.run_general_call normalizes them and calls the door again. Its
+#: documentation: help(multigather.run).
 run = _core.run
 _core.set_run_fallback(_registry.run_general_call)
 

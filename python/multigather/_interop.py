@@ -228,7 +228,7 @@ def call_door(handle: int, input: Any, indices: Any, updates: Any, out: Any,
     return result
 
 
-#: The handle bit of a call whose operands call_door normalized (op_fast.cpp: kNormalized).
+#: The handle bit of a call whose operands call_door normalized (op_fast.hpp: kNormalized).
 NORMALIZED = _core.normalized_handle_bit
 
 

@@ -238,10 +238,10 @@ def is_scatter(op: str) -> bool:
 
 def run_general_call(op: str, input: Any, indices: Any, *, updates: Any = None, out: Any = None,
                      **attrs: Any) -> Any:
-    """The fallback of ``multigather.run`` (the door, python/src/op_fast.cpp's run_door, calls
-    it for every call its readers do not take as is): the registry's message for an unknown op,
-    a missing or extra updates or an unknown attribute; JAX tracers through the XLA FFI; every
-    other call normalized (_interop.call_door) and run through the door again."""
+    """The fallback of ``multigather.run`` (the door, python/src/op_fast_bindings.cpp's run_door,
+    calls it for every call its readers do not take as is): the registry's message for an
+    unknown op, a missing or extra updates or an unknown attribute; JAX tracers through the XLA
+    FFI; every other call normalized (_interop.call_door) and run through the door again."""
     if getattr(input, "requires_grad", False) or getattr(updates, "requires_grad", False):
         # registry ops run outside autograd: never a result silently without a grad_fn.
         _interop._no_grad_check(input if getattr(input, "requires_grad", False) else updates,

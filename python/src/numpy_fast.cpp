@@ -3,8 +3,8 @@
 // bypassing DLPack / buffer-protocol import and export, which cost more than the whole gather on
 // a tiny call (docs/bench.md case 9), and the result ndarrays. The one file with NumPy's headers.
 // An array it does not read as is (another type, a non-native byte order, strides that are not
-// whole elements, ...) is left to the door's other readers (op_fast.cpp) and, failing those, to
-// the Python normalization, which gives the precise message.
+// whole elements, ...) is left to the door's other readers (op_fast_operands.cpp) and, failing
+// those, to the Python normalization, which gives the precise message.
 // Results of kOutputCacheMinBytes and more live in allocate_output_memory's blocks (a cache of
 // freed blocks: a repeated one-shot call reuses pages that are already mapped), smaller ones
 // in numpy's memory.

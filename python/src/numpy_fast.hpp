@@ -14,12 +14,12 @@
 
 namespace multigather::python {
 
-/// Adds `has_numpy_fast_path` and the registry fast path (op_fast.cpp: `op_handle`,
+/// Adds `has_numpy_fast_path` and the registry fast path (op_fast_bindings.cpp: `op_handle`,
 /// `run_op_fast`, `run`, `default_attr`, `output_memory_stats`, ...) to the module
 /// (imports the NumPy C API when the build found NumPy's headers).
 void bind_numpy_fast(nanobind::module_& m);
 
-/// op_fast.cpp's part of bind_numpy_fast.
+/// op_fast_bindings.cpp's part of bind_numpy_fast.
 void bind_op_fast(nanobind::module_& m);
 
 /// Adds the METH_FASTCALL function `def` (static storage) to the module as `def->ml_name`
