@@ -4,13 +4,15 @@ same registry row and execute, without the dispatcher), and the loading of
 ``multigather.torch_ops`` (whose import loads the C++ ops and their fake implementations) the
 first time a torch tensor is seen. Never imports torch itself.
 
-Imports: torch_ops (lazily), which imports _registry; nothing here is imported back by them (no
-import circle)."""
+Imports: _interop (OpsNotBuiltError), torch_ops (lazily), which imports _registry; nothing here
+is imported back by them (no import circle)."""
 
 from __future__ import annotations
 
 import sys
 from typing import Any
+
+from ._interop import OpsNotBuiltError
 
 # torch.Tensor once the PyTorch ops are registered (multigather.torch_ops), else None; and
 # PyTorch's state queries, bound once (their attribute lookups cost more than the calls).
@@ -31,11 +33,6 @@ def is_compiling() -> bool:
         torch_ops()
         return _is_compiling()
     return False
-
-
-class OpsNotBuiltError(ImportError):
-    """libmultigather_torch.so is missing: the package was built without torch (raised by
-    multigather.torch_ops.library_path; torch_ops() below catches it by type)."""
 
 
 class _NotBuilt:

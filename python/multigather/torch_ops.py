@@ -63,7 +63,7 @@ import torch
 from torch import Tensor
 
 from . import _registry
-from ._torch_route import OpsNotBuiltError
+from ._interop import OpsNotBuiltError
 
 __all__ = ["library_path", "gather_multiaxis", "scatter_multiaxis", "gather", "take",
            "take_along_dim", "index_select", "embedding", "scatter", "scatter_add",

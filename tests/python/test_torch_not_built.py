@@ -1,7 +1,7 @@
 """A package whose PyTorch library was not built (installed before torch): multigather still
 imports next to torch, plain calls run, and a call that needs torch.ops.multigather raises the
 ImportError that says how to build it. The route recognizes that case by its exception type
-(multigather._torch_route.OpsNotBuiltError), never by its message; any other ImportError of
+(multigather._interop.OpsNotBuiltError), never by its message; any other ImportError of
 multigather.torch_ops propagates."""
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ SCRIPT = textwrap.dedent("""
     import numpy as np
     import torch
     import multigather
-    from multigather import _torch_route
+    from multigather import _interop, _torch_route
     ops = _torch_route.torch_ops()
     assert type(ops).__name__ == "_NotBuilt", type(ops)
     x = np.arange(6.0).reshape(3, 2)
@@ -31,7 +31,7 @@ SCRIPT = textwrap.dedent("""
     try:
         ops.gather
     except ImportError as error:
-        assert isinstance(error.__cause__, _torch_route.OpsNotBuiltError), repr(error.__cause__)
+        assert isinstance(error.__cause__, _interop.OpsNotBuiltError), repr(error.__cause__)
         assert "are not built" in str(error) and "reinstall" in str(error), str(error)
         print("OK")
 """)
@@ -44,11 +44,11 @@ def test_a_package_built_without_torch_runs_plain_calls_and_names_the_fix():
 
 def test_any_other_import_error_of_the_torch_ops_propagates(monkeypatch):
     import multigather
-    from multigather import _torch_route
+    from multigather import _interop, _torch_route
 
     monkeypatch.setattr(_torch_route, "_TORCH_OPS", None)
     monkeypatch.delattr(multigather, "torch_ops", raising=False)
     monkeypatch.setitem(sys.modules, "multigather.torch_ops", None)  # import halted: a plain ImportError
     with pytest.raises(ImportError) as raised:
         _torch_route.torch_ops()
-    assert not isinstance(raised.value, _torch_route.OpsNotBuiltError)
+    assert not isinstance(raised.value, _interop.OpsNotBuiltError)
