@@ -25,6 +25,7 @@ class OpsNotBuiltError(ImportError):
     multigather.torch_ops.library_path; _torch_route.torch_ops catches it by type). Here, in a
     module both import, so that neither imports the other."""
 
+
 # numpy dtypes (from ml_dtypes) that numpy cannot export through DLPack or the buffer protocol;
 # the door's numpy reader takes them by name.
 _ML_DTYPES = frozenset(("bfloat16", "float8_e4m3fn", "float8_e5m2"))

@@ -19,9 +19,10 @@ namespace {
 /// run_scatter_validated with ScatterOptions::wide_accumulator on float16 / bfloat16 (add, mul):
 /// the same scatter, in place, on a float32 twin of the output that starts as the input (a
 /// partial write: the whole base, the output a part of it at the same element offset), with
-/// float32 updates (broadcast ones stay broadcast); then each element rounded once into the output (a partial write: the whole
-/// base_output, C-contiguous here), which is written only on success. The input may be the
-/// output itself, or (a partial write) its part of base_output, read from the twin.
+/// float32 updates (broadcast ones stay broadcast); then each element rounded once into the
+/// output (a partial write: the whole base_output, C-contiguous here), which is written only on
+/// success. The input may be the output itself, or (a partial write) its part of base_output,
+/// read from the twin.
 Status run_scatter_widened(const TensorView& input, const TensorView& indices, const MutableTensorView& output,
                            const ValidatedScatter& call, const ScatterOptions& options, const TensorView* base,
                            const MutableTensorView* base_output) noexcept {

@@ -1,26 +1,21 @@
 // Batching (jax.vmap) and vector-Jacobian products (jax.grad) on the one pipeline
-// (multigather/transforms.hpp): a lowering lifted by the batch dimensions, and the adjoint of a
-// lowered call run by the core operators through the lowering's own views.
+// (multigather/transforms.hpp): a lowering lifted by the batch dimensions, run per example; the
+// VJP of one lowered call is api/vjp.cpp's. Also the call-site cache and one device's piece of a
+// split call (multigather/sharding.hpp).
 #include "multigather/transforms.hpp"
-#include "core/text.hpp"
-#include "multigather/sharding.hpp"
-#include "plan/shard_plan.hpp"
-#include "core/odometer.hpp"
 
-#include <algorithm>
-#include <cstring>
-#include <limits>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
 
-#include "api/engine.hpp"
-#include "api/vjp.hpp"
-#include "kernels/cpu/run_validated.hpp"
-#include "kernels/cpu/scatter_engine.hpp"
 #include "api/guarded.hpp"
+#include "api/vjp.hpp"
+#include "core/odometer.hpp"
 #include "core/task_pool.hpp"
-
+#include "core/text.hpp"
+#include "multigather/sharding.hpp"
+#include "plan/shard_plan.hpp"
 
 namespace multigather {
 namespace {
@@ -175,9 +170,7 @@ Status for_each_example(const Dims& batch_shape, const std::vector<const Split*>
     }
     Status s = body(b, offsets);
     if (!s.ok()) {
-      std::string where;
-      for (int j = 0; j < n; ++j) where += (j ? "," : "") + str(pos[static_cast<std::size_t>(j)]);
-      return Status(s.code(), "batch element [" + where + "]: " + s.message(), s.reason());
+      return Status(s.code(), "batch element [" + detail::position_text(pos) + "]: " + s.message(), s.reason());
     }
     detail::next_position(pos, batch_shape);
   }

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <array>
-#include <cmath>
 #include <cstring>
 #include <limits>
 #include <span>
@@ -16,7 +15,6 @@
 #include "kernels/cpu/run_validated.hpp"
 #include "kernels/cpu/scatter_engine.hpp"
 #include "kernels/cuda/cuda_hooks.hpp"
-#include "multigather/transforms.hpp"
 
 namespace multigather::detail {
 namespace {

@@ -23,9 +23,7 @@ Status framework_out_of_range(std::string_view op, const IndexErrorContext& c, c
     const std::size_t j = c.coordinate_dim < 0 ? 0 : static_cast<std::size_t>(pos[static_cast<std::size_t>(c.coordinate_dim)]);
     const std::int64_t size = j < c.sizes.size() ? c.sizes[j] : 0, lo = c.negatives_wrap ? -size : 0;
     if (j < c.sizes.size() && (value < lo || value >= size)) {
-      std::string p;
-      for (int d = 0; d < r; ++d) p += (d ? "," : "") + str(pos[static_cast<std::size_t>(d)]);
-      return OutOfRange(std::string(op) + ": " + c.indices_name + "[" + p + "] = " + index_text(value) + " is out of range for " +
+      return OutOfRange(std::string(op) + ": " + c.indices_name + "[" + position_text(pos) + "] = " + index_text(value) + " is out of range for " +
                         c.labels[j] + " of size " + str(size) + " (valid range [" + str(lo) + ", " +
                         str(size) + "))" +
                         (c.rule.empty() || (c.rule_on_negatives && value >= 0) ? "" : "; " + c.rule));

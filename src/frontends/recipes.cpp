@@ -2,15 +2,14 @@
 // folding and the seed's three recipes (element, block, nd). Execution is src/api/execute.cpp.
 #include "frontends/recipes.hpp"
 
-#include "core/text.hpp"
 #include "core/index_messages.hpp"
+#include "core/text.hpp"
 
 #include <algorithm>
 #include <cstring>
 #include <stdexcept>
 
 namespace multigather::frontends {
-
 
 std::string shape_str(const std::vector<std::int64_t>& v) {
   std::string s = "[";

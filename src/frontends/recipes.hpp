@@ -8,12 +8,11 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <initializer_list>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <functional>
-#include <string>
 #include <vector>
 
 #include "core/text.hpp"
@@ -21,7 +20,8 @@
 
 namespace multigather::frontends {
 
-using detail::str;  // core/text.hpp
+using detail::position_text;  // core/text.hpp
+using detail::str;
 std::string shape_str(const std::vector<std::int64_t>& v);
 std::vector<std::int64_t> dims_vec(const Dims& d);
 

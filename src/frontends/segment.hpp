@@ -67,8 +67,7 @@ bool find_id(const TensorView& ids, Bad&& bad, std::string* position, __int128* 
   for (std::int64_t i = 0; i < n; ++i) {
     const __int128 v = detail::read_index_value(static_cast<const std::byte*>(ids.data) + offset * es, ids.dtype);
     if (bad(v, i)) {
-      position->clear();
-      for (int d = 0; d < ids.rank(); ++d) *position += (d ? "," : "") + str(pos[d]);
+      *position = detail::position_text(std::span<const std::int64_t>(pos, static_cast<std::size_t>(ids.rank())));
       *value = v;
       return true;
     }

@@ -27,12 +27,6 @@ std::vector<__int128> values_of(const TensorView& v) {
   return out;
 }
 
-std::string position_text(const std::vector<std::int64_t>& at) {
-  std::string s;
-  for (std::size_t d = 0; d < at.size(); ++d) s += (d ? "," : "") + str(at[d]);
-  return s;
-}
-
 /// Segment ids [batch.., n] (int64, in out->owned_indices) from per-row boundaries `bounds`
 /// [batch'.., K] (batch'[d]: batch[d], or 1 where `broadcast`): `offsets` (segment s is rows
 /// [bounds[s], bounds[s+1]), K = S + 1) or lengths (segment s the next bounds[s] rows, K = S). A

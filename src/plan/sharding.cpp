@@ -8,6 +8,7 @@
 #include "core/index_resolve.hpp"
 #include "core/index_value.hpp"
 #include "core/odometer.hpp"
+#include "core/text.hpp"
 #include "plan/index_errors.hpp"
 #include "plan/shard_plan.hpp"
 
@@ -245,9 +246,7 @@ Status localize(const Lowering& local, std::span<const AxisShard> shards, Loweri
           for (int a = 0; a < k && a < static_cast<int>(unsplit.index_errors.sizes.size()); ++a) {
             unsplit.index_errors.sizes[static_cast<std::size_t>(a)] = whole[static_cast<std::size_t>(a)].size;
           }
-          std::string p;
-          for (int d = 0; d < r; ++d) p += (d ? "," : "") + std::to_string(pos[static_cast<std::size_t>(d)]);
-          const Status core = OutOfRange(out_of_range_text(p, raw, g.axes[j], s.size, mode, negative));
+          const Status core = OutOfRange(out_of_range_text(position_text(pos), raw, g.axes[j], s.size, mode, negative));
           return describe_out_of_range(unsplit, unsplit.index_errors.indices, core);
         }
         if (gather_fill) {

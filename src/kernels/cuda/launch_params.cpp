@@ -1,6 +1,7 @@
 // The host half of the CUDA backend's planning: GatherPlan -> CudaGatherParams, and a validated
 // scatter -> CudaScatterParams. Pure.
 #include <algorithm>
+#include <bit>
 #include <cstring>
 
 #include "kernels/cuda/launch_params.hpp"
@@ -123,31 +124,20 @@ void make_cuda_scatter_params(const MutableTensorView& output, const TensorView&
   s.rows.rows_per_thread = 1;  // the scatter kernels run one row (or chunk) per thread group
   const CudaGatherParams& c = s.rows;
   // The range of a target row's offset (elements): each dimension adds its lowest or highest.
+  // Every row's offset (and lo) is a sum of multiples of the strides that move it, so their
+  // common power of two (the lowest bit set in any of them) leaves the keys' low bits zero: the
+  // sort skips them (a row scatter of 512-element rows into 50000 rows sorts 16 bits, not 25).
   std::int64_t lo = 0, hi = 0;
+  std::uint64_t moving = 0;  // the moving strides' bits, or'ed
   const auto reach = [&](std::int64_t stride, std::int64_t size) {
     const std::int64_t r = size > 0 ? stride * (size - 1) : 0;
     (r < 0 ? lo : hi) += r;
+    if (size > 1) moving |= static_cast<std::uint64_t>(stride < 0 ? -stride : stride);
   };
-  // Every row's offset (and lo) is a sum of multiples of the strides that move it, so their
-  // common power of two leaves the keys' low bits zero: the sort skips them (a row scatter of
-  // 512-element rows into 50000 rows sorts 16 bits instead of 25).
-  std::uint64_t common = 0;
-  const auto moves = [&](std::int64_t stride, std::int64_t size) {
-    if (size > 1 && stride != 0) common |= static_cast<std::uint64_t>(stride < 0 ? -stride : stride);
-  };
-  for (int d = 0; d < c.rank; ++d) {
-    reach(c.input_strides[d], c.shape[d]);
-    moves(c.input_strides[d], c.shape[d]);
-  }
-  for (int j = 0; j < c.k; ++j) {
-    reach(c.axis_strides[j], c.axis_sizes[j]);
-    moves(c.axis_strides[j], c.axis_sizes[j]);
-  }
+  for (int d = 0; d < c.rank; ++d) reach(c.input_strides[d], c.shape[d]);
+  for (int j = 0; j < c.k; ++j) reach(c.axis_strides[j], c.axis_sizes[j]);
   s.target_bias = -lo;
-  while (common != 0 && (common & 1) == 0 && s.key_shift < 62) {
-    common >>= 1;
-    ++s.key_shift;
-  }
+  s.key_shift = moving == 0 ? 0 : std::min(std::countr_zero(moving), 62);
   const std::uint64_t max_key = static_cast<std::uint64_t>(hi - lo) >> s.key_shift;
   s.key_bits = 1;  // the dropped key's low key_bits bits (all ones) must exceed every key
   while (s.key_bits < 64 && ((std::uint64_t{1} << s.key_bits) - 1) <= max_key) ++s.key_bits;

@@ -8,8 +8,9 @@
 //
 // Deterministic mode (bit-identical to the CPU engine, whatever the launch; a NaN that the
 // arithmetic makes has the GPU's canonical bits, as a CPU NaN has x86's):
-//   1. scatter_keys: key[r] = (the target row's offset + bias (>= 0)) >> key_shift, or kDropped for a dropped
-//      (or, in error mode, bad) lookup; value[r] = the updates row's offset. Raises the error flag.
+//   1. scatter_keys: key[r] = (the target row's offset + bias (>= 0)) >> key_shift, or kDropped
+//      for a dropped (or, in error mode, bad) lookup; value[r] = the updates row's offset. Raises
+//      the error flag.
 //   2. a STABLE sort of (key, value) by key (cub::DeviceRadixSort on the device, std::stable_sort
 //      in the host tests): the rows of one target now sit together, in row-major order.
 //   3. scatter_item<..., Atomic = false>: the first sorted row of each target owns it; its thread
@@ -44,6 +45,16 @@ MULTIGATHER_HOST_DEVICE inline T load_update(const T* p) {
 template <class Key>
 inline constexpr Key kDropped = ~Key{0};
 
+/// A target row's key (the sort's), and back: its offset in the scatter's output (elements).
+template <class Off>
+MULTIGATHER_HOST_DEVICE inline std::make_unsigned_t<Off> target_key(const CudaScatterParams& s, Off offset) {
+  return static_cast<std::make_unsigned_t<Off>>(offset + static_cast<Off>(s.target_bias)) >> s.key_shift;
+}
+template <class Off>
+MULTIGATHER_HOST_DEVICE inline Off target_offset(const CudaScatterParams& s, std::make_unsigned_t<Off> key) {
+  return static_cast<Off>(key << s.key_shift) - static_cast<Off>(s.target_bias);
+}
+
 /// Step 1 for rows thread, thread + threads, ...: every row's key and updates offset.
 template <class Index, class Off>
 MULTIGATHER_HOST_DEVICE inline void scatter_keys(const CudaScatterParams& s, Off thread, Off threads) {
@@ -54,9 +65,7 @@ MULTIGATHER_HOST_DEVICE inline void scatter_keys(const CudaScatterParams& s, Off
   const Off rows = static_cast<Off>(p.rows);
   for (Off row = thread; row < rows; row += threads) {
     const RowPlace<Off> place = locate_row<Index, Off>(p, row);
-    keys[row] = place.lookup == Lookup::kOk
-                    ? static_cast<Key>(place.input + static_cast<Off>(s.target_bias)) >> s.key_shift
-                    : kDropped<Key>;
+    keys[row] = place.lookup == Lookup::kOk ? target_key<Off>(s, place.input) : kDropped<Key>;
     values[row] = place.output;
   }
 }
@@ -76,8 +85,7 @@ MULTIGATHER_HOST_DEVICE inline void scatter_item(const CudaScatterParams& s, Off
   if (key == kDropped<Key>) return;
   if (!Atomic && i > 0 && keys[i - 1] == key) return;  // not the head of its run
   const Off group = Off{1} << p.group_shift;
-  T* dst = static_cast<T*>(const_cast<void*>(p.input)) +
-           (static_cast<Off>(key << s.key_shift) - static_cast<Off>(s.target_bias));
+  T* dst = static_cast<T*>(const_cast<void*>(p.input)) + target_offset<Off>(s, key);
   const T* updates = static_cast<const T*>(p.output);
   if constexpr (Atomic) {
     const T* src = updates + values[i];
@@ -118,8 +126,7 @@ MULTIGATHER_HOST_DEVICE inline void scatter_identity_item(const CudaScatterParam
   const ItemSpan<Off> span = item_span(p, item);
   const Key key = static_cast<const Key*>(s.keys)[span.row];
   if (key == kDropped<Key>) return;
-  Unit* dst = static_cast<Unit*>(const_cast<void*>(p.input)) +
-              (static_cast<Off>(key << s.key_shift) - static_cast<Off>(s.target_bias));
+  Unit* dst = static_cast<Unit*>(const_cast<void*>(p.input)) + target_offset<Off>(s, key);
   const Unit identity = *reinterpret_cast<const Unit*>(s.identity);
   for (Off u = span.begin + lane; u < span.end; u += Off{1} << p.group_shift) dst[u] = identity;
 }
