@@ -14,7 +14,7 @@ Two parts, one process, on a CUDA device:
    equal across two calls (deterministic); PyTorch's atomics are not.
 
 Usage (GPU machine; bench/cuda_check.sh's package in PYTHONPATH):
-    python3 bench/cuda_scatter_sweep.py [--profile-only | --sweep-only] [--reps 15]
+    python3 bench/cuda_scatter_sweep.py [--profile-only | --sweep-only | --stall-only] [--reps 15]
 
 Timing: cuda_peers.py's time_us (median over reps of batches between CUDA events).
 """
@@ -120,10 +120,75 @@ def host_cost(device):
     pstats.Stats(profiler).sort_stats("tottime").print_stats(8)
 
 
+def stall(device):
+    """Why a small in-place row scatter takes 118-147 us per call when its kernels need a few:
+    8192 float32 rows of 128 into [4096, 128], in place. Per variant: CUDA-event time per call
+    in batches of 1, 10 and 100 calls (host-bound when it grows with the host cost), host us per
+    call, then the CUDA runtime calls one multigather call makes (torch.profiler, CPU side: a
+    cudaStreamSynchronize or a slow cudaMallocAsync shows here), then the same timing with the
+    default memory pool keeping its memory (release threshold raised: the stream-ordered
+    scratch allocations stop mapping memory again after every synchronization)."""
+    gen = torch.Generator().manual_seed(11)
+    x = torch.randn(4096, 128, generator=gen).to(device)
+    idx = torch.randint(0, 4096, (8192,), generator=gen).to(device)
+    u = torch.randn(8192, 128, generator=gen).to(device)
+    ix = idx[:, None].contiguous()
+    xi = torch.randint(-1000, 1000, (1 << 24,), generator=gen, dtype=torch.int32).to(device)
+    idx_i = torch.randint(0, 1 << 24, (1 << 22,), generator=gen).to(device)
+    u_i = torch.randint(-1000, 1000, (1 << 22,), generator=gen, dtype=torch.int32).to(device)
+    import multigather.torch_ops as ops  # loads torch.ops.multigather
+    variants = {
+        "torch.Tensor.index_add_": lambda: x.index_add_(0, idx, u),
+        "mg.scatter_multiaxis(out=x, clamp)": lambda: multigather.scatter_multiaxis(
+            x, ix, u, (0,), reduction="add", index_mode="clamp", out=x),
+        "mg.scatter_multiaxis(out=x, error)": lambda: multigather.scatter_multiaxis(
+            x, ix, u, (0,), reduction="add", out=x),
+        "torch.index_add (one-shot)": lambda: torch.index_add(x, 0, idx, u),
+        "torch.ops.multigather.index_add (one-shot)": lambda: ops.index_add(x, 0, idx, u),
+        "int32 4M into 16M: torch.Tensor.index_add_": lambda: xi.index_add_(0, idx_i, u_i),
+        "int32 4M into 16M: mg out= (order-free: atomics)": lambda: multigather.scatter_multiaxis(
+            xi, idx_i, u_i, (0,), reduction="add", index_mode="clamp", out=xi),
+    }
+
+    def table(title):
+        print(f"\n{title}\n| variant | batch 1 us | batch 10 us | batch 100 us | host us |")
+        print("|---|---:|---:|---:|---:|")
+        for name, fn in variants.items():
+            try:
+                cells = [time_us(fn, 5, 9, b) for b in (1, 10, 100)] + [host_us_per_call(fn, 300)]
+                print(f"| {name} | " + " | ".join(f"{c:.1f}" for c in cells) + " |")
+            except Exception as error:  # noqa: BLE001 (a diagnostic: print and go on)
+                print(f"| {name} | {type(error).__name__}: {str(error)[:120]} |")
+            sys.stdout.flush()
+
+    table("stall: time per call, [8192, 128] rows into [4096, 128] in place")
+    from torch.profiler import ProfilerActivity, profile
+    for name in ("mg.scatter_multiaxis(out=x, clamp)", "mg.scatter_multiaxis(out=x, error)"):
+        fn = variants[name]
+        fn()
+        torch.cuda.synchronize()
+        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+            for _ in range(20):
+                fn()
+            torch.cuda.synchronize()
+        print(f"\n{name}: 20 calls, by CPU-side total")
+        print(prof.key_averages().table(sort_by="cpu_time_total", row_limit=22, max_name_column_width=60))
+    try:
+        import cupy
+        rt = cupy.cuda.runtime
+        pool = rt.deviceGetDefaultMemPool(torch.cuda.current_device())
+        rt.memPoolSetAttribute(pool, rt.cudaMemPoolAttrReleaseThreshold, 1 << 40)
+    except Exception as error:  # noqa: BLE001
+        print(f"\ncould not raise the default pool's release threshold: {type(error).__name__}: {error}")
+        return
+    table("stall, the default memory pool's release threshold raised to 1 TiB")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--profile-only", action="store_true")
     parser.add_argument("--sweep-only", action="store_true")
+    parser.add_argument("--stall-only", action="store_true", help="only the small in-place row scatter's diagnosis")
     parser.add_argument("--reps", type=int, default=15)
     args = parser.parse_args()
     if not torch.cuda.is_available():
@@ -131,12 +196,16 @@ def main():
         return 1 if os.environ.get("MULTIGATHER_REQUIRE_GPU") == "1" else 0
     device = torch.device("cuda")
     print(f"device: {torch.cuda.get_device_name()}; torch {torch.__version__}")
+    if args.stall_only:
+        stall(device)
+        return 0
     if not args.sweep_only:
         profile_cases(device)
     if not args.profile_only:
         sweep(device, args.reps)
     if not (args.profile_only or args.sweep_only):
         host_cost(device)
+        stall(device)
     return 0
 
 

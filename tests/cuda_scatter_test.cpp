@@ -81,14 +81,16 @@ void stable_sort_rows(detail::CudaScatterParams* s) {
 }
 
 // Steps 2-3 on the host over every thread of the combine's grid (launch_blocks' grid for
-// `multiprocessors`), in thread order.
+// `multiprocessors`), in thread order (`reversed`: last thread first, as one of the orders a GPU
+// may run atomics in).
 template <class Off>
 void combine_on_host(detail::CudaScatterParams s, DType dtype, Reduction reduction, bool atomic,
-                     int multiprocessors) {
+                     int multiprocessors, bool reversed = false) {
   if (!atomic) stable_sort_rows<Off>(&s);
   const std::int64_t threads = detail::launch_blocks(s.rows, multiprocessors) * detail::kThreadsPerBlock;
   auto each_thread = [&](auto body) {
-    for (std::int64_t t = 0; t < threads; ++t) {
+    for (std::int64_t i = 0; i < threads; ++i) {
+      const std::int64_t t = reversed ? threads - 1 - i : i;
       detail::scatter_thread<Off>(s, static_cast<Off>(t), static_cast<Off>(threads), body);
     }
   };
@@ -121,7 +123,7 @@ struct HostRun {
   std::vector<std::byte> bytes;
 };
 
-HostRun run_on_host(const Case& c, bool atomic, bool offsets64, int multiprocessors) {
+HostRun run_on_host(const Case& c, bool atomic, bool offsets64, int multiprocessors, bool reversed = false) {
   HostRun run;
   const test::CaseViews v = test::views_of(c, &run.bytes);
   detail::ValidatedScatter call;
@@ -145,9 +147,9 @@ HostRun run_on_host(const Case& c, bool atomic, bool offsets64, int multiprocess
   EXPECT_TRUE(detail::copy_view(v.input, v.output, 1).ok());
   atomic = atomic && detail::combine::has_atomic_form(c.dtype, call.reduction);
   if (s.rows.offsets32) {
-    combine_on_host<std::int32_t>(s, c.dtype, call.reduction, atomic, multiprocessors);
+    combine_on_host<std::int32_t>(s, c.dtype, call.reduction, atomic, multiprocessors, reversed);
   } else {
-    combine_on_host<std::int64_t>(s, c.dtype, call.reduction, atomic, multiprocessors);
+    combine_on_host<std::int64_t>(s, c.dtype, call.reduction, atomic, multiprocessors, reversed);
   }
   return run;
 }
@@ -182,6 +184,44 @@ TEST(CudaScatterOnHost, RandomPlansMatchTheReference) {
   EXPECT_GT(flagged, 0);  // about 0.5% of random cases (10 of 2000) index out of range in error mode
   EXPECT_GT(compared, 1000);
   EXPECT_GT(atomic_compared, 1000);
+}
+
+TEST(CudaScatterOnHost, OrderFreeCombinesSkipTheSortAndEqualTheReferenceInAnyOrder) {
+  // Deterministic CUDA scatters of integer add / mul / min / max combine with atomics, unsorted
+  // (combine::order_free): their bytes must not depend on the order. The atomic form run with
+  // the grid's threads backwards (each thread's items in reverse of row-major order) and with 1
+  // multiprocessor (many items per thread) equals the reference byte for byte, include_input
+  // false included; and the choice is the one launch_scatter_combine makes.
+  namespace cb = detail::combine;
+  EXPECT_TRUE(cb::combines_atomically(DType::kInt32, Reduction::kAdd, true));
+  EXPECT_TRUE(cb::combines_atomically(DType::kUInt8, Reduction::kMin, true));
+  EXPECT_TRUE(cb::combines_atomically(DType::kInt64, Reduction::kMul, true));
+  EXPECT_FALSE(cb::combines_atomically(DType::kFloat32, Reduction::kAdd, true));
+  EXPECT_FALSE(cb::combines_atomically(DType::kInt32, Reduction::kNone, true));
+  EXPECT_FALSE(cb::combines_atomically(DType::kBool, Reduction::kAdd, true));
+  EXPECT_FALSE(cb::combines_atomically(DType::kComplex128, Reduction::kMax, false));
+  EXPECT_TRUE(cb::combines_atomically(DType::kFloat32, Reduction::kAdd, false));
+  std::mt19937_64 rng(seed());
+  int compared = 0, without_input = 0;
+  for (int i = 0; i < 3000; ++i) {
+    const std::uint64_t case_seed = rng();
+    std::mt19937_64 case_rng(case_seed);
+    const Case c = test::random_case(case_rng);
+    if (!cb::order_free(c.dtype, c.options.reduction)) continue;
+    const Result ref = test::run_case(c, true, 1);
+    if (!ref.status.ok()) continue;
+    SCOPED_TRACE("case seed " + std::to_string(case_seed) + ": " + test::describe(c));
+    for (const int multiprocessors : {1, 4}) {
+      const HostRun got = run_on_host(c, true, i % 2 == 1, multiprocessors, /*reversed=*/true);
+      if (!got.ran) continue;
+      ASSERT_FALSE(got.flagged);
+      ASSERT_TRUE(got.bytes == ref.bytes);
+      compared += 1;
+      without_input += !c.options.include_input;
+    }
+  }
+  EXPECT_GT(compared, 200);
+  EXPECT_GT(without_input, 20);
 }
 
 TEST(CudaScatterOnHost, ComplexMinMaxWithNansTiesAndSignedZerosMatchTheReference) {

@@ -328,8 +328,10 @@ PyObject* python_error_of(const std::exception& e) {
 
 #if defined(MULTIGATHER_PYTHON_HAS_CUDA)
 /// A lowered call on a CUDA device: on the framework's current stream, into `out` (a CUDA
-/// array) or into device memory of the input's framework.
-PyObject* run_on_cuda(const Lowering& l, const Operand& input, PyObject* out) {
+/// array; `out_view`, when given, is out already read) or into device memory of the input's
+/// framework.
+PyObject* run_on_cuda(const Lowering& l, const Operand& input, PyObject* out,
+                      const MutableTensorView* out_view = nullptr) {
   ExecutionContext context;
   context.device = Device::kCUDA;
   context.num_threads = get_num_threads();
@@ -339,9 +341,14 @@ PyObject* run_on_cuda(const Lowering& l, const Operand& input, PyObject* out) {
     if (!knows_consumer_stream(input.framework_name)) finish_for_unknown_consumer(context.stream, input.device_id);
   };
   if (out != Py_None) {
-    OutputArray array;
-    if (!nb::try_cast(nb::handle(out), array)) throw nb::type_error("out must be a writable CUDA array");
-    const MutableTensorView target = device_mutable_view_of(array, "out");
+    MutableTensorView target;
+    if (out_view != nullptr) {
+      target = *out_view;
+    } else {
+      OutputArray array;
+      if (!nb::try_cast(nb::handle(out), array)) throw nb::type_error("out must be a writable CUDA array");
+      target = device_mutable_view_of(array, "out");
+    }
     check_out(target, l.input.dtype, l.output_shape);
     Status status;
     {
@@ -449,8 +456,21 @@ PyObject* door_call(FastOp& op, PyObject* const* args, Py_ssize_t first_attr, bo
   PyObject* out = args[first_attr - 1];
 #if defined(MULTIGATHER_PYTHON_HAS_CUDA)
   if (input.device == Device::kCUDA) {
-    if (out != Py_None && !normalized) return not_implemented();  // out's checks: Python's
-    return run_on_cuda(l, input, out);
+    if (out == Py_None || normalized) return run_on_cuda(l, input, out);
+    // A torch CUDA `out` on input's device, through the hooks (which bump its version counter
+    // after the write) and the DLPack read, which declines requires_grad and the negative and
+    // conjugate bits; an inference tensor only where torch allows writing it. Anything else:
+    // out's checks and messages are Python's (call_door).
+    TensorView v;
+    int out_device = -1;
+    if (torch_hooks == nullptr || !is_torch_tensor(out) || !member_is(out, torch_api.is_inference, Py_False) ||
+        !torch_cuda_view(out, &v, &out_device) || out_device != input.device_id || !torch_modes_inactive()) {
+      return not_implemented();
+    }
+    const MutableTensorView target(const_cast<void*>(v.data), v.dtype, v.shape, v.strides);
+    PyObject* result = run_on_cuda(l, input, out, &target);
+    torch_hooks->written(out);
+    return result;
   }
 #endif
 

@@ -131,6 +131,13 @@ bool member_is(PyObject* object, const TorchMember& m, PyObject* expected);
 /// call).
 bool torch_view(PyObject* t, TensorView* view, bool writable);
 
+#if defined(MULTIGATHER_PYTHON_HAS_CUDA)
+/// A strided torch tensor in CUDA memory, read through torch._C._to_dlpack (data, dtype, shape,
+/// strides in elements) with its device id; false, no Python error set, for anything else (a
+/// host tensor, negative or conjugate bits, requires_grad): as torch_view, for a CUDA `out`.
+bool torch_cuda_view(PyObject* t, TensorView* view, int* cuda_device);
+#endif
+
 /// A result for torch: output memory handed to torch._C._from_dlpack in a DLPack capsule (no
 /// numpy array in between; torch calls the deleter when the tensor's storage dies, on any
 /// thread: free_output_memory is thread-safe).

@@ -286,6 +286,15 @@ bool torch_view(PyObject* t, TensorView* view, bool writable) {  // see op_fast.
   return torch_view_by_members(t, view, writable);
 }
 
+#if defined(MULTIGATHER_PYTHON_HAS_CUDA)
+bool torch_cuda_view(PyObject* t, TensorView* view, int* cuda_device) {  // see op_fast.hpp
+  int device = -1;
+  if (torch_api.to_dlpack == nullptr || torch_view_by_dlpack(t, view, true, &device) != 1 || device < 0) return false;
+  *cuda_device = device;
+  return true;
+}
+#endif
+
 namespace {
 
 bool torch_view_by_members(PyObject* t, TensorView* view, bool writable) {

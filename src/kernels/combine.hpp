@@ -280,6 +280,30 @@ inline bool has_atomic_form(DType dtype, Reduction reduction) noexcept {
   }
 }
 
+/// Whether every order of combining the updates of one target gives the same bytes, so that the
+/// deterministic mode may skip the sort and combine atomically (issue 55): integer add and mul
+/// (wrapping arithmetic modulo 2^bits is associative and commutative) and integer min / max (a
+/// total order, no ties that differ in bytes). Not bool (the first update reaching an element
+/// without include_input is kept as it is, a non-canonical true included, where the atomic form
+/// starts from the identity and writes 0 or 1), not floats (rounding, NaN payloads, signed
+/// zeros), not complex, not reduction none (the last update wins).
+inline bool order_free(DType dtype, Reduction reduction) noexcept {
+  if (reduction == Reduction::kNone) return false;
+  switch (dtype) {
+    case DType::kInt8: case DType::kUInt8: case DType::kInt16: case DType::kUInt16:
+    case DType::kInt32: case DType::kUInt32: case DType::kInt64: case DType::kUInt64:
+      return true;
+    default:
+      return false;
+  }
+}
+
+/// Whether a CUDA scatter of (dtype, reduction) combines with atomics: asked for (`deterministic`
+/// false) where an atomic form exists, or deterministic where the order cannot change the bytes.
+inline bool combines_atomically(DType dtype, Reduction reduction, bool deterministic) noexcept {
+  return has_atomic_form(dtype, reduction) && (!deterministic || order_free(dtype, reduction));
+}
+
 /// Calls visit.template operator()<Op>() with the element Op of (dtype, reduction); false for a
 /// pair validation rejects (float8 arithmetic).
 template <class Visit>

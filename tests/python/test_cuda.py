@@ -125,6 +125,34 @@ def test_out_argument_and_a_side_stream():
     assert torch.equal(out, data[ids[:, 0]])
 
 
+def test_a_torch_cuda_out_is_written_in_place_with_its_version_bumped():
+    # The door takes a torch CUDA out= as it is (one call, no Python normalization): the bytes
+    # of the CPU engine, torch's version counter bumped (autograd's in-place check sees the
+    # write), a strided out written only where it points, and torch's out= rules kept: an out
+    # that requires grad is refused in grad mode, written under no_grad.
+    torch = cuda_torch()
+    gen = torch.Generator().manual_seed(5)
+    x = torch.randn(64, 8, generator=gen)
+    ids = torch.randint(0, 64, (100, 1), generator=gen)
+    u = torch.randn(100, 8, generator=gen)
+    want = multigather.scatter_multiaxis(x, ids, u, [0], reduction="add")
+    y = x.cuda()
+    version = y._version
+    got = multigather.scatter_multiaxis(y, ids.cuda(), u.cuda(), [0], reduction="add", out=y)
+    assert got is y and y._version > version
+    assert torch.equal(y.cpu(), want)
+    wide = torch.zeros(64, 16, device="cuda")
+    multigather.scatter_multiaxis(x.cuda(), ids.cuda(), u.cuda(), [0], reduction="add", out=wide[:, ::2])
+    assert torch.equal(wide[:, ::2].cpu(), want)
+    assert torch.equal(wide[:, 1::2].cpu(), torch.zeros(64, 8))
+    leaf = x.cuda().requires_grad_()
+    with pytest.raises(RuntimeError, match="out requires grad"):
+        multigather.scatter_multiaxis(x.cuda(), ids.cuda(), u.cuda(), [0], reduction="add", out=leaf)
+    with torch.no_grad():
+        multigather.scatter_multiaxis(leaf, ids.cuda(), u.cuda(), [0], reduction="add", out=leaf)
+    assert torch.equal(leaf.detach().cpu(), want)
+
+
 def test_arrays_on_two_devices_are_refused():
     torch = cuda_torch()
     data = torch.randn(4, 3).cuda()

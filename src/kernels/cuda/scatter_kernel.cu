@@ -148,7 +148,7 @@ cudaError_t launch_fill(void* data, std::int64_t count, std::size_t element_byte
 cudaError_t launch_scatter_combine(const CudaScatterParams& s, DType dtype, Reduction reduction,
                                    bool deterministic, int multiprocessors, cudaStream_t stream) noexcept {
   if (s.rows.rows > INT32_MAX) return cudaErrorInvalidValue;  // CUB's item count is an int
-  const bool atomic = !deterministic && combine::has_atomic_form(dtype, reduction);
+  const bool atomic = combine::combines_atomically(dtype, reduction, deterministic);
   const std::int64_t blocks = launch_blocks(s.rows, multiprocessors);
   return s.rows.offsets32 ? sort_and_combine<std::int32_t>(s, dtype, reduction, atomic, blocks, stream)
                           : sort_and_combine<std::int64_t>(s, dtype, reduction, atomic, blocks, stream);
