@@ -714,6 +714,46 @@ TEST(CudaScatter, AtomicFloatAddIsCloseAndDeterministicIsExact) {
   for (std::size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], w[i], 1e-2f + 1e-4f * std::abs(w[i])) << i;
 }
 
+TEST(CudaScatter, OneBlockSortAndDeviceSortAroundTheirThresholdEqualTheCpuEngine) {
+  SKIP_WITHOUT_DEVICE();
+  // Up to 8192 rows (32-bit offsets) the deterministic scatter sorts in one thread block
+  // (scatter_kernel.cu: small_sort_kernel), beyond with cub::DeviceRadixSort: float32 add and
+  // reduction none (the last update wins: the sort's stability decides it) on both sides of the
+  // threshold, few targets and many, with dropped rows (clamp would hide them: drop mode, a tenth
+  // of the ids out of range), equal the CPU engine byte for byte.
+  std::mt19937_64 rng(seed() + 3);
+  for (const std::int64_t rows : {1, 100, 8191, 8192, 8193, 40000}) {
+    for (const std::int64_t targets : {3, 5000}) {
+      for (const Reduction reduction : {Reduction::kAdd, Reduction::kNone}) {
+        Case c;
+        c.dtype = DType::kFloat32;
+        c.input_shape = {targets, 4};
+        c.indices_shape = {rows, 1};
+        c.updates_shape = {rows, 4};
+        c.axes = {0};
+        c.options.reduction = reduction;
+        c.options.index_mode = IndexMode::kDrop;
+        test::fill_random(rng, c.input, c.dtype, targets * 4);
+        test::fill_random(rng, c.updates, c.dtype, rows * 4);
+        c.indices.resize(static_cast<std::size_t>(rows) * 8);
+        for (std::int64_t i = 0; i < rows; ++i) {
+          const std::int64_t v = test::uniform(rng, 0, targets + targets / 10);
+          std::memcpy(c.indices.data() + i * 8, &v, 8);
+        }
+        c.output_strides = contiguous_strides(c.input_shape);
+        c.output_span = targets * 4;
+        SCOPED_TRACE(std::to_string(rows) + " rows into " + std::to_string(targets) + ", reduction " +
+                     std::string(reduction_name(reduction)));
+        const Result want = test::run_case(c, false, 2);
+        ASSERT_TRUE(want.status.ok()) << want.status.message();
+        const Result got = run_on_device(c, ScatterDeterminism::kDeterministic, nullptr);
+        ASSERT_TRUE(got.status.ok()) << got.status.message();
+        EXPECT_TRUE(got.bytes == want.bytes);
+      }
+    }
+  }
+}
+
 TEST(CudaScatter, FrameworkScatterRunsThroughExecuteOnDevicePointers) {
   SKIP_WITHOUT_DEVICE();
   // torch.index_add (dim 0) with device operands: execute picks the CUDA engine from where the

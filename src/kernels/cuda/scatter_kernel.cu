@@ -1,8 +1,11 @@
 // The CUDA scatter kernels (scatter_rows.hpp has their bodies, run by the host tests too) and
-// the deterministic sort between them: cub::DeviceRadixSort::SortPairs, which is stable, so the
-// rows of one target keep their row-major order.
+// the deterministic sort between them, stable, so the rows of one target keep their row-major
+// order: up to kSmallSortRows rows, one thread block's cub::BlockRadixSort, in place (one launch,
+// no scratch memory); beyond, cub::DeviceRadixSort::SortPairs (onesweep: a histogram, a scan and
+// a pass per 8 key bits, with their memsets and a stream-ordered scratch allocation).
 #include <cuda_runtime.h>
 
+#include <cub/block/block_radix_sort.cuh>
 #include <cub/device/device_radix_sort.cuh>
 
 #include "kernels/cuda/scatter_kernel.hpp"
@@ -80,12 +83,53 @@ cudaError_t combine(const CudaScatterParams& s, DType dtype, Reduction reduction
   return launch(kernel, blocks, s, stream);
 }
 
+// The one-block sort: kSmallSortThreads threads of kSmallSortItems<Off> rows each, in a blocked
+// arrangement (thread t holds rows t * items ...), which BlockRadixSort's ranking keeps in order
+// among equal keys (stable). Rows past n are padded with kDropped, which sorts after every key
+// (launch_params: key_bits leaves kDropped's low bits above every key), and not written back.
+constexpr int kSmallSortThreads = 512;
+template <class Off>
+constexpr int kSmallSortItems = sizeof(Off) == 4 ? 16 : 8;  // 32 or 64 KiB of keys and values
+
+template <class Off>
+__global__ void __launch_bounds__(kSmallSortThreads)
+small_sort_kernel(std::make_unsigned_t<Off>* keys, Off* values, int n, int key_bits) {
+  using Key = std::make_unsigned_t<Off>;
+  constexpr int kItems = kSmallSortItems<Off>;
+  using Sort = cub::BlockRadixSort<Key, kSmallSortThreads, kItems, Off>;
+  __shared__ typename Sort::TempStorage temp;
+  Key k[kItems];
+  Off v[kItems];
+  const int first = static_cast<int>(threadIdx.x) * kItems;
+  MULTIGATHER_UNROLL
+  for (int i = 0; i < kItems; ++i) {
+    k[i] = first + i < n ? keys[first + i] : kDropped<Key>;
+    v[i] = first + i < n ? values[first + i] : Off{0};
+  }
+  Sort(temp).Sort(k, v, 0, key_bits);  // reads every row before any is written back
+  MULTIGATHER_UNROLL
+  for (int i = 0; i < kItems; ++i) {
+    if (first + i < n) {
+      keys[first + i] = k[i];
+      values[first + i] = v[i];
+    }
+  }
+}
+
 // Sorts (keys, values) by key, stably. The sorted arrays may land in a second buffer: *s then
 // points at them, and *memory (stream-ordered) must be freed after the combine.
 template <class Off>
 cudaError_t sort_rows(CudaScatterParams* s, void** memory, cudaStream_t stream) {
   using Key = std::make_unsigned_t<Off>;
   const int n = static_cast<int>(s->rows.rows);
+  if (n <= kSmallSortThreads * kSmallSortItems<Off>) {
+    auto* keys = static_cast<Key*>(s->keys);
+    auto* values = static_cast<Off*>(s->values);
+    int rows = n, key_bits = s->key_bits;
+    void* args[] = {&keys, &values, &rows, &key_bits};
+    return cudaLaunchKernel(reinterpret_cast<const void*>(small_sort_kernel<Off>), dim3(1), dim3(kSmallSortThreads),
+                            args, 0, stream);
+  }
   const auto bytes = static_cast<std::size_t>(n) * sizeof(Off);
   std::size_t scratch = 0;
   cub::DoubleBuffer<Key> keys(static_cast<Key*>(s->keys), nullptr);

@@ -11,14 +11,16 @@
 //   1. scatter_keys: key[r] = (the target row's offset + bias (>= 0)) >> key_shift, or kDropped
 //      for a dropped (or, in error mode, bad) lookup; value[r] = the updates row's offset. Raises
 //      the error flag.
-//   2. a STABLE sort of (key, value) by key (cub::DeviceRadixSort on the device, std::stable_sort
-//      in the host tests): the rows of one target now sit together, in row-major order.
+//   2. a STABLE sort of (key, value) by key (cub::BlockRadixSort or cub::DeviceRadixSort on
+//      the device, std::stable_sort in the host tests): the rows of one target now sit
+//      together, in row-major order.
 //   3. scatter_item<..., Atomic = false>: the first sorted row of each target owns it; its thread
 //      group combines the target's updates in order, each lane owning its units of the row.
-// Atomic mode (faster, not deterministic): step 1, then scatter_item<..., Atomic = true>
-// combines every row with one atomic read-modify-write per element, in any order (after
-// scatter_identity_item has set the targets to the reduction's identity when include_input is
-// false).
+// Atomic mode (faster, not deterministic; also the deterministic mode of integer add / mul /
+// min / max, whose bytes no order changes: combine::order_free): step 1, then
+// scatter_item<..., Atomic = true> combines every row with one atomic read-modify-write per
+// element, in any order (after scatter_identity_item has set the targets to the reduction's
+// identity when include_input is false).
 #pragma once
 
 #include <cstdint>
