@@ -14,7 +14,7 @@ Two parts, one process, on a CUDA device:
    equal across two calls (deterministic); PyTorch's atomics are not.
 
 Usage (GPU machine; bench/cuda_check.sh's package in PYTHONPATH):
-    python3 bench/cuda_scatter_sweep.py [--profile-only | --sweep-only | --stall-only] [--reps 15]
+    python3 bench/cuda_scatter_sweep.py [--profile-only | --sweep-only | --stall-only | --sort-only] [--reps 15]
 
 Timing: cuda_peers.py's time_us (median over reps of batches between CUDA events).
 """
@@ -33,33 +33,58 @@ import multigather  # noqa: E402
 from cuda_peers import SCATTER_CASES, host_us_per_call, scatter_peers, time_us  # noqa: E402
 
 
-def profile_cases(device):
+def kernel_us(fn, calls=5):
+    """Device us per call of each kernel (and memset / copy) `fn` launches (torch.profiler),
+    after 3 warm-up calls; {} where this torch's events lack the fields."""
     from torch.profiler import ProfilerActivity, profile
 
+    for _ in range(3):
+        fn()
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(calls):
+            fn()
+        torch.cuda.synchronize()
+    rows = {}
+    for e in prof.events():
+        t = getattr(e, "device_time", None)
+        if t is None:
+            t = getattr(e, "cuda_time", 0)
+        if t and getattr(e, "device_type", None) is not None and "CUDA" in str(e.device_type):
+            rows[e.name[:90]] = rows.get(e.name[:90], 0.0) + t / calls
+    return rows
+
+
+def sort_threshold(device):
+    """The deterministic sort on both sides of the one-block sort's threshold (8192 rows with
+    32-bit offsets): float32 rows of 512 into [50000, 512] in place, device us per call of the
+    sort kernels (one block's cub::BlockRadixSort, or cub::DeviceRadixSort's histogram, scan,
+    onesweep passes and memsets) and of everything."""
+    gen = torch.Generator().manual_seed(3)
+    x = torch.zeros(50000, 512, device=device)
+    print("\n| rows | sort kernels us | all kernels us | sort |")
+    print("|---:|---:|---:|---|")
+    for n in (1024, 2048, 4096, 8192, 8193, 16384):
+        ix = torch.randint(0, 50000, (n, 1), generator=gen).to(device)
+        u = torch.randn(n, 512, generator=gen).to(device)
+        rows = kernel_us(lambda: multigather.scatter_multiaxis(x, ix, u, (0,), reduction="add",
+                                                               index_mode="clamp", out=x))
+        sort = {k: v for k, v in rows.items() if "sort" in k.lower() or "Memset" in k}
+        kind = "one block" if any("small_sort" in k for k in sort) else "cub::DeviceRadixSort"
+        print(f"| {n} | {sum(sort.values()):.1f} | {sum(rows.values()):.1f} | {kind} |")
+    sys.stdout.flush()
+
+
+def profile_cases(device):
     gen = torch.Generator().manual_seed(1234)
     for name, in_shape, ix_shape, up_shape in SCATTER_CASES:
         x = torch.zeros(in_shape, device=device)
         idx = torch.randint(0, in_shape[0], ix_shape, generator=gen, dtype=torch.int64).to(device)
         u = torch.randn(up_shape, generator=gen).to(device)
         for impl, fn in scatter_peers(name, x, idx, u).items():
-            for _ in range(3):
-                fn()
-            torch.cuda.synchronize()
-            with profile(activities=[ProfilerActivity.CUDA]) as prof:
-                for _ in range(5):
-                    fn()
-                torch.cuda.synchronize()
-            rows = {}
-            for e in prof.events():
-                t = getattr(e, "device_time", None)
-                if t is None:
-                    t = getattr(e, "cuda_time", 0)
-                if t and getattr(e, "device_type", None) is not None and "CUDA" in str(e.device_type):
-                    key = e.name[:90]
-                    rows[key] = rows.get(key, 0.0) + t / 5.0
-            if not rows:  # another torch's event fields: its own table
-                print(f"\n{name} / {impl} (5 calls):")
-                print(prof.key_averages().table(sort_by="self_device_time_total", row_limit=10))
+            rows = kernel_us(fn)
+            if not rows:
+                print(f"\n{name} / {impl}: this torch's profiler events have no device time")
                 continue
             print(f"\n{name} / {impl}: device us per call, by kernel (total {sum(rows.values()):.1f})")
             for key, t in sorted(rows.items(), key=lambda kv: -kv[1])[:10]:
@@ -189,6 +214,7 @@ def main():
     parser.add_argument("--profile-only", action="store_true")
     parser.add_argument("--sweep-only", action="store_true")
     parser.add_argument("--stall-only", action="store_true", help="only the small in-place row scatter's diagnosis")
+    parser.add_argument("--sort-only", action="store_true", help="only the sort around the one-block threshold")
     parser.add_argument("--reps", type=int, default=15)
     args = parser.parse_args()
     if not torch.cuda.is_available():
@@ -199,8 +225,12 @@ def main():
     if args.stall_only:
         stall(device)
         return 0
+    if args.sort_only:
+        sort_threshold(device)
+        return 0
     if not args.sweep_only:
         profile_cases(device)
+        sort_threshold(device)
     if not args.profile_only:
         sweep(device, args.reps)
     if not (args.profile_only or args.sweep_only):
