@@ -86,7 +86,17 @@ struct OpSpec {
   bool gradient_to_every_duplicate = false;
   /// The Python exception of the op's invalid arguments (see ArgumentError).
   ArgumentError argument_error = ArgumentError::kValueError;
+  /// Whether the row has a PyTorch operator, torch.ops.multigather.<torch_op_name(row)>, with
+  /// its backward (python/torch_library registers one for every such row; multigather.torch_ops
+  /// holds their handles). Every torch-family row has one but embedding_bag (a custom op of
+  /// multigather.torch_ops); so do the two core rows.
+  bool torch_op = false;
 };
+
+/// The name of `op`'s PyTorch operator: the row's name without "torch.", dots made underscores
+/// (torch.index_add -> index_add, torch_scatter.segment_coo -> torch_scatter_segment_coo,
+/// gather_multiaxis itself); "" for a row without one (OpSpec::torch_op false).
+std::string torch_op_name(const OpSpec& op);
 
 /// The index rule of `op` as one line: "negative indices wrap once ([-s, s-1]); any other index
 /// out of range is an error (IndexError in Python)".

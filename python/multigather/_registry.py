@@ -200,21 +200,18 @@ def document(namespace: dict, public: Sequence[str]) -> None:
 
 
 def torch_op_name(row_name: str) -> str | None:
-    """The torch op of a registry row (python/torch_library/multigather_torch.cpp's kRows and
-    make_op): torch.gather -> gather, torch_scatter.segment_coo -> torch_scatter_segment_coo,
-    gather_multiaxis itself; None for a row PyTorch users do not call (onnx.Gather, ...) and for
-    torch.nn.functional.embedding_bag, whose op (a custom_op in multigather.torch_ops) registers
-    its own fake and strategy. Read by multigather.torch_ops (fake kernels) and
-    multigather._dtensor (strategies)."""
-    if row_name in ("gather_multiaxis", "scatter_multiaxis"):
-        return row_name
-    if row_name.startswith("torch.nn.functional."):
-        return None
-    if row_name.startswith("torch."):
-        return row_name[len("torch."):]
-    if row_name.startswith("torch_scatter."):
-        return row_name.replace(".", "_")
-    return None
+    """The torch op of a registry row, as the row states it (OpSpec::torch_op, named by the
+    C++ torch_op_name): torch.gather -> gather, torch_scatter.segment_coo ->
+    torch_scatter_segment_coo, gather_multiaxis itself; None for a row without one (onnx.Gather,
+    ...; torch.nn.functional.embedding_bag, whose op, a custom_op in multigather.torch_ops,
+    registers its own fake and strategy). Read by multigather.torch_ops (handles, fake kernels)
+    and multigather._dtensor (strategies)."""
+    return OPS[row_name]["torch_op"] if row_name in OPS else None
+
+
+def torch_op_rows() -> list[str]:
+    """The registry rows with a PyTorch op (torch_op_name not None), in registry order."""
+    return [name for name, op in OPS.items() if op["torch_op"] is not None]
 
 
 def names() -> list[str]:

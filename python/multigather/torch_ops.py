@@ -7,32 +7,14 @@ package against the installed torch; python/torch_library/multigather_torch.cpp)
 their fake (meta) implementations, for ``torch.compile(fullgraph=True, dynamic=True)`` and
 ``torch.export``.
 
-One op per registry row that PyTorch users call, its schema generated from the row (the
-signature's argument order and defaults, the attributes' types), and one ``<op>_backward``:
-
-=================================================================  ================================
-``gather_multiaxis(input, indices, axes, index_mode="error",        ``multigather.gather_multiaxis``
-negative_indices=True, fill_value=0)``
-``scatter_multiaxis(input, indices, updates, axes, reduction=        ``multigather.scatter_multiaxis``
-"none", index_mode="error", negative_indices=True,
-include_input=True)``
-``gather(input, dim, index)``, ``take(input, index)``,              torch.gather, torch.take,
-``take_along_dim(input, indices, dim=None)``,                       torch.take_along_dim,
-``index_select(input, dim, index)``                                 torch.index_select
-``scatter(input, dim, index, src, reduce=None)``,                   torch.scatter, scatter_add,
-``scatter_add(input, dim, index, src)``, ``scatter_reduce(input,    scatter_reduce
-dim, index, src, reduce, *, include_self=True)``
-``index_add(input, dim, index, source, *, alpha=1)``,               torch.index_add, index_copy,
-``index_copy(input, dim, index, source)``, ``index_fill(input,      index_fill (value: a 0-d
-dim, index, value)``, ``put(input, index, source,                    tensor), torch.put
-accumulate=False)``
-``index_put(input, indices, values, accumulate=False, *,            torch.index_put in the registry
-index_dims)``                                                       form (indices stacked on a last
-                                                                    dimension; multigather.torch.
-                                                                    index_put takes PyTorch's tuple)
-``embedding(input, weight, padding_idx=None)``                      F.embedding (index_select of
-                                                                    rows; padding_idx >= 0 here)
-=================================================================  ================================
+One op per registry row that says it has one (the row's ``torch_op``: the torch and
+torch_scatter families but embedding_bag, and the two core rows), its schema generated from the
+row (the signature's argument order and defaults, the attributes' types), and one
+``<op>_backward``; the table at the end of this docstring lists them, from the rows. Besides:
+``embedding(input, weight, padding_idx=None)`` (F.embedding: index_select of rows; padding_idx
+>= 0 here) and ``embedding_bag`` (a custom op of this module). ``index_fill``'s value is a 0-d
+tensor; ``index_put`` takes the registry form (indices stacked on a last dimension;
+``multigather.torch.index_put`` takes PyTorch's tuple).
 
 Kernels (C++): CPU and CUDA run the registry row's lowering and execute on the tensors' memory
 (no copy; torch's intra-op thread count; CUDA on the current stream, in a build with the CUDA
@@ -65,11 +47,6 @@ from torch import Tensor
 from . import _registry
 from ._interop import OpsNotBuiltError
 
-__all__ = ["library_path", "gather_multiaxis", "scatter_multiaxis", "gather", "take",
-           "take_along_dim", "index_select", "embedding", "scatter", "scatter_add",
-           "scatter_reduce", "index_add", "index_copy", "index_fill", "index_put", "put",
-           "segment_reduce", "torch_scatter_scatter", "torch_scatter_segment_coo",
-           "torch_scatter_segment_csr", "embedding_bag", "embedding_bag_backward"]
 
 
 def library_path() -> str:
@@ -96,25 +73,26 @@ def _load() -> None:
 _load()
 _ops = torch.ops.multigather
 
-gather_multiaxis = _ops.gather_multiaxis.default
-scatter_multiaxis = _ops.scatter_multiaxis.default
-gather = _ops.gather.default
-take = _ops.take.default
-take_along_dim = _ops.take_along_dim.default
-index_select = _ops.index_select.default
 embedding = _ops.embedding.default
-scatter = _ops.scatter.default
-scatter_add = _ops.scatter_add.default
-scatter_reduce = _ops.scatter_reduce.default
-index_add = _ops.index_add.default
-index_copy = _ops.index_copy.default
-index_fill = _ops.index_fill.default
-index_put = _ops.index_put.default
-put = _ops.put.default
-segment_reduce = _ops.segment_reduce.default
-torch_scatter_scatter = _ops.torch_scatter_scatter.default
-torch_scatter_segment_coo = _ops.torch_scatter_segment_coo.default
-torch_scatter_segment_csr = _ops.torch_scatter_segment_csr.default
+
+
+def _op_handles() -> tuple[dict, str]:
+    """The OpOverload of every row's op (multigather.torch_ops.index_add is
+    torch.ops.multigather.index_add.default), and this docstring's table of them: both from the
+    rows, so a new row with a torch op appears here with nothing else written."""
+    handles, lines = {}, []
+    for row_name in _registry.torch_op_rows():
+        name = _registry.torch_op_name(row_name)
+        handles[name] = getattr(_ops, name).default
+        schema = str(handles[name]._schema).replace("multigather::", "", 1)
+        lines.append(f"- ``{schema}``: {row_name}")
+    return handles, "\n".join(lines)
+
+
+_handles, _table = _op_handles()
+globals().update(_handles)
+__all__ = ["library_path", *_handles, "embedding", "embedding_bag", "embedding_bag_backward"]
+__doc__ = f"{__doc__ or ''}\nThe ops (``torch.ops.multigather.<op>``, held here by the same name):\n\n{_table}\n"
 
 
 # ---- fake implementations -----------------------------------------------------------------------

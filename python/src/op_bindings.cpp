@@ -151,6 +151,11 @@ nb::list registry_ops() {
     entry["negative_indices"] = op.index_rule.negative_indices;
     entry["index_attribute"] = op.index_rule.attribute;
     entry["argument_error"] = std::string(op.argument_error == ArgumentError::kTypeError ? "ArgumentTypeError" : "ValueError");
+    if (op.torch_op) {
+      entry["torch_op"] = torch_op_name(op);
+    } else {
+      entry["torch_op"] = nb::none();
+    }
     ops.append(entry);
   }
   return ops;

@@ -66,14 +66,6 @@ namespace {
 
 // ---- the ops: one per registry row ------------------------------------------------------------
 
-/// The registry rows with a PyTorch op, in registration order.
-constexpr const char* kRows[] = {
-    "gather_multiaxis", "scatter_multiaxis", "torch.gather", "torch.take",
-    "torch.take_along_dim", "torch.index_select", "torch.scatter", "torch.scatter_add",
-    "torch.scatter_reduce", "torch.index_add", "torch.index_copy", "torch.index_fill",
-    "torch.index_put", "torch.put", "torch.segment_reduce", "torch_scatter.scatter",
-    "torch_scatter.segment_coo", "torch_scatter.segment_csr"};
-
 std::string trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ')) s.remove_suffix(1);
@@ -104,8 +96,7 @@ std::vector<std::string> signature_args(const std::string& signature) {
 TorchOp make_op(const OpSpec& spec) {
   TorchOp op;
   op.spec = &spec;
-  op.name = spec.name.rfind("torch.", 0) == 0 ? spec.name.substr(6) : spec.name;
-  for (char& c : op.name) c = c == '.' ? '_' : c;  // torch_scatter.scatter -> torch_scatter_scatter
+  op.name = torch_op_name(spec);  // torch.index_add -> index_add
   bool keyword = false;
   std::vector<const AttrSpec*> listed;
   for (const std::string& text : signature_args(spec.signature)) {
@@ -243,10 +234,8 @@ std::string backward_schema(const TorchOp& op) {
 std::vector<TorchOp>& torch_ops() {
   static std::vector<TorchOp> ops = [] {
     std::vector<TorchOp> v;
-    for (const char* row : kRows) {
-      const OpSpec* spec = multigather::find_op(row);
-      TORCH_CHECK(spec != nullptr, "multigather: no registry row ", row);
-      v.push_back(make_op(*spec));
+    for (const OpSpec& spec : multigather::op_registry()) {  // the rows that say they have one
+      if (spec.torch_op) v.push_back(make_op(spec));
     }
     return v;
   }();

@@ -66,7 +66,7 @@ struct Frame {
 /// The Frame of a call whose arguments start at stack position `first`.
 Frame frame_of(const TorchOp& op, bool backward, std::size_t first);
 
-/// The TorchOp of each row of kRows, in registration order (made on first use).
+/// The TorchOp of each registry row with OpSpec::torch_op, in registry order (made on first use).
 std::vector<TorchOp>& torch_ops();
 
 /// The TorchOp of a registered operator ("multigather::gather" or "..._backward").

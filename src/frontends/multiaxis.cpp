@@ -24,6 +24,7 @@ void append_core_ops(std::vector<OpSpec>* ops) {
          MULTIGATHER_RETURN_IF_ERROR(finish_core_shaped(o));
          return check_indices_dtype(i.dtype);
        }});
+  ops->back().torch_op = true;
 
   OpSpec scatter{
       "scatter_multiaxis", "core", "scatter",
@@ -54,6 +55,7 @@ void append_core_ops(std::vector<OpSpec>* ops) {
     MULTIGATHER_RETURN_IF_ERROR(finish_scatter(o));
     return check_indices_dtype(i.dtype);
   };
+  scatter.torch_op = true;
   ops->push_back(std::move(scatter));
   // The core operators: the index_mode and negative_indices attributes are the policy.
   const IndexRule by_attributes{IndexMode::kError, true, "index_mode, negative_indices"};

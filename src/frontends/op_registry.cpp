@@ -98,6 +98,13 @@ std::string unknown_op_message(std::string_view name) {
   return m;
 }
 
+std::string torch_op_name(const OpSpec& op) {
+  if (!op.torch_op) return {};
+  std::string name = op.name.rfind("torch.", 0) == 0 ? op.name.substr(6) : op.name;
+  for (char& c : name) c = c == '.' ? '_' : c;
+  return name;
+}
+
 std::string index_rule_text(const OpSpec& op) {
   // The wording of each IndexMode, with the negative wrap first and without it.
   struct Wording {

@@ -308,6 +308,7 @@ void append_segment_ops(std::vector<OpSpec>* ops) {
       "offsets must not decrease and lie in [0, data.shape[axis]] (rows outside [offsets[0], offsets[-1]) are "
       "dropped). An empty segment holds initial, else 0 (sum), 1 (prod), -inf (max, amax), +inf (min, amin), NaN (mean); a mean "
       "divides by the count of rows (initial not counted)";
+  sr.torch_op = true;
   ops->push_back(std::move(sr));
   const std::string ts_docs = "https://pytorch-scatter.readthedocs.io/en/latest/functions/";
   const AttrSpec reduce{"reduce", AttrType::kEnum, "sum", {"sum", "add", "mul", "mean", "min", "max"},
@@ -345,6 +346,7 @@ void append_segment_ops(std::vector<OpSpec>* ops) {
   csr.index_rule = {IndexMode::kDrop, false, "", "segments from indptr: no index is out of range"};
   for (OpSpec* op : {&sc, &coo, &csr}) {
     op->kind = OpKind::kSegment;
+    op->torch_op = true;
     ops->push_back(std::move(*op));
   }
   OpSpec eb{"torch.nn.functional.embedding_bag", "torch", "segment",

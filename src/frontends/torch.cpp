@@ -540,6 +540,7 @@ Status index_put(const TensorView& input, const TensorView& indices, const Tenso
 namespace multigather::frontends {
 
 void append_torch_ops(std::vector<OpSpec>* ops) {
+  const std::size_t first = ops->size();
   const std::string docs = "https://docs.pytorch.org/docs/stable/generated/";
   ops->push_back({"torch.gather", "torch", "element", "torch.gather(input, dim, index)",
                   "out[i][j][k] = input[index[i][j][k]][j][k]  (dim = 0)", docs + "torch.gather.html",
@@ -663,6 +664,8 @@ void append_torch_ops(std::vector<OpSpec>* ops) {
                           Lowering* o) { return torch::put(x, i, u, a.get_bool("accumulate"), o); };
     ops->push_back(std::move(op));
   }
+  // Every row of this table is a PyTorch operator too (torch.ops.multigather.<name>).
+  for (std::size_t j = first; j < ops->size(); ++j) (*ops)[j].torch_op = true;
   // PyTorch's gradient of a write (scatter, index_copy, index_put, put): every duplicate update
   // gets the output gradient at its target (derivatives.yaml: grad.gather(dim, index),
   // grad.index_select(dim, index), grad.index(indices), grad.take(index)), not only the one
