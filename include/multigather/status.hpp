@@ -36,6 +36,8 @@ enum class StatusReason : int {
                           // lowering was not given (shapes alone: explain, fake tensors)
   kOutOfMemory = 3,       // an output the call allocates could not be (code kInternal; Python:
                           // MemoryError, in numpy's words: unable_to_allocate)
+  kPictureTooLarge = 4,   // explain_svg: an operand has more cells than SvgOptions::max_cells
+                          // (Python names the argument that asked for the picture)
 };
 
 /// Result of a core call: ok, or a code with a one-line message (no trailing period), and

@@ -16,11 +16,10 @@ namespace {
 
 namespace dl = nb::dlpack;
 
-std::string str(std::int64_t v) { return std::to_string(v); }
 
 std::string dlpack_dtype_text(dl::dtype dtype) {
-  return "(DLPack code " + str(dtype.code) + ", " + str(dtype.bits) + " bits, " +
-         str(dtype.lanes) + " lanes)";
+  return "(DLPack code " + std::to_string(dtype.code) + ", " + std::to_string(dtype.bits) + " bits, " +
+         std::to_string(dtype.lanes) + " lanes)";
 }
 
 // DLPack device types that the CPU engine can read (kDLCPU, kDLCUDAHost).
@@ -30,11 +29,11 @@ bool is_host_memory(int device_type) {
 
 std::string device_text(int device_type, int device_id) {
   switch (device_type) {
-    case nb::device::cuda::value: return "cuda:" + str(device_id);
-    case nb::device::cuda_managed::value: return "cuda_managed:" + str(device_id);
-    case nb::device::rocm::value: return "rocm:" + str(device_id);
-    case nb::device::metal::value: return "metal:" + str(device_id);
-    default: return "DLPack device type " + str(device_type) + ":" + str(device_id);
+    case nb::device::cuda::value: return "cuda:" + std::to_string(device_id);
+    case nb::device::cuda_managed::value: return "cuda_managed:" + std::to_string(device_id);
+    case nb::device::rocm::value: return "rocm:" + std::to_string(device_id);
+    case nb::device::metal::value: return "metal:" + std::to_string(device_id);
+    default: return "DLPack device type " + std::to_string(device_type) + ":" + std::to_string(device_id);
   }
 }
 
@@ -108,7 +107,7 @@ Scalar scalar_of(nb::handle value, std::string_view what) {
 
 void set_num_threads(int threads) {
   if (threads < 0) {
-    throw nb::value_error(("num_threads " + str(threads) + " must be >= 0 (0: automatic)").c_str());
+    throw nb::value_error(("num_threads " + std::to_string(threads) + " must be >= 0 (0: automatic)").c_str());
   }
   default_num_threads.store(threads, std::memory_order_relaxed);
 }
@@ -282,8 +281,8 @@ DType resolve_dtype(dl::dtype dtype, std::string_view name,
     }
     if (element_size(*tagged) * 8 != dtype.bits) {
       throw nb::type_error((std::string(name) + " dtype " + std::string(*dtype_name) + " has " +
-                            str(static_cast<std::int64_t>(element_size(*tagged) * 8)) +
-                            " bits but the array's elements have " + str(dtype.bits))
+                            std::to_string(static_cast<std::int64_t>(element_size(*tagged) * 8)) +
+                            " bits but the array's elements have " + std::to_string(dtype.bits))
                                .c_str());
     }
     return *tagged;

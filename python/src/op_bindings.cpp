@@ -288,9 +288,8 @@ std::string explain_svg_text(std::string_view op, const IntList& input_shape, st
   std::string svg;
   Status status = scatter ? explain_svg(op, input, indices, updates, attributes_of(attrs), options, &svg)
                           : explain_svg(op, input, indices, attributes_of(attrs), options, &svg);
-  if (!status.ok()) {
-    const std::string& m = status.message();
-    if (m.rfind("the ", 0) == 0) status = Status(status.code(), "format='svg': " + m, status.reason());
+  if (status.reason() == StatusReason::kPictureTooLarge) {  // the picture's own limit: name the argument
+    status = Status(status.code(), "format='svg': " + status.message(), status.reason());
   }
   raise_if_error(status);
   return svg;

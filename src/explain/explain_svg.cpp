@@ -211,8 +211,10 @@ namespace {
 
 Status check_cells(const std::string& what, std::int64_t n, std::int64_t max_cells) {
   if (n > max_cells) {
-    return InvalidArgument("the " + what + " has " + str(n) + " cells; pictures are drawn up to " +
-                           str(max_cells) + " cells (choose smaller shapes)");
+    return Status(StatusCode::kInvalidArgument,
+                  "the " + what + " has " + str(n) + " cells; pictures are drawn up to " + str(max_cells) +
+                      " cells (choose smaller shapes)",
+                  StatusReason::kPictureTooLarge);
   }
   return Status::Ok();
 }
