@@ -291,9 +291,12 @@ def lowering_caches() -> dict:
     homes = sorted({p for p, _, _ in users})
     classes = [m.group(2) for p in homes for _, _, line in grep(r"\b(class|struct)\s+(\w*Cache)\b", [p])
                for m in [re.search(r"\b(class|struct)\s+(\w*Cache)\b", line)]]
+    holders = sorted({p for p, _, _ in grep(r"\bLoweringCache\b", [p for p in paths if "lowering_cache" not in p],
+                                              comments=False)})
     return result(
         f"{len(homes)} caches: " + ", ".join(os.path.basename(p) for p in homes)
-        + (f" (classes: {', '.join(classes)})" if classes else ""),
+        + (f" (classes: {', '.join(classes)})" if classes else "")
+        + (f"; held by {', '.join(os.path.basename(p) for p in holders)}" if holders else ""),
         "files in python/src, python/torch_library, src that call `lowering_anchors(`/`move_lowering(` "
         "in code (the file that defines them excluded): each keeps its own lowering cache",
         caches=len(homes), cache_classes=len(classes))

@@ -33,7 +33,8 @@ namespace multigather {
 /// operands differ from the kept ones in shape, strides or dtype, or whose op name differs, is
 /// lowered afresh (and replaces it). One cache serves ONE (op, attributes) call site: the
 /// attributes are not compared. Thread-safe: a call that finds the cache in use by another
-/// thread lowers on its own.
+/// thread lowers on its own. It holds a LoweringCache of one entry
+/// (multigather/lowering_cache.hpp), the cache every surface uses.
 class CallSiteCache {
  public:
   CallSiteCache();
@@ -45,7 +46,7 @@ class CallSiteCache {
   /// example by example counts once): a test hook.
   std::int64_t lowerings() const noexcept { return lowerings_.load(std::memory_order_relaxed); }
 
-  struct Entry;  // the kept lowering and the operands it was made for (transforms.cpp)
+  struct Entry;  // its LoweringCache (transforms.cpp)
 
  private:
   friend struct CallSiteLease;

@@ -161,86 +161,36 @@ std::vector<std::unique_ptr<FastOp>> fast_ops;
 
 namespace {
 
-bool same_key(const CacheEntry& e, const TensorView& input, const TensorView& indices,
-              const TensorView* updates, const AttrKey& attrs, Device device) {
-  return e.valid && e.device == device && e.input_dtype == input.dtype && e.indices_dtype == indices.dtype &&
-         e.input_shape == input.shape && e.input_strides == input.strides &&
-         e.indices_shape == indices.shape && e.indices_strides == indices.strides &&
-         (updates == nullptr || (e.updates_dtype == updates->dtype && e.updates_shape == updates->shape &&
-                                 e.updates_strides == updates->strides)) &&
-         e.attrs == attrs;
-}
-
-/// A Lowering in use by one call: taken from its cache slot (or new), put back after the call
-/// when the slot still holds the same key.
-struct LoweringLease {
-  std::unique_ptr<Lowering> lowering;
-  CacheEntry* entry = nullptr;
-  std::uint64_t generation = 0;
-  ~LoweringLease() {
-    if (entry != nullptr && entry->generation == generation && entry->valid && !entry->lowering) {
-      entry->lowering = std::move(lowering);
-    }
-  }
-};
-
-/// The Lowering of this call (`updates`: a scatter op's, else null) on `device`: a cached one
-/// with its data pointers moved to these operands, or a new one (cached when its views are
-/// offsets into the operands and it made no copies). `converted`: the call's attributes when
-/// they are not keyed by `attrs` (never cached). lower_op's error otherwise, raised by the
-/// caller: the one wording of every bad call.
+/// The Lowering of this call (`updates`: a scatter op's, else null) on `device`: a kept one
+/// moved to these operands, or lower_op's (kept when its views are offsets into the operands
+/// and it made no copies). `converted`: the call's attributes when they are not keyed by
+/// `attrs` (never kept). lower_op's error otherwise, raised by the caller: the one wording of
+/// every bad call.
 Status lowering_for(FastOp& op, const TensorView& input, const TensorView& indices,
                     const TensorView* updates, const AttrKey& attrs, const Attributes* converted,
-                    Device device, LoweringLease* lease) {
+                    Device device, LoweringCache::Lease* lease) {
   const bool cacheable_operands = converted == nullptr && input.data != nullptr && indices.data != nullptr &&
                                   input.numel() > 0 && indices.numel() > 0 &&
                                   (updates == nullptr || (updates->data != nullptr && updates->numel() > 0));
+  LoweringKey& key = op.key;  // under the GIL, which the call holds until its lease is out
+  key.clear();
   if (cacheable_operands) {
-    for (CacheEntry& e : op.entries) {
-      if (!e.lowering || !same_key(e, input, indices, updates, attrs, device)) continue;
-      lease->lowering = std::move(e.lowering);
-      lease->entry = &e;
-      lease->generation = e.generation;
-      move_lowering(lease->lowering.get(), e.anchors, input.data, indices.data,
-                    updates != nullptr ? updates->data : nullptr);
+    key.add(device);
+    key.add_view(input);
+    key.add_view(indices);
+    if (updates != nullptr) key.add_view(*updates);
+    key.add_words(attrs.words.data(), static_cast<std::size_t>(attrs.size));
+    if (op.cache.find(key, input.data, indices.data, updates != nullptr ? updates->data : nullptr, lease)) {
       return Status::Ok();
     }
   }
-  auto lowering = std::make_unique<Lowering>();
+  Lowering lowering;
   const Attributes attributes = converted != nullptr ? *converted : attributes_of_key(*op.spec, attrs);
-  const Status status =
-      updates == nullptr
-          ? lower_op(op.spec->name, input, indices, attributes, lowering.get(), device)
-          : lower_op(op.spec->name, input, indices, *updates, attributes, lowering.get(), device);
+  const Status status = updates == nullptr
+                            ? lower_op(op.spec->name, input, indices, attributes, &lowering, device)
+                            : lower_op(op.spec->name, input, indices, *updates, attributes, &lowering, device);
   if (!status.ok()) return status;
-  lease->lowering = std::move(lowering);
-  // Kept only when it is a function of the keyed facts alone (lowering_anchors: no copies, no
-  // partial-write base, views inside the operands).
-  LoweringAnchors anchors;
-  if (!cacheable_operands || !lowering_anchors(*lease->lowering, input, indices, updates, &anchors)) {
-    return Status::Ok();
-  }
-  CacheEntry& e = op.entries[static_cast<std::size_t>(op.next)];
-  op.next = (op.next + 1) % FastOp::kEntries;
-  ++e.generation;
-  e.valid = true;
-  e.device = device;
-  e.input_dtype = input.dtype;
-  e.indices_dtype = indices.dtype;
-  e.input_shape = input.shape;
-  e.input_strides = input.strides;
-  e.indices_shape = indices.shape;
-  e.indices_strides = indices.strides;
-  if (updates != nullptr) {
-    e.updates_dtype = updates->dtype;
-    e.updates_shape = updates->shape;
-    e.updates_strides = updates->strides;
-  }
-  e.attrs = attrs;
-  e.lowering.reset();
-  e.anchors = anchors;
-  lease->entry = &e;
-  lease->generation = e.generation;
+  *lease = op.cache.keep(key, std::move(lowering), input, indices, updates);
   return Status::Ok();
 }
 
@@ -446,13 +396,13 @@ PyObject* door_call(FastOp& op, PyObject* const* args, Py_ssize_t first_attr, bo
     }
   }
 
-  LoweringLease lease;
+  LoweringCache::Lease lease;
   if (const Status s = lowering_for(op, input.view, indices.view, scatter ? &updates.view : nullptr,
                                     key, converted ? &*converted : nullptr, input.device, &lease);
       !s.ok()) {
     return failed(s);
   }
-  const Lowering& l = *lease.lowering;
+  const Lowering& l = *lease.get();
   PyObject* out = args[first_attr - 1];
 #if defined(MULTIGATHER_PYTHON_HAS_CUDA)
   if (input.device == Device::kCUDA) {

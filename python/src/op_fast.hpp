@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "arrays.hpp"
+#include "multigather/lowering_cache.hpp"
 #include "torch_hooks.h"
 
 namespace multigather::python {
@@ -213,23 +214,12 @@ struct AttrKey {
   }
 };
 
-struct CacheEntry {
-  std::uint64_t generation = 0;  // bumped when the slot gets another key
-  bool valid = false;
-  Device device = Device::kCPU;
-  DType input_dtype = DType::kFloat32, indices_dtype = DType::kFloat32, updates_dtype = DType::kFloat32;
-  Dims input_shape, input_strides, indices_shape, indices_strides;
-  Dims updates_shape, updates_strides;  // scatter ops
-  AttrKey attrs;
-  std::unique_ptr<Lowering> lowering;  // null while a call uses it
-  LoweringAnchors anchors;  // where the lowered views sit in the operands
-};
-
+/// A registry op as the door calls it: its row, and the lowerings of its recent calls (keyed
+/// by the device, the operands' layouts and the AttrKey; used under the GIL).
 struct FastOp {
   const OpSpec* spec = nullptr;
-  static constexpr int kEntries = 4;
-  std::array<CacheEntry, kEntries> entries;
-  int next = 0;
+  LoweringCache cache;
+  LoweringKey key;  // the call's key, made anew by each call (its capacity stays)
 };
 
 /// The FastOp of each registry op, by registry index, made on first use (op_handle_of_spec).

@@ -24,6 +24,7 @@
 #include "multigather/attributes.hpp"
 #include "multigather/execute.hpp"
 #include "multigather/lowering.hpp"
+#include "multigather/lowering_cache.hpp"
 #include "multigather/registry.hpp"
 #include "multigather/transforms.hpp"
 #include "multigather_torch.hpp"
@@ -62,30 +63,20 @@ std::vector<std::int64_t> batch_shape_of(std::initializer_list<const at::Tensor*
 
 // ---- the lowering cache --------------------------------------------------------------------------
 
-/// The Lowerings of this thread's recent calls of each op, keyed by everything lower_op reads
-/// (the device, every tensor argument's dtype, sizes and strides, every other argument's
-/// value): a repeated call only moves the cached views to its operands (move_lowering).
-/// Thread-local, so no lock: autograd's and DataLoader's threads each keep their own.
-struct CachedLowering {
-  std::string key;
-  std::unique_ptr<multigather::Lowering> lowering;
-  multigather::LoweringAnchors anchors;
-};
-
-struct OpCache {
-  static constexpr std::size_t kEntries = 4;
-  std::array<CachedLowering, kEntries> entries;
-  std::size_t next = 0;
-};
-
+/// The Lowerings of this thread's recent calls of each op (a LoweringCache per op and thread,
+/// so no lock: autograd's and DataLoader's threads each keep their own), keyed by everything
+/// lower_op reads (the device, every tensor argument's dtype, sizes and strides, every other
+/// argument's value): a repeated call only moves the kept views to its operands.
 template <typename T>
-void append(std::string* key, const T& value) {
-  key->append(reinterpret_cast<const char*>(&value), sizeof value);
+void append(multigather::LoweringKey* key, const T& value) {
+  key->add(value);
 }
 
-std::string key_of(const torch::jit::Stack& stack, std::size_t first, std::size_t count, const at::Device& device) {
-  std::string key;
-  key.reserve(256);
+/// The key of a call (empty: an argument the key cannot hold, not cached), into `*key`.
+void key_of(const torch::jit::Stack& stack, std::size_t first, std::size_t count, const at::Device& device,
+            multigather::LoweringKey* out) {
+  multigather::LoweringKey& key = *out;
+  key.clear();
   append(&key, static_cast<std::int16_t>(device.type()));
   append(&key, static_cast<std::int16_t>(device.index()));
   // Each argument: a kind byte, then its value (a kind byte keeps None apart from a value).
@@ -93,31 +84,30 @@ std::string key_of(const torch::jit::Stack& stack, std::size_t first, std::size_
     const c10::IValue& v = stack[i];
     if (v.isTensor()) {
       const at::Tensor& t = v.toTensor();
-      key.push_back('T');
+      append(&key, 'T');
       append(&key, static_cast<std::int8_t>(t.scalar_type()));
       append(&key, static_cast<std::int8_t>(t.dim()));
       for (const std::int64_t d : t.sizes()) append(&key, d);
       for (const std::int64_t d : t.strides()) append(&key, d);
     } else if (v.isInt()) {
-      key.push_back('i');
+      append(&key, 'i');
       append(&key, v.toInt());
     } else if (v.isDouble()) {
-      key.push_back('d');
+      append(&key, 'd');
       append(&key, v.toDouble());
     } else if (v.isBool()) {
-      key.push_back('b');
+      append(&key, 'b');
       append(&key, v.toBool());
     } else if (v.isString()) {
-      key.push_back('s');
-      key += v.toStringRef();
-      key.push_back('\0');
+      append(&key, 's');
+      key.add_text(v.toStringRef());
     } else if (v.isIntList()) {
-      key.push_back('l');
+      append(&key, 'l');
       for (const std::int64_t d : v.toIntVector()) append(&key, d);
       append(&key, std::int64_t{-1} << 62);
     } else if (v.isScalar()) {
       const c10::Scalar x = v.toScalar();
-      key.push_back('S');
+      append(&key, 'S');
       append(&key, static_cast<std::int8_t>(x.type()));
       if (x.isFloatingPoint()) {
         append(&key, x.toDouble());
@@ -125,19 +115,20 @@ std::string key_of(const torch::jit::Stack& stack, std::size_t first, std::size_
         append(&key, x.toLong());
       }
     } else if (v.isNone()) {
-      key.push_back('n');
+      append(&key, 'n');
     } else {
-      return {};  // an argument the key cannot hold: not cached
+      key.clear();  // an argument the key cannot hold: not cached
+      return;
     }
   }
-  return key;
 }
 
-OpCache& cache_of(const TorchOp& op) {
-  thread_local std::vector<OpCache> caches;
+multigather::LoweringCache& cache_of(const TorchOp& op) {
+  thread_local std::vector<std::unique_ptr<multigather::LoweringCache>> caches;
   const std::size_t index = static_cast<std::size_t>(&op - torch_ops().data());
   if (caches.size() <= index) caches.resize(torch_ops().size());
-  return caches[index];
+  if (!caches[index]) caches[index] = std::make_unique<multigather::LoweringCache>();
+  return *caches[index];
 }
 
 /// torch.index_add's alpha when the op has one and it is not 1; nullopt otherwise.
@@ -201,19 +192,15 @@ at::Tensor run_forward(const TorchOp& op, const torch::jit::Stack& stack, const 
   multigather::TensorView u;
   if (updates != nullptr) u = view_of(*updates, name, op.spec->updates_name.c_str());
   const std::vector<std::int64_t> batch = batch_shape_of({&input, &indices, updates}, batch_rank);
-  // One call: a cached Lowering moved to these operands, or lower_op's (then cached).
-  multigather::Lowering fresh;
-  multigather::Lowering* lowering = &fresh;
-  OpCache& cache = cache_of(op);
-  const std::string key = batch_rank == 0 ? key_of(stack, f.forward, op.args.size(), input.device()) : std::string();
-  for (CachedLowering& e : cache.entries) {
-    if (key.empty() || !e.lowering || e.key != key) continue;
-    lowering = e.lowering.get();
-    multigather::move_lowering(lowering, e.anchors, x.data, i.data, updates != nullptr ? u.data : nullptr);
-    break;
-  }
-  if (lowering == &fresh) {
+  // One call: a kept Lowering moved to these operands, or lower_op's (then kept).
+  multigather::LoweringCache& cache = cache_of(op);
+  thread_local multigather::LoweringKey key;  // its bytes' capacity stays: no allocation per call
+  key.clear();
+  if (batch_rank == 0) key_of(stack, f.forward, op.args.size(), input.device(), &key);
+  multigather::LoweringCache::Lease lease;
+  if (!cache.find(key, x.data, i.data, updates != nullptr ? u.data : nullptr, &lease)) {
     const Attributes attrs = attributes();
+    multigather::Lowering fresh;
     if (updates != nullptr) {
       check(multigather::lower_op(name, example_of(x, batch_rank), example_of(i, batch_rank),
                                   example_of(u, batch_rank), attrs, &fresh, context.device));
@@ -221,17 +208,9 @@ at::Tensor run_forward(const TorchOp& op, const torch::jit::Stack& stack, const 
       check(multigather::lower_op(name, example_of(x, batch_rank), example_of(i, batch_rank), attrs, &fresh,
                                   context.device));
     }
-    multigather::LoweringAnchors anchors;
-    if (!key.empty() && multigather::lowering_anchors(fresh, x, i, updates != nullptr ? &u : nullptr, &anchors)) {
-      CachedLowering& e = cache.entries[cache.next];
-      cache.next = (cache.next + 1) % OpCache::kEntries;
-      e.key = key;
-      e.anchors = anchors;
-      e.lowering = std::make_unique<multigather::Lowering>(std::move(fresh));
-      lowering = e.lowering.get();
-    }
+    lease = cache.keep(key, std::move(fresh), x, i, updates != nullptr ? &u : nullptr);
   }
-  const multigather::Lowering& l = *lowering;
+  const multigather::Lowering& l = *lease.get();
   std::vector<std::int64_t> shape = batch;
   shape.insert(shape.end(), l.output_shape.begin(), l.output_shape.end());
   at::Tensor output = at::empty(shape, input.options());

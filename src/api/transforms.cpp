@@ -3,6 +3,7 @@
 // VJP of one lowered call is api/vjp.cpp's. Also the call-site cache and one device's piece of a
 // split call (multigather/sharding.hpp).
 #include "multigather/transforms.hpp"
+#include "multigather/lowering_cache.hpp"
 
 #include <memory>
 #include <span>
@@ -214,52 +215,53 @@ Status require_contiguous(const TensorView& v, const char* name) {
 using detail::guarded;
 using detail::vjp_one;
 
-bool same_layout(const TensorView& a, const TensorView& b) {
-  return a.dtype == b.dtype && a.shape == b.shape && a.strides == b.strides;
-}
-
 }  // namespace
 
 // ---- CallSiteCache ------------------------------------------------------------------------------
 
 struct CallSiteCache::Entry {
-  std::string op;
-  Device device = Device::kCPU;
-  int batch_rank = 0;
-  bool has_updates = false;
-  TensorView input, indices, updates;  // the operands' layouts (their data is not used)
-  Lowering lowering;
-  LoweringAnchors anchors;
+  LoweringCache cache{1};
 };
 
-CallSiteCache::CallSiteCache() = default;
+CallSiteCache::CallSiteCache() : entry_(std::make_unique<Entry>()) {}
 CallSiteCache::~CallSiteCache() = default;
 
 /// One call's use of a CallSiteCache: holds its lock for the call when it is free (a call that
 /// finds it taken runs uncached), finds the kept lowering, keeps a new one, counts lowerings.
+/// The key: the op, the device, the batch rank and the operands' layouts (one call site has
+/// one set of attributes).
 struct CallSiteLease {
   CallSiteCache* cache = nullptr;  // the call's cache (null: none)
   bool locked = false;
+  LoweringKey key;
+  LoweringCache::Lease lease;  // destroyed before the lock is released
 
   explicit CallSiteLease(CallSiteCache* c) : cache(c), locked(c != nullptr && c->mutex_.try_lock()) {}
   ~CallSiteLease() {
+    lease = LoweringCache::Lease();
     if (locked) cache->mutex_.unlock();
   }
   CallSiteLease(const CallSiteLease&) = delete;
   CallSiteLease& operator=(const CallSiteLease&) = delete;
 
+  void make_key(std::string_view op, Device device, int batch_rank, const TensorView& input,
+                const TensorView& indices, const TensorView* updates) {
+    key.clear();
+    key.add_text(op);
+    key.add(device);
+    key.add(batch_rank);
+    key.add_view(input);
+    key.add_view(indices);
+    if (updates != nullptr) key.add_view(*updates);
+  }
+
   /// The kept lowering moved to these operands, or null when there is none for them.
   Lowering* find(std::string_view op, Device device, int batch_rank, const TensorView& input,
                  const TensorView& indices, const TensorView* updates) {
-    if (!locked || cache->entry_ == nullptr) return nullptr;
-    CallSiteCache::Entry& e = *cache->entry_;
-    if (e.op != op || e.device != device || e.batch_rank != batch_rank || e.has_updates != (updates != nullptr) ||
-        !same_layout(e.input, input) || !same_layout(e.indices, indices) ||
-        (updates != nullptr && !same_layout(e.updates, *updates))) {
-      return nullptr;
-    }
-    move_lowering(&e.lowering, e.anchors, input.data, indices.data, updates != nullptr ? updates->data : nullptr);
-    return &e.lowering;
+    if (!locked) return nullptr;
+    make_key(op, device, batch_rank, input, indices, updates);
+    cache->entry_->cache.find(key, input.data, indices.data, updates != nullptr ? updates->data : nullptr, &lease);
+    return lease.get();
   }
 
   /// Counts one lower_op run for the cache's test hook.
@@ -270,19 +272,9 @@ struct CallSiteLease {
   /// Keeps `l` (made for these operands) when it is a function of their layouts alone.
   void keep(std::string_view op, Device device, int batch_rank, const TensorView& input, const TensorView& indices,
             const TensorView* updates, Lowering&& l) {
-    LoweringAnchors anchors;
-    if (!locked || !lowering_anchors(l, input, indices, updates, &anchors)) return;
-    auto e = std::make_unique<CallSiteCache::Entry>();
-    e->op = std::string(op);
-    e->device = device;
-    e->batch_rank = batch_rank;
-    e->has_updates = updates != nullptr;
-    e->input = input;
-    e->indices = indices;
-    if (updates != nullptr) e->updates = *updates;
-    e->lowering = std::move(l);
-    e->anchors = anchors;
-    cache->entry_ = std::move(e);
+    if (!locked) return;
+    make_key(op, device, batch_rank, input, indices, updates);
+    lease = cache->entry_->cache.keep(key, std::move(l), input, indices, updates);
   }
 };
 
