@@ -179,26 +179,20 @@ class _MaskedIndices(torch.Tensor):
         return out.masked_fill_(_output_mask(mask, out_dims, out.dim()), 0)
 
 
-def _resolve(indices: torch.Tensor, n: int, mode: str, negatives: bool, op: str) -> torch.Tensor:
-    """Every index against the whole axis of n elements, by the row's rule (docs/spec.md
-    section 1): the negative rule, then error / clamp / wrap / fill (out of range: -1, masked
-    everywhere, i.e. the fill value 0)."""
-    idx = indices.to(torch.int64)
-    if mode == "wrap":
-        return torch.remainder(idx, n)
-    if negatives:
-        idx = torch.where(idx < 0, idx + n, idx)
-    if mode == "clamp":
-        return idx.clamp(0, n - 1)
-    bad = (idx < 0) | (idx >= n)
-    if mode == "fill":
-        return torch.where(bad, -1, idx)
-    if bool(bad.any()):
-        value = int(indices.reshape(-1)[bad.reshape(-1).nonzero()[0, 0]])
-        rule = f"[{-n}, {n})" if negatives else f"[0, {n})"
-        raise IndexError(f"{op}: index {value} is out of range {rule} of an axis of size {n} "
-                         f"(the input is sharded along it under DTensor)")
-    return idx
+def _positions_of(indices: torch.Tensor, n: int, mode: str, negatives: bool, op: str) -> torch.Tensor:
+    """Every index against the whole axis of n elements, by the row's rule, as the core resolves
+    it (docs/spec.md section 1; no resolver of this module's own): gather_multiaxis of the
+    positions 0..n-1 with the row's index_mode and negative rule gives each index's position,
+    -1 for an index out of range under "fill" (masked everywhere, i.e. the fill value 0), and
+    the core's IndexError under "error", prefixed with the op."""
+    # positions [n, 1, ..., 1] and indices [..., 1] of equal rank: the error names the index's
+    # own position (and its one coordinate, a trailing 0).
+    positions = torch.arange(n, device=indices.device).reshape([n] + [1] * indices.dim())
+    try:
+        resolved = torch.ops.multigather.gather_multiaxis(positions, indices.unsqueeze(-1), [0], mode, negatives, -1)
+        return resolved.reshape(indices.shape)
+    except IndexError as error:
+        raise IndexError(f"{op}: {error} (the input is sharded along this axis under DTensor)") from None
 
 
 def _make_placements():
@@ -240,7 +234,7 @@ def _make_placements():
             if isinstance(tensor, _MaskedIndices):  # a second mesh dimension: not expressible
                 raise NotImplementedError("multigather: an input sharded along its gathered axis "
                                           "on two mesh dimensions")
-            idx = _resolve(tensor, self.axis_size, self.index_mode, self.negatives, self.op)
+            idx = _positions_of(tensor, self.axis_size, self.index_mode, self.negatives, self.op)
             mask = (idx < offset) | (idx >= offset + size)
             local = torch.where(mask, 0, idx - offset).to(tensor.dtype)
             return _MaskedIndices(local, mask, self.out_dims, self.updates_name)
