@@ -119,8 +119,8 @@ Status trace_lowering(const Lowering& l, std::vector<CellTrace>* cells, std::int
         if (o.index_mode != IndexMode::kFill && o.index_mode != IndexMode::kDrop) {
           std::string p;
           for (int e = 0; e < r; ++e) p += (e ? "," : "") + str(q[e]);
-          return OutOfRange(l.op + ": indices[" + p + "] = " + detail::index_text(v) +
-                            " is out of range for axis " + str(d) + " of size " + str(size) +
+          return OutOfRange(l.op + ": " +
+                            detail::out_of_range_text(p, v, d, size, o.index_mode, o.negative_indices) +
                             " (the core call's indices view, index_mode=" +
                             std::string(index_mode_name(o.index_mode)) + ")");
         }
