@@ -52,60 +52,39 @@ def test_run_gives_the_output_shape(op, x, i, attrs, expected):
     assert multigather.run(op, data, indices, **attrs).shape == expected
 
 
-FUNCTIONS = {  # registry op -> the Python function with the framework's signature
-    "gather_multiaxis": "gather_multiaxis", "scatter_multiaxis": "scatter_multiaxis",
-    "onnx.Gather": "onnx.gather", "onnx.GatherElements": "onnx.gather_elements",
-    "onnx.GatherND": "onnx.gather_nd",
-    "torch.gather": "torch.gather", "torch.take": "torch.take",
-    "torch.take_along_dim": "torch.take_along_dim", "torch.index_select": "torch.index_select",
-    "numpy.take": "numpy.take", "numpy.take_along_axis": "numpy.take_along_axis",
-    "numpy.advanced_index": "numpy.advanced_index",
-    "tf.gather": "tf.gather", "tf.gather_nd": "tf.gather_nd",
-    "jax.numpy.take": "jax.take", "jax.numpy.take_along_axis": "jax.take_along_axis",
-    "coreml.gather": "coreml.gather", "coreml.gather_along_axis": "coreml.gather_along_axis",
-    "coreml.gather_nd": "coreml.gather_nd", "tosa.gather": "tosa.gather",
-    "tensor.gather": "mlir.tensor_gather", "tcp.gather": "mlir.tcp_gather",
-    "tcp.gather_nd": "mlir.tcp_gather_nd", "stablehlo.gather": "stablehlo.gather",
-    "webnn.gather": "webnn.gather", "webnn.gatherElements": "webnn.gather_elements",
-    "webnn.gatherND": "webnn.gather_nd", "dml.Gather": "dml.gather",
-    "dml.GatherElements": "dml.gather_elements", "dml.GatherND": "dml.gather_nd",
-    "scatter_multiaxis": "scatter_multiaxis",
-    "onnx.ScatterElements": "onnx.scatter_elements", "onnx.ScatterND": "onnx.scatter_nd",
-    "torch.scatter": "torch.scatter", "torch.scatter_add": "torch.scatter_add",
-    "torch.scatter_reduce": "torch.scatter_reduce", "torch.index_add": "torch.index_add",
-    "numpy.put_along_axis": "numpy.put_along_axis", "numpy.add_at": "numpy.add_at",
-    "webnn.scatterElements": "webnn.scatter_elements", "webnn.scatterND": "webnn.scatter_nd",
-    "tf.tensor_scatter_nd_update": "tf.tensor_scatter_nd_update", "tf.tensor_scatter_nd_add": "tf.tensor_scatter_nd_add",
-    "tf.tensor_scatter_nd_sub": "tf.tensor_scatter_nd_sub", "tf.tensor_scatter_nd_min": "tf.tensor_scatter_nd_min",
-    "tf.tensor_scatter_nd_max": "tf.tensor_scatter_nd_max", "tf.scatter_nd": "tf.scatter_nd",
-    "coreml.scatter": "coreml.scatter", "coreml.scatter_along_axis": "coreml.scatter_along_axis",
-    "coreml.scatter_nd": "coreml.scatter_nd", "tosa.scatter": "tosa.scatter",
-    "dml.ScatterElements": "dml.scatter_elements", "dml.ScatterND": "dml.scatter_nd",
-    "tensor.scatter": "mlir.tensor_scatter", "numpy.multiply_at": "numpy.multiply_at",
-    "numpy.minimum_at": "numpy.minimum_at", "numpy.maximum_at": "numpy.maximum_at",
-    "torch.index_copy": "torch.index_copy", "torch.index_fill": "torch.index_fill", "torch.put": "torch.put",
-    "torch.index_put": "torch.index_put",
-    "numpy.put": "numpy.put",
-    "jax.at.set": "jax.at_set", "jax.at.add": "jax.at_add", "jax.at.subtract": "jax.at_subtract",
-    "jax.at.multiply": "jax.at_multiply", "jax.at.min": "jax.at_min", "jax.at.max": "jax.at_max",
-    "stablehlo.scatter": "stablehlo.scatter",
-    **{f"jax.ops.segment_{r}": f"jax.segment_{r}" for r in ("sum", "prod", "max", "min")},
-    **{f"tf.math.unsorted_segment_{r}": f"tf.unsorted_segment_{r}"
-       for r in ("sum", "prod", "max", "min", "mean", "sqrt_n")},
-    **{f"tf.math.segment_{r}": f"tf.segment_{r}" for r in ("sum", "prod", "max", "min", "mean")},
-    "torch.segment_reduce": "torch.segment_reduce",
-    "torch.nn.functional.embedding_bag": "torch.embedding_bag",
-    **{f"torch_scatter.{n}": f"torch_scatter.{n}" for n in ("scatter", "segment_coo", "segment_csr")},
-}
+# The framework modules whose public functions state their registry row (the op name they pass
+# to the door: _registry.registry_op_of; a wrapper made from the row carries it too).
+FRAMEWORK_MODULES = ("", "onnx", "torch", "numpy", "tf", "jax", "coreml", "tosa", "mlir", "stablehlo", "webnn",
+                     "dml", "torch_scatter")
+
+
+def _functions_by_op() -> dict:
+    import importlib
+
+    from multigather import _registry
+
+    found = {}
+    for name in FRAMEWORK_MODULES:
+        module = importlib.import_module("multigather" + ("." + name if name else ""))
+        for attr in getattr(module, "__all__", dir(module)):
+            function = getattr(module, attr, None)
+            if attr.startswith("_") or not callable(function):
+                continue
+            op = getattr(function, "registry_op", None) or _registry.registry_op_of(function)
+            if op is not None:
+                found.setdefault(op, []).append(f"{name + '.' if name else ''}{attr}")
+    return found
 
 
 @pytest.mark.parametrize("op", multigather.ops())
 def test_every_registry_op_has_a_python_function_with_a_docstring(op):
-    assert op in FUNCTIONS, f"{op} has no function in the framework modules"
-    target = multigather
-    for part in FUNCTIONS[op].split("."):
-        target = getattr(target, part)
-    assert callable(target) and target.__doc__
+    functions = _functions_by_op()
+    assert op in functions, f"{op} has no function in the framework modules"
+    for path in functions[op]:
+        target = multigather
+        for part in path.split("."):
+            target = getattr(target, part)
+        assert callable(target) and target.__doc__, path
 
 
 def test_unknown_op_and_attribute_are_value_errors():
