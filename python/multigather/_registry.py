@@ -119,22 +119,112 @@ def function_parameters(op: str) -> list[tuple[str, Any]]:
             [(a["name"], _default(a)) for a in row["attrs"]])
 
 
+def signature_parameters(op: str) -> list[inspect.Parameter]:
+    """The parameters of the framework's own function, in the order of the row's signature
+    ("torch.gather(input, dim, index)"; a ``*`` makes the rest keyword-only, as the torch
+    library's schemas read it: python/torch_library/multigather_torch.cpp, make_op), then the
+    attributes the signature leaves out, keyword-only; an argument with a default in the
+    signature (and those left out) takes the attribute's typed default."""
+    row = OPS[op]
+    text = row["signature"]
+    body, depth, start, args = text[text.index("(") + 1:text.rindex(")")], 0, 0, []
+    for i, c in enumerate(body + ","):
+        if c in "[(":
+            depth += 1
+        elif c in "])":
+            depth -= 1
+        elif c == "," and depth == 0:
+            if body[start:i].strip():
+                args.append(body[start:i].strip())
+            start = i + 1
+    attrs = {a["name"]: a for a in row["attrs"]}
+    params, keyword, listed = [], False, set()
+    for arg in args:
+        if arg == "*":
+            keyword = True
+            continue
+        name = arg.split("=", 1)[0].strip()
+        kind = inspect.Parameter.KEYWORD_ONLY if keyword else inspect.Parameter.POSITIONAL_OR_KEYWORD
+        # A default where the framework's signature has one (torch.gather's dim has none).
+        default = _default(attrs[name]) if name in attrs and "=" in arg else inspect.Parameter.empty
+        params.append(inspect.Parameter(name, kind, default=default))
+        listed.add(name)
+    params += [inspect.Parameter(a, inspect.Parameter.KEYWORD_ONLY, default=_default(attrs[a]))
+               for a in attrs if a not in listed]
+    return params
+
+
 def function_doc(op: str, name: str) -> str:
     """The docstring of ``op_function(op, name)``: everything from the row."""
     return f"{name}: the registry op {op!r}, made from its row.\n\n{row_doc(op)}\n" + "\n".join(_wrapped(raises_text(op)))
 
 
-def op_function(op: str, name: str | None = None) -> Callable[..., Any]:
+def _torch_route_function(op: str, name: str, module: str, route: Any) -> Callable[..., Any]:
+    """op_function's form for a gather row with a PyTorch op (the row's torch_op), given the
+    torch route (``route``: multigather._torch_route, passed in by multigather.torch so that
+    this module imports nothing of torch's): the framework's parameter order
+    (signature_parameters); eager calls take the fast path, then torch tensors that autograd or
+    tracing can see go through ``torch.ops.multigather.<op>`` (differentiable), then the
+    general path. Its docstring is a line; the family module's document() adds the row's facts,
+    as to a hand-written wrapper."""
+    row = spec(op)
+    params = signature_parameters(op)
+    operands = [row["input_name"], row["indices_name"]]
+    declared = [a["name"] for a in row["attrs"]]  # the door's attribute order
+    defaults = [p.default for p in params if p.default is not inspect.Parameter.empty]
+    literal = (int, str, tuple, type(None))
+    head, j, star = [], 0, False
+    for p in params:
+        if p.kind is inspect.Parameter.KEYWORD_ONLY and not star:
+            head.append("*")
+            star = True
+        if p.default is inspect.Parameter.empty:
+            head.append(p.name)
+        else:
+            head.append(f"{p.name}={p.default!r}" if isinstance(p.default, literal) else f"{p.name}=_DEFAULTS[{j}]")
+            j += 1
+    schema = [p.name if p.kind is not inspect.Parameter.KEYWORD_ONLY else f"{p.name}={p.name}" for p in params]
+    keywords = ", ".join(f"{a}={a}" for a in declared)
+    source = (f"def {name}({', '.join(head)}):\n"
+              f"    if not is_compiling():  # eager calls; torch.compile traces the torch op below\n"
+              f"        result = run_fast(_FAST, {', '.join(operands + ['None'] + declared)})\n"
+              f"        if result is not NotImplemented:\n"
+              f"            return result\n"
+              f"    if torch_op_needed({', '.join(operands)}):\n"
+              f"        return torch_ops().{row['torch_op']}({', '.join(schema)})\n"
+              f"    return run_general({', '.join([repr(op)] + operands + ([keywords] if keywords else []))})\n")
+    namespace: dict[str, Any] = {"__name__": module, "run_fast": run_fast, "run_general": run_general,
+                                 "is_compiling": route.is_compiling, "torch_op_needed": route.torch_op_needed,
+                                 "torch_ops": route.torch_ops, "_FAST": fast_op(op, *declared),
+                                 "_DEFAULTS": tuple(defaults)}
+    filename = f"<multigather.{op} {module}.{name}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    exec(compile(source, filename, "exec"), namespace)
+    function = namespace[name]
+    function.__qualname__ = name
+    function.__signature__ = inspect.Signature(params)
+    function.__doc__ = (f"{op}, made from its row (the framework's parameters). Torch tensors that autograd or "
+                        f"tracing can see run ``torch.ops.multigather.{row['torch_op']}`` (differentiable in "
+                        f"{operands[0]}).")
+    function.fast_handles = {"_FAST": (op, declared)}
+    return function
+
+
+def op_function(op: str, name: str | None = None, torch_route: Any = None) -> Callable[..., Any]:
     """The Python function of registry op ``op``, made from its row: parameters = the row's
     operand names and then its attributes with their typed defaults (positional or keyword, in
     the row's order), docstring = the row's facts (function_doc). The body is the hand-written
     wrappers' one, generated as source so that a call costs what theirs did: the fast path
     (run_fast, attributes positionally), then the general path (run_general; a scatter:
     run_scatter with the attributes as keywords). ``name`` defaults to the op's last component;
-    ``__module__`` is the calling module's."""
+    ``__module__`` is the calling module's. ``torch_route`` (multigather._torch_route, for a
+    gather row with a PyTorch op): the framework's parameters instead, and the torch op for
+    what autograd or tracing sees (_torch_route_function)."""
     row = spec(op)
     name = name or op.rsplit(".", 1)[-1]
     module = sys._getframe(1).f_globals.get("__name__", __name__)
+    if torch_route is not None and row.get("torch_op") is not None and row["kind"] == "gather":
+        return _torch_route_function(op, name, module, torch_route)
     params = function_parameters(op)
     operands = [n for n, d in params if d is inspect.Parameter.empty]
     attrs = [n for n, d in params if d is not inspect.Parameter.empty]

@@ -41,7 +41,8 @@ import numbers
 from typing import Any, Optional
 
 from ._registry import document as _registry_document
-from ._registry import fast_op, run_fast, run_general, run_scatter
+from ._registry import fast_op, op_function, run_fast, run_general, run_scatter
+from ._registry import torch_op_rows as _registry_torch_op_rows
 from . import _torch_route
 from ._torch_route import torch_op_needed, torch_ops
 
@@ -51,63 +52,7 @@ __all__ = ["gather", "take", "take_along_dim", "index_select", "embedding", "emb
            "scatter_reduce", "segment_reduce", "index_add", "routing", "library_path"]
 
 
-_GATHER = fast_op("torch.gather", "dim")
-_TAKE = fast_op("torch.take")
-_TAKE_ALONG_DIM = fast_op("torch.take_along_dim", "dim")
-_INDEX_SELECT = fast_op("torch.index_select", "dim")
 _GATHER_MULTIAXIS = fast_op("gather_multiaxis", "axes", "index_mode", "negative_indices", "fill_value")
-
-
-def gather(input: Any, dim: int, index: Any) -> Any:
-    """torch.gather(input, dim, index), in PyTorch's argument order. Torch tensors needing
-    autograd or tracing run ``torch.ops.multigather.gather`` (differentiable in input).
-    The rules and the index rule are the registry row's (below)."""
-    if not _torch_route.is_compiling():  # eager calls; torch.compile traces the torch op below
-        result = run_fast(_GATHER, input, index, None, dim)
-        if result is not NotImplemented:
-            return result
-    if torch_op_needed(input, index):
-        return torch_ops().gather(input, dim, index)
-    return run_general("torch.gather", input, index, dim=dim)
-
-
-def take(input: Any, index: Any) -> Any:
-    """torch.take(input, index). Torch tensors needing autograd or tracing run
-    ``torch.ops.multigather.take`` (differentiable in input). The rules and the index rule are
-    the registry row's (below)."""
-    if not _torch_route.is_compiling():  # eager calls; torch.compile traces the torch op below
-        result = run_fast(_TAKE, input, index, None)
-        if result is not NotImplemented:
-            return result
-    if torch_op_needed(input, index):
-        return torch_ops().take(input, index)
-    return run_general("torch.take", input, index)
-
-
-def take_along_dim(input: Any, indices: Any, dim: Optional[int] = None) -> Any:
-    """torch.take_along_dim(input, indices, dim=None). Torch tensors needing autograd or
-    tracing run ``torch.ops.multigather.take_along_dim`` (differentiable in input).
-    The rules and the index rule are the registry row's (below)."""
-    if not _torch_route.is_compiling():  # eager calls; torch.compile traces the torch op below
-        result = run_fast(_TAKE_ALONG_DIM, input, indices, None, dim)
-        if result is not NotImplemented:
-            return result
-    if torch_op_needed(input, indices):
-        return torch_ops().take_along_dim(input, indices, dim)
-    return run_general("torch.take_along_dim", input, indices, dim=dim)
-
-
-def index_select(input: Any, dim: int, index: Any) -> Any:
-    """torch.index_select(input, dim, index), in PyTorch's argument order. Torch tensors
-    needing autograd or tracing run ``torch.ops.multigather.index_select`` (differentiable
-    in input). The rules and the index rule are the registry row's (below)."""
-    if not _torch_route.is_compiling():  # eager calls; torch.compile traces the torch op below
-        result = run_fast(_INDEX_SELECT, input, index, None, dim)
-        if result is not NotImplemented:
-            return result
-    if torch_op_needed(input, index):
-        return torch_ops().index_select(input, dim, index)
-    return run_general("torch.index_select", input, index, dim=dim)
 
 
 def embedding(input: Any, weight: Any, padding_idx: Optional[int] = None) -> Any:
@@ -632,4 +577,14 @@ def routing():
 
 
 # Each wrapper's signature, formula, attributes and source: its registry row.
+# gather, take, take_along_dim, index_select: each made from its row (_registry.op_function):
+# the framework's parameters, the fast path, the torch op for what autograd or tracing sees,
+# the general path. Every torch gather row with a PyTorch op that this module does not write by
+# hand is made so.
+for _row in _registry_torch_op_rows():
+    _name = _row[len("torch."):]
+    if _row.startswith("torch.") and "." not in _name and _name not in globals():
+        globals()[_name] = op_function(_row, _name, torch_route=_torch_route)
+del _row, _name
+
 _registry_document(globals(), __all__)
