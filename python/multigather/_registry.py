@@ -145,8 +145,10 @@ def signature_parameters(op: str) -> list[inspect.Parameter]:
             continue
         name = arg.split("=", 1)[0].strip()
         kind = inspect.Parameter.KEYWORD_ONLY if keyword else inspect.Parameter.POSITIONAL_OR_KEYWORD
-        # A default where the framework's signature has one (torch.gather's dim has none).
-        default = _default(attrs[name]) if name in attrs and "=" in arg else inspect.Parameter.empty
+        # A default where the framework's signature has one (torch.gather's dim has none);
+        # ``out`` (the framework's out= form) is the caller's buffer, None by default.
+        default = (None if name == "out" else _default(attrs[name]) if name in attrs and "=" in arg
+                   else inspect.Parameter.empty)
         params.append(inspect.Parameter(name, kind, default=default))
         listed.add(name)
     params += [inspect.Parameter(a, inspect.Parameter.KEYWORD_ONLY, default=_default(attrs[a]))
@@ -183,14 +185,18 @@ def _torch_route_function(op: str, name: str, module: str, route: Any) -> Callab
         else:
             head.append(f"{p.name}={p.default!r}" if isinstance(p.default, literal) else f"{p.name}=_DEFAULTS[{j}]")
             j += 1
-    schema = [p.name if p.kind is not inspect.Parameter.KEYWORD_ONLY else f"{p.name}={p.name}" for p in params]
-    keywords = ", ".join(f"{a}={a}" for a in declared)
+    # The out= form (an ``out`` in the row's signature): the door writes into it; PyTorch's out=
+    # overloads have no autograd, so the torch op (which has no out) is not taken then.
+    has_out = any(p.name == "out" for p in params)
+    schema = [p.name if p.kind is not inspect.Parameter.KEYWORD_ONLY else f"{p.name}={p.name}"
+              for p in params if p.name != "out"]
+    keywords = ", ".join((["out=out"] if has_out else []) + [f"{a}={a}" for a in declared])
     source = (f"def {name}({', '.join(head)}):\n"
               f"    if not is_compiling():  # eager calls; torch.compile traces the torch op below\n"
-              f"        result = run_fast(_FAST, {', '.join(operands + ['None'] + declared)})\n"
+              f"        result = run_fast(_FAST, {', '.join(operands + ['out' if has_out else 'None'] + declared)})\n"
               f"        if result is not NotImplemented:\n"
               f"            return result\n"
-              f"    if torch_op_needed({', '.join(operands)}):\n"
+              f"    if {'out is None and ' if has_out else ''}torch_op_needed({', '.join(operands)}):\n"
               f"        return torch_ops().{row['torch_op']}({', '.join(schema)})\n"
               f"    return run_general({', '.join([repr(op)] + operands + ([keywords] if keywords else []))})\n")
     namespace: dict[str, Any] = {"__name__": module, "run_fast": run_fast, "run_general": run_general,

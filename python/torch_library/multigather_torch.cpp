@@ -107,6 +107,7 @@ TorchOp make_op(const OpSpec& spec) {
     Arg a;
     const std::size_t eq = text.find('=');
     a.name = trim(text.substr(0, eq));
+    if (a.name == "out") continue;  // the framework's out= form: Python's wrapper, not the op's schema
     if (eq != std::string::npos) a.default_text = trim(text.substr(eq + 1));
     a.keyword = keyword;
     if (a.name == spec.input_name) {

@@ -553,7 +553,7 @@ void append_torch_ops(std::vector<OpSpec>* ops) {
                   [](const TensorView& x, const TensorView& i, const AttributeValues&, Lowering* o) {
                     return torch::take(x, i, o);
                   }});
-  ops->push_back({"torch.take_along_dim", "torch", "element", "torch.take_along_dim(input, indices, dim=None)",
+  ops->push_back({"torch.take_along_dim", "torch", "element", "torch.take_along_dim(input, indices, dim=None, *, out=None)",
                   "out[i][j][k] = input[indices[i][j][k]][j][k]  (dim = 0, broadcasting)",
                   docs + "torch.take_along_dim.html", "input", "indices",
                   {{"dim", AttrType::kOptionalInt, "none", {}, "gather dimension (none: flatten both)"}},

@@ -122,6 +122,32 @@ def test_take_along_dim_wraps_like_torch_2_15():
     assert torch.equal(multigather.torch.take_along_dim(x, indices, dim=1), expected)
 
 
+@pytest.mark.parametrize("dim", [1, 0, None])
+def test_take_along_dim_out_form_writes_out_as_torch_does(dim):
+    """torch.take_along_dim(input, indices, dim=None, *, out=None): the row's signature names
+    out, and the wrapper made from the row (_registry.op_function) takes it: the values of
+    torch's own out= call, written into out (returned, its version bumped), for torch tensors
+    and numpy arrays alike; out that requires grad is refused in grad mode, as torch refuses it."""
+    x = torch.arange(12.0).reshape(3, 4)
+    indices = {1: torch.tensor([[3, 1], [0, 2], [1, 1]]), 0: torch.tensor([[2, 0, 1, 2], [0, 0, 0, 1]]),
+               None: torch.tensor([11, 0, 5])}[dim]
+    want = torch.empty(0)
+    torch.take_along_dim(x, indices, dim=dim, out=want)
+    out = torch.full_like(want, -1.0)
+    version = out._version
+    got = multigather.torch.take_along_dim(x, indices, dim, out=out)
+    assert got is out and out._version > version
+    assert torch.equal(out, want)
+    out_np = np.full(tuple(want.shape), -1.0, np.float32)
+    assert multigather.torch.take_along_dim(x.numpy(), indices.numpy(), dim=dim, out=out_np) is out_np
+    np.testing.assert_array_equal(out_np, want.numpy())
+    leaf = torch.zeros_like(want, requires_grad=True)
+    with pytest.raises(RuntimeError, match="requires grad"):
+        multigather.torch.take_along_dim(x, indices, dim, out=leaf)
+    with pytest.raises(RuntimeError):  # torch's own out= rule, the same call
+        torch.take_along_dim(x, indices, dim=dim, out=torch.zeros_like(want, requires_grad=True))
+
+
 def test_gather_reads_the_leading_part_where_take_along_dim_broadcasts():
     """docs/semantics.md 4.3: gather(x[3,4], 1, idx[1,2]) -> [1,2] reading row 0 only;
     take_along_dim(x[3,4], idx[1,2], 1) -> [3,2]."""
