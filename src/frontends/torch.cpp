@@ -560,7 +560,7 @@ void append_torch_ops(std::vector<OpSpec>* ops) {
                   [](const TensorView& x, const TensorView& i, const AttributeValues& a, Lowering* o) {
                     return torch::take_along_dim(x, i, a.get_optional_int("dim"), o);
                   }});
-  ops->push_back({"torch.index_select", "torch", "block", "torch.index_select(input, dim, index)",
+  ops->push_back({"torch.index_select", "torch", "block", "torch.index_select(input, dim, index, *, out=None)",
                   "out[i.., j, k..] = input[i.., index[j], k..]", docs + "torch.index_select.html",
                   "input", "index", {{"dim", AttrType::kInt, "0", {}, "selected dimension"}},
                   [](const TensorView& x, const TensorView& i, const AttributeValues& a, Lowering* o) {

@@ -148,6 +148,27 @@ def test_take_along_dim_out_form_writes_out_as_torch_does(dim):
         torch.take_along_dim(x, indices, dim=dim, out=torch.zeros_like(want, requires_grad=True))
 
 
+def test_index_select_out_form_writes_out_as_torch_does():
+    """torch.index_select(input, dim, index, *, out=None), its out= form made from the row: the
+    values of torch's own out= call, written into out (returned, version bumped), torch and
+    numpy; an index out of range raises IndexError and leaves out as it was."""
+    x = torch.arange(12.0).reshape(3, 4)
+    index = torch.tensor([3, 0, 3])
+    want = torch.empty(0)
+    torch.index_select(x, 1, index, out=want)
+    out = torch.full_like(want, -1.0)
+    version = out._version
+    assert multigather.torch.index_select(x, 1, index, out=out) is out and out._version > version
+    assert torch.equal(out, want)
+    out_np = np.full(tuple(want.shape), -1.0, np.float32)
+    assert multigather.torch.index_select(x.numpy(), 1, index.numpy(), out=out_np) is out_np
+    np.testing.assert_array_equal(out_np, want.numpy())
+    before = out.clone()
+    with pytest.raises(IndexError):
+        multigather.torch.index_select(x, 1, torch.tensor([0, 4, 1]), out=out)
+    assert torch.equal(out, before)
+
+
 def test_gather_reads_the_leading_part_where_take_along_dim_broadcasts():
     """docs/semantics.md 4.3: gather(x[3,4], 1, idx[1,2]) -> [1,2] reading row 0 only;
     take_along_dim(x[3,4], idx[1,2], 1) -> [3,2]."""
