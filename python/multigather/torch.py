@@ -1,12 +1,8 @@
 """PyTorch's gathers on multigather, with PyTorch's argument names and CPU rules.
 
-- ``gather(input, dim, index)``: torch.gather
-  (https://pytorch.org/docs/stable/generated/torch.gather.html)
-- ``take(input, index)``: torch.take (https://pytorch.org/docs/stable/generated/torch.take.html)
-- ``take_along_dim(input, indices, dim=None)``: torch.take_along_dim
-  (https://pytorch.org/docs/stable/generated/torch.take_along_dim.html)
-- ``index_select(input, dim, index)``: torch.index_select
-  (https://pytorch.org/docs/stable/generated/torch.index_select.html)
+- ``gather``, ``take``, ``take_along_dim``, ``index_select``: torch.gather, torch.take,
+  torch.take_along_dim and torch.index_select, each made from its registry row (PyTorch's
+  signature, out= forms included, its rules and source: ``help(multigather.torch.gather)``)
 - ``embedding(input, weight, padding_idx=None)``: torch.nn.functional.embedding
   (https://pytorch.org/docs/stable/generated/torch.nn.functional.embedding.html)
 - ``embedding_bag(input, weight, offsets=None, ..., mode='mean', per_sample_weights=None,
