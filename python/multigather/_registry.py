@@ -161,6 +161,34 @@ def function_doc(op: str, name: str) -> str:
     return f"{name}: the registry op {op!r}, made from its row.\n\n{row_doc(op)}\n" + "\n".join(_wrapped(raises_text(op)))
 
 
+def _defined(op: str, module: str, name: str, params: list[inspect.Parameter], body: str,
+             namespace: dict[str, Any]) -> Callable[..., Any]:
+    """The function ``def name(<params>):`` + ``body`` (generated source) in ``namespace``, with
+    ``params`` as its __signature__: literal defaults in the source (what inspect.getsource shows),
+    any other value by name (``_DEFAULTS[j]``). inspect.getsource finds the source (tests read
+    the wrappers' calls from it)."""
+    literal = (int, str, tuple, type(None))
+    head: list[str] = []
+    defaults: list[Any] = []
+    for p in params:
+        if p.kind is inspect.Parameter.KEYWORD_ONLY and "*" not in head:
+            head.append("*")
+        if p.default is inspect.Parameter.empty:
+            head.append(p.name)
+            continue
+        head.append(f"{p.name}={p.default!r}" if isinstance(p.default, literal) else f"{p.name}=_DEFAULTS[{len(defaults)}]")
+        defaults.append(p.default)
+    namespace["_DEFAULTS"] = tuple(defaults)
+    source = f"def {name}({', '.join(head)}):\n{body}"
+    filename = f"<multigather.{op} {module}.{name}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    exec(compile(source, filename, "exec"), namespace)
+    function = namespace[name]
+    function.__qualname__ = name
+    function.__signature__ = inspect.Signature(params)
+    return function
+
+
 def _torch_route_function(op: str, name: str, module: str, route: Any) -> Callable[..., Any]:
     """op_function's form for a gather row with a PyTorch op (the row's torch_op), given the
     torch route (``route``: multigather._torch_route, passed in by multigather.torch so that
@@ -173,42 +201,23 @@ def _torch_route_function(op: str, name: str, module: str, route: Any) -> Callab
     params = signature_parameters(op)
     operands = [row["input_name"], row["indices_name"]]
     declared = [a["name"] for a in row["attrs"]]  # the door's attribute order
-    defaults = [p.default for p in params if p.default is not inspect.Parameter.empty]
-    literal = (int, str, tuple, type(None))
-    head, j, star = [], 0, False
-    for p in params:
-        if p.kind is inspect.Parameter.KEYWORD_ONLY and not star:
-            head.append("*")
-            star = True
-        if p.default is inspect.Parameter.empty:
-            head.append(p.name)
-        else:
-            head.append(f"{p.name}={p.default!r}" if isinstance(p.default, literal) else f"{p.name}=_DEFAULTS[{j}]")
-            j += 1
     # The out= form (an ``out`` in the row's signature): the door writes into it; PyTorch's out=
     # overloads have no autograd, so the torch op (which has no out) is not taken then.
     has_out = any(p.name == "out" for p in params)
     schema = [p.name if p.kind is not inspect.Parameter.KEYWORD_ONLY else f"{p.name}={p.name}"
               for p in params if p.name != "out"]
     keywords = ", ".join((["out=out"] if has_out else []) + [f"{a}={a}" for a in declared])
-    source = (f"def {name}({', '.join(head)}):\n"
-              f"    if not is_compiling():  # eager calls; torch.compile traces the torch op below\n"
-              f"        result = run_fast(_FAST, {', '.join(operands + ['out' if has_out else 'None'] + declared)})\n"
-              f"        if result is not NotImplemented:\n"
-              f"            return result\n"
-              f"    if {'out is None and ' if has_out else ''}torch_op_needed({', '.join(operands)}):\n"
-              f"        return torch_ops().{row['torch_op']}({', '.join(schema)})\n"
-              f"    return run_general({', '.join([repr(op)] + operands + ([keywords] if keywords else []))})\n")
+    body = (f"    if not is_compiling():  # eager calls; torch.compile traces the torch op below\n"
+            f"        result = run_fast(_FAST, {', '.join(operands + ['out' if has_out else 'None'] + declared)})\n"
+            f"        if result is not NotImplemented:\n"
+            f"            return result\n"
+            f"    if {'out is None and ' if has_out else ''}torch_op_needed({', '.join(operands)}):\n"
+            f"        return torch_ops().{row['torch_op']}({', '.join(schema)})\n"
+            f"    return run_general({', '.join([repr(op)] + operands + ([keywords] if keywords else []))})\n")
     namespace: dict[str, Any] = {"__name__": module, "run_fast": run_fast, "run_general": run_general,
                                  "is_compiling": route.is_compiling, "torch_op_needed": route.torch_op_needed,
-                                 "torch_ops": route.torch_ops, "_FAST": fast_op(op, *declared),
-                                 "_DEFAULTS": tuple(defaults)}
-    filename = f"<multigather.{op} {module}.{name}>"
-    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    exec(compile(source, filename, "exec"), namespace)
-    function = namespace[name]
-    function.__qualname__ = name
-    function.__signature__ = inspect.Signature(params)
+                                 "torch_ops": route.torch_ops, "_FAST": fast_op(op, *declared)}
+    function = _defined(op, module, name, params, body, namespace)
     function.__doc__ = (f"{op}, made from its row (the framework's parameters). Torch tensors that autograd or "
                         f"tracing can see run ``torch.ops.multigather.{row['torch_op']}`` (differentiable in "
                         f"{operands[0]}).")
@@ -236,11 +245,6 @@ def op_function(op: str, name: str | None = None, torch_route: Any = None) -> Ca
     attrs = [n for n, d in params if d is not inspect.Parameter.empty]
     namespace: dict[str, Any] = {"__name__": module, "run_fast": run_fast, "run_general": run_general,
                                  "run_scatter": run_scatter}
-    defaults = tuple(d for _, d in params[len(operands):])
-    # Literal defaults in the source (what inspect.getsource shows); any other value by name.
-    literal = (int, str, tuple, type(None))
-    head = ", ".join(operands + [f"{a}={d!r}" if isinstance(d, literal) else f"{a}=_DEFAULTS[{j}]"
-                                 for j, (a, d) in enumerate(zip(attrs, defaults))])
     keywords = ", ".join(f"{a}={a}" for a in attrs)
     args = ", ".join([repr(op)] + operands + ([keywords] if keywords else []))
     if row["kind"] == "scatter":
@@ -251,16 +255,8 @@ def op_function(op: str, name: str | None = None, torch_route: Any = None) -> Ca
                 f"    if result is NotImplemented:\n"
                 f"        result = run_general({args})\n"
                 f"    return result\n")
-    namespace["_DEFAULTS"] = defaults
-    source = f"def {name}({head}):\n{body}"
-    filename = f"<multigather.{op} {module}.{name}>"
-    # inspect.getsource finds the generated source (tests read the wrappers' calls from it).
-    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    exec(compile(source, filename, "exec"), namespace)
-    function = namespace[name]
-    function.__qualname__ = name
-    function.__signature__ = inspect.Signature(
-        [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=d) for n, d in params])
+    function = _defined(op, module, name, [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=d)
+                                            for n, d in params], body, namespace)
     function.__doc__ = function_doc(op, name)
     function.registry_op = op
     function.made_from_row = True  # document() leaves its docstring as it is

@@ -67,55 +67,50 @@ std::vector<std::int64_t> batch_shape_of(std::initializer_list<const at::Tensor*
 /// so no lock: autograd's and DataLoader's threads each keep their own), keyed by everything
 /// lower_op reads (the device, every tensor argument's dtype, sizes and strides, every other
 /// argument's value): a repeated call only moves the kept views to its operands.
-template <typename T>
-void append(multigather::LoweringKey* key, const T& value) {
-  key->add(value);
-}
-
 /// The key of a call (empty: an argument the key cannot hold, not cached), into `*key`.
 void key_of(const torch::jit::Stack& stack, std::size_t first, std::size_t count, const at::Device& device,
             multigather::LoweringKey* out) {
   multigather::LoweringKey& key = *out;
   key.clear();
-  append(&key, static_cast<std::int16_t>(device.type()));
-  append(&key, static_cast<std::int16_t>(device.index()));
+  key.add(static_cast<std::int16_t>(device.type()));
+  key.add(static_cast<std::int16_t>(device.index()));
   // Each argument: a kind byte, then its value (a kind byte keeps None apart from a value).
   for (std::size_t i = first; i < first + count; ++i) {
     const c10::IValue& v = stack[i];
     if (v.isTensor()) {
       const at::Tensor& t = v.toTensor();
-      append(&key, 'T');
-      append(&key, static_cast<std::int8_t>(t.scalar_type()));
-      append(&key, static_cast<std::int8_t>(t.dim()));
-      for (const std::int64_t d : t.sizes()) append(&key, d);
-      for (const std::int64_t d : t.strides()) append(&key, d);
+      key.add('T');
+      key.add(static_cast<std::int8_t>(t.scalar_type()));
+      key.add(static_cast<std::int8_t>(t.dim()));
+      for (const std::int64_t d : t.sizes()) key.add(d);
+      for (const std::int64_t d : t.strides()) key.add(d);
     } else if (v.isInt()) {
-      append(&key, 'i');
-      append(&key, v.toInt());
+      key.add('i');
+      key.add(v.toInt());
     } else if (v.isDouble()) {
-      append(&key, 'd');
-      append(&key, v.toDouble());
+      key.add('d');
+      key.add(v.toDouble());
     } else if (v.isBool()) {
-      append(&key, 'b');
-      append(&key, v.toBool());
+      key.add('b');
+      key.add(v.toBool());
     } else if (v.isString()) {
-      append(&key, 's');
+      key.add('s');
       key.add_text(v.toStringRef());
     } else if (v.isIntList()) {
-      append(&key, 'l');
-      for (const std::int64_t d : v.toIntVector()) append(&key, d);
-      append(&key, std::int64_t{-1} << 62);
+      key.add('l');
+      for (const std::int64_t d : v.toIntVector()) key.add(d);
+      key.add(std::int64_t{-1} << 62);
     } else if (v.isScalar()) {
       const c10::Scalar x = v.toScalar();
-      append(&key, 'S');
-      append(&key, static_cast<std::int8_t>(x.type()));
+      key.add('S');
+      key.add(static_cast<std::int8_t>(x.type()));
       if (x.isFloatingPoint()) {
-        append(&key, x.toDouble());
+        key.add(x.toDouble());
       } else {
-        append(&key, x.toLong());
+        key.add(x.toLong());
       }
     } else if (v.isNone()) {
-      append(&key, 'n');
+      key.add('n');
     } else {
       key.clear();  // an argument the key cannot hold: not cached
       return;

@@ -221,6 +221,7 @@ using detail::vjp_one;
 
 struct CallSiteCache::Entry {
   LoweringCache cache{1};
+  LoweringKey key;  // the call's key, made anew by each call under the lock (its capacity stays)
 };
 
 CallSiteCache::CallSiteCache() : entry_(std::make_unique<Entry>()) {}
@@ -233,7 +234,6 @@ CallSiteCache::~CallSiteCache() = default;
 struct CallSiteLease {
   CallSiteCache* cache = nullptr;  // the call's cache (null: none)
   bool locked = false;
-  LoweringKey key;
   LoweringCache::Lease lease;  // destroyed before the lock is released
 
   explicit CallSiteLease(CallSiteCache* c) : cache(c), locked(c != nullptr && c->mutex_.try_lock()) {}
@@ -244,8 +244,10 @@ struct CallSiteLease {
   CallSiteLease(const CallSiteLease&) = delete;
   CallSiteLease& operator=(const CallSiteLease&) = delete;
 
-  void make_key(std::string_view op, Device device, int batch_rank, const TensorView& input,
-                const TensorView& indices, const TensorView* updates) {
+  /// The cache's key, made for these operands (only while the lock is held).
+  const LoweringKey& make_key(std::string_view op, Device device, int batch_rank, const TensorView& input,
+                              const TensorView& indices, const TensorView* updates) {
+    LoweringKey& key = cache->entry_->key;
     key.clear();
     key.add_text(op);
     key.add(device);
@@ -253,14 +255,15 @@ struct CallSiteLease {
     key.add_view(input);
     key.add_view(indices);
     if (updates != nullptr) key.add_view(*updates);
+    return key;
   }
 
   /// The kept lowering moved to these operands, or null when there is none for them.
   Lowering* find(std::string_view op, Device device, int batch_rank, const TensorView& input,
                  const TensorView& indices, const TensorView* updates) {
     if (!locked) return nullptr;
-    make_key(op, device, batch_rank, input, indices, updates);
-    cache->entry_->cache.find(key, input.data, indices.data, updates != nullptr ? updates->data : nullptr, &lease);
+    cache->entry_->cache.find(make_key(op, device, batch_rank, input, indices, updates), input.data, indices.data,
+                              updates != nullptr ? updates->data : nullptr, &lease);
     return lease.get();
   }
 
@@ -273,8 +276,8 @@ struct CallSiteLease {
   void keep(std::string_view op, Device device, int batch_rank, const TensorView& input, const TensorView& indices,
             const TensorView* updates, Lowering&& l) {
     if (!locked) return;
-    make_key(op, device, batch_rank, input, indices, updates);
-    lease = cache->entry_->cache.keep(key, std::move(l), input, indices, updates);
+    lease = cache->entry_->cache.keep(make_key(op, device, batch_rank, input, indices, updates), std::move(l), input,
+                                      indices, updates);
   }
 };
 
