@@ -552,7 +552,7 @@ TEST(TransformsShard, SegmentOpsPiecesMakeTheUnsplitCall) {
       } else if (f.role == FactorRole::kIndex || f.role == FactorRole::kLookup) {
         ASSERT_TRUE(f.input >= 0 && f.indices >= 0 && f.output < 0);
         EXPECT_TRUE(l.gathered == nullptr && l.owned_input == nullptr && !l.indices_computed);
-        if (l.reduction != Reduction::kAdd || l.mean_by_count) continue;  // replicated in Python (_segment_kind)
+        if (f.call != FactorStrategy::kSum) continue;  // the core replicates it
         const std::int64_t half = f.size / 2;
         Tensor lo, hi;
         ASSERT_TRUE(run_op(c.op, slice(x, f.input, 0, half).view(), slice(i, f.indices, 0, half).view(), c.a, &lo).ok());
@@ -567,6 +567,100 @@ TEST(TransformsShard, SegmentOpsPiecesMakeTheUnsplitCall) {
   }
   EXPECT_GE(operand_checks, 15);
   EXPECT_GE(index_checks, 3);  // jax's, tf's unsorted and tf's sorted segment_sum, torch_scatter's sum
+}
+
+TEST(TransformsShard, EveryFactorsStrategyCombinesItsPiecesExactly) {
+  // The core's rule of sums (ShardingFactor::call and ::gradient), checked by its meaning on
+  // every registry op, in float64 on small integers (exact): the tensors that carry a factor
+  // split in two along it,
+  //  - kSplit: the two pieces' results are the whole result's halves along the factor;
+  //  - kSum: they are partial sums (the first piece with the input, the second with zeros, as a
+  //    partitioner's all-reduce starts them), and add up to the whole result.
+  // And the rule's other side: a scatter whose index or lookup factor it replicates has a case
+  // here whose partial sums are NOT the whole result (set keeps one winner, mul / min / max do
+  // not add). Gradients: a gather's grad_input along an index or lookup factor (kSum) is the
+  // sum of the halves' gradients.
+  std::mt19937 rng(37);
+  int split_checks = 0, sum_checks = 0, replicated_differ = 0, gradient_checks = 0;
+  const auto halves = [](const Tensor& t, int dim, std::int64_t size) {
+    const std::int64_t h = size / 2;
+    if (dim < 0) return std::pair{Tensor::copy_of(t.view()), Tensor::copy_of(t.view())};  // not carried
+    return std::pair{slice(t, dim, 0, h), slice(t, dim, h, size)};
+  };
+  for (const Case& c : all_cases()) {
+    SCOPED_TRACE(c.op);
+    Tensor i;
+    if (!valid_indices(c, rng, &i)) continue;
+    if (find_op(c.op)->kind == OpKind::kSegment) {  // ids 0 (tf.math.segment_*'s output size is the last id + 1)
+      for (std::int64_t k = 0; k < i.numel(); ++k) i.data_as<std::int64_t>()[k] = 0;
+    }
+    const Tensor x = random_f64(c.x, rng), u = random_f64(c.u, rng);
+    const TensorView uv = u.view();
+    Lowering l;
+    ASSERT_TRUE((c.scatter ? lower_op(c.op, x.view(), i.view(), uv, c.attrs, &l)
+                           : lower_op(c.op, x.view(), i.view(), c.attrs, &l)).ok());
+    std::vector<ShardingFactor> factors;
+    ASSERT_TRUE(sharding_factors(l, x.view(), i.view(), c.scatter ? &uv : nullptr, &factors).ok());
+    const auto run = [&](const Tensor& xp, const Tensor& ip, const Tensor& up, Tensor* out) {
+      return c.scatter ? run_op(c.op, xp.view(), ip.view(), up.view(), c.attrs, out)
+                       : run_op(c.op, xp.view(), ip.view(), c.attrs, out);
+    };
+    Tensor whole;
+    ASSERT_TRUE(run(x, i, u, &whole).ok());
+    const bool scatter_kind = c.scatter && l.spec->kind == OpKind::kScatter;
+    for (const ShardingFactor& f : factors) {
+      SCOPED_TRACE(std::string(factor_role_name(f.role)) + " factor, call " + std::string(factor_strategy_name(f.call)));
+      if (f.role == FactorRole::kGathered) continue;  // execute_shard's pieces: the tests above
+      const auto [x0, x1] = halves(x, f.input, f.size);
+      const auto [i0, i1] = halves(i, f.indices, f.size);
+      const auto [u0, u1] = halves(u, c.scatter ? f.updates : -1, f.size);
+      if (f.call == FactorStrategy::kSplit) {
+        Tensor a, b;
+        // (an attribute that states a size, stablehlo's slice_sizes, is the partitioner's to
+        // rewrite: such a piece is not callable with the unsplit call's attributes)
+        if (!run(x0, i0, u0, &a).ok()) continue;
+        ASSERT_TRUE(run(x1, i1, u1, &b).ok());
+        ASSERT_GE(f.output, 0) << "a split factor of the call lies in its output";
+        expect_same(concat(a, b, f.output), whole, "the halves of a split factor");
+        ++split_checks;
+      } else if (f.call == FactorStrategy::kSum || (scatter_kind && f.role != FactorRole::kCoordinate &&
+                                                    f.role != FactorRole::kOther)) {
+        Tensor a, b;
+        Tensor zeros(DType::kFloat64, x.shape());
+        std::memset(zeros.data(), 0, zeros.nbytes());
+        // (a segment op's data carries its rows' factor; a scatter's input never carries it)
+        ASSERT_TRUE(run(x0, i0, u0, &a).ok());
+        ASSERT_TRUE(run(f.input >= 0 ? x1 : zeros, i1, u1, &b).ok());
+        const Tensor total = sum(a, b);
+        if (f.call == FactorStrategy::kSum) {
+          expect_same(total, whole, "the partial sums of a summed factor");
+          ++sum_checks;
+        } else if (std::memcmp(total.data(), whole.data(), whole.nbytes()) != 0) {
+          ++replicated_differ;
+        }
+      }
+    }
+    // A gather's gradient: grad_input along an index / lookup factor is the sum of the halves'.
+    if (c.scatter) continue;
+    const Tensor g = random_f64(l.output_shape, rng);
+    Tensor whole_gi(DType::kFloat64, c.x);
+    if (!execute_vjp(c.op, x.view(), i.view(), nullptr, c.attrs, 0, g.view(), whole_gi.mutable_view(), nullptr).ok()) continue;
+    for (const ShardingFactor& f : factors) {
+      if (f.gradient != FactorStrategy::kSum) continue;
+      ASSERT_TRUE(f.role == FactorRole::kIndex || f.role == FactorRole::kLookup) << factor_role_name(f.role);
+      const auto [i0, i1] = halves(i, f.indices, f.size);
+      const auto [g0, g1] = halves(g, f.output, f.size);
+      Tensor a(DType::kFloat64, c.x), b(DType::kFloat64, c.x);
+      ASSERT_TRUE(execute_vjp(c.op, x.view(), i0.view(), nullptr, c.attrs, 0, g0.view(), a.mutable_view(), nullptr).ok());
+      ASSERT_TRUE(execute_vjp(c.op, x.view(), i1.view(), nullptr, c.attrs, 0, g1.view(), b.mutable_view(), nullptr).ok());
+      expect_same(sum(a, b), whole_gi, "the sum of the halves' grad_input");
+      ++gradient_checks;
+    }
+  }
+  EXPECT_GT(split_checks, 40);
+  EXPECT_GT(sum_checks, 5);
+  EXPECT_GT(replicated_differ, 2);
+  EXPECT_GT(gradient_checks, 10);
 }
 
 TEST(TransformsShard, BatchedPiecesMakeTheBatchedCall) {

@@ -50,13 +50,56 @@ enum class FactorRole : std::uint8_t {
 };
 std::string_view factor_role_name(FactorRole role) noexcept;  // "batch", ..., "other"
 
+/// How a call, or its VJP, may keep one factor split across devices: the rule of exact sums,
+/// decided here once for every partitioner (Shardy under jax.jit and DTensor only map it).
+enum class FactorStrategy : std::uint8_t {
+  /// Each device computes its slice of every tensor that carries the factor. A result that
+  /// lacks it is the sum of the devices' results (a gather's gradient into an input that
+  /// broadcasts along it).
+  kSplit = 0,
+  /// Each device's results are partial sums of the whole results (an all-reduce adds them):
+  /// a scatter-add's updates along an index factor, a segment sum's rows.
+  kSum = 1,
+  /// A gathered axis: execute_shard / execute_vjp_shard run one device's piece (every index
+  /// resolved against the whole axis); a gather's pieces sum, a scatter keeps its rows.
+  kPiece = 2,
+  /// Every device needs all of it: the devices' pieces along it do not combine exactly (a
+  /// scatter under set / mul / min / max / mean, a copied input, a segment op's max or
+  /// counts, a coordinates dimension, one the lowering merged, split or copied).
+  kReplicate = 3,
+};
+std::string_view factor_strategy_name(FactorStrategy strategy) noexcept;  // "split", "sum", "piece", "replicate"
+
+/// Whether the devices' updates of scatter or segment lowering `l` combine exactly as partial
+/// sums (an all-reduce adds them): reduction add (not mean), and for a scatter into the
+/// framework's own input (include_input, not copied by the lowering). The rule behind
+/// ShardingFactor::call kSum.
+bool updates_combine_as_sums(const Lowering& l) noexcept;
+
 /// One factor of a call: its role, size and the FRAMEWORK dimension it occupies in each tensor
 /// (-1: absent). `axis`: j for an axis factor (kLookup, kGathered: the call's axes[j]), else -1.
+/// `call` / `gradient`: how the call and its VJP (execute_vjp) may keep the factor split:
+///  - batch, operand: kSplit, both;
+///  - gathered: kPiece, both (a segment op's segments, never split: kReplicate);
+///  - index, lookup of a gather: kSplit, and the gradient kSum (into the input);
+///  - index, lookup of a scatter whose updates ADD into the framework's own input
+///    (reduction add, include_input, the input not copied by the lowering): kSum, and the
+///    gradient (grad_updates: grad_output gathered) kSplit, or kSum where the updates
+///    broadcast along it; any other reduction: kReplicate;
+///  - index, lookup of a segment op: sum: kSum, and its gradient kSplit; any other reduction
+///    (mean's and sqrt_n's counts, max, min, prod): kReplicate;
+///  - coordinate, other: kReplicate.
+/// A partitioner that cannot let one device's bad index fail alone (XLA: the others wait at
+/// their next collective) also replicates the factors that split the indices of a call that
+/// checks index values (index_mode error, Lowering::reads_index_values): a policy of its own,
+/// not of the sums.
 struct ShardingFactor {
   FactorRole role = FactorRole::kOther;
   std::int64_t size = 0;
   int axis = -1;
   int input = -1, indices = -1, updates = -1, output = -1;
+  FactorStrategy call = FactorStrategy::kReplicate;
+  FactorStrategy gradient = FactorStrategy::kReplicate;
 };
 
 /// The factors of lowering `l`, made from the framework operands `input`, `indices` and

@@ -249,8 +249,9 @@ def _make_placements():
 
 
 # ---- strategies ---------------------------------------------------------------------------------
-
-_PASS = ("batch", "operand", "index", "lookup")
+# Which factors may stay split, and whether the devices' results are slices or partial sums, is
+# the core's rule (each factor's "call" and "gradient" strategy, ShardingFactor in
+# multigather/sharding.hpp); the functions below map it to DTensor's placements.
 
 
 class _Call:
@@ -292,9 +293,10 @@ def _row_shard_case(info: dict, attrs: dict, idx_rank: int, idx_dtype: torch.dty
     fs = info["factors"]
     gathered = [f for f in fs if f["role"] == "gathered"]
     scatter = info["kind"] == "scatter"
-    if len(gathered) != 1 or any(f["role"] == "coordinate" for f in fs):
+    if len(gathered) != 1 or gathered[0]["call"] != "piece" or any(f["role"] == "coordinate" for f in fs):
         return None
-    if scatter and not (info["reduction"] == "add" and info["include_input"] and gathered[0]["output"] >= 0):
+    # A scatter's pieces are masked updates summed into the rows: they must combine as sums.
+    if scatter and not (info["updates_sum"] and gathered[0]["output"] >= 0):
         return None
     if idx_dtype not in (torch.int32, torch.int64):
         return None
@@ -324,7 +326,7 @@ def _gather_strategies(info, row, attrs, call, input_n, indices_n, backward):
     inp = "grad_input" if backward else input_n
     strategies = []
     for f in info["factors"]:
-        if f["role"] not in _PASS or f["output"] < 0:
+        if f["call"] != "split" or f["output"] < 0:
             continue
         s = {out: _shard(f["output"]), indices_n: _shard(f["indices"])}
         if f["input"] >= 0:
@@ -359,11 +361,9 @@ def _scatter_strategies(info, row, attrs, call, input_n, indices_n, updates_n, b
     backward: {grad_input, grad_updates, grad_output, indices})."""
     from torch.distributed.tensor.placement_types import Partial, Replicate
 
-    adds = info["reduction"] == "add" and info["include_input"]
     strategies = []
     for f in info["factors"]:
-        role = f["role"]
-        if role in ("batch", "operand"):
+        if f["call"] == "split":
             if backward:
                 s = {"grad_output": _shard(f["output"]), indices_n: _shard(f["indices"]),
                      "grad_input": _shard(f["input"]),
@@ -372,7 +372,7 @@ def _scatter_strategies(info, row, attrs, call, input_n, indices_n, updates_n, b
                 s = {"out": _shard(f["output"]), input_n: _shard(f["input"]),
                      indices_n: _shard(f["indices"]), updates_n: _shard(f["updates"])}
             strategies.append(s)
-        elif role in ("index", "lookup") and adds:
+        elif f["call"] == "sum":
             if backward:  # grad_input is grad_output; grad_updates its gather at the indices
                 strategies.append({"grad_output": Replicate(), indices_n: _shard(f["indices"]),
                                    "grad_input": Replicate(),
@@ -517,8 +517,8 @@ def _warn_replicated(op_schema, row: str, kept: dict) -> None:
 
 def _segment_strategies(info: dict, data_n: str, ids_n: str, backward: bool, floating: bool) -> list:
     """Single-mesh-dimension strategies of a segment op (forward: {out, data, ids}; backward:
-    {grad_input, grad_output, data, ids}), as multigather.jax partitions it (_jax_sharding's
-    _segment_kind): the data's features (operand factors) pass through; its rows with the ids
+    {grad_input, grad_output, data, ids}), as multigather.jax partitions it (the core's
+    strategies): the data's features (operand factors) pass through; its rows with the ids
     (index factor) give a Partial("sum") output for a sum, whose gradient is split like the data
     (grad_output read at each row's segment)."""
     from torch.distributed.tensor.placement_types import Partial, Replicate
@@ -526,13 +526,12 @@ def _segment_strategies(info: dict, data_n: str, ids_n: str, backward: bool, flo
     out = "grad_output" if backward else "out"
     strategies = []
     for f in info["factors"]:
-        role = f["role"]
-        if role in ("batch", "operand") and f["input"] >= 0 and f["output"] >= 0:
+        if f["call"] == "split" and f["input"] >= 0 and f["output"] >= 0:
             s = {out: _shard(f["output"]), data_n: _shard(f["input"]), ids_n: _shard(f["indices"])}
             if backward:
                 s["grad_input"] = _shard(f["input"])
             strategies.append(s)
-        elif role in ("index", "lookup") and info["reduction"] == "add" and f["input"] >= 0 and f["indices"] >= 0:
+        elif f["call"] == "sum" and f["input"] >= 0 and f["indices"] >= 0:
             if backward:
                 strategies.append({"grad_output": Replicate(), data_n: _shard(f["input"]),
                                    ids_n: _shard(f["indices"]), "grad_input": _shard(f["input"])})

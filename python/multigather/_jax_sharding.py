@@ -33,12 +33,14 @@ Every ``multigather_op`` / ``multigather_vjp`` FFI call that ``_jax_ffi`` makes 
   aborted the process). The other index modes never fail and keep them split.
 
   The gathered strategy runs ``execute_shard`` (multigather/sharding.hpp) on the CPU; on GPUs a
-  gathered factor is replicated. A segment op (data, segment_ids) keeps its features split, and
-  its rows with the ids for a sum (partial sums, psum); it replicates the rest
-  (``_segment_kind``). Under ``jax.vmap`` the batched call is partitioned with vmap's
-  dimension as one more batch factor (``_batched``). Scatters with reduction none / mul / min / max / mean, and
-  add without the input, replicate their index and lookup factors (the devices' updates could
-  not be combined exactly).
+  gathered factor is replicated. Which factors may stay split, and how the devices' results
+  combine, is the core's rule (each factor's ``call`` and ``gradient`` strategy,
+  ShardingFactor in multigather/sharding.hpp; ``_kind`` maps it): a segment op (data,
+  segment_ids) keeps its features split, and its rows with the ids for a sum (partial sums,
+  psum); scatters with reduction none / mul / min / max / mean, and add without the input,
+  replicate their index and lookup factors (the devices' updates could not be combined
+  exactly). Under ``jax.vmap`` the batched call is partitioned with vmap's dimension as one
+  more batch factor (``_batched``).
 
 An operand that arrives split along a dimension the call cannot keep split is replicated by
 XLA; the partition callback says so with a ReplicationWarning (op, operand, dimension, mesh
@@ -66,7 +68,7 @@ _TENSORS = {
     ("op", "scatter"): (("input", "indices", "updates"), ("output",)),
     ("vjp", "gather"): (("input", "indices", "output"), ("input",)),
     ("vjp", "scatter"): (("input", "indices", "updates", "output"), ("input", "updates")),
-    # a segment op is called as a gather (data, segment_ids): _segment_kind
+    # a segment op is called as a gather (data, segment_ids)
     ("op", "segment"): (("input", "indices"), ("output",)),
     ("vjp", "segment"): (("input", "indices", "output"), ("input",)),
 }
@@ -84,41 +86,18 @@ def _checks_on_every_device(target: str, info: dict) -> bool:
     return target == "op" and (info.get("index_mode") == "error" or bool(info.get("reads_index_values")))
 
 
-def _kind(role: str, target: str, info: dict, cpu: bool, updates_dim: int) -> str:
-    """How a factor of ``role`` is partitioned in this FFI call (see the module docstring)."""
-    if role in ("batch", "index", "lookup") and _checks_on_every_device(target, info):
+def _kind(f: dict, target: str, info: dict, cpu: bool) -> str:
+    """How factor ``f`` is partitioned in this FFI call: the core's strategy for the call or
+    its VJP (ShardingFactor::call / ::gradient, multigather/sharding.hpp) mapped to Shardy's
+    terms, with two policies of this partitioner's own: a call that checks index values
+    replicates the factors that split its indices (_checks_on_every_device), and a gathered
+    axis's piece (execute_shard) runs on the CPU engine only."""
+    if f["role"] in ("batch", "index", "lookup") and _checks_on_every_device(target, info):
         return _REPLICATE  # the indices are split along it
-    if info["kind"] == "segment":
-        return _segment_kind(role, target, info)
-    scatter = info["kind"] == "scatter"
-    summable = info["reduction"] == "add" and info["include_input"] and not info["copies_input"]
-    if role in ("batch", "operand"):
-        return _PASS
-    if role == "gathered":
+    strategy = f["call" if target == "op" else "gradient"]
+    if strategy == "piece":
         return _SPLIT if cpu else _REPLICATE
-    if role in ("index", "lookup"):
-        if not scatter:
-            return _PASS if target == "op" else _SUM
-        if target == "op":
-            return _SUM if summable else _REPLICATE
-        # a scatter-add's VJP: grad_updates carries the factor, or sums over it where the
-        # updates broadcast along it (grad_input is grad_output: it never depends on it)
-        return (_PASS if updates_dim >= 0 else _SUM) if summable else _REPLICATE
-    return _REPLICATE
-
-
-def _segment_kind(role: str, target: str, info: dict) -> str:
-    """A segment op's factors: its data's feature dimensions (operand) pass through, forward
-    and gradient; its rows and ids (index), split alike, are partial sums all-reduced into the
-    output for a sum (the data's gradient is then split like the data: grad_output read at each
-    row's segment). Every other reduction needs all of a segment's rows at once (max, min and
-    prod, mean's and sqrt_n's counts, and their gradients, which compare with or divide by the
-    result), and the segments dimension of the output is never split: those replicate."""
-    if role in ("batch", "operand"):
-        return _PASS
-    if role in ("index", "lookup") and info["reduction"] == "add":
-        return _SUM if target == "op" else _PASS
-    return _REPLICATE
+    return {"split": _PASS, "sum": _SUM}.get(strategy, _REPLICATE)
 
 
 # Why a factor of each role is never split (the warning of a replicated operand says it).
@@ -162,7 +141,7 @@ class _Plan:
         for n, f in enumerate(factors):
             name = f"f{n}"
             self.roles[name] = f["role"]
-            self.kinds[name] = _kind(f["role"], target, info, cpu, f["updates"])
+            self.kinds[name] = _kind(f, target, info, cpu)
             self.sizes[name] = int(f["size"])
             self.axis[name] = int(f["axis"])
         self.checks_every_index = _checks_on_every_device(target, info)

@@ -230,6 +230,8 @@ nb::dict sharding_factors_info(std::string_view op, const IntList& input_shape, 
     d["indices"] = f.indices;
     d["updates"] = f.updates;
     d["output"] = f.output;
+    d["call"] = std::string(factor_strategy_name(f.call));
+    d["gradient"] = std::string(factor_strategy_name(f.gradient));
     list.append(d);
   }
   nb::dict info;
@@ -237,6 +239,7 @@ nb::dict sharding_factors_info(std::string_view op, const IntList& input_shape, 
   info["kind"] = kind_name(l.spec->kind);
   info["reduction"] = l.mean_by_count ? std::string("mean") : std::string(reduction_name(l.reduction));
   info["include_input"] = l.include_input;
+  info["updates_sum"] = updates_combine_as_sums(l);
   info["index_mode"] = std::string(index_mode_name(l.options.index_mode));
   info["reads_index_values"] = l.reads_index_values;
   info["negative_indices"] = l.options.negative_indices;
@@ -374,8 +377,10 @@ void bind_ops(nb::module_& m) {
   m.def("sharding_factors", row_errors<&sharding_factors_info>(&sharding_factors_info), "op"_a, "input_shape"_a, "input_dtype"_a,
         "indices_shape"_a, "indices_dtype"_a, "attrs"_a, "updates_shape"_a = nb::none(),
         "The sharding factors of a registry op call from shapes alone (multigather/sharding.hpp), "
-        "as a dict: factors (a list of {role, size, axis, input, indices, updates, output}: "
-        "the framework dimension of each tensor, -1 where absent), kind, reduction, "
+        "as a dict: factors (a list of {role, size, axis, input, indices, updates, output, call, "
+        "gradient}: the framework dimension of each tensor, -1 where absent; how the call and its "
+        "VJP may keep the factor split: 'split', 'sum', 'piece' or 'replicate'), kind, reduction, "
+        "updates_sum (the devices' updates combine as partial sums), "
         "include_input, index_mode, negative_indices, output_shape, axes.");
   m.def("vjp_into", row_errors<&vjp_into>(&vjp_into), "op"_a, "input"_a, "indices"_a, "grad_output"_a, "grad_input"_a, "attrs"_a,
         "tensor_attrs"_a = nb::dict(),

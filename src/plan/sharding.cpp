@@ -27,7 +27,46 @@ std::string_view factor_role_name(FactorRole role) noexcept {
   return "other";
 }
 
+std::string_view factor_strategy_name(FactorStrategy strategy) noexcept {
+  switch (strategy) {
+    case FactorStrategy::kSplit: return "split";
+    case FactorStrategy::kSum: return "sum";
+    case FactorStrategy::kPiece: return "piece";
+    case FactorStrategy::kReplicate: return "replicate";
+  }
+  return "replicate";
+}
+
+bool updates_combine_as_sums(const Lowering& l) noexcept {
+  const bool sums = l.reduction == Reduction::kAdd && !l.mean_by_count;
+  if (l.spec != nullptr && l.spec->kind == OpKind::kSegment) return sums;
+  return sums && l.include_input && l.owned_input == nullptr;
+}
+
 namespace {
+
+/// ShardingFactor::call and ::gradient of a factor of `l` (the rules are listed there).
+void set_strategies(const Lowering& l, bool scatter, bool segment, ShardingFactor* f) {
+  using S = FactorStrategy;
+  const auto both = [f](S call, S gradient) {
+    f->call = call;
+    f->gradient = gradient;
+  };
+  const bool sums = updates_combine_as_sums(l);
+  switch (f->role) {
+    case FactorRole::kBatch:
+    case FactorRole::kOperand: return both(S::kSplit, S::kSplit);
+    case FactorRole::kGathered: return segment ? both(S::kReplicate, S::kReplicate) : both(S::kPiece, S::kPiece);
+    case FactorRole::kIndex:
+    case FactorRole::kLookup:
+      if (segment) return sums ? both(S::kSum, S::kSplit) : both(S::kReplicate, S::kReplicate);
+      if (!scatter) return both(S::kSplit, S::kSum);
+      if (sums) return both(S::kSum, f->updates >= 0 ? S::kSplit : S::kSum);
+      return both(S::kReplicate, S::kReplicate);
+    case FactorRole::kCoordinate:
+    case FactorRole::kOther: return both(S::kReplicate, S::kReplicate);
+  }
+}
 
 /// One framework tensor and the core view the lowering took of it.
 struct Side {
@@ -180,6 +219,7 @@ Status sharding_factors(const Lowering& l, const TensorView& input, const Tensor
       factors->push_back(f);
     }
   }
+  for (ShardingFactor& f : *factors) set_strategies(l, scatter, segment, &f);
   if (segment) {  // the data's dimensions are the framework input's
     for (ShardingFactor& f : *factors) {
       f.input = f.updates;
