@@ -25,6 +25,7 @@
 #include "kernels/cuda/gather_rows.hpp"
 #include "kernels/cuda/launch_params.hpp"
 #include "multigather/cuda.hpp"
+#include "multigather/execute.hpp"
 #include "multigather/lowering.hpp"
 #include "plan/plan.hpp"
 #include "cuda_test_support.hpp"
@@ -225,23 +226,51 @@ TEST(CudaGather, DeviceIsThere) {
               prop.major, prop.minor, prop.multiProcessorCount);
 }
 
-TEST(CudaLowering, AutoDeviceFindsCudaOperandsAndIndexAddAlphaRefuses) {
-  // lower_op's default device (kAuto) asks where the operands live: on device memory,
-  // torch.index_add with alpha != 1 (a host-side scaled copy of source) refuses instead of
-  // reading device memory on the host; alpha = 1 lowers for the CUDA engine.
+TEST(CudaLowering, AutoDeviceFindsCudaOperandsAndTheUpdatesStepsRunThere) {
+  // lower_op's default device (kAuto) asks where the operands live: on device memory, the
+  // lowering is for the CUDA engine; torch.index_add's alpha and tf.tensor_scatter_nd_sub's
+  // negation are the engines' steps, run on the device: the same bytes as the CPU engine.
   SKIP_WITHOUT_DEVICE();
+  const float x_host[12] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
+  const std::int64_t index_host[2] = {2, 2};
+  const float source_host[6] = {0.5f, -1.25f, 3, 1e-3f, -0.0f, 7};
+  const std::int64_t nd_index_host[2] = {3, 0};
   void* memory = nullptr;
   check_cuda(cudaMalloc(&memory, 4096), "cudaMalloc");
-  const TensorView x(memory, DType::kFloat32, {4, 3}), index(memory, DType::kInt64, {2}),
-      source(memory, DType::kFloat32, {2, 3});
-  Lowering l;
-  const Status s = lower_op("torch.index_add", x, index, source, {{"dim", "0"}, {"alpha", "2"}}, &l);
-  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(s.message().find("alpha = 2 != 1 scales a host copy of source; on a CUDA device"), std::string::npos)
-      << s.message();
-  const Status unit = lower_op("torch.index_add", x, index, source, {{"dim", "0"}}, &l);
-  EXPECT_TRUE(unit.ok()) << unit.message();
-  EXPECT_EQ(l.device, Device::kCUDA);
+  auto* base = static_cast<std::byte*>(memory);
+  check_cuda(cudaMemcpy(base, x_host, sizeof x_host, cudaMemcpyHostToDevice), "upload x");
+  check_cuda(cudaMemcpy(base + 256, index_host, sizeof index_host, cudaMemcpyHostToDevice), "upload index");
+  check_cuda(cudaMemcpy(base + 512, source_host, sizeof source_host, cudaMemcpyHostToDevice), "upload source");
+  check_cuda(cudaMemcpy(base + 768, nd_index_host, sizeof nd_index_host, cudaMemcpyHostToDevice), "upload nd index");
+  const TensorView x(base, DType::kFloat32, {4, 3}), index(base + 256, DType::kInt64, {2}),
+      source(base + 512, DType::kFloat32, {2, 3}), nd_index(base + 768, DType::kInt64, {2, 1});
+  struct Step {
+    const char* op;
+    TensorView device_index;
+    const void* host_index;
+    Dims index_shape;
+    Attributes attrs;
+  };
+  const Step steps[] = {{"torch.index_add", index, index_host, {2}, {{"dim", "0"}, {"alpha", "2.5"}}},
+                        {"tf.tensor_scatter_nd_sub", nd_index, nd_index_host, {2, 1}, {}}};
+  for (const Step& s : steps) {
+    SCOPED_TRACE(s.op);
+    Lowering l;
+    const Status lowered = lower_op(s.op, x, s.device_index, source, s.attrs, &l);
+    ASSERT_TRUE(lowered.ok()) << lowered.message();
+    EXPECT_EQ(l.device, Device::kCUDA);
+    EXPECT_NE(l.updates_step.kind, UpdatesStep::Kind::kNone);
+    const MutableTensorView out(base + 1024, DType::kFloat32, {4, 3});
+    const Status ran = execute(l, out);
+    ASSERT_TRUE(ran.ok()) << ran.message();
+    float got[12] = {};
+    check_cuda(cudaMemcpy(got, base + 1024, sizeof got, cudaMemcpyDeviceToHost), "download");
+    Tensor want;
+    ASSERT_TRUE(run_op(s.op, TensorView(x_host, DType::kFloat32, {4, 3}),
+                       TensorView(s.host_index, DType::kInt64, s.index_shape),
+                       TensorView(source_host, DType::kFloat32, {2, 3}), s.attrs, &want).ok());
+    EXPECT_EQ(std::memcmp(got, want.data(), sizeof got), 0);
+  }
   cudaFree(memory);
 }
 

@@ -482,6 +482,54 @@ std::vector<Call> out_of_range_calls(std::mt19937_64& rng) {
                         rng, &u2)};
 }
 
+// The lowerings' steps on the updates: torch.index_add's alpha, the negation of
+// tf.tensor_scatter_nd_sub and jax's .at[].subtract (grad_updates: alpha times, or minus, the
+// gathered cotangent).
+std::vector<Call> updates_step_calls(std::mt19937_64& rng) {
+  const Dims u23 = {2, 3}, u2 = {2};
+  return {explicit_call("torch.index_add", {{"dim", "0"}, {"alpha", "2.5"}}, {4, 3}, {2}, {1, 1}, {4, 3}, rng, &u23),
+          explicit_call("tf.tensor_scatter_nd_sub", {}, {4, 3}, {2, 1}, {3, 0}, {4, 3}, rng, &u23),
+          explicit_call("jax.at.subtract", {}, {5}, {2, 1}, {4, 4}, {5}, rng, &u2)};
+}
+
+TEST(CudaVjpOnHost, UpdatesStepsGiveTheScaledOrNegatedCotangent) {
+  // On the CPU engine, against the step's rule: grad_updates is alpha (or -1) times the
+  // cotangent read at each update's target; grad_input is the cotangent (they all add).
+  std::mt19937_64 rng(seed() + 37);
+  Side cpu(false);
+  const std::vector<Call> calls = updates_step_calls(rng);
+  const float factors[] = {2.5f, -1.0f, -1.0f};
+  for (std::size_t k = 0; k < calls.size(); ++k) {
+    const Call& c = calls[k];
+    SCOPED_TRACE(c.op);
+    const VjpResult r = run_vjp(c, cpu, nullptr);
+    ASSERT_TRUE(r.status.ok()) << r.status.message();
+    EXPECT_TRUE(r.grad_input == c.gb);
+    std::vector<std::int64_t> targets(static_cast<std::size_t>(numel_of(c.i)));
+    std::memcpy(targets.data(), c.ib.data(), c.ib.size());
+    const std::int64_t row = numel_of(c.u) / static_cast<std::int64_t>(targets.size());
+    for (std::int64_t e = 0; e < numel_of(c.u); ++e) {
+      float g = 0, got = 0;
+      std::memcpy(&g, c.gb.data() + (targets[static_cast<std::size_t>(e / row)] * row + e % row) * 4, 4);
+      std::memcpy(&got, r.grad_updates.data() + e * 4, 4);
+      EXPECT_EQ(got, g * factors[k]) << "update element " << e;
+    }
+  }
+}
+
+TEST(CudaVjp, UpdatesStepsEqualTheCpuEngine) {
+  SKIP_WITHOUT_DEVICE();
+  Stream stream;
+  std::mt19937_64 rng(seed() + 38);
+  Side cpu(false), gpu(true);
+  Tally tally;
+  for (const Call& c : updates_step_calls(rng)) {
+    SCOPED_TRACE(c.op);
+    compare_engines(c, cpu, gpu, stream.get(), &tally);
+  }
+  EXPECT_EQ(tally.equal, 3);
+}
+
 TEST(CudaVjpOnHost, TheGpuTestsCallsAreValidOnTheCpuEngine) {
   std::mt19937_64 rng(seed() + 36);
   Side cpu(false);

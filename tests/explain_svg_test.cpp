@@ -286,7 +286,14 @@ void expect_scatter_picture_matches_kernel(const std::string& op, const Tensor& 
     const std::vector<std::int64_t> u = list_of(c.at("data-update-cells"));
     float want = start[std::stoll(c.at("data-input"))];
     for (std::size_t i = 0; i < u.size(); ++i) {
-      const float v = element_f32(l.updates, u[i]);
+      float v = element_f32(l.updates, u[i]);
+      // the lowering's step on the updates (torch.index_add's alpha, a subtraction's negation)
+      if (l.updates_step.kind == UpdatesStep::Kind::kScale) {
+        const Scalar& a = l.updates_step.factor;
+        v *= static_cast<float>(a.kind == Scalar::Kind::kFloat ? a.f : a.kind == Scalar::Kind::kInt ? static_cast<double>(a.i)
+                                                                                                    : static_cast<double>(a.u));
+      }
+      if (l.updates_step.kind == UpdatesStep::Kind::kNegate) v = -v;
       want = i == 0 && !l.include_input && l.reduction != Reduction::kNone ? v : combine(l.reduction, want, v);
     }
     EXPECT_EQ(c.at("data-combine"), u.empty() ? "kept" : std::string(reduction_name(l.reduction))) << op;

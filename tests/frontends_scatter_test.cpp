@@ -400,8 +400,11 @@ TEST(TfScatter, TensorScatterNd) {
                  {{"index_mode", "drop"}}, {0, 2, 3, 4, 5, 6, 7, 8});
   Lowering l;
   ASSERT_TRUE(lower_op("tf.tensor_scatter_nd_sub", t.view(), idx.view(), upd.view(), {}, &l).ok());
-  EXPECT_NE(l.owned_updates, nullptr);
-  EXPECT_EQ(l.notes.back(), "tensor - updates: -updates is copied once (a contiguous buffer; sign flips are exact)");
+  // The negation is the engines' step: the lowering copies nothing (updates is the caller's).
+  EXPECT_EQ(l.owned_updates, nullptr);
+  EXPECT_EQ(l.updates_step.kind, UpdatesStep::Kind::kNegate);
+  EXPECT_EQ(l.updates.data, upd.data());
+  EXPECT_EQ(l.notes.back(), "tensor - updates: the engine negates the updates before the add (sign flips are exact)");
 }
 
 TEST(TfScatter, ScatterNd) {

@@ -69,6 +69,20 @@ struct GatheredRows {
 /// indices, which the fused kernel never needs. Empty without index data.
 std::vector<std::int64_t> bag_of_rows(const GatheredRows& g);
 
+/// An elementwise step on a scatter's updates that the lowering DESCRIBES and the engines run
+/// (CPU and CUDA alike; kernels/updates_step.hpp) on the core updates view before the combine,
+/// into a temporary: torch.index_add's alpha (kScale), the negation of jax's .at[].subtract,
+/// tf.tensor_scatter_nd_sub and Core ML's mode "sub" (kNegate). Lowering::updates stays a view
+/// of the framework's updates, so such a lowering is a function of the operands' layouts (kept
+/// by the surfaces' lowering caches), a partitioner may split the updates, and execute_vjp
+/// gives the updates' cotangent through the same step (alpha * or - the gathered grad_output).
+struct UpdatesStep {
+  enum class Kind : std::uint8_t { kNone = 0, kScale = 1, kNegate = 2 };
+  Kind kind = Kind::kNone;
+  /// kScale: the factor (integer dtypes take it truncated toward zero, PyTorch's rule).
+  Scalar factor = Scalar::from_int(1);
+};
+
 struct Lowering {
   std::string op;
   const OpSpec* spec = nullptr;  // the registry row
@@ -106,11 +120,13 @@ struct Lowering {
   TensorView updates;  // the core's updates view (rank r; each dimension G's size or 1)
   Reduction reduction = Reduction::kNone;
   bool include_input = true;
-  std::shared_ptr<Tensor> owned_updates;  // a copy made by the lowering (a scalar value, alpha)
-  /// The core updates are COMPUTED from the framework's (negated: x - values; scaled: alpha),
-  /// not a view of them: set from shapes alone too, so that a transformation knows before
-  /// running that no gradient flows to the framework's updates through a view.
+  std::shared_ptr<Tensor> owned_updates;  // a copy made by the lowering (a scalar value)
+  /// The core updates are COMPUTED from the framework's, not a view of them: set from shapes
+  /// alone too, so that a transformation knows before running that no gradient flows to the
+  /// framework's updates through a view.
   bool updates_computed = false;
+  /// The engines' step on the updates view (none: the view is scattered as it is).
+  UpdatesStep updates_step;
   /// A mean (torch.scatter_reduce reduce = "mean"): the core scatter adds (reduction add), then
   /// execute divides each element that updates reached by their count (+1 when include_input),
   /// a second scatter of ones through the same indices; integers by floor division.

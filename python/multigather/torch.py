@@ -192,24 +192,11 @@ def embedding_bag(input: Any, weight: Any, offsets: Any = None, max_norm: Option
                        padding_idx=padding_idx)
 
 
-def _alpha_on_the_device(source: Any, alpha: Any) -> tuple[Any, Any]:
-    """(source * alpha, 1) for a CUDA torch tensor whose alpha is not 1 and scales exactly as
-    PyTorch's index_add does (a floating source, or an integer alpha); else (source, alpha)."""
-    if alpha == 1 or not getattr(source, "is_cuda", False) or isinstance(alpha, bool):
-        return source, alpha
-    if source.is_floating_point() or (isinstance(alpha, int) and not source.is_complex()):
-        return source * alpha, 1
-    return source, alpha
-
-
 def index_add(input: Any, dim: int, index: Any, source: Any, *, alpha: Any = 1, out: Any = None) -> Any:
     """torch.index_add(input, dim, index, source, *, alpha=1), in PyTorch's argument order:
-    a new tensor (out of place). The rules and the index rule are the registry row's (below).
-    On a CUDA tensor an alpha other than 1 is applied by PyTorch first (``source * alpha`` on
-    the device, as PyTorch's own kernel scales each source element before adding it; the
-    engine scales only host memory): floating sources, and integer sources with an integer
-    alpha (others: the row's error)."""
-    source, alpha = _alpha_on_the_device(source, alpha)
+    a new tensor (out of place). The rules and the index rule are the registry row's (below):
+    alpha scales source in the engine, on either device, and source's gradient is alpha times
+    grad_output's."""
     if out is None and torch_op_needed(input, index, source):
         return torch_ops().index_add(input, dim, index, source, alpha=alpha)
     return run_scatter("torch.index_add", input, index, source, out, dim=dim, alpha=alpha)

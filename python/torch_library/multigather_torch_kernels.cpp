@@ -126,31 +126,6 @@ multigather::LoweringCache& cache_of(const TorchOp& op) {
   return *caches[index];
 }
 
-/// torch.index_add's alpha when the op has one and it is not 1; nullopt otherwise.
-std::optional<c10::Scalar> alpha_of(const TorchOp& op, const torch::jit::Stack& stack, std::size_t forward) {
-  for (std::size_t i = 0; i < op.args.size(); ++i) {
-    if (op.args[i].role == Arg::Role::kAttr && op.args[i].name == "alpha") {
-      const c10::Scalar a = stack[forward + i].toScalar();
-      if (!(a.isIntegral(false) && a.toLong() == 1)) return a;
-    }
-  }
-  return std::nullopt;
-}
-
-/// `attrs` with alpha 1: the caller applies alpha itself (the gradient's scale; on a CUDA
-/// device, the forward's, since the engine scales only host memory).
-Attributes with_alpha_one(const Attributes& attrs) {
-  Attributes unscaled;
-  for (const auto& [attr, value] : attrs.items()) {
-    if (attr == "alpha") {
-      unscaled.set_int(attr, 1);
-    } else {
-      unscaled.set_arg(attr, value);
-    }
-  }
-  return unscaled;
-}
-
 /// forward: lower_op + execute into a new tensor of the framework's output shape; with
 /// batch_rank > 0, execute_batched (every operand has batch_rank leading dimensions, of the
 /// batch size or 1; one execute runs the whole batch), into batch_shape ++ the output shape.
@@ -167,21 +142,7 @@ at::Tensor run_forward(const TorchOp& op, const torch::jit::Stack& stack, const 
                 " and ", t->device(), "!");
   }
   const multigather::ExecutionContext context = context_for(input);
-  // torch.index_add's alpha on a CUDA device: PyTorch scales the source on the device first, as
-  // its own kernel scales each source element (a floating source, or an integer alpha and a
-  // non-complex source; any other pair keeps alpha, and the row refuses it on the device).
-  const std::optional<c10::Scalar> alpha = input.is_cuda() ? alpha_of(op, stack, f.forward) : std::nullopt;
-  at::Tensor scaled;
-  if (alpha && updates != nullptr &&
-      (c10::isFloatingType(updates->scalar_type()) ||
-       (alpha->isIntegral(false) && !c10::isComplexType(updates->scalar_type())))) {
-    scaled = updates->mul(*alpha);
-    updates = &scaled;
-  }
-  const auto attributes = [&] {
-    Attributes attrs = attributes_of(op, stack, f.forward);
-    return scaled.defined() ? with_alpha_one(attrs) : attrs;
-  };
+  const auto attributes = [&] { return attributes_of(op, stack, f.forward); };
   const c10::OptionalDeviceGuard device(input.is_cuda() ? std::optional<c10::Device>(input.device()) : std::nullopt);
   const multigather::TensorView x = view_of(input, name, "input"), i = view_of(indices, name, "indices");
   multigather::TensorView u;
@@ -228,11 +189,8 @@ std::vector<at::Tensor> run_backward(const TorchOp& op, const torch::jit::Stack&
   const at::Tensor grad = stack[f.forward - 1].toTensor().contiguous();
   const at::Tensor& indices = stack[f.forward + op.indices].toTensor();
   const std::int64_t batch_rank = stack[f.batch_rank].toInt();
-  Attributes attrs = attributes_of(op, stack, f.forward);
+  const Attributes attrs = attributes_of(op, stack, f.forward);
   const std::string& name = op.spec->name;
-  // torch.index_add's alpha scales the updates: their gradient is alpha times alpha 1's.
-  const std::optional<c10::Scalar> alpha = alpha_of(op, stack, f.forward);
-  if (alpha) attrs = with_alpha_one(attrs);
   const std::vector<std::int64_t> batch = batch_shape_of({&grad}, batch_rank);
   const auto at_batch = [&](const std::vector<std::int64_t>& size) {  // batch ++ the example's size
     std::vector<std::int64_t> full = batch;
@@ -276,7 +234,6 @@ std::vector<at::Tensor> run_backward(const TorchOp& op, const torch::jit::Stack&
                                  updates_grad ? &gu : nullptr, context));
   if (input_grad && batch_rank > 0) grad_input = grad_input.sum_to_size(input_size);
   if (!updates_grad) return {grad_input, grad_updates};
-  if (alpha) grad_updates.mul_(*alpha);
   return {grad_input, batch_rank > 0 ? grad_updates.sum_to_size(updates_size) : grad_updates};
 }
 

@@ -27,6 +27,19 @@ Status update_count(const Lowering& l, const ScatterOptions& options, Tensor* st
 Status update_count_cuda(const Lowering& l, const ScatterOptions& options, const void* near, const char* near_name,
                          void* stream, CudaStreamMemory* storage, TensorView* count);
 
+/// Lowering::updates_step run from `from` into `to` (same shape, any strides; `to` not
+/// overlapping `from`) on the CPU engine, or with `cuda` on the CUDA engine on `stream`
+/// (kernels/updates_step.hpp). InvalidArgument for a dtype without the step.
+Status run_updates_step(const Lowering& l, const TensorView& from, const MutableTensorView& to, bool cuda,
+                        void* stream);
+
+/// The core updates `updates` (shape G, stride 0 where they broadcast) after l.updates_step, in
+/// a temporary of one element per distinct update (host: *host; CUDA: *device, stream-ordered on
+/// `stream`, on the device of `near`): *stepped views it with updates' shape and stride 0 where
+/// they broadcast. Nothing when l has no step (*stepped = updates).
+Status stepped_updates(const Lowering& l, const TensorView& updates, bool cuda, void* stream, const void* near,
+                       Tensor* host, CudaStreamMemory* device, TensorView* stepped);
+
 /// The fused kernel's call for a lowering with gathered rows (l.gathered: embedding_bag).
 GatheredSegmentsCall gathered_call(const Lowering& l);
 

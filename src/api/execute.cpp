@@ -20,6 +20,7 @@
 #include "plan/index_errors.hpp"
 #include "plan/plan.hpp"
 #include "kernels/cpu/scatter_engine.hpp"
+#include "kernels/updates_step.hpp"
 #include "plan/scatter_plan.hpp"
 
 #include "kernels/cuda/cuda_hooks.hpp"
@@ -97,6 +98,55 @@ Status update_count_cuda(const Lowering& l, const ScatterOptions& options, const
   MULTIGATHER_RETURN_IF_ERROR(
       cuda_count_updates(MutableTensorView(storage->data(), DType::kInt64, kept), l.indices, l.axes, options, stream));
   *count = count_view(l, storage->data());
+  return Status::Ok();
+}
+
+Status run_updates_step(const Lowering& l, const TensorView& from, const MutableTensorView& to, bool cuda,
+                        void* stream) {
+  const Scalar& a = l.updates_step.factor;
+  const double factor = a.kind == Scalar::Kind::kFloat ? a.f
+                        : a.kind == Scalar::Kind::kInt ? static_cast<double>(a.i) : static_cast<double>(a.u);
+  const std::int64_t integer_factor = a.kind == Scalar::Kind::kFloat ? static_cast<std::int64_t>(a.f)
+                                      : a.kind == Scalar::Kind::kInt ? a.i : static_cast<std::int64_t>(a.u);
+  const bool negate = l.updates_step.kind == UpdatesStep::Kind::kNegate;
+  if (cuda) return cuda_updates_step(from, to, negate, factor, integer_factor, stream);
+  const UpdatesStepParams p = updates_step_params(from, to, factor, integer_factor);
+  if (!visit_updates_step(from.dtype, negate, [&]<class Op>() { updates_step_thread<Op>(p, 0, 1); })) {
+    return TypeError(l.op + ": " + (negate ? "the negation" : "the scale") + " of the updates has no exact form for "
+                     "dtype " + std::string(dtype_name(from.dtype)));
+  }
+  return Status::Ok();
+}
+
+Status stepped_updates(const Lowering& l, const TensorView& updates, bool cuda, void* stream, const void* near,
+                       Tensor* host, CudaStreamMemory* device, TensorView* stepped) {
+  *stepped = updates;
+  if (l.updates_step.kind == UpdatesStep::Kind::kNone) return Status::Ok();
+  // One element per distinct update: size 1 where the view broadcasts (stride 0).
+  Dims distinct = updates.shape;
+  for (int d = 0; d < distinct.size(); ++d) {
+    if (updates.strides[d] == 0) distinct[d] = 1;
+  }
+  std::int64_t n = 0;
+  if (!element_count(distinct, &n)) return InvalidArgument(l.op + ": the updates overflow 64 bits");
+  void* data = nullptr;
+  if (cuda) {
+    MULTIGATHER_RETURN_IF_ERROR(device->allocate(static_cast<std::size_t>(n) * element_size(updates.dtype), near,
+                                                 "output", stream));
+    data = device->data();
+  } else {
+    *host = Tensor(updates.dtype, distinct);
+    data = host->data();
+  }
+  Dims strides = contiguous_strides(distinct);
+  for (int d = 0; d < distinct.size(); ++d) {
+    if (updates.strides[d] == 0) strides[d] = 0;
+  }
+  const TensorView from(updates.data, updates.dtype, distinct, updates.strides);
+  MULTIGATHER_RETURN_IF_ERROR(
+      run_updates_step(l, from, MutableTensorView(data, updates.dtype, distinct, contiguous_strides(distinct)), cuda,
+                       stream));
+  *stepped = TensorView(data, updates.dtype, updates.shape, strides);
   return Status::Ok();
 }
 
@@ -323,6 +373,12 @@ Status run_scatter_core(const Lowering& l, const MutableTensorView& core, const 
   } else {
     MULTIGATHER_RETURN_IF_ERROR(detail::validate_scatter_output(core, l.input, l.indices, l.updates, call, output_name));
   }
+  // The lowering's step on the updates (alpha, a negation), into a temporary after every check
+  // that needs no index value: a failed call still writes nothing.
+  Tensor stepped_host;
+  detail::CudaStreamMemory stepped_device;
+  MULTIGATHER_RETURN_IF_ERROR(detail::stepped_updates(l, call.updates, cuda, context.stream, core.data, &stepped_host,
+                                                      &stepped_device, &call.updates));
   Status s;
   if (cuda) {
     s = detail::run_scatter_validated_cuda(input, l.indices, core, call, options, context.stream,

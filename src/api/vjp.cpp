@@ -291,11 +291,11 @@ Status gather_vjp(const Lowering& l, const TensorView& grad_output, const Mutabl
   return engine.scatter(target, indices, updates, l.axes, target, add);
 }
 
-/// The updates' cotangent of a scatter (nothing when grad_updates is null).
-Status scatter_vjp_updates(const Lowering& l, const TensorView& grad_output, const MutableTensorView* grad_updates,
-                           const ScatterOptions& assign, const VjpEngine& engine) {
+/// The core updates' cotangent of a scatter into grad_updates (non-null), through the lowered
+/// updates view (scatter_vjp_updates applies the lowering's step after it).
+Status core_updates_vjp(const Lowering& l, const TensorView& grad_output, const MutableTensorView* grad_updates,
+                        const ScatterOptions& assign, const VjpEngine& engine) {
   const DType dtype = grad_output.dtype;
-  if (grad_updates == nullptr) return Status::Ok();
   if (l.owned_updates || l.updates_computed) {
     std::string why = "see explain";
     for (const std::string& note : l.notes) {
@@ -355,6 +355,17 @@ Status scatter_vjp_updates(const Lowering& l, const TensorView& grad_output, con
   add.reduction = Reduction::kAdd;
   add.num_threads = assign.num_threads;
   return engine.scatter(target, everywhere, buffer.view(), {}, target, add);
+}
+
+/// The updates' cotangent of a scatter (nothing when grad_updates is null): the core updates',
+/// then the lowering's step (Lowering::updates_step), its own transpose: alpha times it, or
+/// its negation.
+Status scatter_vjp_updates(const Lowering& l, const TensorView& grad_output, const MutableTensorView* grad_updates,
+                           const ScatterOptions& assign, const VjpEngine& engine) {
+  if (grad_updates == nullptr) return Status::Ok();
+  MULTIGATHER_RETURN_IF_ERROR(core_updates_vjp(l, grad_output, grad_updates, assign, engine));
+  if (l.updates_step.kind == UpdatesStep::Kind::kNone) return Status::Ok();
+  return detail::run_updates_step(l, TensorView(*grad_updates), *grad_updates, engine.cuda, engine.context.stream);
 }
 
 Status scatter_vjp(const Lowering& l, const TensorView& grad_output, const MutableTensorView& grad_input,

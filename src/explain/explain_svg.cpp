@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "api/engine.hpp"  // stepped_updates
 #include "core/index_resolve.hpp"
 #include "core/odometer.hpp"
 #include "core/index_value.hpp"
@@ -289,7 +290,18 @@ Status draw_lowered_scatter(const Lowering& l, const TensorView& in, const Tenso
       break;
     }
   }
-  *svg = draw_scatter(l, in, idx, upd, input_values, indices_given, updates_given, cells, chosen);
+  if (l.updates_step.kind == UpdatesStep::Kind::kNone || l.updates.data == nullptr) {
+    *svg = draw_scatter(l, in, idx, upd, input_values, indices_given, updates_given, cells, chosen);
+    return Status::Ok();
+  }
+  // The lowering's step on the updates (alpha, a negation): the picture labels the values the
+  // engine scatters, as its output cells combine them.
+  Lowering stepped = l;
+  Tensor storage;
+  MULTIGATHER_RETURN_IF_ERROR(
+      detail::stepped_updates(l, l.updates, false, nullptr, nullptr, &storage, nullptr, &stepped.updates));
+  stepped.updates_step = UpdatesStep();
+  *svg = draw_scatter(stepped, in, idx, upd, input_values, indices_given, updates_given, cells, chosen);
   return Status::Ok();
 }
 

@@ -119,9 +119,8 @@ Status scatter_common(const TensorView& data, const TensorView& indices, const T
 
 Status finish_coreml(const TensorView& data, const TensorView& updates, bool negate,
                      const std::vector<std::int64_t>& shape, Lowering* out) {
-  TensorView u = updates;
-  if (negate) MULTIGATHER_RETURN_IF_ERROR(negated_copy(updates, "mode = sub", out, &u));
-  return finish_framework_scatter(data, u, shape, out);
+  if (negate) MULTIGATHER_RETURN_IF_ERROR(negate_step(updates.dtype, "mode = sub", out));
+  return finish_framework_scatter(data, updates, shape, out);
 }
 
 Status updates_shape_is(const std::string& op, const TensorView& updates, const std::vector<std::int64_t>& want,
@@ -259,8 +258,8 @@ void append_coreml_ops(std::vector<OpSpec>* ops) {
   const IndexRule by_validate{IndexMode::kClamp, true, "validate_indices"};
   const std::string dtypes = "Index dtypes int32, int16, uint16, int8, uint8 (int64 accepted). ";
   const std::string scatter_modes =
-      "; updates dtype == data dtype. mode update, add (the default), sub (an exact owned negated copy of updates "
-      "is added), mul, max, min (max / min on complex data: a TypeError); div is refused (multiplying by a "
+      "; updates dtype == data dtype. mode update, add (the default), sub (the engine negates the updates, exactly, "
+      "before the add), mul, max, min (max / min on complex data: a TypeError); div is refused (multiplying by a "
       "reciprocal is not exact, and the core has no division). Duplicates with mode update: unspecified in Core ML; the last in row-major order wins here";
   const std::string gather = dtypes +
       "tf.gather semantics with batch_dims: output shape K = D[:axis] ++ N[batch_dims:] ++ D[axis+1:] (D = "

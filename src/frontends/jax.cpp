@@ -151,11 +151,10 @@ Status at(AtUpdate update, const TensorView& x, const TensorView& indices, const
                              "row-major order of x[idx] wins"
                            : "duplicate indices: every update applies (JAX: in an implementation-defined order; here in "
                              "row-major order of x[idx], bit-reproducible)");
-  TensorView v = values;
   if (update == AtUpdate::kSubtract) {
-    MULTIGATHER_RETURN_IF_ERROR(negated_copy(values, "jax.at.subtract: x - values", out, &v));
+    MULTIGATHER_RETURN_IF_ERROR(negate_step(values.dtype, "jax.at.subtract: x - values", out));
   }
-  return finish_framework_scatter(x, v, shape, out, [&] {
+  return finish_framework_scatter(x, values, shape, out, [&] {
     return out->op + ": Incompatible shapes for broadcasting: values shape " + to_string(values.shape) +
            " and requested shape " + shape_str(shape) + " (x[idx].shape)";
   });

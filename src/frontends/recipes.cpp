@@ -285,52 +285,19 @@ Status check_complex_order(const std::string& op, const std::string& name, DType
                    " (" + rule + ")");
 }
 
-Status negated_copy(const TensorView& updates, const std::string& why, Lowering* out, TensorView* result) {
-  const DType t = updates.dtype;
-  std::size_t sign_bytes = 0;  // floats: the byte offset step of each sign-carrying part
-  bool integer = false;
+Status negate_step(DType t, const std::string& why, Lowering* out) {
   switch (t) {
     case DType::kFloat16: case DType::kBFloat16: case DType::kFloat32: case DType::kFloat64:
     case DType::kComplex64: case DType::kComplex128:
-      sign_bytes = (t == DType::kComplex64) ? 4 : (t == DType::kComplex128) ? 8 : element_size(t);
-      break;
     case DType::kInt8: case DType::kUInt8: case DType::kInt16: case DType::kUInt16: case DType::kInt32:
     case DType::kUInt32: case DType::kInt64: case DType::kUInt64:
-      integer = true;
       break;
     default:
       return TypeError(out->op + ": " + why + " needs -updates, which multigather cannot form exactly for dtype " +
                        std::string(dtype_name(t)));
   }
-  if (out->device == Device::kCUDA) {
-    return InvalidArgument(out->op + ": " + why + " negates a host copy of the updates; on a CUDA device "
-                           "multigather does not copy: negate them first and use the add form");
-  }
-  out->notes.push_back(why + ": -updates is copied once (a contiguous buffer; sign flips are exact)");
-  out->updates_computed = true;
-  if (updates.data == nullptr) {
-    *result = TensorView(nullptr, t, updates.shape);
-    return Status::Ok();
-  }
-  try {
-    auto c = std::make_shared<Tensor>(Tensor::copy_of(updates));
-    auto* p = static_cast<unsigned char*>(c->data());
-    const std::size_t es = element_size(t), n = static_cast<std::size_t>(c->numel());
-    if (integer) {
-      for (std::size_t e = 0; e < n; ++e) {
-        std::uint64_t v = 0;
-        std::memcpy(&v, p + e * es, es);  // little-endian: the low bytes
-        v = 0 - v;
-        std::memcpy(p + e * es, &v, es);
-      }
-    } else {
-      for (std::size_t b = sign_bytes - 1; b < n * es; b += sign_bytes) p[b] ^= 0x80;  // little-endian sign byte
-    }
-    out->owned_updates = c;
-    *result = c->view();
-  } catch (const Error& e) {
-    return Status(e.code(), e.what());
-  }
+  out->notes.push_back(why + ": the engine negates the updates before the add (sign flips are exact)");
+  out->updates_step.kind = UpdatesStep::Kind::kNegate;
   return Status::Ok();
 }
 

@@ -137,12 +137,12 @@ Status check_updates_dtype(const std::string& op, const TensorView& data, const 
 Status check_complex_order(const std::string& op, const std::string& name, DType dtype, Reduction reduction,
                            const std::string& what, const std::string& rule);
 
-/// -updates as a contiguous copy owned by out->owned_updates (noted): floats (float16, bfloat16,
-/// float32, float64, complex) flip the sign bit, which is exact, so f(x, -u) with add is x - u
-/// bit for bit; integers negate in two's complement (x + (-u) wraps exactly as x - u). bool and
-/// float8 are a TypeError worded with `why` ("tf.tensor_scatter_nd_sub: ..."). Null data
-/// (shapes only): a null view of the same shape.
-Status negated_copy(const TensorView& updates, const std::string& why, Lowering* out, TensorView* result);
+/// -updates as the engines' step on the updates (out->updates_step kNegate, noted; nothing is
+/// read or copied here): floats (float16, bfloat16, float32, float64, complex) flip the sign
+/// bit, which is exact, so f(x, -u) with add is x - u bit for bit; integers negate in two's
+/// complement (x + (-u) wraps exactly as x - u). bool and float8 are a TypeError worded with
+/// `why` ("tf.tensor_scatter_nd_sub: ...").
+Status negate_step(DType dtype, const std::string& why, Lowering* out);
 
 /// An owned zero-filled tensor of `shape` and `dtype` as out->input (noted); null data when
 /// `shapes_only`. A CUDA lowering refuses (it would be host memory).

@@ -179,11 +179,10 @@ Status tensor_scatter_nd(std::string_view kind, const TensorView& tensor, const 
     out->notes.push_back("duplicate indices: TF's CPU kernel applies the updates in order (the last wins, as "
                          "here); on GPU the order is unspecified");
   }
-  TensorView u = updates;
-  if (which == 2) MULTIGATHER_RETURN_IF_ERROR(negated_copy(updates, "tensor - updates", out, &u));
+  if (which == 2) MULTIGATHER_RETURN_IF_ERROR(negate_step(updates.dtype, "tensor - updates", out));
   std::vector<std::int64_t> want(indices.shape.begin(), indices.shape.end() - 1);
   want.insert(want.end(), tensor.shape.begin() + indices.shape[indices.rank() - 1], tensor.shape.end());
-  return finish_framework_scatter(tensor, u, want, out);
+  return finish_framework_scatter(tensor, updates, want, out);
 }
 
 Status scatter_nd(const TensorView& output_like, const TensorView& indices, const TensorView& updates,
@@ -266,7 +265,7 @@ void append_tf_ops(std::vector<OpSpec>* ops) {
       "Duplicates: TF's CPU kernel applies the updates in order, so the last wins (as here); on GPU the order is "
       "unspecified",
       "Duplicates all add up",
-      "Duplicates all subtract (the lowering adds an owned negated copy of updates: exact; bool is a TypeError)",
+      "Duplicates all subtract (the engine adds the negated updates: exact; bool is a TypeError)",
       "Duplicates all combine; a complex tensor is a TypeError (TF registers no complex kernel)",
       "Duplicates all combine; a complex tensor is a TypeError (TF registers no complex kernel)"};
   for (int w = 0; w < 5; ++w) {

@@ -219,55 +219,28 @@ Status scatter_elements(const TensorView& input, std::int64_t dim, const TensorV
   return finish_framework_scatter(input, sliced, dims_vec(i.shape), out);
 }
 
-template <typename T>
-void scale_into(const TensorView& v, T alpha, Tensor* dst) {
-  const Tensor c = Tensor::copy_of(v);
-  const T* s = static_cast<const T*>(c.data());
-  T* o = static_cast<T*>(dst->data());
-  for (std::int64_t e = 0, n = v.numel(); e < n; ++e) o[e] = static_cast<T>(s[e] * alpha);
-}
-
-// source * alpha, a contiguous copy owned by the lowering (PyTorch: integer inputs take alpha
-// truncated to an integer).
-Status scaled_copy(const TensorView& source, const Scalar& alpha, Lowering* out, TensorView* result) {
-  const double fa = alpha.kind == Scalar::Kind::kFloat ? alpha.f
-                    : alpha.kind == Scalar::Kind::kInt ? static_cast<double>(alpha.i) : static_cast<double>(alpha.u);
-  const std::int64_t ia = alpha.kind == Scalar::Kind::kFloat ? static_cast<std::int64_t>(alpha.f)
-                          : alpha.kind == Scalar::Kind::kInt ? alpha.i : static_cast<std::int64_t>(alpha.u);
-  switch (source.dtype) {
-    case DType::kFloat32: case DType::kFloat64: case DType::kInt8: case DType::kUInt8: case DType::kInt16:
+// source * alpha as the engines' step on the updates (out->updates_step kScale; PyTorch:
+// integer inputs take alpha truncated to an integer), for the dtypes PyTorch's index_add scales.
+Status scale_step(DType dtype, const Scalar& alpha, Lowering* out) {
+  switch (dtype) {
+    case DType::kFloat16: case DType::kBFloat16: case DType::kFloat32: case DType::kFloat64:
+    case DType::kComplex64: case DType::kComplex128: case DType::kInt8: case DType::kUInt8: case DType::kInt16:
     case DType::kInt32: case DType::kInt64: break;
     default:
       return TypeError(out->op + ": alpha = " + alpha.to_string() + " != 1 is supported for float32, float64, "
-                       "int8, uint8, int16, int32 and int64 sources only (source dtype " +
-                       std::string(dtype_name(source.dtype)) + ")");
+                       "complex64, complex128, int8, uint8, int16, int32 and int64 sources only, and float16 / "
+                       "bfloat16 on CUDA operands (source dtype " + std::string(dtype_name(dtype)) + ")");
   }
-  if (out->device == Device::kCUDA) {
-    return InvalidArgument(out->op + ": alpha = " + alpha.to_string() + " != 1 scales a host copy of source; "
-                           "on a CUDA device multigather does not copy: pass source * alpha with alpha = 1");
+  if ((dtype == DType::kFloat16 || dtype == DType::kBFloat16) && out->device != Device::kCUDA) {
+    // PyTorch's CUDA kernel adds source * alpha rounded to the dtype, as the engines do; its CPU
+    // kernel rounds input + alpha * source once, in float32: no exact form here.
+    return TypeError(out->op + ": alpha = " + alpha.to_string() + " != 1 is supported for " +
+                     std::string(dtype_name(dtype)) + " sources on CUDA operands only (PyTorch's CPU kernel rounds "
+                     "input + alpha * source once in float32, which multigather does not reproduce exactly)");
   }
-  out->notes.push_back("alpha = " + alpha.to_string() + ": source * alpha is copied once (a contiguous buffer)");
-  out->updates_computed = true;
-  if (source.data == nullptr) {
-    *result = TensorView(nullptr, source.dtype, source.shape);
-    return Status::Ok();
-  }
-  try {
-    auto t = std::make_shared<Tensor>(source.dtype, source.shape);
-    switch (source.dtype) {
-      case DType::kFloat32: scale_into<float>(source, static_cast<float>(fa), t.get()); break;
-      case DType::kFloat64: scale_into<double>(source, fa, t.get()); break;
-      case DType::kInt8: scale_into<std::int8_t>(source, static_cast<std::int8_t>(ia), t.get()); break;
-      case DType::kUInt8: scale_into<std::uint8_t>(source, static_cast<std::uint8_t>(ia), t.get()); break;
-      case DType::kInt16: scale_into<std::int16_t>(source, static_cast<std::int16_t>(ia), t.get()); break;
-      case DType::kInt32: scale_into<std::int32_t>(source, static_cast<std::int32_t>(ia), t.get()); break;
-      default: scale_into<std::int64_t>(source, ia, t.get()); break;
-    }
-    out->owned_updates = t;
-    *result = t->view();
-  } catch (const Error& e) {
-    return Status(e.code(), e.what());
-  }
+  out->notes.push_back("alpha = " + alpha.to_string() + ": the engine scales source by alpha before the add "
+                       "(its gradient: alpha times grad_output's gather)");
+  out->updates_step = UpdatesStep{UpdatesStep::Kind::kScale, alpha};
   return Status::Ok();
 }
 
@@ -353,7 +326,7 @@ Status index_add(const TensorView& input, std::int64_t dim, const TensorView& in
   const bool unit_alpha = (alpha.kind == Scalar::Kind::kInt && alpha.i == 1) ||
                           (alpha.kind == Scalar::Kind::kUInt && alpha.u == 1) ||
                           (alpha.kind == Scalar::Kind::kFloat && alpha.f == 1.0);
-  if (!unit_alpha) MULTIGATHER_RETURN_IF_ERROR(scaled_copy(s, alpha, out, &updates));
+  if (!unit_alpha) MULTIGATHER_RETURN_IF_ERROR(scale_step(s.dtype, alpha, out));
   // index_select's lowering: the index along dim, unit dimensions elsewhere.
   ViewBuilder ix = ViewBuilder::of(index);
   ix.add_unit(a);
@@ -612,7 +585,7 @@ void append_torch_ops(std::vector<OpSpec>* ops) {
               "out = input; out[i.., index[j], k..] += alpha * source[i.., j, k..]",
               docs + "torch.Tensor.index_add_.html", "input", "index",
               {{"dim", AttrType::kInt, "0", {}, "dimension indexed by index"},
-               {"alpha", AttrType::kScalar, "1", {}, "scalar multiplier for source (!= 1: a scaled copy)"}},
+               {"alpha", AttrType::kScalar, "1", {}, "scalar multiplier for source (the engines scale it)"}},
               nullptr};
     op.kind = OpKind::kScatter;
     op.updates_name = "source";
@@ -717,10 +690,11 @@ void append_torch_ops(std::vector<OpSpec>* ops) {
       {"torch.index_add", no_negatives,
        "a new tensor of input's shape and dtype. index a vector (int64 or int32); source.size(dim) == "
        "len(index), source's other sizes == input's, source dtype == input dtype; duplicates all add. alpha != 1 "
-       "multiplies a copy of source first (integer inputs: alpha truncated to an integer, as PyTorch 2.15), for "
-       "float32, float64, int8, uint8, int16, int32 and int64 sources only (another source dtype with alpha != 1 "
-       "is a TypeError); on CUDA operands alpha != 1 is refused (nothing is copied on the host: pass source * "
-       "alpha)"},
+       "scales source first, on either engine, as PyTorch's kernels do (alpha rounded to the dtype; integer "
+       "inputs: alpha truncated to an integer, as PyTorch 2.15), for float32, float64, complex64, complex128, int8, "
+       "uint8, int16, int32 and int64 sources only (float16 / bfloat16: on CUDA operands, PyTorch's CUDA rounding, "
+       "the product rounded to the dtype; another source dtype with alpha != 1 is a TypeError); source's "
+       "gradient is alpha times grad_output's"},
       {"torch.index_copy", no_negatives,
        "a new tensor of input's shape and dtype. index a vector or a scalar, int64 only; source dtype == input "
        "dtype; source.size(dim) == index.numel() and source's other sizes == input's. Duplicates: "

@@ -67,6 +67,10 @@ Status cuda_count_updates(const MutableTensorView&, const TensorView&, std::span
   return no_cuda_engine();
 }
 
+Status cuda_updates_step(const TensorView&, const MutableTensorView&, bool, double, std::int64_t, void*) noexcept {
+  return no_cuda_engine();
+}
+
 Status cuda_divide_by_count(const MutableTensorView&, const TensorView&, bool, bool, void*) noexcept {
   return no_cuda_engine();
 }

@@ -232,9 +232,8 @@ def test_framework_scatters_match_torch_on_the_device():
 
 
 def test_index_add_alpha_on_the_device_is_applied_by_pytorch_on_the_device():
-    # The engine scales only host memory (the registry row refuses alpha != 1 on a CUDA device:
-    # tests/frontends_device_memory_test.cpp); multigather.torch.index_add applies alpha through
-    # PyTorch on the device first, with or without autograd, as PyTorch's own kernel does.
+    # alpha is the lowering's step on the updates, which the CUDA engine runs on the device
+    # (kernels/updates_step.hpp), with or without autograd (source's gradient: alpha times).
     torch = cuda_torch()
     gen = torch.Generator(device="cpu").manual_seed(11)
     x = torch.randn(6, 5, generator=gen).cuda()
@@ -255,8 +254,8 @@ def test_index_add_alpha_on_the_device_is_applied_by_pytorch_on_the_device():
 
 def test_torch_op_index_add_alpha_on_the_device():
     # torch.ops.multigather.index_add called directly (torch.compile and torch.export reach it
-    # so): its CUDA forward scales the source through PyTorch on the device, its backward
-    # scales the source's gradient.
+    # so): the CUDA engine scales the source on the device, and the VJP the source's gradient.
+    # float16 too (PyTorch's CUDA rounding: the product rounded to float16, then added).
     torch = cuda_torch()
     ops = importlib.import_module("multigather.torch_ops")
     gen = torch.Generator(device="cpu").manual_seed(12)
@@ -275,6 +274,9 @@ def test_torch_op_index_add_alpha_on_the_device():
     torch.testing.assert_close(b.grad, b2.grad)
     xi, si = torch.arange(30).reshape(6, 5).cuda(), torch.arange(15).reshape(3, 5).cuda()
     assert torch.equal(ops.index_add(xi, 0, ids, si, alpha=3), torch.index_add(xi, 0, ids, si, alpha=3))
+    xh, sh = x.half(), src.half()
+    unique = torch.tensor([4, 0, 2]).cuda()  # (no duplicates: PyTorch's atomics add them in any order)
+    assert torch.equal(ops.index_add(xh, 0, unique, sh, alpha=-2.5), torch.index_add(xh, 0, unique, sh, alpha=-2.5))
 
 
 def test_scatter_out_of_range_raises_the_cpu_engines_index_error_and_writes_nothing():

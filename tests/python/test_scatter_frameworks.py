@@ -233,6 +233,12 @@ def test_torch_index_add(seed):
     xi, si = x.long(), source.long()
     assert torch.equal(multigather.torch.index_add(xi, dim, index, si, alpha=3),
                        torch.index_add(xi, dim, index, si, alpha=3))
+    # complex sources: alpha multiplies as the complex (alpha, 0), PyTorch's c10::complex product
+    xc = torch.complex(x.double(), torch.from_numpy(small_ints(rng, shape)).double())
+    sc = torch.complex(source.double(), -source.double())
+    for alpha in [2, -0.5]:
+        assert torch.equal(multigather.torch.index_add(xc, dim, index, sc, alpha=alpha),
+                           torch.index_add(xc, dim, index, sc, alpha=alpha)), alpha
 
 
 def test_torch_errors():
@@ -858,7 +864,7 @@ def test_numpy_minimum_maximum_at_propagate_nan_like_numpy(name):
 
 
 def test_index_add_alpha_dtypes_are_the_ones_its_docstring_lists():
-    # The Python docstring and the C++ rule (src/frontends/torch.cpp scaled_copy) must not drift:
+    # The Python docstring and the C++ rule (src/frontends/torch.cpp scale_step) must not drift:
     # alpha != 1 works exactly for the source dtypes the docstring lists.
     import re
 

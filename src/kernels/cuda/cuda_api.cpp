@@ -15,6 +15,7 @@
 #include "kernels/cpu/run_validated.hpp"
 
 #include "kernels/cuda/divide_kernel.hpp"
+#include "kernels/cuda/updates_step_kernel.hpp"
 #include "kernels/cuda/gather_kernel.hpp"
 #include "kernels/cuda/scatter_kernel.hpp"
 #include "kernels/cuda/vjp_kernel.hpp"
@@ -627,6 +628,20 @@ Status cuda_divide_by_count(const MutableTensorView& output, const TensorView& c
   });
 }
 
+
+Status cuda_updates_step(const TensorView& from, const MutableTensorView& to, bool negate, double factor,
+                         std::int64_t integer_factor, void* stream) noexcept {
+  if (!visit_updates_step(from.dtype, negate, []<class Op>() {})) {
+    return InvalidArgument(std::string(negate ? "the negation" : "the scale") + " of the updates has no form for dtype " +
+                           std::string(dtype_name(from.dtype)));
+  }
+  if (to.numel() == 0) return Status::Ok();
+  const std::initializer_list<Operand> operands = {{to.data, "updates step", true}, {from.data, "updates", true}};
+  return on_device_of(operands, "updates step kernel launch", [&](int multiprocessors) {
+    return launch_updates_step(updates_step_params(from, to, factor, integer_factor), from.dtype, negate,
+                               multiprocessors, static_cast<cudaStream_t>(stream));
+  });
+}
 
 Status cuda_fill(void* data, std::int64_t count, std::size_t element_bytes, const void* element, const char* name,
                  void* stream) noexcept {

@@ -82,6 +82,12 @@ Status cuda_count_updates(const MutableTensorView& counts, const TensorView& ind
 Status cuda_divide_by_count(const MutableTensorView& output, const TensorView& count, bool include_input,
                             bool sqrt_count, void* stream) noexcept;
 
+/// The updates' step (kernels/updates_step.hpp: Lowering::updates_step) from `from` into `to`
+/// (device memory, same shape, any strides; `to` not overlapping); InvalidArgument for a dtype
+/// without the step (visit_updates_step).
+Status cuda_updates_step(const TensorView& from, const MutableTensorView& to, bool negate, double factor,
+                         std::int64_t integer_factor, void* stream) noexcept;
+
 /// `count` elements of `element_bytes` (1, 2, 4, 8 or 16) at `data` set to the host `element`.
 Status cuda_fill(void* data, std::int64_t count, std::size_t element_bytes, const void* element, const char* name,
                  void* stream) noexcept;
