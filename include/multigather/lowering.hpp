@@ -170,7 +170,7 @@ struct Lowering {
 /// Lowers a call of registry op `name` (data pointers may be null: shapes and dtypes alone
 /// suffice). `device` says where the data lives (kAuto: CUDA when an operand is CUDA device or
 /// managed memory, in CUDA builds; else CPU): a lowering that would have to read or copy the
-/// data on the host (StableHLO windows, non-contiguous flattening, torch.index_add's alpha != 1)
+/// data on the host (StableHLO windows, non-contiguous flattening)
 /// fails on kCUDA with an InvalidArgument saying so, instead of touching device memory.
 /// Errors, all prefixed with the op name and worded by the framework's rule:
 ///  - InvalidArgument: unknown op or attribute, a bad attribute value, ranks/shapes/axes/batch
@@ -200,7 +200,7 @@ struct LoweringAnchors {
 
 /// The anchors of `l`, lowered from these operands (`updates`: a scatter op's, else null), or
 /// false when `l` is not a function of the key alone: it copied data (a flattened operand, a
-/// scalar value, alpha), it read index values (reads_index_values), it writes over a base (a
+/// scalar value), it read index values (reads_index_values), it writes over a base (a
 /// partial scatter), an operand or its output is
 /// empty (lowerings read index values then, for the framework's errors), or a view lies
 /// outside its operand's bytes.
