@@ -1,44 +1,177 @@
-// Internal (not installed): what src/api asks about the engines (execute.cpp defines it;
-// transforms.cpp asks it too, before a VJP on the CUDA engine).
+// Internal (not installed): the one interface to the two engines. execute (execute.cpp) and the
+// VJPs (vjp.cpp) run every device step through an Engine: CpuEngine (engine_cpu.cpp) on host
+// memory, CudaEngine (engine_cuda.cpp) on device memory, where each step is enqueued on the
+// context's stream (the CUDA runtime reached only through kernels/cuda/cuda_hooks.hpp; in a
+// build without the CUDA engine every one of its steps refuses by name).
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
 #include "kernels/cpu/gathered_segments.hpp"
+#include "multigather/execute.hpp"
 #include "multigather/lowering.hpp"
+#include "plan/plan.hpp"          // ValidatedCall
+#include "plan/scatter_plan.hpp"  // ValidatedScatter
 
 #include "kernels/cuda/cuda_hooks.hpp"  // CudaStreamMemory
 
 namespace multigather::detail {
+
+class Temporary;
+
+/// The steps execute and the VJPs take on one device. Each runs on the engine's memory only: a
+/// pointer of the other side is refused by name (the CUDA engine's checks), never dereferenced.
+class Engine {
+ public:
+  /// Whether a scatter's result depends on the order in which it combines its updates.
+  enum class Order { kMatters, kFree };
+
+  virtual ~Engine() = default;
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  const ExecutionContext& context() const noexcept { return context_; }
+  virtual bool cuda() const noexcept = 0;
+
+  /// A C-contiguous temporary of `shape` on this engine's side (the device that owns `near`),
+  /// into *t; nothing for an empty shape.
+  virtual Status allocate(DType dtype, const Dims& shape, const void* near, const char* near_name, Temporary* t) const = 0;
+  /// `bytes` bytes at `data` set to `value` (memset's byte).
+  virtual Status memset(void* data, int value, std::size_t bytes, const char* name) const = 0;
+  /// `bytes` bytes from `from` to `to`.
+  virtual Status copy(void* to, const char* to_name, const void* from, const char* from_name, std::size_t bytes) const = 0;
+  /// `to` = `from` (same shape, any strides).
+  virtual Status copy_view(const TensorView& from, const MutableTensorView& to) const = 0;
+
+  /// The core operators, validated: gather_multiaxis_into / its CUDA form.
+  virtual Status gather(const TensorView& input, const TensorView& indices, std::span<const std::int64_t> axes,
+                        const MutableTensorView& output, const GatherOptions& options) const = 0;
+  /// A scatter; on the CUDA engine in context.deterministic's mode, or atomic where the result
+  /// is the same in any order (Order::kFree: zeros assigned, integer max).
+  virtual Status scatter(const TensorView& input, const TensorView& indices, const TensorView& updates,
+                         std::span<const std::int64_t> axes, const MutableTensorView& output,
+                         const ScatterOptions& options, Order order = Order::kMatters) const = 0;
+  /// The core scatter of an execute whose operands and output are validated (`call`): the
+  /// copy of input (or `base` into `base_output`, a partial write), then the combine; the CPU
+  /// engine checks index values before its first write when keep_output.
+  virtual Status scatter_validated(const TensorView& input, const TensorView& indices, const MutableTensorView& output,
+                                   const ValidatedScatter& call, const ScatterOptions& options, const TensorView* base,
+                                   const MutableTensorView* base_output, bool keep_output) const = 0;
+  /// An out-of-range status of this engine's core call of `l`, named in the framework's terms
+  /// (describe_out_of_range; the CUDA engine reads the indices it names back to the host).
+  virtual Status describe_out_of_range(const Lowering& l, const Status& core) const = 0;
+
+  /// How many updates of scatter `l` reach each element of its core output (update_count's
+  /// view, in `storage`).
+  virtual Status update_count(const Lowering& l, const ScatterOptions& options, const void* near, Temporary* storage,
+                              TensorView* count) const = 0;
+  /// `output` divided by `count` (+1 with include_input), or its root (scatter_mean.cpp's
+  /// rules); *divided false for a dtype without a division (nothing written).
+  virtual Status divide_by_count(const MutableTensorView& output, const TensorView& count, bool include_input,
+                                 bool sqrt_count, bool* divided) const = 0;
+  /// Lowering::updates_step `step` from `from` into `to` (same shape; kernels/updates_step.hpp).
+  virtual Status updates_step(const UpdatesStep& step, const TensorView& from, const MutableTensorView& to) const = 0;
+
+  // Elementwise steps of the VJPs, over C-contiguous arrays of `count` elements.
+  /// positions[p] = p.
+  virtual Status positions(std::int64_t* positions, std::int64_t count) const = 0;
+  /// data[p] = value.
+  virtual Status fill(std::int64_t* data, std::int64_t count, std::int64_t value, const char* name) const = 0;
+  /// tie[p] = data[p] == picked[p] ? 1 : 0 (floating `dtype`: a NaN ties nothing).
+  virtual Status ties(const void* data, const void* picked, DType dtype, std::int64_t* tie, std::int64_t count) const = 0;
+  /// out[p] = flag[p] != 0 ? p : none.
+  virtual Status positions_where(const std::int64_t* flag, std::int64_t none, std::int64_t* out,
+                                 std::int64_t count) const = 0;
+  /// flag[p] = at[p] == p ? 1 : 0.
+  virtual Status at_itself(const std::int64_t* at, std::int64_t* flag, std::int64_t count) const = 0;
+  /// Element p of `grad` zeroed unless won[p] == p.
+  virtual Status keep_winners(void* grad, DType dtype, const std::int64_t* won, std::int64_t count) const = 0;
+
+ protected:
+  explicit Engine(const ExecutionContext& context) : context_(context) {}
+  const ExecutionContext& context_;
+};
+
+/// Room for one engine object (an Engine holds its context's address): EngineOf builds the
+/// chosen one in it, so a call allocates nothing to pick its engine.
+struct EngineStorage {
+  alignas(16) unsigned char bytes[32];
+};
+
+/// The CPU engine (engine_cpu.cpp) and the CUDA engine (engine_cuda.cpp: every step enqueued on
+/// context.stream, temporaries stream-ordered; in a build without it each step refuses,
+/// kernels/cuda_absent.cpp), built in `storage` for `context` (destroyed with ~Engine).
+const Engine& cpu_engine(EngineStorage* storage, const ExecutionContext& context);
+const Engine& cuda_engine(EngineStorage* storage, const ExecutionContext& context);
+
+/// The engine of `device` (kCUDA: the CUDA engine, else the CPU engine) for `context`.
+class EngineOf {
+ public:
+  EngineOf(Device device, const ExecutionContext& context)
+      : engine_(device == Device::kCUDA ? &cuda_engine(&storage_, context) : &cpu_engine(&storage_, context)) {}
+  ~EngineOf() { engine_->~Engine(); }
+  EngineOf(const EngineOf&) = delete;
+  EngineOf& operator=(const EngineOf&) = delete;
+  const Engine& get() const noexcept { return *engine_; }
+
+ private:
+  EngineStorage storage_;
+  const Engine* engine_;
+};
+
+/// A C-contiguous temporary on an engine's side: a host Tensor, or stream-ordered device memory
+/// freed on the stream after the steps enqueued before its end of scope (Engine::allocate).
+class Temporary {
+ public:
+  Status allocate(const Engine& engine, DType dtype, const Dims& shape, const void* near, const char* near_name) {
+    return engine.allocate(dtype, shape, near, near_name, this);
+  }
+  const MutableTensorView& view() const { return view_; }
+  void* data() const { return view_.data; }
+
+  // For the engines' allocate: either side's storage, and the view of it.
+  Tensor& host_storage() { return host_; }
+  CudaStreamMemory& device_storage() { return device_; }
+  void set_view(const MutableTensorView& view) { view_ = view; }
+
+ private:
+  Tensor host_;
+  CudaStreamMemory device_;
+  MutableTensorView view_;
+};
 
 /// Ok when this build and machine can run `l` on the CUDA engine, else InvalidArgument naming
 /// the op and why: no CUDA engine in the build ("... this build has no CUDA engine (build with
 /// MULTIGATHER_CUDA=ON)"), or no usable device.
 Status cuda_engine_available(const Lowering& l);
 
-/// How many updates of the scatter `l` reach each element of its core output (the lowering's
-/// indices and index policy; on the CPU engine): a view of `storage` with the core output's
-/// shape. It is kept once per position of the dimensions that are axes or along which the
-/// indices vary, and broadcast (stride 0) along the others, where every update covers the
-/// dimension whole (a segment's features). The division of a mean (execute.cpp) and the
-/// gradient of a segment mean (transforms.cpp) read it.
-Status update_count(const Lowering& l, const ScatterOptions& options, Tensor* storage, TensorView* count);
+/// The shape of update_count's storage: the core output's, 1 along the dimensions where the
+/// count does not change (it is kept once per position of the dimensions that are axes or along
+/// which the indices vary, and broadcast along the others, where every update covers the
+/// dimension whole: a segment's features); count_view(l, data) views it with the core output's
+/// shape, stride 0 there. The division of a mean (execute.cpp) and the gradient of a segment
+/// mean (vjp.cpp) read it (Engine::update_count).
+Dims count_shape(const Lowering& l);
+TensorView count_view(const Lowering& l, const void* data);
 
-/// update_count on the CUDA engine: `storage` stream-ordered device memory on `stream` (on the
-/// device that owns `near`, named `near_name` in errors), the count a view of it as update_count's.
-Status update_count_cuda(const Lowering& l, const ScatterOptions& options, const void* near, const char* near_name,
-                         void* stream, CudaStreamMemory* storage, TensorView* count);
+/// A floating element (float32, float64, float16, bfloat16) at `p` as a double; false for
+/// another dtype (the segment gradients compare and multiply host data with it).
+bool floating_value(const std::byte* p, DType t, double* v);
 
-/// Lowering::updates_step run from `from` into `to` (same shape, any strides; `to` not
-/// overlapping `from`) on the CPU engine, or with `cuda` on the CUDA engine on `stream`
-/// (kernels/updates_step.hpp). InvalidArgument for a dtype without the step.
-Status run_updates_step(const Lowering& l, const TensorView& from, const MutableTensorView& to, bool cuda,
-                        void* stream);
+/// The factor of a scale step as the kernels take it: floating, and for integer dtypes
+/// truncated toward zero (kernels/updates_step.hpp).
+void step_factors(const UpdatesStep& step, double* factor, std::int64_t* integer_factor);
+/// TypeError: the step has no exact form for `dtype` (the rows refuse such calls first).
+Status no_updates_step(const UpdatesStep& step, DType dtype);
 
 /// The core updates `updates` (shape G, stride 0 where they broadcast) after l.updates_step, in
-/// a temporary of one element per distinct update (host: *host; CUDA: *device, stream-ordered on
-/// `stream`, on the device of `near`): *stepped views it with updates' shape and stride 0 where
-/// they broadcast. Nothing when l has no step (*stepped = updates).
-Status stepped_updates(const Lowering& l, const TensorView& updates, bool cuda, void* stream, const void* near,
-                       Tensor* host, CudaStreamMemory* device, TensorView* stepped);
+/// a temporary of `engine` of one element per distinct update (on the device of `near`):
+/// *stepped views it with updates' shape and stride 0 where they broadcast. Nothing when l has
+/// no step (*stepped = updates).
+Status stepped_updates(const Lowering& l, const TensorView& updates, const Engine& engine, const void* near,
+                       Temporary* storage, TensorView* stepped);
 
 /// The fused kernel's call for a lowering with gathered rows (l.gathered: embedding_bag).
 GatheredSegmentsCall gathered_call(const Lowering& l);

@@ -20,150 +20,9 @@
 #include "plan/index_errors.hpp"
 #include "plan/plan.hpp"
 #include "kernels/cpu/scatter_engine.hpp"
-#include "kernels/updates_step.hpp"
 #include "plan/scatter_plan.hpp"
 
 #include "kernels/cuda/cuda_hooks.hpp"
-
-namespace multigather::detail {
-
-Status cuda_engine_available(const Lowering& l) {
-  if (!cuda_engine_built()) {
-    return InvalidArgument(l.op + ": the operands are on a CUDA device, but this build has no "
-                           "CUDA engine (build with MULTIGATHER_CUDA=ON)");
-  }
-  if (cuda_device_available()) return Status::Ok();
-  return InvalidArgument(l.op + ": the CUDA engine was asked for, but no CUDA device is "
-                         "available (no driver or no GPU)");
-}
-
-namespace {
-
-/// The shape of update_count's storage: the core output's, 1 along the dimensions where the
-/// count does not change.
-Dims count_shape(const Lowering& l) {
-  const Dims& shape = l.core_output_shape;
-  Dims kept = shape;
-  for (int d = 0; d < shape.size(); ++d) {
-    bool axis = false;
-    for (std::int64_t a : l.axes) axis = axis || a == d;
-    if (!axis && l.shape.logical_indices_shape[d] == 1) kept[d] = 1;
-  }
-  return kept;
-}
-
-/// update_count's view of `data` (int64, C-contiguous of count_shape(l)): the core output's
-/// shape, stride 0 along the dimensions count_shape keeps once.
-TensorView count_view(const Lowering& l, const void* data) {
-  const Dims& shape = l.core_output_shape;
-  const Dims kept = count_shape(l);
-  Dims strides = contiguous_strides(kept);
-  for (int d = 0; d < shape.size(); ++d) {
-    if (kept[d] == 1) strides[d] = 0;
-  }
-  return TensorView(data, DType::kInt64, shape, strides);
-}
-
-}  // namespace
-
-Status update_count(const Lowering& l, const ScatterOptions& options, Tensor* storage, TensorView* count) {
-  // A scatter-add of broadcast ones through the same indices and policy.
-  const Dims& shape = l.core_output_shape;
-  const int r = shape.size();
-  std::int64_t elements = 0;
-  if (element_count(shape, &elements) && elements == 0) {
-    // Nothing to divide (and kept below could be a huge [S, 1, ..] beside an empty dimension).
-    *count = TensorView(nullptr, DType::kInt64, shape, Dims::filled(r, 0));
-    return Status::Ok();
-  }
-  *storage = Tensor(DType::kInt64, count_shape(l));
-  if (storage->numel() > 0) std::memset(storage->data(), 0, static_cast<std::size_t>(storage->numel()) * 8);
-  static const std::int64_t one = 1;
-  const TensorView ones(&one, DType::kInt64, Dims::filled(r, 1), Dims::filled(r, 0));
-  ScatterOptions add = options;
-  add.reduction = Reduction::kAdd;
-  add.include_input = true;
-  MULTIGATHER_RETURN_IF_ERROR(
-      scatter_multiaxis_into(storage->view(), l.indices, ones, l.axes, storage->mutable_view(), add));
-  *count = count_view(l, storage->data());
-  return Status::Ok();
-}
-
-Status update_count_cuda(const Lowering& l, const ScatterOptions& options, const void* near, const char* near_name,
-                         void* stream, CudaStreamMemory* storage, TensorView* count) {
-  const Dims kept = count_shape(l);
-  std::int64_t counts = 0;
-  if (!element_count(kept, &counts)) return InvalidArgument(l.op + ": the update counts overflow 64 bits");
-  MULTIGATHER_RETURN_IF_ERROR(storage->allocate(static_cast<std::size_t>(counts) * 8, near, near_name, stream));
-  MULTIGATHER_RETURN_IF_ERROR(
-      cuda_count_updates(MutableTensorView(storage->data(), DType::kInt64, kept), l.indices, l.axes, options, stream));
-  *count = count_view(l, storage->data());
-  return Status::Ok();
-}
-
-Status run_updates_step(const Lowering& l, const TensorView& from, const MutableTensorView& to, bool cuda,
-                        void* stream) {
-  const Scalar& a = l.updates_step.factor;
-  const double factor = a.kind == Scalar::Kind::kFloat ? a.f
-                        : a.kind == Scalar::Kind::kInt ? static_cast<double>(a.i) : static_cast<double>(a.u);
-  const std::int64_t integer_factor = a.kind == Scalar::Kind::kFloat ? static_cast<std::int64_t>(a.f)
-                                      : a.kind == Scalar::Kind::kInt ? a.i : static_cast<std::int64_t>(a.u);
-  const bool negate = l.updates_step.kind == UpdatesStep::Kind::kNegate;
-  if (cuda) return cuda_updates_step(from, to, negate, factor, integer_factor, stream);
-  const UpdatesStepParams p = updates_step_params(from, to, factor, integer_factor);
-  if (!visit_updates_step(from.dtype, negate, [&]<class Op>() { updates_step_thread<Op>(p, 0, 1); })) {
-    return TypeError(l.op + ": " + (negate ? "the negation" : "the scale") + " of the updates has no exact form for "
-                     "dtype " + std::string(dtype_name(from.dtype)));
-  }
-  return Status::Ok();
-}
-
-Status stepped_updates(const Lowering& l, const TensorView& updates, bool cuda, void* stream, const void* near,
-                       Tensor* host, CudaStreamMemory* device, TensorView* stepped) {
-  *stepped = updates;
-  if (l.updates_step.kind == UpdatesStep::Kind::kNone) return Status::Ok();
-  // One element per distinct update: size 1 where the view broadcasts (stride 0).
-  Dims distinct = updates.shape;
-  for (int d = 0; d < distinct.size(); ++d) {
-    if (updates.strides[d] == 0) distinct[d] = 1;
-  }
-  std::int64_t n = 0;
-  if (!element_count(distinct, &n)) return InvalidArgument(l.op + ": the updates overflow 64 bits");
-  void* data = nullptr;
-  if (cuda) {
-    MULTIGATHER_RETURN_IF_ERROR(device->allocate(static_cast<std::size_t>(n) * element_size(updates.dtype), near,
-                                                 "output", stream));
-    data = device->data();
-  } else {
-    *host = Tensor(updates.dtype, distinct);
-    data = host->data();
-  }
-  Dims strides = contiguous_strides(distinct);
-  for (int d = 0; d < distinct.size(); ++d) {
-    if (updates.strides[d] == 0) strides[d] = 0;
-  }
-  const TensorView from(updates.data, updates.dtype, distinct, updates.strides);
-  MULTIGATHER_RETURN_IF_ERROR(
-      run_updates_step(l, from, MutableTensorView(data, updates.dtype, distinct, contiguous_strides(distinct)), cuda,
-                       stream));
-  *stepped = TensorView(data, updates.dtype, updates.shape, strides);
-  return Status::Ok();
-}
-
-GatheredSegmentsCall gathered_call(const Lowering& l) {
-  const GatheredRows& g = *l.gathered;
-  GatheredSegmentsCall call;
-  call.table = g.table;
-  call.rows = g.rows;
-  call.bag_starts = g.bag_starts.data();
-  call.scale = g.scale;
-  call.skip_row = g.skip_row;
-  call.mean = l.mean_by_count;
-  call.max = l.reduction == Reduction::kMax;
-  return call;
-}
-
-}  // namespace multigather::detail
 
 namespace multigather {
 namespace {
@@ -171,15 +30,7 @@ namespace {
 using detail::str;
 
 using detail::cuda_engine_available;
-
-// describe_out_of_range for the CUDA engine: the framework's indices live on the device, so
-// the bytes they reach are read back to the host first.
-Status describe_device_out_of_range(const Lowering& l, const Status& core) {
-  std::vector<std::byte> storage;
-  TensorView host;
-  MULTIGATHER_RETURN_IF_ERROR(detail::copy_view_to_host(l.index_errors.indices, &storage, &host));
-  return detail::describe_out_of_range(l, host, core);
-}
+using detail::Engine;
 
 // Strides that view `output` (any strides) as `shape` with the same C-order element sequence,
 // without a copy (numpy's no-copy reshape); false when the strides cannot express it.
@@ -242,26 +93,25 @@ const TensorView& read_indices(const Lowering& l) {
 // alone: context.num_threads, the only option the context changes, is valid when set), or
 // null.
 // `keep_output`: the caller's output, left unchanged by a bad index (run_validated).
+// On the CUDA engine the core call validates its operands itself (gather_multiaxis_cuda_into).
 Status run_core(const Lowering& l, const MutableTensorView& core, const GatherOptions& options,
-                Device device, const ExecutionContext& context, std::string_view output_name,
-                const detail::ValidatedCall* checked, bool keep_output) {
-  if (device == Device::kCUDA) {
+                const Engine& engine, std::string_view output_name, const detail::ValidatedCall* checked,
+                bool keep_output) {
+  Status s;
+  if (engine.cuda()) {
     MULTIGATHER_RETURN_IF_ERROR(cuda_engine_available(l));
     MULTIGATHER_RETURN_IF_ERROR(detail::check_no_overlap(core, l.input, read_indices(l), output_name));
-    Status s = gather_multiaxis_cuda_into(l.input, l.indices, l.axes, core, options, context.stream);
-    return s.code() == StatusCode::kOutOfRange ? describe_device_out_of_range(l, s) : s;
-  }
-  if (checked == nullptr) {
+    s = engine.gather(l.input, l.indices, l.axes, core, options);
+  } else if (checked == nullptr) {
     detail::ValidatedCall own{.shape = l.shape};
     MULTIGATHER_RETURN_IF_ERROR(detail::check_operands(l.input, l.indices, !l.axes.empty(), options, &own));
-    return run_core(l, core, options, device, context, output_name, &own, keep_output);
+    return run_core(l, core, options, engine, output_name, &own, keep_output);
+  } else {
+    MULTIGATHER_RETURN_IF_ERROR(detail::validate_output(core, *checked));
+    MULTIGATHER_RETURN_IF_ERROR(detail::check_no_overlap(core, l.input, read_indices(l), output_name));
+    s = detail::run_validated(l.input, l.indices, core, *checked, options, keep_output);
   }
-  const detail::ValidatedCall& call = *checked;
-  MULTIGATHER_RETURN_IF_ERROR(detail::validate_output(core, call));
-  MULTIGATHER_RETURN_IF_ERROR(detail::check_no_overlap(core, l.input, read_indices(l), output_name));
-  Status s = detail::run_validated(l.input, l.indices, core, call, options, keep_output);
-  if (s.code() == StatusCode::kOutOfRange) return detail::describe_out_of_range(l, l.index_errors.indices, s);
-  return s;
+  return s.code() == StatusCode::kOutOfRange ? engine.describe_out_of_range(l, s) : s;
 }
 
 // A mean scatter's second step (Lowering::mean_by_count): the count of updates per element
@@ -276,25 +126,14 @@ bool input_is_counted(const Lowering& l) {
   return l.include_input && !(l.spec != nullptr && l.spec->kind == OpKind::kSegment);
 }
 
-Status divide_by_update_count(const Lowering& l, const MutableTensorView& core, const ScatterOptions& options) {
-  Tensor storage;
+Status divide_by_update_count(const Lowering& l, const MutableTensorView& core, const ScatterOptions& options,
+                              const Engine& engine) {
+  detail::Temporary storage;
   TensorView per_element;
-  MULTIGATHER_RETURN_IF_ERROR(detail::update_count(l, options, &storage, &per_element));
-  if (!detail::divide_by_count(core, per_element, input_is_counted(l), l.sqrt_count)) {
-    return mean_needs_division(l, core.dtype);
-  }
-  return Status::Ok();
-}
-
-// divide_by_update_count on the CUDA engine: the counts in stream-ordered device memory, then
-// the division kernel, on context.stream.
-Status divide_by_update_count_cuda(const Lowering& l, const MutableTensorView& core, const ScatterOptions& options,
-                                   const ExecutionContext& context) {
-  if (core.numel() == 0) return Status::Ok();
-  detail::CudaStreamMemory storage;
-  TensorView count;
-  MULTIGATHER_RETURN_IF_ERROR(detail::update_count_cuda(l, options, core.data, "output", context.stream, &storage, &count));
-  return detail::cuda_divide_by_count(core, count, input_is_counted(l), l.sqrt_count, context.stream);
+  MULTIGATHER_RETURN_IF_ERROR(engine.update_count(l, options, core.data, &storage, &per_element));
+  bool divided = false;
+  MULTIGATHER_RETURN_IF_ERROR(engine.divide_by_count(core, per_element, input_is_counted(l), l.sqrt_count, &divided));
+  return divided ? Status::Ok() : mean_needs_division(l, core.dtype);
 }
 
 // A segment op whose updates are gathered rows (Lowering::gathered: embedding_bag): one fused
@@ -329,9 +168,9 @@ Status run_gathered(const Lowering& l, const MutableTensorView& core, const Scat
 // operands, the CUDA engine (context.stream, context.deterministic). keep_output: a CPU
 // scatter checks its index values before the first write (false: an output new to the call).
 Status run_scatter_core(const Lowering& l, const MutableTensorView& core, const ScatterOptions& options,
-                        Device device, [[maybe_unused]] const ExecutionContext& context, std::string_view output_name,
-                        const MutableTensorView& full, const detail::ValidatedScatter* checked, bool keep_output) {
-  const bool cuda = device == Device::kCUDA;
+                        const Engine& engine, std::string_view output_name, const MutableTensorView& full,
+                        const detail::ValidatedScatter* checked, bool keep_output) {
+  const bool cuda = engine.cuda();
   if (cuda) MULTIGATHER_RETURN_IF_ERROR(cuda_engine_available(l));
   if (cuda && l.mean_by_count && !detail::cuda_has_division(l.updates.dtype, l.sqrt_count)) {  // before any write
     return mean_needs_division(l, l.updates.dtype);
@@ -375,21 +214,11 @@ Status run_scatter_core(const Lowering& l, const MutableTensorView& core, const 
   }
   // The lowering's step on the updates (alpha, a negation), into a temporary after every check
   // that needs no index value: a failed call still writes nothing.
-  Tensor stepped_host;
-  detail::CudaStreamMemory stepped_device;
-  MULTIGATHER_RETURN_IF_ERROR(detail::stepped_updates(l, call.updates, cuda, context.stream, core.data, &stepped_host,
-                                                      &stepped_device, &call.updates));
-  Status s;
-  if (cuda) {
-    s = detail::run_scatter_validated_cuda(input, l.indices, core, call, options, context.stream,
-                                           context.deterministic, base, base_output);
-    if (s.code() == StatusCode::kOutOfRange) return describe_device_out_of_range(l, s);
-    if (s.ok() && l.mean_by_count) return divide_by_update_count_cuda(l, core, options, context);
-    return s;
-  }
-  s = detail::run_scatter_validated(input, l.indices, core, call, options, base, base_output, keep_output);
-  if (s.code() == StatusCode::kOutOfRange) return detail::describe_out_of_range(l, l.index_errors.indices, s);
-  if (s.ok() && l.mean_by_count) return divide_by_update_count(l, core, options);
+  detail::Temporary stepped;
+  MULTIGATHER_RETURN_IF_ERROR(detail::stepped_updates(l, call.updates, engine, core.data, &stepped, &call.updates));
+  Status s = engine.scatter_validated(input, l.indices, core, call, options, base, base_output, keep_output);
+  if (s.code() == StatusCode::kOutOfRange) return engine.describe_out_of_range(l, s);
+  if (s.ok() && l.mean_by_count) return divide_by_update_count(l, core, options, engine);
   return s;
 }
 
@@ -418,6 +247,8 @@ Status execute_impl(const Lowering& l, const MutableTensorView& output,
   GatherOptions options = l.options;
   if (context.num_threads >= 0) options.num_threads = context.num_threads;
   const Device device = resolve_device(l, context);
+  const detail::EngineOf engine_of(device, context);
+  const Engine& engine = engine_of.get();
   ScatterOptions scatter = l.scatter_options();
   scatter.num_threads = options.num_threads;
   const bool is_scatter = l.kind == OpKind::kScatter;
@@ -460,19 +291,19 @@ Status execute_impl(const Lowering& l, const MutableTensorView& output,
     }
     Tensor staging(l.input.dtype, l.output_shape);
     MutableTensorView core(staging.data(), output.dtype, l.core_output_shape, l.core_output_strides);
-    MULTIGATHER_RETURN_IF_ERROR(is_scatter ? run_scatter_core(l, core, scatter, device, context, output_name,
+    MULTIGATHER_RETURN_IF_ERROR(is_scatter ? run_scatter_core(l, core, scatter, engine, output_name,
                                                               staging.mutable_view(), checked_scatter,
                                                               /*keep_output=*/false)
-                                           : run_core(l, core, options, device, context, output_name, checked,
+                                           : run_core(l, core, options, engine, output_name, checked,
                                                       /*keep_output=*/false));  // written only on success
     return detail::copy_view(TensorView(staging.data(), output.dtype, output.shape), output, options.num_threads);
   }
   const MutableTensorView core(output.data, output.dtype, l.core_output_shape, core_strides);
   const bool keep_output = !(output_is_new || context.output_is_new);
   if (is_scatter) {
-    return run_scatter_core(l, core, scatter, device, context, output_name, output, checked_scatter, keep_output);
+    return run_scatter_core(l, core, scatter, engine, output_name, output, checked_scatter, keep_output);
   }
-  return run_core(l, core, options, device, context, output_name, checked, keep_output);
+  return run_core(l, core, options, engine, output_name, checked, keep_output);
 }
 
 using detail::guarded;

@@ -19,195 +19,6 @@
 namespace multigather::detail {
 namespace {
 
-// ---- Where a VJP runs ---------------------------------------------------------------------------
-
-/// A floating element as a double (segment max / min gradients compare data with the result);
-/// false for another dtype.
-bool floating_value(const std::byte* p, DType t, double* v) {
-  switch (t) {
-    case DType::kFloat32: { float f; std::memcpy(&f, p, 4); *v = f; return true; }
-    case DType::kFloat64: std::memcpy(v, p, 8); return true;
-    case DType::kFloat16: { std::uint16_t b; std::memcpy(&b, p, 2); *v = half_to_float(b); return true; }
-    case DType::kBFloat16: { std::uint16_t b; std::memcpy(&b, p, 2); *v = bfloat16_to_float(b); return true; }
-    default: return false;
-  }
-}
-
-/// The engine of one VJP: the CPU engine on host memory, or (context.device == kCUDA) the CUDA
-/// engine on device memory, where every step is enqueued on context.stream: cudaMemsetAsync /
-/// cudaMemcpyAsync, temporaries from cudaMallocAsync freed on the stream, the gather and scatter
-/// kernels (scatter-adds in context.deterministic's mode) and the winner mask's two kernels; the
-/// host never reads or writes a gradient there. The CUDA runtime is reached only through
-/// kernels/cuda/cuda_hooks.hpp (in a build without the CUDA engine, kernels/cuda_absent.cpp: it
-/// refuses, and vjp_one has refused a CUDA VJP by name before any step).
-struct VjpEngine {
-  const ExecutionContext& context;
-  bool cuda = false;
-
-  /// Whether a scatter's result depends on the order in which it combines its updates.
-  enum class Order { kMatters, kFree };
-
-  explicit VjpEngine(const ExecutionContext& c) : context(c), cuda(c.device == Device::kCUDA) {}
-
-  /// `bytes` bytes at `data` set to `value` (memset's byte).
-  Status memset(void* data, int value, std::size_t bytes, const char* name) const {
-    if (!cuda) {
-      if (bytes > 0) std::memset(data, value, bytes);
-      return Status::Ok();
-    }
-    return detail::cuda_memset_async(data, value, bytes, name, context.stream);
-  }
-
-  Status copy(void* to, const char* to_name, const void* from, const char* from_name, std::size_t bytes) const {
-    if (!cuda) {
-      if (bytes > 0) std::memcpy(to, from, bytes);
-      return Status::Ok();
-    }
-    return detail::cuda_copy_async(to, to_name, from, from_name, bytes, context.stream);
-  }
-
-  Status gather(const TensorView& input, const TensorView& indices, std::span<const std::int64_t> axes,
-                const MutableTensorView& output, const GatherOptions& options) const {
-    if (!cuda) return gather_multiaxis_into(input, indices, axes, output, options);
-    return gather_multiaxis_cuda_into(input, indices, axes, output, options, context.stream);
-  }
-
-  /// A scatter; on the CUDA engine in context.deterministic's mode, or atomic where the result
-  /// is the same in any order (Order::kFree: zeros assigned, integer max).
-  Status scatter(const TensorView& input, const TensorView& indices, const TensorView& updates,
-                 std::span<const std::int64_t> axes, const MutableTensorView& output, const ScatterOptions& options,
-                 Order order = Order::kMatters) const {
-    if (!cuda) return scatter_multiaxis_into(input, indices, updates, axes, output, options);
-    const bool deterministic = order == Order::kMatters && context.deterministic;
-    return scatter_multiaxis_cuda_into(input, indices, updates, axes, output, options, context.stream,
-                                       deterministic ? ScatterDeterminism::kDeterministic : ScatterDeterminism::kAtomic);
-  }
-
-  /// positions[p] = p for p < count.
-  Status positions(std::int64_t* positions, std::int64_t count) const {
-    if (!cuda) {
-      for (std::int64_t p = 0; p < count; ++p) positions[p] = p;
-      return Status::Ok();
-    }
-    return detail::cuda_positions(positions, count, context.stream);
-  }
-
-  /// `to` = `from` (same shape, any strides).
-  Status copy_view(const TensorView& from, const MutableTensorView& to) const {
-    if (!cuda) return detail::copy_view(from, to, context.num_threads);
-    return gather_multiaxis_cuda_into(from, detail::no_axes_indices(from.rank()), {}, to, GatherOptions{},
-                                      context.stream);
-  }
-
-  /// `count` int64 elements at `data` set to `value`.
-  Status fill(std::int64_t* data, std::int64_t count, std::int64_t value, const char* name) const {
-    if (!cuda) {
-      std::fill_n(data, count, value);
-      return Status::Ok();
-    }
-    return detail::cuda_fill(data, count, 8, &value, name, context.stream);
-  }
-
-  /// tie[p] = data[p] == picked[p] ? 1 : 0 for p < count (C-contiguous, floating `dtype`: a
-  /// NaN ties nothing).
-  Status ties(const void* data, const void* picked, DType dtype, std::int64_t* tie, std::int64_t count) const {
-    if (!cuda) {
-      const std::size_t es = element_size(dtype);
-      const auto* a = static_cast<const std::byte*>(data);
-      const auto* b = static_cast<const std::byte*>(picked);
-      if (dtype == DType::kFloat32) {  // the common case, without a per-element conversion
-        const auto* x = static_cast<const float*>(data);
-        const auto* y = static_cast<const float*>(picked);
-        for (std::int64_t i = 0; i < count; ++i) tie[i] = x[i] == y[i] ? 1 : 0;
-        return Status::Ok();
-      }
-      for (std::int64_t i = 0; i < count; ++i) {
-        double u = 0, v = 0;
-        if (!floating_value(a + i * static_cast<std::int64_t>(es), dtype, &u) ||
-            !floating_value(b + i * static_cast<std::int64_t>(es), dtype, &v)) {
-          return InvalidArgument("ties: dtype " + std::string(dtype_name(dtype)) + " is not a floating type");
-        }
-        tie[i] = u == v ? 1 : 0;
-      }
-      return Status::Ok();
-    }
-    return detail::cuda_ties(data, picked, dtype, tie, count, context.stream);
-  }
-
-  /// out[p] = flag[p] != 0 ? p : none for p < count.
-  Status positions_where(const std::int64_t* flag, std::int64_t none, std::int64_t* out, std::int64_t count) const {
-    if (!cuda) {
-      for (std::int64_t p = 0; p < count; ++p) out[p] = flag[p] != 0 ? p : none;
-      return Status::Ok();
-    }
-    return detail::cuda_positions_where(flag, none, out, count, context.stream);
-  }
-
-  /// flag[p] = at[p] == p ? 1 : 0 for p < count.
-  Status at_itself(const std::int64_t* at, std::int64_t* flag, std::int64_t count) const {
-    if (!cuda) {
-      for (std::int64_t p = 0; p < count; ++p) flag[p] = at[p] == p ? 1 : 0;
-      return Status::Ok();
-    }
-    return detail::cuda_at_itself(at, flag, count, context.stream);
-  }
-
-  /// `output` divided by `count` (+1 with include_input), or its root (scatter_mean.cpp's
-  /// rules); false for a dtype without a division.
-  Status divide_by_count(const MutableTensorView& output, const TensorView& count, bool include_input,
-                         bool sqrt_count, bool* divided) const {
-    if (!cuda) {
-      *divided = detail::divide_by_count(output, count, include_input, sqrt_count);
-      return Status::Ok();
-    }
-    *divided = detail::cuda_has_division(output.dtype, sqrt_count);
-    if (!*divided) return Status::Ok();
-    return detail::cuda_divide_by_count(output, count, include_input, sqrt_count, context.stream);
-  }
-
-  /// Element p of the C-contiguous `grad` zeroed unless won[p] == p, for p < count.
-  Status keep_winners(void* grad, DType dtype, const std::int64_t* won, std::int64_t count) const {
-    if (!cuda) {
-      const std::size_t es = element_size(dtype);
-      auto* bytes = static_cast<std::byte*>(grad);
-      for (std::int64_t p = 0; p < count; ++p) {
-        if (won[p] != p) std::memset(bytes + p * static_cast<std::int64_t>(es), 0, es);
-      }
-      return Status::Ok();
-    }
-    return detail::cuda_keep_winners(grad, dtype, won, count, context.stream);
-  }
-};
-
-/// A C-contiguous temporary on the engine's side: a host Tensor, or stream-ordered device memory
-/// (on the device that owns `near`), freed on the stream after the steps enqueued before its end
-/// of scope. Nothing is allocated for an empty shape (null data).
-class Temporary {
- public:
-  Status allocate(const VjpEngine& engine, DType dtype, const Dims& shape, const void* near, const char* near_name) {
-    std::int64_t numel = 1;
-    for (std::int64_t s : shape) numel *= s;
-    void* data = nullptr;
-    if (!engine.cuda) {
-      host_ = Tensor(dtype, shape);
-      data = host_.data();
-    } else if (numel > 0) {
-      MULTIGATHER_RETURN_IF_ERROR(device_.allocate(static_cast<std::size_t>(numel) * element_size(dtype), near,
-                                                   near_name, engine.context.stream));
-      data = device_.data();
-    }
-    view_ = MutableTensorView(data, dtype, shape);
-    return Status::Ok();
-  }
-  const MutableTensorView& view() const { return view_; }
-  void* data() const { return view_.data; }
-
- private:
-  Tensor host_;
-  detail::CudaStreamMemory device_;
-  MutableTensorView view_;
-};
-
 // ---- VJPs of one (possibly lifted) lowering ---------------------------------------------------
 
 GatherOptions gather_options(const Lowering& l, const ExecutionContext& context) {
@@ -258,7 +69,7 @@ Status no_self_overlap(const Lowering& l, const MutableTensorView& v, const char
 /// buffer is zeroed first and the scatter adds in place. The sums are the same bytes either way
 /// (the CUDA engine's deterministic scatter: one owner per element, updates in row-major order).
 Status gather_vjp(const Lowering& l, const TensorView& grad_output, const MutableTensorView& grad_input,
-                  const VjpEngine& engine) {
+                  const Engine& engine) {
   if (l.owned_input) {
     return InvalidArgument(l.op + ": no gradient: the lowering copies the input (" +
                            (l.notes.empty() ? std::string("see explain") : l.notes.front()) + ")");
@@ -280,9 +91,9 @@ Status gather_vjp(const Lowering& l, const TensorView& grad_output, const Mutabl
     indices.strides[d] = 0;
   }
   const TensorView updates(grad_output.data, grad_output.dtype, l.core_output_shape, l.core_output_strides);
-  const ScatterOptions add = scatter_options(l, Reduction::kAdd, engine.context);
+  const ScatterOptions add = scatter_options(l, Reduction::kAdd, engine.context());
   const std::size_t bytes = nbytes(grad_input);
-  if (!engine.cuda && static_cast<std::size_t>(target.numel()) * element_size(target.dtype) == bytes) {
+  if (!engine.cuda() && static_cast<std::size_t>(target.numel()) * element_size(target.dtype) == bytes) {
     static const std::byte zeros[16] = {};
     const TensorView zero(zeros, target.dtype, target.shape, Dims::filled(target.rank(), 0));
     return engine.scatter(zero, indices, updates, l.axes, target, add);
@@ -294,7 +105,7 @@ Status gather_vjp(const Lowering& l, const TensorView& grad_output, const Mutabl
 /// The core updates' cotangent of a scatter into grad_updates (non-null), through the lowered
 /// updates view (scatter_vjp_updates applies the lowering's step after it).
 Status core_updates_vjp(const Lowering& l, const TensorView& grad_output, const MutableTensorView* grad_updates,
-                        const ScatterOptions& assign, const VjpEngine& engine) {
+                        const ScatterOptions& assign, const Engine& engine) {
   const DType dtype = grad_output.dtype;
   if (l.owned_updates || l.updates_computed) {
     std::string why = "see explain";
@@ -318,7 +129,7 @@ Status core_updates_vjp(const Lowering& l, const TensorView& grad_output, const 
   Temporary buffer;  // on the CUDA engine: device memory, freed on the stream at the end of scope
   if (!direct) MULTIGATHER_RETURN_IF_ERROR(buffer.allocate(engine, dtype, g_shape, grad_updates->data, "grad_updates"));
   const MutableTensorView gathered = direct ? target : buffer.view();
-  MULTIGATHER_RETURN_IF_ERROR(engine.gather(read, l.indices, l.axes, gathered, gather_options(l, engine.context)));
+  MULTIGATHER_RETURN_IF_ERROR(engine.gather(read, l.indices, l.axes, gathered, gather_options(l, engine.context())));
   if (l.reduction == Reduction::kNone && !(l.spec != nullptr && l.spec->gradient_to_every_duplicate) &&
       gathered.numel() > 0) {
     // Only the winner of each target (the last in row-major order) gets it: scatter each
@@ -336,8 +147,8 @@ Status core_updates_vjp(const Lowering& l, const TensorView& grad_output, const 
     ScatterOptions last = assign;
     last.reduction = Reduction::kMax;
     MULTIGATHER_RETURN_IF_ERROR(engine.scatter(winner.view(), l.indices, positions.view(), l.axes, winner.view(),
-                                               last, VjpEngine::Order::kFree));
-    GatherOptions o = gather_options(l, engine.context);
+                                               last, Engine::Order::kFree));
+    GatherOptions o = gather_options(l, engine.context());
     o.fill_value = Scalar::from_int(-1);
     MULTIGATHER_RETURN_IF_ERROR(engine.gather(winner.view(), l.indices, l.axes, won.view(), o));
     // gathered is C-contiguous either way.
@@ -361,15 +172,15 @@ Status core_updates_vjp(const Lowering& l, const TensorView& grad_output, const 
 /// then the lowering's step (Lowering::updates_step), its own transpose: alpha times it, or
 /// its negation.
 Status scatter_vjp_updates(const Lowering& l, const TensorView& grad_output, const MutableTensorView* grad_updates,
-                           const ScatterOptions& assign, const VjpEngine& engine) {
+                           const ScatterOptions& assign, const Engine& engine) {
   if (grad_updates == nullptr) return Status::Ok();
   MULTIGATHER_RETURN_IF_ERROR(core_updates_vjp(l, grad_output, grad_updates, assign, engine));
   if (l.updates_step.kind == UpdatesStep::Kind::kNone) return Status::Ok();
-  return detail::run_updates_step(l, TensorView(*grad_updates), *grad_updates, engine.cuda, engine.context.stream);
+  return engine.updates_step(l.updates_step, TensorView(*grad_updates), *grad_updates);
 }
 
 Status scatter_vjp(const Lowering& l, const TensorView& grad_output, const MutableTensorView& grad_input,
-                   const MutableTensorView* grad_updates, const VjpEngine& engine) {
+                   const MutableTensorView* grad_updates, const Engine& engine) {
   if ((l.reduction != Reduction::kNone && l.reduction != Reduction::kAdd) || l.mean_by_count) {
     return Status(StatusCode::kInvalidArgument,
                   l.op + ": the gradient of a scatter with reduction " +
@@ -382,7 +193,7 @@ Status scatter_vjp(const Lowering& l, const TensorView& grad_output, const Mutab
     return InvalidArgument(l.op + ": grad_output shape " + to_string(grad_output.shape) +
                            " must be the output shape " + to_string(grad_input.shape));
   }
-  const ScatterOptions assign = scatter_options(l, Reduction::kNone, engine.context);
+  const ScatterOptions assign = scatter_options(l, Reduction::kNone, engine.context());
   // The updates first: grad_input may be grad_output's own buffer (XLA aliases them), and its
   // masking below overwrites what the updates read (on the CUDA engine: later on the stream).
   MULTIGATHER_RETURN_IF_ERROR(scatter_vjp_updates(l, grad_output, grad_updates, assign, engine));
@@ -402,13 +213,13 @@ Status scatter_vjp(const Lowering& l, const TensorView& grad_output, const Mutab
     static const std::byte zeros[16] = {};
     Temporary element;
     const void* zero_data = zeros;
-    if (engine.cuda) {
+    if (engine.cuda()) {
       MULTIGATHER_RETURN_IF_ERROR(element.allocate(engine, dtype, {1}, grad_input.data, "grad_input"));
       MULTIGATHER_RETURN_IF_ERROR(engine.memset(element.data(), 0, element_size(dtype), "zero"));
       zero_data = element.data();
     }
     const TensorView zero(zero_data, dtype, Dims::filled(targets.rank(), 1), Dims::filled(targets.rank(), 0));
-    MULTIGATHER_RETURN_IF_ERROR(engine.scatter(targets, l.indices, zero, l.axes, targets, assign, VjpEngine::Order::kFree));
+    MULTIGATHER_RETURN_IF_ERROR(engine.scatter(targets, l.indices, zero, l.axes, targets, assign, Engine::Order::kFree));
   }
   return Status::Ok();
 }
@@ -440,7 +251,7 @@ void store_floating(std::byte* p, DType t, double v) {
 /// where x == 0 it is the product of the segment's non-zero rows (with the identity), and 0
 /// for every row of a segment with more than one zero. `data_g`: the data as G (plain).
 Status segment_prod_vjp(const Lowering& l, const std::byte* data_g, const TensorView& grad_output,
-                        const MutableTensorView& grad_data, const VjpEngine& engine) {
+                        const MutableTensorView& grad_data, const Engine& engine) {
   const DType dtype = grad_output.dtype;
   const Dims& g_shape = l.shape.output_shape;
   const std::int64_t n = l.shape.output_numel;
@@ -460,20 +271,20 @@ Status segment_prod_vjp(const Lowering& l, const std::byte* data_g, const Tensor
   Tensor result(dtype, l.output_shape), non_zero_product(dtype, l.output_shape), zero_count(DType::kInt64, l.core_output_shape);
   Lowering forward = l;
   forward.updates = TensorView(data_g, dtype, l.updates.shape, l.updates.strides);
-  MULTIGATHER_RETURN_IF_ERROR(execute(forward, result.mutable_view(), engine.context));
+  MULTIGATHER_RETURN_IF_ERROR(execute(forward, result.mutable_view(), engine.context()));
   forward.updates = TensorView(non_zero.data(), dtype, l.updates.shape, l.updates.strides);
-  MULTIGATHER_RETURN_IF_ERROR(execute(forward, non_zero_product.mutable_view(), engine.context));
+  MULTIGATHER_RETURN_IF_ERROR(execute(forward, non_zero_product.mutable_view(), engine.context()));
   if (zero_count.numel() > 0) std::memset(zero_count.data(), 0, static_cast<std::size_t>(zero_count.numel()) * 8);
-  const ScatterOptions add = scatter_options(l, Reduction::kAdd, engine.context);
+  const ScatterOptions add = scatter_options(l, Reduction::kAdd, engine.context());
   MULTIGATHER_RETURN_IF_ERROR(engine.scatter(zero_count.view(), l.indices, zeros.view(), l.axes, zero_count.mutable_view(), add));
   // Each read at every row's segment (a dropped row reads 0 and gets 0).
-  const GatherOptions o = gather_options(l, engine.context);
+  const GatherOptions o = gather_options(l, engine.context());
   Tensor picked_result(dtype, g_shape), picked_non_zero(dtype, g_shape), picked_zeros(DType::kInt64, g_shape);
   const auto core = [&](const Tensor& t) { return TensorView(t.data(), t.dtype(), l.core_output_shape, l.core_output_strides); };
   MULTIGATHER_RETURN_IF_ERROR(engine.gather(core(result), l.indices, l.axes, picked_result.mutable_view(), o));
   MULTIGATHER_RETURN_IF_ERROR(engine.gather(core(non_zero_product), l.indices, l.axes, picked_non_zero.mutable_view(), o));
   MULTIGATHER_RETURN_IF_ERROR(engine.gather(zero_count.view(), l.indices, l.axes, picked_zeros.mutable_view(), o));
-  const ScatterOptions assign = scatter_options(l, Reduction::kNone, engine.context);
+  const ScatterOptions assign = scatter_options(l, Reduction::kNone, engine.context());
   MULTIGATHER_RETURN_IF_ERROR(scatter_vjp_updates(l, grad_output, &grad_data, assign, engine));
   auto* g = static_cast<std::byte*>(grad_data.data);
   const auto* zeros_at = static_cast<const std::int64_t*>(picked_zeros.data());
@@ -499,13 +310,13 @@ Status segment_prod_vjp(const Lowering& l, const std::byte* data_g, const Tensor
 /// Every step runs on the engine (CPU, or CUDA on its stream), but prod's, which reads values on
 /// the host: CPU engine only.
 Status segment_vjp(const Lowering& l, const TensorView* data, int batch_rank, const TensorView& grad_output,
-                   const MutableTensorView& grad_data, const VjpEngine& engine) {
+                   const MutableTensorView& grad_data, const Engine& engine) {
   if (nbytes(grad_data) == 0) return Status::Ok();  // no data: nothing to read or write
-  const ScatterOptions assign = scatter_options(l, Reduction::kNone, engine.context);
+  const ScatterOptions assign = scatter_options(l, Reduction::kNone, engine.context());
   if (l.reduction == Reduction::kAdd && !l.mean_by_count) {
     return scatter_vjp_updates(l, grad_output, &grad_data, assign, engine);
   }
-  if (engine.cuda && l.reduction == Reduction::kMul) {
+  if (engine.cuda() && l.reduction == Reduction::kMul) {
     return InvalidArgument(l.op + ": the gradient of a segment reduction by mul runs on the CPU engine only in this "
                            "version (the operands are on a CUDA device; the gradients of sums, means, max and min run "
                            "there)");
@@ -557,10 +368,8 @@ Status segment_vjp(const Lowering& l, const TensorView* data, int batch_rank, co
   // count[t]: how many updates reach segment element t (mean), or how many of them equal its
   // result (max / min); ties[o] (max / min): whether update o is one of those (1) or not (0).
   // Every step on the engine (CPU, or the CUDA engine on its stream).
-  const ScatterOptions add = scatter_options(l, Reduction::kAdd, engine.context);
+  const ScatterOptions add = scatter_options(l, Reduction::kAdd, engine.context());
   if (extremal && !floating_value_type(dtype)) return no_gradient_for(l, dtype);
-  Tensor host_count;
-  detail::CudaStreamMemory device_count;
   Temporary count_storage, ties;
   TensorView count;
   if (extremal) {
@@ -572,8 +381,8 @@ Status segment_vjp(const Lowering& l, const TensorView* data, int batch_rank, co
         count_storage.allocate(engine, DType::kInt64, l.core_output_shape, grad_data.data, "grad_input"));
     Lowering forward = l;
     forward.updates = TensorView(data_g, dtype, l.updates.shape, l.updates.strides);
-    MULTIGATHER_RETURN_IF_ERROR(execute(forward, result.view(), engine.context));
-    GatherOptions o = gather_options(l, engine.context);
+    MULTIGATHER_RETURN_IF_ERROR(execute(forward, result.view(), engine.context()));
+    GatherOptions o = gather_options(l, engine.context());
     o.fill_value = Scalar::from_float(std::numeric_limits<double>::quiet_NaN());  // a dropped update ties nothing
     const TensorView core_result(result.data(), dtype, l.core_output_shape, l.core_output_strides);
     MULTIGATHER_RETURN_IF_ERROR(engine.gather(core_result, l.indices, l.axes, picked.view(), o));
@@ -584,7 +393,7 @@ Status segment_vjp(const Lowering& l, const TensorView* data, int batch_rank, co
     const auto count_ties = [&]() -> Status {
       MULTIGATHER_RETURN_IF_ERROR(engine.memset(counted, 0, static_cast<std::size_t>(segment_elements) * 8, "count"));
       return engine.scatter(count_storage.view(), l.indices, ties.view(), l.axes, count_storage.view(), add,
-                            VjpEngine::Order::kFree);
+                            Engine::Order::kFree);
     };
     MULTIGATHER_RETURN_IF_ERROR(count_ties());
     // Only the first tie (row-major in G) of each segment element keeps it: the smallest tie
@@ -592,7 +401,7 @@ Status segment_vjp(const Lowering& l, const TensorView* data, int batch_rank, co
     // where some element has two ties (rare for floating data); the CUDA engine does not read
     // the counts back and always takes this path (the same result).
     if (l.gradient_to_first_tie &&
-        (engine.cuda || std::any_of(counted, counted + segment_elements, [](std::int64_t c) { return c > 1; }))) {
+        (engine.cuda() || std::any_of(counted, counted + segment_elements, [](std::int64_t c) { return c > 1; }))) {
       constexpr std::int64_t kNone = std::numeric_limits<std::int64_t>::max();
       Temporary first, first_at;
       MULTIGATHER_RETURN_IF_ERROR(first.allocate(engine, DType::kInt64, l.core_output_shape, grad_data.data, "grad_input"));
@@ -600,21 +409,18 @@ Status segment_vjp(const Lowering& l, const TensorView* data, int batch_rank, co
       auto* position = static_cast<std::int64_t*>(first_at.data());  // the ties' positions, then each one's first
       MULTIGATHER_RETURN_IF_ERROR(engine.positions_where(tie, kNone, position, g_numel));
       MULTIGATHER_RETURN_IF_ERROR(engine.fill(static_cast<std::int64_t*>(first.data()), segment_elements, kNone, "first"));
-      const ScatterOptions min = scatter_options(l, Reduction::kMin, engine.context);
+      const ScatterOptions min = scatter_options(l, Reduction::kMin, engine.context());
       MULTIGATHER_RETURN_IF_ERROR(
-          engine.scatter(first.view(), l.indices, first_at.view(), l.axes, first.view(), min, VjpEngine::Order::kFree));
-      GatherOptions first_of = gather_options(l, engine.context);
+          engine.scatter(first.view(), l.indices, first_at.view(), l.axes, first.view(), min, Engine::Order::kFree));
+      GatherOptions first_of = gather_options(l, engine.context());
       first_of.fill_value = Scalar::from_int(-1);  // a dropped update is no tie
       MULTIGATHER_RETURN_IF_ERROR(engine.gather(first.view(), l.indices, l.axes, first_at.view(), first_of));
       MULTIGATHER_RETURN_IF_ERROR(engine.at_itself(position, tie, g_numel));
       MULTIGATHER_RETURN_IF_ERROR(count_ties());
     }
     count = count_storage.view();
-  } else if (!engine.cuda) {
-    MULTIGATHER_RETURN_IF_ERROR(detail::update_count(l, add, &host_count, &count));
   } else {
-    MULTIGATHER_RETURN_IF_ERROR(
-        detail::update_count_cuda(l, add, grad_data.data, "grad_input", engine.context.stream, &device_count, &count));
+    MULTIGATHER_RETURN_IF_ERROR(engine.update_count(l, add, grad_data.data, &count_storage, &count));
   }
   // grad_output / count (or sqrt(count)) per segment element, then read at each update's segment.
   Temporary scaled;
@@ -640,8 +446,8 @@ Status segment_vjp(const Lowering& l, const TensorView* data, int batch_rank, co
 /// for each row n of bag b (sum: per_sample_weights[n] or 1; mean: 1 / the bag's count; max: 1 for
 /// the first row of the bag holding the max of column f, 0 for the others), fused in one pass.
 Status gathered_vjp(const Lowering& l, const TensorView* input, int batch_rank, const TensorView& grad_output,
-                    const MutableTensorView& grad_input, const VjpEngine& engine) {
-  if (engine.cuda || batch_rank != 0) {
+                    const MutableTensorView& grad_input, const Engine& engine) {
+  if (engine.cuda() || batch_rank != 0) {
     return InvalidArgument(l.op + ": its gradient runs unbatched on the CPU engine only in this version");
   }
   detail::GatheredSegmentsCall call = detail::gathered_call(l);
@@ -651,7 +457,7 @@ Status gathered_vjp(const Lowering& l, const TensorView* input, int batch_rank, 
     }
     call.table = *input;  // l was made on grad_input's buffer: read the values from weight
   }
-  if (!detail::run_gathered_segments_vjp(call, grad_output, grad_input, engine.context.num_threads)) {
+  if (!detail::run_gathered_segments_vjp(call, grad_output, grad_input, engine.context().num_threads)) {
     return no_gradient_for(l, grad_output.dtype);
   }
   return Status::Ok();
@@ -671,8 +477,9 @@ Status vjp_one(const Lowering& l, const TensorView* input, int batch_rank, const
     return InvalidArgument(l.op + ": grad_output shape " + to_string(grad_output.shape) +
                            " must be the output shape " + to_string(l.output_shape));
   }
-  const VjpEngine engine(context);
-  if (engine.cuda) MULTIGATHER_RETURN_IF_ERROR(detail::cuda_engine_available(l));
+  const EngineOf engine_of(context.device, context);
+  const Engine& engine = engine_of.get();
+  if (engine.cuda()) MULTIGATHER_RETURN_IF_ERROR(detail::cuda_engine_available(l));
   if (l.gathered != nullptr) return gathered_vjp(l, input, batch_rank, grad_output, grad_input, engine);
   if (is_segment(l)) return segment_vjp(l, input, batch_rank, grad_output, grad_input, engine);
   if (l.kind == OpKind::kScatter) return scatter_vjp(l, grad_output, grad_input, grad_updates, engine);

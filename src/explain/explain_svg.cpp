@@ -297,9 +297,10 @@ Status draw_lowered_scatter(const Lowering& l, const TensorView& in, const Tenso
   // The lowering's step on the updates (alpha, a negation): the picture labels the values the
   // engine scatters, as its output cells combine them.
   Lowering stepped = l;
-  Tensor storage;
-  MULTIGATHER_RETURN_IF_ERROR(
-      detail::stepped_updates(l, l.updates, false, nullptr, nullptr, &storage, nullptr, &stepped.updates));
+  const ExecutionContext host;
+  const detail::EngineOf cpu(Device::kCPU, host);
+  detail::Temporary storage;
+  MULTIGATHER_RETURN_IF_ERROR(detail::stepped_updates(l, l.updates, cpu.get(), nullptr, &storage, &stepped.updates));
   stepped.updates_step = UpdatesStep();
   *svg = draw_scatter(stepped, in, idx, upd, input_values, indices_given, updates_given, cells, chosen);
   return Status::Ok();

@@ -1,0 +1,100 @@
+// The engines' shared helpers (api/engine.hpp): whether the CUDA engine can run a call, the
+// update counts' layout, the updates' step into a temporary, the fused kernel's call.
+#include <cstring>
+#include <string>
+
+#include "api/engine.hpp"
+#include "core/float16_bits.hpp"
+
+namespace multigather::detail {
+
+Status cuda_engine_available(const Lowering& l) {
+  if (!cuda_engine_built()) {
+    return InvalidArgument(l.op + ": the operands are on a CUDA device, but this build has no "
+                           "CUDA engine (build with MULTIGATHER_CUDA=ON)");
+  }
+  if (cuda_device_available()) return Status::Ok();
+  return InvalidArgument(l.op + ": the CUDA engine was asked for, but no CUDA device is "
+                         "available (no driver or no GPU)");
+}
+
+bool floating_value(const std::byte* p, DType t, double* v) {
+  switch (t) {
+    case DType::kFloat32: { float f; std::memcpy(&f, p, 4); *v = f; return true; }
+    case DType::kFloat64: std::memcpy(v, p, 8); return true;
+    case DType::kFloat16: { std::uint16_t b; std::memcpy(&b, p, 2); *v = half_to_float(b); return true; }
+    case DType::kBFloat16: { std::uint16_t b; std::memcpy(&b, p, 2); *v = bfloat16_to_float(b); return true; }
+    default: return false;
+  }
+}
+
+Dims count_shape(const Lowering& l) {
+  const Dims& shape = l.core_output_shape;
+  Dims kept = shape;
+  for (int d = 0; d < shape.size(); ++d) {
+    bool axis = false;
+    for (std::int64_t a : l.axes) axis = axis || a == d;
+    if (!axis && l.shape.logical_indices_shape[d] == 1) kept[d] = 1;
+  }
+  return kept;
+}
+
+TensorView count_view(const Lowering& l, const void* data) {
+  const Dims& shape = l.core_output_shape;
+  const Dims kept = count_shape(l);
+  Dims strides = contiguous_strides(kept);
+  for (int d = 0; d < shape.size(); ++d) {
+    if (kept[d] == 1) strides[d] = 0;
+  }
+  return TensorView(data, DType::kInt64, shape, strides);
+}
+
+void step_factors(const UpdatesStep& step, double* factor, std::int64_t* integer_factor) {
+  const Scalar& a = step.factor;
+  *factor = a.kind == Scalar::Kind::kFloat ? a.f : a.kind == Scalar::Kind::kInt ? static_cast<double>(a.i)
+                                                                                 : static_cast<double>(a.u);
+  *integer_factor = a.kind == Scalar::Kind::kFloat ? static_cast<std::int64_t>(a.f)
+                    : a.kind == Scalar::Kind::kInt ? a.i : static_cast<std::int64_t>(a.u);
+}
+
+Status no_updates_step(const UpdatesStep& step, DType dtype) {
+  return TypeError(std::string(step.kind == UpdatesStep::Kind::kNegate ? "the negation" : "the scale") +
+                   " of the updates has no exact form for dtype " + std::string(dtype_name(dtype)));
+}
+
+Status stepped_updates(const Lowering& l, const TensorView& updates, const Engine& engine, const void* near,
+                       Temporary* storage, TensorView* stepped) {
+  *stepped = updates;
+  if (l.updates_step.kind == UpdatesStep::Kind::kNone) return Status::Ok();
+  // One element per distinct update: size 1 where the view broadcasts (stride 0).
+  Dims distinct = updates.shape;
+  for (int d = 0; d < distinct.size(); ++d) {
+    if (updates.strides[d] == 0) distinct[d] = 1;
+  }
+  std::int64_t n = 0;
+  if (!element_count(distinct, &n)) return InvalidArgument(l.op + ": the updates overflow 64 bits");
+  MULTIGATHER_RETURN_IF_ERROR(storage->allocate(engine, updates.dtype, distinct, near, "output"));
+  Dims strides = contiguous_strides(distinct);
+  for (int d = 0; d < distinct.size(); ++d) {
+    if (updates.strides[d] == 0) strides[d] = 0;
+  }
+  const TensorView from(updates.data, updates.dtype, distinct, updates.strides);
+  MULTIGATHER_RETURN_IF_ERROR(engine.updates_step(l.updates_step, from, storage->view()));
+  *stepped = TensorView(storage->data(), updates.dtype, updates.shape, strides);
+  return Status::Ok();
+}
+
+GatheredSegmentsCall gathered_call(const Lowering& l) {
+  const GatheredRows& g = *l.gathered;
+  GatheredSegmentsCall call;
+  call.table = g.table;
+  call.rows = g.rows;
+  call.bag_starts = g.bag_starts.data();
+  call.scale = g.scale;
+  call.skip_row = g.skip_row;
+  call.mean = l.mean_by_count;
+  call.max = l.reduction == Reduction::kMax;
+  return call;
+}
+
+}  // namespace multigather::detail

@@ -1,0 +1,165 @@
+// The CPU engine behind the Engine interface (api/engine.hpp): the core operators on host
+// memory, their validated forms (kernels/cpu, plan), and the VJPs' elementwise steps as loops.
+#include <algorithm>
+#include <cstring>
+#include <new>
+#include <string>
+
+#include "api/engine.hpp"
+#include "kernels/cpu/run_validated.hpp"
+#include "kernels/cpu/scatter_engine.hpp"
+#include "kernels/updates_step.hpp"
+#include "plan/index_errors.hpp"
+
+namespace multigather::detail {
+
+namespace {
+
+class CpuEngine final : public Engine {
+ public:
+  explicit CpuEngine(const ExecutionContext& context) : Engine(context) {}
+  bool cuda() const noexcept override { return false; }
+
+  Status allocate(DType dtype, const Dims& shape, const void*, const char*, Temporary* t) const override {
+    t->host_storage() = Tensor(dtype, shape);
+    t->set_view(MutableTensorView(t->host_storage().data(), dtype, shape));
+    return Status::Ok();
+  }
+
+  Status memset(void* data, int value, std::size_t bytes, const char*) const override {
+    if (bytes > 0) std::memset(data, value, bytes);
+    return Status::Ok();
+  }
+
+  Status copy(void* to, const char*, const void* from, const char*, std::size_t bytes) const override {
+    if (bytes > 0) std::memcpy(to, from, bytes);
+    return Status::Ok();
+  }
+
+  Status copy_view(const TensorView& from, const MutableTensorView& to) const override {
+    return detail::copy_view(from, to, context_.num_threads);
+  }
+
+  Status gather(const TensorView& input, const TensorView& indices, std::span<const std::int64_t> axes,
+                const MutableTensorView& output, const GatherOptions& options) const override {
+    return gather_multiaxis_into(input, indices, axes, output, options);
+  }
+
+  Status scatter(const TensorView& input, const TensorView& indices, const TensorView& updates,
+                 std::span<const std::int64_t> axes, const MutableTensorView& output, const ScatterOptions& options,
+                 Order) const override {
+    return scatter_multiaxis_into(input, indices, updates, axes, output, options);
+  }
+
+  Status scatter_validated(const TensorView& input, const TensorView& indices, const MutableTensorView& output,
+                           const ValidatedScatter& call, const ScatterOptions& options, const TensorView* base,
+                           const MutableTensorView* base_output, bool keep_output) const override {
+    return run_scatter_validated(input, indices, output, call, options, base, base_output, keep_output);
+  }
+
+  Status describe_out_of_range(const Lowering& l, const Status& core) const override {
+    return detail::describe_out_of_range(l, l.index_errors.indices, core);
+  }
+
+  Status update_count(const Lowering& l, const ScatterOptions& options, const void* near, Temporary* storage,
+                      TensorView* count) const override {
+    // A scatter-add of broadcast ones through the same indices and policy.
+    const Dims& shape = l.core_output_shape;
+    const int r = shape.size();
+    std::int64_t elements = 0;
+    if (element_count(shape, &elements) && elements == 0) {
+      // Nothing to divide (and the kept shape could be a huge [S, 1, ..] beside an empty dimension).
+      *count = TensorView(nullptr, DType::kInt64, shape, Dims::filled(r, 0));
+      return Status::Ok();
+    }
+    MULTIGATHER_RETURN_IF_ERROR(storage->allocate(*this, DType::kInt64, count_shape(l), near, "count"));
+    const MutableTensorView counts = storage->view();
+    if (counts.numel() > 0) std::memset(counts.data, 0, static_cast<std::size_t>(counts.numel()) * 8);
+    static const std::int64_t one = 1;
+    const TensorView ones(&one, DType::kInt64, Dims::filled(r, 1), Dims::filled(r, 0));
+    ScatterOptions add = options;
+    add.reduction = Reduction::kAdd;
+    add.include_input = true;
+    MULTIGATHER_RETURN_IF_ERROR(scatter_multiaxis_into(TensorView(counts), l.indices, ones, l.axes, counts, add));
+    *count = count_view(l, counts.data);
+    return Status::Ok();
+  }
+
+  Status divide_by_count(const MutableTensorView& output, const TensorView& count, bool include_input, bool sqrt_count,
+                         bool* divided) const override {
+    *divided = detail::divide_by_count(output, count, include_input, sqrt_count);
+    return Status::Ok();
+  }
+
+  Status updates_step(const UpdatesStep& step, const TensorView& from, const MutableTensorView& to) const override {
+    double factor = 1;
+    std::int64_t integer_factor = 1;
+    step_factors(step, &factor, &integer_factor);
+    const bool negate = step.kind == UpdatesStep::Kind::kNegate;
+    const UpdatesStepParams p = updates_step_params(from, to, factor, integer_factor);
+    if (!visit_updates_step(from.dtype, negate, [&]<class Op>() { updates_step_thread<Op>(p, 0, 1); })) {
+      return no_updates_step(step, from.dtype);
+    }
+    return Status::Ok();
+  }
+
+  Status positions(std::int64_t* positions, std::int64_t count) const override {
+    for (std::int64_t p = 0; p < count; ++p) positions[p] = p;
+    return Status::Ok();
+  }
+
+  Status fill(std::int64_t* data, std::int64_t count, std::int64_t value, const char*) const override {
+    std::fill_n(data, count, value);
+    return Status::Ok();
+  }
+
+  Status ties(const void* data, const void* picked, DType dtype, std::int64_t* tie, std::int64_t count) const override {
+    if (dtype == DType::kFloat32) {  // the common case, without a per-element conversion
+      const auto* x = static_cast<const float*>(data);
+      const auto* y = static_cast<const float*>(picked);
+      for (std::int64_t i = 0; i < count; ++i) tie[i] = x[i] == y[i] ? 1 : 0;
+      return Status::Ok();
+    }
+    const std::size_t es = element_size(dtype);
+    const auto* a = static_cast<const std::byte*>(data);
+    const auto* b = static_cast<const std::byte*>(picked);
+    for (std::int64_t i = 0; i < count; ++i) {
+      double u = 0, v = 0;
+      if (!floating_value(a + i * static_cast<std::int64_t>(es), dtype, &u) ||
+          !floating_value(b + i * static_cast<std::int64_t>(es), dtype, &v)) {
+        return InvalidArgument("ties: dtype " + std::string(dtype_name(dtype)) + " is not a floating type");
+      }
+      tie[i] = u == v ? 1 : 0;
+    }
+    return Status::Ok();
+  }
+
+  Status positions_where(const std::int64_t* flag, std::int64_t none, std::int64_t* out,
+                         std::int64_t count) const override {
+    for (std::int64_t p = 0; p < count; ++p) out[p] = flag[p] != 0 ? p : none;
+    return Status::Ok();
+  }
+
+  Status at_itself(const std::int64_t* at, std::int64_t* flag, std::int64_t count) const override {
+    for (std::int64_t p = 0; p < count; ++p) flag[p] = at[p] == p ? 1 : 0;
+    return Status::Ok();
+  }
+
+  Status keep_winners(void* grad, DType dtype, const std::int64_t* won, std::int64_t count) const override {
+    const std::size_t es = element_size(dtype);
+    auto* bytes = static_cast<std::byte*>(grad);
+    for (std::int64_t p = 0; p < count; ++p) {
+      if (won[p] != p) std::memset(bytes + p * static_cast<std::int64_t>(es), 0, es);
+    }
+    return Status::Ok();
+  }
+};
+
+}  // namespace
+
+const Engine& cpu_engine(EngineStorage* storage, const ExecutionContext& context) {
+  static_assert(sizeof(CpuEngine) <= sizeof(EngineStorage) && alignof(CpuEngine) <= alignof(EngineStorage));
+  return *new (storage->bytes) CpuEngine(context);
+}
+
+}  // namespace multigather::detail

@@ -1,0 +1,138 @@
+// The CUDA engine behind the Engine interface (api/engine.hpp): every step enqueued on the
+// context's stream through kernels/cuda/cuda_hooks.hpp (cudaMemsetAsync / cudaMemcpyAsync,
+// temporaries from cudaMallocAsync freed on the stream, the gather and scatter kernels, the
+// elementwise kernels); the host never reads or writes device memory here. Compiled in every
+// build: without the CUDA engine each hook refuses by name (kernels/cuda_absent.cpp).
+#include <new>
+#include <string>
+#include <vector>
+
+#include "api/engine.hpp"
+#include "kernels/cpu/run_validated.hpp"  // no_axes_indices
+#include "plan/index_errors.hpp"
+
+namespace multigather::detail {
+
+namespace {
+
+class CudaEngine final : public Engine {
+ public:
+  explicit CudaEngine(const ExecutionContext& context) : Engine(context) {}
+  bool cuda() const noexcept override { return true; }
+
+  Status allocate(DType dtype, const Dims& shape, const void* near, const char* near_name,
+                  Temporary* t) const override {
+    std::int64_t numel = 1;
+    for (std::int64_t s : shape) numel *= s;
+    void* data = nullptr;
+    if (numel > 0) {
+      MULTIGATHER_RETURN_IF_ERROR(t->device_storage().allocate(static_cast<std::size_t>(numel) * element_size(dtype),
+                                                               near, near_name, context_.stream));
+      data = t->device_storage().data();
+    }
+    t->set_view(MutableTensorView(data, dtype, shape));
+    return Status::Ok();
+  }
+
+  Status memset(void* data, int value, std::size_t bytes, const char* name) const override {
+    return cuda_memset_async(data, value, bytes, name, context_.stream);
+  }
+
+  Status copy(void* to, const char* to_name, const void* from, const char* from_name,
+              std::size_t bytes) const override {
+    return cuda_copy_async(to, to_name, from, from_name, bytes, context_.stream);
+  }
+
+  Status copy_view(const TensorView& from, const MutableTensorView& to) const override {
+    return gather_multiaxis_cuda_into(from, no_axes_indices(from.rank()), {}, to, GatherOptions{}, context_.stream);
+  }
+
+  Status gather(const TensorView& input, const TensorView& indices, std::span<const std::int64_t> axes,
+                const MutableTensorView& output, const GatherOptions& options) const override {
+    return gather_multiaxis_cuda_into(input, indices, axes, output, options, context_.stream);
+  }
+
+  Status scatter(const TensorView& input, const TensorView& indices, const TensorView& updates,
+                 std::span<const std::int64_t> axes, const MutableTensorView& output, const ScatterOptions& options,
+                 Order order) const override {
+    const bool deterministic = order == Order::kMatters && context_.deterministic;
+    return scatter_multiaxis_cuda_into(
+        input, indices, updates, axes, output, options, context_.stream,
+        deterministic ? ScatterDeterminism::kDeterministic : ScatterDeterminism::kAtomic);
+  }
+
+  Status scatter_validated(const TensorView& input, const TensorView& indices, const MutableTensorView& output,
+                           const ValidatedScatter& call, const ScatterOptions& options, const TensorView* base,
+                           const MutableTensorView* base_output, bool) const override {
+    return run_scatter_validated_cuda(input, indices, output, call, options, context_.stream, context_.deterministic,
+                                      base, base_output);
+  }
+
+  Status describe_out_of_range(const Lowering& l, const Status& core) const override {
+    // The framework's indices live on the device: the bytes the message reads come back first.
+    std::vector<std::byte> storage;
+    TensorView host;
+    MULTIGATHER_RETURN_IF_ERROR(copy_view_to_host(l.index_errors.indices, &storage, &host));
+    return detail::describe_out_of_range(l, host, core);
+  }
+
+  Status update_count(const Lowering& l, const ScatterOptions& options, const void* near, Temporary* storage,
+                      TensorView* count) const override {
+    const Dims kept = count_shape(l);
+    std::int64_t counts = 0;
+    if (!element_count(kept, &counts)) return InvalidArgument(l.op + ": the update counts overflow 64 bits");
+    MULTIGATHER_RETURN_IF_ERROR(storage->allocate(*this, DType::kInt64, kept, near, "count"));
+    MULTIGATHER_RETURN_IF_ERROR(cuda_count_updates(storage->view(), l.indices, l.axes, options, context_.stream));
+    *count = count_view(l, storage->data());
+    return Status::Ok();
+  }
+
+  Status divide_by_count(const MutableTensorView& output, const TensorView& count, bool include_input, bool sqrt_count,
+                         bool* divided) const override {
+    *divided = cuda_has_division(output.dtype, sqrt_count);
+    if (!*divided) return Status::Ok();
+    return cuda_divide_by_count(output, count, include_input, sqrt_count, context_.stream);
+  }
+
+  Status updates_step(const UpdatesStep& step, const TensorView& from, const MutableTensorView& to) const override {
+    double factor = 1;
+    std::int64_t integer_factor = 1;
+    step_factors(step, &factor, &integer_factor);
+    return cuda_updates_step(from, to, step.kind == UpdatesStep::Kind::kNegate, factor, integer_factor,
+                             context_.stream);
+  }
+
+  Status positions(std::int64_t* positions, std::int64_t count) const override {
+    return cuda_positions(positions, count, context_.stream);
+  }
+
+  Status fill(std::int64_t* data, std::int64_t count, std::int64_t value, const char* name) const override {
+    return cuda_fill(data, count, 8, &value, name, context_.stream);
+  }
+
+  Status ties(const void* data, const void* picked, DType dtype, std::int64_t* tie, std::int64_t count) const override {
+    return cuda_ties(data, picked, dtype, tie, count, context_.stream);
+  }
+
+  Status positions_where(const std::int64_t* flag, std::int64_t none, std::int64_t* out,
+                         std::int64_t count) const override {
+    return cuda_positions_where(flag, none, out, count, context_.stream);
+  }
+
+  Status at_itself(const std::int64_t* at, std::int64_t* flag, std::int64_t count) const override {
+    return cuda_at_itself(at, flag, count, context_.stream);
+  }
+
+  Status keep_winners(void* grad, DType dtype, const std::int64_t* won, std::int64_t count) const override {
+    return cuda_keep_winners(grad, dtype, won, count, context_.stream);
+  }
+};
+
+}  // namespace
+
+const Engine& cuda_engine(EngineStorage* storage, const ExecutionContext& context) {
+  static_assert(sizeof(CudaEngine) <= sizeof(EngineStorage) && alignof(CudaEngine) <= alignof(EngineStorage));
+  return *new (storage->bytes) CudaEngine(context);
+}
+
+}  // namespace multigather::detail
