@@ -22,7 +22,7 @@ An in-place method that autograd must see (self or a source, positional or keywo
 grad) runs the op out of place and copies the result into its tensor (``x.copy_``, recorded by
 autograd as PyTorch's in-place ops are); without autograd it scatters in place.
 
-Imports: _torch_route only; multigather.torch hands its own functions to the mode (Routing(mt)),
+Imports: _registry and _torch_route only; multigather.torch hands its own functions to the mode (Routing(mt)),
 so that neither module imports the other.
 """
 
@@ -33,6 +33,7 @@ from typing import Any, Callable
 import torch
 from torch.overrides import TorchFunctionMode
 
+from . import _registry
 from ._torch_route import torch_op_needed
 
 F = torch.nn.functional
@@ -83,23 +84,31 @@ def _overlapping(t: torch.Tensor) -> bool:
     return False
 
 
+def _torch_rows() -> list[tuple[str, bool]]:
+    """(PyTorch's function name, is a scatter) of every registry row of a torch.<name> function
+    with a PyTorch op (torch.gather, ..., torch.put): the routed names come from the rows."""
+    return [(row[len("torch."):], _registry.is_scatter(row)) for row in _registry.torch_op_rows()
+            if row.startswith("torch.") and "." not in row[len("torch."):]]
+
+
+def _gather_route(mt, name: str) -> Callable:
+    """The route of gather row torch.<name>: multigather.torch.<name> for a call whose keyword
+    arguments the row's signature names; a call with out= or another keyword (torch.gather's
+    sparse_grad) is PyTorch's."""
+    function = getattr(mt, name)
+    accepted = {p.name for p in _registry.signature_parameters("torch." + name)} - {"out"}
+
+    def route(*args, **kwargs):
+        if kwargs.pop("out", None) is not None or not accepted.issuperset(kwargs):
+            return _NOT
+        return function(*args, **kwargs)
+    return route
+
+
 def _routes(mt) -> dict:
     """{torch function or Tensor method: its route}; a route returns NotImplemented for a call
-    it does not take (PyTorch runs it). `mt`: the module multigather.torch."""
-    def _gather(input, dim, index, *, sparse_grad=False, out=None):
-        if sparse_grad or out is not None:
-            return _NOT
-        return mt.gather(input, dim, index)
-
-    def _index_select(input, dim, index, *, out=None):
-        return _NOT if out is not None else mt.index_select(input, dim, index)
-
-    def _take(input, index, *, out=None):
-        return _NOT if out is not None else mt.take(input, index)
-
-    def _take_along_dim(input, indices, dim=None, *, out=None):
-        return _NOT if out is not None else mt.take_along_dim(input, indices, dim)
-
+    it does not take (PyTorch runs it). `mt`: the module multigather.torch. The rows' torch
+    functions are routed by name (_torch_rows); the others are written here."""
     def _embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
                    sparse=False):
         if max_norm is not None or scale_grad_by_freq or sparse:
@@ -152,22 +161,22 @@ def _routes(mt) -> dict:
 
     T = torch.Tensor
     routes = {
-        torch.gather: _gather, T.gather: _gather,
-        torch.index_select: _index_select, T.index_select: _index_select,
-        torch.take: _take, T.take: _take,
-        torch.take_along_dim: _take_along_dim, T.take_along_dim: _take_along_dim,
         F.embedding: _embedding,
         F.embedding_bag: _embedding_bag,
         T.__getitem__: _getitem,
-        torch.segment_reduce: _segment_reduce,
     }
-    for name in ("scatter", "scatter_add", "scatter_reduce", "index_add", "index_copy", "index_fill",
-                 "index_put", "put"):
-        function = _scatter if name == "scatter" else getattr(mt, name)
+    for name, scatter in _torch_rows():
+        if name == "segment_reduce":
+            function = _segment_reduce
+        elif not scatter:
+            function = _gather_route(mt, name)
+        else:
+            function = _scatter if name == "scatter" else getattr(mt, name)
         for owner in (torch, T):
             if hasattr(owner, name):
                 routes[getattr(owner, name)] = function
-        routes[getattr(T, name + "_")] = _in_place(function, reads_input=name == "scatter_reduce")
+        if scatter:
+            routes[getattr(T, name + "_")] = _in_place(function, reads_input=name == "scatter_reduce")
     return routes
 
 
