@@ -125,8 +125,6 @@ struct Lowering {
   /// alone too, so that a transformation knows before running that no gradient flows to the
   /// framework's updates through a view.
   bool updates_computed = false;
-  /// The engines' step on the updates view (none: the view is scattered as it is).
-  UpdatesStep updates_step;
   /// A mean (torch.scatter_reduce reduce = "mean"): the core scatter adds (reduction add), then
   /// execute divides each element that updates reached by their count (+1 when include_input),
   /// a second scatter of ones through the same indices; integers by floor division.
@@ -154,6 +152,8 @@ struct Lowering {
   /// A segment op whose updates are gathered rows (GatheredRows; null: updates is a view). The
   /// core updates view then has data null: only its shape says what the scatter combines.
   std::shared_ptr<const GatheredRows> gathered;
+  /// The engines' step on the updates view (none: the view is scattered as it is).
+  UpdatesStep updates_step;
   /// The core scatter's options (reduction, index policy, include_input, threads).
   ScatterOptions scatter_options() const noexcept {
     ScatterOptions o;

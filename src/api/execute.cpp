@@ -163,6 +163,27 @@ Status run_gathered(const Lowering& l, const MutableTensorView& core, const Scat
   return Status::Ok();
 }
 
+// The validated scatter's combine on the engine (then a mean's division), with the framework's
+// out-of-range message.
+Status combine(const Lowering& l, const TensorView& input, const MutableTensorView& core,
+               const detail::ValidatedScatter& call, const ScatterOptions& options, const Engine& engine,
+               const TensorView* base, const MutableTensorView* base_output, bool keep_output) {
+  Status s = engine.scatter_validated(input, l.indices, core, call, options, base, base_output, keep_output);
+  if (s.code() == StatusCode::kOutOfRange) return engine.describe_out_of_range(l, s);
+  if (s.ok() && l.mean_by_count) return divide_by_update_count(l, core, options, engine);
+  return s;
+}
+
+// combine with Lowering::updates_step's updates, made first in a temporary (a function of its
+// own: the temporary's room stays off the common path's stack).
+[[gnu::noinline]] Status combine_stepped(const Lowering& l, const TensorView& input, const MutableTensorView& core,
+                       detail::ValidatedScatter call, const ScatterOptions& options, const Engine& engine,
+                       const TensorView* base, const MutableTensorView* base_output, bool keep_output) {
+  detail::Temporary stepped;
+  MULTIGATHER_RETURN_IF_ERROR(detail::stepped_updates(l, call.updates, engine, core.data, &stepped, &call.updates));
+  return combine(l, input, core, call, options, engine, base, base_output, keep_output);
+}
+
 // The scatter form of run_core: validates the scatter (operands, then the core output view:
 // input itself for in place, else no overlap), then runs it on the CPU engine or, for CUDA
 // operands, the CUDA engine (context.stream, context.deterministic). keep_output: a CPU
@@ -214,12 +235,10 @@ Status run_scatter_core(const Lowering& l, const MutableTensorView& core, const 
   }
   // The lowering's step on the updates (alpha, a negation), into a temporary after every check
   // that needs no index value: a failed call still writes nothing.
-  detail::Temporary stepped;
-  MULTIGATHER_RETURN_IF_ERROR(detail::stepped_updates(l, call.updates, engine, core.data, &stepped, &call.updates));
-  Status s = engine.scatter_validated(input, l.indices, core, call, options, base, base_output, keep_output);
-  if (s.code() == StatusCode::kOutOfRange) return engine.describe_out_of_range(l, s);
-  if (s.ok() && l.mean_by_count) return divide_by_update_count(l, core, options, engine);
-  return s;
+  if (l.updates_step.kind != UpdatesStep::Kind::kNone) {
+    return combine_stepped(l, input, core, call, options, engine, base, base_output, keep_output);
+  }
+  return combine(l, input, core, call, options, engine, base, base_output, keep_output);
 }
 
 Status execute_impl(const Lowering& l, const MutableTensorView& output,
