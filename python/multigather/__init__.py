@@ -29,7 +29,7 @@ import sys as _sys
 
 import numpy as _np
 
-from . import _interop, _jax_ffi, _registry, _torch_route
+from . import _interop, _jax_ffi, _registry, _torch_dispatch
 from . import _multigather as _core
 
 __all__ = ["gather_multiaxis", "scatter_multiaxis", "run", "ops", "output_shape", "explain", "Svg",
@@ -145,9 +145,9 @@ def gather_multiaxis(
 
     The GIL is released while the kernel runs.
     """
-    if type(input) is not _NDARRAY and out is None and _torch_route.torch_op_needed(input, indices):
+    if type(input) is not _NDARRAY and out is None and _torch_dispatch.torch_op_needed(input, indices):
         # torch.ops.multigather.gather_multiaxis: autograd, torch.compile, torch.export.
-        return _torch_route.torch_ops().gather_multiaxis(input, indices, list(axes), index_mode,
+        return _torch_dispatch.torch_ops().gather_multiaxis(input, indices, list(axes), index_mode,
                                                      bool(negative_indices), fill_value)
     if index_mode is not None and negative_indices is not None and fill_value is not None:
         # The door (the registry row gather_multiaxis, its Lowering cached; None would mean the
@@ -241,9 +241,9 @@ def scatter_multiaxis(
     Source: docs/spec.md section 4. The GIL is released while the kernel runs. CUDA arrays
     (torch, cupy) scatter on the device, with the CPU engine's bytes (deterministic).
     """
-    if out is None and _torch_route.torch_op_needed(input, indices, updates):
+    if out is None and _torch_dispatch.torch_op_needed(input, indices, updates):
         # torch.ops.multigather.scatter_multiaxis: autograd, torch.compile, torch.export.
-        return _torch_route.torch_ops().scatter_multiaxis(
+        return _torch_dispatch.torch_ops().scatter_multiaxis(
             input, indices, updates, list(axes), reduction, index_mode, bool(negative_indices),
             bool(include_input))
     # The door (the registry row scatter_multiaxis); NotImplemented when no reader takes an
@@ -401,4 +401,4 @@ def explain(op: str, input_shape: Sequence[int] | None = None,
 from . import coreml, dml, jax, mlir, numpy, onnx, stablehlo, tf, torch, torch_scatter, tosa, webnn  # noqa: E402,F401
 
 if "torch" in _sys.modules:  # register torch.ops.multigather.* now (before any tracing)
-    _torch_route.torch_ops()
+    _torch_dispatch.torch_ops()

@@ -22,7 +22,7 @@ from . import _multigather as _core
 
 class OpsNotBuiltError(ImportError):
     """libmultigather_torch.so is missing: the package was built without torch (raised by
-    multigather.torch_ops.library_path; _torch_route.torch_ops catches it by type). Here, in a
+    multigather.torch_ops.library_path; _torch_dispatch.torch_ops catches it by type). Here, in a
     module both import, so that neither imports the other."""
 
 

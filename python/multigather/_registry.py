@@ -189,9 +189,9 @@ def _defined(op: str, module: str, name: str, params: list[inspect.Parameter], b
     return function
 
 
-def _torch_route_function(op: str, name: str, module: str, route: Any) -> Callable[..., Any]:
+def _torch_dispatch_function(op: str, name: str, module: str, dispatch: Any) -> Callable[..., Any]:
     """op_function's form for a gather row with a PyTorch op (the row's torch_op), given the
-    torch route (``route``: multigather._torch_route, passed in by multigather.torch so that
+    torch dispatch (``dispatch``: multigather._torch_dispatch, passed in by multigather.torch so that
     this module imports nothing of torch's): the framework's parameter order
     (signature_parameters); eager calls take the fast path, then torch tensors that autograd or
     tracing can see go through ``torch.ops.multigather.<op>`` (differentiable), then the
@@ -215,8 +215,8 @@ def _torch_route_function(op: str, name: str, module: str, route: Any) -> Callab
             f"        return torch_ops().{row['torch_op']}({', '.join(schema)})\n"
             f"    return run_general({', '.join([repr(op)] + operands + ([keywords] if keywords else []))})\n")
     namespace: dict[str, Any] = {"__name__": module, "run_fast": run_fast, "run_general": run_general,
-                                 "is_compiling": route.is_compiling, "torch_op_needed": route.torch_op_needed,
-                                 "torch_ops": route.torch_ops, "_FAST": fast_op(op, *declared)}
+                                 "is_compiling": dispatch.is_compiling, "torch_op_needed": dispatch.torch_op_needed,
+                                 "torch_ops": dispatch.torch_ops, "_FAST": fast_op(op, *declared)}
     function = _defined(op, module, name, params, body, namespace)
     function.__doc__ = (f"{op}, made from its row (the framework's parameters). Torch tensors that autograd or "
                         f"tracing can see run ``torch.ops.multigather.{row['torch_op']}`` (differentiable in "
@@ -225,21 +225,21 @@ def _torch_route_function(op: str, name: str, module: str, route: Any) -> Callab
     return function
 
 
-def op_function(op: str, name: str | None = None, torch_route: Any = None) -> Callable[..., Any]:
+def op_function(op: str, name: str | None = None, torch_dispatch: Any = None) -> Callable[..., Any]:
     """The Python function of registry op ``op``, made from its row: parameters = the row's
     operand names and then its attributes with their typed defaults (positional or keyword, in
     the row's order), docstring = the row's facts (function_doc). The body is the hand-written
     wrappers' one, generated as source so that a call costs what theirs did: the fast path
     (run_fast, attributes positionally), then the general path (run_general; a scatter:
     run_scatter with the attributes as keywords). ``name`` defaults to the op's last component;
-    ``__module__`` is the calling module's. ``torch_route`` (multigather._torch_route, for a
+    ``__module__`` is the calling module's. ``torch_dispatch`` (multigather._torch_dispatch, for a
     gather row with a PyTorch op): the framework's parameters instead, and the torch op for
-    what autograd or tracing sees (_torch_route_function)."""
+    what autograd or tracing sees (_torch_dispatch_function)."""
     row = spec(op)
     name = name or op.rsplit(".", 1)[-1]
     module = sys._getframe(1).f_globals.get("__name__", __name__)
-    if torch_route is not None and row.get("torch_op") is not None and row["kind"] == "gather":
-        return _torch_route_function(op, name, module, torch_route)
+    if torch_dispatch is not None and row.get("torch_op") is not None and row["kind"] == "gather":
+        return _torch_dispatch_function(op, name, module, torch_dispatch)
     params = function_parameters(op)
     operands = [n for n, d in params if d is inspect.Parameter.empty]
     attrs = [n for n, d in params if d is not inspect.Parameter.empty]

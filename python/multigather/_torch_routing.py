@@ -22,7 +22,7 @@ An in-place method that autograd must see (self or a source, positional or keywo
 grad) runs the op out of place and copies the result into its tensor (``x.copy_``, recorded by
 autograd as PyTorch's in-place ops are); without autograd it scatters in place.
 
-Imports: _registry and _torch_route only; multigather.torch hands its own functions to the mode (Routing(mt)),
+Imports: _registry and _torch_dispatch only; multigather.torch hands its own functions to the mode (Routing(mt)),
 so that neither module imports the other.
 """
 
@@ -34,7 +34,7 @@ import torch
 from torch.overrides import TorchFunctionMode
 
 from . import _registry
-from ._torch_route import torch_op_needed
+from ._torch_dispatch import torch_op_needed
 
 F = torch.nn.functional
 _NOT = NotImplemented

@@ -39,8 +39,8 @@ from typing import Any, Optional
 from ._registry import document as _registry_document
 from ._registry import fast_op, op_function, run_fast, run_general, run_scatter
 from ._registry import torch_op_rows as _registry_torch_op_rows
-from . import _torch_route
-from ._torch_route import torch_op_needed, torch_ops
+from . import _torch_dispatch
+from ._torch_dispatch import torch_op_needed, torch_ops
 
 __all__ = ["gather", "take", "take_along_dim", "index_select", "embedding", "embedding_bag", "index", "index_copy", "index_fill", "put",
            "index_put",
@@ -567,7 +567,7 @@ def routing():
 for _row in _registry_torch_op_rows():
     _name = _row[len("torch."):]
     if _row.startswith("torch.") and "." not in _name and _name not in globals():
-        globals()[_name] = op_function(_row, _name, torch_route=_torch_route)
+        globals()[_name] = op_function(_row, _name, torch_dispatch=_torch_dispatch)
 del _row, _name
 
 _registry_document(globals(), __all__)

@@ -86,7 +86,7 @@ from typing import Any, Optional
 
 from ._registry import document as _registry_document
 from ._registry import run_general
-from ._torch_route import torch_op_needed, torch_ops
+from ._torch_dispatch import torch_op_needed, torch_ops
 
 __all__ = ["scatter", "scatter_sum", "scatter_add", "scatter_mul", "scatter_mean", "scatter_min", "scatter_max",
            "segment_coo", "segment_sum_coo", "segment_add_coo", "segment_mean_coo", "segment_min_coo",

@@ -23,8 +23,8 @@ SCRIPT = textwrap.dedent("""
     import numpy as np
     import torch
     import multigather
-    from multigather import _interop, _torch_route
-    ops = _torch_route.torch_ops()
+    from multigather import _interop, _torch_dispatch
+    ops = _torch_dispatch.torch_ops()
     assert type(ops).__name__ == "_NotBuilt", type(ops)
     x = np.arange(6.0).reshape(3, 2)
     assert multigather.gather_multiaxis(x, np.array([[2], [0]]), [0]).tolist() == [[4.0, 5.0], [0.0, 1.0]]
@@ -44,11 +44,11 @@ def test_a_package_built_without_torch_runs_plain_calls_and_names_the_fix():
 
 def test_any_other_import_error_of_the_torch_ops_propagates(monkeypatch):
     import multigather
-    from multigather import _interop, _torch_route
+    from multigather import _interop, _torch_dispatch
 
-    monkeypatch.setattr(_torch_route, "_TORCH_OPS", None)
+    monkeypatch.setattr(_torch_dispatch, "_TORCH_OPS", None)
     monkeypatch.delattr(multigather, "torch_ops", raising=False)
     monkeypatch.setitem(sys.modules, "multigather.torch_ops", None)  # import halted: a plain ImportError
     with pytest.raises(ImportError) as raised:
-        _torch_route.torch_ops()
+        _torch_dispatch.torch_ops()
     assert not isinstance(raised.value, _interop.OpsNotBuiltError)
