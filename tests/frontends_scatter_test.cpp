@@ -418,8 +418,11 @@ TEST(TfScatter, ScatterNd) {
   Lowering l;
   ASSERT_TRUE(lower_op("tf.scatter_nd", f32({4}, {}).view(), i32({1, 1}, {0}).view(), f32({1}, {1}).view(), {}, &l)
                   .ok());
-  EXPECT_NE(l.owned_input, nullptr);
-  EXPECT_EQ(l.notes.back(), "tf.scatter_nd: the output starts from a zeros tensor owned by the lowering");
+  // The zeros are one constant element, broadcast: nothing allocated, the lowering cacheable.
+  EXPECT_EQ(l.owned_input, nullptr);
+  EXPECT_TRUE(l.input_is_constant);
+  EXPECT_EQ(l.input.strides, Dims({0}));
+  EXPECT_EQ(l.notes.back(), "tf.scatter_nd: the output starts from zeros (one constant element, broadcast)");
 }
 
 TEST(TfScatter, Errors) {

@@ -108,8 +108,9 @@ struct Lowering {
   /// alone too, so that a partitioner knows that the index values depend on the input's size.
   bool indices_computed = false;
   /// The core input is constant static storage, not a view of the operands (a segment op's
-  /// identity: one element broadcast): it stays where it is when the lowering moves to new
-  /// operands (move_lowering).
+  /// identity, tf.scatter_nd's zeros: one element broadcast): it stays where it is when the
+  /// lowering moves to new operands (move_lowering), a lift gives it stride 0 along the batch,
+  /// and the framework's input (if any) takes no part in the result (its gradient is zero).
   bool input_is_constant = false;
   /// The lowering read index VALUES (an output size taken from them, or a check the core's index
   /// modes cannot express, as tf.math.unsorted_segment_*'s): it is not a function of the

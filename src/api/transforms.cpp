@@ -94,12 +94,13 @@ Status lift(Lowering* l, const Dims& batch_shape, Split input, const Split& indi
   // identity, is one element broadcast (stride 0 along the batch too).
   const bool segment = is_segment(*l);
   const Split* core_updates = segment ? &input : updates;
+  // So is any constant input (tf.scatter_nd's zeros).
   Split identity;
-  if (segment) {
+  if (segment || l->input_is_constant) {
     identity.lead_sizes = batch_shape;
     identity.lead_strides = Dims::filled(n, 0);
   }
-  Split& core_input = segment ? identity : input;
+  Split& core_input = segment || l->input_is_constant ? identity : input;
   // A scatter's output starts as its input: the input covers the whole batch.
   if (scatter) broadcast_lead(batch_shape, &core_input);
   std::vector<std::int64_t> axes;
@@ -283,7 +284,7 @@ struct CallSiteLease {
 
 bool input_gradient_is_identity(const Lowering& l) noexcept {
   return l.kind == OpKind::kScatter && l.reduction == Reduction::kAdd && l.include_input && !l.owned_input &&
-         !l.mean_by_count && !is_segment(l);
+         !l.input_is_constant && !l.mean_by_count && !is_segment(l);
 }
 
 Status execute_batched(std::string_view name, const TensorView& input, const TensorView& indices,

@@ -201,13 +201,14 @@ Status scatter_vjp(const Lowering& l, const TensorView& grad_output, const Mutab
   // grad_input = grad_output, zeroed where an update overwrote the element; all zeros when the
   // output does not start from the input (tf.scatter_nd: the lowering's own zeros).
   const MutableTensorView targets(grad_input.data, dtype, l.core_output_shape, l.core_output_strides);
-  if (l.owned_input) {
+  const bool own_start = l.owned_input || l.input_is_constant;  // the lowering's start, not the framework's input
+  if (own_start) {
     MULTIGATHER_RETURN_IF_ERROR(engine.memset(grad_input.data, 0, nbytes(grad_input), "grad_input"));
   } else if (grad_input.data != grad_output.data) {  // XLA may alias them
     MULTIGATHER_RETURN_IF_ERROR(
         engine.copy(grad_input.data, "grad_input", grad_output.data, "grad_output", nbytes(grad_input)));
   }
-  if (!l.owned_input && (l.reduction == Reduction::kNone || !l.include_input)) {
+  if (!own_start && (l.reduction == Reduction::kNone || !l.include_input)) {
     // A broadcast zero element (on the CUDA engine a zeroed device temporary): assigned in any
     // order, the same bytes.
     static const std::byte zeros[16] = {};

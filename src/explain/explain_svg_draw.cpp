@@ -194,7 +194,8 @@ std::string draw_scatter(const Lowering& l, const TensorView& fw_input, const Te
   // A segment op's core input is the reduction's identity (one element, broadcast), its
   // framework input the updates.
   const bool segment = op.kind == OpKind::kSegment;
-  const void* in_base = l.owned_input ? l.owned_input->data() : segment ? l.input.data : fw_input.data;
+  const void* in_base = l.owned_input ? l.owned_input->data()
+                        : segment || l.input_is_constant ? l.input.data : fw_input.data;
   const auto input_offset = [&](std::int64_t core) { return storage_offset(l.input, in_base, core); };
   const void* idx_base = l.owned_indices ? nullptr : fw_indices.data;
   const auto indices_offset = [&](std::int64_t core) { return storage_offset(l.indices, idx_base, core); };
@@ -209,7 +210,7 @@ std::string draw_scatter(const Lowering& l, const TensorView& fw_input, const Te
   };
 
   // Labels: input values (or positions), updates values (or "u<position>").
-  const bool in_values = input_values || l.owned_input != nullptr;  // a lowering's zeros are values
+  const bool in_values = input_values || l.owned_input != nullptr || l.input_is_constant;  // a lowering's zeros are values
   std::vector<std::string> in_label(static_cast<std::size_t>(n_in)), upd_label(static_cast<std::size_t>(n_upd));
   for (std::int64_t e = 0; e < n_in; ++e) {
     in_label[static_cast<std::size_t>(e)] = in_values ? element_str(element_at(l.input, e), l.input.dtype) : str(input_offset(e));

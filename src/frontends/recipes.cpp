@@ -301,24 +301,14 @@ Status negate_step(DType t, const std::string& why, Lowering* out) {
   return Status::Ok();
 }
 
-Status zeros_input(const Dims& shape, DType dtype, bool shapes_only, const std::string& why, Lowering* out) {
-  if (out->device == Device::kCUDA) {
-    return InvalidArgument(out->op + ": " + why + " starts from a host zeros tensor; on a CUDA device use "
-                           "the form that takes a tensor (e.g. tensor_scatter_nd_add on zeros)");
-  }
-  out->notes.push_back(why + ": the output starts from a zeros tensor owned by the lowering");
-  if (shapes_only) {
-    out->input = TensorView(nullptr, dtype, shape);
-    return Status::Ok();
-  }
-  try {
-    auto z = std::make_shared<Tensor>(dtype, shape);
-    std::memset(z->data(), 0, z->nbytes());
-    out->owned_input = z;
-    out->input = z->view();
-  } catch (const Error& e) {
-    return Status(e.code(), e.what());
-  }
+Status zeros_input(const Dims& shape, DType dtype, const std::string& why, Lowering* out) {
+  // One zero element (16 bytes: every dtype's zero is all-zero bytes), broadcast: constant
+  // static storage, as a segment op's identity; the engines fill the output from it (the CUDA
+  // engine on the device), nothing is allocated or written here.
+  alignas(16) static constexpr std::byte kZero[16] = {};
+  out->notes.push_back(why + ": the output starts from zeros (one constant element, broadcast)");
+  out->input = TensorView(kZero, dtype, shape, Dims::filled(shape.size(), 0));
+  out->input_is_constant = true;
   return Status::Ok();
 }
 

@@ -144,9 +144,9 @@ Status check_complex_order(const std::string& op, const std::string& name, DType
 /// `why` ("tf.tensor_scatter_nd_sub: ...").
 Status negate_step(DType dtype, const std::string& why, Lowering* out);
 
-/// An owned zero-filled tensor of `shape` and `dtype` as out->input (noted); null data when
-/// `shapes_only`. A CUDA lowering refuses (it would be host memory).
-Status zeros_input(const Dims& shape, DType dtype, bool shapes_only, const std::string& why, Lowering* out);
+/// Zeros of `shape` and `dtype` as out->input (noted): one constant zero element broadcast
+/// (Lowering::input_is_constant), which the engines fill the output from; nothing is allocated.
+Status zeros_input(const Dims& shape, DType dtype, const std::string& why, Lowering* out);
 
 /// The words of a segment lowering that sizes its output from the ids' values and was given
 /// shapes alone ("...: it needs the values of segment_ids").

@@ -196,9 +196,7 @@ Status scatter_nd(const TensorView& output_like, const TensorView& indices, cons
   MULTIGATHER_RETURN_IF_ERROR(tf_scatter_shapes(out->op, shape_only, indices, updates, true, &want));
   MULTIGATHER_RETURN_IF_ERROR(scatter_policy(out->op, mode, out));
   set_nd_error_context(out, indices, shape_only, 0, "shape", false, kRule);
-  MULTIGATHER_RETURN_IF_ERROR(zeros_input(output_like.shape, updates.dtype,
-                                          indices.data == nullptr && updates.data == nullptr,
-                                          "tf.scatter_nd", out));
+  MULTIGATHER_RETURN_IF_ERROR(zeros_input(output_like.shape, updates.dtype, "tf.scatter_nd", out));
   const TensorView zeros = out->input;
   MULTIGATHER_RETURN_IF_ERROR(lower_nd(out->op, zeros, indices, 0, out));
   out->reduction = Reduction::kAdd;

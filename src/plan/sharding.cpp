@@ -40,7 +40,7 @@ std::string_view factor_strategy_name(FactorStrategy strategy) noexcept {
 bool updates_combine_as_sums(const Lowering& l) noexcept {
   const bool sums = l.reduction == Reduction::kAdd && !l.mean_by_count;
   if (l.spec != nullptr && l.spec->kind == OpKind::kSegment) return sums;
-  return sums && l.include_input && l.owned_input == nullptr;
+  return sums && l.include_input && l.owned_input == nullptr && !l.input_is_constant;
 }
 
 namespace {
@@ -119,7 +119,8 @@ Status sharding_factors(const Lowering& l, const TensorView& input, const Tensor
   // updates are table rows picked by the ids, not a view of the input) map nothing of the data.
   const bool segment = l.spec != nullptr && l.spec->kind == OpKind::kSegment;
   // (A segment op's side 0 has no framework dimensions: no factor and no leftover takes one.)
-  sides[0] = side_of(segment ? Dims{} : input.shape, l.input, l.owned_input == nullptr && !segment);
+  sides[0] = side_of(segment ? Dims{} : input.shape, l.input,
+                     l.owned_input == nullptr && !l.input_is_constant && !segment);
   // Index values the lowering computed (with these operands' sizes) cannot be resolved
   // against a whole axis by a piece: such a call's gathered axes are never split.
   const bool own_values = l.owned_indices == nullptr && !l.indices_computed;
