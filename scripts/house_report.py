@@ -324,7 +324,7 @@ def cuda_ifs() -> dict:
 # A frontend line that allocates a host buffer, fills or copies one, or reads an operand's values.
 DATA_WORK = (r"make_shared<Tensor>|Tensor::copy_of|std::mem(cpy|set)\s*\(|\bread_index(_value)?\s*\("
              r"|static_cast<const [\w:]+\s*\*>\(\s*[\w.>-]*(\.|->)data\)"
-             r"|\b(contiguous|negated_copy|zeros_input|scaled_copy|scale_into)\s*\(")
+             r"|\b(contiguous|negated_copy|scaled_copy|scale_into)\s*\(")
 
 
 def frontend_data_work() -> dict:
@@ -338,7 +338,7 @@ def frontend_data_work() -> dict:
         "in src/frontends/*.cpp code. Guards: `Device::kCUDA` (a `case ...: return \"cuda\"` name "
         "excluded); data: lines that allocate/copy host buffers (make_shared<Tensor>, "
         "copy_of, memcpy/memset), read operand values (read_index*, casts of `.data`) or define/call "
-        "contiguous / negated_copy / zeros_input / scaled_copy / scale_into",
+        "contiguous / negated_copy / scaled_copy / scale_into (zeros_input no longer: it makes a constant view)",
         device_guards=len(guards), data_lines=len(data), data_files=len({p for p, _, _ in data}))
 
 
