@@ -99,8 +99,11 @@ bool input_gradient_is_identity(const Lowering& lowering) noexcept;
 ///    with include_input=false); grad_updates = grad_output gathered at each update's target
 ///    (a dropped update gets 0; with none only the update that wins an element gets it, or every
 ///    update of it where the row says so: OpSpec::gradient_to_every_duplicate, PyTorch's ops),
-///    summed over the dimensions along which the op broadcasts updates. A scatter's grad_input
-///    with null data is not written (input_gradient_is_identity: the caller has it);
+///    summed over the dimensions along which the op broadcasts updates, then through the
+///    lowering's step on the updates (Lowering::updates_step: alpha times it for
+///    torch.index_add's alpha, its negation for a subtraction). grad_input is zero where the
+///    output starts from the lowering's own constant (tf.scatter_nd's zeros). A scatter's
+///    grad_input with null data is not written (input_gradient_is_identity: the caller has it);
 ///  - a segment op (OpKind::kSegment; docs/spec.md section 6): grad_input is the data's
 ///    cotangent: sum gathers grad_output at each row's segment, mean / sqrt_n divide it by the
 ///    count (or its root) first, max / min give it to the rows equal to the segment's result,
@@ -116,8 +119,8 @@ bool input_gradient_is_identity(const Lowering& lowering) noexcept;
 /// the CUDA engine refuses a CUDA VJP as execute refuses CUDA operands (InvalidArgument).
 /// Errors: those of lower_op / execute; InvalidArgument for a scatter with reduction mul, min
 /// or max (their gradients are not implemented), a gather whose lowering copies or re-reads
-/// the input through overlapping windows, and updates the lowering copied (a scalar value,
-/// torch.index_add's alpha): there is no view through which their gradient flows.
+/// the input through overlapping windows, and updates the lowering copied (a scalar value):
+/// there is no view through which their gradient flows.
 /// `cache`: null, or this call site's CallSiteCache (its lowering is made on grad_input, indices
 /// and grad_updates, or updates when grad_updates is null).
 Status execute_vjp(std::string_view name, const TensorView& input, const TensorView& indices,
