@@ -49,17 +49,37 @@ TensorView count_view(const Lowering& l, const void* data) {
   return TensorView(data, DType::kInt64, shape, strides);
 }
 
-void step_factors(const UpdatesStep& step, double* factor, std::int64_t* integer_factor) {
-  const Scalar& a = step.factor;
-  *factor = a.kind == Scalar::Kind::kFloat ? a.f : a.kind == Scalar::Kind::kInt ? static_cast<double>(a.i)
-                                                                                 : static_cast<double>(a.u);
-  *integer_factor = a.kind == Scalar::Kind::kFloat ? static_cast<std::int64_t>(a.f)
-                    : a.kind == Scalar::Kind::kInt ? a.i : static_cast<std::int64_t>(a.u);
+Status Engine::update_count(const Lowering& l, const ScatterOptions& options, const void* near, Temporary* storage,
+                            TensorView* count) const {
+  const Dims& shape = l.core_output_shape;
+  std::int64_t elements = 0;
+  if (element_count(shape, &elements) && elements == 0) {
+    // Nothing to divide (and the kept shape could be a huge [S, 1, ..] beside an empty dimension).
+    *count = TensorView(nullptr, DType::kInt64, shape, Dims::filled(shape.size(), 0));
+    return Status::Ok();
+  }
+  const Dims kept = count_shape(l);
+  std::int64_t counts = 0;
+  if (!element_count(kept, &counts)) return InvalidArgument(l.op + ": the update counts overflow 64 bits");
+  MULTIGATHER_RETURN_IF_ERROR(storage->allocate(*this, DType::kInt64, kept, near, "count"));
+  MULTIGATHER_RETURN_IF_ERROR(count_updates(storage->view(), l.indices, l.axes, options));
+  *count = count_view(l, storage->data());
+  return Status::Ok();
 }
 
-Status no_updates_step(const UpdatesStep& step, DType dtype) {
-  return TypeError(std::string(step.kind == UpdatesStep::Kind::kNegate ? "the negation" : "the scale") +
-                   " of the updates has no exact form for dtype " + std::string(dtype_name(dtype)));
+Status Engine::updates_step(const UpdatesStep& step, const TensorView& from, const MutableTensorView& to) const {
+  const bool negate = step.kind == UpdatesStep::Kind::kNegate;
+  if (!visit_updates_step(from.dtype, negate, []<class Op>() {})) {
+    return TypeError(std::string(negate ? "the negation" : "the scale") +
+                     " of the updates has no exact form for dtype " + std::string(dtype_name(from.dtype)));
+  }
+  // The factor as the kernels take it: floating, and for integer dtypes truncated toward zero.
+  const Scalar& a = step.factor;
+  const double factor = a.kind == Scalar::Kind::kFloat ? a.f
+                        : a.kind == Scalar::Kind::kInt ? static_cast<double>(a.i) : static_cast<double>(a.u);
+  const std::int64_t integer_factor = a.kind == Scalar::Kind::kFloat ? static_cast<std::int64_t>(a.f)
+                                      : a.kind == Scalar::Kind::kInt ? a.i : static_cast<std::int64_t>(a.u);
+  return run_updates_step(updates_step_params(from, to, factor, integer_factor), from.dtype, negate);
 }
 
 Status stepped_updates(const Lowering& l, const TensorView& updates, const Engine& engine, const void* near,

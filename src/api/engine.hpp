@@ -10,6 +10,7 @@
 #include <span>
 
 #include "kernels/cpu/gathered_segments.hpp"
+#include "kernels/updates_step.hpp"  // UpdatesStepParams
 #include "multigather/execute.hpp"
 #include "multigather/lowering.hpp"
 #include "plan/plan.hpp"          // ValidatedCall
@@ -63,16 +64,24 @@ class Engine {
   /// (describe_out_of_range; the CUDA engine reads the indices it names back to the host).
   virtual Status describe_out_of_range(const Lowering& l, const Status& core) const = 0;
 
-  /// How many updates of scatter `l` reach each element of its core output (update_count's
-  /// view, in `storage`).
-  virtual Status update_count(const Lowering& l, const ScatterOptions& options, const void* near, Temporary* storage,
-                              TensorView* count) const = 0;
+  /// How many updates of scatter `l` reach each element of its core output: *count views
+  /// `storage` (count_shape's layout, count_view) on the device of `near`; a null view for an
+  /// empty core output. The engine counts through count_updates.
+  Status update_count(const Lowering& l, const ScatterOptions& options, const void* near, Temporary* storage,
+                      TensorView* count) const;
+  /// counts (int64, C-contiguous) = how many updates reach each element: zeros, then a
+  /// scatter-add of broadcast ones through `indices` / `axes` with options' index policy.
+  virtual Status count_updates(const MutableTensorView& counts, const TensorView& indices,
+                               std::span<const std::int64_t> axes, const ScatterOptions& options) const = 0;
   /// `output` divided by `count` (+1 with include_input), or its root (scatter_mean.cpp's
   /// rules); *divided false for a dtype without a division (nothing written).
   virtual Status divide_by_count(const MutableTensorView& output, const TensorView& count, bool include_input,
                                  bool sqrt_count, bool* divided) const = 0;
-  /// Lowering::updates_step `step` from `from` into `to` (same shape; kernels/updates_step.hpp).
-  virtual Status updates_step(const UpdatesStep& step, const TensorView& from, const MutableTensorView& to) const = 0;
+  /// Lowering::updates_step `step` from `from` into `to` (same shape; kernels/updates_step.hpp):
+  /// TypeError for a dtype without the step, else run_updates_step.
+  Status updates_step(const UpdatesStep& step, const TensorView& from, const MutableTensorView& to) const;
+  /// The step's body (negate, else scale) over p's elements of `dtype` (one it has).
+  virtual Status run_updates_step(const UpdatesStepParams& p, DType dtype, bool negate) const = 0;
 
   // Elementwise steps of the VJPs, over C-contiguous arrays of `count` elements.
   /// positions[p] = p.
@@ -159,12 +168,6 @@ TensorView count_view(const Lowering& l, const void* data);
 /// A floating element (float32, float64, float16, bfloat16) at `p` as a double; false for
 /// another dtype (the segment gradients compare and multiply host data with it).
 bool floating_value(const std::byte* p, DType t, double* v);
-
-/// The factor of a scale step as the kernels take it: floating, and for integer dtypes
-/// truncated toward zero (kernels/updates_step.hpp).
-void step_factors(const UpdatesStep& step, double* factor, std::int64_t* integer_factor);
-/// TypeError: the step has no exact form for `dtype` (the rows refuse such calls first).
-Status no_updates_step(const UpdatesStep& step, DType dtype);
 
 /// The core updates `updates` (shape G, stride 0 where they broadcast) after l.updates_step, in
 /// a temporary of `engine` of one element per distinct update (on the device of `near`):

@@ -61,28 +61,17 @@ class CpuEngine final : public Engine {
     return detail::describe_out_of_range(l, l.index_errors.indices, core);
   }
 
-  Status update_count(const Lowering& l, const ScatterOptions& options, const void* near, Temporary* storage,
-                      TensorView* count) const override {
+  Status count_updates(const MutableTensorView& counts, const TensorView& indices, std::span<const std::int64_t> axes,
+                       const ScatterOptions& options) const override {
     // A scatter-add of broadcast ones through the same indices and policy.
-    const Dims& shape = l.core_output_shape;
-    const int r = shape.size();
-    std::int64_t elements = 0;
-    if (element_count(shape, &elements) && elements == 0) {
-      // Nothing to divide (and the kept shape could be a huge [S, 1, ..] beside an empty dimension).
-      *count = TensorView(nullptr, DType::kInt64, shape, Dims::filled(r, 0));
-      return Status::Ok();
-    }
-    MULTIGATHER_RETURN_IF_ERROR(storage->allocate(*this, DType::kInt64, count_shape(l), near, "count"));
-    const MutableTensorView counts = storage->view();
+    const int r = counts.rank();
     if (counts.numel() > 0) std::memset(counts.data, 0, static_cast<std::size_t>(counts.numel()) * 8);
     static const std::int64_t one = 1;
     const TensorView ones(&one, DType::kInt64, Dims::filled(r, 1), Dims::filled(r, 0));
     ScatterOptions add = options;
     add.reduction = Reduction::kAdd;
     add.include_input = true;
-    MULTIGATHER_RETURN_IF_ERROR(scatter_multiaxis_into(TensorView(counts), l.indices, ones, l.axes, counts, add));
-    *count = count_view(l, counts.data);
-    return Status::Ok();
+    return scatter_multiaxis_into(TensorView(counts), indices, ones, axes, counts, add);
   }
 
   Status divide_by_count(const MutableTensorView& output, const TensorView& count, bool include_input, bool sqrt_count,
@@ -91,15 +80,8 @@ class CpuEngine final : public Engine {
     return Status::Ok();
   }
 
-  Status updates_step(const UpdatesStep& step, const TensorView& from, const MutableTensorView& to) const override {
-    double factor = 1;
-    std::int64_t integer_factor = 1;
-    step_factors(step, &factor, &integer_factor);
-    const bool negate = step.kind == UpdatesStep::Kind::kNegate;
-    const UpdatesStepParams p = updates_step_params(from, to, factor, integer_factor);
-    if (!visit_updates_step(from.dtype, negate, [&]<class Op>() { updates_step_thread<Op>(p, 0, 1); })) {
-      return no_updates_step(step, from.dtype);
-    }
+  Status run_updates_step(const UpdatesStepParams& p, DType dtype, bool negate) const override {
+    visit_updates_step(dtype, negate, [&]<class Op>() { updates_step_thread<Op>(p, 0, 1); });
     return Status::Ok();
   }
 

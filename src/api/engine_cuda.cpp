@@ -76,15 +76,9 @@ class CudaEngine final : public Engine {
     return detail::describe_out_of_range(l, host, core);
   }
 
-  Status update_count(const Lowering& l, const ScatterOptions& options, const void* near, Temporary* storage,
-                      TensorView* count) const override {
-    const Dims kept = count_shape(l);
-    std::int64_t counts = 0;
-    if (!element_count(kept, &counts)) return InvalidArgument(l.op + ": the update counts overflow 64 bits");
-    MULTIGATHER_RETURN_IF_ERROR(storage->allocate(*this, DType::kInt64, kept, near, "count"));
-    MULTIGATHER_RETURN_IF_ERROR(cuda_count_updates(storage->view(), l.indices, l.axes, options, context_.stream));
-    *count = count_view(l, storage->data());
-    return Status::Ok();
+  Status count_updates(const MutableTensorView& counts, const TensorView& indices, std::span<const std::int64_t> axes,
+                       const ScatterOptions& options) const override {
+    return cuda_count_updates(counts, indices, axes, options, context_.stream);
   }
 
   Status divide_by_count(const MutableTensorView& output, const TensorView& count, bool include_input, bool sqrt_count,
@@ -94,12 +88,8 @@ class CudaEngine final : public Engine {
     return cuda_divide_by_count(output, count, include_input, sqrt_count, context_.stream);
   }
 
-  Status updates_step(const UpdatesStep& step, const TensorView& from, const MutableTensorView& to) const override {
-    double factor = 1;
-    std::int64_t integer_factor = 1;
-    step_factors(step, &factor, &integer_factor);
-    return cuda_updates_step(from, to, step.kind == UpdatesStep::Kind::kNegate, factor, integer_factor,
-                             context_.stream);
+  Status run_updates_step(const UpdatesStepParams& p, DType dtype, bool negate) const override {
+    return cuda_updates_step(p, dtype, negate, context_.stream);
   }
 
   Status positions(std::int64_t* positions, std::int64_t count) const override {

@@ -177,8 +177,9 @@ Status combine(const Lowering& l, const TensorView& input, const MutableTensorVi
 // combine with Lowering::updates_step's updates, made first in a temporary (a function of its
 // own: the temporary's room stays off the common path's stack).
 [[gnu::noinline]] Status combine_stepped(const Lowering& l, const TensorView& input, const MutableTensorView& core,
-                       detail::ValidatedScatter call, const ScatterOptions& options, const Engine& engine,
-                       const TensorView* base, const MutableTensorView* base_output, bool keep_output) {
+                                         detail::ValidatedScatter call, const ScatterOptions& options,
+                                         const Engine& engine, const TensorView* base,
+                                         const MutableTensorView* base_output, bool keep_output) {
   detail::Temporary stepped;
   MULTIGATHER_RETURN_IF_ERROR(detail::stepped_updates(l, call.updates, engine, core.data, &stepped, &call.updates));
   return combine(l, input, core, call, options, engine, base, base_output, keep_output);

@@ -7,7 +7,25 @@
 
 #include <cstdint>
 
+#include "core/host_device.hpp"
+
 namespace multigather::detail {
+
+/// The element offsets in two strided views of one shape (`rank` sizes) of the element at C-order
+/// position i: what an element-wise kernel's thread makes of its index (the CUDA engine's
+/// division and the updates' step, on the host in their tests).
+MULTIGATHER_HOST_DEVICE inline void offsets_at(std::int64_t i, int rank, const std::int64_t* shape,
+                                               const std::int64_t* a_strides, const std::int64_t* b_strides,
+                                               std::int64_t* a, std::int64_t* b) {
+  *a = 0;
+  *b = 0;
+  for (int d = rank - 1; d >= 0; --d) {
+    const std::int64_t coordinate = i % shape[d];
+    i /= shape[d];
+    *a += coordinate * a_strides[d];
+    *b += coordinate * b_strides[d];
+  }
+}
 
 /// The next position of `shape` after `pos` (its size: the rank); false after the last one
 /// (pos is back at all zeros).

@@ -67,7 +67,7 @@ Status cuda_count_updates(const MutableTensorView&, const TensorView&, std::span
   return no_cuda_engine();
 }
 
-Status cuda_updates_step(const TensorView&, const MutableTensorView&, bool, double, std::int64_t, void*) noexcept {
+Status cuda_updates_step(const UpdatesStepParams&, DType, bool, void*) noexcept {
   return no_cuda_engine();
 }
 

@@ -16,6 +16,7 @@
 
 #include "core/float16_bits.hpp"
 #include "core/host_device.hpp"
+#include "core/odometer.hpp"
 #include "multigather/dtype.hpp"
 #include "multigather/tensor.hpp"  // kMaxRank
 
@@ -129,13 +130,8 @@ MULTIGATHER_HOST_DEVICE inline void updates_step_thread(const UpdatesStepParams&
   const T* from = static_cast<const T*>(p.from);
   T* to = static_cast<T*>(p.to);
   for (std::int64_t i = thread; i < p.numel; i += threads) {
-    std::int64_t rest = i, at_from = 0, at_to = 0;
-    for (int d = p.rank - 1; d >= 0; --d) {
-      const std::int64_t coordinate = rest % p.shape[d];
-      rest /= p.shape[d];
-      at_from += coordinate * p.from_strides[d];
-      at_to += coordinate * p.to_strides[d];
-    }
+    std::int64_t at_from = 0, at_to = 0;
+    offsets_at(i, p.rank, p.shape, p.from_strides, p.to_strides, &at_from, &at_to);
     to[at_to] = Op::apply(from[at_from], p);
   }
 }

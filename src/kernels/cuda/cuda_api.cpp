@@ -629,17 +629,15 @@ Status cuda_divide_by_count(const MutableTensorView& output, const TensorView& c
 }
 
 
-Status cuda_updates_step(const TensorView& from, const MutableTensorView& to, bool negate, double factor,
-                         std::int64_t integer_factor, void* stream) noexcept {
-  if (!visit_updates_step(from.dtype, negate, []<class Op>() {})) {
+Status cuda_updates_step(const UpdatesStepParams& p, DType dtype, bool negate, void* stream) noexcept {
+  if (!visit_updates_step(dtype, negate, []<class Op>() {})) {
     return InvalidArgument(std::string(negate ? "the negation" : "the scale") + " of the updates has no form for dtype " +
-                           std::string(dtype_name(from.dtype)));
+                           std::string(dtype_name(dtype)));
   }
-  if (to.numel() == 0) return Status::Ok();
-  const std::initializer_list<Operand> operands = {{to.data, "updates step", true}, {from.data, "updates", true}};
+  if (p.numel == 0) return Status::Ok();
+  const std::initializer_list<Operand> operands = {{p.to, "updates step", true}, {p.from, "updates", true}};
   return on_device_of(operands, "updates step kernel launch", [&](int multiprocessors) {
-    return launch_updates_step(updates_step_params(from, to, factor, integer_factor), from.dtype, negate,
-                               multiprocessors, static_cast<cudaStream_t>(stream));
+    return launch_updates_step(p, dtype, negate, multiprocessors, static_cast<cudaStream_t>(stream));
   });
 }
 

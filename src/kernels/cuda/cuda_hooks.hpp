@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/device_memory.hpp"  // is_cuda_pointer
+#include "kernels/updates_step.hpp"  // UpdatesStepParams
 #include "multigather/cuda.hpp"
 #include "plan/scatter_plan.hpp"
 
@@ -82,11 +83,10 @@ Status cuda_count_updates(const MutableTensorView& counts, const TensorView& ind
 Status cuda_divide_by_count(const MutableTensorView& output, const TensorView& count, bool include_input,
                             bool sqrt_count, void* stream) noexcept;
 
-/// The updates' step (kernels/updates_step.hpp: Lowering::updates_step) from `from` into `to`
-/// (device memory, same shape, any strides; `to` not overlapping); InvalidArgument for a dtype
-/// without the step (visit_updates_step).
-Status cuda_updates_step(const TensorView& from, const MutableTensorView& to, bool negate, double factor,
-                         std::int64_t integer_factor, void* stream) noexcept;
+/// The updates' step (kernels/updates_step.hpp: Lowering::updates_step) over p's elements of
+/// `dtype` (device memory, any strides; p.to not overlapping p.from); InvalidArgument for a
+/// dtype without the step (visit_updates_step).
+Status cuda_updates_step(const UpdatesStepParams& p, DType dtype, bool negate, void* stream) noexcept;
 
 /// `count` elements of `element_bytes` (1, 2, 4, 8 or 16) at `data` set to the host `element`.
 Status cuda_fill(void* data, std::int64_t count, std::size_t element_bytes, const void* element, const char* name,

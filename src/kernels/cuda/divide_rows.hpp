@@ -18,6 +18,7 @@
 
 #include "core/float16_bits.hpp"
 #include "core/host_device.hpp"
+#include "core/odometer.hpp"
 #include "multigather/dtype.hpp"
 #include "multigather/tensor.hpp"  // kMaxRank
 
@@ -107,13 +108,8 @@ MULTIGATHER_HOST_DEVICE inline void divide_thread(const CudaDivideParams& p, std
   using T = typename Op::Stored;
   T* out = static_cast<T*>(p.out);
   for (std::int64_t i = thread; i < p.numel; i += threads) {
-    std::int64_t rest = i, at = 0, at_count = 0;
-    for (int d = p.rank - 1; d >= 0; --d) {
-      const std::int64_t coordinate = rest % p.shape[d];
-      rest /= p.shape[d];
-      at += coordinate * p.out_strides[d];
-      at_count += coordinate * p.count_strides[d];
-    }
+    std::int64_t at = 0, at_count = 0;
+    offsets_at(i, p.rank, p.shape, p.out_strides, p.count_strides, &at, &at_count);
     const std::int64_t n = p.count[at_count];
     const std::int64_t c = n + p.extra;
     if (n == 0 || c == 1) continue;  // no update reached it, or only the input did
