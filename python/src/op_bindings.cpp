@@ -10,7 +10,10 @@
 
 #include <Python.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <cstdlib>
+#include <new>
 #include <optional>
 #include <string>
 #include <vector>
@@ -209,6 +212,99 @@ nb::dict lower_op_info(std::string_view op, const IntList& input_shape, std::str
   return info;
 }
 
+// A view of the Lowering as a dict: shape, strides and offset (elements) into its operand.
+nb::dict view_dict(const TensorView& view, const void* base) {
+  nb::dict d;
+  d["shape"] = shape_tuple(view.shape);
+  d["strides"] = shape_tuple(view.strides);
+  const std::int64_t item = static_cast<std::int64_t>(element_size(view.dtype));
+  d["offset"] = base == nullptr || view.data == nullptr
+                    ? std::int64_t{0}
+                    : static_cast<std::int64_t>(static_cast<const char*>(view.data) -
+                                                static_cast<const char*>(base)) / item;
+  return d;
+}
+
+// Zero-filled host memory for a shapes-only lowering that needs addresses (calloc: the pages
+// are not touched, so a large operand costs nothing); zeros are in-range index values.
+struct ZeroOperand {
+  void* data = nullptr;
+  ZeroOperand(DType dtype, const IntList& shape) {
+    std::int64_t n = 1;
+    for (std::int64_t s : shape) n *= s;
+    data = std::calloc(static_cast<std::size_t>(std::max<std::int64_t>(n, 1)), element_size(dtype));
+    if (data == nullptr) throw std::bad_alloc();
+  }
+  ~ZeroOperand() { std::free(data); }
+  ZeroOperand(const ZeroOperand&) = delete;
+  ZeroOperand& operator=(const ZeroOperand&) = delete;
+};
+
+// The Lowering of a call as data, for a rewrite that emits it in another IR (multigather.onnx's
+// model rewrite): the core views as strided views of the framework's operands, the core
+// call's attributes, the core output's place in the framework output, and what the lowering
+// computes beyond views (then a rewrite of views alone cannot express it). Views come from a
+// lowering of zero-filled operands of these shapes, lowered only when the shapes-only lowering
+// reads no index values and no operand is empty.
+nb::dict lowering_views(std::string_view op, const IntList& input_shape, std::string_view input_dtype,
+                        const IntList& indices_shape, std::string_view indices_dtype, nb::handle attrs,
+                        std::optional<IntList> updates_shape) {
+  const Lowering shapes_only =
+      lower_shapes(op, input_shape, input_dtype, indices_shape, indices_dtype, attrs, updates_shape);
+  nb::dict info;
+  info["kind"] = kind_name(shapes_only.spec->kind);
+  info["output_shape"] = shape_tuple(shapes_only.output_shape);
+  nb::list beyond;  // what the lowering does that is not a view
+  if (shapes_only.reads_index_values) beyond.append("reads index values");
+  if (shapes_only.indices_computed) beyond.append("computes its indices");
+  if (shapes_only.updates_computed || shapes_only.owned_updates) beyond.append("computes its updates");
+  if (shapes_only.owned_input) beyond.append("copies its input");
+  if (shapes_only.owned_indices) beyond.append("copies its indices");
+  if (shapes_only.gathered) beyond.append("gathers its updates");
+  if (shapes_only.mean_by_count) beyond.append("divides by a count (mean)");
+  if (shapes_only.updates_step.kind != UpdatesStep::Kind::kNone) beyond.append("scales its updates");
+  if (shapes_only.wide_accumulator) beyond.append("accumulates in float32");
+  if (shapes_only.spec->kind == OpKind::kSegment) beyond.append("is a segment op");
+  std::int64_t n_input = 1, n_indices = 1, n_updates = 1;
+  for (std::int64_t s : input_shape) n_input *= s;
+  for (std::int64_t s : indices_shape) n_indices *= s;
+  if (updates_shape) for (std::int64_t s : *updates_shape) n_updates *= s;
+  if (n_input == 0 || n_indices == 0 || n_updates == 0) beyond.append("has an empty operand");
+  info["beyond_views"] = beyond;
+  if (beyond.size() > 0) return info;
+
+  const DType in_dtype = dtype_named(input_dtype, "input");
+  const DType ix_dtype = dtype_named(indices_dtype, "indices");
+  ZeroOperand input_data(in_dtype, input_shape), indices_data(ix_dtype, indices_shape);
+  ZeroOperand updates_data(in_dtype, updates_shape ? *updates_shape : IntList{});
+  const TensorView input(input_data.data, in_dtype, Dims(std::span<const std::int64_t>(input_shape)));
+  const TensorView indices(indices_data.data, ix_dtype, Dims(std::span<const std::int64_t>(indices_shape)));
+  Lowering l;
+  if (updates_shape) {
+    const TensorView updates(updates_data.data, in_dtype, Dims(std::span<const std::int64_t>(*updates_shape)));
+    raise_if_error(lower_op(op, input, indices, updates, attributes_of(attrs), &l));
+    info["updates"] = view_dict(l.updates, updates_data.data);
+  } else {
+    raise_if_error(lower_op(op, input, indices, attributes_of(attrs), &l));
+  }
+  info["input_is_constant"] = l.input_is_constant;
+  info["input"] = view_dict(l.input, l.input_is_constant ? nullptr : input_data.data);
+  info["indices"] = view_dict(l.indices, indices_data.data);
+  info["core_output_shape"] = shape_tuple(l.core_output_shape);
+  info["core_output_strides"] = shape_tuple(l.core_output_strides);
+  nb::list axes;
+  for (std::int64_t a : l.axes) axes.append(a);
+  info["axes"] = nb::tuple(axes);
+  info["index_mode"] = std::string(index_mode_name(l.options.index_mode));
+  info["negative_indices"] = l.options.negative_indices;
+  info["fill_value"] = l.options.fill_value.to_string();
+  info["reduction"] = std::string(reduction_name(l.reduction));
+  info["include_input"] = l.include_input;
+  info["has_scatter_base"] = l.has_scatter_base;
+  if (l.has_scatter_base) info["scatter_base"] = view_dict(l.scatter_base, input_data.data);
+  return info;
+}
+
 // The factors of a call for a partitioner (multigather/sharding.hpp), from shapes alone.
 nb::dict sharding_factors_info(std::string_view op, const IntList& input_shape, std::string_view input_dtype,
                                const IntList& indices_shape, std::string_view indices_dtype, nb::handle attrs,
@@ -382,6 +478,15 @@ void bind_ops(nb::module_& m) {
         "VJP may keep the factor split: 'split', 'sum', 'piece' or 'replicate'), kind, reduction, "
         "updates_sum (the devices' updates combine as partial sums), "
         "include_input, index_mode, negative_indices, output_shape, axes.");
+  m.def("lowering_views", row_errors<&lowering_views>(&lowering_views), "op"_a, "input_shape"_a, "input_dtype"_a,
+        "indices_shape"_a, "indices_dtype"_a, "attrs"_a, "updates_shape"_a = nb::none(),
+        "The lowering of a call as data, for a rewrite into another IR (multigather.onnx."
+        "lower_model): kind, output_shape, beyond_views (what the lowering computes that views "
+        "cannot say; when not empty, nothing else), and else the core views input / indices / "
+        "updates / scatter_base ({shape, strides, offset}: elements of the framework operand), "
+        "input_is_constant, core_output_shape and core_output_strides (inside the framework "
+        "output), axes, index_mode, negative_indices, fill_value (text), reduction, include_input, "
+        "has_scatter_base.");
   m.def("vjp_into", row_errors<&vjp_into>(&vjp_into), "op"_a, "input"_a, "indices"_a, "grad_output"_a, "grad_input"_a, "attrs"_a,
         "tensor_attrs"_a = nb::dict(),
         "The gradient of registry op `op` for its input (multigather::execute_vjp, unbatched, host "

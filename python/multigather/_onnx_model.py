@@ -1,0 +1,535 @@
+"""Whole ONNX models on the one operator: the rewrite of a model's gathers and scatters onto
+``multigather.GatherMultiaxis`` / ``multigather.ScatterMultiaxis`` nodes (``lower_model``), the
+standard-ONNX function body each such node carries, and the report ``explain_model`` prints.
+
+The rewrite walks the graph and its subgraphs (If / Loop / Scan) with onnx's own helpers. Each
+node of the family (Gather, GatherElements, GatherND, ScatterElements, ScatterND, and the
+deprecated Scatter, which is ScatterElements) is lowered by its registry row
+(``onnx.<op_type>``, attributes passed by their ONNX names) from the shapes that ONNX shape
+inference gives; the Lowering's views become Reshape / Slice / Transpose / Expand / Concat
+nodes around one core node (``_onnx_views``). Nothing else in the model changes.
+
+Each core node refers (by ``overload``, ONNX IR 10) to a model-local function whose body is
+standard ONNX for its shapes, dtype and attributes: the flat offsets of the SPEC formula
+(docs/spec.md sections 1 and 4) computed with Add / Mul / Where / Clip / Mod, then one Gather
+or ScatterND on the flattened input. A runtime without multigather's library inlines it; with
+the library (``multigather.onnx.custom_ops_library()``) ONNX Runtime runs the node on
+multigather's engine.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+import numpy as np
+
+from . import _multigather as _mg
+from ._onnx_views import NotAView, ViewPlan, plan_view, read_view, write_view
+
+DOMAIN = "multigather"
+GATHER_OP = "GatherMultiaxis"
+SCATTER_OP = "ScatterMultiaxis"
+
+# ONNX op_type -> the registry row that states it (the deprecated Scatter is ScatterElements).
+ROWS = {
+    "Gather": "onnx.Gather",
+    "GatherElements": "onnx.GatherElements",
+    "GatherND": "onnx.GatherND",
+    "ScatterElements": "onnx.ScatterElements",
+    "ScatterND": "onnx.ScatterND",
+    "Scatter": "onnx.ScatterElements",
+}
+_SCATTERS = {"ScatterElements", "ScatterND", "Scatter"}
+_MIN_OPSET = 13  # the rewrite's own nodes; functions import the model's opset
+
+_DTYPES = {  # onnx.TensorProto element type -> multigather's dtype name
+    1: "float32", 2: "uint8", 3: "int8", 4: "uint16", 5: "int16", 6: "int32", 7: "int64",
+    9: "bool", 10: "float16", 11: "float64", 12: "uint32", 13: "uint64", 14: "complex64",
+    15: "complex128", 16: "bfloat16",
+}
+
+
+class ModelError(ValueError):
+    """A model the rewrite refuses (a malformed graph, an unsupported attribute): the message
+    names the node."""
+
+
+@dataclass
+class NodeReport:
+    """One gather / scatter node of the model and what the rewrite made of it."""
+
+    graph: str
+    node: str
+    op_type: str
+    lowered: bool
+    reason: str = ""  # why it was left as is
+    explain: str = ""  # multigather explain's text of its lowering
+    core: str = ""  # the core call, one line
+    shapes: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    attributes: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class LoweredModel:
+    model: Any  # onnx.ModelProto
+    nodes: list[NodeReport]
+    notes: list[str]
+
+    def summary(self) -> str:
+        """A line counting the gather-family ops before (by type) and after."""
+        before: dict[str, int] = {}
+        for r in self.nodes:
+            before[r.op_type] = before.get(r.op_type, 0) + 1
+        left: dict[str, int] = {}
+        for r in self.nodes:
+            if not r.lowered:
+                left[r.op_type] = left.get(r.op_type, 0) + 1
+        lowered = sum(r.lowered for r in self.nodes)
+        text = ", ".join(f"{n} {t}" for t, n in sorted(before.items())) or "none"
+        after = f"{lowered} on the one operator ({DOMAIN}.{GATHER_OP} / {SCATTER_OP})"
+        if left:
+            after += ", left as they were: " + ", ".join(f"{n} {t}" for t, n in sorted(left.items()))
+        return f"gather / scatter nodes: {len(self.nodes)} before ({text}); after: {after}"
+
+
+def _onnx():
+    try:
+        import onnx
+    except ImportError as e:  # pragma: no cover - the rewrite needs onnx
+        raise ImportError("multigather.onnx's model rewrite needs the onnx package "
+                          "(python3 -m pip install onnx)") from e
+    return onnx
+
+
+class _Builder:
+    """Nodes appended to one list, with fresh value names (prefix) and int64 constants."""
+
+    def __init__(self, prefix: str, taken: set[str]):
+        self.onnx = _onnx()
+        self.prefix = prefix
+        self.taken = taken
+        self.nodes: list[Any] = []
+        self._consts: dict[tuple[int, ...], str] = {}
+
+    def fresh(self, base: str) -> str:
+        i = 0
+        while True:
+            name = f"{self.prefix}/{base}_{i}"
+            if name not in self.taken:
+                self.taken.add(name)
+                return name
+            i += 1
+
+    def emit(self, op_type: str, inputs: Sequence[str], domain: str = "", overload: str = "",
+             **attributes: Any) -> str:
+        out = self.fresh(op_type.lower())
+        node = self.onnx.helper.make_node(op_type, list(inputs), [out], name=out, domain=domain,
+                                          **attributes)
+        if overload:
+            node.overload = overload
+        self.nodes.append(node)
+        return out
+
+    def const(self, values: Sequence[int]) -> str:
+        key = tuple(int(v) for v in values)
+        if key not in self._consts:
+            self._consts[key] = self.emit("Constant", [], value_ints=list(key))
+        return self._consts[key]
+
+    def scalar(self, value: Any, dtype: np.dtype | None = None) -> str:
+        array = np.array(value, dtype=dtype if dtype is not None else np.int64)
+        return self.emit("Constant", [], value=self.onnx.numpy_helper.from_array(array))
+
+    def tensor(self, array: np.ndarray) -> str:
+        return self.emit("Constant", [], value=self.onnx.numpy_helper.from_array(array))
+
+
+# ---- The core ops' bodies in standard ONNX -----------------------------------------------------
+
+
+def _np_dtype(name: str) -> np.dtype:
+    if name == "bfloat16":
+        import ml_dtypes
+        return np.dtype(ml_dtypes.bfloat16)
+    return np.dtype(name)
+
+
+def _gather_shape(input_shape, indices_shape, axes):
+    r = len(input_shape)
+    c = max(len(axes), 1)
+    logical = list(indices_shape[:-1]) + [indices_shape[-1] // c] if r else []
+    out = []
+    for d in range(r):
+        out.append(logical[d] if d in axes else max(input_shape[d], logical[d])
+                   if 1 in (input_shape[d], logical[d]) else input_shape[d])
+    return logical, out
+
+
+def _flat_offsets(b: _Builder, x_shape, i_shape, index_dtype: int, axes, index_mode: str,
+                  negative_indices: bool, indices: str):
+    """The flat input offset of every position of G (the gather's output shape), and the name
+    of the in-range mask (None when the mode needs none)."""
+    r = len(x_shape)
+    c = max(len(axes), 1)
+    logical, g = _gather_shape(x_shape, i_shape, axes)
+    strides = [math.prod(x_shape[d + 1:]) for d in range(r)]
+    folded = b.emit("Reshape", [indices, b.const(logical + [c])]) if c > 1 else \
+        (b.emit("Reshape", [indices, b.const(logical)]) if list(i_shape) != logical else indices)
+    terms, masks = [], []
+    for j, axis in enumerate(axes):
+        v = b.emit("Gather", [folded, b.scalar(j)], axis=r) if c > 1 else folded
+        if index_dtype != 7:
+            v = b.emit("Cast", [v], to=7)
+        n = x_shape[axis]
+        if negative_indices and index_mode != "wrap":
+            v = b.emit("Where", [b.emit("Less", [v, b.scalar(0)]), b.emit("Add", [v, b.scalar(n)]), v])
+        if index_mode == "clamp":
+            v = b.emit("Clip", [v, b.scalar(0), b.scalar(n - 1)])
+        elif index_mode == "wrap":
+            v = b.emit("Mod", [v, b.scalar(n)])
+        else:
+            ok = b.emit("And", [b.emit("GreaterOrEqual", [v, b.scalar(0)]), b.emit("Less", [v, b.scalar(n)])])
+            masks.append(ok)
+            if index_mode == "fill":
+                v = b.emit("Where", [ok, v, b.scalar(0)])
+        terms.append(b.emit("Mul", [v, b.scalar(strides[axis])]) if strides[axis] != 1 else v)
+    for d in range(r):
+        if d not in axes and x_shape[d] > 1:
+            shape = [1] * r
+            shape[d] = g[d]
+            terms.append(b.tensor((np.arange(g[d], dtype=np.int64) * strides[d]).reshape(shape)))
+    flat = terms[0]
+    for t in terms[1:]:
+        flat = b.emit("Add", [flat, t])
+    mask = masks[0] if masks else None
+    for m in masks[1:]:
+        mask = b.emit("And", [mask, m])
+    return flat, mask, g
+
+
+def gather_body(b: _Builder, x: str, indices: str, x_shape, i_shape, dtype: str, index_dtype: int,
+                axes, index_mode: str, negative_indices: bool, fill_value: str) -> str:
+    """gather_multiaxis (docs/spec.md section 1) in standard ONNX for these shapes."""
+    if not axes:
+        _, g = _gather_shape(x_shape, i_shape, axes)
+        return b.emit("Expand", [x, b.const(g)]) if list(g) != list(x_shape) else b.emit("Identity", [x])
+    n = math.prod(x_shape)
+    flat, mask, _ = _flat_offsets(b, x_shape, i_shape, index_dtype, axes, index_mode, negative_indices, indices)
+    if index_mode == "error":  # an out-of-range offset: the runtime's own bounds check raises
+        flat = b.emit("Where", [mask, flat, b.scalar(-n - 1)])
+    y = b.emit("Gather", [b.emit("Reshape", [x, b.const([n])]), flat], axis=0)
+    if index_mode == "fill":
+        value = float(fill_value) if dtype.startswith(("float", "bfloat", "complex")) else int(fill_value)
+        y = b.emit("Where", [mask, y, b.scalar(value, _np_dtype(dtype))])
+    return y
+
+
+def scatter_body(b: _Builder, x: str, indices: str, updates: str, x_shape, i_shape, u_shape,
+                 dtype: str, index_dtype: int, axes, index_mode: str, negative_indices: bool,
+                 reduction: str, include_input: bool) -> str:
+    """scatter_multiaxis (docs/spec.md section 4) in standard ONNX for these shapes: ScatterND
+    on the flattened input, in the order of G (duplicates: ScatterND's own rule)."""
+    n = math.prod(x_shape)
+    r = len(x_shape)
+    if axes:
+        flat, mask, g = _flat_offsets(b, x_shape, i_shape, index_dtype, axes, index_mode,
+                                      negative_indices, indices)
+    else:
+        _, g = _gather_shape(x_shape, i_shape, axes)
+        strides = [math.prod(x_shape[d + 1:]) for d in range(r)]
+        flat = b.tensor(sum((np.arange(g[d], dtype=np.int64) * (strides[d] if x_shape[d] > 1 else 0)
+                             ).reshape([g[d] if e == d else 1 for e in range(r)]) for d in range(r))
+                        if r else np.zeros((), np.int64))
+        mask = None
+    if mask is not None:  # drop: a scratch element past the end; error: out of range, raises
+        flat = b.emit("Where", [mask, flat, b.scalar(n)])
+    flat = b.emit("Expand", [flat, b.const(g)])
+    target = b.emit("Unsqueeze", [flat, b.const([r])])
+    xf = b.emit("Reshape", [x, b.const([n])])
+    if index_mode == "drop":
+        xf = b.emit("Concat", [xf, b.emit("Slice", [xf, b.const([0]), b.const([1])])], axis=0)
+    u = b.emit("Expand", [updates, b.const(g)]) if list(u_shape) != list(g) else updates
+    if not include_input and reduction != "none":
+        if reduction in ("add", "mul"):
+            start = b.emit("Expand", [b.scalar(0 if reduction == "add" else 1, _np_dtype(dtype)), b.const(g)])
+        else:
+            start = u
+        xf = b.emit("ScatterND", [xf, target, start])
+    attrs = {} if reduction == "none" else {"reduction": reduction}
+    y = b.emit("ScatterND", [xf, target, u], **attrs)
+    if index_mode == "drop":
+        y = b.emit("Slice", [y, b.const([0]), b.const([n])])
+    return b.emit("Reshape", [y, b.const(list(x_shape))])
+
+
+def _key(kind: str, body: dict) -> tuple:
+    return (kind,) + tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in body.items()))
+
+
+def _function(key: tuple, kind: str, body_args: dict, opset: int):
+    onnx = _onnx()
+    b = _Builder("f", set())
+    if kind == "gather":
+        out = gather_body(b, "input", "indices", **body_args)
+        inputs, attrs = ["input", "indices"], ["axes", "index_mode", "negative_indices", "fill_value"]
+    else:
+        out = scatter_body(b, "input", "indices", "updates", **body_args)
+        inputs, attrs = ["input", "indices", "updates"], ["axes", "reduction", "index_mode",
+                                                         "negative_indices", "include_input"]
+    b.nodes.append(onnx.helper.make_node("Identity", [out], ["output"], name="output"))
+    return onnx.helper.make_function(
+        DOMAIN, GATHER_OP if kind == "gather" else SCATTER_OP, inputs, ["output"], b.nodes,
+        [onnx.helper.make_opsetid("", opset)], attrs, doc_string=f"{kind}_multiaxis for {key}")
+
+
+# ---- The rewrite --------------------------------------------------------------------------------
+
+
+def _attributes(node) -> dict[str, Any]:
+    onnx = _onnx()
+    out = {}
+    for a in node.attribute:
+        value = onnx.helper.get_attribute_value(a)
+        out[a.name] = value.decode() if isinstance(value, bytes) else value
+    return out
+
+
+def _value_types(graph, outer: dict) -> dict:
+    """name -> (elem_type, shape or None) for every value the graph knows (outer scope first)."""
+    types = dict(outer)
+    for init in graph.initializer:
+        types[init.name] = (init.data_type, tuple(init.dims))
+    for vi in list(graph.input) + list(graph.value_info) + list(graph.output):
+        t = vi.type.tensor_type
+        if not vi.type.HasField("tensor_type"):
+            continue
+        shape = None
+        if t.HasField("shape") and all(d.HasField("dim_value") for d in t.shape.dim):
+            shape = tuple(d.dim_value for d in t.shape.dim)
+        if vi.name not in types or types[vi.name][1] is None:
+            types[vi.name] = (t.elem_type, shape)
+    return types
+
+
+class _Rewriter:
+    def __init__(self, opset: int):
+        self.onnx = _onnx()
+        self.opset = opset
+        self.functions: dict[tuple, str] = {}  # key -> overload
+        self.function_protos: list[Any] = []
+        self.reports: list[NodeReport] = []
+
+    def overload(self, key: tuple, kind: str, body_args: dict) -> str:
+        if key not in self.functions:
+            name = f"v{len(self.functions)}"
+            self.functions[key] = name
+            f = _function(key, kind, body_args, self.opset)
+            f.overload = name
+            self.function_protos.append(f)
+        return self.functions[key]
+
+    def graph(self, graph, outer: dict, path: str) -> None:
+        types = _value_types(graph, outer)
+        taken = set(types)
+        for n in graph.node:
+            taken.update(n.output)
+        new_nodes = []
+        for node in graph.node:
+            for a in node.attribute:  # subgraphs first: If / Loop / Scan bodies
+                if a.type == self.onnx.AttributeProto.GRAPH:
+                    self.graph(a.g, types, f"{path}/{node.name or node.op_type}.{a.name}")
+                elif a.type == self.onnx.AttributeProto.GRAPHS:
+                    for i, g in enumerate(a.graphs):
+                        self.graph(g, types, f"{path}/{node.name or node.op_type}.{a.name}[{i}]")
+            if node.domain in ("", "ai.onnx") and node.op_type in ROWS:
+                new_nodes.extend(self.node(node, types, taken, path))
+            else:
+                new_nodes.append(node)
+        del graph.node[:]
+        graph.node.extend(new_nodes)
+
+    def node(self, node, types: dict, taken: set, path: str) -> list:
+        name = node.name or f"{node.op_type}({', '.join(node.input)})"
+        scatter = node.op_type in _SCATTERS
+        report = NodeReport(path, name, node.op_type, False, attributes=_attributes(node))
+        self.reports.append(report)
+        want = 3 if scatter else 2
+        if len(node.input) != want or len(node.output) != 1 or not all(node.input):
+            raise ModelError(f"node {name!r} ({node.op_type}) has {len(node.input)} inputs and "
+                             f"{len(node.output)} outputs; ONNX's {node.op_type} takes {want} and gives 1")
+        roles = ["data", "indices", "updates"][:want]
+        known = []
+        for role, value in zip(roles, node.input):
+            if value not in types:
+                raise ModelError(f"node {name!r} ({node.op_type}): its {role} {value!r} is produced "
+                                 f"by no node, initializer or graph input")
+            elem, shape = types[value]
+            if shape is None:
+                report.reason = (f"the shape of its {role} {value!r} is not known (ONNX shape inference "
+                                 f"gives {'a symbolic dimension' if elem else 'nothing'}); the rewrite "
+                                 f"lowers from static shapes")
+                return [node]
+            known.append((elem, shape))
+        (x_elem, x_shape), (i_elem, i_shape) = known[0], known[1]
+        u_shape = known[2][1] if scatter else None
+        report.shapes = {r: s for r, (_, s) in zip(roles, known)}
+        dtype = _DTYPES.get(x_elem)
+        if dtype is None or i_elem not in (6, 7):
+            report.reason = f"element types {x_elem} / {i_elem} (onnx.TensorProto) are not lowered"
+            return [node]
+        row = ROWS[node.op_type]
+        attrs = dict(report.attributes)
+        try:
+            views = _mg.lowering_views(row, x_shape, dtype, i_shape, _DTYPES[i_elem], attrs, u_shape)
+            report.explain = _mg.explain_op(row, x_shape, dtype, i_shape, _DTYPES[i_elem], attrs, u_shape)
+        except (ValueError, TypeError, IndexError) as e:
+            raise ModelError(f"node {name!r} ({node.op_type}, {row}): {e}") from e
+        if views["beyond_views"]:
+            report.reason = "its lowering " + " and ".join(views["beyond_views"]) + \
+                "; the rewrite writes views only"
+            return [node]
+        b = _Builder(node.name or node.op_type, taken)
+        try:
+            out = self.core(b, node, views, x_shape, i_shape, u_shape, dtype, i_elem)
+        except NotAView as e:
+            report.reason = f"a view of its lowering is not a reshape / slice / transpose: {e}"
+            return [node]
+        self._rename(b.nodes, out, node.output[0])
+        report.lowered = True
+        return b.nodes
+
+    def core(self, b: _Builder, node, views, x_shape, i_shape, u_shape, dtype, i_elem) -> str:
+        report = self.reports[-1]
+        v_in, v_ix = views["input"], views["indices"]
+        x = read_view(b.emit, b.const, node.input[0], plan_view(x_shape, **v_in))
+        ix = read_view(b.emit, b.const, node.input[1], plan_view(i_shape, **v_ix))
+        axes = [int(a) for a in views["axes"]]
+        common = dict(axes=axes, index_mode=views["index_mode"], negative_indices=int(views["negative_indices"]))
+        body = dict(x_shape=tuple(v_in["shape"]), i_shape=tuple(v_ix["shape"]), dtype=dtype,
+                    index_dtype=i_elem, axes=axes, index_mode=views["index_mode"],
+                    negative_indices=bool(views["negative_indices"]))
+        out_plan = plan_view(views["output_shape"], views["core_output_shape"], views["core_output_strides"])
+        if views["kind"] == "gather":
+            body["fill_value"] = views["fill_value"]
+            key = _key("gather", body)
+            core = b.emit(GATHER_OP, [x, ix], domain=DOMAIN, overload=self.overload(key, "gather", body),
+                          fill_value=float(views["fill_value"]), **common)
+            report.core = (f"{GATHER_OP}(input {tuple(v_in['shape'])}, indices {tuple(v_ix['shape'])}, "
+                           f"axes={axes}, index_mode={views['index_mode']})")
+            return write_view(b.emit, b.const, core, out_plan)
+        v_up = views["updates"]
+        u = read_view(b.emit, b.const, node.input[2], plan_view(u_shape, **v_up))
+        body.update(u_shape=tuple(v_up["shape"]), reduction=views["reduction"],
+                    include_input=bool(views["include_input"]))
+        key = _key("scatter", body)
+        core = b.emit(SCATTER_OP, [x, ix, u], domain=DOMAIN, overload=self.overload(key, "scatter", body),
+                      reduction=views["reduction"], include_input=int(views["include_input"]), **common)
+        report.core = (f"{SCATTER_OP}(input {tuple(v_in['shape'])}, indices {tuple(v_ix['shape'])}, "
+                       f"updates {tuple(v_up['shape'])}, axes={axes}, reduction={views['reduction']}, "
+                       f"index_mode={views['index_mode']})")
+        base = node.input[0] if views["has_scatter_base"] else None
+        if base is not None and plan_view(x_shape, **views["scatter_base"]).covers_source is False:
+            raise NotAView("the scatter's base is not its whole input")
+        return write_view(b.emit, b.const, core, out_plan, base)
+
+    @staticmethod
+    def _rename(nodes: list, old: str, new: str) -> None:
+        for n in nodes:
+            for i, o in enumerate(n.output):
+                if o == old:
+                    n.output[i] = new
+            for i, v in enumerate(n.input):
+                if v == old:
+                    n.input[i] = new
+        if old != new and not any(new in n.output for n in nodes):
+            raise AssertionError("the rewrite lost the node's output")  # pragma: no cover
+
+
+def _all_nodes(graph):
+    onnx = _onnx()
+    for n in graph.node:
+        yield n
+        for a in n.attribute:
+            if a.type == onnx.AttributeProto.GRAPH:
+                yield from _all_nodes(a.g)
+            elif a.type == onnx.AttributeProto.GRAPHS:
+                for g in a.graphs:
+                    yield from _all_nodes(g)
+
+
+def lower_model(model, *, inline: bool = False, report: bool = False):
+    """Rewrites every gather and scatter node of an ONNX model onto the one operator.
+
+    model: an ``onnx.ModelProto`` (or a path). Each Gather, GatherElements, GatherND,
+    ScatterElements, ScatterND (and Scatter) node, in the main graph and in every subgraph,
+    becomes one ``multigather.GatherMultiaxis`` / ``ScatterMultiaxis`` node with the Reshape /
+    Slice / Transpose / Expand / Concat nodes its lowering needs (the registry row
+    ``onnx.<op_type>``, docs/spec.md section 2 and 5), from the static shapes ONNX shape
+    inference gives. A node whose shapes are not static, or whose lowering is more than views
+    (an empty operand), is left as is, and the report says why. Each core node carries a
+    model-local function (standard ONNX, the model's opset; a model below opset 13 is converted to 13 first) that any runtime can inline; ``inline=True``
+    writes the bodies in place of the nodes, for runtimes without function support.
+
+    Returns the new ``onnx.ModelProto`` (the input is not modified), or with ``report=True`` a
+    ``LoweredModel`` (model, per-node reports, notes; ``.summary()``).
+    Raises ``ModelError`` (a ValueError) naming the node for a malformed graph or an attribute
+    the op's row does not take; ``onnx.checker.ValidationError`` for a model onnx rejects.
+    """
+    onnx = _onnx()
+    if isinstance(model, (str, bytes)) or hasattr(model, "__fspath__"):
+        model = onnx.load(model)
+    m = onnx.ModelProto()
+    m.CopyFrom(model)
+    notes: list[str] = []
+    opset = next((o.version for o in m.opset_import if o.domain in ("", "ai.onnx")), None)
+    if opset is None:
+        raise ModelError("the model imports no version of the default ONNX domain")
+    if opset < _MIN_OPSET and any(n.op_type in ROWS for n in _all_nodes(m.graph)):
+        # the rewrite's nodes (Constant value_ints, Unsqueeze's axes input) need opset 13, and a
+        # model-local function imports the model's own opset; Scatter is ScatterElements there
+        m = onnx.version_converter.convert_version(m, _MIN_OPSET)
+        notes.append(f"the model's opset {opset} was converted to {_MIN_OPSET} (onnx.version_converter)"
+                     f": the rewrite's nodes need it")
+        opset = _MIN_OPSET
+    m = onnx.shape_inference.infer_shapes(m, check_type=True, strict_mode=False, data_prop=True)
+    r = _Rewriter(opset)
+    r.graph(m.graph, {}, "main")
+    if r.functions:
+        if all(o.domain != DOMAIN for o in m.opset_import):
+            m.opset_import.append(onnx.helper.make_opsetid(DOMAIN, 1))
+        m.functions.extend(r.function_protos)
+        m.ir_version = max(m.ir_version, 10)  # node overloads
+        if inline:
+            import onnx.inliner
+            m = onnx.inliner.inline_local_functions(m)
+            kept = [o for o in m.opset_import if o.domain != DOMAIN]
+            del m.opset_import[:]
+            m.opset_import.extend(kept)
+    # value_info from shape inference is the input model's knowledge, kept for the old names only
+    onnx.checker.check_model(m)
+    if report:
+        return LoweredModel(m, r.reports, notes)
+    return m
+
+
+def explain_model(model) -> str:
+    """The text of ``multigather explain model.onnx``: for each gather / scatter node, the node,
+    its lowering onto the one operator and the index rule (``multigather explain``'s text of the
+    row), or why it is left; then the summary line."""
+    lowered = lower_model(model, report=True)
+    parts = []
+    for r in lowered.nodes:
+        head = f"== {r.graph}: {r.node} ({r.op_type}"
+        head += ", " + ", ".join(f"{k}={v}" for k, v in r.attributes.items()) if r.attributes else ""
+        head += ") " + " ".join(f"{k} {list(v)}" for k, v in r.shapes.items())
+        parts.append(head)
+        if r.lowered:
+            parts.append(f"   -> {DOMAIN}.{r.core}")
+            parts.append("\n".join("   " + line for line in r.explain.rstrip().splitlines()))
+        else:
+            parts.append(f"   left as is: {r.reason}")
+    parts.extend(f"note: {n}" for n in lowered.notes)
+    parts.append(lowered.summary())
+    return "\n".join(parts) + "\n"
