@@ -3,9 +3,16 @@
 
 #include <CLI/CLI.hpp>
 #include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <csignal>
+#include <cstdlib>
+#include <iostream>
 
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <new>
@@ -313,14 +320,69 @@ int do_explain(const CliOp& op, const CLI::App& command, const ExplainArgs& a, s
   return kExitOk;
 }
 
+extern "C" char** environ;
+
+/// Whole ONNX models (`lower MODEL.onnx -o OUT.onnx`, `explain MODEL.onnx`) are rewritten with
+/// onnx's own Python helpers: the multigather Python package's multigather._onnx_cli runs them,
+/// with the interpreter beside this executable (a venv's bin/) or else python3 from PATH
+/// (MULTIGATHER_PYTHON overrides). Its output goes straight to this process's streams.
+int run_onnx_command(const std::vector<std::string>& args, std::ostream& err) {
+  std::string python = "python3";
+  if (const char* p = std::getenv("MULTIGATHER_PYTHON"); p != nullptr && *p != '\0') {
+    python = p;
+  } else {
+    std::error_code ec;
+    const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+    if (!ec && std::filesystem::exists(self.parent_path() / "python3", ec)) {
+      python = (self.parent_path() / "python3").string();
+    }
+  }
+  static const char kStub[] =
+      "import sys\n"
+      "try:\n"
+      "    from multigather._onnx_cli import main\n"
+      "    import onnx\n"
+      "except ImportError as e:\n"
+      "    sys.stderr.write('multigather ' + sys.argv[1] + ': error: whole models need the multigather '\n"
+      "                     'Python package and onnx in ' + sys.executable + ' (python3 -m pip install . onnx; '\n"
+      "                     'MULTIGATHER_PYTHON names another interpreter): ' + str(e) + '\\n')\n"
+      "    sys.exit(2)\n"
+      "sys.exit(main(sys.argv[1:]))\n";
+  std::vector<std::string> argv_text = {python, "-c", kStub};
+  argv_text.insert(argv_text.end(), args.begin() + 1, args.end());
+  std::vector<char*> argv;
+  for (std::string& a : argv_text) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  std::cout.flush();
+  pid_t pid = 0;
+  if (posix_spawnp(&pid, python.c_str(), nullptr, nullptr, argv.data(), environ) != 0) {
+    return fail(err, kExitUsage, args[1] + ": cannot start " + python +
+                                     " (whole ONNX models need Python with the multigather package; "
+                                     "MULTIGATHER_PYTHON names the interpreter)");
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) return fail(err, kExitInternal, "waitpid failed");
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : kExitInternal;
+}
+
+bool is_onnx_model_command(const std::vector<std::string>& args) {
+  if (args.size() >= 2 && args[1] == "lower") return true;
+  if (args.size() < 3 || args[1] != "explain") return false;
+  const std::string& a = args[2];
+  return a.size() > 5 && a.compare(a.size() - 5, 5, ".onnx") == 0;
+}
+
 int run_tool(std::vector<std::string> args, std::ostream& out, std::ostream& err) {
   std::vector<std::unique_ptr<CliOp>> run_ops = make_cli_ops();
   std::vector<std::unique_ptr<CliOp>> explain_ops = make_cli_ops();
+  if (is_onnx_model_command(args)) return run_onnx_command(args, err);
 
   if (args.size() >= 2 && args[1].rfind("-", 0) != 0 && args[1] != "run" &&
       args[1] != "explain" && args[1] != "ops") {
     return fail(err, kExitUsage, "unknown command '" + args[1] +
-                                     "' (expected run, explain or ops; see multigather --help)");
+                                     "' (expected run, explain, lower or ops; see multigather --help)");
   }
   // An op name that is not registered gets a message that says where the list is.
   if (args.size() >= 2 && (args[1] == "run" || args[1] == "explain")) {
@@ -342,7 +404,10 @@ int run_tool(std::vector<std::string> args, std::ostream& out, std::ostream& err
                "multigather");
   app.set_version_flag("--version", "multigather " MULTIGATHER_VERSION);
   app.require_subcommand(1);
-  app.footer("Exit codes: 0 ok, 1 internal error, 2 usage or validation error, 3 I/O or .npy "
+  app.footer("Whole ONNX models (Python with the multigather package and onnx): multigather lower "
+             "MODEL.onnx -o OUT.onnx [--inline] rewrites every gather and scatter node onto the one "
+             "operator; multigather explain MODEL.onnx [--svg DIR] prints what each became "
+             "(docs/onnx.md).\n\nExit codes: 0 ok, 1 internal error, 2 usage or validation error, 3 I/O or .npy "
              "format error, 4 index out of range (index_mode=error).");
 
   RunArgs run_args;
