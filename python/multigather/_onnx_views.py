@@ -97,6 +97,12 @@ Const = Callable[[Sequence[int]], str]  # an int64 1-D constant's name
 def read_view(emit: Emit, const: Const, source: str, plan: ViewPlan) -> str:
     """Emits the ops that read ``plan``'s view out of ``source``; returns the view's name."""
     x = source
+    real_outer_first = [o for o in plan.owner if o is not None]
+    squeezed = [1 if n > 1 and d in plan.broadcast_dims else n for d, n in enumerate(plan.shape)]
+    if plan.covers_source and real_outer_first == sorted(real_outer_first):  # one Reshape does it
+        if list(plan.source_shape) != squeezed:
+            x = emit("Reshape", [x, const(squeezed)])
+        return emit("Expand", [x, const(plan.shape)]) if plan.broadcast_dims else x
     if list(plan.source_shape) != plan.extents:
         x = emit("Reshape", [x, const(plan.extents)])
     cut = [i for i, (st, sz, ex) in enumerate(zip(plan.starts, plan.sizes, plan.extents)) if st or sz != ex]
