@@ -21,10 +21,11 @@ from ._onnx_ops import (gather_multiaxis_reference, reference_ops, register_sche
                         scatter_multiaxis_reference)
 from ._registry import op_function
 
-__all__ = ["gather", "gather_elements", "gather_nd", "scatter_elements", "scatter_nd",
-           "DOMAIN", "lower_model", "explain_model", "LoweredModel", "NodeReport", "ModelError",
-           "register_schemas", "reference_ops", "gather_multiaxis_reference",
-           "scatter_multiaxis_reference"]
+# The model tools: not registry rows (the op functions above are).
+_MODEL_TOOLS = ["DOMAIN", "lower_model", "explain_model", "LoweredModel", "NodeReport", "ModelError",
+                "register_schemas", "reference_ops", "gather_multiaxis_reference",
+                "scatter_multiaxis_reference"]
+__all__ = ["gather", "gather_elements", "gather_nd", "scatter_elements", "scatter_nd", *_MODEL_TOOLS]
 
 gather = op_function("onnx.Gather", "gather")
 gather_elements = op_function("onnx.GatherElements", "gather_elements")

@@ -1,0 +1,2 @@
+
+BoutputJ∂–∂–qNM“zRS•UM“RÙRRR

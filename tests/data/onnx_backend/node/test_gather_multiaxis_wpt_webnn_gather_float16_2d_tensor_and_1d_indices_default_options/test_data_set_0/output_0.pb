@@ -1,0 +1,2 @@
+
+BoutputJ ÐÔŠÎN;³Ç¶ÐdQ!ÔOÔ{QR…¼MÒ{QRjIìÌ

@@ -1,0 +1,2 @@
+
+BoutputJzR>QjIìÌ¶ÐdQN;³Ç

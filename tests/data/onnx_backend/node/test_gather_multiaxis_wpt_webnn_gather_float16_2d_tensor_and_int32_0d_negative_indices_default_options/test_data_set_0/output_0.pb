@@ -1,0 +1,2 @@
+
+BoutputJ!ÔOÔÐÔŠÎ‘U½Ñ{QRzR>Q…¼MÒ

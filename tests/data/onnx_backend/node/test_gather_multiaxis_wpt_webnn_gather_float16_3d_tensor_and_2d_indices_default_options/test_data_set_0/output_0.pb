@@ -1,0 +1,2 @@
+
+BoutputJ@jIìÌ¶ÐdQN;³ÇqNšTzR>Q…¼MÒ¥UôRQSzR>Q…¼MÒ¥UôRQSzR>Q…¼MÒ¥UôRQS

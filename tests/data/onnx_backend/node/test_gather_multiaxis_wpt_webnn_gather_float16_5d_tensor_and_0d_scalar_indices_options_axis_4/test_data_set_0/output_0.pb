@@ -1,0 +1,2 @@
+
+BoutputJOÔ‘UR…¼ôRjIdQqN

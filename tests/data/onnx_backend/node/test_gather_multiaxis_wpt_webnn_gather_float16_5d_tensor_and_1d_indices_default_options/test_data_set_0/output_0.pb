@@ -1,0 +1,2 @@
+
+BoutputJ$¶ĞdQN;³ÇqNšT¥UôRQSjIìÌ¥UôRQSjIìÌ

@@ -1,0 +1,1 @@
+BoutputJ `G-A¹i?dd/Bl¯IÂp‹Á;q,Bª{^Bp‹Á

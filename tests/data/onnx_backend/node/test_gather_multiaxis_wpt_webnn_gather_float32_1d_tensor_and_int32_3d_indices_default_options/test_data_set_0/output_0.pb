@@ -1,0 +1,1 @@
+BoutputJHp‹Á;q,BN¯3B`G-Aª{^B7„Â–7Â†PcB†ÉÂ†ÉÂdd/B¹i?´ECBU$ÎA–7ÂãÖ‰ÂC²B;q,B

@@ -1,0 +1,1 @@
+BoutputJ0†ÉÂ†ÉÂU$ÎAl¯IÂ¬2OB†PcBó’´Bl¯IÂ´ECBª{^B´ECB´ECB

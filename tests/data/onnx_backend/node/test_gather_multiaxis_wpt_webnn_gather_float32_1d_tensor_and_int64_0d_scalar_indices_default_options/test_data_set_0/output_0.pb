@@ -1,0 +1,1 @@
+BoutputJC²B

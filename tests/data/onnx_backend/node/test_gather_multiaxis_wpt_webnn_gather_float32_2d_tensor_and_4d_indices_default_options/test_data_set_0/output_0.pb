@@ -1,0 +1,1 @@
+BoutputJ`ó’´Bª{^B†ÉÂ;q,BN¯3B†PcBdd/B´ECB¬2OBëÃ'BN¯3B†PcB¬2OBëÃ'Bdd/B´ECBN¯3B†PcBN¯3B†PcBó’´Bª{^B7„ÂãÖ‰Â

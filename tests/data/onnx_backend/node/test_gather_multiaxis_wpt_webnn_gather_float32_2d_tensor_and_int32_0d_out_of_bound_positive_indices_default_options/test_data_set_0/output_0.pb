@@ -1,0 +1,1 @@
+BoutputJ0ó’´Bª{^BN¯3B†PcB`G-Ap‹Á†ÉÂ;q,B¹i?çdöÀU$ÎAˆ3“B

@@ -1,0 +1,2 @@
+BinputJ`7„ÂãÖ‰Ây
+šÂ©CÑÁC²B–7Âdd/B´ECB¬2OBëÃ'BÑ¯¿l¯IÂó’´Bª{^BN¯3B†PcB`G-Ap‹Á†ÉÂ;q,BŽ¹i?çdöÀU$ÎAˆ3“B

@@ -1,0 +1,1 @@
+BoutputJ€`G-Ap‹Á†ÉÂ;q,BŽ¹i?çdöÀU$ÎAˆ3“B¬2OBëÃ'BÑ¯¿l¯IÂó’´Bª{^BN¯3B†PcB¬2OBëÃ'BÑ¯¿l¯IÂó’´Bª{^BN¯3B†PcB¬2OBëÃ'BÑ¯¿l¯IÂó’´Bª{^BN¯3B†PcB

@@ -1,0 +1,1 @@
+BoutputJH†ÉÂ;q,BŽ¹i?çdöÀU$ÎAˆ3“Bó’´Bª{^BN¯3B†PcB`G-Ap‹Áó’´Bª{^BN¯3B†PcB`G-Ap‹Á

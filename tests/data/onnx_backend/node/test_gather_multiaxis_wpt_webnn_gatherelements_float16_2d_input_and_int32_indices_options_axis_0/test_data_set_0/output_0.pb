@@ -1,0 +1,2 @@
+
+BoutputJŠÎOÔzR{Q‘UÐÔ

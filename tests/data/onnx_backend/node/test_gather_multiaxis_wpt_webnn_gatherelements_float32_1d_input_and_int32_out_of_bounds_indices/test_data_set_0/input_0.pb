@@ -1,0 +1,1 @@
+BinputJ©CÑÁC²B–7Âdd/B´ECB¬2OB

@@ -1,0 +1,2 @@
+BoutputJ©CÑÁãÖ‰Â¬2OBdd/BC²By
+šÂ

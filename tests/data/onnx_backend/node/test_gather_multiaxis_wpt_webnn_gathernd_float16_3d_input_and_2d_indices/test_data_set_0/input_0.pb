@@ -1,0 +1,2 @@
+
+BinputJ !ФOФРФЉО‘UЅС{QRzR>Q…јMТҐUфRќQS

@@ -1,0 +1,2 @@
+
+BoutputJzR>Q…¼MÒ‘U½Ñ{QR¥UôRQS

@@ -1,0 +1,1 @@
+BoutputJ0¬2OBëÃ'BÑ¯¿l¯IÂC²B–7Âdd/B´ECBó’´Bª{^BN¯3B†PcB

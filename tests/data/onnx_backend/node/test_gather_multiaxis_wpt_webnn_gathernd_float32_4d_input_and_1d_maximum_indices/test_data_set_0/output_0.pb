@@ -1,0 +1,1 @@
+BoutputJN¯3B†PcB
