@@ -20,5 +20,8 @@ source scripts/install-torch.sh  # pinned torch; exports LD_LIBRARY_PATH
 # Built without pip's isolated environment (its build requirements are pinned in
 # requirements-test.txt, as in pyproject.toml), so that the build sees the installed torch and
 # makes multigather._torch_fast for it; the test suite checks that it is on.
+# ONNX Runtime's C header for the custom-op library (Debian 13's libonnxruntime-dev, unpacked
+# into .deps/; python/CMakeLists.txt finds it there)
+scripts/onnxruntime-headers.sh >/dev/null
 "$PYTHON" -m pip install -q --no-build-isolation .
-MULTIGATHER_EXPECT_TORCH_FAST=1 "$PYTHON" -m pytest tests/python -q -n "${MULTIGATHER_JOBS:-$(nproc)}" "$@"
+MULTIGATHER_EXPECT_TORCH_FAST=1 MULTIGATHER_EXPECT_ORT_LIBRARY=1 "$PYTHON" -m pytest tests/python -q -n "${MULTIGATHER_JOBS:-$(nproc)}" "$@"

@@ -28,7 +28,8 @@ import numpy as np
 from . import _multigather as _mg
 from ._onnx_views import NotAView, ViewPlan, plan_view, read_view, write_view
 
-DOMAIN = "multigather"
+from ._onnx_runtime import DOMAIN
+
 GATHER_OP = "GatherMultiaxis"
 SCATTER_OP = "ScatterMultiaxis"
 

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-DOMAIN = "multigather"
-OPSET_VERSION = 1
+from ._onnx_runtime import DOMAIN, OPSET_VERSION
 
 _TYPES = ["tensor(bool)", "tensor(int8)", "tensor(int16)", "tensor(int32)", "tensor(int64)",
           "tensor(uint8)", "tensor(uint16)", "tensor(uint32)", "tensor(uint64)", "tensor(float16)",

@@ -17,12 +17,13 @@ ONNX Runtime library that runs those nodes on multigather's engine; ``register_s
 from __future__ import annotations
 
 from ._onnx_model import DOMAIN, LoweredModel, ModelError, NodeReport, explain_model, lower_model
+from ._onnx_runtime import OPSET_VERSION, custom_ops_library
 from ._onnx_ops import (gather_multiaxis_reference, reference_ops, register_schemas,
                         scatter_multiaxis_reference)
 from ._registry import op_function
 
 # The model tools: not registry rows (the op functions above are).
-_MODEL_TOOLS = ["DOMAIN", "lower_model", "explain_model", "LoweredModel", "NodeReport", "ModelError",
+_MODEL_TOOLS = ["DOMAIN", "OPSET_VERSION", "custom_ops_library", "lower_model", "explain_model", "LoweredModel", "NodeReport", "ModelError",
                 "register_schemas", "reference_ops", "gather_multiaxis_reference",
                 "scatter_multiaxis_reference"]
 __all__ = ["gather", "gather_elements", "gather_nd", "scatter_elements", "scatter_nd", *_MODEL_TOOLS]
