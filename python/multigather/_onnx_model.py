@@ -26,7 +26,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from . import _multigather as _mg
-from ._onnx_views import NotAView, ViewPlan, plan_view, read_view, write_view
+from ._onnx_views import NotAView, ViewPlan, is_reshape, plan_view, read_view, write_view
 
 from ._onnx_runtime import DOMAIN
 
@@ -126,8 +126,11 @@ class _Builder:
     def emit(self, op_type: str, inputs: Sequence[str], domain: str = "", overload: str = "",
              **attributes: Any) -> str:
         out = self.fresh(op_type.lower())
+        empty = [k for k, v in attributes.items() if isinstance(v, (list, tuple)) and not v]
         node = self.onnx.helper.make_node(op_type, list(inputs), [out], name=out, domain=domain,
-                                          **attributes)
+                                          **{k: v for k, v in attributes.items() if k not in empty})
+        for k in empty:  # an empty list has no element to tell its type: shapes and axes are INTS
+            node.attribute.append(self.onnx.helper.make_attribute(k, [], attr_type=self.onnx.AttributeProto.INTS))
         if overload:
             node.overload = overload
         self.nodes.append(node)
@@ -271,16 +274,24 @@ def _key(kind: str, body: dict) -> tuple:
     return (kind,) + tuple(sorted((k, tuple(v) if isinstance(v, list) else v) for k, v in body.items()))
 
 
-def _function(key: tuple, kind: str, body_args: dict, opset: int):
+def _function(key: tuple, kind: str, body_args: dict, read_shapes: dict, opset: int):
+    """The standard-ONNX body of one node variant: its operands read as the core's shapes
+    (``*_shape`` attributes: a Reshape), the core op, the output written as ``output_shape``."""
     onnx = _onnx()
     b = _Builder("f", set())
+    names = ["input", "indices"] + (["updates"] if kind == "scatter" else [])
+    read = [b.emit("Reshape", [n, b.const(read_shapes[f"{n}_shape"])]) if f"{n}_shape" in read_shapes else n
+            for n in names]
     if kind == "gather":
-        out = gather_body(b, "input", "indices", **body_args)
-        inputs, attrs = ["input", "indices"], ["axes", "index_mode", "negative_indices", "fill_value"]
+        out = gather_body(b, *read, **body_args)
+        attrs = ["axes", "index_mode", "negative_indices", "fill_value"]
     else:
-        out = scatter_body(b, "input", "indices", "updates", **body_args)
-        inputs, attrs = ["input", "indices", "updates"], ["axes", "reduction", "index_mode",
-                                                         "negative_indices", "include_input"]
+        out = scatter_body(b, *read, **body_args)
+        attrs = ["axes", "reduction", "index_mode", "negative_indices", "include_input"]
+    attrs += sorted(read_shapes)  # the node's own; the body is written for them
+    if "output_shape" in read_shapes:
+        out = b.emit("Reshape", [out, b.const(read_shapes["output_shape"])])
+    inputs = names
     b.nodes.append(onnx.helper.make_node("Identity", [out], ["output"], name="output"))
     return onnx.helper.make_function(
         DOMAIN, GATHER_OP if kind == "gather" else SCATTER_OP, inputs, ["output"], b.nodes,
@@ -324,11 +335,11 @@ class _Rewriter:
         self.function_protos: list[Any] = []
         self.reports: list[NodeReport] = []
 
-    def overload(self, key: tuple, kind: str, body_args: dict) -> str:
+    def overload(self, key: tuple, kind: str, body_args: dict, read_shapes: dict) -> str:
         if key not in self.functions:
             name = f"v{len(self.functions)}"
             self.functions[key] = name
-            f = _function(key, kind, body_args, self.opset)
+            f = _function(key, kind, body_args, read_shapes, self.opset)
             f.overload = name
             self.function_protos.append(f)
         return self.functions[key]
@@ -404,38 +415,47 @@ class _Rewriter:
         return b.nodes
 
     def core(self, b: _Builder, node, views, x_shape, i_shape, u_shape, dtype, i_elem) -> str:
+        """Emits the core node and the views around it; returns the name of the node's result.
+        A view that is its operand reshaped is the node's ``*_shape`` attribute, not a node."""
         report = self.reports[-1]
-        v_in, v_ix = views["input"], views["indices"]
-        x = read_view(b.emit, b.const, node.input[0], plan_view(x_shape, **v_in))
-        ix = read_view(b.emit, b.const, node.input[1], plan_view(i_shape, **v_ix))
+        kind = views["kind"]
+        roles = [("input", x_shape), ("indices", i_shape)] + ([("updates", u_shape)] if kind == "scatter" else [])
+        operands, read_shapes = [], {}
+        for (role, shape), source in zip(roles, node.input):
+            plan = plan_view(shape, **views[role])
+            if is_reshape(plan):
+                operands.append(source)
+                if tuple(plan.shape) != tuple(shape):
+                    read_shapes[f"{role}_shape"] = list(plan.shape)
+            else:
+                operands.append(read_view(b.emit, b.const, source, plan))
+        out_plan = plan_view(views["output_shape"], views["core_output_shape"], views["core_output_strides"])
+        base = node.input[0] if views["has_scatter_base"] else None
+        if base is not None and not plan_view(x_shape, **views["scatter_base"]).covers_source:
+            raise NotAView("the scatter's base is not its whole input")
+        direct = base is None and is_reshape(out_plan)
+        if direct and tuple(out_plan.shape) != tuple(views["output_shape"]):
+            read_shapes["output_shape"] = list(views["output_shape"])
         axes = [int(a) for a in views["axes"]]
         common = dict(axes=axes, index_mode=views["index_mode"], negative_indices=int(views["negative_indices"]))
-        body = dict(x_shape=tuple(v_in["shape"]), i_shape=tuple(v_ix["shape"]), dtype=dtype,
+        core_shapes = {role: tuple(views[role]["shape"]) for role, _ in roles}
+        body = dict(x_shape=core_shapes["input"], i_shape=core_shapes["indices"], dtype=dtype,
                     index_dtype=i_elem, axes=axes, index_mode=views["index_mode"],
                     negative_indices=bool(views["negative_indices"]))
-        out_plan = plan_view(views["output_shape"], views["core_output_shape"], views["core_output_strides"])
-        if views["kind"] == "gather":
+        if kind == "gather":
             body["fill_value"] = views["fill_value"]
-            key = _key("gather", body)
-            core = b.emit(GATHER_OP, [x, ix], domain=DOMAIN, overload=self.overload(key, "gather", body),
-                          fill_value=float(views["fill_value"]), **common)
-            report.core = (f"{GATHER_OP}(input {tuple(v_in['shape'])}, indices {tuple(v_ix['shape'])}, "
-                           f"axes={axes}, index_mode={views['index_mode']})")
-            return write_view(b.emit, b.const, core, out_plan)
-        v_up = views["updates"]
-        u = read_view(b.emit, b.const, node.input[2], plan_view(u_shape, **v_up))
-        body.update(u_shape=tuple(v_up["shape"]), reduction=views["reduction"],
-                    include_input=bool(views["include_input"]))
-        key = _key("scatter", body)
-        core = b.emit(SCATTER_OP, [x, ix, u], domain=DOMAIN, overload=self.overload(key, "scatter", body),
-                      reduction=views["reduction"], include_input=int(views["include_input"]), **common)
-        report.core = (f"{SCATTER_OP}(input {tuple(v_in['shape'])}, indices {tuple(v_ix['shape'])}, "
-                       f"updates {tuple(v_up['shape'])}, axes={axes}, reduction={views['reduction']}, "
-                       f"index_mode={views['index_mode']})")
-        base = node.input[0] if views["has_scatter_base"] else None
-        if base is not None and plan_view(x_shape, **views["scatter_base"]).covers_source is False:
-            raise NotAView("the scatter's base is not its whole input")
-        return write_view(b.emit, b.const, core, out_plan, base)
+            op, extra = GATHER_OP, dict(fill_value=float(views["fill_value"]))
+        else:
+            body.update(u_shape=core_shapes["updates"], reduction=views["reduction"],
+                        include_input=bool(views["include_input"]))
+            op, extra = SCATTER_OP, dict(reduction=views["reduction"], include_input=int(views["include_input"]))
+        key = _key(kind, dict(body, **{k: tuple(v) for k, v in read_shapes.items()}))
+        core = b.emit(op, operands, domain=DOMAIN, overload=self.overload(key, kind, body, read_shapes),
+                      **common, **extra, **read_shapes)
+        report.core = f"{op}(" + ", ".join(f"{r} {core_shapes[r]}" for r, _ in roles) + f", axes={axes}"
+        report.core += (f", reduction={views['reduction']}" if kind == "scatter" else "") + \
+            f", index_mode={views['index_mode']})"
+        return core if direct else write_view(b.emit, b.const, core, out_plan, base)
 
     @staticmethod
     def _rename(nodes: list, old: str, new: str) -> None:

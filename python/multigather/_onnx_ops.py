@@ -44,9 +44,15 @@ def _schemas():
 
     T = ("T", _TYPES, "any element type")
     Tind = ("Tind", ["tensor(int32)", "tensor(int64)"], "index type")
+    def shape(role):
+        return OpSchema.Attribute(f"{role}_shape", OpSchema.AttrType.INTS,
+                                  f"optional: {role} is read (written) as a C-contiguous tensor of this "
+                                  f"shape, of as many elements (a reshape inside the node)", required=False)
+
     common = [
         A("axes", OpSchema.AttrType.INTS, "the input dimensions the coordinates address, in order"),
         A("negative_indices", 1, "1: an index v < 0 counts from the end (v + n)"),
+        shape("input"), shape("indices"), shape("output"),
     ]
     gather = OpSchema(
         "GatherMultiaxis", DOMAIN, OPSET_VERSION, GATHER_DOC,
@@ -66,7 +72,8 @@ def _schemas():
         type_constraints=[T, Tind],
         attributes=common + [A("index_mode", "error", "error | clamp | wrap | drop"),
                              A("reduction", "none", "none | add | mul | min | max"),
-                             A("include_input", 1, "0: a reached element starts from its first update")],
+                             A("include_input", 1, "0: a reached element starts from its first update"),
+                             shape("updates")],
         node_determinism=OpSchema.NodeDeterminism.Deterministic)
     return gather, scatter
 
@@ -181,24 +188,33 @@ def reference_ops():
     """The OpRun classes of the two ops, for ``ReferenceEvaluator(model, new_ops=...)``."""
     from onnx.reference.op_run import OpRun
 
+    def reshaped(array, shape):
+        return array if shape is None else np.asarray(array).reshape(list(shape))
+
     class GatherMultiaxis(OpRun):
         op_domain = DOMAIN
 
-        def _run(self, input, indices, axes=None, index_mode=None, negative_indices=None, fill_value=None):
+        def _run(self, input, indices, axes=None, index_mode=None, negative_indices=None, fill_value=None,
+                 input_shape=None, indices_shape=None, output_shape=None):
             mode = index_mode.decode() if isinstance(index_mode, bytes) else (index_mode or "error")
-            return (gather_multiaxis_reference(input, indices, list(axes or []), mode,
-                                               bool(1 if negative_indices is None else negative_indices),
-                                               0.0 if fill_value is None else fill_value),)
+            out = gather_multiaxis_reference(reshaped(input, input_shape), reshaped(indices, indices_shape),
+                                             list(axes or []), mode,
+                                             bool(1 if negative_indices is None else negative_indices),
+                                             0.0 if fill_value is None else fill_value)
+            return (reshaped(out, output_shape),)
 
     class ScatterMultiaxis(OpRun):
         op_domain = DOMAIN
 
         def _run(self, input, indices, updates, axes=None, reduction=None, index_mode=None,
-                 negative_indices=None, include_input=None):
+                 negative_indices=None, include_input=None, input_shape=None, indices_shape=None,
+                 updates_shape=None, output_shape=None):
             text = lambda v, d: v.decode() if isinstance(v, bytes) else (v or d)  # noqa: E731
-            return (scatter_multiaxis_reference(
-                input, indices, updates, list(axes or []), text(reduction, "none"), text(index_mode, "error"),
+            out = scatter_multiaxis_reference(
+                reshaped(input, input_shape), reshaped(indices, indices_shape), reshaped(updates, updates_shape),
+                list(axes or []), text(reduction, "none"), text(index_mode, "error"),
                 bool(1 if negative_indices is None else negative_indices),
-                bool(1 if include_input is None else include_input)),)
+                bool(1 if include_input is None else include_input))
+            return (reshaped(out, output_shape),)
 
     return [GatherMultiaxis, ScatterMultiaxis]

@@ -48,6 +48,12 @@ class ViewPlan:
         return [d for d, n in enumerate(self.shape) if n > 1 and d not in self.owner]
 
 
+def is_reshape(plan: ViewPlan) -> bool:
+    """The view is its source reshaped: every element once, in the source's order."""
+    real = [o for o in plan.owner if o is not None]
+    return plan.covers_source and not plan.broadcast_dims and real == sorted(real)
+
+
 def plan_view(source_shape: Sequence[int], shape: Sequence[int], strides: Sequence[int],
               offset: int = 0) -> ViewPlan:
     """The plan of a strided view of a C-contiguous source (elements). Raises NotAView."""
@@ -99,7 +105,7 @@ def read_view(emit: Emit, const: Const, source: str, plan: ViewPlan) -> str:
     x = source
     real_outer_first = [o for o in plan.owner if o is not None]
     squeezed = [1 if n > 1 and d in plan.broadcast_dims else n for d, n in enumerate(plan.shape)]
-    if plan.covers_source and real_outer_first == sorted(real_outer_first):  # one Reshape does it
+    if is_reshape(plan):  # one Reshape does it
         if list(plan.source_shape) != squeezed:
             x = emit("Reshape", [x, const(squeezed)])
         return emit("Expand", [x, const(plan.shape)]) if plan.broadcast_dims else x
@@ -139,7 +145,8 @@ def write_view(emit: Emit, const: Const, view: str, plan: ViewPlan, base: str | 
         x = emit("Reshape", [x, const([plan.shape[d] for d in view_order])])
         x = emit("Transpose", [x], perm=[view_order.index(d) for d in real_outer_first])
     if plan.covers_source:
-        return emit("Reshape", [x, const(plan.source_shape)])
+        return emit("Reshape", [x, const(plan.source_shape)]) if tuple(plan.shape) != plan.source_shape or \
+            real_outer_first != view_order else x
     x = emit("Reshape", [x, const(plan.sizes)])
     b = emit("Reshape", [base, const(plan.extents)])
     lo, hi = list(plan.starts), [s + z for s, z in zip(plan.starts, plan.sizes)]

@@ -121,6 +121,22 @@ std::vector<std::int64_t> ints_attribute(const OrtKernelInfo* info, const char* 
   return values;
 }
 
+// An optional INTS attribute (a shape the operand is read as): nullopt when absent.
+std::optional<std::vector<std::int64_t>> optional_shape_attribute(const OrtKernelInfo* info, const char* op,
+                                                                  const char* name) {
+  std::size_t size = 0;
+  if (!succeeded(g_api->KernelInfoGetAttributeArray_int64(info, name, nullptr, &size))) {
+    if (has_attribute_of_any_type(info, name)) wrong_type(op, name, "INTS");
+    return std::nullopt;
+  }
+  std::vector<std::int64_t> values(size);
+  if (size > 0) check(g_api->KernelInfoGetAttributeArray_int64(info, name, values.data(), &size), name);
+  for (std::int64_t v : values) {
+    if (v < 0) fail(std::string(op) + " attribute " + name + " has a negative size " + std::to_string(v));
+  }
+  return values;
+}
+
 std::string string_attribute(const OrtKernelInfo* info, const char* op, const char* name,
                              const char* fallback) {
   std::size_t size = 0;
@@ -226,6 +242,39 @@ void fail_on(const mg::Status& status) {
   if (!status.ok()) fail(status.message());
 }
 
+using Shape = std::optional<std::vector<std::int64_t>>;
+
+mg::Dims dims_of(const std::vector<std::int64_t>& shape) {
+  return mg::Dims(std::span<const std::int64_t>(shape));
+}
+
+// The operand read as `shape` (the node's input_shape / indices_shape / updates_shape): a free
+// reshape of the C-contiguous tensor ORT passes, which must have as many elements.
+void read_as(Operand* operand, const Shape& shape, const char* op, const char* name) {
+  if (!shape) return;
+  const mg::Dims dims = dims_of(*shape);
+  if (mg::saturating_numel(dims) != operand->view.numel()) {
+    fail(std::string(op) + " attribute " + name + "_shape " + mg::to_string(dims) + " has " +
+         std::to_string(mg::saturating_numel(dims)) + " elements, but input " + name + " of shape " +
+         mg::to_string(operand->view.shape) + " has " + std::to_string(operand->view.numel()));
+  }
+  operand->view = mg::TensorView(operand->view.data, operand->view.dtype, dims);
+}
+
+// The node's output of `core` shape, allocated by ORT as `shape` (output_shape) when given.
+mg::MutableTensorView allocate_as(OrtKernelContext* context, mg::DType dtype, const mg::Dims& core,
+                                  const Shape& shape, const char* op) {
+  if (!shape) return allocate_output(context, dtype, core);
+  const mg::Dims dims = dims_of(*shape);
+  if (mg::saturating_numel(dims) != mg::saturating_numel(core)) {
+    fail(std::string(op) + " attribute output_shape " + mg::to_string(dims) + " has " +
+         std::to_string(mg::saturating_numel(dims)) + " elements, but the output of shape " +
+         mg::to_string(core) + " has " + std::to_string(mg::saturating_numel(core)));
+  }
+  const mg::MutableTensorView out = allocate_output(context, dtype, dims);
+  return mg::MutableTensorView(out.data, dtype, core);
+}
+
 // ---- Kernels ------------------------------------------------------------------------------------
 
 constexpr const char* kGather = "GatherMultiaxis";
@@ -236,12 +285,17 @@ struct Kernel {
   std::vector<std::int64_t> axes;
   mg::GatherOptions gather;
   mg::ScatterOptions scatter_options;
+  Shape input_shape, indices_shape, updates_shape, output_shape;  // free reshapes (optional)
 
   Kernel(bool is_scatter, const OrtKernelInfo* info) : scatter(is_scatter) {
     const char* op = scatter ? kScatter : kGather;
     axes = ints_attribute(info, op, "axes");
     const mg::IndexMode mode = index_mode_attribute(info, op, scatter);
     const bool negative = bool_attribute(info, op, "negative_indices", true);
+    input_shape = optional_shape_attribute(info, op, "input_shape");
+    indices_shape = optional_shape_attribute(info, op, "indices_shape");
+    output_shape = optional_shape_attribute(info, op, "output_shape");
+    if (scatter) updates_shape = optional_shape_attribute(info, op, "updates_shape");
     if (scatter) {
       const std::string reduction = string_attribute(info, op, "reduction", "none");
       if (!mg::parse_reduction(reduction, &scatter_options.reduction)) {
@@ -260,30 +314,36 @@ struct Kernel {
 
   void compute(OrtKernelContext* context) const {
     if (scatter) {
-      const Operand input = read_input(context, 0, kScatter, "input");
-      const Operand indices = read_input(context, 1, kScatter, "indices");
-      const Operand updates = read_input(context, 2, kScatter, "updates");
+      Operand input = read_input(context, 0, kScatter, "input");
+      Operand indices = read_input(context, 1, kScatter, "indices");
+      Operand updates = read_input(context, 2, kScatter, "updates");
+      read_as(&input, input_shape, kScatter, "input");
+      read_as(&indices, indices_shape, kScatter, "indices");
+      read_as(&updates, updates_shape, kScatter, "updates");
       // Shapes, dtypes and attributes first, so that a bad call allocates nothing.
       mg::GatherShape shape;
       fail_on(mg::infer_scatter_shape(input.view.shape, indices.view.shape,
                                              updates.view.shape, axes, &shape));
       const mg::MutableTensorView output =
-          allocate_output(context, input.view.dtype, input.view.shape);
+          allocate_as(context, input.view.dtype, input.view.shape, output_shape, kScatter);
       fail_on(mg::scatter_multiaxis_into(input.view, indices.view, updates.view, axes,
                                                 output, scatter_options));
       return;
     }
-    const Operand input = read_input(context, 0, kGather, "input");
-    const Operand indices = read_input(context, 1, kGather, "indices");
+    Operand input = read_input(context, 0, kGather, "input");
+    Operand indices = read_input(context, 1, kGather, "indices");
+    read_as(&input, input_shape, kGather, "input");
+    read_as(&indices, indices_shape, kGather, "indices");
     struct Allocation {
       OrtKernelContext* context;
+      const Shape* output_shape;
       std::string error;  // an ORT failure inside the allocator
-    } allocation{context, {}};
+    } allocation{context, &output_shape, {}};
     const mg::OutputAllocator allocate = [](void* raw, mg::DType dtype, const mg::Dims& shape,
                                             mg::MutableTensorView* output) -> bool {
       auto* a = static_cast<Allocation*>(raw);
       try {
-        *output = allocate_output(a->context, dtype, shape);
+        *output = allocate_as(a->context, dtype, shape, *a->output_shape, kGather);
         return true;
       } catch (const std::exception& e) {
         a->error = e.what();

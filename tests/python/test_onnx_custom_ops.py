@@ -35,7 +35,7 @@ STRING_ATTRS = {"index_mode", "reduction"}
 
 
 def make_attr(name, value):
-    if name == "axes":
+    if name == "axes" or name.endswith("_shape"):
         return helper.make_attribute(name, list(value), attr_type=AttributeProto.INTS)
     if isinstance(value, str):
         return helper.make_attribute(name, value, attr_type=AttributeProto.STRING)
@@ -357,3 +357,23 @@ def test_thread_count_does_not_change_a_float_scatter_add():
 def test_library_does_not_link_onnxruntime():
     with open(LIBRARY, "rb") as f:
         assert b"libonnxruntime" not in f.read()
+
+
+def test_shape_attributes_read_and_write_reshaped_operands():
+    # onnx.Gather(x [6, 4], i [2, 3], axis=0) as the rewrite writes it: the core reads x as
+    # [6, 1, 1, 4] and i as [1, 2, 3, 1] and writes the framework's [2, 3, 4] directly.
+    x = RNG.standard_normal((6, 4)).astype(np.float32)
+    i = np.array([[5, 0, -1], [2, 2, 3]], np.int64)
+    got = gather(x, i, axes=[0], input_shape=[6, 1, 1, 4], indices_shape=[1, 2, 3, 1], output_shape=[2, 3, 4])
+    same(got, np.take(x, i, axis=0))
+    u = RNG.standard_normal((2, 3, 4)).astype(np.float32)
+    want = x.copy()
+    np.add.at(want, np.where(i < 0, i + 6, i), u)
+    got = scatter(x, i, u, axes=[0], reduction="add", input_shape=[6, 1, 1, 4], indices_shape=[1, 2, 3, 1],
+                  updates_shape=[1, 2, 3, 4], output_shape=[6, 4])
+    same(got, want)
+    text = error_text(lambda: gather(x, i, axes=[0], input_shape=[5, 1, 1, 4]))
+    assert "input_shape [5,1,1,4] has 20 elements, but input input of shape [6,4] has 24" in text
+    text = error_text(lambda: gather(x, i, axes=[0], input_shape=[6, 1, 1, 4], indices_shape=[1, 2, 3, 1],
+                                     output_shape=[7]))
+    assert "output_shape [7] has 7 elements, but the output of shape [1,2,3,4] has 24" in text
