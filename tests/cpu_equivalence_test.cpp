@@ -15,6 +15,7 @@
 #include <random>
 #include <string>
 #include <type_traits>
+#include <thread>
 #include <vector>
 
 #include "core/task_pool.hpp"
@@ -319,6 +320,46 @@ TEST(CpuEquivalence, ThreadsOfAHostPoolMatchReference) {
     });
     host.run_late();
     EXPECT_GT(host.scheduled(), 0);  // the engine's workers did go to the pool
+  }
+}
+
+TEST(CpuEquivalence, ALoopPoolInTheOptionsMatchesReference) {
+  // GatherOptions::task_pool with parallel_for (a synchronous loop, as ONNX Runtime's
+  // KernelContext_ParallelFor): every worker runs once, on std::threads or on the calling
+  // thread in turn; the result is the reference kernel's.
+  struct Loops {
+    bool threads = true;
+    std::atomic<int> calls{0};
+  };
+  for (const bool threads : {true, false}) {
+    Loops loops;
+    loops.threads = threads;
+    mg::TaskPool pool;
+    pool.context = &loops;
+    pool.num_threads = 4;
+    pool.parallel_for = [](void* ctx, int count, void (*fn)(void* arg, int i) noexcept, void* arg) {
+      auto* l = static_cast<Loops*>(ctx);
+      l->calls.fetch_add(1);
+      if (!l->threads) {
+        for (int i = count - 1; i >= 0; --i) fn(arg, i);  // the calling thread, last worker first
+        return;
+      }
+      std::vector<std::thread> team;
+      for (int i = 1; i < count; ++i) team.emplace_back([=] { fn(arg, i); });
+      fn(arg, 0);
+      for (std::thread& t : team) t.join();
+    };
+    static const mg::TaskPool* loop_pool = nullptr;  // for_each_case takes a plain function
+    loop_pool = &pool;
+    for_each_case(200, [](Rng& rng, const RandomCall& c) {
+      expect_same_as_reference(rng, c, "gather_multiaxis_into with a parallel_for pool", [&](const mg::MutableTensorView& out) {
+        mg::GatherOptions o = c.options;
+        o.num_threads = 3;
+        o.task_pool = loop_pool;
+        return mg::gather_multiaxis_into(c.input_view, c.indices_view, c.axes, out, o);
+      });
+    });
+    EXPECT_GT(loops.calls.load(), 0);  // the engine's loops did go to the pool
   }
 }
 

@@ -4,6 +4,8 @@
 // (section 4), fill values (Scalar) and GatherOptions.
 #pragma once
 
+#include "multigather/task_pool.hpp"
+
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -75,6 +77,10 @@ struct GatherOptions {
   /// machine a call runs on the calling thread); an explicit n is not capped that way, only by
   /// the work size. Without OpenMP every call uses 1.
   int num_threads = 0;
+  /// A host framework's thread pool (multigather/task_pool.hpp) for the engine's parallel loops
+  /// instead of OpenMP's team (null: OpenMP, or the pool of the execute call it runs in); it
+  /// must outlive the call; with num_threads 0 its size bounds the threads.
+  const TaskPool* task_pool = nullptr;
 };
 
 }  // namespace multigather

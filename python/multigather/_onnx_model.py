@@ -171,14 +171,27 @@ def _gather_shape(input_shape, indices_shape, axes):
     return logical, out
 
 
+def _row_start(x_shape, i_shape, axes) -> int:
+    """The first of the trailing dimensions that a gather copies whole for every lookup (off
+    the axes, not broadcast, the indices broadcast along them): one row of the flattened input."""
+    logical, g = _gather_shape(x_shape, i_shape, axes)
+    start = len(x_shape)
+    while start > 0 and (start - 1) not in axes and x_shape[start - 1] == g[start - 1] and logical[start - 1] == 1:
+        start -= 1
+    return start
+
+
 def _flat_offsets(b: _Builder, x_shape, i_shape, index_dtype: int, axes, index_mode: str,
-                  negative_indices: bool, indices: str):
+                  negative_indices: bool, indices: str, row_start: int | None = None):
     """The flat input offset of every position of G (the gather's output shape), and the name
-    of the in-range mask (None when the mode needs none)."""
+    of the in-range mask (None when the mode needs none). With row_start, the offsets are of
+    rows (the dimensions from row_start on are one row; their positions are size 1)."""
     r = len(x_shape)
     c = max(len(axes), 1)
     logical, g = _gather_shape(x_shape, i_shape, axes)
-    strides = [math.prod(x_shape[d + 1:]) for d in range(r)]
+    row_start = r if row_start is None else row_start
+    row = math.prod(x_shape[row_start:])
+    strides = [math.prod(x_shape[d + 1:]) // row if d < row_start else 0 for d in range(r)]
     folded = b.emit("Reshape", [indices, b.const(logical + [c])]) if c > 1 else \
         (b.emit("Reshape", [indices, b.const(logical)]) if list(i_shape) != logical else indices)
     terms, masks = [], []
@@ -199,7 +212,7 @@ def _flat_offsets(b: _Builder, x_shape, i_shape, index_dtype: int, axes, index_m
             if index_mode == "fill":
                 v = b.emit("Where", [ok, v, b.scalar(0)])
         terms.append(b.emit("Mul", [v, b.scalar(strides[axis])]) if strides[axis] != 1 else v)
-    for d in range(r):
+    for d in range(row_start):
         if d not in axes and x_shape[d] > 1:
             shape = [1] * r
             shape[d] = g[d]
@@ -219,11 +232,20 @@ def gather_body(b: _Builder, x: str, indices: str, x_shape, i_shape, dtype: str,
     if not axes:
         _, g = _gather_shape(x_shape, i_shape, axes)
         return b.emit("Expand", [x, b.const(g)]) if list(g) != list(x_shape) else b.emit("Identity", [x])
-    n = math.prod(x_shape)
-    flat, mask, _ = _flat_offsets(b, x_shape, i_shape, index_dtype, axes, index_mode, negative_indices, indices)
+    start = _row_start(x_shape, i_shape, axes)  # whole rows: one lookup each, not one per element
+    row = math.prod(x_shape[start:])
+    n = math.prod(x_shape) // row
+    flat, mask, g = _flat_offsets(b, x_shape, i_shape, index_dtype, axes, index_mode, negative_indices,
+                                  indices, start)
     if index_mode == "error":  # an out-of-range offset: the runtime's own bounds check raises
         flat = b.emit("Where", [mask, flat, b.scalar(-n - 1)])
-    y = b.emit("Gather", [b.emit("Reshape", [x, b.const([n])]), flat], axis=0)
+    if row > 1:
+        rows = b.emit("Reshape", [x, b.const([n, row])])
+        flat = b.emit("Expand", [flat, b.const(list(g[:start]) + [1] * (len(g) - start))])
+        flat = b.emit("Reshape", [flat, b.const(list(g[:start]))])
+        y = b.emit("Reshape", [b.emit("Gather", [rows, flat], axis=0), b.const(list(g))])
+    else:
+        y = b.emit("Gather", [b.emit("Reshape", [x, b.const([n])]), flat], axis=0)
     if index_mode == "fill":
         value = float(fill_value) if dtype.startswith(("float", "bfloat", "complex")) else int(fill_value)
         y = b.emit("Where", [mask, y, b.scalar(value, _np_dtype(dtype))])

@@ -22,7 +22,11 @@
 // an onnxruntime exception whose text contains the message). No kernel of its own.
 #include <onnxruntime_c_api.h>
 
+#include <atomic>
+#include <thread>
+#include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <iterator>
 #include <memory>
@@ -48,6 +52,9 @@ constexpr std::uint32_t kOrtApiVersion = 13;
 static_assert(ORT_API_VERSION >= kOrtApiVersion, "onnxruntime_c_api.h older than API 13");
 
 const OrtApi* g_api = nullptr;
+// API 17 (onnxruntime 1.17) when the runtime serves it and the header declares it: its
+// KernelContext_ParallelFor runs a gather's parallel loops on the session's intra-op pool.
+const OrtApi* g_api_17 = nullptr;
 
 [[noreturn]] void fail(const std::string& message) { throw std::runtime_error(message); }
 
@@ -275,6 +282,55 @@ mg::MutableTensorView allocate_as(OrtKernelContext* context, mg::DType dtype, co
   return mg::MutableTensorView(out.data, dtype, core);
 }
 
+int engine_threads(int fallback) {
+  const char* text = std::getenv("MULTIGATHER_ORT_THREADS");
+  if (text == nullptr || *text == '\0') return fallback;
+  char* end = nullptr;
+  const long n = std::strtol(text, &end, 10);
+  if (*end != '\0' || n < 0 || n > 4096) {
+    fail(std::string("MULTIGATHER_ORT_THREADS = '") + text + "' is not a thread count (0: automatic)");
+  }
+  return static_cast<int>(n);
+}
+
+// The session's intra-op pool as the engine's TaskPool (parallel_for: ORT's
+// KernelContext_ParallelFor, a synchronous loop over the pool's threads and the calling one), or
+// none (parallel_for null) before API 17. Each worker runs once; the engine's workers share
+// their work dynamically, so an intra-op pool of one thread runs them all in turn.
+mg::TaskPool session_pool(OrtKernelContext* context) {
+  mg::TaskPool pool;
+#if ORT_API_VERSION >= 17
+  if (g_api_17 == nullptr) return pool;
+  pool.context = context;
+  static const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));  // reads /sys
+  pool.num_threads = cores;
+  pool.parallel_for = [](void* ctx, int count, void (*fn)(void* arg, int i) noexcept, void* arg) {
+    struct Loop {
+      void (*fn)(void*, int) noexcept;
+      void* arg;
+      std::atomic<int> started{0};
+    } loop{fn, arg};
+    OrtStatus* status = g_api_17->KernelContext_ParallelFor(
+        static_cast<const OrtKernelContext*>(ctx),
+        [](void* raw, std::size_t i) {
+          auto* l = static_cast<Loop*>(raw);
+          l->started.fetch_add(1, std::memory_order_relaxed);
+          l->fn(l->arg, static_cast<int>(i));
+        },
+        static_cast<std::size_t>(count), 0, &loop);
+    if (status != nullptr) {  // ORT ran no worker: the calling thread runs them all
+      g_api_17->ReleaseStatus(status);
+      if (loop.started.load() == 0) {
+        for (int i = 0; i < count; ++i) fn(arg, i);
+      }
+    }
+  };
+#else
+  (void)context;
+#endif
+  return pool;
+}
+
 // ---- Kernels ------------------------------------------------------------------------------------
 
 constexpr const char* kGather = "GatherMultiaxis";
@@ -292,6 +348,14 @@ struct Kernel {
     axes = ints_attribute(info, op, "axes");
     const mg::IndexMode mode = index_mode_attribute(info, op, scatter);
     const bool negative = bool_attribute(info, op, "negative_indices", true);
+    // Never a team of multigather's own (OpenMP) threads beside ORT's intra-op pool, whose
+    // threads spin between nodes: that oversubscribes the cores (measured: 2-3x slower whole
+    // models at 2 intra-op threads on 2 cores). MULTIGATHER_ORT_THREADS sets a count for both
+    // (0: the engine's own choice; a scatter then uses OpenMP).
+    // A gather's loops run on ORT's own pool (session_pool) with the engine's automatic count;
+    // the scatter's phases need a team at once (OpenMP), so it stays on the calling thread.
+    scatter_options.num_threads = engine_threads(1);
+    gather.num_threads = engine_threads(0);
     input_shape = optional_shape_attribute(info, op, "input_shape");
     indices_shape = optional_shape_attribute(info, op, "indices_shape");
     output_shape = optional_shape_attribute(info, op, "output_shape");
@@ -350,8 +414,11 @@ struct Kernel {
         return false;
       }
     };
+    mg::GatherOptions options = gather;
+    const mg::TaskPool pool = session_pool(context);
+    if (pool.parallel_for != nullptr && options.num_threads != 1) options.task_pool = &pool;
     const mg::Status status =
-        mg::gather_multiaxis_alloc(input.view, indices.view, axes, gather, allocate, &allocation);
+        mg::gather_multiaxis_alloc(input.view, indices.view, axes, options, allocate, &allocation);
     if (!allocation.error.empty()) fail(allocation.error);
     fail_on(status);
   }
@@ -493,6 +560,9 @@ RegisterCustomOps(OrtSessionOptions* options, const OrtApiBase* api_base) {
     return oldest->CreateStatus(ORT_FAIL, message.c_str());
   }
   g_api = api;
+#if ORT_API_VERSION >= 17
+  g_api_17 = api_base->GetApi(17);
+#endif
   try {
     return register_ops(options);
   } catch (const std::exception& e) {

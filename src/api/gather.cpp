@@ -1,6 +1,7 @@
 // The core operator's entry points (multigather/gather.hpp): validate once, then run_validated
 // (kernels/cpu/run_validated.hpp: plan, run a kernel; on a bad index, the reference kernel's
 // exact message). execute.cpp runs every registry op through run_validated too.
+#include "core/task_pool.hpp"
 #include "kernels/cpu/run_validated.hpp"
 #include "kernels/reference/reference.hpp"
 #include "plan/plan.hpp"
@@ -17,6 +18,7 @@ Status gather_multiaxis_into(const TensorView& input, const TensorView& indices,
   detail::ValidatedCall call;
   MULTIGATHER_RETURN_IF_ERROR(detail::validate_call(input, indices, axes, output, options, &call));
   MULTIGATHER_RETURN_IF_ERROR(detail::check_no_overlap(output, input, indices, "output"));
+  const detail::TaskPoolScope pool(options.task_pool ? options.task_pool : detail::current_task_pool());
   return run_validated(input, indices, output, call, options, /*keep_output_on_error=*/true);
 }
 
@@ -31,6 +33,7 @@ Status gather_multiaxis_alloc(const TensorView& input, const TensorView& indices
   }
   MULTIGATHER_RETURN_IF_ERROR(detail::validate_output(output, call));
   MULTIGATHER_RETURN_IF_ERROR(detail::check_no_overlap(output, input, indices, "output"));
+  const detail::TaskPoolScope pool(options.task_pool ? options.task_pool : detail::current_task_pool());
   return run_validated(input, indices, output, call, options, /*keep_output_on_error=*/false);
 }
 

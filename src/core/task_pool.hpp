@@ -5,7 +5,8 @@
 // pool for the call (TaskPoolScope); the engine's parallel loops ask parallel_workers() for their
 // workers. With no pool, parallel_workers is an OpenMP parallel region. With a pool, worker 0 is
 // the calling thread and workers 1..n-1 are tasks scheduled on the pool; a task that starts after
-// the calling thread has finished the loop does nothing. So the loop never waits for a pool
+// the calling thread has finished the loop does nothing (a pool with parallel_for instead runs
+// every worker, then returns). So the loop never waits for a pool
 // thread that is busy elsewhere (another call of the same executable, say): the bodies must share
 // their work dynamically (each claims the next piece), so that the calling thread alone can do it
 // all. Loops that need every worker at once (a barrier) must not use it.
@@ -76,6 +77,11 @@ void parallel_workers(int workers, Body& body) {
 #else
     for (int w = 0; w < workers; ++w) body(w);
 #endif
+    return;
+  }
+  if (pool->parallel_for != nullptr) {  // a synchronous loop: every worker runs once
+    pool->parallel_for(pool->context, workers, [](void* b, int worker) noexcept { (*static_cast<Body*>(b))(worker); },
+                       &body);
     return;
   }
   auto group = std::make_shared<WorkerGroup>();

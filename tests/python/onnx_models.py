@@ -50,7 +50,7 @@ TRANSFORMERS_MODELS = frozenset({"bert", "gpt2", "mixtral"})
 # --------------------------------------------------------------------------------------------
 # The models (torch is imported inside the builders: importing this module needs only numpy).
 
-def _embedding_attention():
+def _embedding_attention(vocab=100, dim=32, batch=2, seq=16):
     import torch
     from torch import nn
 
@@ -72,12 +72,12 @@ def _embedding_attention():
             return self.out(torch.matmul(attn, v)) + x
 
     torch.manual_seed(0)
-    model = EmbeddingAttention()
-    ids = torch.randint(0, 100, (2, 16), generator=torch.Generator().manual_seed(1))
+    model = EmbeddingAttention(vocab, dim)
+    ids = torch.randint(0, vocab, (batch, seq), generator=torch.Generator().manual_seed(1))
     return model, (ids,)
 
 
-def _mixture_of_experts():
+def _mixture_of_experts(dim=16, hidden=32, experts=4, batch=2, seq=8):
     import torch
     from torch import nn
 
@@ -127,12 +127,12 @@ def _mixture_of_experts():
             return out.reshape(batch, seq, dim), load, importance
 
     torch.manual_seed(0)
-    model = MixtureOfExperts()
-    x = torch.randn(2, 8, 16, generator=torch.Generator().manual_seed(1))
+    model = MixtureOfExperts(dim, hidden, experts)
+    x = torch.randn(batch, seq, dim, generator=torch.Generator().manual_seed(1))
     return model, (x,)
 
 
-def _graph_layer():
+def _graph_layer(features=8, hidden=16, nodes=10, edges=24):
     import torch
     from torch import nn
 
@@ -158,16 +158,16 @@ def _graph_layer():
             return self.update(x) + summed + largest
 
     torch.manual_seed(0)
-    model = GraphLayer()
+    model = GraphLayer(features, hidden)
     generator = torch.Generator().manual_seed(1)
-    x = torch.randn(10, 8, generator=generator)
-    # 24 edges among 10 nodes; node 9 receives none (its amax row stays zero).
-    edge_index = torch.stack([torch.randint(0, 10, (24,), generator=generator),
-                              torch.randint(0, 9, (24,), generator=generator)])
+    x = torch.randn(nodes, features, generator=generator)
+    # `edges` edges among `nodes` nodes; the last node receives none (its amax row stays zero).
+    edge_index = torch.stack([torch.randint(0, nodes, (edges,), generator=generator),
+                              torch.randint(0, nodes - 1, (edges,), generator=generator)])
     return model, (x, edge_index)
 
 
-def _indexing():
+def _indexing(rows=6, width=8, picked=3, repeats=6):
     import torch
     from torch import nn
 
@@ -186,12 +186,13 @@ def _indexing():
             return rows, columns, picked, y, z
 
     generator = torch.Generator().manual_seed(1)
-    x = torch.randn(6, 8, generator=generator)
-    idx = torch.tensor([4, 0, 2])
-    cols = torch.randint(0, 8, (6, 2), generator=generator)
-    v = torch.randn(3, 8, generator=generator)
-    acc_idx = torch.tensor([1, 3, 1, 5, 3, 1])
-    acc_v = torch.randn(6, 8, generator=generator)
+    x = torch.randn(rows, width, generator=generator)
+    idx = torch.tensor([4, 0, 2]) if rows == 6 else torch.randperm(min(rows, width), generator=generator)[:picked]
+    cols = torch.randint(0, width, (rows, 2), generator=generator)
+    v = torch.randn(len(idx), width, generator=generator)
+    acc_idx = torch.tensor([1, 3, 1, 5, 3, 1]) if rows == 6 else \
+        torch.randint(0, rows, (repeats,), generator=generator)
+    acc_v = torch.randn(len(acc_idx), width, generator=generator)
     return Indexing(), (x, idx, cols, v, acc_idx, acc_v)
 
 
@@ -224,36 +225,39 @@ def _token_inputs(vocab: int, batch: int = 2, seq: int = 16):
     return input_ids, attention_mask
 
 
-def _bert():
+def _bert(vocab=100, hidden=32, layers=2, heads=2, batch=2, seq=16):
     import torch
     from transformers import BertConfig, BertModel
     torch.manual_seed(0)
-    config = BertConfig(vocab_size=100, hidden_size=32, num_hidden_layers=2,
-                        num_attention_heads=2, intermediate_size=64, max_position_embeddings=32,
+    config = BertConfig(vocab_size=vocab, hidden_size=hidden, num_hidden_layers=layers,
+                        num_attention_heads=heads, intermediate_size=2 * hidden,
+                        max_position_embeddings=max(32, seq),
                         type_vocab_size=2, hidden_dropout_prob=0.0,
                         attention_probs_dropout_prob=0.0)
     model = BertModel(config, add_pooling_layer=False).eval()
-    return _LastHiddenState.make(model), _token_inputs(100)
+    return _LastHiddenState.make(model), _token_inputs(vocab, batch, seq)
 
 
-def _gpt2():
+def _gpt2(vocab=100, hidden=32, layers=2, heads=2, batch=2, seq=16):
     import torch
     from transformers import GPT2Config, GPT2Model
     torch.manual_seed(0)
-    config = GPT2Config(vocab_size=100, n_positions=32, n_embd=32, n_layer=2, n_head=2,
+    config = GPT2Config(vocab_size=vocab, n_positions=max(32, seq), n_embd=hidden, n_layer=layers,
+                        n_head=heads,
                         resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0, bos_token_id=0,
                         eos_token_id=0)
     model = GPT2Model(config).eval()
-    return _LastHiddenState.make(model), _token_inputs(100)
+    return _LastHiddenState.make(model), _token_inputs(vocab, batch, seq)
 
 
-def _mixtral():
+def _mixtral(vocab=100, hidden=32, layers=2, heads=2, experts=4, batch=2, seq=16):
     import torch
     from transformers import MixtralConfig, MixtralModel
     torch.manual_seed(0)
-    config = MixtralConfig(vocab_size=100, hidden_size=32, intermediate_size=64,
-                           num_hidden_layers=2, num_attention_heads=2, num_key_value_heads=1,
-                           max_position_embeddings=32, num_local_experts=4,
+    config = MixtralConfig(vocab_size=vocab, hidden_size=hidden, intermediate_size=2 * hidden,
+                           num_hidden_layers=layers, num_attention_heads=heads,
+                           num_key_value_heads=max(1, heads // 2),
+                           max_position_embeddings=max(32, seq), num_local_experts=experts,
                            num_experts_per_tok=2, sliding_window=None)
     # The experts as "batched_mm": each (token, slot) pair gathers its expert's weights. The
     # default, "grouped_mm" (tokens sorted by expert, torch.histc, a grouped matmul), fails in
@@ -262,7 +266,7 @@ def _mixtral():
     # torch.export (a guard on the data-dependent count of experts hit).
     config._experts_implementation = "batched_mm"
     model = MixtralModel(config).eval()
-    return _LastHiddenState.make(model), _token_inputs(100)
+    return _LastHiddenState.make(model), _token_inputs(vocab, batch, seq)
 
 
 _BUILDERS = {
@@ -277,14 +281,30 @@ _BUILDERS = {
 assert list(_BUILDERS) == MODELS
 
 
-def build(name: str):
+# Sizes: "tiny" (the tests' models, the builders' defaults) and "medium" (bench/onnx_models.py:
+# BERT / GPT-2 vocabularies, hidden 256, sequences of 128).
+SIZES = {
+    "tiny": {},
+    "medium": {
+        "embedding_attention": dict(vocab=30522, dim=256, batch=8, seq=128),
+        "mixture_of_experts": dict(dim=256, hidden=512, experts=8, batch=8, seq=64),
+        "graph_layer": dict(features=64, hidden=64, nodes=5000, edges=50000),
+        "indexing": dict(rows=1024, width=256, picked=256, repeats=1024),
+        "bert": dict(vocab=30522, hidden=256, layers=4, heads=4, batch=8, seq=128),
+        "gpt2": dict(vocab=50257, hidden=256, layers=4, heads=4, batch=8, seq=128),
+        "mixtral": dict(vocab=32000, hidden=256, layers=2, heads=4, experts=8, batch=2, seq=32),
+    },
+}
+
+
+def build(name: str, size: str = "tiny"):
     """``(model, args)``: the model ``name`` in eval mode and its example input (a tuple of
-    tensors), the same on every call (seeded)."""
+    tensors), the same on every call (seeded); ``size``: a key of SIZES."""
     try:
         builder = _BUILDERS[name]
     except KeyError:
         raise ValueError(f"unknown model {name!r}; the models: {', '.join(MODELS)}") from None
-    model, args = builder()
+    model, args = builder(**SIZES[size].get(name, {}))
     return model.eval(), tuple(args)
 
 
@@ -301,8 +321,8 @@ def eager_outputs(model, args) -> list[np.ndarray]:
 # --------------------------------------------------------------------------------------------
 # Export.
 
-def _paths(name: str, directory) -> tuple[str, str, str]:
-    base = os.path.join(os.fspath(directory), name)
+def _paths(name: str, directory, size: str = "tiny") -> tuple[str, str, str]:
+    base = os.path.join(os.fspath(directory), name if size == "tiny" else f"{name}.{size}")
     return base + ".onnx", base + ".feeds.npz", base + ".json"
 
 
@@ -332,19 +352,19 @@ def _reason(error: Exception) -> str:
     return reason[:1000]
 
 
-def export(name: str, directory) -> tuple[str, dict[str, np.ndarray]]:
+def export(name: str, directory, size: str = "tiny") -> tuple[str, dict[str, np.ndarray]]:
     """Exports the model ``name`` to ``directory/name.onnx`` (dynamo exporter; the TorchScript
     one only where dynamo fails) and returns ``(path, feeds)``: the .onnx path and the ONNX
     Runtime feeds (graph input name -> numpy array). Cached by name in ``directory``: a second
     call loads the feeds that the first wrote beside the model (name.feeds.npz; name.json holds
     the exporter used, see export_info)."""
     import onnx
-    path, feeds_path, info_path = _paths(name, directory)
+    path, feeds_path, info_path = _paths(name, directory, size)
     if os.path.exists(path) and os.path.exists(feeds_path) and os.path.exists(info_path):
         with np.load(feeds_path) as stored:
             return path, {key: stored[key] for key in stored.files}
     os.makedirs(os.fspath(directory), exist_ok=True)
-    model, args = build(name)
+    model, args = build(name, size)
     errors = {}
     start = time.perf_counter()
     for exporter in ("dynamo", "torchscript"):

@@ -39,9 +39,18 @@ def _backend_cases():
 BACKEND = _backend_cases()
 
 
-def _session(model, library: bool = False):
+def _library():
+    try:
+        return mgo.custom_ops_library()
+    except FileNotFoundError:  # built without ONNX Runtime's header (test_onnx_custom_ops says so)
+        return None
+
+
+def _session(model, library: str | None = None, threads: int = 1):
     so = ort.SessionOptions()
-    so.intra_op_num_threads = 1
+    so.intra_op_num_threads = threads
+    if library:
+        so.register_custom_ops_library(library)
     return ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
 
 
@@ -82,6 +91,9 @@ def test_backend_node_test_rewritten_equals_its_expected_outputs(name):
         "reference bodies": ReferenceEvaluator(m),
         "reference new_ops": ReferenceEvaluator(_without_functions(m), new_ops=mgo.reference_ops()),
     }
+    if _library():
+        runs["ort library"] = _session(m, _library())
+        runs["ort library, 2 threads"] = _session(m, _library(), 2)
     for inputs, expected in case.data_sets:
         feeds = {i.name: v for i, v in zip(m.graph.input, inputs)}
         for how, runner in runs.items():
@@ -166,8 +178,11 @@ def test_random_nodes_rewritten_equal_onnxruntimes_own_op(op_type):
             continue
         lowered = mgo.lower_model(model, report=True)
         assert [r.lowered for r in lowered.nodes] == [True], (attrs, [r.reason for r in lowered.nodes])
-        got = _session(lowered.model).run(None, feeds)[0]
-        np.testing.assert_array_equal(got, expected, err_msg=f"{op_type} {attrs} {[(n, a.shape, a.dtype) for n, a in inputs]}")
+        what = f"{op_type} {attrs} {[(n, a.shape, a.dtype) for n, a in inputs]}"
+        np.testing.assert_array_equal(_session(lowered.model).run(None, feeds)[0], expected, err_msg=what)
+        if _library():
+            np.testing.assert_array_equal(_session(lowered.model, _library()).run(None, feeds)[0], expected,
+                                          err_msg=f"{what}, library")
         checked += 1
     assert checked >= 20
 
@@ -183,14 +198,8 @@ def test_an_out_of_range_index_still_fails_in_the_rewritten_model():
     with pytest.raises(IndexError):
         ReferenceEvaluator(_without_functions(lowered), new_ops=mgo.reference_ops()).run(
             None, {"data": data, "indices": np.array([0, 4], np.int64)})
-    try:  # with the library, ONNX Runtime runs the node's kernel, not its body: multigather's words
-        library = mgo.custom_ops_library()
-    except FileNotFoundError:
-        library = None
-    if library:
-        so = ort.SessionOptions()
-        so.register_custom_ops_library(library)
-        session = ort.InferenceSession(lowered.SerializeToString(), so, providers=["CPUExecutionProvider"])
+    if _library():  # with the library, ONNX Runtime runs the node's kernel, not its body: multigather's words
+        session = _session(lowered, _library())
         with pytest.raises(Exception, match=r"GatherMultiaxis node.*= 4 is out of range for axis 1 of size 4"):
             session.run(None, {"data": data, "indices": np.array([0, 4], np.int64)})
     ok = _session(lowered).run(None, {"data": data, "indices": np.array([-1, 3], np.int64)})[0]
