@@ -17,13 +17,14 @@ APT_PACKAGES=(
   nlohmann-json3-dev=3.11.2-2
   librsvg2-bin=2.54.7+dfsg-1~deb12u1   # rsvg-convert: the tests render explain --svg pictures to PNG
   pkg-config=1.8.1-1   # the C API test (c_api_pkg_config) builds a C program through multigather.pc
+  curl=7.88.1-10+deb12u15   # scripts/onnxruntime-headers.sh downloads ONNX Runtime's headers (a Debian 13 .deb)
   # The libFuzzer targets (scripts/fuzz.sh): clang 14 and its sanitizer/fuzzer runtimes.
   clang-14=1:14.0.6-12
   libclang-rt-14-dev=1:14.0.6-12
 )
 
 declare -A COMMAND_OF=([g++]=g++ [make]=make [cmake]=cmake [librsvg2-bin]=rsvg-convert [clang-14]=clang-14
-                       [pkg-config]=pkg-config)
+                       [pkg-config]=pkg-config [curl]=curl)
 
 missing=()
 for spec in "${APT_PACKAGES[@]}"; do
