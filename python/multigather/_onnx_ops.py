@@ -146,7 +146,7 @@ def gather_multiaxis_reference(input, indices, axes, index_mode="error", negativ
     pos, g, ok = _positions(input.shape, indices, list(axes), index_mode, negative_indices)
     if index_mode == "error" and not ok.all():
         bad = tuple(int(i) for i in np.argwhere(~ok)[0])
-        raise IndexError(f"GatherMultiaxis: an index at output position {bad} is out of range")
+        raise IndexError(f"GatherMultiaxis: the lookup of output position {bad} lies outside its axis")
     out = input[tuple(pos)]
     if index_mode == "fill":
         out = np.where(ok, out, np.array(fill_value).astype(input.dtype))
@@ -162,7 +162,7 @@ def scatter_multiaxis_reference(input, indices, updates, axes, reduction="none",
                             negative_indices)
     if index_mode == "error" and not ok.all():
         bad = tuple(int(i) for i in np.argwhere(~ok)[0])
-        raise IndexError(f"ScatterMultiaxis: the update at position {bad} of G targets an index out of range")
+        raise IndexError(f"ScatterMultiaxis: the update at position {bad} of G targets a position outside its axis")
     u = np.broadcast_to(updates, g)
     out = input.copy()
     reached = np.zeros(input.shape, dtype=bool)

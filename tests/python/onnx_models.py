@@ -443,3 +443,27 @@ def gather_scatter_counts(model_proto) -> dict[str, int]:
     for function in model_proto.functions:
         _count_nodes(function.node, counts)
     return dict(sorted(counts.items()))
+
+
+# --------------------------------------------------------------------------------------------
+# Running models (the rewrite's tests).
+
+def library():
+    """multigather's ONNX Runtime library, or None when the package was built without it
+    (test_onnx_custom_ops.py says why, or fails under MULTIGATHER_EXPECT_ORT_LIBRARY=1)."""
+    import multigather.onnx
+    try:
+        return multigather.onnx.custom_ops_library()
+    except FileNotFoundError:
+        return None
+
+
+def session(model_proto, library_path=None, threads: int = 1):
+    """An ONNX Runtime CPU session of ``model_proto`` at ``threads`` intra-op threads, with the
+    custom-op library at ``library_path`` registered when given."""
+    import onnxruntime as ort
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = threads
+    if library_path:
+        so.register_custom_ops_library(library_path)
+    return ort.InferenceSession(model_proto.SerializeToString(), so, providers=["CPUExecutionProvider"])

@@ -22,6 +22,7 @@ from onnx import TensorProto, helper  # noqa: E402
 from onnx.reference import ReferenceEvaluator  # noqa: E402
 
 import multigather.onnx as mgo  # noqa: E402
+import onnx_models  # noqa: E402
 
 FAMILY = {"Gather", "GatherElements", "GatherND", "ScatterElements", "ScatterND", "Scatter"}
 
@@ -39,19 +40,8 @@ def _backend_cases():
 BACKEND = _backend_cases()
 
 
-def _library():
-    try:
-        return mgo.custom_ops_library()
-    except FileNotFoundError:  # built without ONNX Runtime's header (test_onnx_custom_ops says so)
-        return None
-
-
-def _session(model, library: str | None = None, threads: int = 1):
-    so = ort.SessionOptions()
-    so.intra_op_num_threads = threads
-    if library:
-        so.register_custom_ops_library(library)
-    return ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
+_library = onnx_models.library
+_session = onnx_models.session
 
 
 def _ops(graph):

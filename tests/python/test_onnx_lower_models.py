@@ -23,28 +23,15 @@ from onnx import numpy_helper  # noqa: E402
 from onnx.reference import ReferenceEvaluator  # noqa: E402
 
 import multigather.onnx as mgo  # noqa: E402
+import onnx_models  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 NODE_TESTS = os.path.join(ROOT, "tests", "data", "onnx_backend", "node")
 CORE = {"GatherMultiaxis", "ScatterMultiaxis"}
 
 
-def _library():
-    finder = getattr(mgo, "custom_ops_library", None)
-    if finder is None:
-        return None
-    try:
-        return finder()
-    except FileNotFoundError:
-        return None
-
-
-def _session(model, library=None, threads=1):
-    so = ort.SessionOptions()
-    so.intra_op_num_threads = threads
-    if library:
-        so.register_custom_ops_library(library)
-    return ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
+_library = onnx_models.library
+_session = onnx_models.session
 
 
 def _nodes(graph):
@@ -63,7 +50,6 @@ def export_dir(tmp_path_factory):
 def _exported(name, export_dir):
     require("torch")
     pytest.importorskip("onnxscript", reason="torch.onnx.export(dynamo=True) needs onnxscript")
-    import onnx_models
     if name in onnx_models.TRANSFORMERS_MODELS:
         pytest.importorskip("transformers")
     path, feeds = onnx_models.export(name, export_dir)
