@@ -401,7 +401,7 @@ TEST_F(CliTest, ErrorsHaveExitCodesAndOneLine) {
       {{"run", "onnx.Gatherr"}, 2, "unknown op 'onnx.Gatherr' (multigather ops lists the available ops)"},
       {{"run"}, 2, "run: missing the op name, e.g. multigather run gather_multiaxis ... "
                    "(multigather ops lists the ops)"},
-      {{"frobnicate"}, 2, "unknown command 'frobnicate' (expected run, explain or ops; see multigather --help)"},
+      {{"frobnicate"}, 2, "unknown command 'frobnicate' (expected run, explain, lower or ops; see multigather --help)"},
       {with(idx, {}), 2, "--axes is required"},
       {with(idx, {"--axes=1,x"}), 2, "gather_multiaxis: attribute axes: '1,x' is not a list of "
                                      "integers (expected a comma-separated list like 2,1; empty: '')"},

@@ -359,7 +359,24 @@ TEST(CpuEquivalence, ALoopPoolInTheOptionsMatchesReference) {
         return mg::gather_multiaxis_into(c.input_view, c.indices_view, c.axes, out, o);
       });
     });
-    EXPECT_GT(loops.calls.load(), 0);  // the engine's loops did go to the pool
+    // A call big enough for several workers (the random ones are mostly too small): 2048 rows
+    // of 1 KiB out of a 4 MiB table.
+    std::vector<float> table(1024 * 256);
+    for (std::size_t i = 0; i < table.size(); ++i) table[i] = static_cast<float>(i);
+    std::vector<std::int64_t> rows(2048);
+    for (std::size_t i = 0; i < rows.size(); ++i) rows[i] = static_cast<std::int64_t>((i * 7919) % 1024);
+    const mg::TensorView input(table.data(), mg::DType::kFloat32, mg::Dims{1024, 256});
+    const mg::TensorView indices(rows.data(), mg::DType::kInt64, mg::Dims{2048, 1});
+    std::vector<float> got(2048 * 256), want(2048 * 256);
+    const std::int64_t axes[] = {0};
+    mg::GatherOptions o;
+    o.num_threads = 3;
+    o.task_pool = &pool;
+    const int before = loops.calls.load();
+    ASSERT_TRUE(mg::gather_multiaxis_into(input, indices, axes, mg::MutableTensorView(got.data(), mg::DType::kFloat32, mg::Dims{2048, 256}), o).ok());
+    EXPECT_GT(loops.calls.load(), before);  // the engine's loops did go to the pool
+    ASSERT_TRUE(mg::gather_multiaxis_reference(input, indices, axes, mg::MutableTensorView(want.data(), mg::DType::kFloat32, mg::Dims{2048, 256})).ok());
+    EXPECT_EQ(got, want);
   }
 }
 
