@@ -492,6 +492,19 @@ class _Rewriter:
             raise AssertionError("the rewrite lost the node's output")  # pragma: no cover
 
 
+def _all_graphs(graph):
+    """The graph and its subgraphs, in node order (the rewrite keeps that order)."""
+    onnx = _onnx()
+    yield graph
+    for n in graph.node:
+        for a in n.attribute:
+            if a.type == onnx.AttributeProto.GRAPH:
+                yield from _all_graphs(a.g)
+            elif a.type == onnx.AttributeProto.GRAPHS:
+                for g in a.graphs:
+                    yield from _all_graphs(g)
+
+
 def _all_nodes(graph):
     onnx = _onnx()
     for n in graph.node:
@@ -545,9 +558,14 @@ def lower_model(model, *, inline: bool = False, report: bool = False):
         notes.append(f"the model's opset {opset} was converted to {_MIN_OPSET} (onnx.version_converter)"
                      f": the rewrite's nodes need it")
         opset = _MIN_OPSET
+    declared = [{vi.name for vi in g.value_info} for g in _all_graphs(m.graph)]
     m = onnx.shape_inference.infer_shapes(m, check_type=True, strict_mode=False, data_prop=True)
     r = _Rewriter(opset)
     r.graph(m.graph, {}, "main")
+    for g, names in zip(_all_graphs(m.graph), declared):  # shape inference's additions go again
+        kept_info = [vi for vi in g.value_info if vi.name in names]
+        del g.value_info[:]
+        g.value_info.extend(kept_info)
     if r.functions:
         if all(o.domain != DOMAIN for o in m.opset_import):
             m.opset_import.append(onnx.helper.make_opsetid(DOMAIN, 1))

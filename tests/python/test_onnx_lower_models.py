@@ -70,6 +70,13 @@ def test_an_exported_model_rewritten_gives_the_same_outputs(name, export_dir):
     after = [n.op_type for n in _nodes(lowered.model.graph)]
     assert not onnx_models.GATHER_SCATTER_OPS & set(after), after
     assert sum(o in CORE for o in after) == sum(before.values())
+    # Nothing else changed: the other nodes, in their order, and the graph's interface and weights.
+    kept = [n.SerializeToString() for n in model.graph.node if n.op_type not in onnx_models.GATHER_SCATTER_OPS]
+    now = {n.SerializeToString(): i for i, n in enumerate(lowered.model.graph.node)}
+    assert all(k in now for k in kept) and [now[k] for k in kept] == sorted(now[k] for k in kept)
+    for field in ("input", "output", "initializer", "value_info"):
+        assert [x.SerializeToString() for x in getattr(model.graph, field)] == \
+            [x.SerializeToString() for x in getattr(lowered.model.graph, field)], field
     print(f"\n{name}: {lowered.summary()}")
     expected = _session(model).run(None, feeds)
     runs = {"ort bodies": _session(lowered.model),
