@@ -203,19 +203,23 @@ Operand read_input(OrtKernelContext* context, std::size_t index, const char* op,
   const OrtValue* value = nullptr;
   check(g_api->KernelContext_GetInput(context, index, &value), name);
   if (value == nullptr) fail(std::string(op) + " input " + name + " is missing");
-  int is_tensor = 0;
-  check(g_api->IsTensor(value, &is_tensor), name);
-  if (!is_tensor) fail(std::string(op) + " input " + name + " is not a tensor");
   OrtTensorTypeAndShapeInfo* info = nullptr;
-  check(g_api->GetTensorTypeAndShape(value, &info), name);
+  if (OrtStatus* status = g_api->GetTensorTypeAndShape(value, &info); status != nullptr) {
+    g_api->ReleaseStatus(status);  // a sequence or a map: no tensor shape (one C call fewer per input)
+    fail(std::string(op) + " input " + name + " is not a tensor");
+  }
   std::unique_ptr<OrtTensorTypeAndShapeInfo, void (*)(OrtTensorTypeAndShapeInfo*)> owned(
       info, [](OrtTensorTypeAndShapeInfo* p) { g_api->ReleaseTensorTypeAndShapeInfo(p); });
   ONNXTensorElementDataType type = ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
   check(g_api->GetTensorElementType(info, &type), name);
   std::size_t rank = 0;
   check(g_api->GetDimensionsCount(info, &rank), name);
-  std::vector<std::int64_t> dims(rank);
-  if (rank > 0) check(g_api->GetDimensions(info, dims.data(), rank), name);
+  if (rank > static_cast<std::size_t>(mg::kMaxRank)) {
+    fail(std::string(op) + " input " + name + " has rank " + std::to_string(rank) + ", more than multigather's " +
+         std::to_string(mg::kMaxRank));
+  }
+  std::int64_t dims[mg::kMaxRank] = {};  // no allocation per call
+  if (rank > 0) check(g_api->GetDimensions(info, dims, rank), name);
   const std::optional<mg::DType> dtype = dtype_of(type);
   if (!dtype) {
     fail(std::string(op) + " input " + name + " has ONNX element type " +
@@ -224,7 +228,7 @@ Operand read_input(OrtKernelContext* context, std::size_t index, const char* op,
   void* data = nullptr;
   check(g_api->GetTensorMutableData(const_cast<OrtValue*>(value), &data), name);
   Operand operand;
-  operand.view = mg::TensorView(data, *dtype, mg::Dims(std::span<const std::int64_t>(dims)));
+  operand.view = mg::TensorView(data, *dtype, mg::Dims(std::span<const std::int64_t>(dims, rank)));
   if (operand.view.data == nullptr && operand.view.numel() == 0) {
     operand.view.data = mg::empty_tensor_data();
   }
