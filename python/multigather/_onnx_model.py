@@ -12,7 +12,8 @@ nodes around one core node (``_onnx_views``). Nothing else in the model changes.
 Each core node refers (by ``overload``, ONNX IR 10) to a model-local function whose body is
 standard ONNX for its shapes, dtype and attributes: the flat offsets of the SPEC formula
 (docs/spec.md sections 1 and 4) computed with Add / Mul / Where / Clip / Mod, then one Gather
-or ScatterElements on the flattened input. A runtime without multigather's library inlines it; with
+of whole rows or one ScatterElements on the flattened input. A runtime without multigather's
+library inlines it; with
 the library (``multigather.onnx.custom_ops_library()``) ONNX Runtime runs the node on
 multigather's engine.
 """
@@ -26,9 +27,8 @@ from typing import Any, Sequence
 import numpy as np
 
 from . import _multigather as _mg
-from ._onnx_views import NotAView, ViewPlan, is_reshape, plan_view, read_view, write_view
-
 from ._onnx_runtime import DOMAIN
+from ._onnx_views import NotAView, is_reshape, plan_view, read_view, write_view
 
 GATHER_OP = "GatherMultiaxis"
 SCATTER_OP = "ScatterMultiaxis"
