@@ -130,6 +130,10 @@ def main() -> None:
     i8 = rng.integers(0, t8.shape[0], 65536 // q)
     case("8 embedding_fp16", lambda t, i: jnp.take(t, i, axis=0),
          lambda t, i: mj.take(t, i, axis=0), (t8, i8))
+    # The gather's consumer elementwise: XLA fuses its own gather into the multiply; the FFI call
+    # stays a call whose result the multiply reads again (issue 54's case).
+    case("10 embedding_times_two", lambda t, i: jnp.take(t, i, axis=0) * 2.0,
+         lambda t, i: mj.take(t, i, axis=0) * 2.0, (table, idx))
     x9 = rng.standard_normal((16, 16)).astype(f32)
     i9 = np.array([3, 1, 4, 1])
     case("9 tiny", lambda x, i: jnp.take(x, i, axis=0), lambda x, i: mj.take(x, i, axis=0),
