@@ -436,6 +436,8 @@ def _bench_cases():
     us4 = f(30, 3)
     return [
         ("1 embedding", lambda t, i: jnp.take(t, i, axis=0), lambda t, i: mj.take(t, i, axis=0), (table, idx), (0,)),
+        ("10 embedding_times_two", lambda t, i: jnp.take(t, i, axis=0) * 2.0,
+         lambda t, i: mj.take(t, i, axis=0) * 2.0, (table, idx), (0,)),
         ("2 mid_axis_block", lambda x, i: jnp.take(x, i, axis=1), lambda x, i: mj.take(x, i, axis=1),
          (f(3, 10, 4), rng.integers(0, 10, 6)), (0,)),
         ("3 elements_last_axis", lambda x, i: jnp.take_along_axis(x, i, axis=-1),
