@@ -50,19 +50,15 @@ def _lower(args) -> int:
 
 
 def _explain(args) -> int:
-    from . import explain as explain_op
-    from ._onnx_model import ROWS, _DTYPES, explain_model, lower_model
-    model = _load(args.model)
-    print(explain_model(model), end="")
+    from ._onnx_model import explain_model, lower_model
+    lowered = lower_model(_load(args.model), report=True)
+    print(explain_model(lowered), end="")
     if args.svg:
         os.makedirs(args.svg, exist_ok=True)
-        lowered = lower_model(model, report=True)
         for i, r in enumerate(lowered.nodes):
             if not r.lowered:
                 continue
-            shapes = r.shapes
-            svg = explain_op(ROWS[r.op_type], shapes["data"], shapes["indices"], format="svg",
-                             updates_shape=shapes.get("updates"), **r.attributes)
+            svg = r.explain(format="svg")
             name = re.sub(r"[^A-Za-z0-9_.-]+", "_", r.node)[:80]
             path = os.path.join(args.svg, f"{i:03d}_{name}.svg")
             with open(path, "w") as f:

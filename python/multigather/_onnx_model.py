@@ -21,6 +21,7 @@ multigather's engine.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
@@ -66,10 +67,18 @@ class NodeReport:
     op_type: str
     lowered: bool
     reason: str = ""  # why it was left as is
-    explain: str = ""  # multigather explain's text of its lowering
     core: str = ""  # the core call, one line
     shapes: dict[str, tuple[int, ...]] = field(default_factory=dict)
     attributes: dict[str, Any] = field(default_factory=dict)
+    row: str = ""  # the registry row that lowers it
+    dtypes: tuple[str, str] = ("", "")  # data's and indices' multigather dtype names
+
+    def explain(self, format: str = "text") -> str:
+        """``multigather.explain``'s text (or svg picture) of the row on these shapes and dtypes."""
+        from . import explain
+        return explain(self.row, self.shapes["data"], self.shapes["indices"], input_dtype=self.dtypes[0],
+                       indices_dtype=self.dtypes[1], format=format, updates_shape=self.shapes.get("updates"),
+                       **self.attributes)
 
 
 @dataclass
@@ -80,14 +89,9 @@ class LoweredModel:
 
     def summary(self) -> str:
         """A line counting the gather-family ops before (by type) and after."""
-        before: dict[str, int] = {}
-        for r in self.nodes:
-            before[r.op_type] = before.get(r.op_type, 0) + 1
-        left: dict[str, int] = {}
-        for r in self.nodes:
-            if not r.lowered:
-                left[r.op_type] = left.get(r.op_type, 0) + 1
-        lowered = sum(r.lowered for r in self.nodes)
+        before = Counter(r.op_type for r in self.nodes)
+        left = Counter(r.op_type for r in self.nodes if not r.lowered)
+        lowered = len(self.nodes) - sum(left.values())
         text = ", ".join(f"{n} {t}" for t, n in sorted(before.items())) or "none"
         after = f"{lowered} on the one operator ({DOMAIN}.{GATHER_OP} / {SCATTER_OP})"
         if left:
@@ -313,10 +317,9 @@ def _function(key: tuple, kind: str, body_args: dict, read_shapes: dict, opset: 
     attrs += sorted(read_shapes)  # the node's own; the body is written for them
     if "output_shape" in read_shapes:
         out = b.emit("Reshape", [out, b.const(read_shapes["output_shape"])])
-    inputs = names
     b.nodes.append(onnx.helper.make_node("Identity", [out], ["output"], name="output"))
     return onnx.helper.make_function(
-        DOMAIN, GATHER_OP if kind == "gather" else SCATTER_OP, inputs, ["output"], b.nodes,
+        DOMAIN, GATHER_OP if kind == "gather" else SCATTER_OP, names, ["output"], b.nodes,
         [onnx.helper.make_opsetid("", opset)], attrs, doc_string=f"{kind}_multiaxis for {key}")
 
 
@@ -330,6 +333,17 @@ def _attributes(node) -> dict[str, Any]:
         value = onnx.helper.get_attribute_value(a)
         out[a.name] = value.decode() if isinstance(value, bytes) else value
     return out
+
+
+def _subgraphs(node):
+    """(label, graph) of each subgraph a node holds (If's branches, Loop's and Scan's bodies)."""
+    onnx = _onnx()
+    for a in node.attribute:
+        if a.type == onnx.AttributeProto.GRAPH:
+            yield a.name, a.g
+        elif a.type == onnx.AttributeProto.GRAPHS:
+            for i, g in enumerate(a.graphs):
+                yield f"{a.name}[{i}]", g
 
 
 def _value_types(graph, outer: dict) -> dict:
@@ -373,12 +387,8 @@ class _Rewriter:
             taken.update(n.output)
         new_nodes = []
         for node in graph.node:
-            for a in node.attribute:  # subgraphs first: If / Loop / Scan bodies
-                if a.type == self.onnx.AttributeProto.GRAPH:
-                    self.graph(a.g, types, f"{path}/{node.name or node.op_type}.{a.name}")
-                elif a.type == self.onnx.AttributeProto.GRAPHS:
-                    for i, g in enumerate(a.graphs):
-                        self.graph(g, types, f"{path}/{node.name or node.op_type}.{a.name}[{i}]")
+            for label, g in _subgraphs(node):  # subgraphs first: If / Loop / Scan bodies
+                self.graph(g, types, f"{path}/{node.name or node.op_type}.{label}")
             if node.domain in ("", "ai.onnx") and node.op_type in ROWS:
                 new_nodes.extend(self.node(node, types, taken, path))
             else:
@@ -415,11 +425,10 @@ class _Rewriter:
         if dtype is None or i_elem not in (6, 7):
             report.reason = f"element types {x_elem} / {i_elem} (onnx.TensorProto) are not lowered"
             return [node]
-        row = ROWS[node.op_type]
-        attrs = dict(report.attributes)
+        row = report.row = ROWS[node.op_type]
+        report.dtypes = (dtype, _DTYPES[i_elem])
         try:
-            views = _mg.lowering_views(row, x_shape, dtype, i_shape, _DTYPES[i_elem], attrs, u_shape)
-            report.explain = _mg.explain_op(row, x_shape, dtype, i_shape, _DTYPES[i_elem], attrs, u_shape)
+            views = _mg.lowering_views(row, x_shape, dtype, i_shape, _DTYPES[i_elem], report.attributes, u_shape)
         except (ValueError, TypeError, IndexError) as e:
             raise ModelError(f"node {name!r} ({node.op_type}, {row}): {e}") from e
         if views["beyond_views"]:
@@ -471,7 +480,7 @@ class _Rewriter:
             body.update(u_shape=core_shapes["updates"], reduction=views["reduction"],
                         include_input=bool(views["include_input"]))
             op, extra = SCATTER_OP, dict(reduction=views["reduction"], include_input=int(views["include_input"]))
-        key = _key(kind, dict(body, **{k: tuple(v) for k, v in read_shapes.items()}))
+        key = _key(kind, {**body, **read_shapes})
         core = b.emit(op, operands, domain=DOMAIN, overload=self.overload(key, kind, body, read_shapes),
                       **common, **extra, **read_shapes)
         report.core = f"{op}(" + ", ".join(f"{r} {core_shapes[r]}" for r, _ in roles) + f", axes={axes}"
@@ -494,27 +503,15 @@ class _Rewriter:
 
 def _all_graphs(graph):
     """The graph and its subgraphs, in node order (the rewrite keeps that order)."""
-    onnx = _onnx()
     yield graph
     for n in graph.node:
-        for a in n.attribute:
-            if a.type == onnx.AttributeProto.GRAPH:
-                yield from _all_graphs(a.g)
-            elif a.type == onnx.AttributeProto.GRAPHS:
-                for g in a.graphs:
-                    yield from _all_graphs(g)
+        for _, g in _subgraphs(n):
+            yield from _all_graphs(g)
 
 
 def _all_nodes(graph):
-    onnx = _onnx()
-    for n in graph.node:
-        yield n
-        for a in n.attribute:
-            if a.type == onnx.AttributeProto.GRAPH:
-                yield from _all_nodes(a.g)
-            elif a.type == onnx.AttributeProto.GRAPHS:
-                for g in a.graphs:
-                    yield from _all_nodes(g)
+    for g in _all_graphs(graph):
+        yield from g.node
 
 
 def lower_model(model, *, inline: bool = False, report: bool = False):
@@ -587,8 +584,9 @@ def lower_model(model, *, inline: bool = False, report: bool = False):
 def explain_model(model) -> str:
     """The text of ``multigather explain model.onnx``: for each gather / scatter node, the node,
     its lowering onto the one operator and the index rule (``multigather explain``'s text of the
-    row), or why it is left; then the summary line."""
-    lowered = lower_model(model, report=True)
+    row), or why it is left; then the summary line. ``model``: an ``onnx.ModelProto``, a path, or
+    the ``LoweredModel`` of ``lower_model(model, report=True)``."""
+    lowered = model if isinstance(model, LoweredModel) else lower_model(model, report=True)
     parts = []
     for r in lowered.nodes:
         head = f"== {r.graph}: {r.node} ({r.op_type}"
@@ -597,7 +595,7 @@ def explain_model(model) -> str:
         parts.append(head)
         if r.lowered:
             parts.append(f"   -> {DOMAIN}.{r.core}")
-            parts.append("\n".join("   " + line for line in r.explain.rstrip().splitlines()))
+            parts.append("\n".join("   " + line for line in r.explain().rstrip().splitlines()))
         else:
             parts.append(f"   left as is: {r.reason}")
     parts.extend(f"note: {n}" for n in lowered.notes)

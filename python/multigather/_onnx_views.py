@@ -116,9 +116,7 @@ def read_view(emit: Emit, const: Const, source: str, plan: ViewPlan) -> str:
         x = emit("Slice", [x, const([plan.starts[i] for i in cut]),
                            const([plan.starts[i] + plan.sizes[i] for i in cut]), const(cut)])
     current = list(plan.sizes)
-    real_outer_first = [o for o in plan.owner if o is not None]
     view_order = sorted(real_outer_first)
-    squeezed = [1 if n > 1 and d in plan.broadcast_dims else n for d, n in enumerate(plan.shape)]
     if real_outer_first != view_order:
         x = emit("Reshape", [x, const([plan.shape[d] for d in real_outer_first])])
         x = emit("Transpose", [x], perm=[real_outer_first.index(d) for d in view_order])

@@ -425,12 +425,18 @@ def _subgraphs(node):
             yield from attribute.graphs
 
 
-def _count_nodes(nodes, counts: dict) -> None:
+def all_nodes(nodes):
+    """The nodes and, after each, the nodes of its subgraphs (If/Loop/Scan), recursively."""
     for node in nodes:
+        yield node
+        for graph in _subgraphs(node):
+            yield from all_nodes(graph.node)
+
+
+def _count_nodes(nodes, counts: dict) -> None:
+    for node in all_nodes(nodes):
         if node.domain in ("", "ai.onnx") and node.op_type in GATHER_SCATTER_OPS:
             counts[node.op_type] = counts.get(node.op_type, 0) + 1
-        for graph in _subgraphs(node):
-            _count_nodes(graph.node, counts)
 
 
 def gather_scatter_counts(model_proto) -> dict[str, int]:

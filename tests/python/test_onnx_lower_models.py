@@ -34,14 +34,6 @@ _library = onnx_models.library
 _session = onnx_models.session
 
 
-def _nodes(graph):
-    for n in graph.node:
-        yield n
-        for a in n.attribute:
-            if a.type == onnx.AttributeProto.GRAPH:
-                yield from _nodes(a.g)
-
-
 @pytest.fixture(scope="module")
 def export_dir(tmp_path_factory):
     return tmp_path_factory.mktemp("onnx_lower_models")
@@ -67,7 +59,7 @@ def test_an_exported_model_rewritten_gives_the_same_outputs(name, export_dir):
     lowered = mgo.lower_model(model, report=True)
     assert all(r.lowered for r in lowered.nodes), [(r.node, r.reason) for r in lowered.nodes if not r.lowered]
     assert sum(before.values()) == len(lowered.nodes) > 0
-    after = [n.op_type for n in _nodes(lowered.model.graph)]
+    after = [n.op_type for n in onnx_models.all_nodes(lowered.model.graph.node)]
     assert not onnx_models.GATHER_SCATTER_OPS & set(after), after
     assert sum(o in CORE for o in after) == sum(before.values())
     # Nothing else changed: the other nodes, in their order, and the graph's interface and weights.
