@@ -128,9 +128,9 @@ std::vector<std::int64_t> ints_attribute(const OrtKernelInfo* info, const char* 
   return values;
 }
 
-// An optional INTS attribute (a shape the operand is read as): nullopt when absent.
-std::optional<std::vector<std::int64_t>> optional_shape_attribute(const OrtKernelInfo* info, const char* op,
-                                                                  const char* name) {
+// An optional INTS attribute (a shape the operand is read as), read once when the kernel is made:
+// nullopt when absent.
+std::optional<mg::Dims> optional_shape_attribute(const OrtKernelInfo* info, const char* op, const char* name) {
   std::size_t size = 0;
   if (!succeeded(g_api->KernelInfoGetAttributeArray_int64(info, name, nullptr, &size))) {
     if (has_attribute_of_any_type(info, name)) wrong_type(op, name, "INTS");
@@ -141,7 +141,11 @@ std::optional<std::vector<std::int64_t>> optional_shape_attribute(const OrtKerne
   for (std::int64_t v : values) {
     if (v < 0) fail(std::string(op) + " attribute " + name + " has a negative size " + std::to_string(v));
   }
-  return values;
+  if (size > static_cast<std::size_t>(mg::kMaxRank)) {
+    fail(std::string(op) + " attribute " + name + " has " + std::to_string(size) + " dimensions, more than multigather's " +
+         std::to_string(mg::kMaxRank));
+  }
+  return mg::Dims(std::span<const std::int64_t>(values));
 }
 
 std::string string_attribute(const OrtKernelInfo* info, const char* op, const char* name,
@@ -253,17 +257,13 @@ void fail_on(const mg::Status& status) {
   if (!status.ok()) fail(status.message());
 }
 
-using Shape = std::optional<std::vector<std::int64_t>>;
-
-mg::Dims dims_of(const std::vector<std::int64_t>& shape) {
-  return mg::Dims(std::span<const std::int64_t>(shape));
-}
+using Shape = std::optional<mg::Dims>;
 
 // The operand read as `shape` (the node's input_shape / indices_shape / updates_shape): a free
 // reshape of the C-contiguous tensor ORT passes, which must have as many elements.
 void read_as(Operand* operand, const Shape& shape, const char* op, const char* name) {
   if (!shape) return;
-  const mg::Dims dims = dims_of(*shape);
+  const mg::Dims& dims = *shape;
   if (mg::saturating_numel(dims) != operand->view.numel()) {
     fail(std::string(op) + " attribute " + name + "_shape " + mg::to_string(dims) + " has " +
          std::to_string(mg::saturating_numel(dims)) + " elements, but input " + name + " of shape " +
@@ -276,7 +276,7 @@ void read_as(Operand* operand, const Shape& shape, const char* op, const char* n
 mg::MutableTensorView allocate_as(OrtKernelContext* context, mg::DType dtype, const mg::Dims& core,
                                   const Shape& shape, const char* op) {
   if (!shape) return allocate_output(context, dtype, core);
-  const mg::Dims dims = dims_of(*shape);
+  const mg::Dims& dims = *shape;
   if (mg::saturating_numel(dims) != mg::saturating_numel(core)) {
     fail(std::string(op) + " attribute output_shape " + mg::to_string(dims) + " has " +
          std::to_string(mg::saturating_numel(dims)) + " elements, but the output of shape " +
