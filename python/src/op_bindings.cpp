@@ -227,12 +227,14 @@ nb::dict view_dict(const TensorView& view, const void* base) {
 
 // Zero-filled host memory for a shapes-only lowering that needs addresses (calloc: the pages
 // are not touched, so a large operand costs nothing); zeros are in-range index values.
+std::int64_t numel_of(const IntList& shape) {
+  return saturating_numel(Dims(std::span<const std::int64_t>(shape)));
+}
+
 struct ZeroOperand {
   void* data = nullptr;
   ZeroOperand(DType dtype, const IntList& shape) {
-    std::int64_t n = 1;
-    for (std::int64_t s : shape) n *= s;
-    data = std::calloc(static_cast<std::size_t>(std::max<std::int64_t>(n, 1)), element_size(dtype));
+    data = std::calloc(static_cast<std::size_t>(std::max<std::int64_t>(numel_of(shape), 1)), element_size(dtype));
     if (data == nullptr) throw std::bad_alloc();
   }
   ~ZeroOperand() { std::free(data); }
@@ -265,11 +267,10 @@ nb::dict lowering_views(std::string_view op, const IntList& input_shape, std::st
   if (shapes_only.updates_step.kind != UpdatesStep::Kind::kNone) beyond.append("scales its updates");
   if (shapes_only.wide_accumulator) beyond.append("accumulates in float32");
   if (shapes_only.spec->kind == OpKind::kSegment) beyond.append("is a segment op");
-  std::int64_t n_input = 1, n_indices = 1, n_updates = 1;
-  for (std::int64_t s : input_shape) n_input *= s;
-  for (std::int64_t s : indices_shape) n_indices *= s;
-  if (updates_shape) for (std::int64_t s : *updates_shape) n_updates *= s;
-  if (n_input == 0 || n_indices == 0 || n_updates == 0) beyond.append("has an empty operand");
+  if (numel_of(input_shape) == 0 || numel_of(indices_shape) == 0 ||
+      (updates_shape && numel_of(*updates_shape) == 0)) {
+    beyond.append("has an empty operand");
+  }
   info["beyond_views"] = beyond;
   if (beyond.size() > 0) return info;
 
