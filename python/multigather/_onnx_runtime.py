@@ -59,14 +59,15 @@ def custom_ops_library() -> str:
     and not onnxruntime; it runs the nodes GatherMultiaxis and ScatterMultiaxis of the domain
     ``"multigather"`` (this module's docstring). FileNotFoundError, naming the expected path,
     when the package was built without it (the build needs ONNX Runtime's C header:
-    MULTIGATHER_ONNXRUNTIME_INCLUDE_DIR)."""
+    scripts/onnxruntime-headers.sh, or MULTIGATHER_ONNXRUNTIME_INCLUDE_DIR)."""
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), _library_name())
     if not os.path.isfile(path):
         raise FileNotFoundError(
             f"multigather's ONNX Runtime custom-op library is not installed: no {path}. It is "
-            "built with the package when ONNX Runtime's C header is found: pass "
-            "-DMULTIGATHER_ONNXRUNTIME_INCLUDE_DIR=<folder with onnxruntime_c_api.h> to CMake "
-            "(pip: --config-settings=cmake.define.MULTIGATHER_ONNXRUNTIME_INCLUDE_DIR=<folder>) "
-            "and build the target multigather_onnxruntime (docs/onnx_runtime_library.md)"
+            "built with the package when ONNX Runtime's C header is found: run "
+            "scripts/onnxruntime-headers.sh in the source tree (it fetches the header) before "
+            "`pip install .`, or pass -DMULTIGATHER_ONNXRUNTIME_INCLUDE_DIR=<folder with "
+            "onnxruntime_c_api.h> to CMake (pip: --config-settings=cmake.define."
+            "MULTIGATHER_ONNXRUNTIME_INCLUDE_DIR=<folder>) (docs/onnx_runtime_library.md)"
         )
     return path
