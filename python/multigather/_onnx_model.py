@@ -74,11 +74,15 @@ class NodeReport:
     dtypes: tuple[str, str] = ("", "")  # data's and indices' multigather dtype names
 
     def explain(self, format: str = "text") -> str:
-        """``multigather.explain``'s text (or svg picture) of the row on these shapes and dtypes."""
-        from . import explain
-        return explain(self.row, self.shapes["data"], self.shapes["indices"], input_dtype=self.dtypes[0],
-                       indices_dtype=self.dtypes[1], format=format, updates_shape=self.shapes.get("updates"),
-                       **self.attributes)
+        """``multigather explain``'s text (format="svg": its picture) of the row on these shapes
+        and dtypes."""
+        args = (self.row, list(self.shapes["data"]), self.dtypes[0], list(self.shapes["indices"]),
+                self.dtypes[1], self.attributes)
+        updates = self.shapes.get("updates")
+        updates = None if updates is None else list(updates)
+        if format == "svg":
+            return _mg.explain_svg(*args, updates_shape=updates)
+        return _mg.explain_op(*args, updates)
 
 
 @dataclass
