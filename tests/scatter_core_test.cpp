@@ -1093,6 +1093,13 @@ TEST(ScatterCore, WideAccumulatorCombinesInFloat32AndRoundsOnce) {
                                                options).ok());
         for (std::size_t k = 0; k < 6; ++k) EXPECT_EQ(wide_result[k], narrow(expected32[k])) << k << " " << threads;
       }
+      // the reference kernel honours the option too (the fuzzers' oracle for such rows)
+      std::vector<std::uint16_t> reference_result(6);
+      ASSERT_TRUE(mg::scatter_multiaxis_reference(view(input, dtype, {3, 2}), view(indices, mg::DType::kInt64, {n, 2}),
+                                                  view(updates, dtype, {n, 2}), axis0,
+                                                  mview(reference_result, dtype, {3, 2}), options)
+                      .ok());
+      EXPECT_EQ(reference_result, wide_result);
       // in place, and the one-shot form, give the same bytes
       ASSERT_TRUE(mg::scatter_multiaxis_into(view(in_place, dtype, {3, 2}), view(indices, mg::DType::kInt64, {n, 2}),
                                              view(updates, dtype, {n, 2}), axis0, mview(in_place, dtype, {3, 2}), options)

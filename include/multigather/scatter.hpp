@@ -91,7 +91,8 @@ Status scatter_multiaxis_into(const TensorView& input, const TensorView& indices
                               const ScatterOptions& options = {}) noexcept;
 
 /// The reference kernel alone: SPEC section 4 transcribed plainly (one thread, C-order walk of
-/// G). Same contract as scatter_multiaxis_into; the oracle of every fast path.
+/// G). Same contract as scatter_multiaxis_into, ScatterOptions::wide_accumulator included
+/// (section 5's float32 accumulation); the oracle of every fast path.
 Status scatter_multiaxis_reference(const TensorView& input, const TensorView& indices,
                                    const TensorView& updates, std::span<const std::int64_t> axes,
                                    const MutableTensorView& output,

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "kernels/combine.hpp"
+#include "core/float16_bits.hpp"
 #include "core/odometer.hpp"
 #include "kernels/reference/reference.hpp"
 #include "plan/scatter_plan.hpp"
@@ -18,12 +19,53 @@ std::int64_t offset_of(const Dims& pos, const Dims& strides) {
   return off;
 }
 
+/// `from` (float16 or bfloat16, any strides) as a new C-contiguous float32 tensor (exact).
+Tensor widened_plainly(const TensorView& from) {
+  Tensor out(DType::kFloat32, from.shape);
+  float* to = out.data_as<float>();
+  const auto* bits = static_cast<const std::uint16_t*>(from.data);
+  Dims p = Dims::filled(from.rank(), 0);
+  for (std::int64_t n = 0; n < from.numel(); ++n, next_position(p, from.shape)) {
+    const std::uint16_t b = bits[offset_of(p, from.strides)];
+    to[n] = from.dtype == DType::kBFloat16 ? bfloat16_bits_to_float(b) : half_bits_to_float(b);
+  }
+  return out;
+}
+
+/// docs/spec.md section 5, "Accumulation of float16 and bfloat16": with wide_accumulator, an
+/// add or mul of float16 / bfloat16 combines each output element in float32 (its start value
+/// and every update widened) and rounds it once, to nearest even, when the call ends.
+Status reference_scatter_wide(const TensorView& input, const TensorView& indices, const MutableTensorView& output,
+                              const ValidatedScatter& call, const ScatterOptions& options) {
+  const Tensor input32 = widened_plainly(input), updates32 = widened_plainly(call.updates);
+  Tensor output32(DType::kFloat32, output.shape);
+  ValidatedScatter call32 = call;
+  call32.updates = updates32.view();
+  call32.gather.input_dtype = DType::kFloat32;
+  call32.gather.element_size = 4;
+  ScatterOptions options32 = options;
+  options32.wide_accumulator = false;
+  MULTIGATHER_RETURN_IF_ERROR(reference_scatter(input32.view(), indices, output32.mutable_view(), call32, options32));
+  auto* bits = static_cast<std::uint16_t*>(output.data);
+  const float* from = output32.data_as<const float>();
+  Dims p = Dims::filled(output.rank(), 0);
+  for (std::int64_t n = 0; n < output.numel(); ++n, next_position(p, output.shape)) {
+    bits[offset_of(p, output.strides)] =
+        output.dtype == DType::kBFloat16 ? float_to_bfloat16_bits(from[n]) : float_to_half_bits(from[n]);
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status reference_scatter(const TensorView& input, const TensorView& indices,
                          const MutableTensorView& output, const ValidatedScatter& call,
                          const ScatterOptions& options) noexcept {
   try {
+    if (options.wide_accumulator && (input.dtype == DType::kFloat16 || input.dtype == DType::kBFloat16) &&
+        (call.reduction == Reduction::kAdd || call.reduction == Reduction::kMul)) {
+      return reference_scatter_wide(input, indices, output, call, options);
+    }
     const GatherShape& s = call.gather.shape;
     const GatherOptions gather = gather_options_of(options);
     const TensorView targets(output.data, output.dtype, output.shape, output.strides);
