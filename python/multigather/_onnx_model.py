@@ -7,7 +7,7 @@ node of the family (Gather, GatherElements, GatherND, ScatterElements, ScatterND
 deprecated Scatter, which is ScatterElements) is lowered by its registry row
 (``onnx.<op_type>``, attributes passed by their ONNX names) from the shapes that ONNX shape
 inference gives; the Lowering's views become Reshape / Slice / Transpose / Expand / Concat
-nodes around one core node (``_onnx_views``). Nothing else in the model changes.
+nodes around one core node (``_views``). Nothing else in the model changes.
 
 Each core node refers (by ``overload``, ONNX IR 10) to a model-local function whose body is
 standard ONNX for its shapes, dtype and attributes: the flat offsets of the SPEC formula
@@ -29,7 +29,7 @@ import numpy as np
 
 from . import _multigather as _mg
 from ._onnx_runtime import DOMAIN
-from ._onnx_views import NotAView, is_reshape, plan_view, read_view, write_view
+from ._views import NotAView, is_reshape, plan_view, read_view, write_view
 
 GATHER_OP = "GatherMultiaxis"
 SCATTER_OP = "ScatterMultiaxis"

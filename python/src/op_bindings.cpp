@@ -250,7 +250,7 @@ struct ZeroOperand {
 // reads no index values and no operand is empty.
 nb::dict lowering_views(std::string_view op, const IntList& input_shape, std::string_view input_dtype,
                         const IntList& indices_shape, std::string_view indices_dtype, nb::handle attrs,
-                        std::optional<IntList> updates_shape) {
+                        std::optional<IntList> updates_shape, const std::vector<std::string>& tolerate) {
   const Lowering shapes_only =
       lower_shapes(op, input_shape, input_dtype, indices_shape, indices_dtype, attrs, updates_shape);
   nb::dict info;
@@ -265,14 +265,17 @@ nb::dict lowering_views(std::string_view op, const IntList& input_shape, std::st
   if (shapes_only.gathered) beyond.append("gathers its updates");
   if (shapes_only.mean_by_count) beyond.append("divides by a count (mean)");
   if (shapes_only.updates_step.kind != UpdatesStep::Kind::kNone) beyond.append("scales its updates");
-  if (shapes_only.wide_accumulator) beyond.append("accumulates in float32");
+  // (a gather's wide_accumulator is its gradient's: the forward is views and a copy)
+  if (shapes_only.wide_accumulator && shapes_only.spec->kind == OpKind::kScatter) beyond.append("accumulates in float32");
   if (shapes_only.spec->kind == OpKind::kSegment) beyond.append("is a segment op");
   if (numel_of(input_shape) == 0 || numel_of(indices_shape) == 0 ||
       (updates_shape && numel_of(*updates_shape) == 0)) {
     beyond.append("has an empty operand");
   }
   info["beyond_views"] = beyond;
-  if (beyond.size() > 0) return info;
+  for (const nb::handle reason : beyond) {
+    if (std::find(tolerate.begin(), tolerate.end(), nb::cast<std::string>(reason)) == tolerate.end()) return info;
+  }
 
   const DType in_dtype = dtype_named(input_dtype, "input");
   const DType ix_dtype = dtype_named(indices_dtype, "indices");
@@ -481,9 +484,10 @@ void bind_ops(nb::module_& m) {
         "include_input, index_mode, negative_indices, output_shape, axes.");
   m.def("lowering_views", row_errors<&lowering_views>(&lowering_views), "op"_a, "input_shape"_a, "input_dtype"_a,
         "indices_shape"_a, "indices_dtype"_a, "attrs"_a, "updates_shape"_a = nb::none(),
+        "tolerate"_a = std::vector<std::string>{},
         "The lowering of a call as data, for a rewrite into another IR (multigather.onnx."
         "lower_model): kind, output_shape, beyond_views (what the lowering computes that views "
-        "cannot say; when not empty, nothing else), and else the core views input / indices / "
+        "cannot say; when it holds a reason not in `tolerate`, nothing else), and else the core views input / indices / "
         "updates / scatter_base ({shape, strides, offset}: elements of the framework operand), "
         "input_is_constant, core_output_shape and core_output_strides (inside the framework "
         "output), axes, index_mode, negative_indices, fill_value (text), reduction, include_input, "

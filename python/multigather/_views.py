@@ -1,5 +1,6 @@
-"""A Lowering's strided views written as standard ONNX ops (Reshape, Slice, Transpose, Expand,
-Concat), for the model rewrite (``multigather.onnx.lower_model``).
+"""A Lowering's strided views written as view ops (ONNX's names: Reshape, Slice, Transpose,
+Expand, Concat), through an emitter: standard ONNX nodes for the model rewrite
+(``multigather.onnx.lower_model``), torch ops for the Inductor rules (``_torch_inductor``).
 
 A view is ``{shape, strides, offset}`` in elements of a C-contiguous source tensor of a known
 shape (``_multigather.lowering_views``). It is expressible when its dimensions of size > 1 and
