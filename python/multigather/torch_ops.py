@@ -91,7 +91,8 @@ def _op_handles() -> tuple[dict, str]:
 
 _handles, _table = _op_handles()
 globals().update(_handles)
-__all__ = ["library_path", *_handles, "embedding", "embedding_bag", "embedding_bag_backward"]
+__all__ = ["library_path", *_handles, "embedding", "embedding_bag", "embedding_bag_backward",
+           "set_compiled_scatters", "compiled_scatters"]
 __doc__ = f"{__doc__ or ''}\nThe ops (``torch.ops.multigather.<op>``, held here by the same name):\n\n{_table}\n"
 
 
@@ -436,35 +437,32 @@ def _embedding_bag_backward(ctx, grad):
 embedding_bag.register_autograd(_embedding_bag_backward, setup_context=_embedding_bag_setup)
 
 
-# ---- DTensor ------------------------------------------------------------------------------------
+# ---- DTensor and Inductor ------------------------------------------------------------------------
 
-def _register_dtensor() -> None:
-    """DTensor sharding strategies for every op (multigather._dtensor), registered when
-    torch.distributed.tensor is imported: now if it already is, else right after its import
-    (a one-shot import hook; importing multigather does not import torch.distributed)."""
+def _after_import(name: str, register) -> None:
+    """Calls register() now if module ``name`` is imported, else right after its import (a
+    one-shot import hook: importing multigather imports neither torch.distributed nor Inductor)."""
     import sys
 
-    from . import _dtensor
-
-    if "torch.distributed.tensor" in sys.modules:
-        _dtensor.register()
+    if name in sys.modules:
+        register()
         return
     import importlib.abc
     import importlib.util
 
     class _AfterImport(importlib.abc.MetaPathFinder):
-        def find_spec(self, name, path=None, target=None):
-            if name != "torch.distributed.tensor":
+        def find_spec(self, fullname, path=None, target=None):
+            if fullname != name:
                 return None
             sys.meta_path.remove(self)
-            spec = importlib.util.find_spec(name)
+            spec = importlib.util.find_spec(fullname)
             if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
                 return spec
             exec_module = spec.loader.exec_module
 
             def exec_and_register(module):
                 exec_module(module)
-                _dtensor.register()
+                register()
 
             spec.loader.exec_module = exec_and_register
             return spec
@@ -472,4 +470,28 @@ def _register_dtensor() -> None:
     sys.meta_path.insert(0, _AfterImport())
 
 
-_register_dtensor()
+def _register_dtensor() -> None:
+    """DTensor sharding strategies for every op (multigather._dtensor)."""
+    from . import _dtensor
+
+    _dtensor.register()
+
+
+def _register_inductor_decompositions() -> None:
+    """Inductor's rules for every op (multigather._torch_inductor: fused under torch.compile)."""
+    from . import _torch_inductor
+
+    _torch_inductor.register_decompositions()
+
+
+def _register_inductor_fallbacks() -> None:
+    from . import _torch_inductor
+
+    _torch_inductor.register_fallbacks()
+
+
+_after_import("torch.distributed.tensor", _register_dtensor)
+_after_import("torch._inductor.decomposition", _register_inductor_decompositions)
+_after_import("torch._inductor.lowering", _register_inductor_fallbacks)
+
+from ._torch_inductor import compiled_scatters, set_compiled_scatters  # noqa: E402

@@ -1,0 +1,544 @@
+"""Inductor rules for ``torch.ops.multigather.*`` (docs/torch.md, "torch.compile"): under
+``torch.compile`` a call whose lowering is views decomposes into aten ops that Inductor fuses with
+their producers and consumers; eager calls, ``torch.export`` and AOTInductor keep the C++ op.
+
+One rule serves every row and one its gradient (docs/spec.md sections 1 and 4, the core operator
+written in aten). The row's Lowering as data (``_multigather.lowering_views``, from shapes alone)
+gives the core views of the operands, written as reshape / narrow / permute / expand (the view
+planner shared with the ONNX rewrite, ``_views``); then
+
+- the core gather: ``aten.index`` of the core input with one index tensor per leading dimension
+  (an axis's coordinate, resolved by the index mode; an ``arange`` elsewhere), which Inductor
+  lowers to a loop with indirect loads;
+- the core scatter: aten's ``scatter`` / ``scatter_reduce`` along its one axis, or on the
+  flattened target for several axes (a dropped update goes to a spare slot, then sliced off);
+- the core output written back into the framework output.
+
+A gather's gradient is the scatter-add of the output gradient through the same views
+(``index_put`` with accumulate); a scatter's (add and replace: PyTorch's rows) are the output
+gradient, zeroed where a replace wrote, and the output gradient gathered at each update's
+target. ``scatter_reduce_values_backward`` (mean / amax / amin) is PyTorch's formula in aten.
+
+Index modes: ``error`` keeps Inductor's own bounds check (a RuntimeError "index out of bounds"
+where eager raises multigather's IndexError; a negative index of a row without the negative rule
+is sent out of range so that the check sees it), ``clamp`` and ``wrap`` resolve as
+``resolve(v, n)`` does, ``fill`` selects the fill value, ``drop`` skips.
+
+Scatters: by default (``"deterministic"``) a float scatter and a float scatter-add gradient stay
+the C++ op, whose bytes do not depend on the thread count (Inductor's scatter-add adds with
+atomics, in an order that varies with the threads); what no order can change is fused in both
+modes. ``set_compiled_scatters("fused")`` decomposes the rest.
+
+The rule declines, and the call stays the C++ op, when: the lowering is more than views (it
+reads index values, computes operands, divides a mean, scales updates, accumulates float16 /
+bfloat16 in float32, or is a segment op), a size is symbolic (``dynamic=True``, data-dependent
+sizes: the views come from concrete sizes), the call is batched (vmap), an operand is empty, or
+the dtype is one Inductor does not index (complex, float8, unsigned beyond uint8).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import torch
+
+from . import _multigather as _mg
+from . import _registry
+from ._views import NotAView, plan_view, read_view, write_view
+
+_SCATTERS = "deterministic"
+
+# Dtypes whose loads, stores and comparisons Inductor generates.
+_DTYPES = {
+    torch.bool: "bool", torch.int8: "int8", torch.int16: "int16", torch.int32: "int32",
+    torch.int64: "int64", torch.uint8: "uint8", torch.float16: "float16",
+    torch.bfloat16: "bfloat16", torch.float32: "float32", torch.float64: "float64",
+}
+_INDEX_DTYPES = (torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8)
+_ORDER_FREE = {"add", "mul", "min", "max"}  # reductions an integer scatter combines in any order
+
+
+def set_compiled_scatters(mode: str) -> None:
+    """How ``torch.compile`` runs multigather's scatters and gradients. ``"deterministic"`` (the
+    default): the C++ op, the same bytes at every thread count, as in eager. ``"fused"``: aten's
+    scatter / scatter_reduce, which Inductor fuses with producers and runs with atomic adds:
+    float sums then vary in their last bits with the thread count (as torch's own compiled
+    scatter_add does), and a replace with duplicate targets keeps one of the updates, not
+    always the last. Integer add / mul / min / max are fused in both modes (their result does not
+    depend on the order). Takes effect for graphs compiled afterwards (``torch._dynamo.reset()``
+    recompiles those already compiled); Inductor's caches key the mode. Raises ValueError for
+    another mode."""
+    global _SCATTERS
+    if mode not in ("deterministic", "fused"):
+        raise ValueError(f"set_compiled_scatters: mode {mode!r} is not 'deterministic' or 'fused'")
+    _SCATTERS = mode
+    _key_compile_caches(mode)
+
+
+_RULES_HASH: Optional[str] = None
+
+
+def _key_compile_caches(mode: str) -> None:
+    """Inductor's caches (AOTAutograd's and the FX graph cache, on disk too) key a graph before
+    the decompositions run: a no-op post-grad pass whose uuid names the mode and these rules'
+    source is added to Inductor's config, so that a graph compiled in one mode, or by another
+    version of the rules, is never served."""
+    import hashlib
+
+    from torch._inductor import config
+    from torch._inductor.custom_graph_pass import CustomGraphPass, get_custom_graph_passes
+
+    global _RULES_HASH
+    if _RULES_HASH is None:
+        with open(__file__, "rb") as f:
+            _RULES_HASH = hashlib.sha256(f.read()).hexdigest()[:16]
+    key = f"multigather inductor rules {_RULES_HASH}, scatters {mode}"
+
+    class MultigatherRules(CustomGraphPass):
+        def __call__(self, graph) -> None:
+            pass
+
+        def uuid(self) -> str:
+            return key
+
+    passes = [p for p in get_custom_graph_passes(config.post_grad_custom_pre_pass)
+              if type(p).__name__ != "MultigatherRules"]
+    config.post_grad_custom_pre_pass = passes + [MultigatherRules()]
+
+
+def compiled_scatters() -> str:
+    """The mode set by ``set_compiled_scatters``."""
+    return _SCATTERS
+
+
+# ---- views as torch ops ----------------------------------------------------------------------
+
+def _emit(op: str, inputs: list, **attrs: Any) -> torch.Tensor:
+    x = inputs[0]
+    if op == "Reshape":
+        return x.reshape(inputs[1])
+    if op == "Expand":
+        return x.expand(inputs[1])
+    if op == "Transpose":
+        return x.permute(attrs["perm"])
+    if op == "Slice":
+        starts, ends = inputs[1], inputs[2]
+        axes = inputs[3] if len(inputs) > 3 else range(len(starts))
+        for a, s, e in zip(axes, starts, ends):
+            x = x.narrow(a, s, e - s)
+        return x
+    if op == "Concat":
+        return torch.cat(inputs, dim=attrs["axis"])
+    raise NotAView(f"no torch form for {op}")
+
+
+def _const(values) -> list:
+    return [int(v) for v in values]
+
+
+def _read(source: torch.Tensor, view: dict) -> torch.Tensor:
+    plan = plan_view(list(source.shape), view["shape"], view["strides"], view["offset"])
+    return read_view(_emit, _const, source, plan)
+
+
+# ---- the core operator in aten ---------------------------------------------------------------
+
+class _Resolved:
+    """The index tensors of aten.index / index_put for the first `len(index)` dimensions (the
+    later ones are taken whole: no coordinate, no broadcast), each broadcastable to G's first
+    dimensions; `valid` (fill / drop): where every coordinate was in range (broadcastable to G);
+    `axis_index`: per axis, its resolved coordinate (broadcastable to G)."""
+
+    def __init__(self, index: list, valid: Optional[torch.Tensor], axis_index: dict):
+        self.index, self.valid, self.axis_index = index, valid, axis_index
+
+
+def _resolve(x_shape, indices: torch.Tensor, axes, g_shape, mode: str, negative: bool,
+             wrap_negatives: bool = False) -> _Resolved:
+    """resolve(v, n) of docs/spec.md section 1 per coordinate, in aten. In error mode a value
+    stays out of range for the compiler's bounds check; aten.index wraps one negative turn
+    itself (wrap_negatives: done here, for scatters, which do not)."""
+    r, k = len(x_shape), len(axes)
+    c = max(k, 1)
+    logical = list(indices.shape[:-1]) + [indices.shape[-1] // c]
+    coords = indices.reshape(logical + [c])
+    for e in range(len(logical)):  # a broadcast (stride 0) dimension is resolved once, then expanded
+        if logical[e] > 1 and coords.stride(e) == 0:
+            coords = coords.narrow(e, 0, 1)
+    coords = coords.to(torch.int64)
+    index, valid, axis_index = [], None, {}
+    for e in range(r):
+        if e in axes:
+            n = x_shape[e]
+            v = coords[..., list(axes).index(e)]
+            if mode == "wrap":
+                v = torch.remainder(v, n)
+            elif mode == "clamp":
+                if negative:
+                    v = torch.where(v < 0, v + n, v)
+                v = torch.clamp(v, 0, n - 1)
+            elif mode == "error":
+                if not negative:
+                    v = torch.where(v < 0, n, v)  # out of range: the bounds check sees it
+                elif wrap_negatives:
+                    v = torch.where(v < 0, v + n, v)
+            else:  # fill, drop: out of range is flagged, read at 0
+                if negative:
+                    v = torch.where(v < 0, v + n, v)
+                ok = (v >= 0) & (v < n)
+                valid = ok if valid is None else valid & ok
+                v = torch.where(ok, v, 0)
+            index.append(v)
+            axis_index[e] = v
+        elif x_shape[e] == 1:
+            index.append(torch.zeros((), dtype=torch.int64, device=indices.device))
+        else:
+            shape = [1] * r
+            shape[e] = g_shape[e]
+            index.append(torch.arange(g_shape[e], device=indices.device).reshape(shape))
+    # Dimensions after the last one that needs a tensor are taken whole (a plain slice).
+    m = r
+    while m > 0 and (m - 1) not in axes and x_shape[m - 1] == g_shape[m - 1] and logical[m - 1] == 1:
+        m -= 1
+    index = [t if t.dim() == 0 else t.reshape(list(t.shape[:m])) for t in index[:m]]
+    return _Resolved(index, valid, axis_index)
+
+
+def _fill_scalar(text: str, dtype: torch.dtype):
+    if dtype == torch.bool:
+        return text.lower() in ("1", "true")
+    if dtype.is_floating_point:
+        return float(text)
+    return int(float(text)) if "." in text or "e" in text.lower() else int(text)
+
+
+def _index(x: torch.Tensor, resolved: _Resolved, g_shape) -> torch.Tensor:
+    if not resolved.index:
+        return x.expand(g_shape)
+    return torch.ops.aten.index.Tensor(x, resolved.index).expand(g_shape)
+
+
+def _core_gather(x: torch.Tensor, indices: torch.Tensor, info: dict, g_shape) -> torch.Tensor:
+    resolved = _resolve(list(x.shape), indices, info["axes"], g_shape, info["index_mode"], info["negative_indices"])
+    out = _index(x, resolved, g_shape)
+    if resolved.valid is not None:
+        fill = torch.full((), _fill_scalar(info["fill_value"], x.dtype), dtype=x.dtype, device=x.device)
+        out = torch.where(resolved.valid, out, fill)
+    return out
+
+
+_REDUCE = {"add": "sum", "mul": "prod", "min": "amin", "max": "amax"}
+
+
+def _core_scatter(target: torch.Tensor, indices: torch.Tensor, updates: torch.Tensor, info: dict,
+                  g_shape) -> torch.Tensor:
+    """One axis whose other dimensions G shares with the target: aten's scatter / scatter_reduce
+    along it (Inductor's own scatter loops); else the flat target of each update, scattered
+    into the flattened target. A dropped update goes to a spare slot, then sliced off."""
+    shape = list(target.shape)
+    axes = list(info["axes"])
+    resolved = _resolve(shape, indices, axes, g_shape, info["index_mode"], info["negative_indices"],
+                        wrap_negatives=True)
+    reduction = info["reduction"]
+    values = updates.expand(g_shape)
+    dropped = resolved.valid is not None
+    if len(axes) == 1 and all(shape[e] == g_shape[e] for e in range(len(shape)) if e != axes[0]):
+        d = axes[0]
+        v = resolved.axis_index[d].expand(g_shape)
+        source = target
+        if dropped:
+            v = torch.where(resolved.valid, v, shape[d])
+            source = torch.cat([target, target.narrow(d, 0, 1)], dim=d)
+        if reduction == "none":
+            out = source.scatter(d, v, values)
+        else:
+            out = source.scatter_reduce(d, v, values, _REDUCE[reduction], include_self=info["include_input"])
+        return out.narrow(d, 0, shape[d]) if dropped else out
+    numel = target.numel()
+    flat = torch.zeros((), dtype=torch.int64, device=target.device)
+    stride = 1
+    inside = None
+    for e in reversed(range(len(shape))):
+        n = shape[e]
+        if e in resolved.axis_index:
+            v = resolved.axis_index[e]
+            if info["index_mode"] == "error":  # per dimension: the bounds the flat check cannot see
+                ok = (v >= 0) & (v < n)
+                inside = ok if inside is None else inside & ok
+        elif n == 1:
+            v = None
+        else:
+            v = torch.arange(g_shape[e], device=target.device).reshape([g_shape[e]] + [1] * (len(shape) - 1 - e))
+        if v is not None:
+            flat = flat + v * stride
+        stride *= n
+    flat = flat.expand(g_shape)
+    if inside is not None:
+        flat = torch.where(inside, flat, numel)  # out of the flat bounds: the check fires
+    source = target.reshape(-1)
+    if dropped:
+        flat = torch.where(resolved.valid, flat, numel)
+        source = torch.cat([source, source[:1]])
+    flat = flat.reshape(-1)
+    values = values.reshape(-1)
+    if reduction == "none":
+        out = source.scatter(0, flat, values)
+    else:
+        out = source.scatter_reduce(0, flat, values, _REDUCE[reduction], include_self=info["include_input"])
+    if dropped:
+        out = out[:numel]
+    return out.reshape(shape)
+
+
+# ---- the rule --------------------------------------------------------------------------------
+
+def _views(row: str, dtype: torch.dtype, input_shape, indices: torch.Tensor, updates_shape,
+           attrs: dict, fused_only: bool = False) -> Optional[dict]:
+    """The lowering as views, or None when the rule declines (module docstring). fused_only: a
+    call that adds floats in an order of the compiler's (a gradient's scatter-add), fused only
+    in "fused" mode."""
+    shapes = [input_shape, indices.shape] + ([] if updates_shape is None else [updates_shape])
+    if any(isinstance(s, torch.SymInt) for shape in shapes for s in shape):
+        return None
+    if dtype not in _DTYPES or indices.dtype not in _INDEX_DTYPES:
+        return None
+    if any(isinstance(v, (torch.Tensor, torch.SymInt, torch.SymFloat)) for v in attrs.values()):
+        return None
+    order_free = dtype != torch.bool and not dtype.is_floating_point
+    if fused_only and _SCATTERS != "fused" and not order_free:
+        return None
+    tolerate = ["accumulates in float32"] if dtype not in (torch.float16, torch.bfloat16) else []
+    try:
+        info = _mg.lowering_views(row, [int(n) for n in input_shape], _DTYPES[dtype],
+                                  [int(n) for n in indices.shape], _DTYPES[indices.dtype], attrs,
+                                  None if updates_shape is None else [int(n) for n in updates_shape],
+                                  tolerate=tolerate)
+    except Exception:  # the op's own error: the C++ op raises it in its words
+        return None
+    if "input" not in info or info.get("input_is_constant") or not info["axes"]:
+        return None
+    if info["kind"] == "scatter" and info["index_mode"] == "fill":
+        return None
+    return info
+
+
+def _forward(row: str, input: torch.Tensor, indices: torch.Tensor, updates: Optional[torch.Tensor],
+             attrs: dict) -> Any:
+    """The op, decomposed: core views, the core operator, the core output written back."""
+    scatter = updates is not None
+    if scatter and updates.dtype != input.dtype:
+        return NotImplemented
+    info = _views(row, input.dtype, input.shape, indices, None if updates is None else updates.shape, attrs)
+    if info is None:
+        return NotImplemented
+    if scatter:  # a scatter that adds floats in the compiler's order: "fused" mode only
+        order_free = input.dtype != torch.bool and not input.dtype.is_floating_point
+        if _SCATTERS != "fused" and not (order_free and info["reduction"] in _ORDER_FREE):
+            return NotImplemented
+    try:
+        x = _read(input, info["input"])
+        ix = _read(indices, info["indices"])
+        out_shape = list(info["output_shape"])
+        core_shape, core_strides = info["core_output_shape"], info["core_output_strides"]
+        if info["kind"] == "gather":
+            core = _core_gather(x, ix, info, list(core_shape))
+        else:
+            u = _read(updates, info["updates"])
+            core = _core_scatter(x, ix, u, info, list(u.shape))
+        plan = plan_view(out_shape, core_shape, core_strides, 0)
+        if info.get("has_scatter_base"):
+            base = _read(input, info["scatter_base"]).reshape(out_shape)
+            return write_view(_emit, _const, core, plan, base=base)
+        return write_view(_emit, _const, core, plan).reshape(out_shape)
+    except NotAView:
+        return NotImplemented
+
+
+def _read_adjoint(grad: torch.Tensor, source_shape, view: dict) -> torch.Tensor:
+    """The gradient of _read(source, view) for its source: broadcast dimensions summed, the view
+    written back into zeros (NotAView for an overlapping view)."""
+    plan = plan_view(list(source_shape), view["shape"], view["strides"], view["offset"])
+    if plan.broadcast_dims:
+        grad = grad.sum(plan.broadcast_dims, keepdim=True)
+        shape = [1 if d in plan.broadcast_dims else n for d, n in enumerate(view["shape"])]
+        plan = plan_view(list(source_shape), shape, view["strides"], view["offset"])
+    if plan.covers_source:
+        return write_view(_emit, _const, grad, plan).reshape(list(source_shape))
+    return write_view(_emit, _const, grad, plan, base=grad.new_zeros(list(source_shape))).reshape(list(source_shape))
+
+
+def _backward(row: str, grad_output: torch.Tensor, input_size, indices: torch.Tensor, updates_size,
+              attrs: dict, input_grad: bool, updates_grad: bool) -> Any:
+    """The op's gradient (the generic VJP, docs/spec.md section 4), decomposed: a gather's is a
+    scatter-add of grad_output ("fused" mode: Inductor adds with atomics); a scatter's (add and
+    replace, PyTorch's rows) are grad_output, zeroed at each written target for a replace, and
+    grad_output gathered at each update's target (deterministic: fused in both modes)."""
+    scatter = updates_size is not None
+    info = _views(row, grad_output.dtype, input_size, indices, updates_size, attrs, fused_only=not scatter)
+    if info is None:
+        return NotImplemented
+    if scatter and (info["reduction"] not in ("add", "none") or not info["include_input"] or
+                    info.get("has_scatter_base") or row == "scatter_multiaxis"):
+        return NotImplemented  # (scatter_multiaxis's replace: only the winning update's gradient)
+    try:
+        ix = _read(indices, info["indices"])
+        out_shape = list(info["output_shape"])
+        core_shape = list(info["core_output_shape"])
+        out_plan = plan_view(out_shape, core_shape, info["core_output_strides"], 0)
+        g_core = read_view(_emit, _const, grad_output.reshape(out_shape), out_plan)
+        target_shape = list(info["input"]["shape"])
+        if not scatter:
+            resolved = _resolve(target_shape, ix, info["axes"], core_shape, info["index_mode"],
+                                info["negative_indices"])
+            if resolved.valid is not None:
+                g_core = torch.where(resolved.valid, g_core, 0)
+            core_grad = g_core.new_zeros(target_shape).index_put(resolved.index, g_core, accumulate=True)
+            return _read_adjoint(core_grad, input_size, info["input"])
+        g_shape = list(info["updates"]["shape"])
+        resolved = _resolve(target_shape, ix, info["axes"], g_shape, info["index_mode"], info["negative_indices"])
+        unused = grad_output.new_zeros([0])
+        grad_input = grad_updates = unused
+        if input_grad:
+            core_grad = g_core
+            if info["reduction"] == "none":  # an overwritten element passes nothing back
+                if resolved.valid is None:  # every duplicate writes the same 0
+                    core_grad = g_core.index_put(resolved.index, g_core.new_zeros(()).expand(g_shape))
+                else:  # a dropped update overwrites nothing: count the kept ones (exact, any order)
+                    kept = resolved.valid.to(torch.float32).expand(g_shape)
+                    written = kept.new_zeros(target_shape).index_put(resolved.index, kept, accumulate=True)
+                    core_grad = torch.where(written > 0, 0, g_core)
+            grad_input = _read_adjoint(core_grad, input_size, info["input"])
+        if updates_grad:
+            gathered = _index(g_core, resolved, g_shape)
+            if resolved.valid is not None:
+                gathered = torch.where(resolved.valid, gathered, 0)
+            grad_updates = _read_adjoint(gathered, updates_size, info["updates"])
+        return grad_input, grad_updates
+    except NotAView:
+        return NotImplemented
+
+
+def _scatter_reduce_values_backward(grad: torch.Tensor, input: torch.Tensor, dim: int, index: torch.Tensor,
+                                     src: torch.Tensor, result: torch.Tensor, reduce: str, include_self: bool, *,
+                                     batch_rank: int = 0) -> Any:
+    """scatter_reduce's mean / amax / amin gradients (PyTorch's scatter_reduce_backward, as the
+    C++ op scatter_reduce_values_backward computes them) in aten. Deterministic in both modes:
+    its scatter-adds sum ones and zeros (counts, ties), exact in any order. prod declines."""
+    if batch_rank or reduce not in ("mean", "amax", "amin") or input.dim() == 0:
+        return NotImplemented
+    tensors = (grad, input, index, src, result)
+    if any(isinstance(n, torch.SymInt) for t in tensors for n in t.shape):
+        return NotImplemented
+    d = dim % input.dim()
+    part = src
+    for k in range(src.dim()):
+        part = part.narrow(k, 0, index.shape[k])
+    ones = torch.ones((), dtype=grad.dtype, device=grad.device).expand(part.shape)
+    zeros = torch.zeros((), dtype=grad.dtype, device=grad.device).expand(input.shape)
+    reached = None if include_self else zeros.scatter_add(d, index, ones).ne(0)
+    if reduce == "mean":
+        count = (zeros + 1 if include_self else zeros).scatter_add(d, index, ones)
+        per = grad / count.masked_fill(count == 0, 1)
+        grad_self, grad_part = per, per.gather(d, index)
+    else:
+        self_is = input == result
+        if reached is not None:
+            self_is = self_is & reached.logical_not()
+        self_w = self_is.to(grad.dtype)
+        src_w = (part == result.gather(d, index)).to(grad.dtype)
+        per = grad / self_w.scatter_add(d, index, src_w)
+        grad_self, grad_part = self_w * per, src_w * per.gather(d, index)
+    if reached is not None:
+        grad_self = grad_self.masked_fill(reached, 0)
+    if tuple(part.shape) != tuple(src.shape):
+        pad = []
+        for k in reversed(range(src.dim())):
+            pad += [0, src.shape[k] - part.shape[k]]
+        grad_part = torch.nn.functional.pad(grad_part, pad)
+    return grad_self, grad_part
+
+
+def _bind(packet):
+    arguments = packet.default._schema.arguments
+    names = [a.name for a in arguments]
+    defaults = {a.name: a.default_value for a in arguments if a.has_default_value()}
+
+    def bind(args, kwargs) -> dict:
+        bound = dict(defaults)
+        bound.update(zip(names, args))
+        bound.update(kwargs)
+        return bound
+    return names, bind
+
+
+def _rules(row: str, op_name: str) -> list:
+    """[(OpOverload, rule)] of the row's op and of its backward."""
+    spec = _registry.OPS[row]
+    operands = (spec["input_name"], spec["indices_name"], spec["updates_name"])
+    packet = getattr(torch.ops.multigather, op_name)
+    names, bind = _bind(packet)
+    scatter = operands[2] in names
+
+    def forward(*args, **kwargs):
+        bound = bind(args, kwargs)
+        if bound.pop("batch_rank", 0):
+            return NotImplemented
+        input, indices = bound.pop(operands[0]), bound.pop(operands[1])
+        updates = bound.pop(operands[2]) if scatter else None
+        return _forward(row, input, indices, updates, bound)
+
+    backward_packet = getattr(torch.ops.multigather, op_name + "_backward")
+    _, bind_backward = _bind(backward_packet)
+
+    def backward(*args, **kwargs):
+        bound = bind_backward(args, kwargs)
+        if bound.pop("batch_rank", 0):
+            return NotImplemented
+        grad_output = bound.pop("grad_output")
+        input_size, indices = bound.pop(operands[0] + "_size"), bound.pop(operands[1])
+        updates_size = bound.pop(operands[2] + "_size") if scatter else None
+        input_grad, updates_grad = bound.pop("input_grad", True), bound.pop("updates_grad", True)
+        return _backward(row, grad_output, input_size, indices, updates_size, bound, input_grad, updates_grad)
+
+    forward.__name__ = f"multigather_{op_name}_inductor"
+    backward.__name__ = f"multigather_{op_name}_backward_inductor"
+    return [(packet.default, forward), (backward_packet.default, backward)]
+
+
+def _ops() -> list:
+    """(OpOverload, rule) of every row's op and its backward (segment rows: none, their ids
+    decide shapes)."""
+    out = []
+    for row in _registry.torch_op_rows():
+        if _registry.OPS[row]["kind"] != "segment":
+            out.extend(_rules(row, _registry.torch_op_name(row)))
+    out.append((torch.ops.multigather.scatter_reduce_values_backward.default, _scatter_reduce_values_backward))
+    return out
+
+
+def register_decompositions() -> None:
+    """Adds one rule per op to Inductor's decomposition table (idempotent); called once
+    ``torch._inductor.decomposition`` is imported."""
+    from torch._inductor import decomposition as inductor_decomposition
+
+    table = inductor_decomposition.decompositions
+    for op, rule in _ops():
+        table.setdefault(op, rule)
+    # the table's cached copy (select_decomp_table) is made at the first compile
+    cached = getattr(inductor_decomposition, "fast_random_decomps", None)
+    if cached is not None and hasattr(cached, "cache_clear"):
+        cached.cache_clear()
+    _key_compile_caches(_SCATTERS)
+
+
+def register_fallbacks() -> None:
+    """Where a rule declines, Inductor calls the op: its extern kernel, made here as Inductor
+    would make it (Inductor refuses to make one itself for an op that has a decomposition);
+    called once ``torch._inductor.lowering`` is imported."""
+    from torch._inductor import lowering
+    from torch._library.utils import get_layout_constraint_tag
+
+    for op, _ in _ops():
+        if op not in lowering.lowerings:
+            constraint = lowering.tag_to_layout_constraint(get_layout_constraint_tag(op, with_default=True))
+            lowering.make_fallback(op, layout_constraint=constraint, warn=False, override_decomp=True)
