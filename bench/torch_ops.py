@@ -14,7 +14,10 @@ in one run, at each thread count asked for:
               experts routed with index_add / scatter_add, a message-passing layer (index_select,
               scatter_add, scatter_reduce amax); eager, the torch model under
               multigather.torch.routing() (its gathers and scatters sent to multigather), and
-              torch.compile of both builds.
+              torch.compile of both builds: "compiled" with multigather's default scatters
+              (deterministic: float scatters and scatter-add gradients stay the C++ op), "fused"
+              with set_compiled_scatters("fused") (Inductor's own scatter loops, atomic adds as
+              torch's compiled code has); the message-passing layer at two graph sizes.
 
     python3 bench/torch_ops.py [--threads 1,2] [--repeat R] [--skip-compile]
 
@@ -33,7 +36,7 @@ import torch
 import torch.nn.functional as F
 
 import multigather.torch as mt
-import multigather.torch_ops  # noqa: F401  (loads torch.ops.multigather.*)
+import multigather.torch_ops as mto
 
 OPS = torch.ops.multigather
 
@@ -200,11 +203,14 @@ def models(repeat: int, compile_too: bool) -> None:
     ids = torch.randint(0, 2000, (8, 64), generator=g)
     targets = torch.randint(0, 2000, (8, 64), generator=g)
     tokens = torch.randn(4096, 64, generator=g)
-    nodes = torch.randn(2000, 64, generator=g)
-    src, dst = torch.randint(0, 2000, (20000,), generator=g), torch.randint(0, 2000, (20000,), generator=g)
+    graphs = []
+    for n, e in ((2000, 20000), (20000, 200000)):
+        graphs.append((torch.randn(n, 64, generator=g), torch.randint(0, n, (e,), generator=g),
+                       torch.randint(0, n, (e,), generator=g)))
     cases = [("embedding+attention", EmbeddingAttention, (ids, targets)),
              ("mixture of experts", MixtureOfExperts, (tokens,)),
-             ("message passing", MessagePassing, (nodes, src, dst))]
+             ("message passing 2k nodes 20k edges", MessagePassing, graphs[0]),
+             ("message passing 20k nodes 200k edges", MessagePassing, graphs[1])]
     for name, cls, inputs in cases:
         torch.manual_seed(0)
         ours = cls(mt)
@@ -236,10 +242,15 @@ def models(repeat: int, compile_too: bool) -> None:
         row("routed", f"{name} train step (torch model, routing())", timed(routed(step(theirs)), repeat, 5),
             timed(step(theirs), repeat, 5), unit="ms")
         if compile_too:
+            c_theirs = torch.compile(theirs)
+            theirs_time = timed(step(c_theirs), repeat, 5)
+            for mode, label in (("deterministic", "compiled"), ("fused", "fused")):
+                mto.set_compiled_scatters(mode)
+                torch._dynamo.reset()
+                c_ours = torch.compile(ours)
+                row(label, f"{name} train step", timed(step(c_ours), repeat, 5), theirs_time, unit="ms")
+            mto.set_compiled_scatters("deterministic")
             torch._dynamo.reset()
-            c_ours, c_theirs = torch.compile(ours), torch.compile(theirs)
-            row("compiled", f"{name} train step", timed(step(c_ours), repeat, 5),
-                timed(step(c_theirs), repeat, 5), unit="ms")
 
 
 def main() -> None:
