@@ -29,11 +29,15 @@ the C++ op, whose bytes do not depend on the thread count (Inductor's scatter-ad
 atomics, in an order that varies with the threads); what no order can change is fused in both
 modes. ``set_compiled_scatters("fused")`` decomposes the rest.
 
+Symbolic sizes (``dynamic=True``, data-dependent sizes): the views come from concrete sizes, so
+the torch rows that are PyTorch's op by definition (gather, index_select, scatter_add, index_add,
+scatter_reduce) become that aten op, and the others stay the C++ op.
+
 The rule declines, and the call stays the C++ op, when: the lowering is more than views (it
 reads index values, computes operands, divides a mean, scales updates, accumulates float16 /
-bfloat16 in float32, or is a segment op), a size is symbolic (``dynamic=True``, data-dependent
-sizes: the views come from concrete sizes), the call is batched (vmap), an operand is empty, or
-the dtype is one Inductor does not index (complex, float8, unsigned beyond uint8).
+bfloat16 in float32, or is a segment op), a size is symbolic (but above), the call is batched
+(vmap), an operand is empty, or the dtype is one Inductor does not index (complex, float8,
+unsigned beyond uint8).
 """
 
 from __future__ import annotations
@@ -458,6 +462,65 @@ def _scatter_reduce_values_backward(grad: torch.Tensor, input: torch.Tensor, dim
     return grad_self, grad_part
 
 
+# ---- symbolic sizes: PyTorch's own op ---------------------------------------------------------
+#
+# The views come from concrete sizes. With symbolic ones (dynamic=True, sizes from nonzero()), a
+# torch row that is PyTorch's op by definition becomes that aten op (its gradient: PyTorch's
+# formula); a negative index, which these rows refuse, is sent out of range for the compiler's
+# bounds check. float16 / bfloat16 decline (their float32 accumulation).
+
+def _checked(index: torch.Tensor, size) -> torch.Tensor:
+    return torch.where(index < 0, size, index)
+
+
+def _symbolic(*tensors) -> bool:
+    return any(isinstance(n, torch.SymInt) for t in tensors for n in (t if isinstance(t, (list, tuple)) else t.shape))
+
+
+def _aten_forward(row: str, input: torch.Tensor, indices: torch.Tensor, updates: Optional[torch.Tensor],
+                  attrs: dict) -> Any:
+    if input.dtype in (torch.float16, torch.bfloat16) or input.dtype not in _DTYPES:
+        return NotImplemented
+    dim = attrs.get("dim")
+    if row in ("torch.gather", "torch.index_select"):
+        op = torch.ops.aten.gather.default if row == "torch.gather" else torch.ops.aten.index_select.default
+        return op(input, dim, _checked(indices, input.shape[dim]))
+    if updates is None or updates.dtype != input.dtype:
+        return NotImplemented
+    order_free = input.dtype != torch.bool and not input.dtype.is_floating_point
+    if _SCATTERS != "fused" and not (order_free and row in ("torch.scatter_add", "torch.index_add")):
+        return NotImplemented
+    index = _checked(indices, input.shape[dim])
+    if row == "torch.scatter_add":
+        return torch.ops.aten.scatter_add.default(input, dim, index, updates)
+    if row == "torch.index_add" and attrs.get("alpha", 1) == 1:
+        return torch.ops.aten.index_add.default(input, dim, index, updates)
+    if row == "torch.scatter_reduce":
+        return torch.ops.aten.scatter_reduce.two(input, dim, index, updates, attrs["reduce"],
+                                                 include_self=attrs.get("include_self", True))
+    return NotImplemented
+
+
+def _aten_backward(row: str, grad: torch.Tensor, input_size, indices: torch.Tensor, updates_size, attrs: dict,
+                   input_grad: bool, updates_grad: bool) -> Any:
+    if grad.dtype in (torch.float16, torch.bfloat16) or grad.dtype not in _DTYPES:
+        return NotImplemented
+    dim = attrs.get("dim")
+    fused = _SCATTERS == "fused"
+    if row == "torch.gather" and fused:
+        return grad.new_zeros(input_size).scatter_add(dim, indices, grad)
+    if row == "torch.index_select" and fused:
+        return grad.new_zeros(input_size).index_add(dim, indices, grad)
+    unused = grad.new_zeros([0])
+    if row in ("torch.scatter_add", "torch.scatter_reduce") and list(updates_size) == list(indices.shape):
+        if row == "torch.scatter_reduce" and (attrs["reduce"] != "sum" or not attrs.get("include_self", True)):
+            return NotImplemented
+        return (grad if input_grad else unused), (grad.gather(dim, indices) if updates_grad else unused)
+    if row == "torch.index_add" and attrs.get("alpha", 1) == 1:
+        return (grad if input_grad else unused), (grad.index_select(dim, indices) if updates_grad else unused)
+    return NotImplemented
+
+
 def _bind(packet):
     arguments = packet.default._schema.arguments
     names = [a.name for a in arguments]
@@ -485,7 +548,10 @@ def _rules(row: str, op_name: str) -> list:
             return NotImplemented
         input, indices = bound.pop(operands[0]), bound.pop(operands[1])
         updates = bound.pop(operands[2]) if scatter else None
-        return _forward(row, input, indices, updates, bound)
+        out = _forward(row, input, indices, updates, bound)
+        if out is NotImplemented and _symbolic(*[t for t in (input, indices, updates) if t is not None]):
+            out = _aten_forward(row, input, indices, updates, bound)
+        return out
 
     backward_packet = getattr(torch.ops.multigather, op_name + "_backward")
     _, bind_backward = _bind(backward_packet)
@@ -498,7 +564,10 @@ def _rules(row: str, op_name: str) -> list:
         input_size, indices = bound.pop(operands[0] + "_size"), bound.pop(operands[1])
         updates_size = bound.pop(operands[2] + "_size") if scatter else None
         input_grad, updates_grad = bound.pop("input_grad", True), bound.pop("updates_grad", True)
-        return _backward(row, grad_output, input_size, indices, updates_size, bound, input_grad, updates_grad)
+        out = _backward(row, grad_output, input_size, indices, updates_size, bound, input_grad, updates_grad)
+        if out is NotImplemented and _symbolic(grad_output, input_size, indices, updates_size or []):
+            out = _aten_backward(row, grad_output, input_size, indices, updates_size, bound, input_grad, updates_grad)
+        return out
 
     forward.__name__ = f"multigather_{op_name}_inductor"
     backward.__name__ = f"multigather_{op_name}_backward_inductor"

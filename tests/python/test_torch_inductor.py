@@ -144,15 +144,30 @@ def test_integer_scatter_add_fuses_in_deterministic_mode():
     assert torch.equal(torch.compile(fn)(x, u), fn(x, u))
 
 
-def test_dynamic_shapes_keep_the_cpp_op():
-    fn = torch.compile(lambda x, i: ops.index_select(x, 0, i), fullgraph=True, dynamic=True)
-    for n, k in ((6, 4), (9, 11), (3, 2)):
-        x, i = rand(n, 3, seed=n), ints(0, n, (k,), seed=k)
-        assert torch.equal(fn(x, i), ops.index_select(x, 0, i))
-    torch._dynamo.reset()
-    _, code = run_and_get_code(torch.compile(lambda x, i: ops.index_select(x, 0, i), fullgraph=True, dynamic=True),
-                               rand(6, 3), ints(0, 6, (4,)))
-    assert extern_calls("\n".join(code)) == {"index_select"}
+@pytest.mark.parametrize("mode", ["deterministic", "fused"])
+def test_dynamic_shapes(mode):
+    """Symbolic sizes: a torch row with an aten twin becomes it (gathers in both modes, float
+    scatters in "fused"), a row without one (gather_multiaxis) keeps the C++ op; values equal
+    eager at every size, and a negative index still raises."""
+    mto.set_compiled_scatters(mode)
+    cases = {
+        "index_select": (lambda x, i, u: ops.index_select(x, 0, i), set()),
+        "index_add": (lambda x, i, u: ops.index_add(x, 0, i, u), set() if mode == "fused" else {"index_add"}),
+        "gather_multiaxis": (lambda x, i, u: ops.gather_multiaxis(x, i[:, None], [0]), {"gather_multiaxis"}),
+    }
+    for name, (fn, extern) in cases.items():
+        torch._dynamo.reset()
+        compiled = torch.compile(fn, fullgraph=True, dynamic=True)
+        for n, k in ((6, 4), (9, 11), (3, 2)):
+            x, i, u = rand(n, 3, seed=n), ints(0, n, (k,), seed=k), rand(k, 3, seed=k)
+            torch.testing.assert_close(compiled(x, i, u), fn(x, i, u), rtol=1e-6, atol=1e-6)
+        torch._dynamo.reset()
+        _, code = run_and_get_code(torch.compile(fn, fullgraph=True, dynamic=True), rand(6, 3), ints(0, 6, (4,)),
+                                   rand(4, 3))
+        assert extern_calls("\n".join(code)) == extern, name
+    bad = torch.compile(lambda x, i: ops.index_select(x, 0, i), fullgraph=True, dynamic=True)
+    with pytest.raises((IndexError, RuntimeError), match="out of (bounds|range)"):
+        bad(rand(5, 3), torch.tensor([1, -1, 2]))
 
 
 @pytest.mark.parametrize("mode,fill", [("clamp", 0), ("wrap", 0), ("fill", 2.5), ("error", 0)])
