@@ -17,7 +17,9 @@ Not routed (PyTorch runs them): calls with ``out=``, ``sparse_grad=True``; segme
 ``max_norm``, ``scale_grad_by_freq`` or ``sparse``; indexing with ints, partial slices or None
 (new axes) beside the index tensors; ``x[idx] = v`` (Tensor.__setitem__); in-place methods on a
 self whose elements share memory (expanded, interleaved strides: PyTorch's own rules, see
-_overlapping); torch.compile'd code (Dynamo traces the torch ops; use multigather.torch.* there).
+_overlapping). Under torch.compile Dynamo traces the mode: the graph holds multigather's ops
+(then Inductor's rules fuse them); Dynamo guards on the mode, so code compiled outside routing()
+is compiled again inside it.
 An in-place method that autograd must see (self or a source, positional or keyword, requires
 grad) runs the op out of place and copies the result into its tensor (``x.copy_``, recorded by
 autograd as PyTorch's in-place ops are); without autograd it scatters in place.
@@ -190,7 +192,7 @@ class Routing(TorchFunctionMode):
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         route = self.routes.get(func)
-        if route is not None and not torch.compiler.is_compiling():
+        if route is not None:
             result = route(*args, **kwargs)
             if result is not NotImplemented:
                 return result
@@ -213,8 +215,9 @@ def routing(mt) -> Routing:
     max_norm / scale_grad_by_freq / sparse, indexing with ints, partial slices or new axes
     beside index tensors, x[idx] = v, in-place methods on a tensor whose elements share memory
     (an expanded tensor or interleaved strides: PyTorch's rules apply, index_fill_ / index_put_
-    warn and write, the others raise; multigather never writes through shared memory), and code
-    under torch.compile (PyTorch runs those). Results have the strides PyTorch's op returns
+    warn and write, the others raise; multigather never writes through shared memory). Under
+    torch.compile the compiled graph holds multigather's ops (Dynamo traces the mode and guards
+    on it). Results have the strides PyTorch's op returns
     (contiguous gathers and scatters; index_fill / index_put / put preserve input's layout;
     x[idx] aten.index's TensorIterator order). In-place methods take their source positionally or
     by keyword (src=, source=, values=, value=) with the same gradients. Operands on two devices

@@ -298,3 +298,34 @@ def test_graph_layer_compiled_equals_unmodified_torch_model(mode):
     torch.testing.assert_close(a, b)
     for p, q in zip(torch.autograd.grad(a, list(ours.parameters())), torch.autograd.grad(b, list(theirs.parameters()))):
         torch.testing.assert_close(p, q)
+
+
+def test_routing_applies_under_compile():
+    """An unedited torch model compiled and called inside routing(): the graph holds
+    multigather's ops, fused by the rules; loss and gradients equal the unrouted eager model;
+    outside routing() the same compiled model runs torch's own graph."""
+    import multigather.torch as mt
+    from torch._dynamo.testing import CompileCounterWithBackend
+
+    torch.manual_seed(0)
+    model = MessagePassing(torch)
+    x, src, dst = rand(30, 8), ints(0, 30, (90,)), ints(0, 30, (90,), seed=4)
+    want = model(x, src, dst)
+    want_grads = torch.autograd.grad(want, list(model.parameters()))
+    counter = CompileCounterWithBackend("inductor")
+    compiled = torch.compile(model, fullgraph=True, backend=counter)
+    with mt.routing():
+        got = compiled(x, src, dst)
+    torch.testing.assert_close(got, want)
+    for g, w in zip(torch.autograd.grad(got, list(model.parameters())), want_grads):
+        torch.testing.assert_close(g, w)
+    targets = {str(n.target) for n in counter.graphs[0].graph.nodes if n.op == "call_function"}
+    assert {"multigather.index_select.default", "multigather.scatter_add.default",
+            "multigather.scatter_reduce.default"} <= targets
+    compiled(x, src, dst)  # outside: a second graph, torch's own ops
+    assert counter.frame_count == 2
+    assert not any("multigather" in str(n.target) for n in counter.graphs[1].graph.nodes)
+    torch._dynamo.reset()
+    with mt.routing():  # the gather fused; the float scatters, and the gather's gradient, the C++ op
+        _, code = run_and_get_code(torch.compile(model, fullgraph=True), x, src, dst)
+    assert extern_calls("\n".join(code)) == {"scatter_add", "scatter_reduce", "index_select_backward"}
