@@ -48,6 +48,7 @@ import torch
 
 from . import _multigather as _mg
 from . import _registry
+from ._core_ops import Namespace, Resolved, resolve
 from ._views import NotAView, plan_view, read_view, write_view
 
 _SCATTERS = "deterministic"
@@ -147,65 +148,33 @@ def _read(source: torch.Tensor, view: dict) -> torch.Tensor:
 
 # ---- the core operator in aten ---------------------------------------------------------------
 
-class _Resolved:
-    """The index tensors of aten.index / index_put for the first `len(index)` dimensions (the
-    later ones are taken whole: no coordinate, no broadcast), each broadcastable to G's first
-    dimensions; `valid` (fill / drop): where every coordinate was in range (broadcastable to G);
-    `axis_index`: per axis, its resolved coordinate (broadcastable to G)."""
+class _Torch(Namespace):
+    """The array library of the Inductor rules: torch (a broadcast index dimension, stride 0,
+    is resolved once)."""
 
-    def __init__(self, index: list, valid: Optional[torch.Tensor], axis_index: dict):
-        self.index, self.valid, self.axis_index = index, valid, axis_index
+    def __init__(self, device):
+        super().__init__(torch)
+        self.device = device
+
+    def compact(self, coords, logical):
+        for e in range(len(logical)):
+            if logical[e] > 1 and coords.stride(e) == 0:
+                coords = coords.narrow(e, 0, 1)
+        return coords
+
+    def as_index(self, coords):
+        return coords.to(torch.int64)
+
+    def zero(self):
+        return torch.zeros((), dtype=torch.int64, device=self.device)
+
+    def arange(self, n):
+        return torch.arange(n, device=self.device)
 
 
 def _resolve(x_shape, indices: torch.Tensor, axes, g_shape, mode: str, negative: bool,
-             wrap_negatives: bool = False) -> _Resolved:
-    """resolve(v, n) of docs/spec.md section 1 per coordinate, in aten. In error mode a value
-    stays out of range for the compiler's bounds check; aten.index wraps one negative turn
-    itself (wrap_negatives: done here, for scatters, which do not)."""
-    r, k = len(x_shape), len(axes)
-    c = max(k, 1)
-    logical = list(indices.shape[:-1]) + [indices.shape[-1] // c]
-    coords = indices.reshape(logical + [c])
-    for e in range(len(logical)):  # a broadcast (stride 0) dimension is resolved once, then expanded
-        if logical[e] > 1 and coords.stride(e) == 0:
-            coords = coords.narrow(e, 0, 1)
-    coords = coords.to(torch.int64)
-    index, valid, axis_index = [], None, {}
-    for e in range(r):
-        if e in axes:
-            n = x_shape[e]
-            v = coords[..., list(axes).index(e)]
-            if mode == "wrap":
-                v = torch.remainder(v, n)
-            elif mode == "clamp":
-                if negative:
-                    v = torch.where(v < 0, v + n, v)
-                v = torch.clamp(v, 0, n - 1)
-            elif mode == "error":
-                if not negative:
-                    v = torch.where(v < 0, n, v)  # out of range: the bounds check sees it
-                elif wrap_negatives:
-                    v = torch.where(v < 0, v + n, v)
-            else:  # fill, drop: out of range is flagged, read at 0
-                if negative:
-                    v = torch.where(v < 0, v + n, v)
-                ok = (v >= 0) & (v < n)
-                valid = ok if valid is None else valid & ok
-                v = torch.where(ok, v, 0)
-            index.append(v)
-            axis_index[e] = v
-        elif x_shape[e] == 1:
-            index.append(torch.zeros((), dtype=torch.int64, device=indices.device))
-        else:
-            shape = [1] * r
-            shape[e] = g_shape[e]
-            index.append(torch.arange(g_shape[e], device=indices.device).reshape(shape))
-    # Dimensions after the last one that needs a tensor are taken whole (a plain slice).
-    m = r
-    while m > 0 and (m - 1) not in axes and x_shape[m - 1] == g_shape[m - 1] and logical[m - 1] == 1:
-        m -= 1
-    index = [t if t.dim() == 0 else t.reshape(list(t.shape[:m])) for t in index[:m]]
-    return _Resolved(index, valid, axis_index)
+             wrap_negatives: bool = False) -> Resolved:
+    return resolve(_Torch(indices.device), x_shape, indices, axes, g_shape, mode, negative, wrap_negatives)
 
 
 def _fill_scalar(text: str, dtype: torch.dtype):
@@ -216,7 +185,7 @@ def _fill_scalar(text: str, dtype: torch.dtype):
     return int(float(text)) if "." in text or "e" in text.lower() else int(text)
 
 
-def _index(x: torch.Tensor, resolved: _Resolved, g_shape) -> torch.Tensor:
+def _index(x: torch.Tensor, resolved: Resolved, g_shape) -> torch.Tensor:
     if not resolved.index:
         return x.expand(g_shape)
     return torch.ops.aten.index.Tensor(x, resolved.index).expand(g_shape)
