@@ -19,7 +19,7 @@ process:
   S6 embedding_train     forward + backward: jax.grad of (take(table, idx) * g).sum() with
                          jnp.take vs multigather.jax.take (backward: scatter-add via the FFI VJP)
 
-    python3 bench/jax_ops.py [--threads N] [--repeat R] [--quick]
+    python3 bench/jax_ops.py [--threads N] [--repeat R] [--quick] [--jit-gathers auto|xla|ffi]
 
 --threads 1 runs XLA's CPU backend single-threaded (XLA_FLAGS
 --xla_cpu_multi_thread_eigen=false, set before jax is imported, and the process pinned to one
@@ -44,6 +44,8 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=0, help="1: one thread for both")
     parser.add_argument("--repeat", type=int, default=9)
     parser.add_argument("--quick", action="store_true", help="smaller shapes (a smoke run)")
+    parser.add_argument("--jit-gathers", default="auto", choices=["auto", "xla", "ffi"],
+                        help="multigather.jax.set_jit_gathers: XLA's gather or the FFI call under jit")
     args = parser.parse_args()
     if args.threads == 1:
         os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") +
@@ -60,6 +62,7 @@ def main() -> None:
 
     import multigather
     import multigather.jax as mj
+    mj.set_jit_gathers(args.jit_gathers)
 
     multigather.set_num_threads(args.threads)
     q = 8 if args.quick else 1

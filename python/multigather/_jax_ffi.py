@@ -3,7 +3,8 @@
 When any operand of a multigather call is a JAX tracer (the call is being traced by ``jax.jit``,
 ``jax.grad``, ``jax.vmap``, ``jax.checkpoint``, ``jax.shard_map``, ...), the call becomes one
 ``jax.ffi.ffi_call`` of the XLA FFI handler ``multigather_op`` (python/src/jax_ffi.cpp), which
-runs the one pipeline (lower_op -> execute) on XLA's buffers without a copy. Concrete jax arrays
+runs the one pipeline (lower_op -> execute) on XLA's buffers without a copy (a gather may be XLA's
+own gather instead: ``_jax_xla``, ``multigather.jax.set_jit_gathers``). Concrete jax arrays
 outside any transformation keep the direct path (DLPack), with the same results.
 
 - **Abstract evaluation**: the output shape comes from multigather's own shape inference (the
@@ -290,6 +291,12 @@ def run(op: str, input: Any, indices: Any, updates: Optional[Any] = None, out: A
     for name, value in key:
         if value is not None:
             _ffi_attr(name, value)  # a clear TypeError now for an attribute that cannot travel
+    if updates is None:
+        from . import _jax_xla
+
+        xla = _jax_xla.gather(op, input, indices, attrs)  # XLA's own gather, where chosen
+        if xla is not None:
+            return xla
     function = _differentiable(op, key)
     if updates is None:
         return function(input, indices)

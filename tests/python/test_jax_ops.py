@@ -325,6 +325,15 @@ def _lowerings():
     return multigather._multigather.jax_ffi_lowerings()
 
 
+@pytest.fixture
+def ffi_gathers():
+    """Gathers under jit as the FFI call (the default sends most to XLA's own gather)."""
+    multigather.jax.set_jit_gathers("ffi")
+    yield
+    multigather.jax.set_jit_gathers("auto")
+
+
+@pytest.mark.usefixtures("ffi_gathers")
 @pytest.mark.parametrize("name,fn,operands,oracle", GATHERS + SCATTERS, ids=_ids(GATHERS + SCATTERS))
 def test_one_handler_state_serves_every_call_of_an_executable(name, fn, operands, oracle):
     # The FFI handler's instantiate stage keeps each call site's decoded attributes and its
@@ -354,6 +363,7 @@ def test_one_handler_state_serves_every_call_of_an_executable(name, fn, operands
         assert _lowerings() - before == 1
 
 
+@pytest.mark.usefixtures("ffi_gathers")
 def test_gradients_and_vmap_keep_their_lowering_too():
     x, i = jnp.asarray(_x(6, 4)), jnp.asarray(_i(6, 5))
     u = jnp.asarray(_x(5, 4))
@@ -575,3 +585,49 @@ def test_vendored_xla_ffi_headers_match_the_installed_jaxlib():
             assert f.read() == vendored, (
                 f"third_party/xla_ffi/xla/ffi/api/{name} differs from jaxlib {jax.__version__}'s: "
                 f"copy the new headers and update third_party/xla_ffi/README.md")
+
+
+# ---- under jit: XLA's own gather or the FFI call (multigather.jax.set_jit_gathers) ------------
+
+def _custom_calls(fn, *operands) -> int:
+    return jax.jit(fn).lower(*[jnp.asarray(a) for a in operands]).as_text().count("custom_call")
+
+
+@pytest.mark.parametrize("name,fn,operands,oracle", GATHERS, ids=_ids(GATHERS))
+def test_both_jit_paths_equal_eager_with_gradients_and_vmap(name, fn, operands, oracle):
+    """Every gather case under jit as XLA's gather ("xla", where the lowering allows: not index
+    mode error) and as the FFI call: values equal the eager call's, gradients equal each other's,
+    vmap equals a loop; the HLO holds the custom call only on the FFI path."""
+    x, i = (jnp.asarray(a) for a in operands)
+    eager = np.asarray(fn(*operands))
+    error_mode = name in ("gather_multiaxis", "gather_multiaxis-2axes-broadcast", "onnx.GatherND",
+                          "torch.gather", "tf.gather-batch_dims", "numpy.take")
+    grads, batched = {}, {}
+    try:
+        for mode in ("xla", "ffi"):
+            multigather.jax.set_jit_gathers(mode)
+            f = lambda a, b: fn(a, b)  # noqa: E731  (a new function: JAX caches traces per function)
+            np.testing.assert_array_equal(np.asarray(jax.jit(f)(x, i)), eager)
+            calls = _custom_calls(f, x, i)
+            assert (calls > 0) == (mode == "ffi" or error_mode or name == "stablehlo.gather-window"), (mode, calls)
+            grads[mode] = np.asarray(jax.jit(jax.grad(lambda a: (f(a, i) ** 2).sum()))(x))
+            batched[mode] = np.asarray(jax.jit(jax.vmap(f, in_axes=(0, None)))(jnp.stack([x, x * 2]), i))
+    finally:
+        multigather.jax.set_jit_gathers("auto")
+    np.testing.assert_allclose(grads["xla"], grads["ffi"], rtol=1e-12, atol=1e-12)
+    np.testing.assert_array_equal(batched["xla"], batched["ffi"])
+    np.testing.assert_array_equal(batched["ffi"][1], np.asarray(fn(np.asarray(x) * 2, operands[1])))
+
+
+def test_xla_gather_fuses_with_its_consumer_and_auto_keeps_float16_on_the_ffi():
+    table = jnp.asarray(_x(50, 8))
+    ids = jnp.asarray(_i(50, 30))
+    fused = jax.jit(lambda t, i: multigather.jax.take(t, i, axis=0) * 2.0)
+    hlo = fused.lower(table, ids).compile().as_text()
+    assert "custom-call" not in hlo and "fusion" in hlo
+    np.testing.assert_array_equal(np.asarray(fused(table, ids)), np.asarray(table)[np.asarray(ids)] * 2.0)
+    half = table.astype(jnp.float16)
+    assert _custom_calls(lambda t, i: multigather.jax.take(t, i, axis=0), half, ids) == 1
+    with pytest.raises(ValueError, match="'both' is not 'auto', 'xla' or 'ffi'"):
+        multigather.jax.set_jit_gathers("both")
+    assert multigather.jax.jit_gathers() == "auto"
