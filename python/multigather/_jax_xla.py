@@ -32,7 +32,8 @@ def set_jit_gathers(mode: str) -> None:
     gather, except for float16 / bfloat16, whose gathers XLA's CPU backend runs an order of
     magnitude slower than the FFI call: bench/jax_ops.py case 8, and except in a process with
     several devices, where multigather's sharding rules keep sharded operands sharded and XLA's
-    own may replicate them), ``"xla"`` (XLA's gather
+    own may replicate them, and except on a GPU, where XLA's gradient of a gather adds with
+    atomics), ``"xla"`` (XLA's gather
     whenever the lowering allows it), ``"ffi"`` (always the FFI call). Index mode "error",
     scatters and lowerings beyond views always take the FFI call. Applies to calls traced
     afterwards (a jitted function already compiled keeps its choice). Raises ValueError for
@@ -112,7 +113,10 @@ def _chosen(dtype: Any) -> bool:
     # Several devices: operands may be sharded, and XLA's own sharding of a gather replicates
     # where multigather's partitioning rules keep operands sharded (a row-sharded table's
     # gradient: test_jax_sharding); the FFI call keeps those rules.
-    return np.dtype(dtype).name not in ("float16", "bfloat16") and jax.device_count() == 1
+    # On a GPU XLA's gradient of a gather is an atomic scatter-add (its bytes vary between runs);
+    # the FFI call's VJP is deterministic.
+    return (np.dtype(dtype).name not in ("float16", "bfloat16") and jax.device_count() == 1
+            and jax.default_backend() == "cpu")
 
 
 def gather(op: str, input: Any, indices: Any, attrs: dict) -> Optional[Any]:
