@@ -82,3 +82,12 @@ def resolve(xp: Namespace, x_shape, indices: Any, axes, g_shape, mode: str, nega
         m -= 1
     index = [t if t.ndim == 0 else t.reshape(list(t.shape[:m])) for t in index[:m]]
     return Resolved(index, valid, axis_index)
+
+
+def fill_scalar(text: str, is_bool: bool, is_float: bool):
+    """lowering_views' fill_value (text) as a Python scalar of the input's kind."""
+    if is_bool:
+        return text.lower() in ("1", "true")
+    if is_float:
+        return float(text)
+    return int(float(text)) if "." in text or "e" in text.lower() else int(text)

@@ -21,8 +21,8 @@ from typing import Any, Optional
 import numpy as np
 
 from . import _multigather as _core
-from ._core_ops import Namespace, resolve
-from ._views import NotAView, plan_view, read_view, write_view
+from ._core_ops import Namespace, fill_scalar, resolve
+from ._views import NotAView, array_emitter, int_list, plan_view, read_array_view, write_view
 
 _MODE = "auto"
 
@@ -66,43 +66,18 @@ class _Jnp(Namespace):
         return self.jnp.arange(n, dtype=self.jnp.int32)
 
 
-def _emit(op: str, inputs: list, **attrs: Any) -> Any:
+def _jax_emitter():
     import jax.numpy as jnp
     from jax import lax
 
-    x = inputs[0]
-    if op == "Reshape":
-        return jnp.reshape(x, inputs[1])
-    if op == "Expand":
-        return jnp.broadcast_to(x, inputs[1])
-    if op == "Transpose":
-        return jnp.transpose(x, attrs["perm"])
-    if op == "Slice":
-        starts, ends = inputs[1], inputs[2]
-        axes = inputs[3] if len(inputs) > 3 else range(len(starts))
-        for a, s, e in zip(axes, starts, ends):
-            x = lax.slice_in_dim(x, s, e, axis=a)
-        return x
-    if op == "Concat":
-        return jnp.concatenate(inputs, axis=attrs["axis"])
-    raise NotAView(f"no jax form for {op}")
-
-
-def _const(values) -> list:
-    return [int(v) for v in values]
-
-
-def _read(source: Any, view: dict) -> Any:
-    return read_view(_emit, _const, source, plan_view(list(source.shape), view["shape"], view["strides"],
-                                                       view["offset"]))
+    return array_emitter(jnp.reshape, jnp.broadcast_to, jnp.transpose,
+                         lambda x, axis, start, length: lax.slice_in_dim(x, start, start + length, axis=axis),
+                         lambda arrays, axis: jnp.concatenate(arrays, axis=axis))
 
 
 def _fill(text: str, dtype: Any) -> Any:
-    if np.dtype(dtype) == np.bool_:
-        return text.lower() in ("1", "true")
-    if np.issubdtype(np.dtype(dtype), np.inexact):
-        return float(text)
-    return int(float(text)) if "." in text or "e" in text.lower() else int(text)
+    kind = np.dtype(dtype)
+    return fill_scalar(text, kind == np.bool_, np.issubdtype(kind, np.inexact))
 
 
 def _chosen(dtype: Any) -> bool:
@@ -132,8 +107,9 @@ def gather(op: str, input: Any, indices: Any, attrs: dict) -> Optional[Any]:
             or info["index_mode"] == "error" or not _chosen(input.dtype):
         return None
     try:
-        x = _read(input, info["input"])
-        ix = _read(indices, info["indices"])
+        emit = _jax_emitter()
+        x = read_array_view(emit, input, info["input"])
+        ix = read_array_view(emit, indices, info["indices"])
         core_shape = list(info["core_output_shape"])
         resolved = resolve(_Jnp(), list(x.shape), ix, info["axes"], core_shape, info["index_mode"],
                            info["negative_indices"])
@@ -145,6 +121,6 @@ def gather(op: str, input: Any, indices: Any, attrs: dict) -> Optional[Any]:
             core = jnp.where(resolved.valid, core, jnp.asarray(_fill(info["fill_value"], x.dtype), x.dtype))
         out_shape = list(info["output_shape"])
         plan = plan_view(out_shape, core_shape, info["core_output_strides"], 0)
-        return jnp.reshape(write_view(_emit, _const, core, plan), out_shape)
+        return jnp.reshape(write_view(emit, int_list, core, plan), out_shape)
     except NotAView:
         return None

@@ -48,8 +48,8 @@ import torch
 
 from . import _multigather as _mg
 from . import _registry
-from ._core_ops import Namespace, Resolved, resolve
-from ._views import NotAView, plan_view, read_view, write_view
+from ._core_ops import Namespace, Resolved, fill_scalar, resolve
+from ._views import NotAView, array_emitter, int_list, plan_view, read_array_view, read_view, write_view
 
 _SCATTERS = "deterministic"
 
@@ -118,32 +118,14 @@ def compiled_scatters() -> str:
 
 # ---- views as torch ops ----------------------------------------------------------------------
 
-def _emit(op: str, inputs: list, **attrs: Any) -> torch.Tensor:
-    x = inputs[0]
-    if op == "Reshape":
-        return x.reshape(inputs[1])
-    if op == "Expand":
-        return x.expand(inputs[1])
-    if op == "Transpose":
-        return x.permute(attrs["perm"])
-    if op == "Slice":
-        starts, ends = inputs[1], inputs[2]
-        axes = inputs[3] if len(inputs) > 3 else range(len(starts))
-        for a, s, e in zip(axes, starts, ends):
-            x = x.narrow(a, s, e - s)
-        return x
-    if op == "Concat":
-        return torch.cat(inputs, dim=attrs["axis"])
-    raise NotAView(f"no torch form for {op}")
-
-
-def _const(values) -> list:
-    return [int(v) for v in values]
+_emit = array_emitter(lambda x, shape: x.reshape(shape), lambda x, shape: x.expand(shape),
+                      lambda x, perm: x.permute(perm), lambda x, axis, start, length: x.narrow(axis, start, length),
+                      lambda arrays, axis: torch.cat(arrays, dim=axis))
+_const = int_list
 
 
 def _read(source: torch.Tensor, view: dict) -> torch.Tensor:
-    plan = plan_view(list(source.shape), view["shape"], view["strides"], view["offset"])
-    return read_view(_emit, _const, source, plan)
+    return read_array_view(_emit, source, view)
 
 
 # ---- the core operator in aten ---------------------------------------------------------------
@@ -178,11 +160,7 @@ def _resolve(x_shape, indices: torch.Tensor, axes, g_shape, mode: str, negative:
 
 
 def _fill_scalar(text: str, dtype: torch.dtype):
-    if dtype == torch.bool:
-        return text.lower() in ("1", "true")
-    if dtype.is_floating_point:
-        return float(text)
-    return int(float(text)) if "." in text or "e" in text.lower() else int(text)
+    return fill_scalar(text, dtype == torch.bool, dtype.is_floating_point)
 
 
 def _index(x: torch.Tensor, resolved: Resolved, g_shape) -> torch.Tensor:

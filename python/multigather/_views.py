@@ -161,3 +161,39 @@ def write_view(emit: Emit, const: Const, view: str, plan: ViewPlan, base: str | 
         x = emit("Concat", pieces[:1] + [x] + pieces[1:] if lo[d] > 0 else [x] + pieces, axis=d)
         lo[d], hi[d] = 0, extent
     return emit("Reshape", [x, const(plan.source_shape)])
+
+
+def array_emitter(reshape: Callable, broadcast: Callable, permute: Callable, narrow: Callable,
+                  concat: Callable) -> Emit:
+    """An emitter that computes the view ops on arrays of one library: reshape(x, shape),
+    broadcast(x, shape), permute(x, perm), narrow(x, axis, start, length), concat(arrays, axis)
+    (the torch rules of ``_torch_inductor``, the jax.numpy ones of ``_jax_xla``)."""
+    def emit(op: str, inputs: list, **attrs) -> object:
+        x = inputs[0]
+        if op == "Reshape":
+            return reshape(x, inputs[1])
+        if op == "Expand":
+            return broadcast(x, inputs[1])
+        if op == "Transpose":
+            return permute(x, attrs["perm"])
+        if op == "Slice":
+            starts, ends = inputs[1], inputs[2]
+            axes = inputs[3] if len(inputs) > 3 else range(len(starts))
+            for a, start, end in zip(axes, starts, ends):
+                x = narrow(x, a, start, end - start)
+            return x
+        if op == "Concat":
+            return concat(inputs, attrs["axis"])
+        raise NotAView(f"no array form for {op}")
+    return emit
+
+
+def int_list(values: Sequence[int]) -> list:
+    """The ``const`` of an array emitter: the values themselves."""
+    return [int(v) for v in values]
+
+
+def read_array_view(emit: Emit, source, view: dict):
+    """``view`` ({shape, strides, offset}: lowering_views) read out of the array ``source``."""
+    return read_view(emit, int_list, source, plan_view(list(source.shape), view["shape"], view["strides"],
+                                                       view["offset"]))
