@@ -291,13 +291,17 @@ def run(op: str, input: Any, indices: Any, updates: Optional[Any] = None, out: A
     for name, value in key:
         if value is not None:
             _ffi_attr(name, value)  # a clear TypeError now for an attribute that cannot travel
+    function = _differentiable(op, key)
     if updates is None:
         from . import _jax_xla
 
-        xla = _jax_xla.gather(op, input, indices, attrs)  # XLA's own gather, where chosen
+        xla = _jax_xla.gather_function(op, input, indices, attrs)  # XLA's own gather, where chosen
         if xla is not None:
-            return xla
-    function = _differentiable(op, key)
-    if updates is None:
+            # forward: XLA's gather (fused with its neighbours); gradient: the FFI call's VJP
+            import jax
+
+            fused = jax.custom_vjp(xla)
+            fused.defvjp(lambda x, i: (xla(x, i), (x, i)), function.bwd)
+            return fused(input, indices)
         return function(input, indices)
     return function(input, indices, jnp.asarray(updates))

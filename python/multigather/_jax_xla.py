@@ -7,7 +7,9 @@ written as reshape / slice / transpose / broadcast (``_views``); the core gather
 indexing ``x[i0, i1, ...]`` with every coordinate resolved by the index mode first
 (``_core_ops.resolve``: clamp, wrap, fill), so XLA gathers in bounds
 (``mode="promise_in_bounds"``); fill selects the fill value; the core output is written back.
-Gradients, vmap and sharding are JAX's own for these ops.
+The gradient stays the FFI call's VJP (a jax.custom_vjp whose forward is XLA's gather): the
+deterministic scatter-add of multigather, several times faster than XLA's on a large table
+(bench/jax_ops.py S6). vmap is JAX's own for the forward.
 
 Declines (the FFI call runs) for: scatters, index_mode "error" (XLA has no failing gather: the
 FFI call raises the op's error), lowerings beyond views (segment ops, computed operands), an
@@ -16,7 +18,7 @@ operand that is empty, and a call the rule sends to the FFI.
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 import numpy as np
 
@@ -32,8 +34,8 @@ def set_jit_gathers(mode: str) -> None:
     gather, except for float16 / bfloat16, whose gathers XLA's CPU backend runs an order of
     magnitude slower than the FFI call: bench/jax_ops.py case 8, and except in a process with
     several devices, where multigather's sharding rules keep sharded operands sharded and XLA's
-    own may replicate them, and except on a GPU, where XLA's gradient of a gather adds with
-    atomics), ``"xla"`` (XLA's gather
+    own may replicate them, and except on a GPU, where this path has not run), ``"xla"`` (XLA's
+    gather
     whenever the lowering allows it), ``"ffi"`` (always the FFI call). Index mode "error",
     scatters and lowerings beyond views always take the FFI call. Applies to calls traced
     afterwards (a jitted function already compiled keeps its choice). Raises ValueError for
@@ -88,14 +90,14 @@ def _chosen(dtype: Any) -> bool:
     # Several devices: operands may be sharded, and XLA's own sharding of a gather replicates
     # where multigather's partitioning rules keep operands sharded (a row-sharded table's
     # gradient: test_jax_sharding); the FFI call keeps those rules.
-    # On a GPU XLA's gradient of a gather is an atomic scatter-add (its bytes vary between runs);
-    # the FFI call's VJP is deterministic.
+    # On a GPU: the FFI call (this path has not run on one).
     return (np.dtype(dtype).name not in ("float16", "bfloat16") and jax.device_count() == 1
             and jax.default_backend() == "cpu")
 
 
-def gather(op: str, input: Any, indices: Any, attrs: dict) -> Optional[Any]:
-    """Registry gather ``op`` as jax.numpy ops, or None when the FFI call should run."""
+def gather_function(op: str, input: Any, indices: Any, attrs: dict) -> Optional[Callable]:
+    """Registry gather ``op`` on operands of these shapes as a function of (input, indices) in
+    jax.numpy ops, or None when the FFI call should run."""
     if not _chosen(input.dtype) or input.size == 0 or indices.size == 0:
         return None
     try:
@@ -104,17 +106,18 @@ def gather(op: str, input: Any, indices: Any, attrs: dict) -> Optional[Any]:
     except Exception:  # the FFI call raises the op's own error
         return None
     if info["kind"] != "gather" or "input" not in info or info.get("input_is_constant") or not info["axes"] \
-            or info["index_mode"] == "error" or not _chosen(input.dtype):
+            or info["index_mode"] == "error":
         return None
-    try:
+
+    def compute(input: Any, indices: Any) -> Any:
+        import jax.numpy as jnp
+
         emit = _jax_emitter()
         x = read_array_view(emit, input, info["input"])
         ix = read_array_view(emit, indices, info["indices"])
         core_shape = list(info["core_output_shape"])
         resolved = resolve(_Jnp(), list(x.shape), ix, info["axes"], core_shape, info["index_mode"],
                            info["negative_indices"])
-        import jax.numpy as jnp
-
         core = x.at[tuple(resolved.index)].get(mode="promise_in_bounds") if resolved.index else x
         core = jnp.broadcast_to(core, core_shape)
         if resolved.valid is not None:
@@ -122,5 +125,12 @@ def gather(op: str, input: Any, indices: Any, attrs: dict) -> Optional[Any]:
         out_shape = list(info["output_shape"])
         plan = plan_view(out_shape, core_shape, info["core_output_strides"], 0)
         return jnp.reshape(write_view(emit, int_list, core, plan), out_shape)
+
+    import jax
+
+    try:  # every view expressible (trace-time shapes only)
+        jax.eval_shape(compute, jax.ShapeDtypeStruct(input.shape, input.dtype),
+                       jax.ShapeDtypeStruct(indices.shape, indices.dtype))
     except NotAView:
         return None
+    return compute
