@@ -61,10 +61,12 @@ def _index_key(input: torch.Tensor, key: Any):
             out.append(Ellipsis)
         else:
             return None
-    if out.count(Ellipsis) > 1:
+    # (by identity: `in`, count and index compare with ==, which a tensor answers elementwise)
+    ellipses = [j for j, e in enumerate(out) if e is Ellipsis]
+    if len(ellipses) > 1:
         return None
-    if Ellipsis in out:
-        at = out.index(Ellipsis)
+    if ellipses:
+        at = ellipses[0]
         covered = sum(e.dim() if isinstance(e, torch.Tensor) and e.dtype == torch.bool else 1
                       for e in out if e is not Ellipsis)
         out[at:at + 1] = [None] * max(input.dim() - covered, 0)

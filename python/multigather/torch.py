@@ -33,6 +33,7 @@ are accepted (not only torch tensors). The lowerings are the C++ registry's
 from __future__ import annotations
 
 import numbers
+import sys
 
 from typing import Any, Optional
 
@@ -475,6 +476,9 @@ def index(input: Any, indices: Any) -> Any:
     the index tensors stacked as coordinate tuples, gather_multiaxis over the indexed axes, the
     result reshaped to the final shape. Source: https://pytorch.org/docs/stable/tensor_view.html
     and numpy's advanced indexing (https://numpy.org/doc/stable/user/basics.indexing.html)."""
+    fast = _index_first_dimension(input, indices)
+    if fast is not None:
+        return fast
     stacked, dims, entries = _stacked_index_tuple(input, indices, "torch.index", with_entries=True)
     shape = tuple(int(s) for s in input.shape)
     rank, k = len(shape), len(dims)
@@ -495,20 +499,7 @@ def index(input: Any, indices: Any) -> Any:
     logical = [1] * rank
     logical[first] = n
     coordinates = stacked.reshape(tuple(logical[:-1]) + (logical[-1] * k,))
-    try:
-        if torch_op_needed(view, coordinates):
-            torch_ops().check_same_device("torch.index", [("input", input)] + [
-                (f"indices[{j}]", e) for j, e in enumerate(entries) if e is not None])
-            result = torch_ops().gather_multiaxis(view, coordinates, axes, "error", True, 0)
-        else:
-            result = run_fast(_GATHER_MULTIAXIS, view, coordinates, None, axes, "error", True, 0)
-            if result is NotImplemented:
-                result = run_general("gather_multiaxis", view, coordinates, axes=axes)
-    except IndexError as error:
-        message = _index_out_of_bounds(shape, dims, entries)
-        if message is None:
-            raise
-        raise IndexError(message) from error
+    result = _index_gather(input, view, coordinates, axes, shape, dims, entries)
     rest = tuple(shape[d] for d in others)
     result = result.reshape(rest[:first] + batch + rest[first:])
     if hasattr(result, "stride") and hasattr(result, "is_contiguous"):  # torch: aten.index's layout
@@ -517,6 +508,45 @@ def index(input: Any, indices: Any) -> Any:
         entries = tuple(e if e is None or isinstance(e, torch.Tensor) else torch.as_tensor(e) for e in entries)
         result = _with_strides(result, _aten_index_strides(input, entries))
     return result
+
+
+def _index_gather(input: Any, view: Any, coordinates: Any, axes: list, shape: tuple, dims: list,
+                  entries: tuple) -> Any:
+    """index()'s one core gather (gather_multiaxis, error mode, negatives wrapped), an index out
+    of range reported in PyTorch's words."""
+    try:
+        if torch_op_needed(view, coordinates):
+            torch_ops().check_same_device("torch.index", [("input", input)] + [
+                (f"indices[{j}]", e) for j, e in enumerate(entries) if e is not None])
+            return torch_ops().gather_multiaxis(view, coordinates, axes, "error", True, 0)
+        result = run_fast(_GATHER_MULTIAXIS, view, coordinates, None, axes, "error", True, 0)
+        if result is NotImplemented:
+            result = run_general("gather_multiaxis", view, coordinates, axes=axes)
+        return result
+    except IndexError as error:
+        message = _index_out_of_bounds(shape, dims, entries)
+        if message is None:
+            raise
+        raise IndexError(message) from error
+
+
+def _index_first_dimension(input: Any, indices: Any) -> Any:
+    """index() of the commonest key, ``x[i]``: one int64 / int32 torch index tensor on the first
+    dimension of a contiguous torch tensor (contiguous index too): the index values are the core
+    gather's coordinates as they are (no stack, no broadcast, a contiguous result as aten.index
+    gives). None for any other key."""
+    entries = indices if isinstance(indices, tuple) else (indices,)
+    torch = sys.modules.get("torch")
+    if len(entries) != 1 or torch is None:
+        return None
+    i = entries[0]
+    if not isinstance(i, torch.Tensor) or not isinstance(input, torch.Tensor) or i.dtype not in (torch.int64, torch.int32) \
+            or i.dim() == 0 or input.dim() == 0 or not (i.is_contiguous() and input.is_contiguous()):
+        return None
+    shape = tuple(input.shape)
+    coordinates = i.reshape((i.numel(),) + (1,) * (len(shape) - 1))
+    result = _index_gather(input, input, coordinates, [0], shape, [0], entries)
+    return result.reshape(tuple(i.shape) + shape[1:])
 
 
 def index_put(input: Any, indices: Any, values: Any, accumulate: bool = False, *, out: Any = None) -> Any:

@@ -610,3 +610,20 @@ def test_size_one_dimensions_keep_pytorchs_strides(name, x):
         "scatter_add": lambda t: torch.scatter_add(t, 0, torch.zeros_like(t, dtype=L), torch.ones_like(t)),
     }
     _compare(calls[name], x)
+
+
+@pytest.mark.parametrize("shape,index", [((32, 32), [3, -1, 31, 0]), ((7,), [[6, -7], [0, 2]]),
+                                         ((4, 3, 2), [[1], [3]]), ((5, 4), [])])
+@pytest.mark.parametrize("dtype", [torch.int64, torch.int32])
+def test_index_on_the_first_dimension_equals_pytorch(shape, index, dtype):
+    """mt.index's direct form for x[i] (one index tensor, first dimension, contiguous operands):
+    values, shape, strides and the gradient of a Parameter equal PyTorch's, negatives wrapped."""
+    x = torch.nn.Parameter(torch.randn(*shape, dtype=DT))
+    i = torch.tensor(index, dtype=dtype)
+    got, want = mt.index(x, (i,)), x[i]
+    _assert_same(got, want, "x[i]")
+    (g,) = torch.autograd.grad((got * 1.5).sum(), [x])
+    (w,) = torch.autograd.grad((want * 1.5).sum(), [x])
+    _assert_same(g, w, "grad")
+    with mt.routing():
+        _assert_same(x.detach()[i], want.detach(), "routed x[i]")
