@@ -17,7 +17,8 @@ planner shared with the ONNX rewrite, ``_views``); then
 A gather's gradient is the scatter-add of the output gradient through the same views
 (``index_put`` with accumulate); a scatter's (add and replace: PyTorch's rows) are the output
 gradient, zeroed where a replace wrote, and the output gradient gathered at each update's
-target. ``scatter_reduce_values_backward`` (mean / amax / amin) is PyTorch's formula in aten.
+target. ``scatter_reduce_values_backward`` (amax / amin; mean if an op calls it) is PyTorch's
+formula in aten.
 
 Index modes: ``error`` keeps Inductor's own bounds check (a RuntimeError "index out of bounds"
 where eager raises multigather's IndexError; a negative index of a row without the negative rule
