@@ -17,7 +17,8 @@ in one run, at each thread count asked for:
               torch.compile of both builds: "compiled" with multigather's default scatters
               (deterministic: float scatters and scatter-add gradients stay the C++ op), "fused"
               with set_compiled_scatters("fused") (Inductor's own scatter loops, atomic adds as
-              torch's compiled code has); the message-passing layer at two graph sizes.
+              torch's compiled code has), each for the multigather build and for the torch
+              model compiled inside routing(); the message-passing layer at two graph sizes.
 
     python3 bench/torch_ops.py [--threads 1,2] [--repeat R] [--skip-compile]
 
@@ -249,6 +250,10 @@ def models(repeat: int, compile_too: bool) -> None:
                 torch._dynamo.reset()
                 c_ours = torch.compile(ours)
                 row(label, f"{name} train step", timed(step(c_ours), repeat, 5), theirs_time, unit="ms")
+                # the torch model compiled inside routing(): its graph holds multigather's ops
+                torch._dynamo.reset()
+                row(label, f"{name} train step (torch model, routing())",
+                    timed(routed(step(torch.compile(theirs))), repeat, 5), theirs_time, unit="ms")
             mto.set_compiled_scatters("deterministic")
             torch._dynamo.reset()
 

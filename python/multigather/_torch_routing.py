@@ -24,7 +24,7 @@ An in-place method that autograd must see (self or a source, positional or keywo
 grad) runs the op out of place and copies the result into its tensor (``x.copy_``, recorded by
 autograd as PyTorch's in-place ops are); without autograd it scatters in place.
 
-Imports: _registry and _torch_dispatch only; multigather.torch hands its own functions to the mode (Routing(mt)),
+Imports: _registry, _torch_dispatch and _import_hooks only; multigather.torch hands its own functions to the mode (Routing(mt)),
 so that neither module imports the other.
 """
 
@@ -36,6 +36,7 @@ import torch
 from torch.overrides import TorchFunctionMode
 
 from . import _registry
+from ._import_hooks import after_import
 from ._torch_dispatch import torch_op_needed
 
 F = torch.nn.functional
@@ -230,3 +231,18 @@ def routing(mt) -> Routing:
     Source: torch.overrides.TorchFunctionMode. `mt`: the module multigather.torch (which calls
     this as multigather.torch.routing())."""
     return Routing(mt)
+
+
+def _skip_own_frames() -> None:
+    """Dynamo never compiles Routing.__torch_function__ as a frame of its own (it still inlines it
+    where it traces a model): a model frame that Dynamo gives up on (a graph break inside a loop)
+    runs eagerly, and a torch function mode's handler compiled as its own frame there returns a
+    torch.return_types tuple wrongly (`w, c = x.max(-1)`: "too many values to unpack"; a plain
+    pass-through mode does it too, torch 2.15)."""
+    from torch._dynamo import eval_frame
+
+    if hasattr(eval_frame, "skip_code"):
+        eval_frame.skip_code(Routing.__torch_function__.__code__)
+
+
+after_import("torch._dynamo.eval_frame", _skip_own_frames)

@@ -45,6 +45,7 @@ import torch
 from torch import Tensor
 
 from . import _registry
+from ._import_hooks import after_import
 from ._interop import OpsNotBuiltError
 
 
@@ -439,37 +440,6 @@ embedding_bag.register_autograd(_embedding_bag_backward, setup_context=_embeddin
 
 # ---- DTensor and Inductor ------------------------------------------------------------------------
 
-def _after_import(name: str, register) -> None:
-    """Calls register() now if module ``name`` is imported, else right after its import (a
-    one-shot import hook: importing multigather imports neither torch.distributed nor Inductor)."""
-    import sys
-
-    if name in sys.modules:
-        register()
-        return
-    import importlib.abc
-    import importlib.util
-
-    class _AfterImport(importlib.abc.MetaPathFinder):
-        def find_spec(self, fullname, path=None, target=None):
-            if fullname != name:
-                return None
-            sys.meta_path.remove(self)
-            spec = importlib.util.find_spec(fullname)
-            if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
-                return spec
-            exec_module = spec.loader.exec_module
-
-            def exec_and_register(module):
-                exec_module(module)
-                register()
-
-            spec.loader.exec_module = exec_and_register
-            return spec
-
-    sys.meta_path.insert(0, _AfterImport())
-
-
 def _register_dtensor() -> None:
     """DTensor sharding strategies for every op (multigather._dtensor)."""
     from . import _dtensor
@@ -490,8 +460,8 @@ def _register_inductor_fallbacks() -> None:
     _torch_inductor.register_fallbacks()
 
 
-_after_import("torch.distributed.tensor", _register_dtensor)
-_after_import("torch._inductor.decomposition", _register_inductor_decompositions)
-_after_import("torch._inductor.lowering", _register_inductor_fallbacks)
+after_import("torch.distributed.tensor", _register_dtensor)
+after_import("torch._inductor.decomposition", _register_inductor_decompositions)
+after_import("torch._inductor.lowering", _register_inductor_fallbacks)
 
 from ._torch_inductor import compiled_scatters, set_compiled_scatters  # noqa: E402

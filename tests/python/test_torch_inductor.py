@@ -329,3 +329,25 @@ def test_routing_applies_under_compile():
     with mt.routing():  # the gather fused; the float scatters, and the gather's gradient, the C++ op
         _, code = run_and_get_code(torch.compile(model, fullgraph=True), x, src, dst)
     assert extern_calls("\n".join(code)) == {"scatter_add", "scatter_reduce", "index_select_backward"}
+
+
+def test_routing_with_a_frame_dynamo_gives_up_on():
+    """A model whose compiled frame Dynamo skips (a data-dependent graph break inside a loop)
+    runs eagerly under routing(): its tuple-returning torch calls (x.max(-1)) still unpack, and
+    the result equals the unrouted model's."""
+    import multigather.torch as mt
+
+    def f(x, table):
+        weight, choice = x.softmax(-1).max(-1)
+        out = torch.zeros_like(table)
+        for e in range(3):
+            rows = (choice == e).nonzero().squeeze(1)
+            out = out.index_add(0, rows, table.index_select(0, rows) * weight[rows, None])
+        return out
+
+    x, table = rand(64, 3), rand(64, 5, seed=3)
+    want = f(x, table)
+    compiled = torch.compile(f)
+    torch.testing.assert_close(compiled(x, table), want)
+    with mt.routing():
+        torch.testing.assert_close(compiled(x, table), want)
