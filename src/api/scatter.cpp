@@ -61,7 +61,7 @@ Status run_scatter_validated(const TensorView& input, const TensorView& indices,
                              const ScatterOptions& options, const TensorView* base,
                              const MutableTensorView* base_output, bool keep_output_on_error) noexcept {
   const bool partial = base != nullptr && base_output != nullptr;
-  if (cpu::widens(options, output.dtype) && (!partial || base_output->is_contiguous())) {
+  if (accumulates_wide(options, output.dtype) && (!partial || base_output->is_contiguous())) {
     return run_scatter_widened(input, indices, output, call, options, base, base_output);
   }
   const bool in_place = partial ? scatters_in_place(*base_output, *base) : scatters_in_place(output, input);

@@ -50,6 +50,12 @@ Status validate_scatter_output(const MutableTensorView& output, const TensorView
 /// runs in place and the copy of input is skipped.
 bool scatters_in_place(const MutableTensorView& output, const TensorView& input) noexcept;
 
+/// docs/spec.md section 5, "Accumulation of float16 and bfloat16": whether a scatter with these
+/// options on `dtype` combines in float32 and rounds once (options.wide_accumulator, float16 /
+/// bfloat16, a reduction that rounds: add, mul). The CPU engine and the reference kernel both
+/// follow it.
+bool accumulates_wide(const ScatterOptions& options, DType dtype) noexcept;
+
 /// Runs a validated scatter (operands and output checked) on the CPU: first the index values
 /// (error mode: the first out-of-range index, worded by the gather reference kernel, fails the
 /// call before anything is written), then the copy of input into output (unless in place), then

@@ -95,6 +95,11 @@ Status check_scatter_operands(const TensorView& input, const TensorView& indices
   }
 }
 
+bool accumulates_wide(const ScatterOptions& options, DType dtype) noexcept {
+  return options.wide_accumulator && (dtype == DType::kFloat16 || dtype == DType::kBFloat16) &&
+         (options.reduction == Reduction::kAdd || options.reduction == Reduction::kMul);
+}
+
 bool scatters_in_place(const MutableTensorView& output, const TensorView& input) noexcept {
   if (output.data != input.data || !(output.shape == input.shape) ||
       element_size(output.dtype) != element_size(input.dtype)) {

@@ -91,11 +91,6 @@ void for_each_row(const Dims& shape, const Dims& strides, int num_threads, Row&&
 
 }  // namespace
 
-bool widens(const ScatterOptions& options, DType dtype) noexcept {
-  return options.wide_accumulator && (dtype == DType::kFloat16 || dtype == DType::kBFloat16) &&
-         (options.reduction == Reduction::kAdd || options.reduction == Reduction::kMul);
-}
-
 Tensor widened(const TensorView& from, int num_threads) {
   Tensor out(DType::kFloat32, from.shape);
   float* const to = out.data_as<float>();

@@ -8,10 +8,6 @@
 
 namespace multigather::detail::cpu {
 
-/// Whether a scatter with these options on `dtype` runs on float32 twins of its operands:
-/// options.wide_accumulator, a float16 / bfloat16 dtype, and a reduction that rounds (add, mul).
-bool widens(const ScatterOptions& options, DType dtype) noexcept;
-
 /// `from` (float16 or bfloat16, any strides, stride 0 included) as a new C-contiguous float32
 /// tensor of its shape (exact: every 16-bit float is a float32), on num_threads CPU threads
 /// (0: automatic, GatherOptions' rule).

@@ -62,8 +62,7 @@ Status reference_scatter(const TensorView& input, const TensorView& indices,
                          const MutableTensorView& output, const ValidatedScatter& call,
                          const ScatterOptions& options) noexcept {
   try {
-    if (options.wide_accumulator && (input.dtype == DType::kFloat16 || input.dtype == DType::kBFloat16) &&
-        (call.reduction == Reduction::kAdd || call.reduction == Reduction::kMul)) {
+    if (accumulates_wide(options, input.dtype)) {
       return reference_scatter_wide(input, indices, output, call, options);
     }
     const GatherShape& s = call.gather.shape;
