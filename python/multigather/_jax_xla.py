@@ -24,7 +24,7 @@ import numpy as np
 
 from . import _multigather as _core
 from ._core_ops import Namespace, fill_scalar, resolve
-from ._views import NotAView, array_emitter, int_list, plan_view, read_array_view, write_view
+from ._views import NotAView, array_emitter, int_list, plan_of, plan_view, read_view, write_view
 
 _MODE = "auto"
 
@@ -109,28 +109,29 @@ def gather_function(op: str, input: Any, indices: Any, attrs: dict) -> Optional[
             or info["index_mode"] == "error":
         return None
 
+    # The views, planned once from the shapes (a view that is not expressible: the FFI call).
+    out_shape, core_shape = list(info["output_shape"]), list(info["core_output_shape"])
+    try:
+        input_plan = plan_of(input.shape, info["input"])
+        indices_plan = plan_of(indices.shape, info["indices"])
+        output_plan = plan_view(out_shape, core_shape, info["core_output_strides"], 0)
+    except NotAView:
+        return None
+    if output_plan.broadcast_dims or not output_plan.covers_source:  # write_view's own refusals
+        return None
+
     def compute(input: Any, indices: Any) -> Any:
         import jax.numpy as jnp
 
         emit = _jax_emitter()
-        x = read_array_view(emit, input, info["input"])
-        ix = read_array_view(emit, indices, info["indices"])
-        core_shape = list(info["core_output_shape"])
+        x = read_view(emit, int_list, input, input_plan)
+        ix = read_view(emit, int_list, indices, indices_plan)
         resolved = resolve(_Jnp(), list(x.shape), ix, info["axes"], core_shape, info["index_mode"],
                            info["negative_indices"])
         core = x.at[tuple(resolved.index)].get(mode="promise_in_bounds") if resolved.index else x
         core = jnp.broadcast_to(core, core_shape)
         if resolved.valid is not None:
             core = jnp.where(resolved.valid, core, jnp.asarray(_fill(info["fill_value"], x.dtype), x.dtype))
-        out_shape = list(info["output_shape"])
-        plan = plan_view(out_shape, core_shape, info["core_output_strides"], 0)
-        return jnp.reshape(write_view(emit, int_list, core, plan), out_shape)
+        return jnp.reshape(write_view(emit, int_list, core, output_plan), out_shape)
 
-    import jax
-
-    try:  # every view expressible (trace-time shapes only)
-        jax.eval_shape(compute, jax.ShapeDtypeStruct(input.shape, input.dtype),
-                       jax.ShapeDtypeStruct(indices.shape, indices.dtype))
-    except NotAView:
-        return None
     return compute

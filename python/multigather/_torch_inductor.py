@@ -50,18 +50,27 @@ import torch
 from . import _multigather as _mg
 from . import _registry
 from ._core_ops import Namespace, Resolved, fill_scalar, resolve
-from ._views import NotAView, array_emitter, int_list, plan_view, read_array_view, read_view, write_view
+from ._views import NotAView, array_emitter, int_list, plan_of, plan_view, read_array_view, read_view, write_view
 
 _SCATTERS = "deterministic"
 
 # Dtypes whose loads, stores and comparisons Inductor generates.
-_DTYPES = {
-    torch.bool: "bool", torch.int8: "int8", torch.int16: "int16", torch.int32: "int32",
-    torch.int64: "int64", torch.uint8: "uint8", torch.float16: "float16",
-    torch.bfloat16: "bfloat16", torch.float32: "float32", torch.float64: "float64",
-}
+_DTYPES = frozenset({torch.bool, torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8, torch.float16,
+                     torch.bfloat16, torch.float32, torch.float64})
+
+
+def _dtype_name(dtype: torch.dtype) -> str:
+    """multigather's name of a torch dtype (torch.float32 -> "float32", as torch_ops names it)."""
+    return str(dtype).removeprefix("torch.")
+
+
 _INDEX_DTYPES = (torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8)
 _ORDER_FREE = {"add", "mul", "min", "max"}  # reductions an integer scatter combines in any order
+
+
+def _order_free(dtype: torch.dtype) -> bool:
+    """An integer dtype: its add / mul / min / max give the same bytes in any order."""
+    return dtype != torch.bool and not dtype.is_floating_point
 
 
 def set_compiled_scatters(mode: str) -> None:
@@ -122,7 +131,6 @@ def compiled_scatters() -> str:
 _emit = array_emitter(lambda x, shape: x.reshape(shape), lambda x, shape: x.expand(shape),
                       lambda x, perm: x.permute(perm), lambda x, axis, start, length: x.narrow(axis, start, length),
                       lambda arrays, axis: torch.cat(arrays, dim=axis))
-_const = int_list
 
 
 def _read(source: torch.Tensor, view: dict) -> torch.Tensor:
@@ -256,13 +264,12 @@ def _views(row: str, dtype: torch.dtype, input_shape, indices: torch.Tensor, upd
         return None
     if any(isinstance(v, (torch.Tensor, torch.SymInt, torch.SymFloat)) for v in attrs.values()):
         return None
-    order_free = dtype != torch.bool and not dtype.is_floating_point
-    if fused_only and _SCATTERS != "fused" and not order_free:
+    if fused_only and _SCATTERS != "fused" and not _order_free(dtype):
         return None
     tolerate = ["accumulates in float32"] if dtype not in (torch.float16, torch.bfloat16) else []
     try:
-        info = _mg.lowering_views(row, [int(n) for n in input_shape], _DTYPES[dtype],
-                                  [int(n) for n in indices.shape], _DTYPES[indices.dtype], attrs,
+        info = _mg.lowering_views(row, [int(n) for n in input_shape], _dtype_name(dtype),
+                                  [int(n) for n in indices.shape], _dtype_name(indices.dtype), attrs,
                                   None if updates_shape is None else [int(n) for n in updates_shape],
                                   tolerate=tolerate)
     except Exception:  # the op's own error: the C++ op raises it in its words
@@ -284,8 +291,7 @@ def _forward(row: str, input: torch.Tensor, indices: torch.Tensor, updates: Opti
     if info is None:
         return NotImplemented
     if scatter:  # a scatter that adds floats in the compiler's order: "fused" mode only
-        order_free = input.dtype != torch.bool and not input.dtype.is_floating_point
-        if _SCATTERS != "fused" and not (order_free and info["reduction"] in _ORDER_FREE):
+        if _SCATTERS != "fused" and not (_order_free(input.dtype) and info["reduction"] in _ORDER_FREE):
             return NotImplemented
     try:
         x = _read(input, info["input"])
@@ -300,8 +306,8 @@ def _forward(row: str, input: torch.Tensor, indices: torch.Tensor, updates: Opti
         plan = plan_view(out_shape, core_shape, core_strides, 0)
         if info.get("has_scatter_base"):
             base = _read(input, info["scatter_base"]).reshape(out_shape)
-            return write_view(_emit, _const, core, plan, base=base)
-        return write_view(_emit, _const, core, plan).reshape(out_shape)
+            return write_view(_emit, int_list, core, plan, base=base)
+        return write_view(_emit, int_list, core, plan).reshape(out_shape)
     except NotAView:
         return NotImplemented
 
@@ -309,14 +315,14 @@ def _forward(row: str, input: torch.Tensor, indices: torch.Tensor, updates: Opti
 def _read_adjoint(grad: torch.Tensor, source_shape, view: dict) -> torch.Tensor:
     """The gradient of _read(source, view) for its source: broadcast dimensions summed, the view
     written back into zeros (NotAView for an overlapping view)."""
-    plan = plan_view(list(source_shape), view["shape"], view["strides"], view["offset"])
+    plan = plan_of(source_shape, view)
     if plan.broadcast_dims:
         grad = grad.sum(plan.broadcast_dims, keepdim=True)
         shape = [1 if d in plan.broadcast_dims else n for d, n in enumerate(view["shape"])]
         plan = plan_view(list(source_shape), shape, view["strides"], view["offset"])
     if plan.covers_source:
-        return write_view(_emit, _const, grad, plan).reshape(list(source_shape))
-    return write_view(_emit, _const, grad, plan, base=grad.new_zeros(list(source_shape))).reshape(list(source_shape))
+        return write_view(_emit, int_list, grad, plan).reshape(list(source_shape))
+    return write_view(_emit, int_list, grad, plan, base=grad.new_zeros(list(source_shape))).reshape(list(source_shape))
 
 
 def _backward(row: str, grad_output: torch.Tensor, input_size, indices: torch.Tensor, updates_size,
@@ -337,7 +343,7 @@ def _backward(row: str, grad_output: torch.Tensor, input_size, indices: torch.Te
         out_shape = list(info["output_shape"])
         core_shape = list(info["core_output_shape"])
         out_plan = plan_view(out_shape, core_shape, info["core_output_strides"], 0)
-        g_core = read_view(_emit, _const, grad_output.reshape(out_shape), out_plan)
+        g_core = read_view(_emit, int_list, grad_output.reshape(out_shape), out_plan)
         target_shape = list(info["input"]["shape"])
         if not scatter:
             resolved = _resolve(target_shape, ix, info["axes"], core_shape, info["index_mode"],
@@ -435,8 +441,7 @@ def _aten_forward(row: str, input: torch.Tensor, indices: torch.Tensor, updates:
         return op(input, dim, _checked(indices, input.shape[dim]))
     if updates is None or updates.dtype != input.dtype:
         return NotImplemented
-    order_free = input.dtype != torch.bool and not input.dtype.is_floating_point
-    if _SCATTERS != "fused" and not (order_free and row in ("torch.scatter_add", "torch.index_add")):
+    if _SCATTERS != "fused" and not (_order_free(input.dtype) and row in ("torch.scatter_add", "torch.index_add")):
         return NotImplemented
     index = _checked(indices, input.shape[dim])
     if row == "torch.scatter_add":

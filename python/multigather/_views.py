@@ -193,7 +193,11 @@ def int_list(values: Sequence[int]) -> list:
     return [int(v) for v in values]
 
 
+def plan_of(source_shape: Sequence[int], view: dict) -> ViewPlan:
+    """plan_view of a view as lowering_views gives it ({shape, strides, offset})."""
+    return plan_view(list(source_shape), view["shape"], view["strides"], view["offset"])
+
+
 def read_array_view(emit: Emit, source, view: dict):
     """``view`` ({shape, strides, offset}: lowering_views) read out of the array ``source``."""
-    return read_view(emit, int_list, source, plan_view(list(source.shape), view["shape"], view["strides"],
-                                                       view["offset"]))
+    return read_view(emit, int_list, source, plan_of(source.shape, view))
