@@ -3,7 +3,7 @@
 # isolated build, no extra flags), in two fresh virtual environments:
 #   1. torch installed first (scripts/install-torch.sh's pinned torch): the package must come
 #      with the torch ops (libmultigather_torch: torch.ops.multigather.*, gradients) and
-#      multigather._torch_fast, built against that torch;
+#      multigather._torch_fast, built against that torch, and torch.compile must fuse them;
 #   2. no torch: the package installs and runs numpy arrays; a torch op is not there.
 # Each venv then runs a small check script against the frameworks' own results. The venvs live in
 # a temporary folder that is removed at the end. PYTHON=python3.11 sets the base interpreter.
@@ -24,7 +24,14 @@ x2 = x.detach().clone().requires_grad_()
 torch.gather(x2, 0, i).sum().backward()
 assert torch.equal(y, torch.gather(x2, 0, i)) and torch.equal(x.grad, x2.grad), (y, x.grad, x2.grad)
 import multigather._torch_fast  # noqa: F401  (built against this torch)
-print("torch ops ok", torch.__version__)
+# torch.compile fuses the op into its consumer (the Inductor rules of the installed package)
+from torch._inductor.utils import run_and_get_code
+w = torch.randn(64, 8, requires_grad=True)
+k = torch.randint(0, 64, (20,))
+out, code = run_and_get_code(torch.compile(lambda w: (torch.ops.multigather.index_select(w, 0, k) * 2).sum()), w)
+assert "multigather.index_select.default(" not in code[0], "index_select stayed an extern call"
+assert torch.equal(out, (w[k] * 2).sum()), out
+print("torch ops ok", torch.__version__, "(torch.compile fuses them)")
 '
 check_plain='
 import numpy as np, multigather, importlib.util
