@@ -2,7 +2,9 @@
 in one run, at each thread count asked for:
 
   per-call    every torch.ops.multigather.* gather and scatter on small tensors (x [64, 64]
-              float32) vs the same torch op: the dispatcher, the kernel, the result;
+              float32) vs the same torch op: the dispatcher, the kernel, the result; and
+              ("door") vs torch's op called through the same door, torch.ops.aten.*, whose
+              Python call costs any op;
   fwd+bwd     forward + backward per call (x [64, 64] requires grad) of gather, index_select,
               embedding, index_add, scatter_add, scatter_reduce(amax): multigather.torch.* vs
               torch.*;
@@ -69,26 +71,41 @@ def per_call(repeat: int) -> None:
     rsrc = torch.randn(16, 64, generator=g)
     flat = torch.randint(0, 64 * 64, (256,), generator=g)
     value = torch.tensor(1.5)
+    unique = rows.unique()
+    aten = torch.ops.aten
+    # (name, multigather's op, torch's function, torch's op through the same torch.ops door)
     cases = [
-        ("gather", lambda: OPS.gather(x, 1, i), lambda: torch.gather(x, 1, i)),
-        ("take", lambda: OPS.take(x, flat), lambda: torch.take(x, flat)),
-        ("take_along_dim", lambda: OPS.take_along_dim(x, i, 1), lambda: torch.take_along_dim(x, i, 1)),
-        ("index_select", lambda: OPS.index_select(x, 0, rows), lambda: torch.index_select(x, 0, rows)),
-        ("embedding", lambda: OPS.embedding(i, x), lambda: F.embedding(i, x)),
-        ("scatter", lambda: OPS.scatter(x, 1, i, src), lambda: torch.scatter(x, 1, i, src)),
-        ("scatter_add", lambda: OPS.scatter_add(x, 1, i, src), lambda: torch.scatter_add(x, 1, i, src)),
+        ("gather", lambda: OPS.gather(x, 1, i), lambda: torch.gather(x, 1, i), lambda: aten.gather.default(x, 1, i)),
+        ("take", lambda: OPS.take(x, flat), lambda: torch.take(x, flat), lambda: aten.take.default(x, flat)),
+        ("take_along_dim", lambda: OPS.take_along_dim(x, i, 1), lambda: torch.take_along_dim(x, i, 1),
+         lambda: aten.take_along_dim.default(x, i, 1)),
+        ("index_select", lambda: OPS.index_select(x, 0, rows), lambda: torch.index_select(x, 0, rows),
+         lambda: aten.index_select.default(x, 0, rows)),
+        ("embedding", lambda: OPS.embedding(i, x), lambda: F.embedding(i, x), lambda: aten.embedding.default(x, i)),
+        ("scatter", lambda: OPS.scatter(x, 1, i, src), lambda: torch.scatter(x, 1, i, src),
+         lambda: aten.scatter.src(x, 1, i, src)),
+        ("scatter_add", lambda: OPS.scatter_add(x, 1, i, src), lambda: torch.scatter_add(x, 1, i, src),
+         lambda: aten.scatter_add.default(x, 1, i, src)),
         ("scatter_reduce(amax)", lambda: OPS.scatter_reduce(x, 1, i, src, "amax"),
-         lambda: torch.scatter_reduce(x, 1, i, src, "amax")),
-        ("index_add", lambda: OPS.index_add(x, 0, rows, rsrc), lambda: torch.index_add(x, 0, rows, rsrc)),
-        ("index_copy", lambda: OPS.index_copy(x, 0, rows.unique(), rsrc[:rows.unique().numel()]),
-         lambda: torch.index_copy(x, 0, rows.unique(), rsrc[:rows.unique().numel()])),
-        ("index_fill", lambda: OPS.index_fill(x, 0, rows, value), lambda: torch.index_fill(x, 0, rows, 1.5)),
+         lambda: torch.scatter_reduce(x, 1, i, src, "amax"), lambda: aten.scatter_reduce.two(x, 1, i, src, "amax")),
+        ("index_add", lambda: OPS.index_add(x, 0, rows, rsrc), lambda: torch.index_add(x, 0, rows, rsrc),
+         lambda: aten.index_add.default(x, 0, rows, rsrc)),
+        ("index_copy", lambda: OPS.index_copy(x, 0, unique, rsrc[:unique.numel()]),
+         lambda: torch.index_copy(x, 0, unique, rsrc[:unique.numel()]),
+         lambda: aten.index_copy.default(x, 0, unique, rsrc[:unique.numel()])),
+        ("index_fill", lambda: OPS.index_fill(x, 0, rows, value), lambda: torch.index_fill(x, 0, rows, 1.5),
+         lambda: aten.index_fill.int_Scalar(x, 0, rows, 1.5)),
         ("put", lambda: OPS.put(x, flat, src.reshape(-1)[:256], True),
-         lambda: torch.put(x, flat, src.reshape(-1)[:256], True)),
+         lambda: torch.put(x, flat, src.reshape(-1)[:256], True),
+         lambda: aten.put.default(x, flat, src.reshape(-1)[:256], True)),
     ]
-    for name, ours, theirs in cases:
+    for name, ours, theirs, door in cases:
         torch.testing.assert_close(ours(), theirs())
-        row("per-call", f"torch.ops.multigather.{name}", timed(ours, repeat, 300), timed(theirs, repeat, 300))
+        torch.testing.assert_close(door(), theirs())
+        mine = timed(ours, repeat, 300)
+        row("per-call", f"torch.ops.multigather.{name}", mine, timed(theirs, repeat, 300))
+        # The same door for both: torch.ops' Python call costs any op, aten's included.
+        row("door", f"  vs torch.ops.aten.{name}", mine, timed(door, repeat, 300))
 
 
 def forward_backward(repeat: int) -> None:

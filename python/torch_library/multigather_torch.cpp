@@ -50,10 +50,11 @@
 
 #include <cstdint>
 #include <exception>
-#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "multigather/attributes.hpp"
@@ -244,16 +245,19 @@ std::vector<TorchOp>& torch_ops() {
 }
 
 const TorchOp& torch_op_of(const c10::OperatorHandle& handle, bool* backward) {
-  static const std::map<std::string, std::pair<const TorchOp*, bool>> by_name = [] {
-    std::map<std::string, std::pair<const TorchOp*, bool>> m;
+  // By handle (a hash of its operator's address: every call of a kernel asks), made on first
+  // use, after TORCH_LIBRARY registered the ops.
+  static const std::unordered_map<c10::OperatorHandle, std::pair<const TorchOp*, bool>> by_handle = [] {
+    std::unordered_map<c10::OperatorHandle, std::pair<const TorchOp*, bool>> m;
+    auto& d = c10::Dispatcher::singleton();
     for (const TorchOp& op : torch_ops()) {
-      m["multigather::" + op.name] = {&op, false};
-      m["multigather::" + op.name + "_backward"] = {&op, true};
+      m.emplace(d.findSchemaOrThrow(("multigather::" + op.name).c_str(), ""), std::make_pair(&op, false));
+      m.emplace(d.findSchemaOrThrow(("multigather::" + op.name + "_backward").c_str(), ""), std::make_pair(&op, true));
     }
     return m;
   }();
-  const auto it = by_name.find(handle.schema().name());
-  TORCH_CHECK(it != by_name.end(), "multigather: no registry row for ", handle.schema().name());
+  const auto it = by_handle.find(handle);
+  TORCH_CHECK(it != by_handle.end(), "multigather: no registry row for ", handle.schema().name());
   *backward = it->second.second;
   return *it->second.first;
 }

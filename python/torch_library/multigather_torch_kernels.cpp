@@ -126,6 +126,39 @@ multigather::LoweringCache& cache_of(const TorchOp& op) {
   return *caches[index];
 }
 
+/// The VJP's call-site cache of this thread for a backward call (execute_vjp keeps its lowering
+/// there): one per distinct key_of of the call's forward arguments (sizes, attributes, the
+/// indices' layout) and the gradients asked for, a few per op, replaced in turn; null when the
+/// key cannot hold an argument. A CallSiteCache compares the operands' layouts, not the
+/// attributes: the key here keeps calls with other attributes apart.
+multigather::CallSiteCache* vjp_cache_of(const TorchOp& op, const torch::jit::Stack& stack, const Frame& f,
+                                         const at::Device& device, bool input_grad, bool updates_grad) {
+  struct Site {
+    multigather::LoweringKey key;
+    std::unique_ptr<multigather::CallSiteCache> cache;
+  };
+  struct Sites {
+    std::array<Site, 4> sites;
+    std::size_t next = 0;
+  };
+  thread_local std::vector<Sites> per_op;
+  thread_local multigather::LoweringKey key;  // its bytes' capacity stays: no allocation per call
+  key_of(stack, f.forward, op.args.size(), device, &key);
+  if (key.empty()) return nullptr;
+  key.add(static_cast<std::int8_t>(input_grad));
+  key.add(static_cast<std::int8_t>(updates_grad));
+  const std::size_t index = static_cast<std::size_t>(&op - torch_ops().data());
+  if (per_op.size() <= index) per_op.resize(torch_ops().size());
+  Sites& mine = per_op[index];
+  for (Site& site : mine.sites) {
+    if (site.cache && site.key == key) return site.cache.get();
+  }
+  Site& site = mine.sites[mine.next++ % mine.sites.size()];
+  site.key = key;
+  site.cache = std::make_unique<multigather::CallSiteCache>();
+  return site.cache.get();
+}
+
 /// forward: lower_op + execute into a new tensor of the framework's output shape; with
 /// batch_rank > 0, execute_batched (every operand has batch_rank leading dimensions, of the
 /// batch size or 1; one execute runs the whole batch), into batch_shape ++ the output shape.
@@ -211,7 +244,8 @@ std::vector<at::Tensor> run_backward(const TorchOp& op, const torch::jit::Stack&
     const multigather::TensorView input_view =
         op.segment() ? view_of(data, name, op.spec->input_name.c_str()) : mutable_view_of(grad_input);
     check(multigather::execute_vjp(name, input_view, indices_view, nullptr, attrs, rank, grad_view,
-                                   mutable_view_of(grad_input), nullptr, context));
+                                   mutable_view_of(grad_input), nullptr, context,
+                                   vjp_cache_of(op, stack, f, grad.device(), true, false)));
     return {batch_rank > 0 ? grad_input.sum_to_size(input_size) : grad_input};
   }
   // A gradient not asked for (input_grad=False: the node passes grad_output on, see
@@ -231,7 +265,8 @@ std::vector<at::Tensor> run_backward(const TorchOp& op, const torch::jit::Stack&
   const multigather::MutableTensorView gu = gradient(updates_grad, updates_size, &grad_updates);
   const multigather::TensorView updates_view = gu;
   check(multigather::execute_vjp(name, gi, indices_view, &updates_view, attrs, rank, grad_view, gi,
-                                 updates_grad ? &gu : nullptr, context));
+                                 updates_grad ? &gu : nullptr, context,
+                                 vjp_cache_of(op, stack, f, grad.device(), input_grad, updates_grad)));
   if (input_grad && batch_rank > 0) grad_input = grad_input.sum_to_size(input_size);
   if (!updates_grad) return {grad_input, grad_updates};
   return {grad_input, batch_rank > 0 ? grad_updates.sum_to_size(updates_size) : grad_updates};

@@ -207,6 +207,26 @@ def test_grads_equal_scatter_add_index_add_scatter_index_put():
               lambda: x.scatter(1, perm, u2), [x, u2])
 
 
+def test_backward_calls_that_differ_only_in_attributes_or_gradients_asked_get_their_own():
+    """The backward op keeps its VJP's lowering per thread (a call-site cache keyed by the
+    call's sizes, attributes, layouts and the gradients asked for): calls alternating between
+    attributes or the gradients asked for, on operands of the same layouts, each get torch's
+    gradients (a cache keyed by layouts alone would hand dim=1 the lowering of dim=0)."""
+    x = rand(6, 6, requires_grad=True)
+    u = rand(6, 6, requires_grad=True, seed=3)
+    index = ints(0, 6, (6, 6))  # duplicates along both dimensions
+    for _ in range(2):
+        for dim in (0, 1, -1):
+            same_grad(lambda: torch.ops.multigather.gather(x, dim, index), lambda: x.gather(dim, index), [x])
+            same_grad(lambda: torch.ops.multigather.scatter_add(x, dim, index, u),
+                      lambda: x.scatter_add(dim, index, u), [x, u])
+        for wanted in ([x], [u], [x, u]):  # input_grad / updates_grad in turn
+            ours = torch.autograd.grad(torch.ops.multigather.scatter(x, 1, index, u).square().sum(), wanted)
+            theirs = torch.autograd.grad(x.scatter(1, index, u).square().sum(), wanted)
+            for a, b in zip(ours, theirs):
+                torch.testing.assert_close(a, b, rtol=0, atol=0)
+
+
 def test_gather_multiaxis_grads_equal_advanced_indexing():
     x = rand(4, 5, 3, requires_grad=True)
     rows, cols = ints(0, 4, (7,)), ints(-5, 5, (7,))
