@@ -233,6 +233,55 @@ TEST(TransformsCallSiteCache, EveryRegistryOpLowersOnceAndGivesTheUncachedResult
   }
 }
 
+TEST(TransformsCallSiteCache, AGradientNotAskedForIsStillLoweredOnce) {
+  // A framework that passes a scatter's input gradient on (torch's scatter_add) asks execute_vjp
+  // for the updates' gradient alone: grad_input comes with null data (nothing is written there).
+  // A gradient of the updates not asked for comes as null-data updates. Either way the call
+  // site keeps its lowering (made on a stand-in base) and gives the gradients of a call that
+  // asked for both.
+  std::mt19937 rng(9);
+  for (const Case& c : all_cases()) {
+    if (!c.scatter) continue;
+    SCOPED_TRACE(c.op);
+    Tensor index;
+    if (!valid_indices(c, rng, &index)) continue;
+    Lowering l;
+    const Tensor probe_x = random_f64(c.x, rng), probe_u = random_f64(c.u, rng);
+    ASSERT_TRUE(lower_op(c.op, probe_x.view(), index.view(), probe_u.view(), c.attrs, &l).ok());
+    const bool copies = l.owned_input != nullptr || l.owned_indices != nullptr || l.owned_updates != nullptr ||
+                        l.has_scatter_base || l.reads_index_values;
+    CallSiteCache updates_only, input_only;
+    std::deque<Tensor> earlier;  // every call's buffers stay alive: a stale view would read them
+    for (int call = 0; call < 3; ++call) {
+      const Tensor& x = earlier.emplace_back(random_f64(c.x, rng));
+      const Tensor& u = earlier.emplace_back(random_f64(c.u, rng));
+      Tensor example;
+      Status s;
+      ASSERT_TRUE(run_example(c, x.view(), index.view(), u.view(), &example, &s)) << s.message();
+      const Tensor& g = earlier.emplace_back(random_f64(example.shape(), rng));
+      Tensor gx(DType::kFloat64, x.shape()), gu(DType::kFloat64, u.shape());
+      const MutableTensorView gu_v = gu.mutable_view();
+      const TensorView uv = u.view();
+      const Status both = execute_vjp(c.op, x.view(), index.view(), &uv, c.attrs, 0, g.view(), gx.mutable_view(), &gu_v);
+      if (!both.ok()) break;  // a reduction without a gradient: nothing to compare
+      Tensor gu2(DType::kFloat64, u.shape()), gx2(DType::kFloat64, x.shape());
+      const MutableTensorView gu2_v = gu2.mutable_view();
+      const MutableTensorView no_grad_input(nullptr, DType::kFloat64, x.shape());
+      ASSERT_TRUE(execute_vjp(c.op, x.view(), index.view(), &uv, c.attrs, 0, g.view(), no_grad_input, &gu2_v, {},
+                              &updates_only).ok());
+      EXPECT_EQ(std::memcmp(gu.data(), gu2.data(), static_cast<std::size_t>(gu.numel()) * 8), 0) << "call " << call;
+      const TensorView no_updates(nullptr, DType::kFloat64, u.shape());
+      ASSERT_TRUE(execute_vjp(c.op, x.view(), index.view(), &no_updates, c.attrs, 0, g.view(), gx2.mutable_view(),
+                              nullptr, {}, &input_only).ok());
+      EXPECT_EQ(std::memcmp(gx.data(), gx2.data(), static_cast<std::size_t>(gx.numel()) * 8), 0) << "call " << call;
+    }
+    if (!copies) {
+      EXPECT_LE(updates_only.lowerings(), 1);
+      EXPECT_LE(input_only.lowerings(), 1);
+    }
+  }
+}
+
 TEST(TransformsVjp, PyTorchWritesGiveEveryDuplicateTheGradient) {
   // torch.scatter(x, 0, index=[0, 0, 2], src): PyTorch's derivatives.yaml gives src
   // grad.gather(0, index), both duplicates included; x's gradient is zero where src wrote.

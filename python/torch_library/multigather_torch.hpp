@@ -20,6 +20,7 @@
 
 #include "multigather/attributes.hpp"
 #include "multigather/execute.hpp"
+#include "multigather/lowering_cache.hpp"
 #include "multigather/registry.hpp"
 #include "torch_dtype.h"
 
@@ -94,6 +95,12 @@ Attributes attributes_of(const TorchOp& op, const torch::jit::Stack& stack, std:
 multigather::ExecutionContext context_for(const at::Tensor& input);
 
 // ---- the kernels (multigather_torch_kernels.cpp) -------------------------------------------------
+
+/// The key of a call's arguments stack[first, first + count) on `device`, for the lowering
+/// caches: each tensor's dtype, sizes and strides, every other argument's value; empty when an
+/// argument is of a kind the key cannot hold (then nothing is cached).
+void key_of(const torch::jit::Stack& stack, std::size_t first, std::size_t count, const at::Device& device,
+            multigather::LoweringKey* out);
 
 /// The CPU and CUDA kernel of every op and its backward: run_forward, or run_backward (the VJP).
 void compute_kernel(const c10::OperatorHandle& handle, torch::jit::Stack* stack);

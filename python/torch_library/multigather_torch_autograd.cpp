@@ -14,11 +14,13 @@
 #include <torch/library.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "multigather/attributes.hpp"
@@ -87,29 +89,40 @@ struct ForwardBackward : torch::autograd::Node {
   }
 
   /// input_gradient_is_identity of this call, from its Lowering (shapes, attributes and
-  /// index dtype; no data read). False while tracing (fake or functional tensors: the
-  /// backward op runs, as traced graphs need it) and for batched calls.
+  /// index dtype; no data read), remembered per thread by the call's key (a fresh node per
+  /// step: lower_op on every backward otherwise). False while tracing (fake or functional
+  /// tensors: the backward op runs, as traced graphs need it) and for batched calls.
   bool input_gradient_is_identity(const at::Tensor& grad, const at::Tensor& index) {
     if (batch_rank != 0 || at::isTensorSubclassLike(grad) || at::isTensorSubclassLike(index) ||
         grad.is_meta() || index.is_meta()) {
       return false;
     }
-    if (!identity) {
-      const std::string& name = op->spec->name;
-      const std::optional<DType> dtype = dtype_of(grad.scalar_type());
-      if (!dtype) return false;
-      const multigather::TensorView x(nullptr, *dtype, dims_of(args[static_cast<std::size_t>(op->input)].toIntVector()));
-      const multigather::TensorView u(nullptr, *dtype,
-                                      dims_of(args[static_cast<std::size_t>(op->updates)].toIntVector()));
-      multigather::Lowering l;
-      identity = multigather::lower_op(name, x, view_of(index, name, "indices"), u, attributes_of(*op, args, 0), &l,
-                                       grad.is_cuda() ? multigather::Device::kCUDA : multigather::Device::kCPU)
-                     .ok() &&
-                 multigather::input_gradient_is_identity(l);
+    const std::string& name = op->spec->name;
+    const std::optional<DType> dtype = dtype_of(grad.scalar_type());
+    if (!dtype) return false;
+    const multigather::TensorView indices_view = view_of(index, name, "indices");
+    thread_local multigather::LoweringKey key;  // its bytes' capacity stays: no allocation per call
+    thread_local std::array<std::pair<multigather::LoweringKey, bool>, 16> known;
+    thread_local std::size_t next = 0;
+    key_of(args, 0, args.size(), grad.device(), &key);  // indices unset there: their layout next
+    if (!key.empty()) {
+      key.add(static_cast<std::int64_t>(op - torch_ops().data()));
+      key.add(static_cast<std::int8_t>(*dtype));
+      key.add_view(indices_view);
+      for (const auto& [k, identity] : known) {
+        if (k == key) return identity;
+      }
     }
-    return *identity;
+    const multigather::TensorView x(nullptr, *dtype, dims_of(args[static_cast<std::size_t>(op->input)].toIntVector()));
+    const multigather::TensorView u(nullptr, *dtype, dims_of(args[static_cast<std::size_t>(op->updates)].toIntVector()));
+    multigather::Lowering l;
+    const bool identity = multigather::lower_op(name, x, indices_view, u, attributes_of(*op, args, 0), &l,
+                                                grad.is_cuda() ? multigather::Device::kCUDA : multigather::Device::kCPU)
+                              .ok() &&
+                          multigather::input_gradient_is_identity(l);
+    if (!key.empty()) known[next++ % known.size()] = {key, identity};
+    return identity;
   }
-  std::optional<bool> identity;
 
   variable_list apply(variable_list&& grads) override {
     const at::Tensor& grad = grads[0];

@@ -67,57 +67,6 @@ std::vector<std::int64_t> batch_shape_of(std::initializer_list<const at::Tensor*
 /// so no lock: autograd's and DataLoader's threads each keep their own), keyed by everything
 /// lower_op reads (the device, every tensor argument's dtype, sizes and strides, every other
 /// argument's value): a repeated call only moves the kept views to its operands.
-/// The key of a call (empty: an argument the key cannot hold, not cached), into `*key`.
-void key_of(const torch::jit::Stack& stack, std::size_t first, std::size_t count, const at::Device& device,
-            multigather::LoweringKey* out) {
-  multigather::LoweringKey& key = *out;
-  key.clear();
-  key.add(static_cast<std::int16_t>(device.type()));
-  key.add(static_cast<std::int16_t>(device.index()));
-  // Each argument: a kind byte, then its value (a kind byte keeps None apart from a value).
-  for (std::size_t i = first; i < first + count; ++i) {
-    const c10::IValue& v = stack[i];
-    if (v.isTensor()) {
-      const at::Tensor& t = v.toTensor();
-      key.add('T');
-      key.add(static_cast<std::int8_t>(t.scalar_type()));
-      key.add(static_cast<std::int8_t>(t.dim()));
-      for (const std::int64_t d : t.sizes()) key.add(d);
-      for (const std::int64_t d : t.strides()) key.add(d);
-    } else if (v.isInt()) {
-      key.add('i');
-      key.add(v.toInt());
-    } else if (v.isDouble()) {
-      key.add('d');
-      key.add(v.toDouble());
-    } else if (v.isBool()) {
-      key.add('b');
-      key.add(v.toBool());
-    } else if (v.isString()) {
-      key.add('s');
-      key.add_text(v.toStringRef());
-    } else if (v.isIntList()) {
-      key.add('l');
-      for (const std::int64_t d : v.toIntVector()) key.add(d);
-      key.add(std::int64_t{-1} << 62);
-    } else if (v.isScalar()) {
-      const c10::Scalar x = v.toScalar();
-      key.add('S');
-      key.add(static_cast<std::int8_t>(x.type()));
-      if (x.isFloatingPoint()) {
-        key.add(x.toDouble());
-      } else {
-        key.add(x.toLong());
-      }
-    } else if (v.isNone()) {
-      key.add('n');
-    } else {
-      key.clear();  // an argument the key cannot hold: not cached
-      return;
-    }
-  }
-}
-
 multigather::LoweringCache& cache_of(const TorchOp& op) {
   thread_local std::vector<std::unique_ptr<multigather::LoweringCache>> caches;
   const std::size_t index = static_cast<std::size_t>(&op - torch_ops().data());
@@ -273,6 +222,56 @@ std::vector<at::Tensor> run_backward(const TorchOp& op, const torch::jit::Stack&
 }
 
 }  // namespace
+
+void key_of(const torch::jit::Stack& stack, std::size_t first, std::size_t count, const at::Device& device,
+            multigather::LoweringKey* out) {
+  multigather::LoweringKey& key = *out;
+  key.clear();
+  key.add(static_cast<std::int16_t>(device.type()));
+  key.add(static_cast<std::int16_t>(device.index()));
+  // Each argument: a kind byte, then its value (a kind byte keeps None apart from a value).
+  for (std::size_t i = first; i < first + count; ++i) {
+    const c10::IValue& v = stack[i];
+    if (v.isTensor()) {
+      const at::Tensor& t = v.toTensor();
+      key.add('T');
+      key.add(static_cast<std::int8_t>(t.scalar_type()));
+      key.add(static_cast<std::int8_t>(t.dim()));
+      for (const std::int64_t d : t.sizes()) key.add(d);
+      for (const std::int64_t d : t.strides()) key.add(d);
+    } else if (v.isInt()) {
+      key.add('i');
+      key.add(v.toInt());
+    } else if (v.isDouble()) {
+      key.add('d');
+      key.add(v.toDouble());
+    } else if (v.isBool()) {
+      key.add('b');
+      key.add(v.toBool());
+    } else if (v.isString()) {
+      key.add('s');
+      key.add_text(v.toStringRef());
+    } else if (v.isIntList()) {
+      key.add('l');
+      for (const std::int64_t d : v.toIntVector()) key.add(d);
+      key.add(std::int64_t{-1} << 62);
+    } else if (v.isScalar()) {
+      const c10::Scalar x = v.toScalar();
+      key.add('S');
+      key.add(static_cast<std::int8_t>(x.type()));
+      if (x.isFloatingPoint()) {
+        key.add(x.toDouble());
+      } else {
+        key.add(x.toLong());
+      }
+    } else if (v.isNone()) {
+      key.add('n');
+    } else {
+      key.clear();  // an argument the key cannot hold: not cached
+      return;
+    }
+  }
+}
 
 void compute_kernel(const c10::OperatorHandle& handle, torch::jit::Stack* stack) {
   bool backward = false;

@@ -5,6 +5,7 @@
 #include "multigather/transforms.hpp"
 #include "multigather/lowering_cache.hpp"
 
+#include <cstddef>
 #include <memory>
 #include <span>
 #include <string>
@@ -366,12 +367,20 @@ Status execute_vjp(std::string_view name, const TensorView& input, const TensorV
     const Dims batch_shape = batch_of(grad_output.shape, batch_rank);
     // The lowering is made on the GRADIENTS' buffers (same example shapes and dtypes as input
     // and updates; lowerings read only index values), so its views point where the gradients go.
+    // A gradient not asked for comes with null data (grad_input: vjp_one writes nothing there;
+    // updates without grad_updates): its lowering operand is a stand-in base instead, never read
+    // or written, so that the lowering is kept like any other (lowering_anchors keeps none with
+    // a null operand; a torch scatter whose input gradient is passed on lowered on every call).
+    alignas(std::max_align_t) static const std::byte stand_in[sizeof(std::max_align_t)] = {};
+    const auto based = [&](const TensorView& v) {
+      return v.data != nullptr ? v : TensorView(stand_in, v.dtype, v.shape, v.strides);
+    };
     Split gin, idx, gupd, upd, gout;
-    MULTIGATHER_RETURN_IF_ERROR(split(grad_input, batch_rank, "grad_input", batch_shape, &gin));
+    MULTIGATHER_RETURN_IF_ERROR(split(based(grad_input), batch_rank, "grad_input", batch_shape, &gin));
     MULTIGATHER_RETURN_IF_ERROR(split(indices, batch_rank, "indices", batch_shape, &idx));
     MULTIGATHER_RETURN_IF_ERROR(split(grad_output, batch_rank, "grad_output", batch_shape, &gout));
     if (updates != nullptr) {
-      MULTIGATHER_RETURN_IF_ERROR(split(*updates, batch_rank, "updates", batch_shape, &upd));
+      MULTIGATHER_RETURN_IF_ERROR(split(based(*updates), batch_rank, "updates", batch_shape, &upd));
       if (grad_updates != nullptr) {
         MULTIGATHER_RETURN_IF_ERROR(split(*grad_updates, batch_rank, "grad_updates", batch_shape, &gupd));
         if (!(gupd.example.shape == upd.example.shape) || gupd.example.dtype != upd.example.dtype) {
@@ -390,9 +399,9 @@ Status execute_vjp(std::string_view name, const TensorView& input, const TensorV
     }
     // The lowering's operands (and the cache's key): grad_input, indices and the buffer the
     // updates' views point into (grad_updates, or updates when no gradient is asked of them).
-    const TensorView lowered_input = grad_input;
+    const TensorView lowered_input = based(grad_input);
     const TensorView lowered_updates =
-        grad_updates != nullptr ? TensorView(*grad_updates) : updates != nullptr ? *updates : TensorView();
+        grad_updates != nullptr ? TensorView(*grad_updates) : updates != nullptr ? based(*updates) : TensorView();
     const TensorView* key_updates = updates != nullptr ? &lowered_updates : nullptr;
     CallSiteLease lease(cache);
     const Device device = lowering_device(context);
@@ -418,7 +427,7 @@ Status execute_vjp(std::string_view name, const TensorView& input, const TensorV
       const TensorView gu = updates != nullptr ? at(gupd.example, b * upd_numel) : TensorView();
       MULTIGATHER_RETURN_IF_ERROR(lower(name, gi, at(idx.example, off[0]), updates != nullptr ? &gu : nullptr,
                                         attrs, context, &e));
-      const MutableTensorView gi_out(const_cast<void*>(gi.data), gi.dtype, gi.shape);
+      const MutableTensorView gi_out(grad_input.data != nullptr ? const_cast<void*>(gi.data) : nullptr, gi.dtype, gi.shape);
       const MutableTensorView gu_out(const_cast<void*>(gu.data), gu.dtype, gu.shape);
       const TensorView go(at(gout.example, b * out_numel));
       // The example's input (read by a segment max / min / prod: C-contiguous when its batch
