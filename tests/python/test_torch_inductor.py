@@ -327,7 +327,10 @@ def test_routing_applies_under_compile():
     assert not any("multigather" in str(n.target) for n in counter.graphs[1].graph.nodes)
     torch._dynamo.reset()
     with mt.routing():  # the gather fused; the float scatters, and the gather's gradient, the C++ op
-        _, code = run_and_get_code(torch.compile(model, fullgraph=True), x, src, dst)
+        # the backward run inside: its graph is compiled when it first runs (lazily, in a
+        # process where no earlier test compiled one eagerly)
+        again = torch.compile(model, fullgraph=True)
+        _, code = run_and_get_code(lambda: torch.autograd.grad(again(x, src, dst), list(model.parameters())))
     assert extern_calls("\n".join(code)) == {"scatter_add", "scatter_reduce", "index_select_backward"}
 
 
