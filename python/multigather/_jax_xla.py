@@ -35,8 +35,7 @@ def set_jit_gathers(mode: str) -> None:
     magnitude slower than the FFI call: bench/jax_ops.py case 8, and except in a process with
     several devices, where multigather's sharding rules keep sharded operands sharded and XLA's
     own may replicate them, and except on a GPU, where this path has not run), ``"xla"`` (XLA's
-    gather
-    whenever the lowering allows it), ``"ffi"`` (always the FFI call). Index mode "error",
+    gather whenever the lowering allows it), ``"ffi"`` (always the FFI call). Index mode "error",
     scatters and lowerings beyond views always take the FFI call. Applies to calls traced
     afterwards (a jitted function already compiled keeps its choice). Raises ValueError for
     another mode."""

@@ -43,6 +43,7 @@ unsigned beyond uint8).
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Optional
 
 import torch
@@ -252,13 +253,17 @@ def _core_scatter(target: torch.Tensor, indices: torch.Tensor, updates: torch.Te
 
 # ---- the rule --------------------------------------------------------------------------------
 
+def _symbolic(*shaped) -> bool:
+    """Whether a size of these tensors or size lists is symbolic (a torch.SymInt)."""
+    return any(isinstance(n, torch.SymInt) for t in shaped for n in (t if isinstance(t, (list, tuple)) else t.shape))
+
+
 def _views(row: str, dtype: torch.dtype, input_shape, indices: torch.Tensor, updates_shape,
            attrs: dict, fused_only: bool = False) -> Optional[dict]:
     """The lowering as views, or None when the rule declines (module docstring). fused_only: a
     call that adds floats in an order of the compiler's (a gradient's scatter-add), fused only
     in "fused" mode."""
-    shapes = [input_shape, indices.shape] + ([] if updates_shape is None else [updates_shape])
-    if any(isinstance(s, torch.SymInt) for shape in shapes for s in shape):
+    if _symbolic(input_shape, indices, updates_shape or []):
         return None
     if dtype not in _DTYPES or indices.dtype not in _INDEX_DTYPES:
         return None
@@ -384,8 +389,7 @@ def _scatter_reduce_values_backward(grad: torch.Tensor, input: torch.Tensor, dim
     its scatter-adds sum ones and zeros (counts, ties), exact in any order. prod declines."""
     if batch_rank or reduce not in ("mean", "amax", "amin") or input.dim() == 0:
         return NotImplemented
-    tensors = (grad, input, index, src, result)
-    if any(isinstance(n, torch.SymInt) for t in tensors for n in t.shape):
+    if _symbolic(grad, input, index, src, result):
         return NotImplemented
     d = dim % input.dim()
     part = src
@@ -425,10 +429,6 @@ def _scatter_reduce_values_backward(grad: torch.Tensor, input: torch.Tensor, dim
 
 def _checked(index: torch.Tensor, size) -> torch.Tensor:
     return torch.where(index < 0, size, index)
-
-
-def _symbolic(*tensors) -> bool:
-    return any(isinstance(n, torch.SymInt) for t in tensors for n in (t if isinstance(t, (list, tuple)) else t.shape))
 
 
 def _aten_forward(row: str, input: torch.Tensor, indices: torch.Tensor, updates: Optional[torch.Tensor],
@@ -527,9 +527,10 @@ def _rules(row: str, op_name: str) -> list:
     return [(packet.default, forward), (backward_packet.default, backward)]
 
 
+@functools.cache
 def _ops() -> list:
     """(OpOverload, rule) of every row's op and its backward (segment rows: none, their ids
-    decide shapes)."""
+    decide shapes); made once, for the decompositions and the fallbacks."""
     out = []
     for row in _registry.torch_op_rows():
         if _registry.OPS[row]["kind"] != "segment":

@@ -13,9 +13,11 @@
 #include <ATen/ATen.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "multigather/attributes.hpp"
@@ -101,6 +103,34 @@ multigather::ExecutionContext context_for(const at::Tensor& input);
 /// argument is of a kind the key cannot hold (then nothing is cached).
 void key_of(const torch::jit::Stack& stack, std::size_t first, std::size_t count, const at::Device& device,
             multigather::LoweringKey* out);
+
+/// A few values, each kept with the key of the call it was made for (key_of), the oldest
+/// replaced first: the per-thread memos of the kernels (the VJP's call-site caches) and of the
+/// autograd node (whether a scatter passes its input's gradient on). Not thread-safe: each
+/// thread holds its own.
+template <class Value, std::size_t N>
+class KeyedRing {
+ public:
+  /// The value kept for `key`, or null.
+  Value* find(const multigather::LoweringKey& key) {
+    for (auto& [k, value] : entries_) {
+      if (!k.empty() && k == key) return &value;
+    }
+    return nullptr;
+  }
+
+  /// Keeps `value` for `key` in place of the oldest entry; the kept value.
+  Value& keep(const multigather::LoweringKey& key, Value value) {
+    std::pair<multigather::LoweringKey, Value>& entry = entries_[next_++ % N];
+    entry.first = key;
+    entry.second = std::move(value);
+    return entry.second;
+  }
+
+ private:
+  std::array<std::pair<multigather::LoweringKey, Value>, N> entries_;
+  std::size_t next_ = 0;
+};
 
 /// The CPU and CUDA kernel of every op and its backward: run_forward, or run_backward (the VJP).
 void compute_kernel(const c10::OperatorHandle& handle, torch::jit::Stack* stack);

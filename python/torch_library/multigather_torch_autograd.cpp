@@ -14,13 +14,11 @@
 #include <torch/library.h>
 
 #include <algorithm>
-#include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
 #include <type_traits>
-#include <utility>
 #include <vector>
 
 #include "multigather/attributes.hpp"
@@ -102,16 +100,13 @@ struct ForwardBackward : torch::autograd::Node {
     if (!dtype) return false;
     const multigather::TensorView indices_view = view_of(index, name, "indices");
     thread_local multigather::LoweringKey key;  // its bytes' capacity stays: no allocation per call
-    thread_local std::array<std::pair<multigather::LoweringKey, bool>, 16> known;
-    thread_local std::size_t next = 0;
+    thread_local KeyedRing<bool, 16> known;
     key_of(args, 0, args.size(), grad.device(), &key);  // indices unset there: their layout next
     if (!key.empty()) {
       key.add(static_cast<std::int64_t>(op - torch_ops().data()));
       key.add(static_cast<std::int8_t>(*dtype));
       key.add_view(indices_view);
-      for (const auto& [k, identity] : known) {
-        if (k == key) return identity;
-      }
+      if (const bool* identity = known.find(key)) return *identity;
     }
     const multigather::TensorView x(nullptr, *dtype, dims_of(args[static_cast<std::size_t>(op->input)].toIntVector()));
     const multigather::TensorView u(nullptr, *dtype, dims_of(args[static_cast<std::size_t>(op->updates)].toIntVector()));
@@ -120,7 +115,7 @@ struct ForwardBackward : torch::autograd::Node {
                                                 grad.is_cuda() ? multigather::Device::kCUDA : multigather::Device::kCPU)
                               .ok() &&
                           multigather::input_gradient_is_identity(l);
-    if (!key.empty()) known[next++ % known.size()] = {key, identity};
+    if (!key.empty()) known.keep(key, identity);
     return identity;
   }
 

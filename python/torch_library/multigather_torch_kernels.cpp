@@ -63,49 +63,40 @@ std::vector<std::int64_t> batch_shape_of(std::initializer_list<const at::Tensor*
 
 // ---- the lowering cache --------------------------------------------------------------------------
 
-/// The Lowerings of this thread's recent calls of each op (a LoweringCache per op and thread,
-/// so no lock: autograd's and DataLoader's threads each keep their own), keyed by everything
-/// lower_op reads (the device, every tensor argument's dtype, sizes and strides, every other
-/// argument's value): a repeated call only moves the kept views to its operands.
-multigather::LoweringCache& cache_of(const TorchOp& op) {
-  thread_local std::vector<std::unique_ptr<multigather::LoweringCache>> caches;
+/// This thread's caches of one op (one set per op and thread, so no lock: autograd's and
+/// DataLoader's threads each keep their own):
+///  - forward: the Lowerings of its recent calls, keyed by everything lower_op reads (the
+///    device, every tensor argument's dtype, sizes and strides, every other argument's value):
+///    a repeated call only moves the kept views to its operands;
+///  - vjp: the call-site caches of its backward (execute_vjp keeps its lowering there), one per
+///    key_of of the call's forward arguments (sizes, attributes, the indices' layout) and the
+///    gradients asked for. A CallSiteCache compares the operands' layouts, not the attributes:
+///    the key keeps calls with other attributes apart.
+struct OpCaches {
+  multigather::LoweringCache forward;
+  KeyedRing<std::unique_ptr<multigather::CallSiteCache>, 4> vjp;
+};
+
+OpCaches& caches_of(const TorchOp& op) {
+  thread_local std::vector<std::unique_ptr<OpCaches>> caches;
   const std::size_t index = static_cast<std::size_t>(&op - torch_ops().data());
   if (caches.size() <= index) caches.resize(torch_ops().size());
-  if (!caches[index]) caches[index] = std::make_unique<multigather::LoweringCache>();
+  if (!caches[index]) caches[index] = std::make_unique<OpCaches>();
   return *caches[index];
 }
 
-/// The VJP's call-site cache of this thread for a backward call (execute_vjp keeps its lowering
-/// there): one per distinct key_of of the call's forward arguments (sizes, attributes, the
-/// indices' layout) and the gradients asked for, a few per op, replaced in turn; null when the
-/// key cannot hold an argument. A CallSiteCache compares the operands' layouts, not the
-/// attributes: the key here keeps calls with other attributes apart.
+/// The VJP's call-site cache of this thread for a backward call (OpCaches::vjp), null when the
+/// key cannot hold an argument.
 multigather::CallSiteCache* vjp_cache_of(const TorchOp& op, const torch::jit::Stack& stack, const Frame& f,
                                          const at::Device& device, bool input_grad, bool updates_grad) {
-  struct Site {
-    multigather::LoweringKey key;
-    std::unique_ptr<multigather::CallSiteCache> cache;
-  };
-  struct Sites {
-    std::array<Site, 4> sites;
-    std::size_t next = 0;
-  };
-  thread_local std::vector<Sites> per_op;
   thread_local multigather::LoweringKey key;  // its bytes' capacity stays: no allocation per call
   key_of(stack, f.forward, op.args.size(), device, &key);
   if (key.empty()) return nullptr;
   key.add(static_cast<std::int8_t>(input_grad));
   key.add(static_cast<std::int8_t>(updates_grad));
-  const std::size_t index = static_cast<std::size_t>(&op - torch_ops().data());
-  if (per_op.size() <= index) per_op.resize(torch_ops().size());
-  Sites& mine = per_op[index];
-  for (Site& site : mine.sites) {
-    if (site.cache && site.key == key) return site.cache.get();
-  }
-  Site& site = mine.sites[mine.next++ % mine.sites.size()];
-  site.key = key;
-  site.cache = std::make_unique<multigather::CallSiteCache>();
-  return site.cache.get();
+  KeyedRing<std::unique_ptr<multigather::CallSiteCache>, 4>& sites = caches_of(op).vjp;
+  if (std::unique_ptr<multigather::CallSiteCache>* kept = sites.find(key)) return kept->get();
+  return sites.keep(key, std::make_unique<multigather::CallSiteCache>()).get();
 }
 
 /// forward: lower_op + execute into a new tensor of the framework's output shape; with
@@ -131,7 +122,7 @@ at::Tensor run_forward(const TorchOp& op, const torch::jit::Stack& stack, const 
   if (updates != nullptr) u = view_of(*updates, name, op.spec->updates_name.c_str());
   const std::vector<std::int64_t> batch = batch_shape_of({&input, &indices, updates}, batch_rank);
   // One call: a kept Lowering moved to these operands, or lower_op's (then kept).
-  multigather::LoweringCache& cache = cache_of(op);
+  multigather::LoweringCache& cache = caches_of(op).forward;
   thread_local multigather::LoweringKey key;  // its bytes' capacity stays: no allocation per call
   key.clear();
   if (batch_rank == 0) key_of(stack, f.forward, op.args.size(), input.device(), &key);

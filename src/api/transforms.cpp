@@ -372,15 +372,17 @@ Status execute_vjp(std::string_view name, const TensorView& input, const TensorV
     // or written, so that the lowering is kept like any other (lowering_anchors keeps none with
     // a null operand; a torch scatter whose input gradient is passed on lowered on every call).
     alignas(std::max_align_t) static const std::byte stand_in[sizeof(std::max_align_t)] = {};
-    const auto based = [&](const TensorView& v) {
+    const auto based = [](const TensorView& v) {
       return v.data != nullptr ? v : TensorView(stand_in, v.dtype, v.shape, v.strides);
     };
+    const TensorView lowered_input = based(grad_input);
+    const TensorView updates_base = updates != nullptr ? based(*updates) : TensorView();
     Split gin, idx, gupd, upd, gout;
-    MULTIGATHER_RETURN_IF_ERROR(split(based(grad_input), batch_rank, "grad_input", batch_shape, &gin));
+    MULTIGATHER_RETURN_IF_ERROR(split(lowered_input, batch_rank, "grad_input", batch_shape, &gin));
     MULTIGATHER_RETURN_IF_ERROR(split(indices, batch_rank, "indices", batch_shape, &idx));
     MULTIGATHER_RETURN_IF_ERROR(split(grad_output, batch_rank, "grad_output", batch_shape, &gout));
     if (updates != nullptr) {
-      MULTIGATHER_RETURN_IF_ERROR(split(based(*updates), batch_rank, "updates", batch_shape, &upd));
+      MULTIGATHER_RETURN_IF_ERROR(split(updates_base, batch_rank, "updates", batch_shape, &upd));
       if (grad_updates != nullptr) {
         MULTIGATHER_RETURN_IF_ERROR(split(*grad_updates, batch_rank, "grad_updates", batch_shape, &gupd));
         if (!(gupd.example.shape == upd.example.shape) || gupd.example.dtype != upd.example.dtype) {
@@ -399,9 +401,7 @@ Status execute_vjp(std::string_view name, const TensorView& input, const TensorV
     }
     // The lowering's operands (and the cache's key): grad_input, indices and the buffer the
     // updates' views point into (grad_updates, or updates when no gradient is asked of them).
-    const TensorView lowered_input = based(grad_input);
-    const TensorView lowered_updates =
-        grad_updates != nullptr ? TensorView(*grad_updates) : updates != nullptr ? based(*updates) : TensorView();
+    const TensorView lowered_updates = grad_updates != nullptr ? TensorView(*grad_updates) : updates_base;
     const TensorView* key_updates = updates != nullptr ? &lowered_updates : nullptr;
     CallSiteLease lease(cache);
     const Device device = lowering_device(context);
