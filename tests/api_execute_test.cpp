@@ -512,6 +512,22 @@ TEST(PipelineExtents, HasSelfOverlap) {
   EXPECT_FALSE(has_self_overlap({2, 2}, {3, 1}));    // a gap between rows
 }
 
+// is_contiguous reads any sizes (an output view is asked before its element count is checked):
+// a span past INT64_MAX is no stride, and no multiplication overflows (the fuzzer found one).
+TEST(PipelineExtents, IsContiguousWithSpansPastInt64) {
+  const std::int64_t big = 3043755358311222165;  // * 4 overflows int64
+  float one = 0;
+  EXPECT_TRUE(MutableTensorView(&one, DType::kFloat32, {4, big, 1}, {big, 1, 1}).is_contiguous());
+  // The span of the inner two is 4 * big, past INT64_MAX: no stride of the outer one is it.
+  EXPECT_FALSE(MutableTensorView(&one, DType::kFloat32, {2, 4, big}, {-1, big, 1}).is_contiguous());
+  EXPECT_FALSE(TensorView(&one, DType::kFloat32, {2, 4, big}, {0, big, 1}).is_contiguous());
+  EXPECT_TRUE(TensorView(&one, DType::kFloat32, {1, 4, big}, {5, big, 1}).is_contiguous());
+  EXPECT_TRUE(TensorView(&one, DType::kFloat32, {1, big}, {7, 1}).is_contiguous());
+  EXPECT_TRUE(TensorView(&one, DType::kFloat32, {big, big, 0}, {0, 0, 0}).is_contiguous());  // empty
+  EXPECT_TRUE(TensorView(&one, DType::kFloat32, {2, 3}, {3, 1}).is_contiguous());
+  EXPECT_FALSE(TensorView(&one, DType::kFloat32, {2, 3}, {3}).is_contiguous());  // strides for another rank
+}
+
 // ---- PipelineAttributes ---------------------------------------------------------------------
 
 // The observable result of a lowering: views, axes, options, shapes, strides, attributes.

@@ -66,12 +66,19 @@ bool views_overlap(const TensorView& a, const TensorView& b) noexcept {
 }
 
 // C-contiguous for its shape: each moving dimension's stride is the span of those inside it.
+// An empty shape is contiguous. A span past INT64_MAX is no stride, so a moving dimension
+// outside it is not contiguous (the shape is unchecked here: a caller may pass any sizes).
 static bool contiguous(const Dims& shape, const Dims& strides) noexcept {
-  std::int64_t expected = 1;
-  for (int i = shape.size() - 1; i >= 0; --i) {
+  if (shape.overflowed() || strides.size() != shape.size()) return false;
+  for (int i = 0; i < shape.size(); ++i) {
     if (shape[i] == 0) return true;
-    if (shape[i] != 1 && strides[i] != expected) return false;
-    expected *= shape[i];
+  }
+  std::int64_t expected = 1;
+  bool past_int64 = false;
+  for (int i = shape.size() - 1; i >= 0; --i) {
+    if (shape[i] == 1) continue;
+    if (past_int64 || strides[i] != expected) return false;
+    past_int64 = __builtin_mul_overflow(expected, shape[i], &expected);
   }
   return true;
 }
@@ -80,8 +87,8 @@ bool has_self_overlap(const Dims& shape, const Dims& strides) noexcept {
   std::int64_t n = 0;
   const bool counted = element_count(shape, &n);
   if (counted && n <= 1) return false;
-  // The common case first: C-contiguous (no overflow there: the element count did not).
-  if (counted && strides.size() == shape.size() && shape.size() <= kMaxRank && contiguous(shape, strides)) {
+  // The common case first: C-contiguous.
+  if (counted && contiguous(shape, strides)) {
     return false;
   }
   // The dimensions that move (size > 1), sorted by |stride|.
