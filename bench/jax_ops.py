@@ -15,11 +15,18 @@ process:
   S3 scatter_add_axis0   x.at[idx, cols].add(updates)           vs scatter_multiaxis(..., [0], "add")
   S4 scatter_nd_points   x.at[b, y, x].add(rows)                vs scatter_multiaxis(..., [0, 1, 2], "add")
   S5 flat_put_add        x.at[idx].add(updates)                 vs scatter_multiaxis(..., [0], "add")
-  S7 tiny_scatter        x16x16.at[idx4].add(u): microseconds per jitted call
+  S7 tiny_scatter        x16x16.at[idx4].add(u)                 vs multigather.jax.at(x)[idx4].add(u):
+                         microseconds per jitted call
+  S8 scatter_add_times_two  x.at[idx].add(u * 2.0), 256 x 64 updates (elementwise producer)
+                         vs multigather.jax.at(x)[idx].add(u * 2.0): microseconds per call
   S6 embedding_train     forward + backward: jax.grad of (take(table, idx) * g).sum() with
                          jnp.take vs multigather.jax.take (backward: scatter-add via the FFI VJP)
 
-    python3 bench/jax_ops.py [--threads N] [--repeat R] [--quick] [--jit-gathers auto|xla|ffi]
+    python3 bench/jax_ops.py [--threads N] [--repeat R] [--quick] [--jit-ops auto|xla|ffi]
+
+--jit-ops: how multigather's gathers and scatters run under jit (multigather.jax.set_jit_ops).
+S1-S5 call scatter_multiaxis in index mode "error", which always takes the FFI call; S7 and S8
+call the drop-in multigather.jax.at (JAX's drop rule), which auto may send to XLA's scatter.
 
 --threads 1 runs XLA's CPU backend single-threaded (XLA_FLAGS
 --xla_cpu_multi_thread_eigen=false, set before jax is imported, and the process pinned to one
@@ -44,8 +51,11 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=0, help="1: one thread for both")
     parser.add_argument("--repeat", type=int, default=9)
     parser.add_argument("--quick", action="store_true", help="smaller shapes (a smoke run)")
-    parser.add_argument("--jit-gathers", default="auto", choices=["auto", "xla", "ffi"],
-                        help="multigather.jax.set_jit_gathers: XLA's gather or the FFI call under jit")
+    parser.add_argument("--jit-ops", default="auto", choices=["auto", "xla", "ffi"],
+                        help="multigather.jax.set_jit_ops: XLA's gather / scatter or the FFI call under jit")
+    parser.add_argument("--scatter-sizes", action="store_true",
+                        help="only the sweep behind auto's scatter rule: multigather.jax.at(x)[i].add(u) "
+                             "under jit as XLA's scatter and as the FFI call, 64 to 4M updated elements")
     args = parser.parse_args()
     if args.threads == 1:
         os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") +
@@ -62,23 +72,17 @@ def main() -> None:
 
     import multigather
     import multigather.jax as mj
-    mj.set_jit_gathers(args.jit_gathers)
+    mj.set_jit_ops(args.jit_ops)
 
     multigather.set_num_threads(args.threads)
     q = 8 if args.quick else 1
     rng = np.random.default_rng(0)
+    if args.scatter_sizes:
+        scatter_sizes(args, jax, jnp, np, mj, rng)
+        return
 
     def timed(fn, *operands, number=1):
-        out = fn(*operands)
-        jax.block_until_ready(out)
-        runs = []
-        for _ in range(args.repeat):
-            t0 = time.perf_counter()
-            for _ in range(number):
-                out = fn(*operands)
-            jax.block_until_ready(out)
-            runs.append((time.perf_counter() - t0) / number)
-        return statistics.median(runs)
+        return median_time(jax, fn, operands, args.repeat, number)
 
     rows = []
 
@@ -170,8 +174,15 @@ def main() -> None:
          (xs5, is5, us5), exact=False)
     us7 = rng.standard_normal((4, 16)).astype(f32)
     case("S7 tiny_scatter", lambda x, i, u: x.at[i].add(u),
-         lambda x, i, u: multigather.scatter_multiaxis(x, i[:, None], u, [0], reduction="add"),
+         lambda x, i, u: mj.at(x)[i].add(u),
          (x9, i9, us7), number=200, unit="us", exact=False)
+    # A mid-size scatter whose updates are elementwise (XLA fuses its own scatter with them).
+    xs8 = rng.standard_normal((4096, 64)).astype(f32)
+    is8 = rng.integers(0, 4096, 256)
+    us8 = rng.standard_normal((256, 64)).astype(f32)
+    case("S8 scatter_add_times_two", lambda x, i, u: x.at[i].add(u * 2.0),
+         lambda x, i, u: mj.at(x)[i].add(u * 2.0),
+         (xs8, is8, us8), number=20, unit="us", exact=False)
     g = rng.standard_normal((idx.size, 512)).astype(f32)
     case("S6 embedding_train",
          lambda t, i, w: jax.grad(lambda a: (jnp.take(a, i, axis=0) * w).sum())(t),
@@ -184,6 +195,45 @@ def main() -> None:
     for name, unit, tj, tm, r in rows:
         print(f"| {name} | {unit} | {tj:.3f} | {tm:.3f} | {r:.2f} |")
     sys.stdout.flush()
+
+
+def median_time(jax, fn, operands, repeat: int, number: int = 0) -> float:
+    """Median seconds per call of fn(*operands) (block_until_ready) over `repeat` runs of `number`
+    calls each (0: as many as take at least 2 ms), after one warm-up call."""
+    def run(n: int) -> float:
+        t0 = time.perf_counter()
+        for _ in range(n):
+            out = fn(*operands)
+        jax.block_until_ready(out)
+        return time.perf_counter() - t0
+
+    run(1)
+    if number == 0:
+        number = 1
+        while run(number) < 2e-3:
+            number *= 2
+    return statistics.median(run(number) / number for _ in range(repeat))
+
+
+def scatter_sizes(args, jax, jnp, np, mj, rng) -> None:
+    """The same scatter-add (multigather.jax.at, drop rule) under jit both ways, by size: rows of
+    16 or 64 floats into a table 4x the update rows (each row reached about once), and single
+    elements into a flat array. Prints us per call and ffi / xla (above 1: XLA's faster)."""
+    print("| updates | shape | xla us | ffi us | ffi / xla |\n|---|---|---|---|---|")
+    for n, width in [(4, 16), (64, 16), (256, 64), (1024, 64), (4096, 64), (16384, 64), (65536, 64),
+                     (4096, 1), (65536, 1), (1048576, 1), (4194304, 1)]:
+        rows = 4 * n
+        x = jnp.asarray(rng.standard_normal((rows, width) if width > 1 else rows).astype(np.float32))
+        i = jnp.asarray(rng.integers(0, rows, n))
+        u = jnp.asarray(rng.standard_normal((n, width) if width > 1 else n).astype(np.float32))
+        times = {}
+        for mode in ("xla", "ffi"):
+            mj.set_jit_ops(mode)
+            f = jax.jit(lambda x, i, u: mj.at(x)[i].add(u))
+            times[mode] = median_time(jax, f, (x, i, u), args.repeat) * 1e6
+        mj.set_jit_ops(args.jit_ops)
+        print(f"| {n * width} | {n} x {width} into {tuple(x.shape)} | {times['xla']:.1f} | {times['ffi']:.1f} "
+              f"| {times['ffi'] / times['xla']:.2f} |", flush=True)
 
 
 if __name__ == "__main__":

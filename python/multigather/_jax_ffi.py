@@ -3,8 +3,8 @@
 When any operand of a multigather call is a JAX tracer (the call is being traced by ``jax.jit``,
 ``jax.grad``, ``jax.vmap``, ``jax.checkpoint``, ``jax.shard_map``, ...), the call becomes one
 ``jax.ffi.ffi_call`` of the XLA FFI handler ``multigather_op`` (python/src/jax_ffi.cpp), which
-runs the one pipeline (lower_op -> execute) on XLA's buffers without a copy (a gather may be XLA's
-own gather instead: ``_jax_xla``, ``multigather.jax.set_jit_gathers``). Concrete jax arrays
+runs the one pipeline (lower_op -> execute) on XLA's buffers without a copy (a gather or scatter may
+be XLA's own instead: ``_jax_xla``, ``multigather.jax.set_jit_ops``). Concrete jax arrays
 outside any transformation keep the direct path (DLPack), with the same results.
 
 - **Abstract evaluation**: the output shape comes from multigather's own shape inference (the
@@ -292,16 +292,15 @@ def run(op: str, input: Any, indices: Any, updates: Optional[Any] = None, out: A
         if value is not None:
             _ffi_attr(name, value)  # a clear TypeError now for an attribute that cannot travel
     function = _differentiable(op, key)
-    if updates is None:
-        from . import _jax_xla
+    from . import _jax_xla
 
-        xla = _jax_xla.gather_function(op, input, indices, attrs)  # XLA's own gather, where chosen
-        if xla is not None:
-            # forward: XLA's gather (fused with its neighbours); gradient: the FFI call's VJP
-            import jax
+    operands = (input, indices) if updates is None else (input, indices, jnp.asarray(updates))
+    xla = _jax_xla.function(op, *operands, attrs=attrs)  # XLA's own gather / scatter, where chosen
+    if xla is None:
+        return function(*operands)
+    # forward: XLA's op (fused with its neighbours); gradient: the FFI call's VJP
+    import jax
 
-            fused = jax.custom_vjp(xla)
-            fused.defvjp(lambda x, i: (xla(x, i), (x, i)), function.bwd)
-            return fused(input, indices)
-        return function(input, indices)
-    return function(input, indices, jnp.asarray(updates))
+    fused = jax.custom_vjp(xla)
+    fused.defvjp(lambda *args: (xla(*args), args), function.bwd)
+    return fused(*operands)

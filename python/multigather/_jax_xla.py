@@ -1,23 +1,32 @@
-"""A gather inside a JAX transformation as XLA's own gather (jax.numpy ops), which XLA fuses with
-its producers and consumers, instead of the FFI call (``_jax_ffi``). Chosen per call site at trace
-time by ``set_jit_gathers`` (docs/jax.md, "Under jax.jit: XLA's gather or the FFI call").
+"""A gather or scatter inside a JAX transformation as XLA's own gather or scatter (jax.numpy
+ops), which XLA fuses with its producers and consumers, instead of the FFI call (``_jax_ffi``).
+Chosen per call site at trace time by ``set_jit_ops`` (docs/jax.md, "Under jax.jit: XLA's ops
+or the FFI call").
 
 The row's Lowering as data (``_multigather.lowering_views``, from shapes) gives the core views,
-written as reshape / slice / transpose / broadcast (``_views``); the core gather is advanced
+written as reshape / slice / transpose / broadcast (``_views``). The core gather is advanced
 indexing ``x[i0, i1, ...]`` with every coordinate resolved by the index mode first
 (``_core_ops.resolve``: clamp, wrap, fill), so XLA gathers in bounds
 (``mode="promise_in_bounds"``); fill selects the fill value; the core output is written back.
-The gradient stays the FFI call's VJP (a jax.custom_vjp whose forward is XLA's gather): the
+The core scatter is ``x.at[i0, i1, ...].set / add / multiply / min / max(updates)`` with one
+index array per updated element (row-major order of the updates, docs/spec.md section 3); drop
+sends a skipped update out of range (``mode="drop"``); the core output is written back into the
+scatter's base. On the CPU XLA's scatter is one loop over the updates in that order, so its
+bytes are the engine's (tests/python/test_jax_ops.py compares them).
+
+Gradients stay the FFI call's VJP (a jax.custom_vjp whose forward is XLA's op): a gather's is the
 deterministic scatter-add of multigather, several times faster than XLA's on a large table
 (bench/jax_ops.py S6). vmap is JAX's own for the forward.
 
-Declines (the FFI call runs) for: scatters, index_mode "error" (XLA has no failing gather: the
-FFI call raises the op's error), lowerings beyond views (segment ops, computed operands), an
-operand that is empty, and a call the rule sends to the FFI.
+Declines (the FFI call runs) for: index_mode "error" (XLA has no failing gather or scatter: the
+FFI call raises the op's error), a scatter in index mode "fill", without its input
+(include_input false), of complex or float min / max or bool combines, lowerings beyond views
+(segment ops, computed operands), an operand that is empty, and a call the rule sends to the FFI.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any, Callable, Optional
 
 import numpy as np
@@ -29,24 +38,27 @@ from ._views import NotAView, array_emitter, int_list, plan_of, plan_view, read_
 _MODE = "auto"
 
 
-def set_jit_gathers(mode: str) -> None:
-    """How a multigather gather traced by JAX (jit, grad, vmap) runs: ``"auto"`` (default: XLA's
-    gather, except for float16 / bfloat16, whose gathers XLA's CPU backend runs an order of
-    magnitude slower than the FFI call: bench/jax_ops.py case 8, and except in a process with
-    several devices, where multigather's sharding rules keep sharded operands sharded and XLA's
-    own may replicate them, and except on a GPU, where this path has not run), ``"xla"`` (XLA's
-    gather whenever the lowering allows it), ``"ffi"`` (always the FFI call). Index mode "error",
-    scatters and lowerings beyond views always take the FFI call. Applies to calls traced
-    afterwards (a jitted function already compiled keeps its choice). Raises ValueError for
-    another mode."""
+def set_jit_ops(mode: str) -> None:
+    """How a multigather gather or scatter traced by JAX (jit, grad, vmap) runs: ``"auto"``
+    (default): a gather as XLA's gather, a scatter of at most 262144 updated elements as XLA's
+    scatter (above that the FFI call's deterministic engine is faster: bench/jax_ops.py), except
+    for float16 / bfloat16, whose gathers XLA's CPU backend runs an order of magnitude slower
+    than the FFI call (bench/jax_ops.py case 8) and whose scatter-adds multigather sums in
+    float32, except in a process with several devices, where multigather's sharding rules keep
+    sharded operands sharded and XLA's own may replicate them, and except on a GPU, where XLA's
+    scatter adds with atomics and this path has not run; ``"xla"``: XLA's op whenever the
+    lowering allows it (module docstring); ``"ffi"``: always the FFI call. Index mode "error" and
+    lowerings beyond views always take the FFI call. Gradients are the FFI call's VJP on both
+    paths. Applies to calls traced afterwards (a jitted function already compiled keeps its
+    choice). Raises ValueError for another mode."""
     global _MODE
     if mode not in ("auto", "xla", "ffi"):
-        raise ValueError(f"set_jit_gathers: mode {mode!r} is not 'auto', 'xla' or 'ffi'")
+        raise ValueError(f"set_jit_ops: mode {mode!r} is not 'auto', 'xla' or 'ffi'")
     _MODE = mode
 
 
-def jit_gathers() -> str:
-    """The mode set by ``set_jit_gathers``."""
+def jit_ops() -> str:
+    """The mode set by ``set_jit_ops``."""
     return _MODE
 
 
@@ -94,18 +106,32 @@ def _chosen(dtype: Any) -> bool:
             and jax.default_backend() == "cpu")
 
 
+def _lowering(op: str, input: Any, indices: Any, updates: Optional[Any], attrs: dict) -> Optional[dict]:
+    """The row's lowering as views (lowering_views) when this path may take the call, else None."""
+    if not _chosen(input.dtype) or input.size == 0 or indices.size == 0 or \
+            (updates is not None and updates.size == 0):
+        return None
+    try:
+        # float16 / bfloat16 sums in float32 ("xla" mode only): not a view, the FFI call runs
+        tolerate = [] if np.dtype(input.dtype).name in ("float16", "bfloat16") else ["accumulates in float32"]
+        info = _core.lowering_views(op, [int(n) for n in input.shape], np.dtype(input.dtype).name,
+                                    [int(n) for n in indices.shape], np.dtype(indices.dtype).name, attrs,
+                                    None if updates is None else [int(n) for n in updates.shape],
+                                    tolerate=tolerate)
+    except Exception:  # the FFI call raises the op's own error
+        return None
+    kind = "gather" if updates is None else "scatter"
+    if info["kind"] != kind or "input" not in info or info.get("input_is_constant") or not info["axes"] \
+            or info["index_mode"] == "error":
+        return None
+    return info
+
+
 def gather_function(op: str, input: Any, indices: Any, attrs: dict) -> Optional[Callable]:
     """Registry gather ``op`` on operands of these shapes as a function of (input, indices) in
     jax.numpy ops, or None when the FFI call should run."""
-    if not _chosen(input.dtype) or input.size == 0 or indices.size == 0:
-        return None
-    try:
-        info = _core.lowering_views(op, [int(n) for n in input.shape], np.dtype(input.dtype).name,
-                                    [int(n) for n in indices.shape], np.dtype(indices.dtype).name, attrs)
-    except Exception:  # the FFI call raises the op's own error
-        return None
-    if info["kind"] != "gather" or "input" not in info or info.get("input_is_constant") or not info["axes"] \
-            or info["index_mode"] == "error":
+    info = _lowering(op, input, indices, None, attrs)
+    if info is None:
         return None
 
     # The views, planned once from the shapes (a view that is not expressible: the FFI call).
@@ -134,3 +160,78 @@ def gather_function(op: str, input: Any, indices: Any, attrs: dict) -> Optional[
         return jnp.reshape(write_view(emit, int_list, core, output_plan), out_shape)
 
     return compute
+
+
+# XLA's scatter on the CPU is one loop over the updates in row-major order, the combine of
+# docs/spec.md section 3, so its bytes are the engine's (tests/python/test_jax_ops.py checks it);
+# float min / max are left out (NaN payloads and signed-zero ties follow XLA's compare, not the
+# spec's "first NaN met"), and so are bool combines and complex numbers.
+_SCATTER_METHOD = {"none": "set", "add": "add", "mul": "multiply", "min": "min", "max": "max"}
+# "auto": XLA's scatter up to this many updated elements, where the FFI call's fixed cost
+# (about 6 us) is most of the call, and XLA's loop is as fast or faster; beyond it the FFI call
+# (bench/jax_ops.py --scatter-sizes: from about 1M updated elements the engine is faster).
+_XLA_SCATTER_MAX_UPDATES = 1 << 18
+
+
+def scatter_function(op: str, input: Any, indices: Any, updates: Any, attrs: dict) -> Optional[Callable]:
+    """Registry scatter ``op`` on operands of these shapes as a function of (input, indices,
+    updates) in jax.numpy ops (XLA's scatter), or None when the FFI call should run."""
+    info = _lowering(op, input, indices, updates, attrs)
+    if info is None or info["index_mode"] == "fill" or not info.get("include_input", True):
+        return None
+    reduction = info["reduction"]
+    kind = np.dtype(input.dtype)
+    if reduction not in _SCATTER_METHOD or np.dtype(updates.dtype) != kind or kind.kind == "c" or \
+            (reduction != "none" and (kind == np.bool_ or (kind.kind == "f" and reduction in ("min", "max")))):
+        return None
+    out_shape, core_shape = list(info["output_shape"]), list(info["core_output_shape"])
+    try:
+        input_plan = plan_of(input.shape, info["input"])
+        indices_plan = plan_of(indices.shape, info["indices"])
+        updates_plan = plan_of(updates.shape, info["updates"])
+        base_plan = plan_of(input.shape, info["scatter_base"]) if info.get("has_scatter_base") else None
+        output_plan = plan_view(out_shape, core_shape, info["core_output_strides"], 0)
+    except NotAView:
+        return None
+    if output_plan.broadcast_dims or (not output_plan.covers_source and base_plan is None):
+        return None
+    # G: the gather's output shape (the index coordinates broadcast with the input's other
+    # dimensions); the updates broadcast to it
+    axes = list(info["axes"])
+    logical = list(indices_plan.shape[:-1]) + [indices_plan.shape[-1] // max(len(axes), 1)]
+    g_shape = list(np.broadcast_shapes(tuple(logical),
+                                       tuple(1 if d in axes else n for d, n in enumerate(input_plan.shape))))
+    if _MODE == "auto" and math.prod(g_shape) > _XLA_SCATTER_MAX_UPDATES:
+        return None
+
+    def compute(input: Any, indices: Any, updates: Any) -> Any:
+        import jax.numpy as jnp
+
+        emit = _jax_emitter()
+        x = read_view(emit, int_list, input, input_plan)
+        ix = read_view(emit, int_list, indices, indices_plan)
+        u = jnp.broadcast_to(read_view(emit, int_list, updates, updates_plan), g_shape)
+        resolved = resolve(_Jnp(), list(x.shape), ix, axes, g_shape, info["index_mode"],
+                           info["negative_indices"], wrap_negatives=True)
+        lead = g_shape[:len(resolved.index)]
+        index = [jnp.broadcast_to(t, lead) for t in resolved.index]  # one target per update, in order
+        mode = "promise_in_bounds"
+        if resolved.valid is not None:  # drop: an update with a coordinate out of range is skipped
+            # valid has G's rank, size 1 in the dimensions taken whole (no coordinate varies there)
+            valid = jnp.broadcast_to(resolved.valid, lead + [1] * (len(g_shape) - len(lead))).reshape(lead)
+            first = min(resolved.axis_index)
+            index[first] = jnp.where(valid, index[first], x.shape[first])
+            mode = "drop"
+        core = getattr(x.at[tuple(index)], _SCATTER_METHOD[reduction])(u, mode=mode)
+        base = None if base_plan is None else jnp.reshape(read_view(emit, int_list, input, base_plan), out_shape)
+        return jnp.reshape(write_view(emit, int_list, core, output_plan, base=base), out_shape)
+
+    return compute
+
+
+def function(op: str, input: Any, indices: Any, updates: Optional[Any] = None, *, attrs: dict) -> Optional[Callable]:
+    """Registry op ``op`` on operands of these shapes as a function of its operands in
+    jax.numpy ops (XLA's gather or scatter), or None when the FFI call should run."""
+    if updates is None:
+        return gather_function(op, input, indices, attrs)
+    return scatter_function(op, input, indices, updates, attrs)

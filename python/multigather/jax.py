@@ -41,7 +41,7 @@ from __future__ import annotations
 
 from typing import Any, Optional, Sequence
 
-from ._jax_xla import jit_gathers, set_jit_gathers
+from ._jax_xla import jit_ops, set_jit_ops
 from ._registry import document as _registry_document
 from ._registry import fast_op, op_function, run_fast, run_general, run_scatter
 
@@ -49,8 +49,8 @@ _TAKE = fast_op("jax.numpy.take", "axis", "mode", "fill_value")
 _TAKE_ALONG_AXIS = fast_op("jax.numpy.take_along_axis", "axis", "mode", "fill_value")
 
 __all__ = ["take", "take_along_axis", "at", "at_set", "at_add", "at_subtract", "at_multiply", "at_min",
-           "at_max", "segment_sum", "segment_prod", "segment_max", "segment_min", "set_jit_gathers",
-           "jit_gathers"]
+           "at_max", "segment_sum", "segment_prod", "segment_max", "segment_min", "set_jit_ops",
+           "jit_ops"]
 
 
 def take(a: Any, indices: Any, axis: Optional[int] = None, mode: Optional[str] = None,

@@ -260,8 +260,8 @@ void append_tf_ops(std::vector<OpSpec>* ops) {
       "output: tensor's shape and dtype. k = indices.shape[-1] <= rank(tensor); updates.shape == "
       "indices.shape[:-1] ++ tensor.shape[k:] (rank >= 1); indices int32 or int64; updates dtype == tensor dtype. ";
   const char* duplicates[] = {
-      "Duplicates: TF's CPU kernel applies the updates in order, so the last wins (as here); on GPU the order is "
-      "unspecified",
+      ("Duplicates: TF's CPU kernel applies the updates in order, so the last wins (as here); on GPU the order "
+       "is unspecified"),
       "Duplicates all add up",
       "Duplicates all subtract (the engine adds the negated updates: exact; bool is a TypeError)",
       "Duplicates all combine; a complex tensor is a TypeError (TF registers no complex kernel)",

@@ -47,6 +47,18 @@ ids = np.array([0, 2, 2, 1])
 got = jax.jit(lambda d: mg.jax.segment_sum(d, ids, 3))(d)
 want = jax.ops.segment_sum(d, ids, 3)
 """,
+    "jit_at_add": """
+d = np.arange(8, dtype=np.float32).reshape(4, 2)
+ids = np.array([0, 2, 2])
+got = jax.jit(lambda d: mg.jax.at(d)[ids].add(np.ones((3, 2), np.float32)))(d)
+want = jnp.asarray(d).at[ids].add(np.ones((3, 2), np.float32))
+""",
+    "jit_scatter_ffi": """
+d = np.arange(8, dtype=np.float32).reshape(4, 2)
+ids = np.array([[0], [2], [2]])
+got = jax.jit(lambda d: mg.scatter_multiaxis(d, ids, np.ones((3, 2), np.float32), [0], reduction="add"))(d)
+want = jnp.asarray(d).at[ids[:, 0]].add(np.ones((3, 2), np.float32))
+""",
     "eager_then_jit": """
 d = np.arange(8, dtype=np.float32).reshape(4, 2)
 first = mg.jax.take(d, np.array([1]), axis=0)

@@ -328,9 +328,9 @@ def _lowerings():
 @pytest.fixture
 def ffi_gathers():
     """Gathers under jit as the FFI call (the default sends most to XLA's own gather)."""
-    multigather.jax.set_jit_gathers("ffi")
+    multigather.jax.set_jit_ops("ffi")
     yield
-    multigather.jax.set_jit_gathers("auto")
+    multigather.jax.set_jit_ops("auto")
 
 
 @pytest.mark.usefixtures("ffi_gathers")
@@ -587,7 +587,7 @@ def test_vendored_xla_ffi_headers_match_the_installed_jaxlib():
                 f"copy the new headers and update third_party/xla_ffi/README.md")
 
 
-# ---- under jit: XLA's own gather or the FFI call (multigather.jax.set_jit_gathers) ------------
+# ---- under jit: XLA's own gather or the FFI call (multigather.jax.set_jit_ops) ------------
 
 def _custom_calls(fn, *operands) -> int:
     return jax.jit(fn).lower(*[jnp.asarray(a) for a in operands]).as_text().count("custom_call")
@@ -605,7 +605,7 @@ def test_both_jit_paths_equal_eager_with_gradients_and_vmap(name, fn, operands, 
     grads, batched = {}, {}
     try:
         for mode in ("xla", "ffi"):
-            multigather.jax.set_jit_gathers(mode)
+            multigather.jax.set_jit_ops(mode)
             f = lambda a, b: fn(a, b)  # noqa: E731  (a new function: JAX caches traces per function)
             np.testing.assert_array_equal(np.asarray(jax.jit(f)(x, i)), eager)
             calls = _custom_calls(f, x, i)
@@ -613,10 +613,124 @@ def test_both_jit_paths_equal_eager_with_gradients_and_vmap(name, fn, operands, 
             grads[mode] = np.asarray(jax.jit(jax.grad(lambda a: (f(a, i) ** 2).sum()))(x))
             batched[mode] = np.asarray(jax.jit(jax.vmap(f, in_axes=(0, None)))(jnp.stack([x, x * 2]), i))
     finally:
-        multigather.jax.set_jit_gathers("auto")
+        multigather.jax.set_jit_ops("auto")
     np.testing.assert_allclose(grads["xla"], grads["ffi"], rtol=1e-12, atol=1e-12)
     np.testing.assert_array_equal(batched["xla"], batched["ffi"])
     np.testing.assert_array_equal(batched["ffi"][1], np.asarray(fn(np.asarray(x) * 2, operands[1])))
+
+
+@pytest.mark.parametrize("name,fn,operands,oracle", SCATTERS, ids=_ids(SCATTERS))
+def test_both_jit_paths_equal_eager_for_scatters_with_gradients_and_vmap(name, fn, operands, oracle):
+    """Every scatter case under jit as XLA's scatter ("xla", where the lowering allows: not index
+    mode error) and as the FFI call: values equal the eager call's bit for bit, gradients (of
+    input and updates, the FFI call's VJP on both paths) and vmap equal each other's."""
+    x, i, u = (jnp.asarray(a) for a in operands)
+    eager = np.asarray(fn(*operands))
+    error_mode = name in ("scatter_multiaxis-add", "scatter_multiaxis-none", "scatter_multiaxis-add-broadcast-updates",
+                          "onnx.ScatterND-add", "tf.tensor_scatter_nd_update")
+    grads, batched = {}, {}
+    try:
+        for mode in ("xla", "ffi"):
+            multigather.jax.set_jit_ops(mode)
+            f = lambda a, b, c: fn(a, b, c)  # noqa: E731
+            np.testing.assert_array_equal(np.asarray(jax.jit(f)(x, i, u)), eager)
+            calls = _custom_calls(f, x, i, u)
+            assert (calls > 0) == (mode == "ffi" or error_mode), (mode, calls)
+            grads[mode] = [np.asarray(g) for g in jax.jit(jax.grad(lambda a, c: (f(a, i, c) ** 2).sum(),
+                                                                   argnums=(0, 1)))(x, u)]
+            batched[mode] = np.asarray(jax.jit(jax.vmap(f, in_axes=(0, None, None)))(jnp.stack([x, x * 2]), i, u))
+    finally:
+        multigather.jax.set_jit_ops("auto")
+    for a, b in zip(grads["xla"], grads["ffi"]):
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(batched["xla"], batched["ffi"])
+    np.testing.assert_array_equal(batched["ffi"][1], np.asarray(fn(np.asarray(x) * 2, *operands[1:])))
+
+
+def _dup(high, *shape, low=0):
+    """Indices with many duplicates (each target reached several times)."""
+    return _i(high, *shape, low=low)
+
+
+def _scaled(*shape, dtype=np.float64):
+    return (_x(*shape) * 1000).astype(dtype)
+
+
+# (id, scatter of (x, i, u), operands): XLA's scatter on the CPU combines in the engine's order,
+# so its bytes equal the eager call's (docs/spec.md section 3: row-major order of the updates).
+SCATTER_BYTES = [
+    ("add-f64-clamp", lambda x, i, u: multigather.scatter_multiaxis(x, i, u, [0], reduction="add", index_mode="clamp"),
+     (_x(5, 4), _dup(8, 60, 4, low=-3), _scaled(60, 4))),
+    ("add-f32-wrap-2axes", lambda x, i, u: multigather.scatter_multiaxis(x, i, u, [0, 1], reduction="add",
+                                                                          index_mode="wrap"),
+     (_x(6, 5, 3, dtype=np.float32), _dup(7, 40, 1, 6, low=-7), _scaled(40, 1, 3, dtype=np.float32))),
+    ("add-f32-drop-broadcast-updates",
+     lambda x, i, u: multigather.scatter_multiaxis(x, i, u, [1], reduction="add", index_mode="drop"),
+     (_x(3, 4, dtype=np.float32), _dup(6, 3, 50, low=-6), _scaled(1, 50, dtype=np.float32))),
+    ("mul-f64-drop-no-negatives",
+     lambda x, i, u: multigather.scatter_multiaxis(x, i, u, [0], reduction="mul", index_mode="drop",
+                                                   negative_indices=False),
+     (_x(4, 3), _dup(5, 30, 3, low=-2), _x(30, 3) + 1)),
+    ("none-f64-duplicates-last-wins",
+     lambda x, i, u: multigather.scatter_multiaxis(x, i, u, [0], index_mode="clamp"),
+     (_x(4, 3), _dup(4, 25, 3), _x(25, 3))),
+    ("add-int8-wraps", lambda x, i, u: multigather.scatter_multiaxis(x, i, u, [0], reduction="add", index_mode="wrap"),
+     (_i(100, 3, 2).astype(np.int8), _dup(3, 50, 2), _i(120, 50, 2).astype(np.int8))),
+    ("min-int32", lambda x, i, u: multigather.scatter_multiaxis(x, i, u, [1], reduction="min", index_mode="clamp"),
+     (_i(1000, 2, 5).astype(np.int32), _dup(5, 2, 30), _i(1000, 2, 30, low=-1000).astype(np.int32))),
+    ("max-int64", lambda x, i, u: multigather.scatter_multiaxis(x, i, u, [1], reduction="max", index_mode="clamp"),
+     (_i(1000, 2, 5), _dup(5, 2, 30), _i(1000, 2, 30, low=-1000))),
+    ("mul-int64", lambda x, i, u: multigather.scatter_multiaxis(x, i, u, [0], reduction="mul", index_mode="wrap"),
+     (_i(9, 3, 2, low=-9), _dup(3, 40, 2), _i(9, 40, 2, low=-9))),
+    ("none-bool", lambda x, i, u: multigather.scatter_multiaxis(x, i, u, [0], index_mode="clamp"),
+     (_i(2, 4, 3).astype(bool), _dup(4, 9, 3), _i(2, 9, 3).astype(bool))),
+    ("jax.at.min-int-clip", lambda x, i, u: multigather.jax.at(x)[i[:, 0]].min(u, mode="clip"),
+     (_i(50, 5, 3), _dup(8, 30, 1, low=-8), _i(50, 30, 3, low=-50))),
+    ("jax.at.multiply-drop", lambda x, i, u: multigather.jax.at(x)[i[:, 0], :].multiply(u, mode="drop"),
+     (_x(5, 3), _dup(7, 20, 1, low=-7), _x(20, 3))),
+    ("stablehlo.scatter-add-window", SCATTERS[8][1],
+     (_x(5, 3), _dup(5, 30, 1), _scaled(30, 3))),
+]
+
+
+@pytest.mark.parametrize("name,fn,operands", SCATTER_BYTES, ids=[c[0] for c in SCATTER_BYTES])
+def test_xla_scatter_gives_the_engines_bytes(name, fn, operands):
+    eager = np.asarray(fn(*operands))
+    args = [jnp.asarray(a) for a in operands]
+    try:
+        multigather.jax.set_jit_ops("xla")
+        f = lambda a, b, c: fn(a, b, c)  # noqa: E731
+        assert _custom_calls(f, *args) == 0
+        jitted = np.asarray(jax.jit(f)(*args))
+    finally:
+        multigather.jax.set_jit_ops("auto")
+    assert jitted.dtype == eager.dtype
+    assert jitted.tobytes() == eager.tobytes(), name
+
+
+def test_auto_sends_small_scatters_to_xla_and_the_rest_to_the_ffi():
+    """auto: XLA's scatter for at most 262144 update positions, the FFI call above that, for
+    float16 (multigather sums in float32), float min / max (NaN and signed-zero rules) and a
+    scatter without its input (include_input false); an elementwise producer fuses into XLA's."""
+    add = lambda x, i, u: multigather.scatter_multiaxis(x, i, u, [0], reduction="add", index_mode="clamp")  # noqa: E731
+    small = (jnp.asarray(_x(16, 16)), jnp.asarray(_i(16, 4, 16)), jnp.asarray(_x(4, 16)))
+    large = (jnp.asarray(_x(64, 512)), jnp.asarray(_i(64, 520, 512)), jnp.asarray(_x(520, 512)))
+    broadcast = (large[0], large[1], jnp.asarray(_x(1, 512)))  # G counts, not the updates given
+    assert _custom_calls(add, *small) == 0
+    assert _custom_calls(add, *large) == 1
+    assert _custom_calls(add, *broadcast) == 1
+    half = [a.astype(jnp.float16) if a.dtype == jnp.float64 else a for a in small]
+    assert _custom_calls(add, *half) == 1
+    for reduction in ("min", "max"):
+        assert _custom_calls(lambda x, i, u: multigather.scatter_multiaxis(
+            x, i, u, [0], reduction=reduction, index_mode="clamp"), *small) == 1
+    assert _custom_calls(lambda x, i, u: multigather.scatter_multiaxis(
+        x, i, u, [0], reduction="add", index_mode="clamp", include_input=False), *small) == 1
+    fused = jax.jit(lambda x, i, u: add(x, i, u * 2.0))
+    hlo = fused.lower(*small).compile().as_text()
+    assert "custom-call" not in hlo
+    np.testing.assert_array_equal(np.asarray(fused(*small)),
+                                  np.asarray(add(*[np.asarray(a) for a in small[:2]], np.asarray(small[2]) * 2.0)))
 
 
 def test_xla_gather_fuses_with_its_consumer_and_auto_keeps_float16_on_the_ffi():
@@ -629,5 +743,5 @@ def test_xla_gather_fuses_with_its_consumer_and_auto_keeps_float16_on_the_ffi():
     half = table.astype(jnp.float16)
     assert _custom_calls(lambda t, i: multigather.jax.take(t, i, axis=0), half, ids) == 1
     with pytest.raises(ValueError, match="'both' is not 'auto', 'xla' or 'ffi'"):
-        multigather.jax.set_jit_gathers("both")
-    assert multigather.jax.jit_gathers() == "auto"
+        multigather.jax.set_jit_ops("both")
+    assert multigather.jax.jit_ops() == "auto"

@@ -483,10 +483,10 @@ def _fast_handles(module) -> dict[str, tuple[str, list[str]]]:
 # Public adapter functions that are compositions, not one registry op: torch.embedding is
 # index_select (registry op "torch.index_select", dim 0) of the flattened indices, reshaped; torch.index is one
 # gather_multiaxis of a permuted view; torch.routing returns a torch function mode, torch.library_path a path;
-# jax.at(x) returns JAX's x.at helper, whose methods run the jax.at_* wrappers; jax.set_jit_gathers /
-# jit_gathers set and read how gathers run under jit.
+# jax.at(x) returns JAX's x.at helper, whose methods run the jax.at_* wrappers; jax.set_jit_ops /
+# jit_ops set and read how gathers and scatters run under jit.
 COMPOSITE_WRAPPERS = {("torch", "embedding"), ("torch", "index"), ("torch", "routing"), ("torch", "library_path"),
-                      ("jax", "at"), ("jax", "set_jit_gathers"), ("jax", "jit_gathers")}
+                      ("jax", "at"), ("jax", "set_jit_ops"), ("jax", "jit_ops")}
 # torch_scatter's aliases and fixed-reduction forms (scatter_max, segment_sum_csr, ...) call
 # scatter / segment_coo / segment_csr, the module's three registry rows.
 COMPOSITE_WRAPPERS |= {("torch_scatter", n) for n in importlib.import_module("multigather.torch_scatter")._COMPOSITES}
