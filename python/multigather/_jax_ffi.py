@@ -191,6 +191,32 @@ def _invariant_along(grad: Any, primal: Any, varying: frozenset) -> Any:
     return jax.lax.psum(grad, tuple(sorted(extra))) if extra else grad
 
 
+def _reduction_vjp(op: str, attrs: dict, reduction: str, residuals: tuple, grad_output: Any) -> tuple:
+    """The gradient of a min / max scatter: JAX's own rule (jax.lax's scatter_max / scatter_min
+    derivative: the cotangent of an element is shared equally among the input element and the
+    updates equal to the result), taken by differentiating the call written in jax.numpy
+    (``_jax_xla``). Raises NotImplementedError for mul (JAX differentiates its updates only for
+    unique indices; this custom_vjp cannot tell which operands are differentiated) and where
+    the call is not views (or fills, or starts without its input)."""
+    import jax
+
+    from . import _jax_xla
+
+    input, indices, updates = residuals
+    f = None if reduction == "mul" else \
+        _jax_xla.scatter_function(op, input, indices, updates, attrs, gradient=True)
+    if f is None:
+        raise NotImplementedError(
+            f"{op}: the gradient of a scatter with reduction {reduction} is not implemented"
+            + ("" if reduction == "mul" else
+               f" for this call (its lowering is more than views, or it starts without its input, or "
+               f"fills; see multigather.explain('{op}', ...))")
+            + " (reductions none and add are differentiable, and min and max through their views)")
+    _, pullback = jax.vjp(lambda x, u: f(x, indices, u), input, updates)
+    grad_input, grad_updates = pullback(grad_output)
+    return grad_input, None, grad_updates
+
+
 @functools.lru_cache(maxsize=None)
 def _differentiable(op: str, attrs_key: tuple) -> Any:
     """The jax.custom_vjp function of one (op, attributes): f(input, indices[, updates])."""
@@ -242,9 +268,7 @@ def _differentiable(op: str, attrs_key: tuple) -> Any:
         scatter = len(residuals) == 3
         info = _info(op, residuals, attrs)
         if scatter and info["reduction"] not in ("none", "add"):
-            raise NotImplementedError(
-                f"{op}: the gradient of a scatter with reduction {info['reduction']} is not "
-                f"implemented (reductions none and add are differentiable)")
+            return _reduction_vjp(op, attrs, info["reduction"], residuals, grad_output)
         if not scatter and info["copies_input"]:
             raise NotImplementedError(
                 f"{op}: no gradient for this call: its lowering copies the input (see "

@@ -106,14 +106,17 @@ def _chosen(dtype: Any) -> bool:
             and jax.default_backend() == "cpu")
 
 
-def _lowering(op: str, input: Any, indices: Any, updates: Optional[Any], attrs: dict) -> Optional[dict]:
-    """The row's lowering as views (lowering_views) when this path may take the call, else None."""
-    if not _chosen(input.dtype) or input.size == 0 or indices.size == 0 or \
+def _lowering(op: str, input: Any, indices: Any, updates: Optional[Any], attrs: dict,
+              gradient: bool = False) -> Optional[dict]:
+    """The row's lowering as views (lowering_views) when this path may take the call, else None.
+    gradient: for a gradient's rule (any device, dtype or mode: the forward checked the indices)."""
+    if (not gradient and not _chosen(input.dtype)) or input.size == 0 or indices.size == 0 or \
             (updates is not None and updates.size == 0):
         return None
     try:
         # float16 / bfloat16 sums in float32 ("xla" mode only): not a view, the FFI call runs
-        tolerate = [] if np.dtype(input.dtype).name in ("float16", "bfloat16") else ["accumulates in float32"]
+        tolerate = [] if np.dtype(input.dtype).name in ("float16", "bfloat16") and not gradient \
+            else ["accumulates in float32"]
         info = _core.lowering_views(op, [int(n) for n in input.shape], np.dtype(input.dtype).name,
                                     [int(n) for n in indices.shape], np.dtype(indices.dtype).name, attrs,
                                     None if updates is None else [int(n) for n in updates.shape],
@@ -122,7 +125,7 @@ def _lowering(op: str, input: Any, indices: Any, updates: Optional[Any], attrs: 
         return None
     kind = "gather" if updates is None else "scatter"
     if info["kind"] != kind or "input" not in info or info.get("input_is_constant") or not info["axes"] \
-            or info["index_mode"] == "error":
+            or (info["index_mode"] == "error" and not gradient):
         return None
     return info
 
@@ -173,16 +176,21 @@ _SCATTER_METHOD = {"none": "set", "add": "add", "mul": "multiply", "min": "min",
 _XLA_SCATTER_MAX_UPDATES = 1 << 18
 
 
-def scatter_function(op: str, input: Any, indices: Any, updates: Any, attrs: dict) -> Optional[Callable]:
+def scatter_function(op: str, input: Any, indices: Any, updates: Any, attrs: dict,
+                     gradient: bool = False) -> Optional[Callable]:
     """Registry scatter ``op`` on operands of these shapes as a function of (input, indices,
-    updates) in jax.numpy ops (XLA's scatter), or None when the FFI call should run."""
-    info = _lowering(op, input, indices, updates, attrs)
+    updates) in jax.numpy ops (XLA's scatter), or None when the FFI call should run.
+    gradient: the function whose JAX derivative is the gradient of a mul / min / max scatter
+    (``_jax_ffi``): any device, dtype, size or float min / max; index mode "error" reads the
+    indices as in range (the forward call checked them)."""
+    info = _lowering(op, input, indices, updates, attrs, gradient)
     if info is None or info["index_mode"] == "fill" or not info.get("include_input", True):
         return None
     reduction = info["reduction"]
     kind = np.dtype(input.dtype)
     if reduction not in _SCATTER_METHOD or np.dtype(updates.dtype) != kind or kind.kind == "c" or \
-            (reduction != "none" and (kind == np.bool_ or (kind.kind == "f" and reduction in ("min", "max")))):
+            (reduction != "none" and (kind == np.bool_ or
+                                      (kind.kind == "f" and reduction in ("min", "max") and not gradient))):
         return None
     out_shape, core_shape = list(info["output_shape"]), list(info["core_output_shape"])
     try:
@@ -201,7 +209,7 @@ def scatter_function(op: str, input: Any, indices: Any, updates: Any, attrs: dic
     logical = list(indices_plan.shape[:-1]) + [indices_plan.shape[-1] // max(len(axes), 1)]
     g_shape = list(np.broadcast_shapes(tuple(logical),
                                        tuple(1 if d in axes else n for d, n in enumerate(input_plan.shape))))
-    if _MODE == "auto" and math.prod(g_shape) > _XLA_SCATTER_MAX_UPDATES:
+    if _MODE == "auto" and not gradient and math.prod(g_shape) > _XLA_SCATTER_MAX_UPDATES:
         return None
 
     def compute(input: Any, indices: Any, updates: Any) -> Any:
