@@ -281,9 +281,8 @@ bool walk(const GatherPlan& p, const Kernels<Offset>& kernels, std::int64_t begi
     const std::int64_t n = std::min(row_size - r0, end - f);
     std::int64_t next_input = -1;
     if (runner.fused() && f + n < end) {  // the next row is this walk's too: prefetch its span
-      cpu::PlanCursor next = at;
-      next.advance(p, outer);
-      next_input = next.input;
+      std::int64_t next_indices = 0;
+      at.peek_next(p, outer, &next_input, &next_indices);
     }
     if (!runner.run(at, r0, n, next_input)) return false;
     f += n;
