@@ -16,7 +16,9 @@ bytes are the engine's (tests/python/test_jax_ops.py compares them).
 
 Gradients stay the FFI call's VJP (a jax.custom_vjp whose forward is XLA's op): a gather's is the
 deterministic scatter-add of multigather, several times faster than XLA's on a large table
-(bench/jax_ops.py S6). vmap is JAX's own for the forward.
+(bench/jax_ops.py S6). A min / max scatter's gradient, whichever path ran the forward, is JAX's
+own rule: ``_jax_ffi`` differentiates ``scatter_function(..., gradient=True)``. vmap is JAX's own
+for the forward.
 
 Declines (the FFI call runs) for: index_mode "error" (XLA has no failing gather or scatter: the
 FFI call raises the op's error), a scatter in index mode "fill", without its input
@@ -40,7 +42,7 @@ _MODE = "auto"
 
 def set_jit_ops(mode: str) -> None:
     """How a multigather gather or scatter traced by JAX (jit, grad, vmap) runs: ``"auto"``
-    (default): a gather as XLA's gather, a scatter of at most 262144 updated elements as XLA's
+    (default): a gather as XLA's gather, a scatter of at most 262144 update positions as XLA's
     scatter (above that the FFI call's deterministic engine is faster: bench/jax_ops.py), except
     for float16 / bfloat16, whose gathers XLA's CPU backend runs an order of magnitude slower
     than the FFI call (bench/jax_ops.py case 8) and whose scatter-adds multigather sums in
@@ -49,7 +51,7 @@ def set_jit_ops(mode: str) -> None:
     scatter adds with atomics and this path has not run; ``"xla"``: XLA's op whenever the
     lowering allows it (module docstring); ``"ffi"``: always the FFI call. Index mode "error" and
     lowerings beyond views always take the FFI call. Gradients are the FFI call's VJP on both
-    paths. Applies to calls traced afterwards (a jitted function already compiled keeps its
+    paths (a min / max scatter's: JAX's rule). Applies to calls traced afterwards (a jitted function already compiled keeps its
     choice). Raises ValueError for another mode."""
     global _MODE
     if mode not in ("auto", "xla", "ffi"):
@@ -170,7 +172,7 @@ def gather_function(op: str, input: Any, indices: Any, attrs: dict) -> Optional[
 # float min / max are left out (NaN payloads and signed-zero ties follow XLA's compare, not the
 # spec's "first NaN met"), and so are bool combines and complex numbers.
 _SCATTER_METHOD = {"none": "set", "add": "add", "mul": "multiply", "min": "min", "max": "max"}
-# "auto": XLA's scatter up to this many updated elements, where the FFI call's fixed cost
+# "auto": XLA's scatter up to this many update positions (G's elements), where the FFI call's fixed cost
 # (about 6 us) is most of the call, and XLA's loop is as fast or faster; beyond it the FFI call
 # (bench/jax_ops.py --scatter-sizes: from about 1M updated elements the engine is faster).
 _XLA_SCATTER_MAX_UPDATES = 1 << 18
