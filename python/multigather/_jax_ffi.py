@@ -192,26 +192,24 @@ def _invariant_along(grad: Any, primal: Any, varying: frozenset) -> Any:
 
 
 def _reduction_vjp(op: str, attrs: dict, reduction: str, residuals: tuple, grad_output: Any) -> tuple:
-    """The gradient of a min / max scatter: JAX's own rule (jax.lax's scatter_max / scatter_min
-    derivative: the cotangent of an element is shared equally among the input element and the
-    updates equal to the result), taken by differentiating the call written in jax.numpy
-    (``_jax_xla``). Raises NotImplementedError for mul (JAX differentiates its updates only for
-    unique indices; this custom_vjp cannot tell which operands are differentiated) and where
-    the call is not views (or fills, or starts without its input)."""
+    """The gradient of a mul / min / max scatter: JAX's own rule (jax.lax's scatter_max /
+    scatter_min derivative: the cotangent of an element is shared equally among the input element
+    and the updates equal to the result; scatter_mul's, whose updates JAX differentiates only for
+    unique indices, extended to repeated ones: ``_jax_xla._scatter_multiply``), taken by
+    differentiating the call written in jax.numpy (``_jax_xla``). Raises NotImplementedError
+    where the call is not views (or fills, or starts without its input)."""
     import jax
 
     from . import _jax_xla
 
     input, indices, updates = residuals
-    f = None if reduction == "mul" else \
-        _jax_xla.scatter_function(op, input, indices, updates, attrs, gradient=True)
+    f = _jax_xla.scatter_function(op, input, indices, updates, attrs, gradient=True)
     if f is None:
         raise NotImplementedError(
-            f"{op}: the gradient of a scatter with reduction {reduction} is not implemented"
-            + ("" if reduction == "mul" else
-               f" for this call (its lowering is more than views, or it starts without its input, or "
-               f"fills; see multigather.explain('{op}', ...))")
-            + " (reductions none and add are differentiable, and min and max through their views)")
+            f"{op}: the gradient of a scatter with reduction {reduction} is not implemented for "
+            f"this call (its lowering is more than views, or it starts without its input, or fills; "
+            f"see multigather.explain('{op}', ...)); reductions none and add are differentiable, "
+            f"and mul, min and max through their views")
     _, pullback = jax.vjp(lambda x, u: f(x, indices, u), input, updates)
     grad_input, grad_updates = pullback(grad_output)
     return grad_input, None, grad_updates

@@ -16,8 +16,9 @@ bytes are the engine's (tests/python/test_jax_ops.py compares them).
 
 Gradients stay the FFI call's VJP (a jax.custom_vjp whose forward is XLA's op): a gather's is the
 deterministic scatter-add of multigather, several times faster than XLA's on a large table
-(bench/jax_ops.py S6). A min / max scatter's gradient, whichever path ran the forward, is JAX's
-own rule: ``_jax_ffi`` differentiates ``scatter_function(..., gradient=True)``. vmap is JAX's own
+(bench/jax_ops.py S6). A mul / min / max scatter's gradient, whichever path ran the forward, is
+JAX's own rule (mul's, in the updates, extended to repeated indices): ``_jax_ffi``
+differentiates ``scatter_function(..., gradient=True)``. vmap is JAX's own
 for the forward.
 
 Declines (the FFI call runs) for: index_mode "error" (XLA has no failing gather or scatter: the
@@ -51,7 +52,7 @@ def set_jit_ops(mode: str) -> None:
     scatter adds with atomics and this path has not run; ``"xla"``: XLA's op whenever the
     lowering allows it (module docstring); ``"ffi"``: always the FFI call. Index mode "error" and
     lowerings beyond views always take the FFI call. Gradients are the FFI call's VJP on both
-    paths (a min / max scatter's: JAX's rule). Applies to calls traced afterwards (a jitted function already compiled keeps its
+    paths (a mul / min / max scatter's: JAX's rule). Applies to calls traced afterwards (a jitted function already compiled keeps its
     choice). Raises ValueError for another mode."""
     global _MODE
     if mode not in ("auto", "xla", "ffi"):
@@ -184,7 +185,8 @@ def scatter_function(op: str, input: Any, indices: Any, updates: Any, attrs: dic
     updates) in jax.numpy ops (XLA's scatter), or None when the FFI call should run.
     gradient: the function whose JAX derivative is the gradient of a mul / min / max scatter
     (``_jax_ffi``): any device, dtype, size or float min / max; index mode "error" reads the
-    indices as in range (the forward call checked them)."""
+    indices as in range (the forward call checked them); mul differentiable in the updates for
+    repeated indices (``_scatter_multiply``)."""
     info = _lowering(op, input, indices, updates, attrs, gradient)
     if info is None or info["index_mode"] == "fill" or not info.get("include_input", True):
         return None
@@ -232,11 +234,54 @@ def scatter_function(op: str, input: Any, indices: Any, updates: Any, attrs: dic
             first = min(resolved.axis_index)
             index[first] = jnp.where(valid, index[first], x.shape[first])
             mode = "drop"
-        core = getattr(x.at[tuple(index)], _SCATTER_METHOD[reduction])(u, mode=mode)
+        if gradient and reduction == "mul":
+            core = _scatter_multiply(x, tuple(index), u, mode)
+        else:
+            core = getattr(x.at[tuple(index)], _SCATTER_METHOD[reduction])(u, mode=mode)
         base = None if base_plan is None else jnp.reshape(read_view(emit, int_list, input, base_plan), out_shape)
         return jnp.reshape(write_view(emit, int_list, core, output_plan, base=base), out_shape)
 
     return compute
+
+
+def _scatter_multiply(x: Any, index: tuple, u: Any, mode: str) -> Any:
+    """``x.at[index].multiply(u, mode=mode)`` differentiable in the updates for repeated indices
+    too (JAX's own rule needs unique ones): the derivative of an element's product by one update
+    is the product of everything else that element combined (its input and the other updates;
+    TensorFlow's segment-product rule with the input as one more factor): the product over it
+    where that update is not 0, the product of the others where it is the only 0, else 0. In
+    the input: the product of the updates that reached it (JAX's rule)."""
+    import jax
+    import jax.numpy as jnp
+
+    def at(a):
+        return a.at[index]
+
+    @jax.custom_vjp
+    def multiply(x, u, *index):
+        return at(x).multiply(u, mode=mode)
+
+    def forward(x, u, *index):
+        return multiply(x, u, *index), (x, u)
+
+    def backward(residuals, cotangent):
+        x, u = residuals
+        cotangent = jnp.asarray(cotangent)
+        zero = u == 0
+        zeros = at(jnp.zeros(x.shape, jnp.int32)).add(zero.astype(jnp.int32), mode=mode)
+        non_zero = at(x).multiply(jnp.where(zero, jnp.ones_like(u), u), mode=mode)  # x times the non-zero updates
+
+        def get(a):  # at each update's element (a dropped update: 0)
+            return at(a).get(mode="fill", fill_value=0)
+
+        count, product = get(zeros), get(non_zero)
+        others = jnp.where(zero, jnp.where(count == 1, product, 0),
+                           jnp.where(count == 0, product / jnp.where(zero, jnp.ones_like(u), u), 0))
+        grad_x = cotangent * at(jnp.ones_like(x)).multiply(u, mode=mode)
+        return (grad_x, get(cotangent) * others) + (None,) * len(index)
+
+    multiply.defvjp(forward, backward)
+    return multiply(x, u, *index)
 
 
 def function(op: str, input: Any, indices: Any, updates: Optional[Any] = None, *, attrs: dict) -> Optional[Callable]:

@@ -494,16 +494,45 @@ def test_gradients_under_jit_equal_jax_on_every_bench_case(case):
 def test_non_differentiable_scatters_say_so():
     x, u = jnp.asarray(_x(4, 2)), jnp.asarray(_x(3, 2))
     i = jnp.asarray(np.array([[0, 1], [3, 3], [0, 0]]))
-    f = lambda a: multigather.scatter_multiaxis(a, i, u, [0], reduction="mul").sum()  # noqa: E731
+    f = lambda a: multigather.scatter_multiaxis(a, i, u, [0], reduction="max",  # noqa: E731
+                                                include_input=False).sum()
     assert float(jax.jit(f)(x)) == pytest.approx(float(np.asarray(
         multigather.scatter_multiaxis(np.asarray(x), np.asarray(i), np.asarray(u), [0],
-                                      reduction="mul")).sum()))
-    with pytest.raises(NotImplementedError, match="reduction mul"):
+                                      reduction="max", include_input=False)).sum()))
+    with pytest.raises(NotImplementedError, match="reduction max is not implemented for this call .* "
+                                                  "starts without its input"):
         jax.grad(f)(x)
     mean = lambda a: multigather.torch.scatter_reduce(  # noqa: E731
         a, 0, jnp.asarray(np.array([[0, 1], [3, 3], [0, 0]])), u, "mean").sum()
     with pytest.raises(NotImplementedError, match="reduction mean"):
         jax.grad(mean)(x)
+
+
+def test_scatter_mul_gradients_extend_jaxs_rule_to_repeated_indices():
+    """.at[].multiply and scatter_multiaxis(reduction="mul"): in the input JAX's rule, in the
+    updates the product of everything else the element combined, for repeated indices too (JAX
+    differentiates only unique ones): numerical differences with zeros among the updates (one
+    and two at an element) and in the input, JAX's own gradient where it has one."""
+    x = _x(5, 3)
+    x[4, 0] = 0
+    u = _x(9, 3)
+    u[3, 0] = u[4, 1] = u[5, 1] = u[1, 2] = 0
+    x, u = jnp.asarray(x), jnp.asarray(u)
+    i = jnp.asarray(np.array([0, 1, 1, 3, 3, 3, 4, 7, -1]))  # 7: dropped; -1: element 4
+    ours = lambda a, b: multigather.jax.at(a)[i].multiply(b, mode="drop")  # noqa: E731
+    check_grads(ours, (x, u), order=1, modes=["rev"])
+    check_grads(jax.jit(ours), (x, u), order=1, modes=["rev"])
+    np.testing.assert_allclose(
+        np.asarray(jax.grad(lambda a: (ours(a, u) ** 2).sum())(x)),
+        np.asarray(jax.grad(lambda a: (a.at[i].multiply(u, mode="drop") ** 2).sum())(x)), rtol=1e-14, atol=1e-14)
+    unique = jnp.asarray(np.array([0, 2, 4]))
+    np.testing.assert_allclose(
+        np.asarray(jax.grad(lambda b: (multigather.jax.at(x)[unique].multiply(b) ** 2).sum())(u[:3])),
+        np.asarray(jax.grad(lambda b: (x.at[unique].multiply(b, unique_indices=True) ** 2).sum())(u[:3])),
+        rtol=1e-14, atol=1e-14)
+    error_mode = lambda a, b: multigather.scatter_multiaxis(  # noqa: E731
+        a, jnp.broadcast_to(jnp.clip(i, 0, 4)[:, None], b.shape), b, [0], reduction="mul")
+    check_grads(jax.jit(error_mode), (x, u), order=1, modes=["rev"])
 
 
 def _ties(*shape):
