@@ -1049,6 +1049,24 @@ TEST(ScatterPipeline, RegistryOpMatchesTheCoreCallInPlaceAndStrided) {
 
 }  // namespace
 
+// A wide-accumulator scatter with no updates: an empty updates view broadcast (stride 0) along
+// its size-0 dimension, with null data, reads nothing (the fuzzer's finding: the float32 copy
+// of the updates folded that dimension to size 1 and read through the null pointer).
+TEST(ScatterCore, WideAccumulatorWithEmptyBroadcastUpdatesReadsNothing) {
+  std::vector<std::uint16_t> input(6, 0x3C00), output(6, 0);
+  const std::vector<std::int64_t> indices(1, 0);
+  mg::ScatterOptions options;
+  options.reduction = mg::Reduction::kAdd;
+  options.wide_accumulator = true;
+  const mg::TensorView updates(nullptr, mg::DType::kFloat16, {2, 0, 3}, {3, 0, 1});
+  const mg::Status s = mg::scatter_multiaxis_into(
+      view(input, mg::DType::kFloat16, {2, 1, 3}),
+      mg::TensorView(indices.data(), mg::DType::kInt64, {2, 0, 3}, {0, 0, 0}), updates, std::vector<std::int64_t>{1},
+      mview(output, mg::DType::kFloat16, {2, 1, 3}), options);
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(output, input);  // no update: the output is the input
+}
+
 // ScatterOptions::wide_accumulator (docs/spec.md section 5, "Accumulation"): float16 / bfloat16
 // add and mul combine in float32 and round once per element. Oracle: the same scatter on float32
 // arrays (every 16-bit value widened exactly) through the reference kernel, rounded once; and

@@ -113,9 +113,11 @@ Tensor widened(const TensorView& from, int num_threads) {
 }
 
 TensorView widened_broadcast(const TensorView& from, Tensor* storage, int num_threads) {
-  Dims stored = from.shape;  // the broadcast dimensions folded to size 1
+  // The broadcast dimensions folded to size 1; an empty view stays empty (a size-0 dimension
+  // with stride 0 folded to 1 would read elements that are not there: the fuzzer's null updates).
+  Dims stored = from.shape;
   for (int d = 0; d < stored.size(); ++d) {
-    if (from.strides[d] == 0) stored[d] = 1;
+    if (from.strides[d] == 0 && from.shape[d] != 0) stored[d] = 1;
   }
   *storage = widened(TensorView(from.data, from.dtype, stored, from.strides), num_threads);
   Dims strides = contiguous_strides(stored);
