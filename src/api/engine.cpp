@@ -86,10 +86,11 @@ Status stepped_updates(const Lowering& l, const TensorView& updates, const Engin
                        Temporary* storage, TensorView* stepped) {
   *stepped = updates;
   if (l.updates_step.kind == UpdatesStep::Kind::kNone) return Status::Ok();
-  // One element per distinct update: size 1 where the view broadcasts (stride 0).
+  // One element per distinct update: size 1 where the view broadcasts (stride 0); an empty view
+  // stays empty (a size-0 dimension folded to 1 would read elements that are not there).
   Dims distinct = updates.shape;
   for (int d = 0; d < distinct.size(); ++d) {
-    if (updates.strides[d] == 0) distinct[d] = 1;
+    if (updates.strides[d] == 0 && updates.shape[d] != 0) distinct[d] = 1;
   }
   std::int64_t n = 0;
   if (!element_count(distinct, &n)) return InvalidArgument(l.op + ": the updates overflow 64 bits");
