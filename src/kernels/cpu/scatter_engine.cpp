@@ -222,9 +222,6 @@ struct Apply {
 /// Prefetch distance of the element loop (lookups ahead): the targets of a tile are known before
 /// it is combined, so the random read-modify-writes are fetched ahead of their turn.
 constexpr std::int64_t kPrefetchAhead = 16;
-/// The element loop prefetches no target when the targets it can reach span at most this many
-/// bytes (an L1 data cache's worth: they stay cached between lookups).
-constexpr std::int64_t kNoPrefetchBytes = 32 * 1024;
 /// Blocks up to this many bytes are prefetched whole, one lookup ahead.
 constexpr std::int64_t kPrefetchBlockBytes = 4096;
 
@@ -325,9 +322,8 @@ bool run_range_tiles(const GatherPlan& p, cpu::ResolveFn<std::int64_t> resolve, 
 /// target kPrefetchAhead lookups on is prefetched from its raw index, in unsigned arithmetic:
 /// a prefetch never faults, and the index is checked before its own write. In order, so
 /// duplicate targets combine (or, reduction none, the last wins) as in the one-thread walk.
-/// kUnit: index_step == update_step == 1. kPrefetch: the targets are fetched ahead (off for a
-/// target region that fits in L1, where a prefetch is one more index load per lookup for nothing).
-template <class Op, class Index, bool kUnit, bool kPrefetch>
+/// kUnit: index_step == update_step == 1.
+template <class Op, class Index, bool kUnit>
 std::int64_t scatter_plain_run(std::byte* target, const std::byte* indices, const std::byte* updates,
                                std::int64_t target_step, std::int64_t index_step, std::int64_t update_step,
                                std::int64_t axis_stride, std::int64_t size, std::int64_t m) {
@@ -339,7 +335,7 @@ std::int64_t scatter_plain_run(std::byte* target, const std::byte* indices, cons
   const auto n = static_cast<std::uint64_t>(size);
   std::int64_t t = 0;
   for (; t < m; ++t) {
-    if (kPrefetch && t + kPrefetchAhead < m) {
+    if (t + kPrefetchAhead < m) {
       const std::int64_t a = t + kPrefetchAhead;
       const std::uint64_t element = static_cast<std::uint64_t>(a * target_step) +
                                     index(a) * static_cast<std::uint64_t>(axis_stride);
@@ -374,16 +370,10 @@ bool run_range_plain(const GatherPlan& p, cpu::ResolveFn<std::int64_t> resolve, 
   const std::int64_t row_ix = p.indices_strides[row];
   const std::int64_t row_out = p.output_strides[row];
   const bool unit = row_ix == 1 && row_out == 1;
+  auto plain = unit ? &scatter_plain_run<Op, Index, true> : &scatter_plain_run<Op, Index, false>;
   const std::int64_t stride = p.axis_strides[0];
   const std::int64_t size = p.axis_sizes[0];
   constexpr auto es = static_cast<std::int64_t>(Op::kSize);
-  // The targets one piece can reach: along the axis, and along the row (at most kTile lookups).
-  const double reach = (static_cast<double>(size) * static_cast<double>(stride < 0 ? -stride : stride) +
-                        static_cast<double>(std::min<std::int64_t>(row_size, kTile)) *
-                            static_cast<double>(row_in < 0 ? -row_in : row_in)) * es;
-  const bool fetch = reach > static_cast<double>(kNoPrefetchBytes);
-  auto plain = unit ? (fetch ? &scatter_plain_run<Op, Index, true, true> : &scatter_plain_run<Op, Index, true, false>)
-                    : (fetch ? &scatter_plain_run<Op, Index, false, true> : &scatter_plain_run<Op, Index, false, false>);
   cpu::PlanCursor at;
   std::int64_t r0 = begin % row_size;
   at.seek(p, outer, begin / row_size);
