@@ -4,6 +4,7 @@
 #include <string>
 
 #include "api/engine.hpp"
+#include "core/broadcast_fold.hpp"
 #include "core/float16_bits.hpp"
 
 namespace multigather::detail {
@@ -86,22 +87,14 @@ Status stepped_updates(const Lowering& l, const TensorView& updates, const Engin
                        Temporary* storage, TensorView* stepped) {
   *stepped = updates;
   if (l.updates_step.kind == UpdatesStep::Kind::kNone) return Status::Ok();
-  // One element per distinct update: size 1 where the view broadcasts (stride 0); an empty view
-  // stays empty (a size-0 dimension folded to 1 would read elements that are not there).
-  Dims distinct = updates.shape;
-  for (int d = 0; d < distinct.size(); ++d) {
-    if (updates.strides[d] == 0 && updates.shape[d] != 0) distinct[d] = 1;
-  }
+  // One element per distinct update.
+  const Dims distinct = stored_shape(updates);
   std::int64_t n = 0;
   if (!element_count(distinct, &n)) return InvalidArgument(l.op + ": the updates overflow 64 bits");
   MULTIGATHER_RETURN_IF_ERROR(storage->allocate(engine, updates.dtype, distinct, near, "output"));
-  Dims strides = contiguous_strides(distinct);
-  for (int d = 0; d < distinct.size(); ++d) {
-    if (updates.strides[d] == 0) strides[d] = 0;
-  }
   const TensorView from(updates.data, updates.dtype, distinct, updates.strides);
   MULTIGATHER_RETURN_IF_ERROR(engine.updates_step(l.updates_step, from, storage->view()));
-  *stepped = TensorView(storage->data(), updates.dtype, updates.shape, strides);
+  *stepped = TensorView(storage->data(), updates.dtype, updates.shape, rebroadcast_strides(updates, distinct));
   return Status::Ok();
 }
 

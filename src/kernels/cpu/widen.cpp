@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "core/broadcast_fold.hpp"
 #include "core/float16_bits.hpp"
 #include "core/odometer.hpp"
 #include "core/task_pool.hpp"
@@ -113,18 +114,9 @@ Tensor widened(const TensorView& from, int num_threads) {
 }
 
 TensorView widened_broadcast(const TensorView& from, Tensor* storage, int num_threads) {
-  // The broadcast dimensions folded to size 1; an empty view stays empty (a size-0 dimension
-  // with stride 0 folded to 1 would read elements that are not there: the fuzzer's null updates).
-  Dims stored = from.shape;
-  for (int d = 0; d < stored.size(); ++d) {
-    if (from.strides[d] == 0 && from.shape[d] != 0) stored[d] = 1;
-  }
+  const Dims stored = stored_shape(from);
   *storage = widened(TensorView(from.data, from.dtype, stored, from.strides), num_threads);
-  Dims strides = contiguous_strides(stored);
-  for (int d = 0; d < stored.size(); ++d) {
-    if (from.strides[d] == 0) strides[d] = 0;
-  }
-  return TensorView(storage->data(), DType::kFloat32, from.shape, strides);
+  return TensorView(storage->data(), DType::kFloat32, from.shape, rebroadcast_strides(from, stored));
 }
 
 void narrow_into(const TensorView& from, const MutableTensorView& to, int num_threads) noexcept {
