@@ -52,8 +52,8 @@ def set_jit_ops(mode: str) -> None:
     scatter adds with atomics and this path has not run; ``"xla"``: XLA's op whenever the
     lowering allows it (module docstring); ``"ffi"``: always the FFI call. Index mode "error" and
     lowerings beyond views always take the FFI call. Gradients are the FFI call's VJP on both
-    paths (a mul / min / max scatter's: JAX's rule). Applies to calls traced afterwards (a jitted function already compiled keeps its
-    choice). Raises ValueError for another mode."""
+    paths (a mul / min / max scatter's: JAX's rule). Applies to calls traced afterwards (a
+    jitted function already compiled keeps its choice). Raises ValueError for another mode."""
     global _MODE
     if mode not in ("auto", "xla", "ffi"):
         raise ValueError(f"set_jit_ops: mode {mode!r} is not 'auto', 'xla' or 'ffi'")
@@ -173,9 +173,9 @@ def gather_function(op: str, input: Any, indices: Any, attrs: dict) -> Optional[
 # float min / max are left out (NaN payloads and signed-zero ties follow XLA's compare, not the
 # spec's "first NaN met"), and so are bool combines and complex numbers.
 _SCATTER_METHOD = {"none": "set", "add": "add", "mul": "multiply", "min": "min", "max": "max"}
-# "auto": XLA's scatter up to this many update positions (G's elements), where the FFI call's fixed cost
-# (about 6 us) is most of the call, and XLA's loop is as fast or faster; beyond it the FFI call
-# (bench/jax_ops.py --scatter-sizes: from about 1M updated elements the engine is faster).
+# "auto": XLA's scatter up to this many update positions (G's elements), where the FFI call's
+# fixed cost (about 6 us) is most of the call, and XLA's loop is as fast or faster; beyond it the
+# FFI call (bench/jax_ops.py --scatter-sizes: from about 1M update positions the engine is faster).
 _XLA_SCATTER_MAX_UPDATES = 1 << 18
 
 
