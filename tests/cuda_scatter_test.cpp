@@ -596,6 +596,14 @@ struct DeviceBytes {
   }
 };
 
+// The bytes of a vector's elements (what DeviceBytes copies to the device).
+template <class T>
+std::vector<std::byte> bytes_of(const std::vector<T>& v) {
+  std::vector<std::byte> b(v.size() * sizeof(T));
+  if (!b.empty()) std::memcpy(b.data(), v.data(), b.size());
+  return b;
+}
+
 Result run_on_device(const Case& c, ScatterDeterminism mode, cudaStream_t stream) {
   std::vector<std::byte> poisoned;
   test::views_of(c, &poisoned);
@@ -789,11 +797,6 @@ TEST(CudaScatter, FrameworkScatterRunsThroughExecuteOnDevicePointers) {
   // operands live; the result equals the same call on host operands.
   const std::vector<float> self = {1, 2, 3, 4, 5, 6}, source = {10, 20, 30, 40, 50, 60};
   const std::vector<std::int64_t> index = {2, 0, 2};
-  const auto bytes_of = [](const auto& v) {
-    std::vector<std::byte> b(v.size() * sizeof(v[0]));
-    std::memcpy(b.data(), v.data(), b.size());
-    return b;
-  };
   Attributes attrs;
   attrs.set("dim", "0");
   const Tensor want = run_op("torch.index_add", TensorView(self.data(), DType::kFloat32, {3, 2}),
@@ -826,12 +829,7 @@ TEST(CudaScatter, SegmentOpsRunOnDevicePointers) {
   // Segment ops on device operands (their identity a host element the engine fills in; means
   // counted and divided there) equal the same calls on host operands, byte for byte; so do the
   // VJPs of a sum, a mean, a max and a min. Lowerings that read ids on
-  // the host refuse device operands with a message that names them.
-  const auto bytes_of = [](const auto& v) {
-    std::vector<std::byte> b(v.size() * sizeof(v[0]));
-    std::memcpy(b.data(), v.data(), b.size());
-    return b;
-  };
+  // the host to size the output refuse device operands with a message that names them.
   std::mt19937_64 rng(seed() + 13);
   std::uniform_int_distribution<int> small(-6, 6);
   std::uniform_int_distribution<std::int64_t> id(-1, 6);
@@ -878,9 +876,9 @@ TEST(CudaScatter, SegmentOpsRunOnDevicePointers) {
     EXPECT_EQ(std::memcmp(got.data(), want.data(), got.size()), 0);
   }
   // VJPs on the device, against the host's bytes: the sum (grad_output gathered at each row's
-  // segment, 0 where dropped), the mean (divided by each segment's count first), and max / min
+  // segment, 0 where dropped), the mean (divided by each segment's count first), max / min
   // with many ties (JAX's rule shares a segment's gradient among them, torch_scatter's gives it
-  // to the first one).
+  // to the first one), and prod with zeros in the data (0.25 * small(rng): one in 13 is 0).
   std::vector<float> grad_output(6 * 3);
   for (float& v : grad_output) v = static_cast<float>(small(rng));
   DeviceBytes d_grad_output(bytes_of(grad_output));
@@ -892,6 +890,8 @@ TEST(CudaScatter, SegmentOpsRunOnDevicePointers) {
       {"jax.ops.segment_max", {{"num_segments", "6"}}, false},
       {"tf.math.unsorted_segment_min", {{"num_segments", "6"}}, true},  // TF refuses ids >= num_segments
       {"torch_scatter.scatter", {{"dim", "0"}, {"dim_size", "6"}, {"reduce", "max"}}, true},
+      {"jax.ops.segment_prod", {{"num_segments", "6"}}, false},  // zeros among the data: TF's rule
+      {"torch_scatter.scatter", {{"dim", "0"}, {"dim_size", "6"}, {"reduce", "mul"}}, true},
   };
   for (const Call& c : vjps) {
     SCOPED_TRACE(std::string(c.op) + " VJP");
@@ -920,15 +920,82 @@ TEST(CudaScatter, SegmentOpsRunOnDevicePointers) {
   EXPECT_EQ(no_count.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(no_count.message().find("the values of segment_ids (their max + 1) are read on the host, and the operands "
                                     "are on a CUDA device (give num_segments)"), std::string::npos) << no_count.message();
-  const std::vector<std::int64_t> lengths = {10, 30};
-  DeviceBytes d_lengths(bytes_of(lengths));
-  Attributes reduce_sum;
-  reduce_sum.set("reduce", "sum");
-  const Status by_lengths = lower_op("torch.segment_reduce", TensorView(d_data.data, DType::kFloat32, {40, 3}),
-                                     TensorView(d_lengths.data, DType::kInt64, {2}), reduce_sum, &refused);
-  EXPECT_EQ(by_lengths.code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(by_lengths.message().find("the values of lengths (one segment id per row) are read on the host"),
-            std::string::npos) << by_lengths.message();
+}
+
+// Ids from lengths, offsets or indptr are computed on the device (Lowering::segment_ids; the
+// passes of kernels/segment_ids.hpp): forward, gradient and the errors of bad boundaries equal
+// the CPU engine's, and a failed call writes nothing.
+TEST(CudaScatter, SegmentIdsFromBoundariesAreComputedOnTheDevice) {
+  SKIP_WITHOUT_DEVICE();
+  std::vector<float> data(2 * 40 * 3);
+  for (std::size_t i = 0; i < data.size(); ++i) data[i] = static_cast<float>((i * 37) % 23) - 11.5f;
+  DeviceBytes d_data(bytes_of(data));
+  const TensorView h_data(data.data(), DType::kFloat32, {2, 40, 3});
+  const TensorView dev_data(d_data.data, DType::kFloat32, {2, 40, 3});
+  struct Call {
+    const char* op;
+    std::vector<std::int64_t> bounds;
+    Dims bounds_shape;
+    std::vector<std::pair<const char*, const char*>> attrs;
+  };
+  const std::vector<Call> calls = {
+      {"torch.segment_reduce", {10, 0, 30, 40, 0, 0}, {2, 3}, {{"reduce", "sum"}, {"axis", "1"}}},
+      {"torch.segment_reduce", {0, 5, 5, 39, 2, 2, 2, 40}, {2, 4}, {{"reduce", "max"}, {"axis", "1"}, {"lengths_are_offsets", "true"}}},
+      {"torch.segment_reduce", {10, 20, 0, 5}, {2, 2}, {{"reduce", "mean"}, {"axis", "1"}, {"unsafe", "true"}}},
+      {"torch_scatter.segment_csr", {0, 7, 7, 33, 40}, {1, 5}, {{"reduce", "sum"}}},
+  };
+  std::vector<float> grad(2 * 40 * 3);
+  for (const Call& c : calls) {
+    SCOPED_TRACE(c.op);
+    Attributes attrs;
+    for (const auto& [k, v] : c.attrs) attrs.set(k, v);
+    DeviceBytes d_bounds(bytes_of(c.bounds));
+    const TensorView h_bounds(c.bounds.data(), DType::kInt64, c.bounds_shape);
+    const Tensor want = run_op(c.op, h_data, h_bounds, attrs);
+    Lowering l;
+    const Status lowered = lower_op(c.op, dev_data, TensorView(d_bounds.data, DType::kInt64, c.bounds_shape), attrs, &l);
+    ASSERT_TRUE(lowered.ok()) << lowered.message();
+    ASSERT_NE(l.segment_ids, nullptr);
+    DeviceBytes d_out(std::vector<std::byte>(want.nbytes(), std::byte{0x5A}));
+    const Status ran = execute(l, MutableTensorView(d_out.data, DType::kFloat32, want.shape()));
+    ASSERT_TRUE(ran.ok()) << ran.message();
+    const auto got = d_out.download();
+    EXPECT_EQ(std::memcmp(got.data(), want.data(), got.size()), 0);
+    // the gradient of data
+    std::vector<float> grad_output(static_cast<std::size_t>(want.numel()));
+    for (std::size_t i = 0; i < grad_output.size(); ++i) grad_output[i] = 0.25f * static_cast<float>(i % 7) - 0.5f;
+    DeviceBytes d_grad_output(bytes_of(grad_output));
+    std::vector<float> grad_want(grad.size(), -1.0f);
+    const TensorView h_grad_output(grad_output.data(), DType::kFloat32, want.shape());
+    ASSERT_TRUE(execute_vjp(c.op, h_data, h_bounds, nullptr, attrs, 0, h_grad_output,
+                            MutableTensorView(grad_want.data(), DType::kFloat32, {2, 40, 3}), nullptr).ok());
+    DeviceBytes d_grad(std::vector<std::byte>(grad.size() * 4, std::byte{0x5A}));
+    ExecutionContext on_device;
+    on_device.device = Device::kCUDA;
+    const Status vjp = execute_vjp(c.op, dev_data, TensorView(d_bounds.data, DType::kInt64, c.bounds_shape), nullptr, attrs, 0,
+                                   TensorView(d_grad_output.data, DType::kFloat32, want.shape()),
+                                   MutableTensorView(d_grad.data, DType::kFloat32, {2, 40, 3}), nullptr, on_device);
+    ASSERT_TRUE(vjp.ok()) << vjp.message();
+    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    const auto got_grad = d_grad.download();
+    EXPECT_EQ(std::memcmp(got_grad.data(), grad_want.data(), got_grad.size()), 0);
+  }
+  // Bad boundaries: the CPU lowering's error, and the output untouched.
+  Attributes sum;
+  sum.set("reduce", "sum");
+  sum.set("axis", "1");
+  for (const std::vector<std::int64_t>& lengths : {std::vector<std::int64_t>{10, 31, 40, 0}, std::vector<std::int64_t>{10, 30, 41, -1}}) {
+    DeviceBytes d_lengths(bytes_of(lengths));
+    Lowering read, l;
+    const Status want = lower_op("torch.segment_reduce", h_data, TensorView(lengths.data(), DType::kInt64, {2, 2}), sum, &read);
+    ASSERT_FALSE(want.ok());
+    ASSERT_TRUE(lower_op("torch.segment_reduce", dev_data, TensorView(d_lengths.data, DType::kInt64, {2, 2}), sum, &l).ok());
+    DeviceBytes d_out(std::vector<std::byte>(2 * 2 * 3 * 4, std::byte{0x5A}));
+    const Status got = execute(l, MutableTensorView(d_out.data, DType::kFloat32, {2, 2, 3}));
+    EXPECT_EQ(got.code(), want.code());
+    EXPECT_EQ(got.message(), want.message());
+    for (std::byte b : d_out.download()) ASSERT_EQ(b, std::byte{0x5A});
+  }
 }
 
 }  // namespace

@@ -69,6 +69,22 @@ struct GatheredRows {
 /// indices, which the fused kernel never needs. Empty without index data.
 std::vector<std::int64_t> bag_of_rows(const GatheredRows& g);
 
+/// Segment ids that the ENGINE computes from per-row boundaries (a lowering of CUDA operands:
+/// lowerings never read device memory): torch.segment_reduce's lengths or offsets,
+/// torch_scatter.segment_csr's indptr. The core indices are then a view of shape [batch.., n]
+/// with no data; execute and the VJPs compute the ids first, on the operands' engine
+/// (kernels/segment_ids.hpp: the same passes the CPU lowering runs on host values), and a bad
+/// boundary is the CPU lowering's error, before anything is written. docs/spec.md section 6.
+struct SegmentBoundaries {
+  TensorView bounds;        // the framework's [batch'.., K] (batch'[d]: batch[d], or 1: shared)
+  std::string name;         // "lengths", "offsets", "indptr" (the messages' word)
+  bool offsets = false;     // offsets (K = S + 1), else lengths (K = S)
+  bool check_sum = false;   // lengths must add up to n (torch.segment_reduce without unsafe)
+  Dims batch;               // the data's sizes before the axis
+  std::int64_t n = 0;       // the data's rows along the axis
+  std::int64_t segments = 0;  // S
+};
+
 /// An elementwise step on a scatter's updates that the lowering DESCRIBES and the engines run
 /// (CPU and CUDA alike; kernels/updates_step.hpp) on the core updates view before the combine,
 /// into a temporary: torch.index_add's alpha (kScale), the negation of jax's .at[].subtract,
@@ -155,6 +171,8 @@ struct Lowering {
   std::shared_ptr<const GatheredRows> gathered;
   /// The engines' step on the updates view (none: the view is scattered as it is).
   UpdatesStep updates_step;
+  /// The core indices' values, computed by the engine (null: l.indices has them).
+  std::shared_ptr<const SegmentBoundaries> segment_ids;
   /// The core scatter's options (reduction, index policy, include_input, threads).
   ScatterOptions scatter_options() const noexcept {
     ScatterOptions o;

@@ -137,7 +137,9 @@ def segment_reduce(data: Any, reduce: str, *, lengths: Any = None, indices: Any 
     0 / 1 / -inf / +inf / NaN (sum / prod / max / min / mean). One scatter of data into that
     identity (registry row ``torch.segment_reduce``), deterministic at every thread count.
     Differentiable in data (torch.ops.multigather.segment_reduce; max / min share the gradient
-    among ties and prod is exact with zeros, as PyTorch's). Errors: ValueError for lengths that
+    among ties and prod is exact with zeros, as PyTorch's). On CUDA tensors the segment ids are
+    computed on the device, and their check reads one word back per call (a synchronization, as
+    PyTorch's own makes unless unsafe). Errors: ValueError for lengths that
     are negative or do not sum to data.shape[axis] (unless unsafe), offsets that decrease or
     leave [0, data.shape[axis]], both or neither of lengths and offsets, and ``indices`` (not
     supported by PyTorch either); TypeError for other dtypes."""

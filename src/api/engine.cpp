@@ -2,6 +2,7 @@
 // update counts' layout, the updates' step into a temporary, the fused kernel's call.
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "api/engine.hpp"
 #include "core/broadcast_fold.hpp"
@@ -95,6 +96,39 @@ Status stepped_updates(const Lowering& l, const TensorView& updates, const Engin
   const TensorView from(updates.data, updates.dtype, distinct, updates.strides);
   MULTIGATHER_RETURN_IF_ERROR(engine.updates_step(l.updates_step, from, storage->view()));
   *stepped = TensorView(storage->data(), updates.dtype, updates.shape, rebroadcast_strides(updates, distinct));
+  return Status::Ok();
+}
+
+Status Engine::segment_ids(const Lowering& l, Temporary* storage, Lowering* ready) const {
+  const SegmentBoundaries& b = *l.segment_ids;
+  if (l.indices.data != nullptr || l.indices.dtype != DType::kInt64) {
+    return Status(StatusCode::kInternal, l.op + ": a lowering with computed segment ids has an indices view with data");
+  }
+  Dims ids_shape = b.batch;
+  ids_shape.push_back(b.n);
+  MULTIGATHER_RETURN_IF_ERROR(storage->allocate(*this, DType::kInt64, ids_shape, b.bounds.data, b.name.c_str()));
+  Temporary starts;
+  const std::int64_t starts_count = segment_starts_count(b);
+  if (starts_count > 0) {
+    MULTIGATHER_RETURN_IF_ERROR(starts.allocate(*this, DType::kInt64, Dims{starts_count}, b.bounds.data, b.name.c_str()));
+  }
+  std::uint64_t first_error = kNoSegmentIdsError;
+  MULTIGATHER_RETURN_IF_ERROR(run_segment_ids(
+      segment_ids_params(b, static_cast<std::int64_t*>(storage->data()), static_cast<std::int64_t*>(starts.data()), nullptr),
+      &first_error));
+  if (first_error != kNoSegmentIdsError) {
+    if (!cuda()) return segment_ids_error(l.op, b, b.bounds, first_error);
+    std::vector<std::byte> bytes;  // the boundaries come back to the host for the message
+    TensorView host;
+    MULTIGATHER_RETURN_IF_ERROR(copy_view_to_host(b.bounds, &bytes, &host));
+    return segment_ids_error(l.op, b, host, first_error);
+  }
+  *ready = l;
+  ready->segment_ids = nullptr;
+  ready->indices.data = storage->data();
+  if (ready->index_errors.indices.data == nullptr && ready->index_errors.indices.dtype == DType::kInt64) {
+    ready->index_errors.indices.data = storage->data();
+  }
   return Status::Ok();
 }
 

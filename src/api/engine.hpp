@@ -10,6 +10,8 @@
 #include <span>
 
 #include "kernels/cpu/gathered_segments.hpp"
+#include "kernels/prod_gradient.hpp"  // ProdGradientParams
+#include "kernels/segment_ids.hpp"   // SegmentIdsParams
 #include "kernels/updates_step.hpp"  // UpdatesStepParams
 #include "multigather/execute.hpp"
 #include "multigather/lowering.hpp"
@@ -83,6 +85,16 @@ class Engine {
   /// The step's body (negate, else scale) over p's elements of `dtype` (one it has).
   virtual Status run_updates_step(const UpdatesStepParams& p, DType dtype, bool negate) const = 0;
 
+  /// `l` with its core indices computed (Lowering::segment_ids: ids from lengths, offsets or
+  /// indptr) into `storage` on this engine's side: *ready is a copy of l whose indices (and
+  /// index-error indices) view them, with no step left. A bad boundary is the CPU lowering's
+  /// error (segment_ids_error), returned before anything is written; the CUDA engine reads one
+  /// code word back for it (a stream synchronization per call).
+  Status segment_ids(const Lowering& l, Temporary* storage, Lowering* ready) const;
+  /// Both passes of kernels/segment_ids.hpp over p (p.first_error is set by the engine; p.ids and
+  /// p.starts are its memory); *first_error: pass 1's code, on the host.
+  virtual Status run_segment_ids(SegmentIdsParams p, std::uint64_t* first_error) const = 0;
+
   // Elementwise steps of the VJPs, over C-contiguous arrays of `count` elements.
   /// positions[p] = p.
   virtual Status positions(std::int64_t* positions, std::int64_t count) const = 0;
@@ -95,6 +107,9 @@ class Engine {
                                  std::int64_t count) const = 0;
   /// flag[p] = at[p] == p ? 1 : 0.
   virtual Status at_itself(const std::int64_t* at, std::int64_t* flag, std::int64_t count) const = 0;
+  /// A segment product's gradient step (kernels/prod_gradient.hpp: the zeros step, else the
+  /// derivative step) over p's elements of floating `dtype` (one visit_prod_gradient has).
+  virtual Status prod_gradient(const ProdGradientParams& p, DType dtype, bool zeros_step) const = 0;
   /// Element p of `grad` zeroed unless won[p] == p.
   virtual Status keep_winners(void* grad, DType dtype, const std::int64_t* won, std::int64_t count) const = 0;
 

@@ -85,6 +85,23 @@ class CpuEngine final : public Engine {
     return Status::Ok();
   }
 
+  Status prod_gradient(const ProdGradientParams& p, DType dtype, bool zeros_step) const override {
+    visit_prod_gradient(dtype, [&]<class E>() {
+      if (zeros_step) {
+        prod_zeros_thread<E>(p, 0, 1);
+      } else {
+        prod_derivative_thread<E>(p, 0, 1);
+      }
+    });
+    return Status::Ok();
+  }
+
+  Status run_segment_ids(SegmentIdsParams p, std::uint64_t* first_error) const override {
+    p.first_error = first_error;
+    segment_ids_on_host(p);
+    return Status::Ok();
+  }
+
   Status positions(std::int64_t* positions, std::int64_t count) const override {
     for (std::int64_t p = 0; p < count; ++p) positions[p] = p;
     return Status::Ok();

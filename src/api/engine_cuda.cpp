@@ -92,6 +92,14 @@ class CudaEngine final : public Engine {
     return cuda_updates_step(p, dtype, negate, context_.stream);
   }
 
+  Status prod_gradient(const ProdGradientParams& p, DType dtype, bool zeros_step) const override {
+    return cuda_prod_gradient(p, dtype, zeros_step, context_.stream);
+  }
+
+  Status run_segment_ids(SegmentIdsParams p, std::uint64_t* first_error) const override {
+    return cuda_segment_ids(p, first_error, context_.stream);
+  }
+
   Status positions(std::int64_t* positions, std::int64_t count) const override {
     return cuda_positions(positions, count, context_.stream);
   }

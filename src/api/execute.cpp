@@ -328,13 +328,75 @@ Status execute_impl(const Lowering& l, const MutableTensorView& output,
 
 using detail::guarded;
 
+// run(l), or, for a lowering whose segment ids the engine computes (Lowering::segment_ids),
+// run(a copy of l whose indices view them), computed first on the operands' engine.
+template <class Run>
+Status with_indices(const Lowering& l, const ExecutionContext& context, Run&& run) {
+  if (l.segment_ids == nullptr) return run(l);
+  const detail::EngineOf engine(resolve_device(l, context), context);
+  if (engine.get().cuda()) MULTIGATHER_RETURN_IF_ERROR(cuda_engine_available(l));
+  detail::Temporary ids;
+  Lowering ready;
+  MULTIGATHER_RETURN_IF_ERROR(engine.get().segment_ids(l, &ids, &ready));
+  return run(ready);
+}
+
+// execute_alloc for a lowering whose indices are in place.
+Status execute_alloc_impl(const Lowering& lowering, const ExecutionContext& context, MutableTensorView* output,
+                          Tensor* owned) {
+  // Everything that needs no output is checked before anything is allocated.
+  detail::ValidatedCall call;
+  call.shape = lowering.shape;
+  detail::ValidatedScatter scatter;
+  if (lowering.kind == OpKind::kScatter) {
+    ScatterOptions options = lowering.scatter_options();
+    if (context.num_threads >= 0) options.num_threads = context.num_threads;
+    scatter.gather.shape = lowering.shape;
+    MULTIGATHER_RETURN_IF_ERROR(detail::check_scatter_options(options));
+    if (lowering.gathered == nullptr) {  // gathered rows: the lowering checked them (run_gathered)
+      MULTIGATHER_RETURN_IF_ERROR(
+          detail::check_scatter_operands(lowering.input, lowering.indices, lowering.updates, options, &scatter));
+    }
+  } else {
+    MULTIGATHER_RETURN_IF_ERROR(detail::check_operands(lowering.input, lowering.indices,
+                                                       !lowering.axes.empty(), lowering.options, &call));
+  }
+  MutableTensorView target;
+  if (context.allocate != nullptr) {
+    if (!context.allocate(context.allocator_context, lowering.input.dtype, lowering.output_shape,
+                          &target)) {
+      return Status(StatusCode::kInternal, lowering.op + ": the output allocator failed");
+    }
+  } else {
+    if (resolve_device(lowering, context) == Device::kCUDA) {
+      return InvalidArgument(lowering.op + ": a one-shot call on CUDA operands needs an "
+                             "allocator in the ExecutionContext (Tensor storage is host memory)");
+    }
+    try {
+      *owned = Tensor(lowering.input.dtype, lowering.output_shape);
+    } catch (const std::bad_alloc&) {
+      return Status(StatusCode::kInternal, unable_to_allocate(lowering.input.dtype, lowering.output_shape),
+                    StatusReason::kOutOfMemory);
+    }
+    target = owned->mutable_view();
+  }
+  const bool is_scatter = lowering.kind == OpKind::kScatter;
+  MULTIGATHER_RETURN_IF_ERROR(execute_impl(lowering, target, context, context.output_name,
+                                           is_scatter ? nullptr : &call, /*output_is_new=*/true,
+                                           is_scatter ? &scatter : nullptr));
+  *output = target;
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status execute(const Lowering& lowering, const MutableTensorView& output,
                const ExecutionContext& context) noexcept {
   return guarded(lowering.op, [&] {
     const detail::TaskPoolScope pool(context.task_pool);
-    return execute_impl(lowering, output, context, context.output_name);
+    return with_indices(lowering, context, [&](const Lowering& l) {
+      return execute_impl(l, output, context, context.output_name);
+    });
   });
 }
 
@@ -342,48 +404,8 @@ Status execute_alloc(const Lowering& lowering, const ExecutionContext& context,
                      MutableTensorView* output, Tensor* owned) noexcept {
   return guarded(lowering.op, [&]() -> Status {
     const detail::TaskPoolScope pool(context.task_pool);
-    // Everything that needs no output is checked before anything is allocated.
-    detail::ValidatedCall call;
-    call.shape = lowering.shape;
-    detail::ValidatedScatter scatter;
-    if (lowering.kind == OpKind::kScatter) {
-      ScatterOptions options = lowering.scatter_options();
-      if (context.num_threads >= 0) options.num_threads = context.num_threads;
-      scatter.gather.shape = lowering.shape;
-      MULTIGATHER_RETURN_IF_ERROR(detail::check_scatter_options(options));
-      if (lowering.gathered == nullptr) {  // gathered rows: the lowering checked them (run_gathered)
-        MULTIGATHER_RETURN_IF_ERROR(
-            detail::check_scatter_operands(lowering.input, lowering.indices, lowering.updates, options, &scatter));
-      }
-    } else {
-      MULTIGATHER_RETURN_IF_ERROR(detail::check_operands(lowering.input, lowering.indices,
-                                                         !lowering.axes.empty(), lowering.options, &call));
-    }
-    MutableTensorView target;
-    if (context.allocate != nullptr) {
-      if (!context.allocate(context.allocator_context, lowering.input.dtype, lowering.output_shape,
-                            &target)) {
-        return Status(StatusCode::kInternal, lowering.op + ": the output allocator failed");
-      }
-    } else {
-      if (resolve_device(lowering, context) == Device::kCUDA) {
-        return InvalidArgument(lowering.op + ": a one-shot call on CUDA operands needs an "
-                               "allocator in the ExecutionContext (Tensor storage is host memory)");
-      }
-      try {
-        *owned = Tensor(lowering.input.dtype, lowering.output_shape);
-      } catch (const std::bad_alloc&) {
-        return Status(StatusCode::kInternal, unable_to_allocate(lowering.input.dtype, lowering.output_shape),
-                      StatusReason::kOutOfMemory);
-      }
-      target = owned->mutable_view();
-    }
-    const bool is_scatter = lowering.kind == OpKind::kScatter;
-    MULTIGATHER_RETURN_IF_ERROR(execute_impl(lowering, target, context, context.output_name,
-                                             is_scatter ? nullptr : &call, /*output_is_new=*/true,
-                                             is_scatter ? &scatter : nullptr));
-    *output = target;
-    return Status::Ok();
+    return with_indices(lowering, context,
+                        [&](const Lowering& ready) { return execute_alloc_impl(ready, context, output, owned); });
   });
 }
 

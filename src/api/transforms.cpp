@@ -81,7 +81,8 @@ void broadcast_lead(const Dims& batch_shape, Split* s) {
 /// Whether the lowering holds what it made of the operands' values (copies, or gathered rows:
 /// embedding_bag's bags and row ids), which a lift by batch dimensions cannot extend.
 bool made_copies(const Lowering& l) {
-  return l.owned_input != nullptr || l.owned_indices != nullptr || l.owned_updates != nullptr || l.gathered != nullptr;
+  return l.owned_input != nullptr || l.owned_indices != nullptr || l.owned_updates != nullptr || l.gathered != nullptr ||
+         l.segment_ids != nullptr;
 }
 
 /// The example lowering `l` (made on the example views of `input` / `indices` / `updates`)

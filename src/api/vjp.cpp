@@ -236,69 +236,60 @@ Status no_gradient_for(const Lowering& l, DType dtype) {
                    " (floating types are differentiable)");
 }
 
-/// Stores v (computed in double) as one element of the floating dtype t at p.
-void store_floating(std::byte* p, DType t, double v) {
-  switch (t) {
-    case DType::kFloat32: { const float f = static_cast<float>(v); std::memcpy(p, &f, 4); return; }
-    case DType::kFloat64: std::memcpy(p, &v, 8); return;
-    case DType::kFloat16: { const std::uint16_t b = float_to_half(static_cast<float>(v)); std::memcpy(p, &b, 2); return; }
-    case DType::kBFloat16: { const std::uint16_t b = float_to_bfloat16(static_cast<float>(v)); std::memcpy(p, &b, 2); return; }
-    default: return;
-  }
-}
-
 /// The gradient of a segment product (TensorFlow's rule, _UnsortedSegmentProdGrad): a row's
 /// derivative is the product of the others in its segment, which is result / x where x != 0;
 /// where x == 0 it is the product of the segment's non-zero rows (with the identity), and 0
-/// for every row of a segment with more than one zero. `data_g`: the data as G (plain).
+/// for every row of a segment with more than one zero. `data_g`: the data as G (plain). Every
+/// step on the engine (the elementwise ones: kernels/prod_gradient.hpp).
 Status segment_prod_vjp(const Lowering& l, const std::byte* data_g, const TensorView& grad_output,
                         const MutableTensorView& grad_data, const Engine& engine) {
   const DType dtype = grad_output.dtype;
+  if (!visit_prod_gradient(dtype, []<class E>() {})) return no_gradient_for(l, dtype);
   const Dims& g_shape = l.shape.output_shape;
-  const std::int64_t n = l.shape.output_numel;
-  const auto es = static_cast<std::int64_t>(element_size(dtype));
+  const void* near = grad_data.data;
+  ProdGradientParams p;
+  p.n = l.shape.output_numel;
+  p.data = data_g;
   // zeros[o]: whether row element o is 0; non_zero: the data with its zeros made 1.
-  Tensor zeros(DType::kInt64, g_shape), non_zero(dtype, g_shape);
-  auto* zero = static_cast<std::int64_t*>(zeros.data());
-  for (std::int64_t i = 0; i < n; ++i) {
-    double x = 0;
-    if (!floating_value(data_g + i * es, dtype, &x)) {
-      return no_gradient_for(l, dtype);
-    }
-    zero[i] = x == 0 ? 1 : 0;
-    store_floating(static_cast<std::byte*>(non_zero.data()) + i * es, dtype, x == 0 ? 1.0 : x);
-  }
+  Temporary zeros, non_zero;
+  MULTIGATHER_RETURN_IF_ERROR(zeros.allocate(engine, DType::kInt64, g_shape, near, "grad_input"));
+  MULTIGATHER_RETURN_IF_ERROR(non_zero.allocate(engine, dtype, g_shape, near, "grad_input"));
+  p.zeros = static_cast<std::int64_t*>(zeros.data());
+  p.non_zero = non_zero.data();
+  MULTIGATHER_RETURN_IF_ERROR(engine.prod_gradient(p, dtype, /*zeros_step=*/true));
   // Per segment element: the result, the product of its non-zero rows, its count of zeros.
-  Tensor result(dtype, l.output_shape), non_zero_product(dtype, l.output_shape), zero_count(DType::kInt64, l.core_output_shape);
+  Temporary result, non_zero_product, zero_count;
+  MULTIGATHER_RETURN_IF_ERROR(result.allocate(engine, dtype, l.output_shape, near, "grad_input"));
+  MULTIGATHER_RETURN_IF_ERROR(non_zero_product.allocate(engine, dtype, l.output_shape, near, "grad_input"));
+  MULTIGATHER_RETURN_IF_ERROR(zero_count.allocate(engine, DType::kInt64, l.core_output_shape, near, "grad_input"));
   Lowering forward = l;
   forward.updates = TensorView(data_g, dtype, l.updates.shape, l.updates.strides);
-  MULTIGATHER_RETURN_IF_ERROR(execute(forward, result.mutable_view(), engine.context()));
+  MULTIGATHER_RETURN_IF_ERROR(execute(forward, result.view(), engine.context()));
   forward.updates = TensorView(non_zero.data(), dtype, l.updates.shape, l.updates.strides);
-  MULTIGATHER_RETURN_IF_ERROR(execute(forward, non_zero_product.mutable_view(), engine.context()));
-  if (zero_count.numel() > 0) std::memset(zero_count.data(), 0, static_cast<std::size_t>(zero_count.numel()) * 8);
+  MULTIGATHER_RETURN_IF_ERROR(execute(forward, non_zero_product.view(), engine.context()));
+  MULTIGATHER_RETURN_IF_ERROR(engine.memset(zero_count.data(), 0, nbytes(zero_count.view()), "grad_input"));
   const ScatterOptions add = scatter_options(l, Reduction::kAdd, engine.context());
-  MULTIGATHER_RETURN_IF_ERROR(engine.scatter(zero_count.view(), l.indices, zeros.view(), l.axes, zero_count.mutable_view(), add));
+  MULTIGATHER_RETURN_IF_ERROR(engine.scatter(zero_count.view(), l.indices, zeros.view(), l.axes, zero_count.view(), add,
+                                             Engine::Order::kFree));
   // Each read at every row's segment (a dropped row reads 0 and gets 0).
   const GatherOptions o = gather_options(l, engine.context());
-  Tensor picked_result(dtype, g_shape), picked_non_zero(dtype, g_shape), picked_zeros(DType::kInt64, g_shape);
-  const auto core = [&](const Tensor& t) { return TensorView(t.data(), t.dtype(), l.core_output_shape, l.core_output_strides); };
-  MULTIGATHER_RETURN_IF_ERROR(engine.gather(core(result), l.indices, l.axes, picked_result.mutable_view(), o));
-  MULTIGATHER_RETURN_IF_ERROR(engine.gather(core(non_zero_product), l.indices, l.axes, picked_non_zero.mutable_view(), o));
-  MULTIGATHER_RETURN_IF_ERROR(engine.gather(zero_count.view(), l.indices, l.axes, picked_zeros.mutable_view(), o));
+  Temporary picked_result, picked_non_zero, picked_zeros;
+  MULTIGATHER_RETURN_IF_ERROR(picked_result.allocate(engine, dtype, g_shape, near, "grad_input"));
+  MULTIGATHER_RETURN_IF_ERROR(picked_non_zero.allocate(engine, dtype, g_shape, near, "grad_input"));
+  MULTIGATHER_RETURN_IF_ERROR(picked_zeros.allocate(engine, DType::kInt64, g_shape, near, "grad_input"));
+  const auto core = [&](const Temporary& t) {
+    return TensorView(t.data(), t.view().dtype, l.core_output_shape, l.core_output_strides);
+  };
+  MULTIGATHER_RETURN_IF_ERROR(engine.gather(core(result), l.indices, l.axes, picked_result.view(), o));
+  MULTIGATHER_RETURN_IF_ERROR(engine.gather(core(non_zero_product), l.indices, l.axes, picked_non_zero.view(), o));
+  MULTIGATHER_RETURN_IF_ERROR(engine.gather(zero_count.view(), l.indices, l.axes, picked_zeros.view(), o));
   const ScatterOptions assign = scatter_options(l, Reduction::kNone, engine.context());
   MULTIGATHER_RETURN_IF_ERROR(scatter_vjp_updates(l, grad_output, &grad_data, assign, engine));
-  auto* g = static_cast<std::byte*>(grad_data.data);
-  const auto* zeros_at = static_cast<const std::int64_t*>(picked_zeros.data());
-  for (std::int64_t i = 0; i < n; ++i) {
-    double grad = 0, x = 0, product = 0, others = 0;
-    floating_value(g + i * es, dtype, &grad);
-    floating_value(data_g + i * es, dtype, &x);
-    floating_value(static_cast<const std::byte*>(picked_result.data()) + i * es, dtype, &product);
-    floating_value(static_cast<const std::byte*>(picked_non_zero.data()) + i * es, dtype, &others);
-    const double derivative = zeros_at[i] > 1 ? 0.0 : x == 0 ? others : product / x;
-    store_floating(g + i * es, dtype, grad * derivative);
-  }
-  return Status::Ok();
+  p.grad = grad_data.data;
+  p.product = picked_result.data();
+  p.others = picked_non_zero.data();
+  p.zero_count = static_cast<const std::int64_t*>(picked_zeros.data());
+  return engine.prod_gradient(p, dtype, /*zeros_step=*/false);
 }
 
 /// The VJP of a segment op (OpSpec::kSegment: the framework's data is the core's updates, `l`
@@ -308,19 +299,13 @@ Status segment_prod_vjp(const Lowering& l, const std::byte* data_g, const Tensor
 ///  - max / min: grad_output of a segment shared equally among the data elements equal to the
 ///    segment's result, 0 for the others (TensorFlow's and JAX's rule);
 ///  - prod: TensorFlow's rule (segment_prod_vjp).
-/// Every step runs on the engine (CPU, or CUDA on its stream), but prod's, which reads values on
-/// the host: CPU engine only.
+/// Every step runs on the engine (CPU, or CUDA on its stream).
 Status segment_vjp(const Lowering& l, const TensorView* data, int batch_rank, const TensorView& grad_output,
                    const MutableTensorView& grad_data, const Engine& engine) {
   if (nbytes(grad_data) == 0) return Status::Ok();  // no data: nothing to read or write
   const ScatterOptions assign = scatter_options(l, Reduction::kNone, engine.context());
   if (l.reduction == Reduction::kAdd && !l.mean_by_count) {
     return scatter_vjp_updates(l, grad_output, &grad_data, assign, engine);
-  }
-  if (engine.cuda() && l.reduction == Reduction::kMul) {
-    return InvalidArgument(l.op + ": the gradient of a segment reduction by mul runs on the CPU engine only in this "
-                           "version (the operands are on a CUDA device; the gradients of sums, means, max and min run "
-                           "there)");
   }
   const bool extremal = l.reduction == Reduction::kMax || l.reduction == Reduction::kMin;
   const bool reads_data = extremal || l.reduction == Reduction::kMul;
@@ -481,6 +466,12 @@ Status vjp_one(const Lowering& l, const TensorView* input, int batch_rank, const
   const EngineOf engine_of(context.device, context);
   const Engine& engine = engine_of.get();
   if (engine.cuda()) MULTIGATHER_RETURN_IF_ERROR(detail::cuda_engine_available(l));
+  if (l.segment_ids != nullptr) {  // the segment ids first, on this engine (Engine::segment_ids)
+    Temporary ids;
+    Lowering ready;
+    MULTIGATHER_RETURN_IF_ERROR(engine.segment_ids(l, &ids, &ready));
+    return vjp_one(ready, input, batch_rank, grad_output, grad_input, grad_updates, context);
+  }
   if (l.gathered != nullptr) return gathered_vjp(l, input, batch_rank, grad_output, grad_input, engine);
   if (is_segment(l)) return segment_vjp(l, input, batch_rank, grad_output, grad_input, engine);
   if (l.kind == OpKind::kScatter) return scatter_vjp(l, grad_output, grad_input, grad_updates, engine);

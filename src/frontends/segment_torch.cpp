@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "frontends/segment.hpp"
+#include "kernels/segment_ids.hpp"
 
 namespace multigather::frontends {
 
@@ -16,16 +17,6 @@ using detail::read_index_value;
 // ---- torch.segment_reduce and torch_scatter ---------------------------------------------------
 
 namespace {
-
-/// The values of an integer view in C order (any strides).
-std::vector<__int128> values_of(const TensorView& v) {
-  std::vector<__int128> out;
-  out.reserve(static_cast<std::size_t>(v.numel()));
-  std::string where;
-  __int128 unused = 0;
-  find_id(v, [&](__int128 x, std::int64_t) { out.push_back(x); return false; }, &where, &unused);
-  return out;
-}
 
 /// Segment ids [batch.., n] (int64, in out->owned_indices) from per-row boundaries `bounds`
 /// [batch'.., K] (batch'[d]: batch[d], or 1 where `broadcast`): `offsets` (segment s is rows
@@ -54,58 +45,30 @@ Status ids_from_boundaries(const TensorView& bounds, const char* name, bool offs
   std::vector<std::int64_t> ids_shape = batch;
   ids_shape.push_back(n);
   *num_segments = segments;
+  const Dims shape{std::span<const std::int64_t>(ids_shape)};
   if (bounds.data == nullptr) {  // shapes alone (explain, shape inference): ids of the right shape
-    *ids = TensorView(nullptr, DType::kInt64, Dims(std::span<const std::int64_t>(ids_shape)));
+    *ids = TensorView(nullptr, DType::kInt64, shape);
     return Status::Ok();
   }
-  const std::vector<__int128> v = values_of(bounds);
-  std::int64_t rows = 1;
-  for (std::int64_t s : batch) rows *= s;
-  out->owned_indices = std::make_shared<Tensor>(DType::kInt64, Dims(std::span<const std::int64_t>(ids_shape)));
-  auto* id = static_cast<std::int64_t*>(out->owned_indices->data());
-  std::vector<std::int64_t> at(batch.size(), 0);
-  for (std::int64_t row = 0; row < rows; ++row, id += n) {
-    std::int64_t bound_row = 0;  // the row of bounds this data row reads
-    for (int d = 0; d < b_rank; ++d) bound_row = bound_row * bounds.shape[d] + (bounds.shape[d] == 1 ? 0 : at[static_cast<std::size_t>(d)]);
-    const __int128* b = v.data() + bound_row * k;
-    const auto where = [&](std::int64_t j) {
-      std::vector<std::int64_t> p;
-      for (int d = 0; d < b_rank; ++d) p.push_back(bounds.shape[d] == 1 ? 0 : at[static_cast<std::size_t>(d)]);
-      p.push_back(j);
-      return std::string(name) + "[" + position_text(p) + "] = " + index_text(b[j]);
-    };
-    std::fill(id, id + n, segments);
-    if (offsets) {
-      for (std::int64_t s = 0; s < segments + 1; ++s) {
-        if (b[s] < 0 || b[s] > n) {
-          return OutOfRange(out->op + ": " + where(s) + " is out of range [0, " + str(n) + "] (the data's rows along the axis)");
-        }
-        if (s > 0 && b[s] < b[s - 1]) {
-          return InvalidArgument(out->op + ": " + name + " must not decrease (" + where(s) + " follows " + index_text(b[s - 1]) + ")");
-        }
-        if (s > 0) std::fill(id + static_cast<std::int64_t>(b[s - 1]), id + static_cast<std::int64_t>(b[s]), s - 1);
-      }
-    } else {
-      __int128 start = 0;
-      for (std::int64_t s = 0; s < segments; ++s) {
-        if (b[s] < 0) return InvalidArgument(out->op + ": " + where(s) + " is negative (lengths must be >= 0)");
-        const __int128 end = start + b[s];
-        if (start < n) std::fill(id + static_cast<std::int64_t>(start), id + static_cast<std::int64_t>(end < n ? end : n), s);
-        start = end;
-      }
-      if (check_sum && start != n) {
-        std::vector<std::int64_t> p(at.begin(), at.end());
-        return InvalidArgument(out->op + ": " + name + "[" + position_text(p) + (p.empty() ? "" : ",") + ":] sums to " +
-                               index_text(start) + ", but the data has " + str(n) +
-                               " rows along the axis (they must be equal; unsafe=True skips this check and drops rows "
-                               "past the last segment)");
-      }
-    }
-    for (int d = b_rank - 1; d >= 0; --d) {  // the next batch position
-      if (++at[static_cast<std::size_t>(d)] < batch[static_cast<std::size_t>(d)]) break;
-      at[static_cast<std::size_t>(d)] = 0;
-    }
+  auto b = std::make_shared<SegmentBoundaries>();
+  b->bounds = bounds;
+  b->name = name;
+  b->offsets = offsets;
+  b->check_sum = check_sum;
+  b->batch = Dims(std::span<const std::int64_t>(batch));
+  b->n = n;
+  b->segments = segments;
+  if (out->device == Device::kCUDA) {  // the engine computes them on the device (Lowering::segment_ids)
+    *ids = TensorView(nullptr, DType::kInt64, shape);
+    out->segment_ids = std::move(b);
+    return Status::Ok();
   }
+  out->owned_indices = std::make_shared<Tensor>(DType::kInt64, shape);
+  std::vector<std::int64_t> starts(static_cast<std::size_t>(detail::segment_starts_count(*b)));
+  std::uint64_t first_error = detail::kNoSegmentIdsError;
+  detail::segment_ids_on_host(detail::segment_ids_params(*b, static_cast<std::int64_t*>(out->owned_indices->data()),
+                                                         starts.data(), &first_error));
+  if (first_error != detail::kNoSegmentIdsError) return detail::segment_ids_error(out->op, *b, bounds, first_error);
   *ids = out->owned_indices->view();
   return Status::Ok();
 }
@@ -115,8 +78,6 @@ Status ids_from_boundaries(const TensorView& bounds, const char* name, bool offs
 Status lower_bounded_segments(const TensorView& data, const TensorView& bounds, const char* name, bool offsets,
                               int axis, bool check_sum, bool broadcast, const Reducer& r,
                               const std::optional<Scalar>& initial, Lowering* out) {
-  MULTIGATHER_RETURN_IF_ERROR(host_values_only(*out, std::string("the values of ") + name + " (one segment id per row)",
-                                               "copy them to the host"));
   const std::vector<std::int64_t> shape = dims_from(data, 0);
   TensorView ids;
   std::int64_t segments = 0;
@@ -126,7 +87,9 @@ Status lower_bounded_segments(const TensorView& data, const TensorView& bounds, 
   MULTIGATHER_RETURN_IF_ERROR(lower_segments(data, ids, segments, dims_from(data, axis + 1), r, out, axis, initial, name));
   set_policy(out, IndexMode::kDrop, false);
   set_error_context(out, ids, "segment ids", -1, {"the segments"}, {segments}, false, "");
-  out->notes.push_back(std::string(name) + " was read into one segment id per row (a row in no segment is dropped)" +
+  out->notes.push_back(std::string(name) + (out->segment_ids != nullptr ? " becomes one segment id per row on the device (the engine computes them)"
+                                                                        : " was read into one segment id per row") +
+                       " (a row in no segment is dropped)" +
                        (initial ? "; every segment starts from initial" : ""));
   return Status::Ok();
 }

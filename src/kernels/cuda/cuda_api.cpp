@@ -15,6 +15,7 @@
 #include "kernels/cpu/run_validated.hpp"
 
 #include "kernels/cuda/divide_kernel.hpp"
+#include "kernels/cuda/segment_ids_kernel.hpp"
 #include "kernels/cuda/updates_step_kernel.hpp"
 #include "kernels/cuda/gather_kernel.hpp"
 #include "kernels/cuda/scatter_kernel.hpp"
@@ -638,6 +639,41 @@ Status cuda_updates_step(const UpdatesStepParams& p, DType dtype, bool negate, v
   const std::initializer_list<Operand> operands = {{p.to, "updates step", true}, {p.from, "updates", true}};
   return on_device_of(operands, "updates step kernel launch", [&](int multiprocessors) {
     return launch_updates_step(p, dtype, negate, multiprocessors, static_cast<cudaStream_t>(stream));
+  });
+}
+
+Status cuda_prod_gradient(const ProdGradientParams& p, DType dtype, bool zeros_step, void* stream) noexcept {
+  if (!visit_prod_gradient(dtype, []<class E>() {})) {
+    return InvalidArgument("a segment product's gradient: dtype " + std::string(dtype_name(dtype)) +
+                           " is not a floating type");
+  }
+  if (p.n <= 0) return Status::Ok();
+  const std::initializer_list<Operand> operands = {{p.data, "data", true},
+                                                   {zeros_step ? p.non_zero : p.grad, "gradient", true}};
+  return on_device_of(operands, "segment product gradient kernel launch", [&](int multiprocessors) {
+    return launch_prod_gradient(p, dtype, zeros_step, multiprocessors, static_cast<cudaStream_t>(stream));
+  });
+}
+
+Status cuda_segment_ids(SegmentIdsParams p, std::uint64_t* first_error, void* stream) noexcept {
+  *first_error = kNoSegmentIdsError;
+  if (p.bound_rows == 0 && p.rows * p.n == 0) return Status::Ok();
+  const std::initializer_list<Operand> operands = {
+      {p.bounds, "segment boundaries", p.bound_rows > 0 && p.k > 0}, {p.ids, "segment ids", p.rows * p.n > 0},
+      {p.starts, "segment starts", p.starts != nullptr}};
+  return on_device_of(operands, "segment ids", [&](int multiprocessors) -> Status {
+    const auto cuda_stream = static_cast<cudaStream_t>(stream);
+    StreamBuffer word(cuda_stream);  // pass 1's smallest failure code
+    cudaError_t error = word.allocate(sizeof(std::uint64_t));
+    if (error == cudaSuccess) error = cudaMemsetAsync(word.get(), 0xFF, sizeof(std::uint64_t), cuda_stream);
+    if (error != cudaSuccess) return cuda_failure(error, "allocation of the segment ids' check word");
+    p.first_error = reinterpret_cast<std::uint64_t*>(word.get());
+    error = launch_segment_ids_check(p, multiprocessors, cuda_stream);
+    if (error == cudaSuccess) error = launch_segment_ids(p, multiprocessors, cuda_stream);
+    if (error != cudaSuccess) return cuda_failure(error, "segment ids kernel launch");
+    error = cudaMemcpyAsync(first_error, word.get(), sizeof(std::uint64_t), cudaMemcpyDeviceToHost, cuda_stream);
+    if (error == cudaSuccess) error = cudaStreamSynchronize(cuda_stream);
+    return error == cudaSuccess ? Status::Ok() : cuda_failure(error, "read of the segment ids' check word");
   });
 }
 

@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "core/device_memory.hpp"  // is_cuda_pointer
+#include "kernels/prod_gradient.hpp"  // ProdGradientParams
+#include "kernels/segment_ids.hpp"   // SegmentIdsParams
 #include "kernels/updates_step.hpp"  // UpdatesStepParams
 #include "multigather/cuda.hpp"
 #include "plan/scatter_plan.hpp"
@@ -88,6 +90,11 @@ Status cuda_divide_by_count(const MutableTensorView& output, const TensorView& c
 /// dtype without the step (visit_updates_step).
 Status cuda_updates_step(const UpdatesStepParams& p, DType dtype, bool negate, void* stream) noexcept;
 
+/// Both passes of kernels/segment_ids.hpp over p (device memory: bounds, p.ids, p.starts) on
+/// `stream`: pass 1 into a device code word, pass 2, then the word copied back to *first_error
+/// (a synchronization of `stream`: the caller's check needs it before any write).
+Status cuda_segment_ids(SegmentIdsParams p, std::uint64_t* first_error, void* stream) noexcept;
+
 /// `count` elements of `element_bytes` (1, 2, 4, 8 or 16) at `data` set to the host `element`.
 Status cuda_fill(void* data, std::int64_t count, std::size_t element_bytes, const void* element, const char* name,
                  void* stream) noexcept;
@@ -101,6 +108,11 @@ Status cuda_positions_where(const std::int64_t* flag, std::int64_t none, std::in
                             void* stream) noexcept;
 /// flag[p] = at[p] == p ? 1 : 0.
 Status cuda_at_itself(const std::int64_t* at, std::int64_t* flag, std::int64_t count, void* stream) noexcept;
+
+/// A segment product's gradient step (kernels/prod_gradient.hpp: the zeros step, else the
+/// derivative step) over p's elements of `dtype` (device memory); InvalidArgument for a dtype
+/// without one.
+Status cuda_prod_gradient(const ProdGradientParams& p, DType dtype, bool zeros_step, void* stream) noexcept;
 
 /// positions[p] = p for p < count (vjp_rows.hpp).
 Status cuda_positions(std::int64_t* positions, std::int64_t count, void* stream) noexcept;

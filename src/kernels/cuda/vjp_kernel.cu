@@ -4,6 +4,7 @@
 
 #include "kernels/cuda/vjp_kernel.hpp"
 #include "kernels/cuda/vjp_rows.hpp"
+#include "kernels/prod_gradient.hpp"
 
 namespace multigather::detail {
 namespace {
@@ -39,6 +40,16 @@ positions_where_kernel(const std::int64_t* flag, std::int64_t none, std::int64_t
 __global__ void __launch_bounds__(kThreadsPerBlock)
 at_itself_kernel(const std::int64_t* at, std::int64_t* flag, std::int64_t count) {
   at_itself_thread(at, flag, count, MULTIGATHER_THREAD);
+}
+
+template <class E>
+__global__ void __launch_bounds__(kThreadsPerBlock) prod_zeros_kernel(const __grid_constant__ ProdGradientParams p) {
+  prod_zeros_thread<E>(p, MULTIGATHER_THREAD);
+}
+
+template <class E>
+__global__ void __launch_bounds__(kThreadsPerBlock) prod_derivative_kernel(const __grid_constant__ ProdGradientParams p) {
+  prod_derivative_thread<E>(p, MULTIGATHER_THREAD);
 }
 
 #undef MULTIGATHER_THREAD
@@ -99,6 +110,20 @@ cudaError_t launch_at_itself(const std::int64_t* at, std::int64_t* flag, std::in
   if (count <= 0) return cudaSuccess;
   void* args[] = {&at, &flag, &count};
   return launch(reinterpret_cast<const void*>(at_itself_kernel), args, count, multiprocessors, stream);
+}
+
+cudaError_t launch_prod_gradient(const ProdGradientParams& p, DType dtype, bool zeros_step, int multiprocessors,
+                                 cudaStream_t stream) noexcept {
+  const void* kernel = nullptr;
+  if (!visit_prod_gradient(dtype, [&]<class E>() {
+        kernel = zeros_step ? reinterpret_cast<const void*>(prod_zeros_kernel<E>)
+                            : reinterpret_cast<const void*>(prod_derivative_kernel<E>);
+      })) {
+    return cudaErrorInvalidValue;
+  }
+  if (p.n <= 0) return cudaSuccess;
+  void* args[] = {const_cast<ProdGradientParams*>(&p)};
+  return launch(kernel, args, p.n, multiprocessors, stream);
 }
 
 }  // namespace multigather::detail

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 
+#include "kernels/prod_gradient.hpp"
 #include "multigather/dtype.hpp"
 
 namespace multigather::detail {
@@ -28,6 +29,11 @@ cudaError_t launch_ties(const void* data, const void* picked, DType dtype, std::
 /// out[p] = flag[p] != 0 ? p : none for p < count.
 cudaError_t launch_positions_where(const std::int64_t* flag, std::int64_t none, std::int64_t* out, std::int64_t count,
                                    int multiprocessors, cudaStream_t stream) noexcept;
+
+/// A segment product's gradient step (kernels/prod_gradient.hpp) over p's elements of `dtype`:
+/// the zeros step, else the derivative step; cudaErrorInvalidValue for a dtype without one.
+cudaError_t launch_prod_gradient(const ProdGradientParams& p, DType dtype, bool zeros_step, int multiprocessors,
+                                 cudaStream_t stream) noexcept;
 
 /// flag[p] = at[p] == p ? 1 : 0 for p < count.
 cudaError_t launch_at_itself(const std::int64_t* at, std::int64_t* flag, std::int64_t count, int multiprocessors,
