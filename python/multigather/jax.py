@@ -19,7 +19,9 @@ indices_are_sorted=False, unique_indices=False, bucket_size=None, mode=None, out
 jax.ops's segment reductions
 (https://docs.jax.dev/en/latest/_autosummary/jax.ops.segment_sum.html), each one scatter of
 data into the reduction's identity; ids outside [0, num_segments) are dropped (mode "clip" clamps
-them). Differentiable under jax.grad (every reduction), batched under jax.vmap.
+them); num_segments=None is max(segment_ids) + 1, read from the ids (ids on a GPU are copied
+back for it, as jax.ops's own np.max copies them). Differentiable under jax.grad (every
+reduction), batched under jax.vmap.
 
 The indexed updates ``x.at[idx].set / add / subtract / multiply / min / max``
 (https://docs.jax.dev/en/latest/_autosummary/jax.numpy.ndarray.at.html), written as in JAX:
@@ -322,6 +324,15 @@ def _concrete(value: Any) -> bool:
     return not isinstance(value, core.Tracer)
 
 
+def _on_accelerator(value: Any) -> bool:
+    """Whether ``value`` is a jax.Array on a device other than the CPU."""
+    devices = getattr(value, "devices", None)
+    try:
+        return callable(devices) and any(d.platform != "cpu" for d in devices())
+    except Exception:  # a deleted or donated array: the row's own error follows
+        return False
+
+
 def _segment(op: str, data: Any, segment_ids: Any, *, num_segments: Any, indices_are_sorted: bool,
              unique_indices: bool, bucket_size: Any, mode: Any, out_sharding: Any) -> Any:
     import numpy as np
@@ -339,6 +350,11 @@ def _segment(op: str, data: Any, segment_ids: Any, *, num_segments: Any, indices
         # jax.ops: num_segments = np.max(segment_ids) + 1, read from concrete ids while data is
         # traced (jax.grad, jax.vmap over data); the row reads them itself in every other call.
         num_segments = int(np.max(np.asarray(segment_ids))) + 1
+    elif num_segments is None and _concrete(segment_ids) and _on_accelerator(segment_ids):
+        # ids on a GPU: read back as jax.ops reads them (np.max of the ids), where the row cannot
+        # (the row's floor: no rows for empty or negative ids)
+        ids = np.asarray(segment_ids)
+        num_segments = max(int(ids.max()) + 1, 0) if ids.size else 0
     elif num_segments is not None:
         num_segments = int(num_segments)
     mode = _segment_mode(mode)

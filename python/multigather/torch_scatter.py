@@ -70,10 +70,9 @@ or it cannot be matched here:
 - numpy and other non-torch arrays run the registry rows alone (no ``out``, no arg_out; the rows'
   rules of docs/spec.md section 6: min / max propagate NaN, an integer mean is refused).
 
-CUDA tensors: ``scatter`` / ``segment_coo`` with a given ``dim_size`` run on the CUDA engine
-(the CPU engine's bytes), with their gradients but mul's; ``dim_size=None``, ``segment_csr``
-(both read index values on the host) and mul's gradient raise a ValueError that says so
-(docs/spec.md section 6); torch_scatter reads them on the host. Errors: IndexError for an index
+CUDA tensors: ``scatter``, ``segment_coo`` and ``segment_csr`` run on the CUDA engine (the CPU
+engine's bytes), with their gradients (docs/spec.md section 6). ``dim_size=None`` is ``index.max() + 1`` read back from the device, as
+torch_scatter reads it (one synchronization); segment_csr's ids are computed on the device. Errors: IndexError for an index
 outside [0, dim_size) (out.size(dim) with out=), ValueError for shapes that do not broadcast, an
 out= of another shape (src's but at dim; segment_csr: its result's), decreasing or out-of-range
 indptr, TypeError for a non-int64 index, in the registry rows' words.
@@ -204,6 +203,14 @@ def _arg(src: Any, index: Any, dim: int, result: Any, counts: Optional[Any] = No
         position = torch.where(tie, position, torch.full_like(position, n))
         start = torch.full_like(result.detach(), n, dtype=torch.int64)
         return mg_torch.scatter_reduce(start, dim, full, position, "amin", include_self=True)
+
+
+def _size_on_device(index: Any) -> Optional[int]:
+    """dim_size None on a CUDA index: ``index.max() + 1`` (at least 0) read back from the device,
+    as torch_scatter reads it (one synchronization); None on the CPU, where the row reads it."""
+    if not (_is_tensor(index) and index.is_cuda and index.numel() > 0):
+        return None
+    return max(int(index.max()) + 1, 0)
 
 
 def _row_scatter(src: Any, index: Any, dim: int, dim_size: Optional[int], reduce: str) -> Any:
@@ -350,6 +357,8 @@ def _scatter(src: Any, index: Any, dim: int, out: Optional[Any], dim_size: Optio
         raise IndexError(f"torch_scatter.scatter: dim = {dim} is out of range for src of rank {src.dim()}")
     if out is None and dim_size is None and (index.numel() == 0 or src.numel() == 0):
         dim_size = 0  # torch_scatter: an empty (broadcast) index gives size 0 at dim
+    if out is None and dim_size is None:
+        dim_size = _size_on_device(index)
     if out is not None:  # (without out the row checks them)
         _check_out("torch_scatter.scatter", out, src, index, d)
         try:
@@ -430,6 +439,8 @@ def _segment_coo(src: Any, index: Any, out: Optional[Any], dim_size: Optional[in
     d = k - 1
     if out is None and dim_size is None and index.numel() == 0:
         dim_size = 0
+    if out is None and dim_size is None and src.numel() > 0:
+        dim_size = _size_on_device(index)
     if out is not None:
         _check_out(op, out, src, index, d)
     try:  # index over src's leading dimensions (size 1 repeats), as torch_scatter expands it

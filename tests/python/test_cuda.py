@@ -336,12 +336,45 @@ def test_torch_scatter_on_the_device_equals_the_cpu_engine_and_torch():
     torch.testing.assert_close(leaf.grad.cpu(), ref.grad)
 
 
-def test_segment_ops_that_read_ids_on_the_host_name_them_on_the_device():
+def test_torch_scatter_without_dim_size_reads_the_size_back_as_torch_scatter_does():
     torch = cuda_torch()
     ts = importlib.import_module("multigather.torch_scatter")
-    x = torch.randn(6, 2).cuda()
-    with pytest.raises(ValueError, match=r"the values of index \(their max \+ 1\) are read on the host, and the "
-                                         r"operands are on a CUDA device \(give dim_size\)"):
-        ts.scatter(x, torch.tensor([0, 1, 1, 2, 0, 3]).cuda(), dim=0)
-    with pytest.raises(ValueError, match=r"the values of indptr \(one segment id per row\) are read on the host"):
-        ts.segment_csr(x, torch.tensor([0, 2, 6]).cuda())
+    x = torch.randn(6, 2, dtype=torch.float64)
+    index = torch.tensor([0, 1, 1, 4, 0, 3])
+    for reduce in ("sum", "mean", "max"):
+        got = ts.scatter(x.cuda(), index.cuda(), dim=0, reduce=reduce)
+        assert got.is_cuda and got.shape == (5, 2)
+        assert torch.equal(got.cpu(), ts.scatter(x, index, dim=0, reduce=reduce)), reduce
+    got = ts.segment_coo(x.cuda(), torch.tensor([0, 0, 2, 2, 2, 5]).cuda())
+    assert torch.equal(got.cpu(), ts.segment_coo(x, torch.tensor([0, 0, 2, 2, 2, 5])))
+    with pytest.raises(IndexError, match=r"index\[2\] = -1 is out of range"):
+        ts.scatter(x.cuda(), torch.tensor([0, 1, -1, 2, 0, 3]).cuda(), dim=0)
+
+
+def test_segments_from_lengths_offsets_and_indptr_are_computed_on_the_device():
+    # The ids are computed on the device (Lowering::segment_ids): torch's own segment_reduce on
+    # the device is the oracle, forward and gradient; the CPU's bytes for segment_csr; a bad
+    # length is the CPU's error.
+    torch = cuda_torch()
+    mt = importlib.import_module("multigather.torch")
+    ts = importlib.import_module("multigather.torch_scatter")
+    gen = torch.Generator(device="cpu").manual_seed(5)
+    data = torch.randn(2, 40, 3, generator=gen, dtype=torch.float64)
+    lengths = torch.tensor([[10, 0, 30], [40, 0, 0]])
+    offsets = torch.tensor([[0, 5, 5, 39], [2, 2, 2, 40]])
+    for reduce in ("sum", "mean", "max", "min"):
+        for kw in ({"lengths": lengths.cuda()}, {"offsets": offsets.cuda()}):
+            leaf = data.cuda().requires_grad_()
+            got = mt.segment_reduce(leaf, reduce, axis=1, **kw)
+            ref_leaf = data.cuda().requires_grad_()
+            want = torch.segment_reduce(ref_leaf, reduce, axis=1, **kw)
+            assert got.is_cuda
+            torch.testing.assert_close(got, want, equal_nan=True)
+            got.nan_to_num().pow(2).sum().backward()
+            want.nan_to_num().pow(2).sum().backward()
+            torch.testing.assert_close(leaf.grad, ref_leaf.grad)
+    indptr = torch.tensor([[0, 7, 7, 33, 40]])
+    got = ts.segment_csr(data.cuda(), indptr.cuda())
+    assert torch.equal(got.cpu(), ts.segment_csr(data, indptr))
+    with pytest.raises(ValueError, match=r"lengths\[0,:\] sums to 41, but the data has 40 rows along the axis"):
+        mt.segment_reduce(data.cuda(), "sum", lengths=torch.tensor([[10, 31], [40, 0]]).cuda(), axis=1)

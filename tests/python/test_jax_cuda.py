@@ -160,6 +160,8 @@ SCRIPT = textwrap.dedent("""
           lambda a, s, c: jax.grad(lambda a: (jax.ops.segment_sum(a, s, num_segments=7) * c).sum())(a), xd, seg, wd)
     check("segment_sum", lambda a, s: multigather.jax.segment_sum(a, s, num_segments=7),
           lambda a, s: jax.ops.segment_sum(a, s, num_segments=7), xd, seg)
+    check("segment_sum with num_segments None (the ids' max + 1, read back)",
+          lambda a, s: multigather.jax.segment_sum(a, s), lambda a, s: jax.ops.segment_sum(a, s), xd, seg)
     for name in ("segment_max", "segment_min", "segment_prod"):
         check(name, lambda a, s: getattr(multigather.jax, name)(a, s, num_segments=7),
               lambda a, s: getattr(jax.ops, name)(a, s, num_segments=7), xd, seg)
