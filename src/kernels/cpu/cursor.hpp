@@ -25,21 +25,19 @@ struct PlanCursor {
     }
   }
 
-  /// The input and indices offsets one step on (as advance() would leave them), without moving:
-  /// a copy of the cursor costs more (its positions, stored a word at a time, reloaded wide:
-  /// store-forwarding stalls that were a third of a small scatter's kernel time, perf).
-  void peek_next(const GatherPlan& p, int dims, std::int64_t* next_input, std::int64_t* next_indices) const noexcept {
-    std::int64_t in = input, ix = indices;
+  /// The offset `at` (this cursor's input or indices) one step on by `strides` (p.input_strides
+  /// or p.indices_strides), as advance() would leave it, without moving: a copy of the cursor
+  /// costs more (its positions, stored a word at a time, reloaded wide: store-forwarding stalls
+  /// that were a third of a small scatter's kernel time, perf).
+  template <class Strides>
+  std::int64_t peek_next(const GatherPlan& p, int dims, const Strides& strides, std::int64_t at) const noexcept {
     for (int d = dims - 1; d >= 0; --d) {
       const auto du = static_cast<std::size_t>(d);
-      in += p.input_strides[du];
-      ix += p.indices_strides[du];
+      at += strides[du];
       if (pos[d] + 1 < p.shape[du]) break;
-      in -= p.input_strides[du] * p.shape[du];
-      ix -= p.indices_strides[du] * p.shape[du];
+      at -= strides[du] * p.shape[du];
     }
-    *next_input = in;
-    *next_indices = ix;
+    return at;
   }
 
   /// One step in C order over dimensions [0, dims); after the last position, back to 0.

@@ -279,11 +279,8 @@ bool walk(const GatherPlan& p, const Kernels<Offset>& kernels, std::int64_t begi
   at.seek(p, outer, begin / row_size);
   for (std::int64_t f = begin; f < end;) {
     const std::int64_t n = std::min(row_size - r0, end - f);
-    std::int64_t next_input = -1;
-    if (runner.fused() && f + n < end) {  // the next row is this walk's too: prefetch its span
-      std::int64_t next_indices = 0;
-      at.peek_next(p, outer, &next_input, &next_indices);
-    }
+    // the next row is this walk's too: prefetch its span
+    const std::int64_t next_input = runner.fused() && f + n < end ? at.peek_next(p, outer, p.input_strides, at.input) : -1;
     if (!runner.run(at, r0, n, next_input)) return false;
     f += n;
     r0 = 0;

@@ -384,9 +384,7 @@ bool run_range_plain(const GatherPlan& p, cpu::ResolveFn<std::int64_t> resolve, 
   for (std::int64_t f = begin; f < end; r0 = 0, at.advance(p, outer)) {
     const std::int64_t n = std::min(row_size - r0, end - f);
     if (prefetch_rows && f + n < end) {
-      std::int64_t next_input = 0, next_indices = 0;
-      at.peek_next(p, outer, &next_input, &next_indices);
-      cpu::prefetch_lines(p.indices + next_indices * is, index_row_bytes);
+      cpu::prefetch_lines(p.indices + at.peek_next(p, outer, p.indices_strides, at.indices) * is, index_row_bytes);
     }
     for (std::int64_t t0 = 0; t0 < n; t0 += kTile) {
       const std::int64_t m = std::min<std::int64_t>(kTile, n - t0);
