@@ -30,7 +30,7 @@ FFI call raises the op's error), a scatter in index mode "fill", without its inp
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Optional
+from typing import Any, Callable, NamedTuple, Optional
 
 import numpy as np
 
@@ -133,6 +133,35 @@ def _lowering(op: str, input: Any, indices: Any, updates: Optional[Any], attrs: 
     return info
 
 
+class _Plans(NamedTuple):
+    """A lowering's views, planned once from the shapes (``_views``)."""
+    out_shape: list
+    core_shape: list
+    input: Any
+    indices: Any
+    updates: Any   # None for a gather
+    base: Any      # a partial write's whole input (None without one)
+    output: Any
+
+
+def _plans(info: dict, input: Any, indices: Any, updates: Optional[Any] = None) -> Optional[_Plans]:
+    """The views of lowering ``info`` on operands of these shapes, or None where one is not a
+    view (the FFI call runs then): each operand's read, and the core output's write into the
+    framework's output (write_view's own refusals: a broadcast output, or one that does not cover
+    the framework's output without a base to start from)."""
+    out_shape, core_shape = list(info["output_shape"]), list(info["core_output_shape"])
+    try:
+        plans = _Plans(out_shape, core_shape, plan_of(input.shape, info["input"]), plan_of(indices.shape, info["indices"]),
+                       None if updates is None else plan_of(updates.shape, info["updates"]),
+                       plan_of(input.shape, info["scatter_base"]) if info.get("has_scatter_base") else None,
+                       plan_view(out_shape, core_shape, info["core_output_strides"], 0))
+    except NotAView:
+        return None
+    if plans.output.broadcast_dims or (not plans.output.covers_source and plans.base is None):
+        return None
+    return plans
+
+
 def gather_function(op: str, input: Any, indices: Any, attrs: dict) -> Optional[Callable]:
     """Registry gather ``op`` on operands of these shapes as a function of (input, indices) in
     jax.numpy ops, or None when the FFI call should run."""
@@ -140,30 +169,24 @@ def gather_function(op: str, input: Any, indices: Any, attrs: dict) -> Optional[
     if info is None:
         return None
 
-    # The views, planned once from the shapes (a view that is not expressible: the FFI call).
-    out_shape, core_shape = list(info["output_shape"]), list(info["core_output_shape"])
-    try:
-        input_plan = plan_of(input.shape, info["input"])
-        indices_plan = plan_of(indices.shape, info["indices"])
-        output_plan = plan_view(out_shape, core_shape, info["core_output_strides"], 0)
-    except NotAView:
+    plans = _plans(info, input, indices)
+    if plans is None:
         return None
-    if output_plan.broadcast_dims or not output_plan.covers_source:  # write_view's own refusals
-        return None
+    out_shape, core_shape = plans.out_shape, plans.core_shape
 
     def compute(input: Any, indices: Any) -> Any:
         import jax.numpy as jnp
 
         emit = _jax_emitter()
-        x = read_view(emit, int_list, input, input_plan)
-        ix = read_view(emit, int_list, indices, indices_plan)
+        x = read_view(emit, int_list, input, plans.input)
+        ix = read_view(emit, int_list, indices, plans.indices)
         resolved = resolve(_Jnp(), list(x.shape), ix, info["axes"], core_shape, info["index_mode"],
                            info["negative_indices"])
         core = x.at[tuple(resolved.index)].get(mode="promise_in_bounds") if resolved.index else x
         core = jnp.broadcast_to(core, core_shape)
         if resolved.valid is not None:
             core = jnp.where(resolved.valid, core, jnp.asarray(_fill(info["fill_value"], x.dtype), x.dtype))
-        return jnp.reshape(write_view(emit, int_list, core, output_plan), out_shape)
+        return jnp.reshape(write_view(emit, int_list, core, plans.output), out_shape)
 
     return compute
 
@@ -196,23 +219,16 @@ def scatter_function(op: str, input: Any, indices: Any, updates: Any, attrs: dic
             (reduction != "none" and (kind == np.bool_ or
                                       (kind.kind == "f" and reduction in ("min", "max") and not gradient))):
         return None
-    out_shape, core_shape = list(info["output_shape"]), list(info["core_output_shape"])
-    try:
-        input_plan = plan_of(input.shape, info["input"])
-        indices_plan = plan_of(indices.shape, info["indices"])
-        updates_plan = plan_of(updates.shape, info["updates"])
-        base_plan = plan_of(input.shape, info["scatter_base"]) if info.get("has_scatter_base") else None
-        output_plan = plan_view(out_shape, core_shape, info["core_output_strides"], 0)
-    except NotAView:
+    plans = _plans(info, input, indices, updates)
+    if plans is None:
         return None
-    if output_plan.broadcast_dims or (not output_plan.covers_source and base_plan is None):
-        return None
+    out_shape = plans.out_shape
     # G: the gather's output shape (the index coordinates broadcast with the input's other
     # dimensions); the updates broadcast to it
     axes = list(info["axes"])
-    logical = list(indices_plan.shape[:-1]) + [indices_plan.shape[-1] // max(len(axes), 1)]
+    logical = list(plans.indices.shape[:-1]) + [plans.indices.shape[-1] // max(len(axes), 1)]
     g_shape = list(np.broadcast_shapes(tuple(logical),
-                                       tuple(1 if d in axes else n for d, n in enumerate(input_plan.shape))))
+                                       tuple(1 if d in axes else n for d, n in enumerate(plans.input.shape))))
     if _MODE == "auto" and not gradient and math.prod(g_shape) > _XLA_SCATTER_MAX_UPDATES:
         return None
 
@@ -220,9 +236,9 @@ def scatter_function(op: str, input: Any, indices: Any, updates: Any, attrs: dic
         import jax.numpy as jnp
 
         emit = _jax_emitter()
-        x = read_view(emit, int_list, input, input_plan)
-        ix = read_view(emit, int_list, indices, indices_plan)
-        u = jnp.broadcast_to(read_view(emit, int_list, updates, updates_plan), g_shape)
+        x = read_view(emit, int_list, input, plans.input)
+        ix = read_view(emit, int_list, indices, plans.indices)
+        u = jnp.broadcast_to(read_view(emit, int_list, updates, plans.updates), g_shape)
         resolved = resolve(_Jnp(), list(x.shape), ix, axes, g_shape, info["index_mode"],
                            info["negative_indices"], wrap_negatives=True)
         lead = g_shape[:len(resolved.index)]
@@ -238,8 +254,8 @@ def scatter_function(op: str, input: Any, indices: Any, updates: Any, attrs: dic
             core = _scatter_multiply(x, tuple(index), u, mode)
         else:
             core = getattr(x.at[tuple(index)], _SCATTER_METHOD[reduction])(u, mode=mode)
-        base = None if base_plan is None else jnp.reshape(read_view(emit, int_list, input, base_plan), out_shape)
-        return jnp.reshape(write_view(emit, int_list, core, output_plan, base=base), out_shape)
+        base = None if plans.base is None else jnp.reshape(read_view(emit, int_list, input, plans.base), out_shape)
+        return jnp.reshape(write_view(emit, int_list, core, plans.output, base=base), out_shape)
 
     return compute
 
