@@ -998,6 +998,75 @@ TEST(CudaScatter, SegmentIdsFromBoundariesAreComputedOnTheDevice) {
   }
 }
 
+// torch.nn.functional.embedding_bag on device operands (kernels/gathered_bags.hpp): bag starts
+// and ids checked on the device, then the fused reduction; the CPU engine's bytes for sum (with
+// per_sample_weights), mean and max, padding_idx and include_last_offset, and the CPU's error
+// (nothing written) for an id out of range and for decreasing offsets.
+TEST(CudaScatter, EmbeddingBagRunsOnTheDevice) {
+  SKIP_WITHOUT_DEVICE();
+  std::vector<float> weight(50 * 8), psw(30);
+  for (std::size_t i = 0; i < weight.size(); ++i) weight[i] = static_cast<float>((i * 29) % 17) * 0.25f - 2.0f;
+  for (std::size_t i = 0; i < psw.size(); ++i) psw[i] = static_cast<float>(i % 5) * 0.5f - 1.0f;
+  std::vector<std::int64_t> ids(30);
+  for (std::size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<std::int64_t>((i * 13) % 50);
+  const std::vector<std::int64_t> offsets = {0, 4, 4, 11, 29};
+  DeviceBytes d_weight(bytes_of(weight)), d_psw(bytes_of(psw)), d_ids(bytes_of(ids)), d_offsets(bytes_of(offsets));
+  const TensorView h_weight(weight.data(), DType::kFloat32, {50, 8}), dev_weight(d_weight.data, DType::kFloat32, {50, 8});
+  struct Call {
+    const char* mode;
+    bool psw, last;
+    int padding;
+  };
+  for (const Call& c : {Call{"sum", true, false, -1}, Call{"mean", false, true, 13}, Call{"max", false, false, 26},
+                        Call{"sum", false, true, -1}}) {
+    SCOPED_TRACE(c.mode);
+    const auto attrs = [&](const TensorView& offs, const TensorView& weights) {
+      Attributes a;
+      a.set_string("mode", c.mode).set_tensor("offsets", offs).set_bool("include_last_offset", c.last);
+      if (c.psw) a.set_tensor("per_sample_weights", weights);
+      if (c.padding >= 0) a.set_int("padding_idx", c.padding);
+      return a;
+    };
+    const Tensor want = run_op("torch.nn.functional.embedding_bag", h_weight, TensorView(ids.data(), DType::kInt64, {30}),
+                               attrs(TensorView(offsets.data(), DType::kInt64, {5}), TensorView(psw.data(), DType::kFloat32, {30})));
+    Lowering l;
+    ASSERT_TRUE(lower_op("torch.nn.functional.embedding_bag", dev_weight, TensorView(d_ids.data, DType::kInt64, {30}),
+                         attrs(TensorView(d_offsets.data, DType::kInt64, {5}), TensorView(d_psw.data, DType::kFloat32, {30})),
+                         &l).ok());
+    DeviceBytes d_out(std::vector<std::byte>(want.nbytes(), std::byte{0x5A}));
+    const Status ran = execute(l, MutableTensorView(d_out.data, DType::kFloat32, want.shape()));
+    ASSERT_TRUE(ran.ok()) << ran.message();
+    const auto got = d_out.download();
+    EXPECT_EQ(std::memcmp(got.data(), want.data(), got.size()), 0);
+  }
+  // An id out of range, decreasing offsets: the CPU lowering's errors, nothing written.
+  std::vector<std::int64_t> bad_ids = ids;
+  bad_ids[17] = 50;
+  const std::vector<std::int64_t> bad_offsets = {0, 9, 4};
+  for (int which = 0; which < 2; ++which) {
+    const std::vector<std::int64_t>& i = which == 0 ? bad_ids : ids;
+    const std::vector<std::int64_t>& o = which == 0 ? std::vector<std::int64_t>{0, 10} : bad_offsets;
+    DeviceBytes d_i(bytes_of(i)), d_o(bytes_of(o));
+    const auto attrs = [&](const TensorView& offs) {
+      Attributes a;
+      a.set_string("mode", "sum").set_tensor("offsets", offs);
+      return a;
+    };
+    const Dims o_shape{static_cast<std::int64_t>(o.size())};
+    Lowering read, l;
+    const Status want = lower_op("torch.nn.functional.embedding_bag", h_weight, TensorView(i.data(), DType::kInt64, {30}),
+                                 attrs(TensorView(o.data(), DType::kInt64, o_shape)), &read);
+    ASSERT_FALSE(want.ok());
+    ASSERT_TRUE(lower_op("torch.nn.functional.embedding_bag", dev_weight, TensorView(d_i.data, DType::kInt64, {30}),
+                         attrs(TensorView(d_o.data, DType::kInt64, o_shape)), &l).ok());
+    DeviceBytes d_out(std::vector<std::byte>(static_cast<std::size_t>(o.size()) * 8 * 4, std::byte{0x5A}));
+    const Status got = execute(l, MutableTensorView(d_out.data, DType::kFloat32, {static_cast<std::int64_t>(o.size()), 8}));
+    EXPECT_EQ(got.code(), want.code());
+    EXPECT_EQ(got.message(), want.message());
+    for (std::byte b : d_out.download()) ASSERT_EQ(b, std::byte{0x5A});
+  }
+}
+
 }  // namespace
 }  // namespace multigather
 

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -63,6 +64,15 @@ struct GatheredRows {
   TensorView scale;                      // [N] of table's dtype, or no data
   std::shared_ptr<Tensor> owned_scale;   // scale's copy when the framework's was not a vector view
   std::int64_t skip_row = -1;
+  /// On a CUDA device the lowering reads nothing: rows and bag_starts stay empty, and the CUDA
+  /// engine reads the framework's ids (input, [N] or [B, L]) and offsets ([K], no data for a 2-D
+  /// input) itself, into B bags (kernels/gathered_bags.hpp). A failed check there is worded by
+  /// check_values (the CPU lowering's checks) from host copies of ids and offsets.
+  TensorView ids;
+  TensorView offsets;
+  bool include_last_offset = false;
+  std::int64_t bags = 0;
+  std::function<Status(const TensorView& ids, const TensorView* offsets)> check_values;
 };
 
 /// Each update row's bag (B for a row in no bag or equal to skip_row): the core scatter's

@@ -62,6 +62,12 @@ class Engine {
   virtual Status scatter_validated(const TensorView& input, const TensorView& indices, const MutableTensorView& output,
                                    const ValidatedScatter& call, const ScatterOptions& options, const TensorView* base,
                                    const MutableTensorView* base_output, bool keep_output) const = 0;
+  /// The gathered rows of segment op `l` (Lowering::gathered: embedding_bag) reduced into `bags`
+  /// ([B, D] of the table's dtype, checked by the caller): the CPU engine's fused kernels
+  /// (kernels/cpu/gathered_segments.cpp), or the CUDA engine's passes of kernels/gathered_bags.hpp
+  /// (bag starts and ids checked on the device first: a failure is GatheredRows::check_values'
+  /// message from host copies of ids and offsets, returned before anything is written).
+  virtual Status gathered(const Lowering& l, const MutableTensorView& bags, int num_threads) const = 0;
   /// An out-of-range status of this engine's core call of `l`, named in the framework's terms
   /// (describe_out_of_range; the CUDA engine reads the indices it names back to the host).
   virtual Status describe_out_of_range(const Lowering& l, const Status& core) const = 0;

@@ -4,10 +4,12 @@
 #include <cstring>
 #include <new>
 #include <string>
+#include <vector>
 
 #include "api/engine.hpp"
 #include "kernels/cpu/run_validated.hpp"
 #include "kernels/cpu/scatter_engine.hpp"
+#include "kernels/gathered_bags.hpp"
 #include "kernels/updates_step.hpp"
 #include "plan/index_errors.hpp"
 
@@ -83,6 +85,28 @@ class CpuEngine final : public Engine {
   Status run_updates_step(const UpdatesStepParams& p, DType dtype, bool negate) const override {
     visit_updates_step(dtype, negate, [&]<class Op>() { updates_step_thread<Op>(p, 0, 1); });
     return Status::Ok();
+  }
+
+  Status gathered(const Lowering& l, const MutableTensorView& bags, int num_threads) const override {
+    const GatheredRows& g = *l.gathered;
+    if (g.check_values) {  // described for the device: its passes, here in loops
+      std::vector<std::int64_t> rows(static_cast<std::size_t>(g.ids.numel())), starts(static_cast<std::size_t>(g.bags) + 1);
+      std::uint32_t failed = 0;
+      const BagIndexParams p = bag_index_params(g, rows.data(), starts.data(), &failed);
+      bag_starts_thread(p, 0, 1);
+      bag_rows_thread(p, 0, 1);
+      if (failed != 0) {
+        const Status s = g.check_values(g.ids, g.offsets.data != nullptr ? &g.offsets : nullptr);
+        return s.ok() ? Status(StatusCode::kInternal, l.op + ": a failed check that the lowering's does not find") : s;
+      }
+      const GatheredBagsParams q =
+          gathered_bags_params(g, rows.data(), starts.data(), bags, l.mean_by_count, l.reduction == Reduction::kMax);
+      if (visit_gathered_bags(g.table.dtype, [&]<class E>() { gathered_bags_thread<E>(q, 0, 1); })) return Status::Ok();
+    } else if (run_gathered_segments(gathered_call(l), bags, num_threads)) {
+      return Status::Ok();
+    }
+    return Status(StatusCode::kInternal, l.op + ": no fused kernel for " + std::string(dtype_name(bags.dtype)) +
+                                             " (or out of memory for its accumulators)");
   }
 
   Status prod_gradient(const ProdGradientParams& p, DType dtype, bool zeros_step) const override {

@@ -92,6 +92,28 @@ class CudaEngine final : public Engine {
     return cuda_updates_step(p, dtype, negate, context_.stream);
   }
 
+  Status gathered(const Lowering& l, const MutableTensorView& bags, int) const override {
+    const GatheredRows& g = *l.gathered;
+    if (!g.check_values) {  // a lowering of host values, or of shapes alone
+      return InvalidArgument(l.op + ": the lowering read its ids on the host; on a CUDA device lower the call "
+                             "with the device's operands");
+    }
+    bool failed = false;
+    MULTIGATHER_RETURN_IF_ERROR(cuda_gathered_bags(g, bags, l.mean_by_count, l.reduction == Reduction::kMax, &failed,
+                                                   context_.stream));
+    if (!failed) return Status::Ok();
+    // The words of the failure: the lowering's checks on host copies.
+    std::vector<std::byte> ids_bytes, offsets_bytes;
+    TensorView ids, offsets;
+    MULTIGATHER_RETURN_IF_ERROR(copy_view_to_host(g.ids, &ids_bytes, &ids));
+    const bool has_offsets = g.offsets.data != nullptr;
+    if (has_offsets) MULTIGATHER_RETURN_IF_ERROR(copy_view_to_host(g.offsets, &offsets_bytes, &offsets));
+    const Status s = g.check_values(ids, has_offsets ? &offsets : nullptr);
+    if (!s.ok()) return s;
+    return Status(StatusCode::kInternal, l.op + ": the device found a bad id or offset that the host's check does not "
+                                         "(please report this bug)");
+  }
+
   Status prod_gradient(const ProdGradientParams& p, DType dtype, bool zeros_step) const override {
     return cuda_prod_gradient(p, dtype, zeros_step, context_.stream);
   }

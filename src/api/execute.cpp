@@ -140,27 +140,24 @@ Status divide_by_update_count(const Lowering& l, const MutableTensorView& core, 
 // pass per bag (kernels/cpu/gathered_segments.cpp). The lowering checked the row ids; the output
 // is checked here, so a failed call writes nothing.
 Status run_gathered(const Lowering& l, const MutableTensorView& core, const ScatterOptions& options,
-                    std::string_view output_name) {
+                    std::string_view output_name, const Engine& engine) {
   const GatheredRows& g = *l.gathered;
   // The core output is [B, 1.., D] (the block recipe's unit dimensions): the kernel's [B, D].
   const int r = core.rank();
+  const std::int64_t bags = g.check_values ? g.bags : static_cast<std::int64_t>(g.bag_starts.size()) - 1;
   if (r < 2 || core.dtype != g.table.dtype || core.numel() != core.shape[0] * core.shape[r - 1] ||
-      g.bag_starts.size() != static_cast<std::size_t>(core.shape[0]) + 1) {
+      bags != core.shape[0]) {
     return Status(StatusCode::kInternal, l.op + ": the gathered rows' output " + to_string(core.shape) +
                                              " is not [B, D] of the table's dtype");
   }
-  const MutableTensorView bags(core.data, core.dtype, Dims{core.shape[0], core.shape[r - 1]},
-                               Dims{core.strides[0], core.strides[r - 1]});
-  if (views_overlap(bags, g.table) || (g.scale.data != nullptr && views_overlap(bags, g.scale))) {
+  const MutableTensorView bags_view(core.data, core.dtype, Dims{core.shape[0], core.shape[r - 1]},
+                                    Dims{core.strides[0], core.strides[r - 1]});
+  if (views_overlap(bags_view, g.table) || (g.scale.data != nullptr && views_overlap(bags_view, g.scale))) {
     return InvalidArgument(std::string(output_name) + " overlaps weight or per_sample_weights (the output cannot "
                            "be memory the op reads)");
   }
-  if (bags.numel() == 0) return Status::Ok();
-  if (!detail::run_gathered_segments(detail::gathered_call(l), bags, options.num_threads)) {
-    return Status(StatusCode::kInternal, l.op + ": no fused kernel for " + std::string(dtype_name(g.table.dtype)) +
-                                             " (or out of memory for its accumulators)");
-  }
-  return Status::Ok();
+  if (bags_view.numel() == 0) return Status::Ok();
+  return engine.gathered(l, bags_view, options.num_threads);
 }
 
 // The validated scatter's combine on the engine (then a mean's division), with the framework's
@@ -197,7 +194,7 @@ Status run_scatter_core(const Lowering& l, const MutableTensorView& core, const 
   if (cuda && l.mean_by_count && !detail::cuda_has_division(l.updates.dtype, l.sqrt_count)) {  // before any write
     return mean_needs_division(l, l.updates.dtype);
   }
-  if (l.gathered != nullptr) return run_gathered(l, core, options, output_name);
+  if (l.gathered != nullptr) return run_gathered(l, core, options, output_name, engine);
   // The operands once: G is the lowering's (inferred when it was made); execute_alloc passes the
   // check it made before allocating (`checked`).
   detail::ValidatedScatter call;

@@ -433,7 +433,13 @@ Status segment_vjp(const Lowering& l, const TensorView* data, int batch_rank, co
 /// the first row of the bag holding the max of column f, 0 for the others), fused in one pass.
 Status gathered_vjp(const Lowering& l, const TensorView* input, int batch_rank, const TensorView& grad_output,
                     const MutableTensorView& grad_input, const Engine& engine) {
-  if (engine.cuda() || batch_rank != 0) {
+  if (engine.cuda()) {
+    return Status(StatusCode::kInvalidArgument,
+                  l.op + ": its gradient runs on the CPU engine only in this version (its forward runs on the CUDA "
+                  "device; differentiate it with CPU tensors)",
+                  StatusReason::kNotImplemented);
+  }
+  if (batch_rank != 0) {
     return InvalidArgument(l.op + ": its gradient runs unbatched on the CPU engine only in this version");
   }
   detail::GatheredSegmentsCall call = detail::gathered_call(l);

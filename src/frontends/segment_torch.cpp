@@ -294,6 +294,10 @@ Status sample_weights(const Lowering& l, const TensorView& psw, const TensorView
     g->scale = TensorView(nullptr, psw.dtype, Dims{n});
     return Status::Ok();
   }
+  if (l.device == Device::kCUDA) {
+    return InvalidArgument(l.op + ": per_sample_weights of shape " + to_string(psw.shape) + " and strides " +
+                           to_string(psw.strides) + " is not one vector of rows; on a CUDA device pass it contiguous");
+  }
   g->owned_scale = std::make_shared<Tensor>(psw.dtype, Dims{n});
   const std::size_t es = element_size(psw.dtype);
   auto* dst = static_cast<std::byte*>(g->owned_scale->data());
@@ -436,12 +440,28 @@ Status bag_starts_of(const Lowering& l, const TensorView& input, const TensorVie
   return Status::Ok();
 }
 
+/// PyTorch's checks of embedding_bag's offsets and ids, read in host memory, into g's bag_starts
+/// and rows: the CPU lowering's, and the words of a failure the CUDA engine found
+/// (GatheredRows::check_values).
+Status bag_values(const Lowering& l, const TensorView& input, const TensorView* offsets, bool include_last_offset,
+                  std::int64_t v_size, GatheredRows* g) {
+  MULTIGATHER_RETURN_IF_ERROR(bag_starts_of(l, input, offsets, include_last_offset, &g->bag_starts));
+  std::int64_t bad = -1;
+  table_rows(input, v_size, g, &bad);
+  if (bad < 0) return Status::Ok();
+  const std::int64_t at = input.rank() == 2 ? bad / input.shape[1] : bad;
+  const std::string where = input.rank() == 2 ? str(at) + "," + str(bad % input.shape[1]) : str(at);
+  const std::int64_t stride_at = input.rank() == 2 ? at * input.strides[0] + (bad % input.shape[1]) * input.strides[1]
+                                                   : at * input.strides[0];
+  const auto* p = static_cast<const std::byte*>(input.data) + stride_at * static_cast<std::int64_t>(element_size(input.dtype));
+  return OutOfRange(l.op + ": input[" + where + "] = " + index_text(read_index_value(p, input.dtype)) +
+                    " is out of range [0, " + str(v_size) + ") (index out of range in self: the rows of weight)");
+}
+
 }  // namespace
 
 Status torch_embedding_bag(const TensorView& weight, const TensorView& input, const AttributeValues& a, Lowering* out) {
   MULTIGATHER_RETURN_IF_ERROR(begin_segment("torch.nn.functional.embedding_bag", weight, input, out));
-  MULTIGATHER_RETURN_IF_ERROR(host_values_only(*out, "the values of input and offsets (the fused gather and "
-                                               "reduction runs on the CPU engine only)", "copy them to the host"));
   MULTIGATHER_RETURN_IF_ERROR(check_dtype(out->op, "weight", weight.dtype,
                                           {DType::kFloat16, DType::kBFloat16, DType::kFloat32, DType::kFloat64}));
   // PyTorch 2.15's CPU embedding_bag takes int8, uint8 and int16 ids too (not int32's unsigned
@@ -497,28 +517,29 @@ Status torch_embedding_bag(const TensorView& weight, const TensorView& input, co
   TensorView ids(nullptr, DType::kInt64, Dims{n});
   // Values are known where there is data, or nothing to read (an empty tensor's data may be null).
   const auto known = [](const TensorView* t) { return t == nullptr || t->data != nullptr || t->numel() == 0; };
-  const bool have_values = known(&input) && known(offsets);
+  const bool on_device = out->device == Device::kCUDA;  // the CUDA engine reads and checks them
+  const bool have_values = !on_device && known(&input) && known(offsets);
   if (have_values) {
-    MULTIGATHER_RETURN_IF_ERROR(bag_starts_of(*out, input, offsets, include_last_offset, &g->bag_starts));
+    MULTIGATHER_RETURN_IF_ERROR(bag_values(*out, input, offsets, include_last_offset, v_size, g.get()));
     bags = static_cast<std::int64_t>(g->bag_starts.size()) - 1;
-    std::int64_t bad = -1;
-    table_rows(input, v_size, g.get(), &bad);
-    if (bad >= 0) {
-      const std::int64_t at = input.rank() == 2 ? bad / input.shape[1] : bad;
-      const std::string where = input.rank() == 2 ? str(at) + "," + str(bad % input.shape[1]) : str(at);
-      const std::int64_t stride_at = input.rank() == 2 ? at * input.strides[0] + (bad % input.shape[1]) * input.strides[1]
-                                                       : at * input.strides[0];
-      const auto* p = static_cast<const std::byte*>(input.data) +
-                      stride_at * static_cast<std::int64_t>(element_size(input.dtype));
-      return OutOfRange(out->op + ": input[" + where + "] = " + index_text(read_index_value(p, input.dtype)) +
-                        " is out of range [0, " + str(v_size) + ") (index out of range in self: the rows of weight)");
-    }
     // The core indices (each row's bag) stay shapes only: the fused kernel reads bag_starts.
   } else if (input.rank() == 2) {
     bags = input.shape[0];
   } else {
     bags = include_last_offset ? offsets->shape[0] - 1 : offsets->shape[0];
     if (bags < 0) return InvalidArgument(out->op + ": include_last_offset: number of offsets should be at least 1");
+  }
+  if (on_device && known(&input) && known(offsets)) {
+    g->ids = input;
+    if (offsets != nullptr) g->offsets = *offsets;
+    g->include_last_offset = include_last_offset;
+    g->bags = bags;
+    g->check_values = [op = out->op, include_last_offset, v_size](const TensorView& ids, const TensorView* offs) {
+      Lowering words;
+      words.op = op;
+      GatheredRows scratch;
+      return bag_values(words, ids, offs, include_last_offset, v_size, &scratch);
+    };
   }
   Reducer r;
   if (mode == "max") {

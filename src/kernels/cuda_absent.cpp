@@ -71,6 +71,10 @@ Status cuda_updates_step(const UpdatesStepParams&, DType, bool, void*) noexcept 
   return no_cuda_engine();
 }
 
+Status cuda_gathered_bags(const GatheredRows&, const MutableTensorView&, bool, bool, bool*, void*) noexcept {
+  return no_cuda_engine();
+}
+
 Status cuda_prod_gradient(const ProdGradientParams&, DType, bool, void*) noexcept { return no_cuda_engine(); }
 
 Status cuda_segment_ids(SegmentIdsParams, std::uint64_t*, void*) noexcept { return no_cuda_engine(); }

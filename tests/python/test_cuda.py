@@ -378,3 +378,29 @@ def test_segments_from_lengths_offsets_and_indptr_are_computed_on_the_device():
     assert torch.equal(got.cpu(), ts.segment_csr(data, indptr))
     with pytest.raises(ValueError, match=r"lengths\[0,:\] sums to 41, but the data has 40 rows along the axis"):
         mt.segment_reduce(data.cuda(), "sum", lengths=torch.tensor([[10, 31], [40, 0]]).cuda(), axis=1)
+
+
+def test_embedding_bag_forward_runs_on_the_device():
+    # Bag starts and ids checked on the device, then the fused reduction: the CPU's bytes, torch's
+    # own F.embedding_bag on the device as the oracle; a bad id is the CPU's IndexError. (Its
+    # gradient runs on the CPU engine only in this version.)
+    torch = cuda_torch()
+    mt = importlib.import_module("multigather.torch")
+    F = torch.nn.functional
+    gen = torch.Generator(device="cpu").manual_seed(3)
+    weight = torch.randn(50, 8, generator=gen, dtype=torch.float64)
+    ids = torch.randint(0, 50, (30,), generator=gen)
+    offsets = torch.tensor([0, 4, 4, 11, 29])
+    psw = torch.randn(30, generator=gen, dtype=torch.float64)
+    for mode, kw in (("sum", {"per_sample_weights": psw}), ("mean", {"padding_idx": 13}), ("max", {})):
+        got = mt.embedding_bag(ids.cuda(), weight.cuda(), offsets.cuda(), mode=mode,
+                               **{k: v.cuda() if hasattr(v, "cuda") else v for k, v in kw.items()})
+        assert got.is_cuda
+        assert torch.equal(got.cpu(), mt.embedding_bag(ids, weight, offsets, mode=mode, **kw)), mode
+        want = F.embedding_bag(ids.cuda(), weight.cuda(), offsets.cuda(), mode=mode,
+                               **{k: v.cuda() if hasattr(v, "cuda") else v for k, v in kw.items()})
+        torch.testing.assert_close(got, want)
+    bad = ids.clone()
+    bad[17] = 50
+    with pytest.raises(IndexError, match=r"input\[17\] = 50 is out of range \[0, 50\)"):
+        mt.embedding_bag(bad.cuda(), weight.cuda(), offsets.cuda(), mode="sum")

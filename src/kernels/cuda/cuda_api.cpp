@@ -15,6 +15,7 @@
 #include "kernels/cpu/run_validated.hpp"
 
 #include "kernels/cuda/divide_kernel.hpp"
+#include "kernels/cuda/gathered_bags_kernel.hpp"
 #include "kernels/cuda/segment_ids_kernel.hpp"
 #include "kernels/cuda/updates_step_kernel.hpp"
 #include "kernels/cuda/gather_kernel.hpp"
@@ -639,6 +640,45 @@ Status cuda_updates_step(const UpdatesStepParams& p, DType dtype, bool negate, v
   const std::initializer_list<Operand> operands = {{p.to, "updates step", true}, {p.from, "updates", true}};
   return on_device_of(operands, "updates step kernel launch", [&](int multiprocessors) {
     return launch_updates_step(p, dtype, negate, multiprocessors, static_cast<cudaStream_t>(stream));
+  });
+}
+
+Status cuda_gathered_bags(const GatheredRows& g, const MutableTensorView& bags, bool mean, bool max, bool* failed,
+                          void* stream) noexcept {
+  *failed = false;
+  if (!visit_gathered_bags(g.table.dtype, []<class E>() {})) {
+    return InvalidArgument("embedding_bag: weight dtype " + std::string(dtype_name(g.table.dtype)) +
+                           " has no fused kernel on the device");
+  }
+  const std::int64_t n = g.ids.numel();
+  const std::initializer_list<Operand> operands = {
+      {bags.data, "output", bags.numel() > 0}, {g.table.data, "weight", g.table.numel() > 0},
+      {g.ids.data, "input", n > 0}, {g.offsets.data, "offsets", g.offsets.data != nullptr && g.offsets.numel() > 0},
+      {g.scale.data, "per_sample_weights", g.scale.data != nullptr && n > 0}};
+  return on_device_of(operands, "embedding_bag", [&](int multiprocessors) -> Status {
+    const auto cuda_stream = static_cast<cudaStream_t>(stream);
+    // rows [N] and bag_starts [B + 1] (int64), then the checks' flag
+    StreamBuffer scratch(cuda_stream);
+    const std::size_t index_bytes = static_cast<std::size_t>(n + g.bags + 1) * 8;
+    cudaError_t error = scratch.allocate(index_bytes + 8);
+    if (error == cudaSuccess) error = cudaMemsetAsync(scratch.get() + index_bytes, 0, 4, cuda_stream);
+    if (error != cudaSuccess) return cuda_failure(error, "allocation of embedding_bag's rows and bag starts");
+    auto* rows = reinterpret_cast<std::int64_t*>(scratch.get());
+    auto* starts = rows + n;
+    auto* flag = reinterpret_cast<std::uint32_t*>(scratch.get() + index_bytes);
+    error = launch_bag_index(bag_index_params(g, rows, starts, flag), multiprocessors, cuda_stream);
+    if (error != cudaSuccess) return cuda_failure(error, "embedding_bag check kernel launch");
+    std::uint32_t host_flag = 0;
+    error = cudaMemcpyAsync(&host_flag, flag, 4, cudaMemcpyDeviceToHost, cuda_stream);
+    if (error == cudaSuccess) error = cudaStreamSynchronize(cuda_stream);
+    if (error != cudaSuccess) return cuda_failure(error, "read of embedding_bag's check flag");
+    if (host_flag != 0) {
+      *failed = true;
+      return Status::Ok();
+    }
+    error = launch_gathered_bags(gathered_bags_params(g, rows, starts, bags, mean, max), g.table.dtype,
+                                 multiprocessors, cuda_stream);
+    return error == cudaSuccess ? Status::Ok() : cuda_failure(error, "embedding_bag kernel launch");
   });
 }
 

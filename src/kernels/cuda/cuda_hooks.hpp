@@ -10,6 +10,7 @@
 
 #include "core/device_memory.hpp"  // is_cuda_pointer
 #include "kernels/prod_gradient.hpp"  // ProdGradientParams
+#include "multigather/lowering.hpp"  // GatheredRows
 #include "kernels/segment_ids.hpp"   // SegmentIdsParams
 #include "kernels/updates_step.hpp"  // UpdatesStepParams
 #include "multigather/cuda.hpp"
@@ -108,6 +109,13 @@ Status cuda_positions_where(const std::int64_t* flag, std::int64_t none, std::in
                             void* stream) noexcept;
 /// flag[p] = at[p] == p ? 1 : 0.
 Status cuda_at_itself(const std::int64_t* at, std::int64_t* flag, std::int64_t count, void* stream) noexcept;
+
+/// embedding_bag on the device (kernels/gathered_bags.hpp): g's ids and offsets (device memory)
+/// into bag starts and table rows, checked; then, unless *failed (a check failed: nothing
+/// written), g's table rows reduced into `bags` ([B, D], device memory). Synchronizes `stream`
+/// once, to read the checks' flag.
+Status cuda_gathered_bags(const GatheredRows& g, const MutableTensorView& bags, bool mean, bool max, bool* failed,
+                          void* stream) noexcept;
 
 /// A segment product's gradient step (kernels/prod_gradient.hpp: the zeros step, else the
 /// derivative step) over p's elements of `dtype` (device memory); InvalidArgument for a dtype
