@@ -101,9 +101,9 @@ TEST(CudaVjpOnHost, SegmentTieKernelsOverTheLaunchedGrid) {
       put(y, b[p]);
     }
     std::vector<std::int64_t> tie(count, -7);
-    ASSERT_TRUE(detail::visit_tie_load(dtype, [&]<class Load>() {
+    ASSERT_TRUE(detail::visit_floating(dtype, [&]<class E>() {
       each_thread(count, 2, [&](std::int64_t t, std::int64_t threads) {
-        detail::ties_thread<Load>(x.data(), y.data(), tie.data(), count, t, threads);
+        detail::ties_thread<E>(x.data(), y.data(), tie.data(), count, t, threads);
       });
     }));
     for (std::int64_t p = 0; p < count; ++p) ASSERT_EQ(tie[p], a[p] == b[p] ? 1 : 0) << p;
@@ -118,7 +118,7 @@ TEST(CudaVjpOnHost, SegmentTieKernelsOverTheLaunchedGrid) {
     });
     for (std::int64_t p = 0; p < count; ++p) ASSERT_EQ(first[p], where[p] == p ? 1 : 0);
   }
-  EXPECT_FALSE(detail::visit_tie_load(DType::kInt32, []<class Load>() {}));
+  EXPECT_FALSE(detail::visit_floating(DType::kInt32, []<class E>() {}));
 }
 
 template <int Bytes>

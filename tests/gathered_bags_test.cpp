@@ -134,7 +134,7 @@ bool run_on_grid(const GatheredRows& g, const MutableTensorView& out, bool mean,
   for (std::int64_t t = threads - 1; t >= 0; --t) detail::bag_rows_thread(p, t, threads);
   if (failed != 0) return false;
   const detail::GatheredBagsParams q = detail::gathered_bags_params(g, rows.data(), starts.data(), out, mean, max);
-  EXPECT_TRUE(detail::visit_gathered_bags(g.table.dtype, [&]<class E>() {
+  EXPECT_TRUE(detail::visit_floating(g.table.dtype, [&]<class E>() {
     for (std::int64_t t = threads - 1; t >= 0; --t) detail::gathered_bags_thread<E>(q, t, threads);
   }));
   return true;

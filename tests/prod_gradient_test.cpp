@@ -90,14 +90,14 @@ void check_against_the_rule(std::mt19937_64& rng) {
 
 TEST(ProdGradient, OverALaunchedGridEqualsTensorFlowsRuleRoundedOnce) {
   std::mt19937_64 rng(test::run_seed() + 29);
-  check_against_the_rule<float, detail::prod_gradient::Plain<float>>(rng);
-  check_against_the_rule<double, detail::prod_gradient::Plain<double>>(rng);
-  check_against_the_rule<_Float16, detail::prod_gradient::Bits16<false>>(rng);
+  check_against_the_rule<float, detail::floating::Plain<float>>(rng);
+  check_against_the_rule<double, detail::floating::Plain<double>>(rng);
+  check_against_the_rule<_Float16, detail::floating::Bits16<false>>(rng);
 }
 
 TEST(ProdGradient, BFloat16OverALaunchedGridEqualsTheOneLoop) {
   std::mt19937_64 rng(test::run_seed() + 31);
-  using E = detail::prod_gradient::Bits16<true>;
+  using E = detail::floating::Bits16<true>;
   for (std::int64_t threads : {3, 64}) {
     // bfloat16 bits of small multiples of 0.25 (their upper halves of float32)
     Arrays<float> f = random_arrays<float>(rng, 200);

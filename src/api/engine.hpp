@@ -114,7 +114,7 @@ class Engine {
   /// flag[p] = at[p] == p ? 1 : 0.
   virtual Status at_itself(const std::int64_t* at, std::int64_t* flag, std::int64_t count) const = 0;
   /// A segment product's gradient step (kernels/prod_gradient.hpp: the zeros step, else the
-  /// derivative step) over p's elements of floating `dtype` (one visit_prod_gradient has).
+  /// derivative step) over p's elements of floating `dtype` (one visit_floating has).
   virtual Status prod_gradient(const ProdGradientParams& p, DType dtype, bool zeros_step) const = 0;
   /// Element p of `grad` zeroed unless won[p] == p.
   virtual Status keep_winners(void* grad, DType dtype, const std::int64_t* won, std::int64_t count) const = 0;

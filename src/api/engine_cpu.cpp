@@ -101,7 +101,7 @@ class CpuEngine final : public Engine {
       }
       const GatheredBagsParams q =
           gathered_bags_params(g, rows.data(), starts.data(), bags, l.mean_by_count, l.reduction == Reduction::kMax);
-      if (visit_gathered_bags(g.table.dtype, [&]<class E>() { gathered_bags_thread<E>(q, 0, 1); })) return Status::Ok();
+      if (visit_floating(g.table.dtype, [&]<class E>() { gathered_bags_thread<E>(q, 0, 1); })) return Status::Ok();
     } else if (run_gathered_segments(gathered_call(l), bags, num_threads)) {
       return Status::Ok();
     }
@@ -110,7 +110,7 @@ class CpuEngine final : public Engine {
   }
 
   Status prod_gradient(const ProdGradientParams& p, DType dtype, bool zeros_step) const override {
-    visit_prod_gradient(dtype, [&]<class E>() {
+    visit_floating(dtype, [&]<class E>() {
       if (zeros_step) {
         prod_zeros_thread<E>(p, 0, 1);
       } else {

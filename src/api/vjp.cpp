@@ -244,7 +244,7 @@ Status no_gradient_for(const Lowering& l, DType dtype) {
 Status segment_prod_vjp(const Lowering& l, const std::byte* data_g, const TensorView& grad_output,
                         const MutableTensorView& grad_data, const Engine& engine) {
   const DType dtype = grad_output.dtype;
-  if (!visit_prod_gradient(dtype, []<class E>() {})) return no_gradient_for(l, dtype);
+  if (!visit_floating(dtype, []<class E>() {})) return no_gradient_for(l, dtype);
   const Dims& g_shape = l.shape.output_shape;
   const void* near = grad_data.data;
   ProdGradientParams p;

@@ -15,8 +15,9 @@
 
 #include <cstdint>
 
-#include "core/float16_bits.hpp"
 #include "core/host_device.hpp"
+#include "kernels/combine.hpp"  // mul_rn, add_rn
+#include "kernels/floating_element.hpp"  // visit_floating: the table dtypes it has
 #include "multigather/dtype.hpp"
 
 namespace multigather {
@@ -88,51 +89,6 @@ MULTIGATHER_HOST_DEVICE inline void raise(std::uint32_t* failed) {
 #endif
 }
 
-// Each product, sum and quotient rounded on its own (no contraction on the device either), in
-// float or double.
-template <class T>
-MULTIGATHER_HOST_DEVICE inline T mul(T a, T b) {
-#if defined(__CUDA_ARCH__)
-  if constexpr (sizeof(T) == 4) return __fmul_rn(a, b); else return __dmul_rn(a, b);
-#else
-  return a * b;
-#endif
-}
-template <class T>
-MULTIGATHER_HOST_DEVICE inline T add(T a, T b) {
-#if defined(__CUDA_ARCH__)
-  if constexpr (sizeof(T) == 4) return __fadd_rn(a, b); else return __dadd_rn(a, b);
-#else
-  return a + b;
-#endif
-}
-template <class T>
-MULTIGATHER_HOST_DEVICE inline T div(T a, T b) {
-#if defined(__CUDA_ARCH__)
-  if constexpr (sizeof(T) == 4) return __fdiv_rn(a, b); else return __ddiv_rn(a, b);
-#else
-  return a / b;
-#endif
-}
-
-/// float32 / float64: accumulated in the type itself.
-template <class T>
-struct Plain {
-  using Stored = T;
-  using Acc = T;
-  MULTIGATHER_HOST_DEVICE static Acc load(T v) { return v; }
-  MULTIGATHER_HOST_DEVICE static T store(Acc v) { return v; }
-};
-
-/// float16 (Brain = false) / bfloat16 bits: accumulated in float32, rounded once when stored.
-template <bool Brain>
-struct Bits16 {
-  using Stored = std::uint16_t;
-  using Acc = float;
-  MULTIGATHER_HOST_DEVICE static Acc load(std::uint16_t b) { return Brain ? bfloat16_bits_to_float(b) : half_bits_to_float(b); }
-  MULTIGATHER_HOST_DEVICE static std::uint16_t store(Acc v) { return Brain ? float_to_bfloat16_bits(v) : float_to_half_bits(v); }
-};
-
 }  // namespace gathered_bags
 
 /// Pass 1 over b = thread, thread + threads, ... <= B: bag_starts[b], and PyTorch's checks of
@@ -191,7 +147,8 @@ MULTIGATHER_HOST_DEVICE inline void gathered_bags_thread(const GatheredBagsParam
       if (p.max) {
         if (count == 0 || x > acc) acc = x;  // PyTorch's rule: a NaN after the first row never wins
       } else {
-        acc = gathered_bags::add(acc, scale != nullptr ? gathered_bags::mul(E::load(scale[n * p.scale_stride]), x) : x);
+        // each product and sum rounded on its own (combine.hpp's: no contraction on the device)
+        acc = combine::add_rn(acc, scale != nullptr ? combine::mul_rn(E::load(scale[n * p.scale_stride]), x) : x);
       }
       ++count;
     }
@@ -199,20 +156,8 @@ MULTIGATHER_HOST_DEVICE inline void gathered_bags_thread(const GatheredBagsParam
     if (count == 0) {
       o = E::store(Acc(0));
     } else {
-      o = E::store(p.mean ? gathered_bags::div(acc, static_cast<Acc>(count)) : acc);
+      o = E::store(p.mean ? acc / static_cast<Acc>(count) : acc);  // IEEE division on the device too
     }
-  }
-}
-
-/// fn.template operator()<E>() for the table's `dtype`; false for one without the kernel.
-template <class Fn>
-bool visit_gathered_bags(DType dtype, Fn&& fn) {
-  switch (dtype) {
-    case DType::kFloat32: fn.template operator()<gathered_bags::Plain<float>>(); return true;
-    case DType::kFloat64: fn.template operator()<gathered_bags::Plain<double>>(); return true;
-    case DType::kFloat16: fn.template operator()<gathered_bags::Bits16<false>>(); return true;
-    case DType::kBFloat16: fn.template operator()<gathered_bags::Bits16<true>>(); return true;
-    default: return false;
   }
 }
 

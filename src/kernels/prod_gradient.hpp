@@ -11,9 +11,8 @@
 
 #include <cstdint>
 
-#include "core/float16_bits.hpp"
 #include "core/host_device.hpp"
-#include "multigather/dtype.hpp"
+#include "kernels/floating_element.hpp"  // visit_floating: the dtypes it has
 
 namespace multigather::detail {
 
@@ -30,31 +29,6 @@ struct ProdGradientParams {
   const std::int64_t* zero_count = nullptr;   // its segment's zeros
 };
 
-namespace prod_gradient {
-
-/// float / double: loaded and stored through double.
-template <class T>
-struct Plain {
-  using Stored = T;
-  MULTIGATHER_HOST_DEVICE static double load(T v) { return static_cast<double>(v); }
-  MULTIGATHER_HOST_DEVICE static T store(double v) { return static_cast<T>(v); }
-};
-
-/// float16 (Brain = false) / bfloat16 bits: loaded exactly, stored through float32.
-template <bool Brain>
-struct Bits16 {
-  using Stored = std::uint16_t;
-  MULTIGATHER_HOST_DEVICE static double load(std::uint16_t b) {
-    return static_cast<double>(Brain ? bfloat16_bits_to_float(b) : half_bits_to_float(b));
-  }
-  MULTIGATHER_HOST_DEVICE static std::uint16_t store(double v) {
-    const float f = static_cast<float>(v);
-    return Brain ? float_to_bfloat16_bits(f) : float_to_half_bits(f);
-  }
-};
-
-}  // namespace prod_gradient
-
 /// The zeros step over elements thread, thread + threads, ...
 template <class E>
 MULTIGATHER_HOST_DEVICE inline void prod_zeros_thread(const ProdGradientParams& p, std::int64_t thread,
@@ -65,7 +39,7 @@ MULTIGATHER_HOST_DEVICE inline void prod_zeros_thread(const ProdGradientParams& 
   for (std::int64_t i = thread; i < p.n; i += threads) {
     const bool zero = E::load(data[i]) == 0;
     p.zeros[i] = zero ? 1 : 0;
-    non_zero[i] = zero ? E::store(1.0) : data[i];
+    non_zero[i] = zero ? E::store(1) : data[i];
   }
 }
 
@@ -79,21 +53,11 @@ MULTIGATHER_HOST_DEVICE inline void prod_derivative_thread(const ProdGradientPar
   const T* others = static_cast<const T*>(p.others);
   T* grad = static_cast<T*>(p.grad);
   for (std::int64_t i = thread; i < p.n; i += threads) {
-    const double x = E::load(data[i]);
-    const double derivative = p.zero_count[i] > 1 ? 0.0 : x == 0 ? E::load(others[i]) : E::load(product[i]) / x;
-    grad[i] = E::store(E::load(grad[i]) * derivative);
-  }
-}
-
-/// fn.template operator()<E>() for `dtype`; false for a dtype without a gradient.
-template <class Fn>
-bool visit_prod_gradient(DType dtype, Fn&& fn) {
-  switch (dtype) {
-    case DType::kFloat32: fn.template operator()<prod_gradient::Plain<float>>(); return true;
-    case DType::kFloat64: fn.template operator()<prod_gradient::Plain<double>>(); return true;
-    case DType::kFloat16: fn.template operator()<prod_gradient::Bits16<false>>(); return true;
-    case DType::kBFloat16: fn.template operator()<prod_gradient::Bits16<true>>(); return true;
-    default: return false;
+    using Acc = typename E::Acc;
+    const auto at = [](T v) { return static_cast<double>(E::load(v)); };
+    const double x = at(data[i]);
+    const double derivative = p.zero_count[i] > 1 ? 0.0 : x == 0 ? at(others[i]) : at(product[i]) / x;
+    grad[i] = E::store(static_cast<Acc>(at(grad[i]) * derivative));
   }
 }
 

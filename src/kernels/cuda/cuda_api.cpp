@@ -21,7 +21,7 @@
 #include "kernels/cuda/gather_kernel.hpp"
 #include "kernels/cuda/scatter_kernel.hpp"
 #include "kernels/cuda/vjp_kernel.hpp"
-#include "kernels/cuda/vjp_rows.hpp"  // visit_tie_load
+#include "kernels/cuda/vjp_rows.hpp"  // visit_floating
 #include "kernels/reference/reference.hpp"
 #include "multigather/cuda.hpp"
 #include "plan/plan.hpp"
@@ -646,7 +646,7 @@ Status cuda_updates_step(const UpdatesStepParams& p, DType dtype, bool negate, v
 Status cuda_gathered_bags(const GatheredRows& g, const MutableTensorView& bags, bool mean, bool max, bool* failed,
                           void* stream) noexcept {
   *failed = false;
-  if (!visit_gathered_bags(g.table.dtype, []<class E>() {})) {
+  if (!visit_floating(g.table.dtype, []<class E>() {})) {
     return InvalidArgument("embedding_bag: weight dtype " + std::string(dtype_name(g.table.dtype)) +
                            " has no fused kernel on the device");
   }
@@ -683,7 +683,7 @@ Status cuda_gathered_bags(const GatheredRows& g, const MutableTensorView& bags, 
 }
 
 Status cuda_prod_gradient(const ProdGradientParams& p, DType dtype, bool zeros_step, void* stream) noexcept {
-  if (!visit_prod_gradient(dtype, []<class E>() {})) {
+  if (!visit_floating(dtype, []<class E>() {})) {
     return InvalidArgument("a segment product's gradient: dtype " + std::string(dtype_name(dtype)) +
                            " is not a floating type");
   }
@@ -727,7 +727,7 @@ Status cuda_fill(void* data, std::int64_t count, std::size_t element_bytes, cons
 
 Status cuda_ties(const void* data, const void* picked, DType dtype, std::int64_t* tie, std::int64_t count,
                  void* stream) noexcept {
-  if (!visit_tie_load(dtype, []<class Load>() {})) {
+  if (!visit_floating(dtype, []<class E>() {})) {
     return InvalidArgument("ties: dtype " + std::string(dtype_name(dtype)) + " is not a floating type");
   }
   if (count <= 0) return Status::Ok();

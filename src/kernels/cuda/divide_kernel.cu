@@ -4,15 +4,14 @@
 
 #include "kernels/cuda/divide_kernel.hpp"
 #include "kernels/cuda/divide_rows.hpp"
-#include "kernels/cuda/vjp_rows.hpp"  // elementwise_blocks
+#include "kernels/cuda/elementwise_launch.hpp"
 
 namespace multigather::detail {
 namespace {
 
 template <class Op>
 __global__ void __launch_bounds__(kThreadsPerBlock) divide_kernel(const __grid_constant__ CudaDivideParams p) {
-  divide_thread<Op>(p, static_cast<std::int64_t>(blockIdx.x) * kThreadsPerBlock + threadIdx.x,
-                    static_cast<std::int64_t>(gridDim.x) * kThreadsPerBlock);
+  divide_thread<Op>(p, grid_thread(), grid_threads());
 }
 
 }  // namespace
@@ -23,9 +22,7 @@ cudaError_t launch_divide(const CudaDivideParams& p, DType dtype, int multiproce
   if (!visit_divide(dtype, p.sqrt_count, [&]<class Op>() { kernel = reinterpret_cast<const void*>(divide_kernel<Op>); })) {
     return cudaErrorInvalidValue;
   }
-  void* args[] = {const_cast<CudaDivideParams*>(&p)};
-  return cudaLaunchKernel(kernel, dim3(static_cast<unsigned>(elementwise_blocks(p.numel, multiprocessors))),
-                          dim3(kThreadsPerBlock), args, 0, stream);
+  return launch_elementwise(kernel, p, p.numel, multiprocessors, stream);
 }
 
 }  // namespace multigather::detail

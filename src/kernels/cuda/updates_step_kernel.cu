@@ -3,7 +3,7 @@
 #include <cuda_runtime.h>
 
 #include "kernels/cuda/updates_step_kernel.hpp"
-#include "kernels/cuda/vjp_rows.hpp"  // elementwise_blocks
+#include "kernels/cuda/elementwise_launch.hpp"
 #include "kernels/updates_step.hpp"
 
 namespace multigather::detail {
@@ -11,8 +11,7 @@ namespace {
 
 template <class Op>
 __global__ void __launch_bounds__(kThreadsPerBlock) updates_step_kernel(const __grid_constant__ UpdatesStepParams p) {
-  updates_step_thread<Op>(p, static_cast<std::int64_t>(blockIdx.x) * kThreadsPerBlock + threadIdx.x,
-                          static_cast<std::int64_t>(gridDim.x) * kThreadsPerBlock);
+  updates_step_thread<Op>(p, grid_thread(), grid_threads());
 }
 
 }  // namespace
@@ -25,9 +24,7 @@ cudaError_t launch_updates_step(const UpdatesStepParams& p, DType dtype, bool ne
                           [&]<class Op>() { kernel = reinterpret_cast<const void*>(updates_step_kernel<Op>); })) {
     return cudaErrorInvalidValue;
   }
-  void* args[] = {const_cast<UpdatesStepParams*>(&p)};
-  return cudaLaunchKernel(kernel, dim3(static_cast<unsigned>(elementwise_blocks(p.numel, multiprocessors))),
-                          dim3(kThreadsPerBlock), args, 0, stream);
+  return launch_elementwise(kernel, p, p.numel, multiprocessors, stream);
 }
 
 }  // namespace multigather::detail

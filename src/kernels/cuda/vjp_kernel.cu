@@ -3,6 +3,7 @@
 #include <cuda_runtime.h>
 
 #include "kernels/cuda/vjp_kernel.hpp"
+#include "kernels/cuda/elementwise_launch.hpp"
 #include "kernels/cuda/vjp_rows.hpp"
 #include "kernels/prod_gradient.hpp"
 
@@ -26,10 +27,10 @@ keep_winners_kernel(void* grad, const std::int64_t* won, std::int64_t count) {
 #define MULTIGATHER_THREAD static_cast<std::int64_t>(blockIdx.x) * kThreadsPerBlock + threadIdx.x, \
                            static_cast<std::int64_t>(gridDim.x) * kThreadsPerBlock
 
-template <class Load>
+template <class E>
 __global__ void __launch_bounds__(kThreadsPerBlock)
 ties_kernel(const void* data, const void* picked, std::int64_t* tie, std::int64_t count) {
-  ties_thread<Load>(data, picked, tie, count, MULTIGATHER_THREAD);
+  ties_thread<E>(data, picked, tie, count, MULTIGATHER_THREAD);
 }
 
 __global__ void __launch_bounds__(kThreadsPerBlock)
@@ -91,7 +92,7 @@ cudaError_t launch_ties(const void* data, const void* picked, DType dtype, std::
                         int multiprocessors, cudaStream_t stream) noexcept {
   if (count <= 0) return cudaSuccess;
   const void* kernel = nullptr;
-  if (!visit_tie_load(dtype, [&]<class Load>() { kernel = reinterpret_cast<const void*>(ties_kernel<Load>); })) {
+  if (!visit_floating(dtype, [&]<class E>() { kernel = reinterpret_cast<const void*>(ties_kernel<E>); })) {
     return cudaErrorInvalidValue;
   }
   void* args[] = {&data, &picked, &tie, &count};
@@ -115,15 +116,13 @@ cudaError_t launch_at_itself(const std::int64_t* at, std::int64_t* flag, std::in
 cudaError_t launch_prod_gradient(const ProdGradientParams& p, DType dtype, bool zeros_step, int multiprocessors,
                                  cudaStream_t stream) noexcept {
   const void* kernel = nullptr;
-  if (!visit_prod_gradient(dtype, [&]<class E>() {
+  if (!visit_floating(dtype, [&]<class E>() {
         kernel = zeros_step ? reinterpret_cast<const void*>(prod_zeros_kernel<E>)
                             : reinterpret_cast<const void*>(prod_derivative_kernel<E>);
       })) {
     return cudaErrorInvalidValue;
   }
-  if (p.n <= 0) return cudaSuccess;
-  void* args[] = {const_cast<ProdGradientParams*>(&p)};
-  return launch(kernel, args, p.n, multiprocessors, stream);
+  return launch_elementwise(kernel, p, p.n, multiprocessors, stream);
 }
 
 }  // namespace multigather::detail

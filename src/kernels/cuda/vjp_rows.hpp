@@ -12,8 +12,8 @@
 
 #include <cstdint>
 
-#include "core/float16_bits.hpp"
 #include "core/host_device.hpp"
+#include "kernels/floating_element.hpp"  // ties_thread's elements, visit_floating
 #include "multigather/dtype.hpp"
 #include "kernels/cuda/launch_params.hpp"  // kThreadsPerBlock, kMaxBlocksPerMultiprocessor
 
@@ -49,26 +49,16 @@ MULTIGATHER_HOST_DEVICE inline void keep_winners_thread(void* grad, const std::i
 
 // ---- A segment max's / min's gradient (api/transforms.cpp, segment_vjp) ------------------------
 
-/// A floating element read for comparison: float32 / float64 as themselves, float16 / bfloat16
-/// (their bits) as float32, exactly.
-template <class Stored, bool Brain = false>
-struct TieLoad {
-  MULTIGATHER_HOST_DEVICE static double at(const void* p, std::int64_t i) {
-    const Stored v = static_cast<const Stored*>(p)[i];
-    if constexpr (sizeof(Stored) == 2) {
-      return Brain ? bfloat16_bits_to_float(v) : half_bits_to_float(v);
-    } else {
-      return v;
-    }
-  }
-};
-
 /// tie[p] = 1 when data[p] equals picked[p] (the segment's result at update p's segment; a NaN
-/// equals nothing), else 0, for p = thread, thread + threads, ... below count.
-template <class Load>
+/// equals nothing), else 0, for p = thread, thread + threads, ... below count: floating elements
+/// E (kernels/floating_element.hpp: 16-bit floats compared exactly as float32).
+template <class E>
 MULTIGATHER_HOST_DEVICE inline void ties_thread(const void* data, const void* picked, std::int64_t* tie,
                                                 std::int64_t count, std::int64_t thread, std::int64_t threads) {
-  for (std::int64_t p = thread; p < count; p += threads) tie[p] = Load::at(data, p) == Load::at(picked, p) ? 1 : 0;
+  using T = typename E::Stored;
+  const T* d = static_cast<const T*>(data);
+  const T* r = static_cast<const T*>(picked);
+  for (std::int64_t p = thread; p < count; p += threads) tie[p] = E::load(d[p]) == E::load(r[p]) ? 1 : 0;
 }
 
 /// out[p] = p where flag[p] != 0, else `none` (a tie's position, for a scatter min or the winner
@@ -83,18 +73,6 @@ MULTIGATHER_HOST_DEVICE inline void positions_where_thread(const std::int64_t* f
 MULTIGATHER_HOST_DEVICE inline void at_itself_thread(const std::int64_t* at, std::int64_t* flag, std::int64_t count,
                                                      std::int64_t thread, std::int64_t threads) {
   for (std::int64_t p = thread; p < count; p += threads) flag[p] = at[p] == p ? 1 : 0;
-}
-
-/// fn.template operator()<Load>() for a floating dtype; false for another (no gradient).
-template <class Fn>
-bool visit_tie_load(DType dtype, Fn&& fn) {
-  switch (dtype) {
-    case DType::kFloat32: fn.template operator()<TieLoad<float>>(); return true;
-    case DType::kFloat64: fn.template operator()<TieLoad<double>>(); return true;
-    case DType::kFloat16: fn.template operator()<TieLoad<std::uint16_t, false>>(); return true;
-    case DType::kBFloat16: fn.template operator()<TieLoad<std::uint16_t, true>>(); return true;
-    default: return false;
-  }
 }
 
 /// The grid of an elementwise VJP kernel over `count` elements (pure): one thread per element
