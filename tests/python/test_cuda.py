@@ -382,8 +382,8 @@ def test_segments_from_lengths_offsets_and_indptr_are_computed_on_the_device():
 
 def test_embedding_bag_forward_runs_on_the_device():
     # Bag starts and ids checked on the device, then the fused reduction: the CPU's bytes, torch's
-    # own F.embedding_bag on the device as the oracle; a bad id is the CPU's IndexError. (Its
-    # gradient runs on the CPU engine only in this version.)
+    # own F.embedding_bag on the device as the oracle; a bad id is the CPU's IndexError. Its
+    # gradient runs on the CPU engine only in this version: a NotImplementedError on the device.
     torch = cuda_torch()
     mt = importlib.import_module("multigather.torch")
     F = torch.nn.functional
@@ -404,3 +404,6 @@ def test_embedding_bag_forward_runs_on_the_device():
     bad[17] = 50
     with pytest.raises(IndexError, match=r"input\[17\] = 50 is out of range \[0, 50\)"):
         mt.embedding_bag(bad.cuda(), weight.cuda(), offsets.cuda(), mode="sum")
+    leaf = weight.cuda().requires_grad_()
+    with pytest.raises(NotImplementedError, match=r"its gradient runs on the CPU engine only"):
+        mt.embedding_bag(ids.cuda(), leaf, offsets.cuda(), mode="sum").sum().backward()
