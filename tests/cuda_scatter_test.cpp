@@ -26,6 +26,7 @@
 #include <random>
 #include <vector>
 
+#include "core/float16_bits.hpp"
 #include "kernels/cpu/run_validated.hpp"
 #include "kernels/cuda/launch_params.hpp"
 #include "kernels/combine.hpp"
@@ -1064,6 +1065,77 @@ TEST(CudaScatter, EmbeddingBagRunsOnTheDevice) {
     EXPECT_EQ(got.code(), want.code());
     EXPECT_EQ(got.message(), want.message());
     for (std::byte b : d_out.download()) ASSERT_EQ(b, std::byte{0x5A});
+  }
+}
+
+// embedding_bag's weight gradient on the device (kernels/gathered_bags.hpp, passes V1 to V4: a
+// stable sort of the terms by table element, then each element's terms in bag order): the CPU
+// engine's bytes for sum (with per_sample_weights), mean and max, padding_idx, in every floating
+// dtype, at a small size (the one-block sort) and a large one with a hot row (cub's device sort);
+// values whose every bit counts, so the order and rounding of each add show.
+TEST(CudaScatter, EmbeddingBagGradientRunsOnTheDevice) {
+  SKIP_WITHOUT_DEVICE();
+  ExecutionContext on_device;
+  on_device.device = Device::kCUDA;
+  for (const std::int64_t n : {30, 20000}) {
+    const std::int64_t v = 50, d = 8, bags = n / 7;
+    std::vector<std::int64_t> ids(static_cast<std::size_t>(n)), offsets(static_cast<std::size_t>(bags));
+    for (std::int64_t i = 0; i < n; ++i) ids[static_cast<std::size_t>(i)] = i % 3 == 0 ? 7 : (i * 13) % v;  // row 7: hot
+    for (std::int64_t b = 0; b < bags; ++b) offsets[static_cast<std::size_t>(b)] = b * 7 - (b % 2);
+    offsets[0] = 0;
+    DeviceBytes d_ids(bytes_of(ids)), d_offsets(bytes_of(offsets));
+    for (const DType dtype : {DType::kFloat32, DType::kFloat64, DType::kFloat16, DType::kBFloat16}) {
+      const std::size_t es = element_size(dtype);
+      // weight, per_sample_weights and grad_output: float32 values of full precision, as the dtype
+      const auto values = [&](std::int64_t count, int salt) {
+        std::vector<std::byte> b(static_cast<std::size_t>(count) * es);
+        for (std::int64_t i = 0; i < count; ++i) {
+          const float x = std::sin(static_cast<float>(i * 7 + salt)) * 3.0f;
+          const double wide = x;
+          const std::uint16_t half = detail::float_to_half_bits(x), brain = detail::float_to_bfloat16_bits(x);
+          const void* from = dtype == DType::kFloat32 ? static_cast<const void*>(&x)
+                             : dtype == DType::kFloat64 ? static_cast<const void*>(&wide)
+                             : dtype == DType::kFloat16 ? static_cast<const void*>(&half) : static_cast<const void*>(&brain);
+          std::memcpy(b.data() + static_cast<std::size_t>(i) * es, from, es);
+        }
+        return b;
+      };
+      const std::vector<std::byte> weight = values(v * d, 1), psw = values(n, 2), grad = values(bags * d, 3);
+      const TensorView h_weight(weight.data(), dtype, {v, d}), h_psw(psw.data(), dtype, {n}),
+          h_grad(grad.data(), dtype, {bags, d});
+      DeviceBytes d_weight(weight), d_psw(psw), d_grad_output(grad);
+      struct Call {
+        const char* mode;
+        bool psw;
+        int padding;
+      };
+      for (const Call& c : {Call{"sum", true, -1}, Call{"sum", false, 13}, Call{"mean", false, 7}, Call{"max", false, -1}}) {
+        SCOPED_TRACE(std::string(c.mode) + " " + std::string(dtype_name(dtype)) + " n " + std::to_string(n));
+        const auto attrs = [&](const TensorView& offs, const TensorView& weights) {
+          Attributes a;
+          a.set_string("mode", c.mode).set_tensor("offsets", offs);
+          if (c.psw) a.set_tensor("per_sample_weights", weights);
+          if (c.padding >= 0) a.set_int("padding_idx", c.padding);
+          return a;
+        };
+        std::vector<std::byte> want(static_cast<std::size_t>(v * d) * es, std::byte{0x3C});
+        const Status host = execute_vjp("torch.nn.functional.embedding_bag", h_weight,
+                                        TensorView(ids.data(), DType::kInt64, {n}), nullptr,
+                                        attrs(TensorView(offsets.data(), DType::kInt64, {bags}), h_psw), 0,
+                                        h_grad, MutableTensorView(want.data(), dtype, {v, d}), nullptr);
+        ASSERT_TRUE(host.ok()) << host.message();
+        DeviceBytes d_grad(std::vector<std::byte>(want.size(), std::byte{0x5A}));
+        const Status device = execute_vjp(
+            "torch.nn.functional.embedding_bag", TensorView(d_weight.data, dtype, {v, d}),
+            TensorView(d_ids.data, DType::kInt64, {n}), nullptr,
+            attrs(TensorView(d_offsets.data, DType::kInt64, {bags}), TensorView(d_psw.data, dtype, {n})), 0,
+            TensorView(d_grad_output.data, dtype, {bags, d}), MutableTensorView(d_grad.data, dtype, {v, d}), nullptr,
+            on_device);
+        ASSERT_TRUE(device.ok()) << device.message();
+        EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+        EXPECT_EQ(d_grad.download(), want);
+      }
+    }
   }
 }
 

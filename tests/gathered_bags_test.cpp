@@ -6,6 +6,9 @@
 // floating dtype (strided too), 1-D ids with int32 / int64 offsets (include_last_offset, empty
 // bags) and 2-D ids, sum (per_sample_weights), mean and max, padding_idx, ids of every index
 // dtype. A bad offset or id raises the flag, and check_values words it as the CPU lowering does.
+// The table's gradient (passes V1 to V4 and the sort between them) likewise, against the CPU
+// engine's fused VJP (execute_vjp of the read lowering), on gradients whose every bit counts (the
+// order and rounding of each add show).
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -15,9 +18,11 @@
 #include <string>
 #include <vector>
 
+#include "api/vjp.hpp"
 #include "kernels/gathered_bags.hpp"
 #include "multigather/execute.hpp"
 #include "multigather/lowering.hpp"
+#include "multigather/transforms.hpp"
 #include "test_seed.hpp"
 
 namespace multigather {
@@ -124,16 +129,28 @@ Bags random_bags(std::mt19937_64& rng, bool valid) {
   return b;
 }
 
+// Passes 1 and 2 over grids of `threads` threads (last to first) on host memory: false when a
+// check raised the flag.
+struct BagIndexOnGrid {
+  std::vector<std::int64_t> rows, starts;
+  bool run(const GatheredRows& g, std::int64_t threads) {
+    rows.assign(static_cast<std::size_t>(g.ids.numel()) + 1, -9);
+    starts.assign(static_cast<std::size_t>(g.bags) + 1, -9);
+    std::uint32_t failed = 0;
+    const detail::BagIndexParams p = detail::bag_index_params(g, rows.data(), starts.data(), &failed);
+    for (std::int64_t t = threads - 1; t >= 0; --t) detail::bag_starts_thread(p, t, threads);
+    for (std::int64_t t = threads - 1; t >= 0; --t) detail::bag_rows_thread(p, t, threads);
+    return failed == 0;
+  }
+};
+
 // The CUDA engine's passes over grids of `threads` threads (last to first) on host memory:
 // false when a check raised the flag (nothing written to `out`).
 bool run_on_grid(const GatheredRows& g, const MutableTensorView& out, bool mean, bool max, std::int64_t threads) {
-  std::vector<std::int64_t> rows(static_cast<std::size_t>(g.ids.numel()) + 1, -9), starts(static_cast<std::size_t>(g.bags) + 1, -9);
-  std::uint32_t failed = 0;
-  const detail::BagIndexParams p = detail::bag_index_params(g, rows.data(), starts.data(), &failed);
-  for (std::int64_t t = threads - 1; t >= 0; --t) detail::bag_starts_thread(p, t, threads);
-  for (std::int64_t t = threads - 1; t >= 0; --t) detail::bag_rows_thread(p, t, threads);
-  if (failed != 0) return false;
-  const detail::GatheredBagsParams q = detail::gathered_bags_params(g, rows.data(), starts.data(), out, mean, max);
+  BagIndexOnGrid index;
+  if (!index.run(g, threads)) return false;
+  const detail::GatheredBagsParams q =
+      detail::gathered_bags_params(g, index.rows.data(), index.starts.data(), out, mean, max);
   EXPECT_TRUE(detail::visit_floating(g.table.dtype, [&]<class E>() {
     for (std::int64_t t = threads - 1; t >= 0; --t) detail::gathered_bags_thread<E>(q, t, threads);
   }));
@@ -197,6 +214,111 @@ TEST(GatheredBags, TheDevicePassesOverLaunchedGridsGiveTheCpuEnginesBytesAndErro
   }
   EXPECT_GT(compared, 1200);
   EXPECT_GT(refused, 200);
+}
+
+// Values of every magnitude and all their bits (finite), as the dtype's bytes.
+void fill_full(Tensor* t, std::mt19937_64& rng) {
+  std::uniform_real_distribution<double> value(-4.0, 4.0);
+  const std::int64_t n = t->numel();
+  for (std::int64_t i = 0; i < n; ++i) {
+    const double v = value(rng);
+    const float f = static_cast<float>(v);
+    std::uint32_t u;
+    std::memcpy(&u, &f, 4);
+    switch (t->dtype()) {
+      case DType::kFloat32: static_cast<float*>(t->data())[i] = f; break;
+      case DType::kFloat64: static_cast<double*>(t->data())[i] = v; break;
+      case DType::kBFloat16: static_cast<std::uint16_t*>(t->data())[i] = static_cast<std::uint16_t>(u >> 16); break;
+      default: {
+        const _Float16 h = static_cast<_Float16>(f);
+        std::memcpy(static_cast<std::uint16_t*>(t->data()) + i, &h, 2);
+      }
+    }
+  }
+}
+
+// Passes V1 to V4 over grids of `threads` threads (last to first), the sort between them on the
+// host: false when a check of passes 1 and 2 raised the flag (nothing written).
+bool vjp_on_grid(const GatheredRows& g, const TensorView& table, const TensorView& grad_output,
+                 const MutableTensorView& grad_table, bool mean, bool max, std::int64_t threads) {
+  BagIndexOnGrid index;
+  if (!index.run(g, threads)) return false;
+  detail::GatheredBagsVjpParams q = detail::gathered_bags_vjp_params(g, table, grad_output, grad_table, index.rows.data(),
+                                                                     index.starts.data(), mean, max);
+  const auto k = static_cast<std::size_t>(q.keys_count());
+  std::vector<std::int64_t> bag_of(static_cast<std::size_t>(q.terms.n), -9), counts(static_cast<std::size_t>(q.terms.bags), -9),
+      values(k, -9);
+  std::vector<std::uint64_t> keys(k, 7);
+  q.bag_of = bag_of.data();
+  q.counts = counts.data();
+  q.keys = keys.data();
+  q.values = values.data();
+  // the sort's keys must fit its bits: every kept key below 2^key_bits - 1
+  EXPECT_TRUE(detail::visit_floating(grad_table.dtype, [&]<class E>() {
+    if (!max) {
+      for (std::int64_t t = threads - 1; t >= 0; --t) detail::vjp_bags_thread(q, t, threads);
+    }
+    for (std::int64_t t = threads - 1; t >= 0; --t) detail::vjp_keys_thread<E>(q, t, threads);
+    for (std::int64_t t = threads - 1; t >= 0; --t) detail::vjp_zero_thread<E>(q, t, threads);
+    for (const std::uint64_t key : keys) {
+      if (key != detail::kDroppedKey) EXPECT_LT(key, (std::uint64_t{1} << q.key_bits) - 1);
+    }
+    detail::stable_sort_pairs(keys.data(), values.data(), k);
+    for (std::int64_t t = threads - 1; t >= 0; --t) detail::vjp_runs_thread<E>(q, t, threads);
+  }));
+  return true;
+}
+
+TEST(GatheredBags, TheDeviceGradientPassesGiveTheCpuEnginesBytesAndErrors) {
+  std::mt19937_64 rng(test::run_seed() + 43);
+  int compared = 0, refused = 0;
+  for (int iteration = 0; iteration < 2500; ++iteration) {
+    const bool valid = iteration % 5 != 0;
+    Bags b = random_bags(rng, valid);
+    if (b.has_psw) fill_full(&b.psw, rng);  // products and sums that round
+    SCOPED_TRACE("iteration " + std::to_string(iteration));
+    const TensorView weight = b.weight_view;
+    Lowering shape;
+    if (!lower_op(kOp, weight, b.input.view(), b.attrs, &shape, Device::kCUDA).ok()) continue;
+    const Dims out_shape{shape.gathered->bags, weight.shape[1]};
+    Tensor grad(weight.dtype, out_shape);
+    fill_full(&grad, rng);
+    // the CPU engine's fused VJP (the read lowering)
+    Tensor want(weight.dtype, weight.shape);
+    std::memset(want.data(), 0x5A, want.nbytes());
+    const Status cpu = execute_vjp(kOp, weight, b.input.view(), nullptr, b.attrs, 0, grad.view(), want.mutable_view(),
+                                   nullptr, ExecutionContext{});
+    // the lowering described for the device, made on the gradient's buffer (as execute_vjp makes it)
+    Tensor got(weight.dtype, weight.shape);
+    Lowering described;
+    ASSERT_TRUE(lower_op(kOp, got.view(), b.input.view(), b.attrs, &described, Device::kCUDA).ok());
+    const GatheredRows& g = *described.gathered;
+    ASSERT_EQ(g.rows, nullptr);
+    const bool mean = described.mean_by_count, max = described.reduction == Reduction::kMax;
+    for (std::int64_t threads : {1, 5, 64}) {
+      std::memset(got.data(), 0x5A, got.nbytes());
+      const bool ran = vjp_on_grid(g, weight, grad.view(), got.mutable_view(), mean, max, threads);
+      ASSERT_EQ(ran, cpu.ok()) << cpu.message();
+      ASSERT_EQ(std::memcmp(want.data(), got.data(), got.nbytes()), 0) << "threads " << threads;
+    }
+    // vjp_one of the described lowering on the CPU engine (its passes in loops): the same bytes,
+    // or the same error with the gradient untouched
+    ExecutionContext on_cpu;
+    on_cpu.device = Device::kCPU;
+    std::memset(got.data(), 0x3C, got.nbytes());
+    const Status ran = detail::vjp_one(described, &weight, 0, grad.view(), got.mutable_view(), nullptr, on_cpu);
+    if (cpu.ok()) {
+      ASSERT_TRUE(ran.ok()) << ran.message();
+      ASSERT_EQ(std::memcmp(want.data(), got.data(), got.nbytes()), 0);
+    } else {
+      EXPECT_EQ(ran.code(), cpu.code());
+      EXPECT_EQ(ran.message(), cpu.message());
+      for (std::size_t i = 0; i < got.nbytes(); ++i) ASSERT_EQ(static_cast<const std::uint8_t*>(got.data())[i], 0x3C);
+    }
+    ++(cpu.ok() ? compared : refused);
+  }
+  EXPECT_GT(compared, 1500);
+  EXPECT_GT(refused, 150);
 }
 
 }  // namespace

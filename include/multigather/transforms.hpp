@@ -110,8 +110,9 @@ bool input_gradient_is_identity(const Lowering& lowering) noexcept;
 ///    shared equally among ties, prod gives each row the product of the others in its segment
 ///    (TensorFlow's rule, zeros included); max / min / prod READ the data: `input` must then
 ///    hold its values, C-contiguous (the forward runs again to find the result).
-///    Every one runs on either engine but prod's, on the CPU engine only (InvalidArgument for
-///    CUDA operands).
+///    Every one runs on either engine (prod's steps too: kernels/prod_gradient.hpp), and so does
+///    embedding_bag's table gradient (the fused VJP; on the device kernels/gathered_bags.hpp's
+///    passes, the CPU engine's bytes); embedding_bag's runs unbatched only.
 /// Engines: the CPU engine, or with context.device == kCUDA the CUDA engine on device memory, on
 /// context.stream (every step enqueued there, temporaries stream-ordered; only index_mode error
 /// synchronizes), with the same checks and messages; a gather's scatter-add is deterministic

@@ -178,9 +178,8 @@ def embedding_bag(input: Any, weight: Any, offsets: Any = None, max_norm: Option
     for offsets that do not start at 0, decrease or pass input's length, a 2-D input with offsets,
     a 1-D input without, a padding_idx out of range; TypeError for other dtypes;
     NotImplementedError for per_sample_weights outside mode 'sum' (as PyTorch), max_norm,
-    scale_grad_by_freq and sparse. CUDA tensors: the forward runs on the device (ids and offsets
-    checked there, one synchronization); the gradient runs on the CPU engine only in this
-    version."""
+    scale_grad_by_freq and sparse. CUDA tensors: the forward and the gradient run on the device
+    (ids and offsets checked there, one synchronization each; the CPU engine's bytes)."""
     for name, value, default in (("max_norm", max_norm, None), ("scale_grad_by_freq", scale_grad_by_freq, False),
                                  ("sparse", sparse, False)):
         if value != default:

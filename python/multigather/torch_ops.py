@@ -387,14 +387,11 @@ def embedding_bag_backward(grad: Tensor, input: Tensor, weight: Tensor, offsets:
     """The gradient of embedding_bag for weight: the row's VJP (execute_vjp: one fused pass,
     workers owning disjoint columns, the same bytes at every thread count): each row of a bag
     gets the bag's gradient, times its per_sample_weight (sum), divided by the bag's count
-    (mean), or only the first row holding the max of each column (max). CUDA tensors:
-    NotImplementedError (the fused VJP is the CPU engine's in this version)."""
-    if any(t is not None and t.is_cuda for t in (grad, input, weight, offsets, per_sample_weights)):
-        # the same words as the engine's refusal (api/vjp.cpp, gathered_vjp); vjp_into reads host memory
-        raise NotImplementedError("torch.nn.functional.embedding_bag: its gradient runs on the CPU engine only in "
-                                  "this version (its forward runs on the CUDA device; differentiate it with CPU "
-                                  "tensors)")
-    grad_weight = torch.empty(weight.shape, dtype=weight.dtype)
+    (mean), or only the first row holding the max of each column (max). CUDA tensors: the CUDA
+    engine's passes on torch's current stream (a stable sort of the terms by table element, then
+    each element's terms added in bag order: the CPU engine's bytes; one synchronization reads
+    the checks of ids and offsets)."""
+    grad_weight = torch.empty(weight.shape, dtype=weight.dtype, device=weight.device)
     tensors = {k: v.detach() for k, v in (("offsets", offsets), ("per_sample_weights", per_sample_weights))
                if v is not None}
     _registry._core.vjp_into("torch.nn.functional.embedding_bag", weight.detach(), input, grad.contiguous(),

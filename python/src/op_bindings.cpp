@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "arrays.hpp"
+#include "cuda_arrays.hpp"
 #include "multigather/sharding.hpp"
 #include "multigather/transforms.hpp"
 
@@ -400,23 +401,40 @@ std::string explain_svg_text(std::string_view op, const IntList& input_shape, st
 
 // vjp_into: the gradient of a registry op for its input (multigather::execute_vjp, unbatched),
 // written into grad_input; `tensor_attrs` maps tensor attributes (embedding_bag's offsets and
-// per_sample_weights) to host arrays.
+// per_sample_weights) to arrays. Host arrays run on the CPU engine; when grad_input is CUDA memory
+// (a build with the CUDA engine), every array must be on its device, and the call runs on the CUDA
+// engine on torch's current stream there (torch's ops run on that stream too: no
+// synchronization but the engine's own).
 void vjp_into(std::string_view op, const InputArray& input, const InputArray& indices, const InputArray& grad_output,
               const OutputArray& grad_input, nb::handle attrs, const nb::dict& tensor_attrs) {
+  ExecutionContext context;
+  context.device = Device::kCPU;
+  context.num_threads = get_num_threads();
+#if defined(MULTIGATHER_PYTHON_HAS_CUDA)
+  const bool on_device = is_cuda_memory(grad_input.device_type());
+  if (on_device) {
+    context.device = Device::kCUDA;
+    context.stream = current_stream("torch", grad_input.device_id());
+  }
+  const auto in_view = [&](const InputArray& array, std::string_view name) {
+    return on_device ? device_view_of(array, name) : view_of(array, name);
+  };
+  const MutableTensorView out =
+      on_device ? device_mutable_view_of(grad_input, "grad_input") : mutable_view_of(grad_input, "grad_input");
+#else
+  const auto in_view = [&](const InputArray& array, std::string_view name) { return view_of(array, name); };
+  const MutableTensorView out = mutable_view_of(grad_input, "grad_input");
+#endif
   Attributes a = attributes_of(attrs);
   std::vector<InputArray> keep;  // the tensor attributes' arrays, alive for the call
   keep.reserve(tensor_attrs.size());
   for (const auto& [key, value] : tensor_attrs) {
     const std::string name = nb::cast<std::string>(key);
     keep.push_back(nb::cast<InputArray>(value));
-    a.set_tensor(name, view_of(keep.back(), name));
+    a.set_tensor(name, in_view(keep.back(), name));
   }
-  const TensorView in = view_of(input, "input"), idx = view_of(indices, "indices");
-  const TensorView grad = view_of(grad_output, "grad_output");
-  const MutableTensorView out = mutable_view_of(grad_input, "grad_input");
-  ExecutionContext context;
-  context.device = Device::kCPU;
-  context.num_threads = get_num_threads();
+  const TensorView in = in_view(input, "input"), idx = in_view(indices, "indices");
+  const TensorView grad = in_view(grad_output, "grad_output");
   Status status;
   {
     nb::gil_scoped_release release;

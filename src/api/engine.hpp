@@ -68,6 +68,14 @@ class Engine {
   /// (bag starts and ids checked on the device first: a failure is GatheredRows::check_values'
   /// message from host copies of ids and offsets, returned before anything is written).
   virtual Status gathered(const Lowering& l, const MutableTensorView& bags, int num_threads) const = 0;
+  /// The table's gradient of `l` (its VJP) into `grad_table` ([V, D], C-contiguous) at
+  /// `grad_output` ([B, D], C-contiguous); `table` holds the weight's values (read by max). The
+  /// CPU engine's fused kernels (run_gathered_segments_vjp), or the passes V1 to V4 of
+  /// kernels/gathered_bags.hpp (the CUDA engine's, or the CPU engine's loops for a lowering
+  /// described for the device): the same bytes, and a bad id or offset worded as `gathered`
+  /// words it, before anything is written.
+  virtual Status gathered_vjp(const Lowering& l, const TensorView& table, const TensorView& grad_output,
+                              const MutableTensorView& grad_table, int num_threads) const = 0;
   /// An out-of-range status of this engine's core call of `l`, named in the framework's terms
   /// (describe_out_of_range; the CUDA engine reads the indices it names back to the host).
   virtual Status describe_out_of_range(const Lowering& l, const Status& core) const = 0;

@@ -17,6 +17,25 @@ namespace multigather::detail {
 
 namespace {
 
+/// embedding_bag's passes 1 and 2 (kernels/gathered_bags.hpp) in loops, for a lowering described
+/// for the device: a failed check is GatheredRows::check_values' message.
+struct BagIndex {
+  std::vector<std::int64_t> rows, starts;
+
+  Status run(const Lowering& l) {
+    const GatheredRows& g = *l.gathered;
+    rows.resize(static_cast<std::size_t>(g.ids.numel()));
+    starts.resize(static_cast<std::size_t>(g.bags) + 1);
+    std::uint32_t failed = 0;
+    const BagIndexParams p = bag_index_params(g, rows.data(), starts.data(), &failed);
+    bag_starts_thread(p, 0, 1);
+    bag_rows_thread(p, 0, 1);
+    if (failed == 0) return Status::Ok();
+    const Status s = g.check_values(g.ids, g.offsets.data != nullptr ? &g.offsets : nullptr);
+    return s.ok() ? Status(StatusCode::kInternal, l.op + ": a failed check that the lowering's does not find") : s;
+  }
+};
+
 class CpuEngine final : public Engine {
  public:
   explicit CpuEngine(const ExecutionContext& context) : Engine(context) {}
@@ -90,23 +109,35 @@ class CpuEngine final : public Engine {
   Status gathered(const Lowering& l, const MutableTensorView& bags, int num_threads) const override {
     const GatheredRows& g = *l.gathered;
     if (g.check_values) {  // described for the device: its passes, here in loops
-      std::vector<std::int64_t> rows(static_cast<std::size_t>(g.ids.numel())), starts(static_cast<std::size_t>(g.bags) + 1);
-      std::uint32_t failed = 0;
-      const BagIndexParams p = bag_index_params(g, rows.data(), starts.data(), &failed);
-      bag_starts_thread(p, 0, 1);
-      bag_rows_thread(p, 0, 1);
-      if (failed != 0) {
-        const Status s = g.check_values(g.ids, g.offsets.data != nullptr ? &g.offsets : nullptr);
-        return s.ok() ? Status(StatusCode::kInternal, l.op + ": a failed check that the lowering's does not find") : s;
-      }
-      const GatheredBagsParams q =
-          gathered_bags_params(g, rows.data(), starts.data(), bags, l.mean_by_count, l.reduction == Reduction::kMax);
+      BagIndex index;
+      MULTIGATHER_RETURN_IF_ERROR(index.run(l));
+      const GatheredBagsParams q = gathered_bags_params(g, index.rows.data(), index.starts.data(), bags,
+                                                        l.mean_by_count, l.reduction == Reduction::kMax);
       if (visit_floating(g.table.dtype, [&]<class E>() { gathered_bags_thread<E>(q, 0, 1); })) return Status::Ok();
     } else if (run_gathered_segments(gathered_call(l), bags, num_threads)) {
       return Status::Ok();
     }
     return Status(StatusCode::kInternal, l.op + ": no fused kernel for " + std::string(dtype_name(bags.dtype)) +
                                              " (or out of memory for its accumulators)");
+  }
+
+  Status gathered_vjp(const Lowering& l, const TensorView& table, const TensorView& grad_output,
+                      const MutableTensorView& grad_table, int num_threads) const override {
+    const GatheredRows& g = *l.gathered;
+    const bool max = l.reduction == Reduction::kMax;
+    if (g.check_values) {  // described for the device: its passes, here in loops
+      BagIndex index;
+      MULTIGATHER_RETURN_IF_ERROR(index.run(l));
+      const GatheredBagsVjpParams p = gathered_bags_vjp_params(g, table, grad_output, grad_table, index.rows.data(),
+                                                               index.starts.data(), l.mean_by_count, max);
+      if (gathered_bags_vjp_on_host(p, grad_table.dtype)) return Status::Ok();
+    } else {
+      GatheredSegmentsCall call = gathered_call(l);
+      if (max) call.table = table;
+      if (run_gathered_segments_vjp(call, grad_output, grad_table, num_threads)) return Status::Ok();
+    }
+    return Status(StatusCode::kInternal, l.op + ": no gradient kernel for " + std::string(dtype_name(grad_table.dtype)) +
+                                             " (or out of memory for its bookkeeping)");
   }
 
   Status prod_gradient(const ProdGradientParams& p, DType dtype, bool zeros_step) const override {

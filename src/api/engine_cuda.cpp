@@ -15,6 +15,29 @@ namespace multigather::detail {
 
 namespace {
 
+/// embedding_bag (Lowering::gathered) runs on the device only from a lowering of the device's
+/// operands (GatheredRows::check_values: nothing read on the host).
+Status described_for_the_device(const Lowering& l) {
+  if (l.gathered->check_values) return Status::Ok();
+  return InvalidArgument(l.op + ": the lowering read its ids on the host; on a CUDA device lower the call "
+                         "with the device's operands");
+}
+
+/// The words of a bad id or offset that the device's checks found: the lowering's checks on
+/// host copies of ids and offsets.
+Status bag_failure(const Lowering& l) {
+  const GatheredRows& g = *l.gathered;
+  std::vector<std::byte> ids_bytes, offsets_bytes;
+  TensorView ids, offsets;
+  MULTIGATHER_RETURN_IF_ERROR(copy_view_to_host(g.ids, &ids_bytes, &ids));
+  const bool has_offsets = g.offsets.data != nullptr;
+  if (has_offsets) MULTIGATHER_RETURN_IF_ERROR(copy_view_to_host(g.offsets, &offsets_bytes, &offsets));
+  const Status s = g.check_values(ids, has_offsets ? &offsets : nullptr);
+  if (!s.ok()) return s;
+  return Status(StatusCode::kInternal, l.op + ": the device found a bad id or offset that the host's check does not "
+                                       "(please report this bug)");
+}
+
 class CudaEngine final : public Engine {
  public:
   explicit CudaEngine(const ExecutionContext& context) : Engine(context) {}
@@ -93,25 +116,20 @@ class CudaEngine final : public Engine {
   }
 
   Status gathered(const Lowering& l, const MutableTensorView& bags, int) const override {
-    const GatheredRows& g = *l.gathered;
-    if (!g.check_values) {  // a lowering of host values, or of shapes alone
-      return InvalidArgument(l.op + ": the lowering read its ids on the host; on a CUDA device lower the call "
-                             "with the device's operands");
-    }
+    MULTIGATHER_RETURN_IF_ERROR(described_for_the_device(l));
     bool failed = false;
-    MULTIGATHER_RETURN_IF_ERROR(cuda_gathered_bags(g, bags, l.mean_by_count, l.reduction == Reduction::kMax, &failed,
-                                                   context_.stream));
-    if (!failed) return Status::Ok();
-    // The words of the failure: the lowering's checks on host copies.
-    std::vector<std::byte> ids_bytes, offsets_bytes;
-    TensorView ids, offsets;
-    MULTIGATHER_RETURN_IF_ERROR(copy_view_to_host(g.ids, &ids_bytes, &ids));
-    const bool has_offsets = g.offsets.data != nullptr;
-    if (has_offsets) MULTIGATHER_RETURN_IF_ERROR(copy_view_to_host(g.offsets, &offsets_bytes, &offsets));
-    const Status s = g.check_values(ids, has_offsets ? &offsets : nullptr);
-    if (!s.ok()) return s;
-    return Status(StatusCode::kInternal, l.op + ": the device found a bad id or offset that the host's check does not "
-                                         "(please report this bug)");
+    MULTIGATHER_RETURN_IF_ERROR(cuda_gathered_bags(*l.gathered, bags, l.mean_by_count, l.reduction == Reduction::kMax,
+                                                   &failed, context_.stream));
+    return failed ? bag_failure(l) : Status::Ok();
+  }
+
+  Status gathered_vjp(const Lowering& l, const TensorView& table, const TensorView& grad_output,
+                      const MutableTensorView& grad_table, int) const override {
+    MULTIGATHER_RETURN_IF_ERROR(described_for_the_device(l));
+    bool failed = false;
+    MULTIGATHER_RETURN_IF_ERROR(cuda_gathered_bags_vjp(*l.gathered, table, grad_output, grad_table, l.mean_by_count,
+                                                       l.reduction == Reduction::kMax, &failed, context_.stream));
+    return failed ? bag_failure(l) : Status::Ok();
   }
 
   Status prod_gradient(const ProdGradientParams& p, DType dtype, bool zeros_step) const override {

@@ -433,26 +433,16 @@ Status segment_vjp(const Lowering& l, const TensorView* data, int batch_rank, co
 /// the first row of the bag holding the max of column f, 0 for the others), fused in one pass.
 Status gathered_vjp(const Lowering& l, const TensorView* input, int batch_rank, const TensorView& grad_output,
                     const MutableTensorView& grad_input, const Engine& engine) {
-  if (engine.cuda()) {
-    return Status(StatusCode::kInvalidArgument,
-                  l.op + ": its gradient runs on the CPU engine only in this version (its forward runs on the CUDA "
-                  "device; differentiate it with CPU tensors)",
-                  StatusReason::kNotImplemented);
-  }
   if (batch_rank != 0) {
-    return InvalidArgument(l.op + ": its gradient runs unbatched on the CPU engine only in this version");
+    return InvalidArgument(l.op + ": its gradient runs unbatched only in this version");
   }
-  detail::GatheredSegmentsCall call = detail::gathered_call(l);
-  if (call.max) {
-    if (input == nullptr || input->data == nullptr) {
-      return InvalidArgument(l.op + ": the gradient of mode='max' reads weight: pass it");
-    }
-    call.table = *input;  // l was made on grad_input's buffer: read the values from weight
+  if (!visit_floating(grad_input.dtype, []<class E>() {})) return no_gradient_for(l, grad_output.dtype);
+  const bool max = l.reduction == Reduction::kMax;
+  if (max && (input == nullptr || input->data == nullptr)) {
+    return InvalidArgument(l.op + ": the gradient of mode='max' reads weight: pass it");
   }
-  if (!detail::run_gathered_segments_vjp(call, grad_output, grad_input, engine.context().num_threads)) {
-    return no_gradient_for(l, grad_output.dtype);
-  }
-  return Status::Ok();
+  // l was made on grad_input's buffer: max reads the values from weight
+  return engine.gathered_vjp(l, max ? *input : TensorView(), grad_output, grad_input, engine.context().num_threads);
 }
 
 }  // namespace

@@ -75,6 +75,11 @@ Status cuda_gathered_bags(const GatheredRows&, const MutableTensorView&, bool, b
   return no_cuda_engine();
 }
 
+Status cuda_gathered_bags_vjp(const GatheredRows&, const TensorView&, const TensorView&, const MutableTensorView&, bool,
+                              bool, bool*, void*) noexcept {
+  return no_cuda_engine();
+}
+
 Status cuda_prod_gradient(const ProdGradientParams&, DType, bool, void*) noexcept { return no_cuda_engine(); }
 
 Status cuda_segment_ids(SegmentIdsParams, std::uint64_t*, void*) noexcept { return no_cuda_engine(); }

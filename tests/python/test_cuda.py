@@ -380,30 +380,48 @@ def test_segments_from_lengths_offsets_and_indptr_are_computed_on_the_device():
         mt.segment_reduce(data.cuda(), "sum", lengths=torch.tensor([[10, 31], [40, 0]]).cuda(), axis=1)
 
 
-def test_embedding_bag_forward_runs_on_the_device():
+def test_embedding_bag_runs_on_the_device_forward_and_backward():
     # Bag starts and ids checked on the device, then the fused reduction: the CPU's bytes, torch's
-    # own F.embedding_bag on the device as the oracle; a bad id is the CPU's IndexError. Its
-    # gradient runs on the CPU engine only in this version: a NotImplementedError on the device.
+    # own F.embedding_bag on the device as the oracle; a bad id is the CPU's IndexError. The
+    # weight's gradient (sorted terms added in bag order on the device) is the CPU engine's bytes,
+    # close to torch's own CUDA gradient; per_sample_weights' too.
     torch = cuda_torch()
     mt = importlib.import_module("multigather.torch")
     F = torch.nn.functional
     gen = torch.Generator(device="cpu").manual_seed(3)
     weight = torch.randn(50, 8, generator=gen, dtype=torch.float64)
     ids = torch.randint(0, 50, (30,), generator=gen)
+    ids[:6] = 7  # a hot row: one long run of terms
     offsets = torch.tensor([0, 4, 4, 11, 29])
     psw = torch.randn(30, generator=gen, dtype=torch.float64)
-    for mode, kw in (("sum", {"per_sample_weights": psw}), ("mean", {"padding_idx": 13}), ("max", {})):
-        got = mt.embedding_bag(ids.cuda(), weight.cuda(), offsets.cuda(), mode=mode,
-                               **{k: v.cuda() if hasattr(v, "cuda") else v for k, v in kw.items()})
-        assert got.is_cuda
-        assert torch.equal(got.cpu(), mt.embedding_bag(ids, weight, offsets, mode=mode, **kw)), mode
-        want = F.embedding_bag(ids.cuda(), weight.cuda(), offsets.cuda(), mode=mode,
-                               **{k: v.cuda() if hasattr(v, "cuda") else v for k, v in kw.items()})
-        torch.testing.assert_close(got, want)
+    on = lambda kw: {k: v.cuda() if hasattr(v, "cuda") else v for k, v in kw.items()}  # noqa: E731
+    for dtype in (torch.float64, torch.float32, torch.float16, torch.bfloat16):
+        for mode, kw in (("sum", {"per_sample_weights": psw.to(dtype)}), ("sum", {}), ("mean", {"padding_idx": 13}),
+                         ("max", {})):
+            table = weight.to(dtype)
+            got = mt.embedding_bag(ids.cuda(), table.cuda(), offsets.cuda(), mode=mode, **on(kw))
+            assert got.is_cuda
+            assert torch.equal(got.cpu(), mt.embedding_bag(ids, table, offsets, mode=mode, **kw)), (dtype, mode)
+            want = F.embedding_bag(ids.cuda(), table.cuda(), offsets.cuda(), mode=mode, **on(kw))
+            torch.testing.assert_close(got, want)
+            seed = torch.randn(got.shape, generator=gen, dtype=torch.float64).to(dtype)
+            grads = []
+            for device in ("cpu", "cuda"):
+                leaf = table.to(device).requires_grad_()
+                kwd = {k: (v.to(device).requires_grad_() if k == "per_sample_weights" else v) for k, v in kw.items()}
+                out = mt.embedding_bag(ids.to(device), leaf, offsets.to(device), mode=mode, **kwd)
+                out.backward(seed.to(device))
+                grads.append((leaf.grad.cpu(), kwd["per_sample_weights"].grad.cpu() if "per_sample_weights" in kwd else None))
+            assert torch.equal(grads[0][0], grads[1][0]), (dtype, mode)  # the CPU engine's bytes
+            if grads[0][1] is not None:
+                torch.testing.assert_close(grads[1][1], grads[0][1])
+            leaf = table.cuda().requires_grad_()
+            F.embedding_bag(ids.cuda(), leaf, offsets.cuda(), mode=mode, **on(kw)).backward(seed.cuda())
+            # torch's own CUDA gradient (it sums 16-bit terms in float32; the CPU engine's bytes
+            # round each add, as torch's CPU kernel does)
+            loose = {"rtol": 3e-2, "atol": 3e-2} if dtype in (torch.float16, torch.bfloat16) else {}
+            torch.testing.assert_close(grads[1][0], leaf.grad.cpu(), **loose)
     bad = ids.clone()
     bad[17] = 50
     with pytest.raises(IndexError, match=r"input\[17\] = 50 is out of range \[0, 50\)"):
         mt.embedding_bag(bad.cuda(), weight.cuda(), offsets.cuda(), mode="sum")
-    leaf = weight.cuda().requires_grad_()
-    with pytest.raises(NotImplementedError, match=r"its gradient runs on the CPU engine only"):
-        mt.embedding_bag(ids.cuda(), leaf, offsets.cuda(), mode="sum").sum().backward()

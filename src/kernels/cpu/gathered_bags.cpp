@@ -3,6 +3,8 @@
 #include "kernels/gathered_bags.hpp"
 
 #include <algorithm>
+#include <bit>
+#include <vector>
 
 #include "multigather/lowering.hpp"
 
@@ -45,25 +47,87 @@ BagIndexParams bag_index_params(const GatheredRows& g, std::int64_t* rows, std::
   return p;
 }
 
+BagTerms bag_terms(const GatheredRows& g, const TensorView& table, std::int64_t bags, std::int64_t d,
+                   const std::int64_t* rows, const std::int64_t* bag_starts, bool mean, bool max) {
+  BagTerms t;
+  t.table = table.data;
+  t.table_row = table.rank() == 2 ? table.strides[0] : 0;
+  t.table_col = table.rank() == 2 ? table.strides[1] : 1;
+  t.bags = bags;
+  t.d = d;
+  t.n = g.ids.numel();
+  t.rows = rows;
+  t.bag_starts = bag_starts;
+  t.scale = g.scale.data;
+  t.scale_stride = g.scale.data != nullptr ? g.scale.strides[0] : 0;
+  t.skip_row = g.skip_row;
+  t.mean = mean;
+  t.max = max;
+  return t;
+}
+
 GatheredBagsParams gathered_bags_params(const GatheredRows& g, const std::int64_t* rows, const std::int64_t* bag_starts,
                                         const MutableTensorView& bags, bool mean, bool max) {
   GatheredBagsParams p;
-  p.table = g.table.data;
-  p.table_row = g.table.strides[0];
-  p.table_col = g.table.strides[1];
-  p.bags = bags.shape[0];
-  p.d = bags.shape[1];
-  p.rows = rows;
-  p.bag_starts = bag_starts;
-  p.scale = g.scale.data;
-  p.scale_stride = g.scale.data != nullptr ? g.scale.strides[0] : 0;
-  p.skip_row = g.skip_row;
-  p.mean = mean;
-  p.max = max;
+  p.terms = bag_terms(g, g.table, bags.shape[0], bags.shape[1], rows, bag_starts, mean, max);
   p.out = bags.data;
   p.out_row = bags.strides[0];
   p.out_col = bags.strides[1];
   return p;
+}
+
+GatheredBagsVjpParams gathered_bags_vjp_params(const GatheredRows& g, const TensorView& table,
+                                               const TensorView& grad_output, const MutableTensorView& grad_table,
+                                               const std::int64_t* rows, const std::int64_t* bag_starts, bool mean,
+                                               bool max) {
+  GatheredBagsVjpParams p;
+  p.terms = bag_terms(g, table, grad_output.shape[0], grad_output.shape[1], rows, bag_starts, mean, max);
+  p.grad = grad_output.data;
+  p.grad_row = grad_output.strides[0];
+  p.grad_col = grad_output.strides[1];
+  p.grad_table = grad_table.data;
+  p.v_size = grad_table.shape[0];
+  p.grad_table_row = grad_table.strides[0];
+  p.grad_table_col = grad_table.strides[1];
+  // Every key is below 2^key_bits - 1: V (max: V * D) < 2^key_bits.
+  const auto largest = static_cast<std::uint64_t>(max ? p.v_size * p.terms.d : p.v_size);
+  p.key_bits = std::max(1, static_cast<int>(std::bit_width(largest)));
+  return p;
+}
+
+bool gathered_bags_vjp_on_host(const GatheredBagsVjpParams& given, DType dtype) {
+  GatheredBagsVjpParams p = given;
+  const auto k = static_cast<std::size_t>(p.keys_count());
+  const bool max = p.terms.max;
+  std::vector<std::int64_t> bag_of(max ? 0 : static_cast<std::size_t>(p.terms.n)),
+      counts(max ? 0 : static_cast<std::size_t>(p.terms.bags));
+  std::vector<std::uint64_t> keys(k);
+  std::vector<std::int64_t> values(k);
+  p.bag_of = bag_of.data();
+  p.counts = counts.data();
+  p.keys = keys.data();
+  p.values = values.data();
+  return visit_floating(dtype, [&]<class E>() {
+    if (!max) vjp_bags_thread(p, 0, 1);
+    vjp_keys_thread<E>(p, 0, 1);
+    vjp_zero_thread<E>(p, 0, 1);
+    stable_sort_pairs(keys.data(), values.data(), k);
+    vjp_runs_thread<E>(p, 0, 1);
+  });
+}
+
+void stable_sort_pairs(std::uint64_t* keys, std::int64_t* values, std::size_t n) {
+  std::vector<std::size_t> order(n);
+  for (std::size_t i = 0; i < n; ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return keys[a] < keys[b]; });
+  std::vector<std::uint64_t> k(n);
+  std::vector<std::int64_t> v(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    k[i] = keys[order[i]];
+    v[i] = values[order[i]];
+  }
+  std::copy(k.begin(), k.end(), keys);
+  std::copy(v.begin(), v.end(), values);
 }
 
 }  // namespace multigather::detail

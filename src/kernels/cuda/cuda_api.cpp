@@ -643,13 +643,42 @@ Status cuda_updates_step(const UpdatesStepParams& p, DType dtype, bool negate, v
   });
 }
 
+namespace {
+
+/// embedding_bag's passes 1 and 2 (table rows [N], then bag starts [B + 1], int64) into
+/// `scratch`, which holds `extra` bytes more after them (8-aligned) for the caller; the checks'
+/// flag read back (one synchronization) into *failed.
+Status bag_index_on_device(const GatheredRows& g, StreamBuffer* scratch, std::size_t extra, bool* failed,
+                           int multiprocessors, cudaStream_t stream) {
+  const std::int64_t n = g.ids.numel();
+  const std::size_t index_bytes = static_cast<std::size_t>(n + g.bags + 1) * 8;
+  cudaError_t error = scratch->allocate(index_bytes + extra + 8);
+  char* flag_at = scratch->get() + index_bytes + extra;
+  if (error == cudaSuccess) error = cudaMemsetAsync(flag_at, 0, 4, stream);
+  if (error != cudaSuccess) return cuda_failure(error, "allocation of embedding_bag's rows and bag starts");
+  auto* rows = reinterpret_cast<std::int64_t*>(scratch->get());
+  auto* flag = reinterpret_cast<std::uint32_t*>(flag_at);
+  error = launch_bag_index(bag_index_params(g, rows, rows + n, flag), multiprocessors, stream);
+  if (error != cudaSuccess) return cuda_failure(error, "embedding_bag check kernel launch");
+  std::uint32_t host_flag = 0;
+  error = cudaMemcpyAsync(&host_flag, flag, 4, cudaMemcpyDeviceToHost, stream);
+  if (error == cudaSuccess) error = cudaStreamSynchronize(stream);
+  if (error != cudaSuccess) return cuda_failure(error, "read of embedding_bag's check flag");
+  *failed = host_flag != 0;
+  return Status::Ok();
+}
+
+Status no_bags_kernel(DType dtype) {
+  return InvalidArgument("embedding_bag: weight dtype " + std::string(dtype_name(dtype)) +
+                         " has no fused kernel on the device");
+}
+
+}  // namespace
+
 Status cuda_gathered_bags(const GatheredRows& g, const MutableTensorView& bags, bool mean, bool max, bool* failed,
                           void* stream) noexcept {
   *failed = false;
-  if (!visit_floating(g.table.dtype, []<class E>() {})) {
-    return InvalidArgument("embedding_bag: weight dtype " + std::string(dtype_name(g.table.dtype)) +
-                           " has no fused kernel on the device");
-  }
+  if (!visit_floating(g.table.dtype, []<class E>() {})) return no_bags_kernel(g.table.dtype);
   const std::int64_t n = g.ids.numel();
   const std::initializer_list<Operand> operands = {
       {bags.data, "output", bags.numel() > 0}, {g.table.data, "weight", g.table.numel() > 0},
@@ -657,28 +686,48 @@ Status cuda_gathered_bags(const GatheredRows& g, const MutableTensorView& bags, 
       {g.scale.data, "per_sample_weights", g.scale.data != nullptr && n > 0}};
   return on_device_of(operands, "embedding_bag", [&](int multiprocessors) -> Status {
     const auto cuda_stream = static_cast<cudaStream_t>(stream);
-    // rows [N] and bag_starts [B + 1] (int64), then the checks' flag
     StreamBuffer scratch(cuda_stream);
-    const std::size_t index_bytes = static_cast<std::size_t>(n + g.bags + 1) * 8;
-    cudaError_t error = scratch.allocate(index_bytes + 8);
-    if (error == cudaSuccess) error = cudaMemsetAsync(scratch.get() + index_bytes, 0, 4, cuda_stream);
-    if (error != cudaSuccess) return cuda_failure(error, "allocation of embedding_bag's rows and bag starts");
-    auto* rows = reinterpret_cast<std::int64_t*>(scratch.get());
-    auto* starts = rows + n;
-    auto* flag = reinterpret_cast<std::uint32_t*>(scratch.get() + index_bytes);
-    error = launch_bag_index(bag_index_params(g, rows, starts, flag), multiprocessors, cuda_stream);
-    if (error != cudaSuccess) return cuda_failure(error, "embedding_bag check kernel launch");
-    std::uint32_t host_flag = 0;
-    error = cudaMemcpyAsync(&host_flag, flag, 4, cudaMemcpyDeviceToHost, cuda_stream);
-    if (error == cudaSuccess) error = cudaStreamSynchronize(cuda_stream);
-    if (error != cudaSuccess) return cuda_failure(error, "read of embedding_bag's check flag");
-    if (host_flag != 0) {
-      *failed = true;
-      return Status::Ok();
-    }
-    error = launch_gathered_bags(gathered_bags_params(g, rows, starts, bags, mean, max), g.table.dtype,
-                                 multiprocessors, cuda_stream);
+    MULTIGATHER_RETURN_IF_ERROR(bag_index_on_device(g, &scratch, 0, failed, multiprocessors, cuda_stream));
+    if (*failed) return Status::Ok();
+    const auto* rows = reinterpret_cast<const std::int64_t*>(scratch.get());
+    const cudaError_t error = launch_gathered_bags(gathered_bags_params(g, rows, rows + n, bags, mean, max),
+                                                   g.table.dtype, multiprocessors, cuda_stream);
     return error == cudaSuccess ? Status::Ok() : cuda_failure(error, "embedding_bag kernel launch");
+  });
+}
+
+Status cuda_gathered_bags_vjp(const GatheredRows& g, const TensorView& table, const TensorView& grad_output,
+                              const MutableTensorView& grad_table, bool mean, bool max, bool* failed,
+                              void* stream) noexcept {
+  *failed = false;
+  if (!visit_floating(grad_table.dtype, []<class E>() {})) return no_bags_kernel(grad_table.dtype);
+  const std::int64_t n = g.ids.numel();
+  const std::initializer_list<Operand> operands = {
+      {grad_table.data, "grad_weight", grad_table.numel() > 0}, {grad_output.data, "grad_output", grad_output.numel() > 0},
+      {table.data, "weight", max && table.numel() > 0}, {g.ids.data, "input", n > 0},
+      {g.offsets.data, "offsets", g.offsets.data != nullptr && g.offsets.numel() > 0},
+      {g.scale.data, "per_sample_weights", g.scale.data != nullptr && n > 0}};
+  return on_device_of(operands, "embedding_bag gradient", [&](int multiprocessors) -> Status {
+    const auto cuda_stream = static_cast<cudaStream_t>(stream);
+    // after rows and bag starts: bag_of [N] and counts [B] (sum / mean), keys and values [K]
+    const std::int64_t k = max ? grad_output.shape[0] * grad_output.shape[1] : n;
+    const std::int64_t per_bag = max ? 0 : n + grad_output.shape[0];
+    StreamBuffer scratch(cuda_stream);
+    MULTIGATHER_RETURN_IF_ERROR(bag_index_on_device(g, &scratch, static_cast<std::size_t>(per_bag + 2 * k) * 8, failed,
+                                                    multiprocessors, cuda_stream));
+    if (*failed) return Status::Ok();
+    auto* rows = reinterpret_cast<std::int64_t*>(scratch.get());
+    GatheredBagsVjpParams p =
+        gathered_bags_vjp_params(g, table, grad_output, grad_table, rows, rows + n, mean, max);
+    std::int64_t* after = rows + n + g.bags + 1;
+    if (!max) {
+      p.bag_of = after;
+      p.counts = after + n;
+    }
+    p.keys = reinterpret_cast<std::uint64_t*>(after + per_bag);
+    p.values = after + per_bag + k;
+    const cudaError_t error = launch_gathered_bags_vjp(p, grad_table.dtype, multiprocessors, cuda_stream);
+    return error == cudaSuccess ? Status::Ok() : cuda_failure(error, "embedding_bag gradient kernel launch");
   });
 }
 

@@ -117,6 +117,14 @@ Status cuda_at_itself(const std::int64_t* at, std::int64_t* flag, std::int64_t c
 Status cuda_gathered_bags(const GatheredRows& g, const MutableTensorView& bags, bool mean, bool max, bool* failed,
                           void* stream) noexcept;
 
+/// embedding_bag's table gradient on the device (kernels/gathered_bags.hpp, passes V1 to V4):
+/// g's ids and offsets checked as cuda_gathered_bags checks them; then, unless *failed,
+/// `grad_table` ([V, D], device memory) is the gradient at `grad_output` ([B, D]), the CPU
+/// engine's bytes; `table` (the weight's values) is read by max only. Synchronizes `stream` once.
+Status cuda_gathered_bags_vjp(const GatheredRows& g, const TensorView& table, const TensorView& grad_output,
+                              const MutableTensorView& grad_table, bool mean, bool max, bool* failed,
+                              void* stream) noexcept;
+
 /// A segment product's gradient step (kernels/prod_gradient.hpp: the zeros step, else the
 /// derivative step) over p's elements of `dtype` (device memory); InvalidArgument for a dtype
 /// without one.

@@ -16,4 +16,11 @@ cudaError_t launch_bag_index(const BagIndexParams& p, int multiprocessors, cudaS
 cudaError_t launch_gathered_bags(const GatheredBagsParams& p, DType dtype, int multiprocessors,
                                  cudaStream_t stream) noexcept;
 
+/// Passes V1 to V4 (the table's gradient) for a table of `dtype`, the sort between them (the
+/// deterministic scatter's, launch_stable_sort_pairs) on p.keys / p.values (device scratch of
+/// keys_count() each; p.bag_of and p.counts too for sum / mean); stream-ordered scratch of the
+/// sort. cudaErrorInvalidValue for a dtype without it, or more than INT32_MAX keys.
+cudaError_t launch_gathered_bags_vjp(GatheredBagsVjpParams p, DType dtype, int multiprocessors,
+                                     cudaStream_t stream) noexcept;
+
 }  // namespace multigather::detail

@@ -116,35 +116,44 @@ small_sort_kernel(std::make_unsigned_t<Off>* keys, Off* values, int n, int key_b
   }
 }
 
-// Sorts (keys, values) by key, stably. The sorted arrays may land in a second buffer: *s then
-// points at them, and *memory (stream-ordered) must be freed after the combine.
+// Sorts (keys, values) of n rows by key, stably. The sorted arrays may land in a second buffer:
+// *keys / *values then point at them, and *memory (stream-ordered) must be freed after their use.
 template <class Off>
-cudaError_t sort_rows(CudaScatterParams* s, void** memory, cudaStream_t stream) {
+cudaError_t sort_pairs(std::make_unsigned_t<Off>** keys, Off** values, int n, int key_bits, void** memory,
+                       cudaStream_t stream) {
   using Key = std::make_unsigned_t<Off>;
-  const int n = static_cast<int>(s->rows.rows);
   if (n <= kSmallSortThreads * kSmallSortItems<Off>) {
-    auto* keys = static_cast<Key*>(s->keys);
-    auto* values = static_cast<Off*>(s->values);
-    int rows = n, key_bits = s->key_bits;
-    void* args[] = {&keys, &values, &rows, &key_bits};
+    void* args[] = {keys, values, &n, &key_bits};
     return cudaLaunchKernel(reinterpret_cast<const void*>(small_sort_kernel<Off>), dim3(1), dim3(kSmallSortThreads),
                             args, 0, stream);
   }
   const auto bytes = static_cast<std::size_t>(n) * sizeof(Off);
   std::size_t scratch = 0;
-  cub::DoubleBuffer<Key> keys(static_cast<Key*>(s->keys), nullptr);
-  cub::DoubleBuffer<Off> values(static_cast<Off*>(s->values), nullptr);
-  cudaError_t error = cub::DeviceRadixSort::SortPairs(nullptr, scratch, keys, values, n, 0, s->key_bits, stream);
+  cub::DoubleBuffer<Key> sorted_keys(*keys, nullptr);
+  cub::DoubleBuffer<Off> sorted_values(*values, nullptr);
+  cudaError_t error = cub::DeviceRadixSort::SortPairs(nullptr, scratch, sorted_keys, sorted_values, n, 0, key_bits, stream);
   if (error != cudaSuccess) return error;
   // The second buffers, then CUB's scratch, in one stream-ordered allocation.
   error = cudaMallocAsync(memory, 2 * bytes + scratch, stream);
   if (error != cudaSuccess) return error;
   char* base = static_cast<char*>(*memory);
-  keys.d_buffers[1] = reinterpret_cast<Key*>(base);
-  values.d_buffers[1] = reinterpret_cast<Off*>(base + bytes);
-  error = cub::DeviceRadixSort::SortPairs(base + 2 * bytes, scratch, keys, values, n, 0, s->key_bits, stream);
-  s->keys = keys.Current();
-  s->values = values.Current();
+  sorted_keys.d_buffers[1] = reinterpret_cast<Key*>(base);
+  sorted_values.d_buffers[1] = reinterpret_cast<Off*>(base + bytes);
+  error = cub::DeviceRadixSort::SortPairs(base + 2 * bytes, scratch, sorted_keys, sorted_values, n, 0, key_bits, stream);
+  *keys = sorted_keys.Current();
+  *values = sorted_values.Current();
+  return error;
+}
+
+// A scatter's rows sorted by target (sort_pairs on s's keys and values; *s then points at the
+// sorted arrays).
+template <class Off>
+cudaError_t sort_rows(CudaScatterParams* s, void** memory, cudaStream_t stream) {
+  auto* keys = static_cast<std::make_unsigned_t<Off>*>(s->keys);
+  auto* values = static_cast<Off*>(s->values);
+  const cudaError_t error = sort_pairs<Off>(&keys, &values, static_cast<int>(s->rows.rows), s->key_bits, memory, stream);
+  s->keys = keys;
+  s->values = values;
   return error;
 }
 
@@ -187,6 +196,16 @@ cudaError_t launch_fill(void* data, std::int64_t count, std::size_t element_byte
   void* args[] = {const_cast<CudaFillParams*>(&f)};
   return cudaLaunchKernel(kernel, dim3(static_cast<unsigned>(elementwise_blocks(f.units, multiprocessors))),
                           dim3(kThreadsPerBlock), args, 0, stream);
+}
+
+cudaError_t launch_stable_sort_pairs(std::uint64_t** keys, std::int64_t** values, std::int64_t n, int key_bits,
+                                     void** memory, cudaStream_t stream) noexcept {
+  *memory = nullptr;
+  if (n > INT32_MAX) return cudaErrorInvalidValue;  // CUB's item count is an int
+  if (n <= 1) return cudaSuccess;
+  static_assert(sizeof(std::uint64_t) == sizeof(unsigned long long));
+  return sort_pairs<std::int64_t>(reinterpret_cast<std::make_unsigned_t<std::int64_t>**>(keys), values,
+                                  static_cast<int>(n), key_bits, memory, stream);
 }
 
 cudaError_t launch_scatter_combine(const CudaScatterParams& s, DType dtype, Reduction reduction,

@@ -18,6 +18,14 @@ cudaError_t launch_scatter_keys(const CudaScatterParams& s, int multiprocessors,
 cudaError_t launch_fill(void* data, std::int64_t count, std::size_t element_bytes, const void* element,
                         int multiprocessors, cudaStream_t stream) noexcept;
 
+/// (keys, values) of `n` rows sorted by the low `key_bits` bits of the key, stably (the sort
+/// between a deterministic scatter's steps; every key below 2^key_bits - 1, a dropped one all
+/// ones). The sorted rows may land in a second buffer: *keys / *values then point at them, and
+/// *memory (stream-ordered, null when none) must be freed with cudaFreeAsync after their last
+/// use. At most INT32_MAX rows (cudaErrorInvalidValue beyond).
+cudaError_t launch_stable_sort_pairs(std::uint64_t** keys, std::int64_t** values, std::int64_t n, int key_bits,
+                                     void** memory, cudaStream_t stream) noexcept;
+
 /// The combine into s.rows.input (the scatter's output, already holding its starting values):
 /// deterministic (stable sort by target, then one owner per target) or, when `deterministic` is
 /// false and (dtype, reduction) has an atomic form, atomic. Scratch memory is stream-ordered
