@@ -71,6 +71,57 @@ TEST(LoweringOnDeviceMemory, TorchIndexAddWithAlphaDescribesTheScaleWithoutReadi
   EXPECT_TRUE(lower_op("torch.index_add", x, index, source, {{"dim", "0"}}, &l, Device::kCUDA).ok());
 }
 
+TEST(LoweringOnDeviceMemory, TfSortedSegmentsTakeTheLastIdReadBackAsNumSegments) {
+  // tf.math.segment_* on device ids: the caller gives num_segments = segment_ids[-1] + 1 (read
+  // back, as TensorFlow's GPU kernel copies the last id to the host); the lowering reads nothing
+  // and drops ids outside [0, num_segments) as TensorFlow's GPU kernel (unchecked: safe).
+  UnreadableMemory memory;
+  ASSERT_TRUE(memory.ok());
+  const TensorView data(memory.data(), DType::kFloat32, {6, 3}), ids(memory.data(), DType::kInt64, {6});
+  Lowering l;
+  const Status s = lower_op("tf.math.segment_max", data, ids, {{"num_segments", "4"}}, &l, Device::kCUDA);
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_EQ(l.output_shape, (Dims{4, 3}));
+  const Status refused = lower_op("tf.math.segment_max", data, ids, Attributes{}, &l, Device::kCUDA);
+  EXPECT_EQ(refused.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(refused.message().find("give num_segments = segment_ids[-1] + 1, read back from the device"),
+            std::string::npos) << refused.message();
+  const Status empty_rows = lower_op("tf.math.segment_max", data, ids, {{"num_segments", "0"}}, &l, Device::kCUDA);
+  EXPECT_EQ(empty_rows.message(), "tf.math.segment_max: segment ids must be >= 0 (num_segments = 0: segment_ids[-1] < 0)");
+
+  // The described lowering run by the CPU engine (host memory standing for the device's): sorted
+  // ids give the host lowering's bytes in every reduction (an empty segment holds 0, max too);
+  // ids past num_segments drop their rows; unsorted ids combine into their segments.
+  const Tensor values = testing::f32({6, 3}, {1, -2, 3, 4, 5, -6, 7, 8, 9, -1, -2, -3, 2, 2, 2, 0.5, -7, 1});
+  const Tensor sorted = testing::i64({6}, {0, 0, 2, 3, 3, 3});
+  ExecutionContext on_cpu;
+  on_cpu.device = Device::kCPU;
+  for (const char* op : {"tf.math.segment_sum", "tf.math.segment_prod", "tf.math.segment_max", "tf.math.segment_min",
+                         "tf.math.segment_mean"}) {
+    SCOPED_TRACE(op);
+    const Tensor want = run_op(op, values.view(), sorted.view(), Attributes{});
+    Lowering described;
+    ASSERT_TRUE(lower_op(op, values.view(), sorted.view(), {{"num_segments", "4"}}, &described, Device::kCUDA).ok());
+    EXPECT_FALSE(described.reads_index_values);
+    const Tensor got = execute(described, on_cpu);
+    EXPECT_EQ(testing::values_f32(got), testing::values_f32(want));
+    // host ids: num_segments must be segment_ids[-1] + 1
+    Lowering host;
+    EXPECT_TRUE(lower_op(op, values.view(), sorted.view(), {{"num_segments", "4"}}, &host).ok());
+    EXPECT_EQ(lower_op(op, values.view(), sorted.view(), {{"num_segments", "5"}}, &host).message(),
+              std::string(op) + ": num_segments = 5 must be segment_ids[-1] + 1 = 4");
+  }
+  const Tensor past = testing::i64({6}, {0, 0, 2, 3, 9, -1}), unsorted = testing::i64({6}, {2, 0, 2, 1, 0, 3});
+  Lowering l_past, l_unsorted;
+  ASSERT_TRUE(lower_op("tf.math.segment_sum", values.view(), past.view(), {{"num_segments", "4"}}, &l_past, Device::kCUDA).ok());
+  EXPECT_EQ(testing::values_f32(execute(l_past, on_cpu)),
+            testing::as_f32({5, 3, -3, 0, 0, 0, 7, 8, 9, -1, -2, -3}));
+  ASSERT_TRUE(lower_op("tf.math.segment_sum", values.view(), unsorted.view(), {{"num_segments", "4"}}, &l_unsorted,
+                       Device::kCUDA).ok());
+  EXPECT_EQ(testing::values_f32(execute(l_unsorted, on_cpu)),
+            testing::as_f32({6, 7, -4, -1, -2, -3, 8, 6, 12, 0.5, -7, 1}));
+}
+
 TEST(LoweringOnDeviceMemory, NoRegistryOpReadsItsOperandsOnTheHost) {
   UnreadableMemory memory;
   ASSERT_TRUE(memory.ok());

@@ -153,6 +153,15 @@ def _is_tf(value: Any) -> bool:
     return type(value).__module__.startswith("tensorflow")
 
 
+def _on_cuda(value: Any) -> bool:
+    """Whether ``value`` exports CUDA memory through DLPack (kDLCUDA, kDLCUDAManaged)."""
+    device = getattr(value, "__dlpack_device__", None)
+    try:
+        return callable(device) and device()[0] in (2, 13)
+    except Exception:  # an array that cannot say: the row's own error follows
+        return False
+
+
 def _run(row: Any, data: Any, segment_ids: Any, *num_segments: Any) -> Any:
     """The row's function, its errors in TensorFlow's type when tensorflow is imported."""
     try:
@@ -302,7 +311,11 @@ def _segment(op: str, data: Any, segment_ids: Any, *, num_segments: Any = None) 
         if _np.dtype(dtype).kind in "iu":  # a scalar int32 / int64 tensor or array, as TensorFlow takes
             num_segments = int(num_segments)
     unsorted = rows is _unsorted_rows
-    extra = (num_segments,) if unsorted else ()
+    if not unsorted and _on_cuda(segment_ids) and getattr(segment_ids, "ndim", None) == 1:
+        # ids on a GPU: segment_ids[-1] + 1 read back, as TensorFlow's GPU kernel copies the last
+        # id to the host (the row cannot read device memory); nothing else is checked there
+        num_segments = max(int(segment_ids[-1]) + 1, 0) if segment_ids.shape[0] else 0
+    extra = (num_segments,) if unsorted or num_segments is not None else ()
     if kind == "mean" and _integer(data):
         return _integer_mean(data, segment_ids, unsorted, *extra)
     if not _differentiable(data):
@@ -320,7 +333,9 @@ _UNSORTED_DOC = """tf.math.unsorted_segment_{r}(data, segment_ids, num_segments)
     and the index rule are the registry row's (below)."""
 _SORTED_DOC = """tf.math.segment_{r}(data, segment_ids)
     (https://www.tensorflow.org/api_docs/python/tf/math/segment_{r}): sorted non-negative ids,
-    int32 or int64, checked with TensorFlow's words. Errors are tf.errors.InvalidArgumentError (as
+    int32 or int64, checked with TensorFlow's words. Ids in CUDA memory (torch, cupy: DLPack
+    kDLCUDA): segment_ids[-1] + 1 is read back (one synchronization) and the row runs on the
+    device with TensorFlow's GPU rule (nothing checked: an id outside the rows drops its row). Errors are tf.errors.InvalidArgumentError (as
     TensorFlow's in eager mode) and also ValueError / IndexError / TypeError (multigather's) when
     tensorflow is imported. Floating and complex TensorFlow data get TensorFlow's gradient under
     tf.GradientTape.{extra} The rules and the index rule are the registry row's (below)."""

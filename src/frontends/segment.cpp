@@ -273,14 +273,20 @@ void append_segment_ops(std::vector<OpSpec>* ops) {
     if (t.sorted == nullptr) continue;
     OpSpec s{std::string("tf.math.segment_") + t.suffix, "tf", "segment",
              std::string("tf.math.segment_") + t.suffix + "(data, segment_ids)",
-             std::string("out[s, f..] = ") + t.formula, tf_docs + "segment_" + t.suffix, "data", "segment_ids", {},
+             std::string("out[s, f..] = ") + t.formula, tf_docs + "segment_" + t.suffix, "data", "segment_ids",
+             {{"num_segments", AttrType::kOptionalInt, "none", {},
+               "output rows, segment_ids[-1] + 1: read from the ids when none; ids in CUDA memory need it, read "
+               "back by the caller as TensorFlow's GPU kernel copies the last id to the host (host ids: it must "
+               "equal segment_ids[-1] + 1)"}},
              t.sorted};
     s.kind = OpKind::kSegment;
     s.index_rule = {IndexMode::kError, false, ""};
     s.rules =
         "segment_ids (int32 or int64): a sorted vector of non-negative ids, one per row of data (an unsorted or "
         "negative id is an error, as TensorFlow's on CPU); output [segment_ids[-1] + 1] ++ data.shape[1:] of data's "
-        "dtype (the ids are read to size it). An empty segment holds 0 (1 for prod); a non-empty one reduces its own "
+        "dtype (the ids are read to size it). On a CUDA device (num_segments given), as TensorFlow's GPU kernel: "
+        "nothing is checked, an id outside [0, num_segments) drops its row and unsorted ids combine into their "
+        "segments (TensorFlow: safe, unspecified). An empty segment holds 0 (1 for prod); a non-empty one reduces its own "
         "rows only. mean: floating or complex data (multigather.tf.segment_mean takes integer data as TensorFlow does: "
         "the sum in data's dtype divided by the count, truncated toward zero)";
     ops->push_back(std::move(s));

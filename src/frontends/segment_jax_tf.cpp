@@ -152,7 +152,7 @@ Status tf_unsorted(const TensorView& data, const TensorView& ids, const Attribut
 }
 
 template <TfReduce K>
-Status tf_sorted(const TensorView& data, const TensorView& ids, const AttributeValues&, Lowering* out) {
+Status tf_sorted(const TensorView& data, const TensorView& ids, const AttributeValues& a, Lowering* out) {
   static const std::string name = std::string("tf.math.segment_") + tf_suffix(K);
   MULTIGATHER_RETURN_IF_ERROR(begin_segment(name.c_str(), data, ids, out));
   MULTIGATHER_RETURN_IF_ERROR(tf_ids_dtype(out->op, ids.dtype, false));
@@ -166,15 +166,33 @@ Status tf_sorted(const TensorView& data, const TensorView& ids, const AttributeV
     return InvalidArgument(out->op + ": segment_ids should be the same size as dimension 0 of input. (segment_ids.shape = " +
                            to_string(ids.shape) + ", data.shape = " + to_string(data.shape) + ")");
   }
-  // The output has segment_ids[-1] + 1 rows: the ids are read (TensorFlow reads them too).
+  const std::int64_t n = ids.numel();
+  const std::optional<std::int64_t> given = a.get_optional_int("num_segments");
+  if (given && *given < 0) {
+    return InvalidArgument(out->op + ": num_segments = " + str(*given) + " must not be negative (segment_ids[-1] + 1)");
+  }
+  // The output has segment_ids[-1] + 1 rows: the ids are read (TensorFlow reads them too). On a
+  // CUDA device the caller reads the last id back (as TensorFlow's GPU kernel copies it to the
+  // host) and gives num_segments; nothing else is checked there (TensorFlow's GPU kernel checks
+  // only that the last id is >= 0): an id outside [0, num_segments) drops its row.
+  if (out->device == Device::kCUDA && given) {
+    if (n > 0 && *given == 0) {
+      return InvalidArgument(out->op + ": segment ids must be >= 0 (num_segments = 0: segment_ids[-1] < 0)");
+    }
+    MULTIGATHER_RETURN_IF_ERROR(lower_segments(data, ids, *given, dims_from(data, 1), tf_reducer(K, true), out));
+    set_policy(out, IndexMode::kDrop, false);
+    out->notes.push_back("on a GPU: an id outside [0, num_segments) drops its row and unsorted ids combine into their "
+                         "segments; nothing is checked (TensorFlow's GPU kernel: safe, unspecified)");
+    return Status::Ok();
+  }
   MULTIGATHER_RETURN_IF_ERROR(host_values_only(*out, "the values of segment_ids (the output has segment_ids[-1] + 1 rows)",
-                                               "copy them to the host, or use tf.math.unsorted_segment_* with num_segments"));
+                                               "give num_segments = segment_ids[-1] + 1, read back from the device as "
+                                               "TensorFlow's GPU kernel reads it; or copy them to the host"));
   if (ids.data == nullptr) {
     return NeedsIndexValues(out->op + ": the output has segment_ids[-1] + 1 rows: " + std::string(kNeedsIndexValues) +
                            "segment_ids");
   }
   out->reads_index_values = true;
-  const std::int64_t n = ids.numel();
   const auto es = static_cast<std::int64_t>(element_size(ids.dtype));
   const auto id_at = [&](std::int64_t i) {
     return read_index_value(static_cast<const std::byte*>(ids.data) + i * ids.strides[0] * es, ids.dtype);
@@ -208,6 +226,10 @@ Status tf_sorted(const TensorView& data, const TensorView& ids, const AttributeV
       if (end < n) id = id_at(end);
       start = end;
     }
+  }
+  if (given && *given != num_segments) {
+    return InvalidArgument(out->op + ": num_segments = " + str(*given) + " must be segment_ids[-1] + 1 = " +
+                           str(num_segments));
   }
   MULTIGATHER_RETURN_IF_ERROR(lower_segments(data, ids, num_segments, dims_from(data, 1), tf_reducer(K, true), out));
   set_policy(out, IndexMode::kError, false);

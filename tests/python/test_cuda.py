@@ -380,6 +380,22 @@ def test_segments_from_lengths_offsets_and_indptr_are_computed_on_the_device():
         mt.segment_reduce(data.cuda(), "sum", lengths=torch.tensor([[10, 31], [40, 0]]).cuda(), axis=1)
 
 
+def test_tf_sorted_segments_read_the_last_id_back_and_run_on_the_device():
+    # multigather.tf.segment_* on ids in CUDA memory: segment_ids[-1] + 1 read back (as
+    # TensorFlow's GPU kernel copies it), then the row on the device: the CPU's bytes for sorted
+    # ids (an empty segment 0, max included); a negative last id is TensorFlow's error.
+    torch = cuda_torch()
+    mtf = importlib.import_module("multigather.tf")
+    data = torch.randn(7, 3, generator=torch.Generator().manual_seed(9), dtype=torch.float64)
+    ids = torch.tensor([0, 0, 2, 2, 2, 5, 5])
+    for name in ("segment_sum", "segment_prod", "segment_max", "segment_min", "segment_mean"):
+        got = getattr(mtf, name)(data.cuda(), ids.cuda())
+        assert got.is_cuda and got.shape == (6, 3), name
+        assert torch.equal(got.cpu(), torch.from_numpy(np.asarray(getattr(mtf, name)(data.numpy(), ids.numpy())))), name
+    with pytest.raises(ValueError, match=r"segment ids must be >= 0"):
+        mtf.segment_sum(data.cuda(), torch.tensor([-3] * 7).cuda())
+
+
 def test_embedding_bag_runs_on_the_device_forward_and_backward():
     # Bag starts and ids checked on the device, then the fused reduction: the CPU's bytes, torch's
     # own F.embedding_bag on the device as the oracle; a bad id is the CPU's IndexError. The

@@ -144,6 +144,20 @@ def test_tf_errors_are_tensorflows():
         mtf.unsorted_segment_sum(data, np.zeros(3, np.int64), 2)
 
 
+def test_tf_sorted_num_segments_must_be_the_last_id_plus_one_on_the_host():
+    # The row's num_segments (what a caller reads back from device ids, as TensorFlow's GPU kernel
+    # does) is checked against host ids; with the right value the bytes are TensorFlow's.
+    tf = _tf()
+    data = np.arange(12, dtype=np.float32).reshape(6, 2)
+    ids = np.array([0, 0, 1, 3, 3, 3])
+    want = tf.math.segment_sum(data, ids).numpy()
+    np.testing.assert_array_equal(multigather.run("tf.math.segment_sum", data, ids, num_segments=4), want)
+    with pytest.raises(ValueError, match=r"^tf.math.segment_sum: num_segments = 5 must be segment_ids\[-1\] \+ 1 = 4$"):
+        multigather.run("tf.math.segment_sum", data, ids, num_segments=5)
+    with pytest.raises(ValueError, match=r"num_segments = -1 must not be negative"):
+        multigather.run("tf.math.segment_sum", data, ids, num_segments=-1)
+
+
 def _tf_words(call):
     """TensorFlow's own message for a failing call, without its node and op decorations
     ("{{function_node ...}} " and " [Op:...]"), and its exception type."""
