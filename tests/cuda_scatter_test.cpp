@@ -37,6 +37,7 @@
 #include "multigather/cuda.hpp"
 #include "multigather/execute.hpp"
 #include "multigather/lowering.hpp"
+#include "multigather/sharding.hpp"
 #include "multigather/transforms.hpp"
 #include "plan/scatter_plan.hpp"
 #include "cuda_test_support.hpp"
@@ -1136,6 +1137,78 @@ TEST(CudaScatter, EmbeddingBagGradientRunsOnTheDevice) {
         EXPECT_EQ(d_grad.download(), want);
       }
     }
+  }
+}
+
+// One device's piece of a split call (execute_shard / execute_vjp_shard) on device operands
+// (kernels/shard_piece.hpp): the indices resolved against the whole axis and shifted into the
+// piece on the device; the CPU engine's bytes for a gather in modes fill (the first piece writes
+// the fill value) and clamp, a scatter-add in mode drop, the gather's gradient; mode error is the
+// CPU's message (worded from a host copy), nothing written.
+TEST(CudaScatter, SplitCallPiecesRunOnTheDevice) {
+  SKIP_WITHOUT_DEVICE();
+  ExecutionContext on_device;
+  on_device.device = Device::kCUDA;
+  std::vector<double> x(10 * 3), u(6 * 3), g(6 * 3);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = static_cast<double>(i) * 0.5 - 3.0;
+  for (std::size_t i = 0; i < u.size(); ++i) u[i] = std::sin(static_cast<double>(i) + 1.0);
+  for (std::size_t i = 0; i < g.size(); ++i) g[i] = std::cos(static_cast<double>(i) + 2.0);
+  const std::vector<std::int64_t> indices = {0, 9, -1, 12, 4, 4};  // whole axis 10: -1 -> 9, 12 out of range
+  DeviceBytes d_indices(bytes_of(indices)), d_u(bytes_of(u)), d_g(bytes_of(g));
+  for (const std::int64_t offset : {std::int64_t{0}, std::int64_t{5}}) {  // the pieces [0, 5) and [5, 10)
+    const std::vector<double> piece(x.begin() + offset * 3, x.begin() + (offset + 5) * 3);
+    DeviceBytes d_piece(bytes_of(piece));
+    const std::vector<AxisShard> shards = {AxisShard{10, offset}};
+    const TensorView h_x(piece.data(), DType::kFloat64, {5, 3}), dev_x(d_piece.data, DType::kFloat64, {5, 3});
+    const TensorView h_i(indices.data(), DType::kInt64, {6, 1}), dev_i(d_indices.data, DType::kInt64, {6, 1});
+    for (const char* mode : {"fill", "clamp", "error"}) {
+      SCOPED_TRACE(std::string(mode) + " offset " + std::to_string(offset));
+      Attributes attrs;
+      attrs.set_ints("axes", {0}).set_string("index_mode", mode).set_float("fill_value", 7.25);
+      std::vector<double> want(6 * 3, -1.0);
+      const Status host = execute_shard("gather_multiaxis", h_x, h_i, nullptr, attrs, 0, shards,
+                                        MutableTensorView(want.data(), DType::kFloat64, {6, 3}));
+      DeviceBytes d_out(std::vector<std::byte>(want.size() * 8, std::byte{0x5A}));
+      const Status device = execute_shard("gather_multiaxis", dev_x, dev_i, nullptr, attrs, 0, shards,
+                                          MutableTensorView(d_out.data, DType::kFloat64, {6, 3}), on_device);
+      EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+      ASSERT_EQ(device.code(), host.code()) << device.message();
+      EXPECT_EQ(device.message(), host.message());
+      const auto got = d_out.download();
+      if (!host.ok()) {
+        for (std::byte b : got) ASSERT_EQ(b, std::byte{0x5A});
+        continue;
+      }
+      EXPECT_EQ(std::memcmp(got.data(), want.data(), got.size()), 0);
+      // the gradient of the piece
+      std::vector<double> want_grad(5 * 3, -1.0);
+      ASSERT_TRUE(execute_vjp_shard("gather_multiaxis", h_x, h_i, nullptr, attrs, 0, shards,
+                                    TensorView(g.data(), DType::kFloat64, {6, 3}),
+                                    MutableTensorView(want_grad.data(), DType::kFloat64, {5, 3}), nullptr).ok());
+      DeviceBytes d_grad(std::vector<std::byte>(want_grad.size() * 8, std::byte{0x5A}));
+      const Status vjp = execute_vjp_shard("gather_multiaxis", dev_x, dev_i, nullptr, attrs, 0, shards,
+                                           TensorView(d_g.data, DType::kFloat64, {6, 3}),
+                                           MutableTensorView(d_grad.data, DType::kFloat64, {5, 3}), nullptr, on_device);
+      ASSERT_TRUE(vjp.ok()) << vjp.message();
+      EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+      const auto got_grad = d_grad.download();
+      EXPECT_EQ(std::memcmp(got_grad.data(), want_grad.data(), got_grad.size()), 0);
+    }
+    // a scatter-add piece, updates out of range of the whole axis dropped
+    Attributes attrs;
+    attrs.set_ints("axes", {0}).set_string("reduction", "add").set_string("index_mode", "drop");
+    const TensorView h_u(u.data(), DType::kFloat64, {6, 3}), dev_u(d_u.data, DType::kFloat64, {6, 3});
+    std::vector<double> want_scatter(5 * 3, -1.0);
+    const Status host = execute_shard("scatter_multiaxis", h_x, h_i, &h_u, attrs, 0, shards,
+                                      MutableTensorView(want_scatter.data(), DType::kFloat64, {5, 3}));
+    ASSERT_TRUE(host.ok()) << host.message();
+    DeviceBytes d_out(std::vector<std::byte>(want_scatter.size() * 8, std::byte{0x5A}));
+    const Status device = execute_shard("scatter_multiaxis", dev_x, dev_i, &dev_u, attrs, 0, shards,
+                                        MutableTensorView(d_out.data, DType::kFloat64, {5, 3}), on_device);
+    ASSERT_TRUE(device.ok()) << device.message();
+    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    const auto got = d_out.download();
+    EXPECT_EQ(std::memcmp(got.data(), want_scatter.data(), got.size()), 0);
   }
 }
 

@@ -137,8 +137,9 @@ struct AxisShard {
 ///  - a scatter applies exactly the updates whose targets lie in this piece (order, duplicates
 ///    and reductions as unsplit), so its output is the unsplit output's rows.
 /// `batch_rank`: leading batch dimensions of the operands and output, as execute_batched's (the
-/// call is lifted by them; a lowering that copies an operand cannot be). CPU engine only (the
-/// resolved indices are made on the host): context.device kCUDA is an InvalidArgument. Errors:
+/// call is lifted by them; a lowering that copies an operand cannot be). Either engine: with
+/// context.device kCUDA the indices are resolved into the piece on the device (one check word
+/// read back: a synchronization; an error is worded from a host copy of the indices). Errors:
 /// those of lower_op, execute_batched and execute; InvalidArgument for a shard count other than
 /// the number of axes, or a piece that does not fit its axis (offset < 0, offset + local size >
 /// size).

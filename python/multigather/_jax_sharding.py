@@ -32,8 +32,9 @@ Every ``multigather_op`` / ``multigather_vjp`` FFI call that ``_jax_ffi`` makes 
   (split, it failed one device, and the others waited for it at their next collective until XLA
   aborted the process). The other index modes never fail and keep them split.
 
-  The gathered strategy runs ``execute_shard`` (multigather/sharding.hpp) on the CPU; on GPUs a
-  gathered factor is replicated. Which factors may stay split, and how the devices' results
+  The gathered strategy runs ``execute_shard`` (multigather/sharding.hpp); on GPUs a gathered
+  factor is still replicated: the engine runs a piece on the device, but no multi-GPU mesh has
+  run the strategy yet. Which factors may stay split, and how the devices' results
   combine, is the core's rule (each factor's ``call`` and ``gradient`` strategy,
   ShardingFactor in multigather/sharding.hpp; ``_kind`` maps it): a segment op (data,
   segment_ids) keeps its features split, and its rows with the ids for a sum (partial sums,
@@ -91,7 +92,7 @@ def _kind(f: dict, target: str, info: dict, cpu: bool) -> str:
     its VJP (ShardingFactor::call / ::gradient, multigather/sharding.hpp) mapped to Shardy's
     terms, with two policies of this partitioner's own: a call that checks index values
     replicates the factors that split its indices (_checks_on_every_device), and a gathered
-    axis's piece (execute_shard) runs on the CPU engine only."""
+    axis stays split on CPUs only (execute_shard's device pieces have not run on a GPU mesh)."""
     if f["role"] in ("batch", "index", "lookup") and _checks_on_every_device(target, info):
         return _REPLICATE  # the indices are split along it
     strategy = f["call" if target == "op" else "gradient"]
@@ -104,7 +105,7 @@ def _kind(f: dict, target: str, info: dict, cpu: bool) -> str:
 _WHY = {
     "other": "the lowering merges, splits or copies this dimension",
     "coordinate": "it holds the coordinates of several axes",
-    "gathered": "a piece split along a gathered axis runs on the CPU engine only",
+    "gathered": "a piece split along a gathered axis is not run on GPUs until a multi-GPU mesh has verified it",
     "index": "the devices' updates along it do not combine exactly under this reduction",
     "lookup": "the devices' updates along it do not combine exactly under this reduction",
 }

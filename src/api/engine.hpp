@@ -12,6 +12,7 @@
 #include "kernels/cpu/gathered_segments.hpp"
 #include "kernels/prod_gradient.hpp"  // ProdGradientParams
 #include "kernels/segment_ids.hpp"   // SegmentIdsParams
+#include "kernels/shard_piece.hpp"   // ShardPieceParams, ShardFillParams
 #include "kernels/updates_step.hpp"  // UpdatesStepParams
 #include "multigather/execute.hpp"
 #include "multigather/lowering.hpp"
@@ -108,6 +109,12 @@ class Engine {
   /// Both passes of kernels/segment_ids.hpp over p (p.first_error is set by the engine; p.ids and
   /// p.starts are its memory); *first_error: pass 1's code, on the host.
   virtual Status run_segment_ids(SegmentIdsParams p, std::uint64_t* first_error) const = 0;
+  /// A split call's piece (kernels/shard_piece.hpp, step 1) over p (p.first_error is set by the
+  /// engine; p.resolved and p.out_of_range are its memory); *first_error: the smallest index
+  /// element that fails, or p.n, on the host.
+  virtual Status shard_piece(ShardPieceParams p, std::int64_t* first_error) const = 0;
+  /// Step 2: the fill value at the marked core output elements of p.output (its memory).
+  virtual Status shard_fill(const ShardFillParams& p) const = 0;
 
   // Elementwise steps of the VJPs, over C-contiguous arrays of `count` elements.
   /// positions[p] = p.

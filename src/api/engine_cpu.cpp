@@ -157,6 +157,19 @@ class CpuEngine final : public Engine {
     return Status::Ok();
   }
 
+  Status shard_piece(ShardPieceParams p, std::int64_t* first_error) const override {
+    unsigned long long first = static_cast<unsigned long long>(p.n);
+    p.first_error = &first;
+    shard_piece_thread(p, 0, 1);
+    *first_error = static_cast<std::int64_t>(first);
+    return Status::Ok();
+  }
+
+  Status shard_fill(const ShardFillParams& p) const override {
+    shard_fill_thread(p, 0, 1);
+    return Status::Ok();
+  }
+
   Status positions(std::int64_t* positions, std::int64_t count) const override {
     for (std::int64_t p = 0; p < count; ++p) positions[p] = p;
     return Status::Ok();

@@ -140,6 +140,12 @@ class CudaEngine final : public Engine {
     return cuda_segment_ids(p, first_error, context_.stream);
   }
 
+  Status shard_piece(ShardPieceParams p, std::int64_t* first_error) const override {
+    return cuda_shard_piece(p, first_error, context_.stream);
+  }
+
+  Status shard_fill(const ShardFillParams& p) const override { return cuda_shard_fill(p, context_.stream); }
+
   Status positions(std::int64_t* positions, std::int64_t count) const override {
     return cuda_positions(positions, count, context_.stream);
   }

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "api/guarded.hpp"
+#include "api/engine.hpp"
 #include "api/vjp.hpp"
 #include "core/odometer.hpp"
 #include "core/task_pool.hpp"
@@ -444,13 +445,65 @@ Status execute_vjp(std::string_view name, const TensorView& input, const TensorV
 
 namespace {
 
-Status refuse_cuda_shard(std::string_view name, const ExecutionContext& context) {
-  if (lowering_device(context) == Device::kCUDA) {
-    return InvalidArgument(std::string(name) + ": a call split along its gathered axes runs on the CPU engine "
-                           "only (its indices are resolved on the host); replicate the input along them on a GPU");
+/// One device's piece of a split call: `local` localized on the engine of its operands. The CPU
+/// engine runs plan/sharding.cpp's localize; the CUDA engine kernels/shard_piece.hpp's steps into
+/// its temporaries (one word read back), a failure worded by localize on host copies of the
+/// indices (the same first failure, the same message).
+struct LocalPiece {
+  Lowering piece;
+  detail::ShardFill fill;             // the marks of localize (CPU engine)
+  detail::Temporary resolved, marks;  // the device's (CUDA engine)
+  bool device_marks = false;
+
+  Status localize(const Lowering& local, std::span<const AxisShard> shards, const ExecutionContext& context) {
+    if (lowering_device(context) != Device::kCUDA) return detail::localize(local, shards, &piece, &fill);
+    const detail::EngineOf engine(Device::kCUDA, context);
+    detail::ShardPieceParams p;
+    MULTIGATHER_RETURN_IF_ERROR(detail::shard_piece_params(local, shards, &p));
+    const TensorView& ix = local.indices;
+    MULTIGATHER_RETURN_IF_ERROR(resolved.allocate(engine.get(), DType::kInt64, ix.shape, ix.data, "indices"));
+    p.resolved = static_cast<std::int64_t*>(resolved.data());
+    if (p.gather_fill && p.n > 0) {
+      MULTIGATHER_RETURN_IF_ERROR(marks.allocate(engine.get(), DType::kUInt8, Dims{p.n / p.c}, ix.data, "indices"));
+      MULTIGATHER_RETURN_IF_ERROR(engine.get().memset(marks.data(), 0, static_cast<std::size_t>(p.n / p.c), "fill marks"));
+      p.out_of_range = static_cast<std::uint8_t*>(marks.data());
+      device_marks = true;
+    }
+    std::int64_t first_error = p.n;
+    MULTIGATHER_RETURN_IF_ERROR(engine.get().shard_piece(p, &first_error));
+    if (first_error < p.n) return words_on_host(local, shards);
+    detail::as_piece(local, TensorView(resolved.data(), DType::kInt64, ix.shape), &piece);
+    return Status::Ok();
   }
-  return Status::Ok();
-}
+
+  /// The first piece writes the fill value where the whole axes have no element (gather, fill).
+  Status write_fill(const Lowering& local, std::span<const AxisShard> shards, const MutableTensorView& output,
+                    const ExecutionContext& context) const {
+    if (!detail::first_piece(shards)) return Status::Ok();
+    if (!device_marks) return detail::write_fill(local, fill, output);
+    detail::ShardFillParams f;
+    MULTIGATHER_RETURN_IF_ERROR(
+        detail::shard_fill_params(local, output, static_cast<const std::uint8_t*>(marks.data()), &f));
+    return detail::EngineOf(Device::kCUDA, context).get().shard_fill(f);
+  }
+
+ private:
+  static Status words_on_host(const Lowering& local, std::span<const AxisShard> shards) {
+    std::vector<std::byte> indices_bytes, errors_bytes;
+    Lowering on_host = local;
+    MULTIGATHER_RETURN_IF_ERROR(detail::copy_view_to_host(local.indices, &indices_bytes, &on_host.indices));
+    if (local.index_errors.indices.data != nullptr) {
+      MULTIGATHER_RETURN_IF_ERROR(
+          detail::copy_view_to_host(local.index_errors.indices, &errors_bytes, &on_host.index_errors.indices));
+    }
+    Lowering unused;
+    detail::ShardFill unused_fill;
+    const Status s = detail::localize(on_host, shards, &unused, &unused_fill);
+    if (!s.ok()) return s;
+    return Status(StatusCode::kInternal, local.op + ": the device found an index out of range that the host's check "
+                                         "does not (please report this bug)");
+  }
+};
 
 /// lower() of a call whose operands carry `batch_rank` leading batch dimensions (batch_shape),
 /// lifted as execute_batched lifts it; a lowering that copied an operand cannot be lifted.
@@ -479,18 +532,16 @@ Status execute_shard(std::string_view name, const TensorView& input, const Tenso
                      std::span<const AxisShard> shards, const MutableTensorView& output,
                      const ExecutionContext& context) noexcept {
   return guarded(name, [&]() -> Status {
-    MULTIGATHER_RETURN_IF_ERROR(refuse_cuda_shard(name, context));
     const detail::TaskPoolScope pool(context.task_pool);
     MULTIGATHER_RETURN_IF_ERROR(check_batch_rank(batch_rank, output.shape, "output"));
     if (batch_rank > 0) MULTIGATHER_RETURN_IF_ERROR(require_contiguous(output, "output"));
-    Lowering local, piece;
+    Lowering local;
     MULTIGATHER_RETURN_IF_ERROR(lower_lifted(name, input, indices, updates, attrs, batch_of(output.shape, batch_rank),
                                              context, &local));
-    detail::ShardFill fill;
-    MULTIGATHER_RETURN_IF_ERROR(detail::localize(local, shards, &piece, &fill));
-    MULTIGATHER_RETURN_IF_ERROR(execute(piece, output, context));
-    if (!detail::first_piece(shards)) return Status::Ok();
-    return detail::write_fill(local, fill, output);
+    LocalPiece piece;
+    MULTIGATHER_RETURN_IF_ERROR(piece.localize(local, shards, context));
+    MULTIGATHER_RETURN_IF_ERROR(execute(piece.piece, output, context));
+    return piece.write_fill(local, shards, output, context);
   });
 }
 
@@ -500,7 +551,6 @@ Status execute_vjp_shard(std::string_view name, const TensorView& input, const T
                          const MutableTensorView& grad_input, const MutableTensorView* grad_updates,
                          const ExecutionContext& context) noexcept {
   return guarded(name, [&]() -> Status {
-    MULTIGATHER_RETURN_IF_ERROR(refuse_cuda_shard(name, context));
     const detail::TaskPoolScope pool(context.task_pool);
     MULTIGATHER_RETURN_IF_ERROR(check_batch_rank(batch_rank, grad_output.shape, "grad_output"));
     MULTIGATHER_RETURN_IF_ERROR(require_contiguous(grad_output, "grad_output"));
@@ -528,12 +578,12 @@ Status execute_vjp_shard(std::string_view name, const TensorView& input, const T
     // As execute_vjp: lowered on the gradients' buffers, so that its views point where they go.
     const TensorView lowered_updates =
         grad_updates != nullptr ? TensorView(*grad_updates) : updates != nullptr ? *updates : TensorView();
-    Lowering local, piece;
+    Lowering local;
     MULTIGATHER_RETURN_IF_ERROR(lower_lifted(name, grad_input, indices, updates != nullptr ? &lowered_updates : nullptr,
                                              attrs, batch_shape, context, &local));
-    detail::ShardFill fill;
-    MULTIGATHER_RETURN_IF_ERROR(detail::localize(local, shards, &piece, &fill));
-    return vjp_one(piece, &input, batch_rank, grad_output, grad_input, grad_updates, context);
+    LocalPiece piece;
+    MULTIGATHER_RETURN_IF_ERROR(piece.localize(local, shards, context));
+    return vjp_one(piece.piece, &input, batch_rank, grad_output, grad_input, grad_updates, context);
   });
 }
 

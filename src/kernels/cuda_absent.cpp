@@ -82,6 +82,10 @@ Status cuda_gathered_bags_vjp(const GatheredRows&, const TensorView&, const Tens
 
 Status cuda_prod_gradient(const ProdGradientParams&, DType, bool, void*) noexcept { return no_cuda_engine(); }
 
+Status cuda_shard_piece(ShardPieceParams, std::int64_t*, void*) noexcept { return no_cuda_engine(); }
+
+Status cuda_shard_fill(const ShardFillParams&, void*) noexcept { return no_cuda_engine(); }
+
 Status cuda_segment_ids(SegmentIdsParams, std::uint64_t*, void*) noexcept { return no_cuda_engine(); }
 
 Status cuda_divide_by_count(const MutableTensorView&, const TensorView&, bool, bool, void*) noexcept {

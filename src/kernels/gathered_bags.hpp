@@ -20,7 +20,7 @@
 //       output element (b, f)'s first row holding the bag's max of column f, as row * D + f (an
 //       empty bag: dropped); each with its position as the value;
 //   V3. the table's gradient zeroed (+0);
-//   the sort (cub on the device, std::stable_sort on the host): the terms of one table element
+//   the sort (cub on the device, stable_sort_pairs on the host): the terms of one table element
 //   now sit together, in bag order;
 //   V4. the head of each run adds the run's terms in order: sum, grad_output[b, f] (times
 //       per_sample_weights[n]); mean, grad_output[b, f] / the bag's count; max, grad_output[b, f].
@@ -119,7 +119,7 @@ GatheredBagsVjpParams gathered_bags_vjp_params(const GatheredRows& g, const Tens
                                                const TensorView& grad_output, const MutableTensorView& grad_table,
                                                const std::int64_t* rows, const std::int64_t* bag_starts, bool mean,
                                                bool max);
-/// Passes V1 to V4 in loops, the sort by std::stable_sort (the CPU engine's run of a lowering
+/// Passes V1 to V4 in loops, the sort by stable_sort_pairs (the CPU engine's run of a lowering
 /// described for the device, and the host tests' reference for the grids).
 bool gathered_bags_vjp_on_host(const GatheredBagsVjpParams& p, DType dtype);
 /// (keys, values) sorted by key, stably (the host's form of the device's sort).

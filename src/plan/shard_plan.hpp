@@ -6,6 +6,7 @@
 #include <span>
 #include <vector>
 
+#include "kernels/shard_piece.hpp"
 #include "multigather/sharding.hpp"
 
 namespace multigather::detail {
@@ -28,6 +29,15 @@ Status localize(const Lowering& local, std::span<const AxisShard> shards, Loweri
 /// Writes local's fill value at every core output element whose indices `fill` marks, into
 /// `output` (the framework output of `local`).
 Status write_fill(const Lowering& local, const ShardFill& fill, const MutableTensorView& output);
+
+/// localize's steps on an engine (kernels/shard_piece.hpp: the CUDA engine's): the params of
+/// step 1 for `local`'s indices and `shards` (checked as localize checks them; the output arrays
+/// are the caller's), and of step 2 for `output` (the framework output of `local`) and the marks.
+Status shard_piece_params(const Lowering& local, std::span<const AxisShard> shards, ShardPieceParams* p);
+Status shard_fill_params(const Lowering& local, const MutableTensorView& output, const std::uint8_t* out_of_range,
+                         ShardFillParams* f);
+/// `local` as a piece reading the resolved int64 indices `resolved` (localize's result).
+void as_piece(const Lowering& local, const TensorView& resolved, Lowering* out);
 
 /// Whether every piece offset is 0 (this device fills the elements out of range of the whole axes).
 bool first_piece(std::span<const AxisShard> shards) noexcept;

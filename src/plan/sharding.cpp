@@ -239,26 +239,96 @@ bool first_piece(std::span<const AxisShard> shards) noexcept {
   return true;
 }
 
-Status localize(const Lowering& local, std::span<const AxisShard> shards, Lowering* out, ShardFill* fill) {
+namespace {
+
+/// The shards of `local`'s axes checked against its piece: *whole (a shard not split holds the
+/// whole axis) and *piece, the piece's size of each axis.
+Status shard_sizes(const Lowering& local, std::span<const AxisShard> shards, std::vector<AxisShard>* whole,
+                   std::vector<std::int64_t>* piece) {
   const GatherShape& g = local.shape;
   const int k = g.axes.size();
   if (static_cast<int>(shards.size()) != k) {
     return InvalidArgument(local.op + ": " + std::to_string(shards.size()) + " axis shards for a call with " +
                            std::to_string(k) + " axes (one per axis)");
   }
-  std::vector<std::int64_t> piece(static_cast<std::size_t>(k));
-  std::vector<AxisShard> whole(shards.begin(), shards.end());
+  piece->assign(static_cast<std::size_t>(k), 0);
+  whole->assign(shards.begin(), shards.end());
   for (int j = 0; j < k; ++j) {
     const std::int64_t n = local.input.shape[static_cast<int>(g.axes[j])];
-    AxisShard& s = whole[static_cast<std::size_t>(j)];
+    AxisShard& s = (*whole)[static_cast<std::size_t>(j)];
     if (s.size < 0) s = AxisShard{n, 0};  // not split: this piece holds the whole axis
     if (s.offset < 0 || s.size < n || s.offset > s.size - n) {
       return InvalidArgument(local.op + ": the shard of axis " + std::to_string(g.axes[j]) + " holds [" +
                              std::to_string(s.offset) + ", " + std::to_string(s.offset + n) +
                              "), which does not fit an axis of size " + std::to_string(s.size));
     }
-    piece[static_cast<std::size_t>(j)] = n;
+    (*piece)[static_cast<std::size_t>(j)] = n;
   }
+  return Status::Ok();
+}
+
+}  // namespace
+
+void as_piece(const Lowering& local, const TensorView& resolved, Lowering* out) {
+  *out = local;
+  out->indices = resolved;
+  out->options.index_mode = local.kind == OpKind::kGather ? IndexMode::kFill : IndexMode::kDrop;
+  out->options.negative_indices = false;
+  out->options.fill_value = Scalar::from_int(0);
+  out->index_errors = IndexErrorContext();
+}
+
+Status shard_piece_params(const Lowering& local, std::span<const AxisShard> shards, ShardPieceParams* p) {
+  std::vector<AxisShard> whole;
+  std::vector<std::int64_t> piece;
+  MULTIGATHER_RETURN_IF_ERROR(shard_sizes(local, shards, &whole, &piece));
+  const TensorView& ix = local.indices;
+  p->indices = ix.data;
+  p->dtype = ix.dtype;
+  p->rank = ix.rank();
+  for (int d = 0; d < p->rank; ++d) {
+    p->shape[d] = ix.shape[d];
+    p->strides[d] = ix.strides[d];
+  }
+  p->n = ix.numel();
+  p->c = local.shape.coordinate_size;
+  p->k = static_cast<int>(whole.size());
+  for (int j = 0; j < p->k; ++j) {
+    p->whole[j] = whole[static_cast<std::size_t>(j)].size;
+    p->offset[j] = whole[static_cast<std::size_t>(j)].offset;
+    p->piece[j] = piece[static_cast<std::size_t>(j)];
+  }
+  p->mode = local.options.index_mode;
+  p->negative = local.options.negative_indices;
+  p->gather_fill = local.kind == OpKind::kGather && p->mode == IndexMode::kFill;
+  return Status::Ok();
+}
+
+Status shard_fill_params(const Lowering& local, const MutableTensorView& output, const std::uint8_t* out_of_range,
+                         ShardFillParams* f) {
+  const std::size_t es = element_size(output.dtype);
+  MULTIGATHER_RETURN_IF_ERROR(encode_scalar(local.options.fill_value, output.dtype, f->value, "fill_value"));
+  const Dims& shape = local.core_output_shape;
+  f->output = output.data;
+  f->rank = shape.size();
+  f->n = 1;
+  for (int d = 0; d < f->rank; ++d) {
+    f->shape[d] = shape[d];
+    f->strides[d] = local.core_output_strides[d];
+    f->logical[d] = local.shape.logical_indices_shape[d];
+    f->n *= shape[d];
+  }
+  f->out_of_range = out_of_range;
+  f->element_bytes = static_cast<int>(es);
+  return Status::Ok();
+}
+
+Status localize(const Lowering& local, std::span<const AxisShard> shards, Lowering* out, ShardFill* fill) {
+  const GatherShape& g = local.shape;
+  const int k = g.axes.size();
+  std::vector<std::int64_t> piece;
+  std::vector<AxisShard> whole;
+  MULTIGATHER_RETURN_IF_ERROR(shard_sizes(local, shards, &whole, &piece));
   const IndexMode mode = local.options.index_mode;
   const bool negative = local.options.negative_indices;
   const TensorView& ix = local.indices;
@@ -305,13 +375,8 @@ Status localize(const Lowering& local, std::span<const AxisShard> shards, Loweri
     }
     detail::next_position(pos, ix.shape, ix.strides, &offset);
   }
-  *out = local;
+  as_piece(local, resolved->view(), out);
   out->owned_indices = resolved;
-  out->indices = resolved->view();
-  out->options.index_mode = local.kind == OpKind::kGather ? IndexMode::kFill : IndexMode::kDrop;
-  out->options.negative_indices = false;
-  out->options.fill_value = Scalar::from_int(0);
-  out->index_errors = IndexErrorContext();
   return Status::Ok();
 }
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <utility>
 #include <vector>
 
 #include "multigather/lowering.hpp"
@@ -117,17 +118,15 @@ bool gathered_bags_vjp_on_host(const GatheredBagsVjpParams& given, DType dtype) 
 }
 
 void stable_sort_pairs(std::uint64_t* keys, std::int64_t* values, std::size_t n) {
-  std::vector<std::size_t> order(n);
-  for (std::size_t i = 0; i < n; ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return keys[a] < keys[b]; });
-  std::vector<std::uint64_t> k(n);
-  std::vector<std::int64_t> v(n);
+  // Sorted by (key, position): the stable order by key (std::sort needs no temporary buffer).
+  std::vector<std::pair<std::uint64_t, std::size_t>> order(n);
+  for (std::size_t i = 0; i < n; ++i) order[i] = {keys[i], i};
+  std::sort(order.begin(), order.end());
+  std::vector<std::int64_t> v(values, values + n);
   for (std::size_t i = 0; i < n; ++i) {
-    k[i] = keys[order[i]];
-    v[i] = values[order[i]];
+    keys[i] = order[i].first;
+    values[i] = v[order[i].second];
   }
-  std::copy(k.begin(), k.end(), keys);
-  std::copy(v.begin(), v.end(), values);
 }
 
 }  // namespace multigather::detail

@@ -17,6 +17,7 @@
 #include "kernels/cuda/divide_kernel.hpp"
 #include "kernels/cuda/gathered_bags_kernel.hpp"
 #include "kernels/cuda/segment_ids_kernel.hpp"
+#include "kernels/cuda/shard_piece_kernel.hpp"
 #include "kernels/cuda/updates_step_kernel.hpp"
 #include "kernels/cuda/gather_kernel.hpp"
 #include "kernels/cuda/scatter_kernel.hpp"
@@ -763,6 +764,39 @@ Status cuda_segment_ids(SegmentIdsParams p, std::uint64_t* first_error, void* st
     error = cudaMemcpyAsync(first_error, word.get(), sizeof(std::uint64_t), cudaMemcpyDeviceToHost, cuda_stream);
     if (error == cudaSuccess) error = cudaStreamSynchronize(cuda_stream);
     return error == cudaSuccess ? Status::Ok() : cuda_failure(error, "read of the segment ids' check word");
+  });
+}
+
+Status cuda_shard_piece(ShardPieceParams p, std::int64_t* first_error, void* stream) noexcept {
+  *first_error = p.n;
+  if (p.n <= 0) return Status::Ok();
+  const std::initializer_list<Operand> operands = {
+      {p.indices, "indices", true}, {p.resolved, "the piece's indices", true},
+      {p.out_of_range, "the piece's fill marks", p.gather_fill}};
+  return on_device_of(operands, "split call's piece", [&](int multiprocessors) -> Status {
+    const auto cuda_stream = static_cast<cudaStream_t>(stream);
+    StreamBuffer word(cuda_stream);  // the smallest failing element
+    const auto none = static_cast<unsigned long long>(p.n);
+    cudaError_t error = word.allocate(sizeof(none));
+    if (error == cudaSuccess) error = cudaMemcpyAsync(word.get(), &none, sizeof(none), cudaMemcpyHostToDevice, cuda_stream);
+    if (error != cudaSuccess) return cuda_failure(error, "allocation of the piece's check word");
+    p.first_error = reinterpret_cast<unsigned long long*>(word.get());
+    error = launch_shard_piece(p, multiprocessors, cuda_stream);
+    if (error != cudaSuccess) return cuda_failure(error, "split call's piece kernel launch");
+    unsigned long long first = none;
+    error = cudaMemcpyAsync(&first, word.get(), sizeof(first), cudaMemcpyDeviceToHost, cuda_stream);
+    if (error == cudaSuccess) error = cudaStreamSynchronize(cuda_stream);
+    if (error != cudaSuccess) return cuda_failure(error, "read of the piece's check word");
+    *first_error = static_cast<std::int64_t>(first);
+    return Status::Ok();
+  });
+}
+
+Status cuda_shard_fill(const ShardFillParams& p, void* stream) noexcept {
+  if (p.n <= 0) return Status::Ok();
+  return on_device_of({{p.output, "output", true}, {p.out_of_range, "the piece's fill marks", true}},
+                      "split call's fill kernel launch", [&](int multiprocessors) {
+    return launch_shard_fill(p, multiprocessors, static_cast<cudaStream_t>(stream));
   });
 }
 

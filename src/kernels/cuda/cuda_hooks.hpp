@@ -12,6 +12,7 @@
 #include "kernels/prod_gradient.hpp"  // ProdGradientParams
 #include "multigather/lowering.hpp"  // GatheredRows
 #include "kernels/segment_ids.hpp"   // SegmentIdsParams
+#include "kernels/shard_piece.hpp"   // ShardPieceParams, ShardFillParams
 #include "kernels/updates_step.hpp"  // UpdatesStepParams
 #include "multigather/cuda.hpp"
 #include "plan/scatter_plan.hpp"
@@ -124,6 +125,12 @@ Status cuda_gathered_bags(const GatheredRows& g, const MutableTensorView& bags, 
 Status cuda_gathered_bags_vjp(const GatheredRows& g, const TensorView& table, const TensorView& grad_output,
                               const MutableTensorView& grad_table, bool mean, bool max, bool* failed,
                               void* stream) noexcept;
+
+/// A split call's piece on the device (kernels/shard_piece.hpp, step 1; p's indices and output
+/// arrays are device memory): *first_error is the smallest failing index element, or p.n (read
+/// back: one synchronization). Step 2: the fill of the marked core output elements.
+Status cuda_shard_piece(ShardPieceParams p, std::int64_t* first_error, void* stream) noexcept;
+Status cuda_shard_fill(const ShardFillParams& p, void* stream) noexcept;
 
 /// A segment product's gradient step (kernels/prod_gradient.hpp: the zeros step, else the
 /// derivative step) over p's elements of `dtype` (device memory); InvalidArgument for a dtype
