@@ -416,15 +416,14 @@ void vjp_into(std::string_view op, const InputArray& input, const InputArray& in
     context.device = Device::kCUDA;
     context.stream = current_stream("torch", grad_input.device_id());
   }
+#else
+  const bool on_device = false;  // view_of refuses CUDA arrays by name
+#endif
   const auto in_view = [&](const InputArray& array, std::string_view name) {
     return on_device ? device_view_of(array, name) : view_of(array, name);
   };
   const MutableTensorView out =
       on_device ? device_mutable_view_of(grad_input, "grad_input") : mutable_view_of(grad_input, "grad_input");
-#else
-  const auto in_view = [&](const InputArray& array, std::string_view name) { return view_of(array, name); };
-  const MutableTensorView out = mutable_view_of(grad_input, "grad_input");
-#endif
   Attributes a = attributes_of(attrs);
   std::vector<InputArray> keep;  // the tensor attributes' arrays, alive for the call
   keep.reserve(tensor_attrs.size());

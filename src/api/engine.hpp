@@ -12,18 +12,19 @@
 #include "kernels/cpu/gathered_segments.hpp"
 #include "kernels/prod_gradient.hpp"  // ProdGradientParams
 #include "kernels/segment_ids.hpp"   // SegmentIdsParams
-#include "kernels/shard_piece.hpp"   // ShardPieceParams, ShardFillParams
 #include "kernels/updates_step.hpp"  // UpdatesStepParams
 #include "multigather/execute.hpp"
 #include "multigather/lowering.hpp"
 #include "plan/plan.hpp"          // ValidatedCall
 #include "plan/scatter_plan.hpp"  // ValidatedScatter
+#include "plan/shard_plan.hpp"    // ShardFill, localize
 
 #include "kernels/cuda/cuda_hooks.hpp"  // CudaStreamMemory
 
 namespace multigather::detail {
 
 class Temporary;
+struct ShardedPiece;
 
 /// The steps execute and the VJPs take on one device. Each runs on the engine's memory only: a
 /// pointer of the other side is refused by name (the CUDA engine's checks), never dereferenced.
@@ -109,12 +110,18 @@ class Engine {
   /// Both passes of kernels/segment_ids.hpp over p (p.first_error is set by the engine; p.ids and
   /// p.starts are its memory); *first_error: pass 1's code, on the host.
   virtual Status run_segment_ids(SegmentIdsParams p, std::uint64_t* first_error) const = 0;
-  /// A split call's piece (kernels/shard_piece.hpp, step 1) over p (p.first_error is set by the
-  /// engine; p.resolved and p.out_of_range are its memory); *first_error: the smallest index
-  /// element that fails, or p.n, on the host.
-  virtual Status shard_piece(ShardPieceParams p, std::int64_t* first_error) const = 0;
-  /// Step 2: the fill value at the marked core output elements of p.output (its memory).
-  virtual Status shard_fill(const ShardFillParams& p) const = 0;
+  /// One device's piece of a split call (execute_shard): `local` (lowered on this device's
+  /// operands) as the piece `shards` of the whole call, into *out (its piece reads indices
+  /// resolved against the whole axes, shifted into the piece). The CPU engine runs
+  /// plan/sharding.cpp's localize; the CUDA engine kernels/shard_piece.hpp's step 1 into its
+  /// temporaries (one word read back), an index error worded by localize on host copies of the
+  /// indices. Error mode fails here, before anything is written, with the unsplit call's message.
+  virtual Status localize(const Lowering& local, std::span<const AxisShard> shards, ShardedPiece* out) const = 0;
+  /// The first piece's fill (a gather in mode fill): the fill value at every core output element
+  /// of `output` (the framework output of `local`) whose index `piece` found out of range of the
+  /// whole axes (plan/sharding.cpp's write_fill, or kernels/shard_piece.hpp's step 2).
+  virtual Status write_shard_fill(const Lowering& local, const ShardedPiece& piece,
+                                  const MutableTensorView& output) const = 0;
 
   // Elementwise steps of the VJPs, over C-contiguous arrays of `count` elements.
   /// positions[p] = p.
@@ -185,6 +192,14 @@ class Temporary {
   Tensor host_;
   CudaStreamMemory device_;
   MutableTensorView view_;
+};
+
+/// What Engine::localize makes of one device's piece: the piece's lowering and what it reads
+/// (the CPU engine: localize's own indices and marks; the CUDA engine: its temporaries).
+struct ShardedPiece {
+  Lowering piece;
+  ShardFill fill;             // the CPU engine's marks of fill positions
+  Temporary resolved, marks;  // the CUDA engine's resolved indices and marks (null: none)
 };
 
 /// Ok when this build and machine can run `l` on the CUDA engine, else InvalidArgument naming

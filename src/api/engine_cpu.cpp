@@ -157,17 +157,13 @@ class CpuEngine final : public Engine {
     return Status::Ok();
   }
 
-  Status shard_piece(ShardPieceParams p, std::int64_t* first_error) const override {
-    unsigned long long first = static_cast<unsigned long long>(p.n);
-    p.first_error = &first;
-    shard_piece_thread(p, 0, 1);
-    *first_error = static_cast<std::int64_t>(first);
-    return Status::Ok();
+  Status localize(const Lowering& local, std::span<const AxisShard> shards, ShardedPiece* out) const override {
+    return detail::localize(local, shards, &out->piece, &out->fill);
   }
 
-  Status shard_fill(const ShardFillParams& p) const override {
-    shard_fill_thread(p, 0, 1);
-    return Status::Ok();
+  Status write_shard_fill(const Lowering& local, const ShardedPiece& piece,
+                          const MutableTensorView& output) const override {
+    return write_fill(local, piece.fill, output);
   }
 
   Status positions(std::int64_t* positions, std::int64_t count) const override {

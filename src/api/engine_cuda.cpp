@@ -38,6 +38,23 @@ Status bag_failure(const Lowering& l) {
                                        "(please report this bug)");
 }
 
+/// The words of an index out of range that the device's piece found: localize on host copies of
+/// the indices (the same first failure in C order, the same message).
+Status index_error_on_host(const Lowering& local, std::span<const AxisShard> shards) {
+  std::vector<std::byte> indices_bytes, errors_bytes;
+  Lowering on_host = local;
+  MULTIGATHER_RETURN_IF_ERROR(copy_view_to_host(local.indices, &indices_bytes, &on_host.indices));
+  if (local.index_errors.indices.data != nullptr) {
+    MULTIGATHER_RETURN_IF_ERROR(copy_view_to_host(local.index_errors.indices, &errors_bytes, &on_host.index_errors.indices));
+  }
+  Lowering unused;
+  ShardFill unused_fill;
+  const Status s = localize(on_host, shards, &unused, &unused_fill);
+  if (!s.ok()) return s;
+  return Status(StatusCode::kInternal, local.op + ": the device found an index out of range that the host's check "
+                                       "does not (please report this bug)");
+}
+
 class CudaEngine final : public Engine {
  public:
   explicit CudaEngine(const ExecutionContext& context) : Engine(context) {}
@@ -140,11 +157,31 @@ class CudaEngine final : public Engine {
     return cuda_segment_ids(p, first_error, context_.stream);
   }
 
-  Status shard_piece(ShardPieceParams p, std::int64_t* first_error) const override {
-    return cuda_shard_piece(p, first_error, context_.stream);
+  Status localize(const Lowering& local, std::span<const AxisShard> shards, ShardedPiece* out) const override {
+    ShardPieceParams p;
+    MULTIGATHER_RETURN_IF_ERROR(shard_piece_params(local, shards, &p));
+    const TensorView& ix = local.indices;
+    MULTIGATHER_RETURN_IF_ERROR(out->resolved.allocate(*this, DType::kInt64, ix.shape, ix.data, "indices"));
+    p.resolved = static_cast<std::int64_t*>(out->resolved.data());
+    if (p.gather_fill && p.n > 0) {
+      MULTIGATHER_RETURN_IF_ERROR(out->marks.allocate(*this, DType::kUInt8, Dims{p.n / p.c}, ix.data, "indices"));
+      MULTIGATHER_RETURN_IF_ERROR(memset(out->marks.data(), 0, static_cast<std::size_t>(p.n / p.c), "fill marks"));
+      p.out_of_range = static_cast<std::uint8_t*>(out->marks.data());
+    }
+    std::int64_t first_error = p.n;
+    MULTIGATHER_RETURN_IF_ERROR(cuda_shard_piece(p, &first_error, context_.stream));
+    if (first_error < p.n) return index_error_on_host(local, shards);
+    as_piece(local, TensorView(out->resolved.data(), DType::kInt64, ix.shape), &out->piece);
+    return Status::Ok();
   }
 
-  Status shard_fill(const ShardFillParams& p) const override { return cuda_shard_fill(p, context_.stream); }
+  Status write_shard_fill(const Lowering& local, const ShardedPiece& piece,
+                          const MutableTensorView& output) const override {
+    if (piece.marks.data() == nullptr) return Status::Ok();
+    ShardFillParams f;
+    MULTIGATHER_RETURN_IF_ERROR(shard_fill_params(local, output, static_cast<const std::uint8_t*>(piece.marks.data()), &f));
+    return cuda_shard_fill(f, context_.stream);
+  }
 
   Status positions(std::int64_t* positions, std::int64_t count) const override {
     return cuda_positions(positions, count, context_.stream);

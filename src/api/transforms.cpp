@@ -445,66 +445,6 @@ Status execute_vjp(std::string_view name, const TensorView& input, const TensorV
 
 namespace {
 
-/// One device's piece of a split call: `local` localized on the engine of its operands. The CPU
-/// engine runs plan/sharding.cpp's localize; the CUDA engine kernels/shard_piece.hpp's steps into
-/// its temporaries (one word read back), a failure worded by localize on host copies of the
-/// indices (the same first failure, the same message).
-struct LocalPiece {
-  Lowering piece;
-  detail::ShardFill fill;             // the marks of localize (CPU engine)
-  detail::Temporary resolved, marks;  // the device's (CUDA engine)
-  bool device_marks = false;
-
-  Status localize(const Lowering& local, std::span<const AxisShard> shards, const ExecutionContext& context) {
-    if (lowering_device(context) != Device::kCUDA) return detail::localize(local, shards, &piece, &fill);
-    const detail::EngineOf engine(Device::kCUDA, context);
-    detail::ShardPieceParams p;
-    MULTIGATHER_RETURN_IF_ERROR(detail::shard_piece_params(local, shards, &p));
-    const TensorView& ix = local.indices;
-    MULTIGATHER_RETURN_IF_ERROR(resolved.allocate(engine.get(), DType::kInt64, ix.shape, ix.data, "indices"));
-    p.resolved = static_cast<std::int64_t*>(resolved.data());
-    if (p.gather_fill && p.n > 0) {
-      MULTIGATHER_RETURN_IF_ERROR(marks.allocate(engine.get(), DType::kUInt8, Dims{p.n / p.c}, ix.data, "indices"));
-      MULTIGATHER_RETURN_IF_ERROR(engine.get().memset(marks.data(), 0, static_cast<std::size_t>(p.n / p.c), "fill marks"));
-      p.out_of_range = static_cast<std::uint8_t*>(marks.data());
-      device_marks = true;
-    }
-    std::int64_t first_error = p.n;
-    MULTIGATHER_RETURN_IF_ERROR(engine.get().shard_piece(p, &first_error));
-    if (first_error < p.n) return words_on_host(local, shards);
-    detail::as_piece(local, TensorView(resolved.data(), DType::kInt64, ix.shape), &piece);
-    return Status::Ok();
-  }
-
-  /// The first piece writes the fill value where the whole axes have no element (gather, fill).
-  Status write_fill(const Lowering& local, std::span<const AxisShard> shards, const MutableTensorView& output,
-                    const ExecutionContext& context) const {
-    if (!detail::first_piece(shards)) return Status::Ok();
-    if (!device_marks) return detail::write_fill(local, fill, output);
-    detail::ShardFillParams f;
-    MULTIGATHER_RETURN_IF_ERROR(
-        detail::shard_fill_params(local, output, static_cast<const std::uint8_t*>(marks.data()), &f));
-    return detail::EngineOf(Device::kCUDA, context).get().shard_fill(f);
-  }
-
- private:
-  static Status words_on_host(const Lowering& local, std::span<const AxisShard> shards) {
-    std::vector<std::byte> indices_bytes, errors_bytes;
-    Lowering on_host = local;
-    MULTIGATHER_RETURN_IF_ERROR(detail::copy_view_to_host(local.indices, &indices_bytes, &on_host.indices));
-    if (local.index_errors.indices.data != nullptr) {
-      MULTIGATHER_RETURN_IF_ERROR(
-          detail::copy_view_to_host(local.index_errors.indices, &errors_bytes, &on_host.index_errors.indices));
-    }
-    Lowering unused;
-    detail::ShardFill unused_fill;
-    const Status s = detail::localize(on_host, shards, &unused, &unused_fill);
-    if (!s.ok()) return s;
-    return Status(StatusCode::kInternal, local.op + ": the device found an index out of range that the host's check "
-                                         "does not (please report this bug)");
-  }
-};
-
 /// lower() of a call whose operands carry `batch_rank` leading batch dimensions (batch_shape),
 /// lifted as execute_batched lifts it; a lowering that copied an operand cannot be lifted.
 Status lower_lifted(std::string_view name, const TensorView& input, const TensorView& indices,
@@ -538,10 +478,12 @@ Status execute_shard(std::string_view name, const TensorView& input, const Tenso
     Lowering local;
     MULTIGATHER_RETURN_IF_ERROR(lower_lifted(name, input, indices, updates, attrs, batch_of(output.shape, batch_rank),
                                              context, &local));
-    LocalPiece piece;
-    MULTIGATHER_RETURN_IF_ERROR(piece.localize(local, shards, context));
+    const detail::EngineOf engine(lowering_device(context), context);
+    detail::ShardedPiece piece;
+    MULTIGATHER_RETURN_IF_ERROR(engine.get().localize(local, shards, &piece));
     MULTIGATHER_RETURN_IF_ERROR(execute(piece.piece, output, context));
-    return piece.write_fill(local, shards, output, context);
+    if (!detail::first_piece(shards)) return Status::Ok();
+    return engine.get().write_shard_fill(local, piece, output);
   });
 }
 
@@ -581,8 +523,9 @@ Status execute_vjp_shard(std::string_view name, const TensorView& input, const T
     Lowering local;
     MULTIGATHER_RETURN_IF_ERROR(lower_lifted(name, grad_input, indices, updates != nullptr ? &lowered_updates : nullptr,
                                              attrs, batch_shape, context, &local));
-    LocalPiece piece;
-    MULTIGATHER_RETURN_IF_ERROR(piece.localize(local, shards, context));
+    const detail::EngineOf engine(lowering_device(context), context);
+    detail::ShardedPiece piece;
+    MULTIGATHER_RETURN_IF_ERROR(engine.get().localize(local, shards, &piece));
     return vjp_one(piece.piece, &input, batch_rank, grad_output, grad_input, grad_updates, context);
   });
 }
