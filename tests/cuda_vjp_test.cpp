@@ -387,10 +387,10 @@ TEST(CudaVjpNoDevice, ArgumentsAreCheckedThenTheMissingDeviceIsNamed) {
   const Attributes attrs = {{"dim", "1"}};
   // The CPU engine's checks first, with its messages ...
   Status s = execute_vjp("torch.gather", TensorView(x, DType::kFloat32, {3, 4}), TensorView(i, DType::kInt64, {3, 2}),
-                         nullptr, attrs, 0, TensorView(g, DType::kFloat32, {3, 2}, {1, 3}),
-                         MutableTensorView(gx, DType::kFloat32, {3, 4}), nullptr, context);
+                         nullptr, attrs, 0, TensorView(g, DType::kFloat32, {3, 2}),
+                         MutableTensorView(gx, DType::kFloat32, {3, 4}, {1, 3}), nullptr, context);
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(s.message(), "grad_output must be C-contiguous (strides [1,3] for shape [3,2])");
+  EXPECT_EQ(s.message(), "grad_input must be C-contiguous (strides [1,3] for shape [3,4])");
   // ... then the engine.
   s = execute_vjp("torch.gather", TensorView(x, DType::kFloat32, {3, 4}), TensorView(i, DType::kInt64, {3, 2}),
                   nullptr, attrs, 0, TensorView(g, DType::kFloat32, {3, 2}), MutableTensorView(gx, DType::kFloat32, {3, 4}),

@@ -305,6 +305,87 @@ TEST(TransformsVjp, PyTorchWritesGiveEveryDuplicateTheGradient) {
   EXPECT_EQ(std::vector<double>(gsrc, gsrc + 3), (std::vector<double>{0, 10, 30}));
 }
 
+TEST(TransformsVjp, GradOutputInAnyLayoutGivesTheContiguousBytes) {
+  // Unbatched, execute_vjp takes grad_output in any layout: every element at twice its
+  // C-contiguous offset (copied first), and a broadcast of one element (every stride 0: torch's
+  // gradient of a sum, which a gather reads as it is). Either gives the gradients of the same
+  // values laid out C-contiguously, byte for byte, with a call-site cache too (the kept lowering
+  // serves every layout); grad_output is not written. Batched, grad_output must be C-contiguous.
+  std::mt19937 rng(11);
+  int strided = 0, broadcast = 0;
+  for (const Case& c : all_cases()) {
+    SCOPED_TRACE(c.op);
+    Tensor index;
+    if (!valid_indices(c, rng, &index)) continue;
+    const Tensor x = random_f64(c.x, rng), u = random_f64(c.u, rng);
+    const TensorView uv = u.view();
+    const TensorView* updates = c.scatter ? &uv : nullptr;
+    Tensor example;
+    Status s;
+    ASSERT_TRUE(run_example(c, x.view(), index.view(), uv, &example, &s)) << s.message();
+    const Dims out_shape = example.shape();
+    const std::int64_t n = example.numel();
+    if (n <= 1) continue;
+    // grad_output's values three ways: C-contiguous, every other element of a buffer twice as
+    // long, and one value repeated (with its C-contiguous twin).
+    const Tensor dense = random_f64(out_shape, rng);
+    Tensor spread(DType::kFloat64, {2 * n});
+    for (std::int64_t k = 0; k < n; ++k) {
+      spread.data_as<double>()[2 * k] = dense.data_as<double>()[k];
+      spread.data_as<double>()[2 * k + 1] = 1e300;  // never read
+    }
+    Dims spread_strides = TensorView(dense.data(), DType::kFloat64, out_shape).strides;
+    for (int d = 0; d < spread_strides.size(); ++d) spread_strides[d] *= 2;
+    const double one = 3;
+    Tensor ones(DType::kFloat64, out_shape);
+    for (std::int64_t k = 0; k < n; ++k) ones.data_as<double>()[k] = one;
+    const std::vector<std::pair<TensorView, TensorView>> layouts = {
+        {TensorView(spread.data(), DType::kFloat64, out_shape, spread_strides), dense.view()},
+        {TensorView(&one, DType::kFloat64, out_shape, Dims::filled(out_shape.size(), 0)), ones.view()},
+    };
+    CallSiteCache cache;
+    for (int pass = 0; pass < 2; ++pass) {  // uncached, then the cached lowering
+      for (const auto& [view, twin] : layouts) {
+        Tensor want_x(DType::kFloat64, c.x), want_u(DType::kFloat64, c.u);
+        Tensor got_x(DType::kFloat64, c.x), got_u(DType::kFloat64, c.u);
+        const MutableTensorView want_u_v = want_u.mutable_view(), got_u_v = got_u.mutable_view();
+        const Status want = execute_vjp(c.op, x.view(), index.view(), updates, c.attrs, 0, twin,
+                                        want_x.mutable_view(), c.scatter ? &want_u_v : nullptr);
+        const Status got = execute_vjp(c.op, x.view(), index.view(), updates, c.attrs, 0, view,
+                                       got_x.mutable_view(), c.scatter ? &got_u_v : nullptr, {},
+                                       pass == 1 ? &cache : nullptr);
+        ASSERT_EQ(got.code(), want.code()) << got.message();
+        ASSERT_EQ(got.message(), want.message());
+        if (!want.ok()) continue;
+        EXPECT_EQ(std::memcmp(got_x.data(), want_x.data(), static_cast<std::size_t>(got_x.numel()) * 8), 0);
+        if (c.scatter) EXPECT_EQ(std::memcmp(got_u.data(), want_u.data(), static_cast<std::size_t>(got_u.numel()) * 8), 0);
+        (view.strides[0] == 0 ? broadcast : strided) += 1;
+      }
+    }
+    for (std::int64_t k = 0; k < n; ++k) {
+      ASSERT_EQ(spread.data_as<double>()[2 * k + 1], 1e300);
+      ASSERT_EQ(spread.data_as<double>()[2 * k], dense.data_as<double>()[k]);
+    }
+    // Batched: one example of batch 2, grad_output spread as above.
+    Tensor x2(DType::kFloat64, prepend({2}, c.x)), gx2(DType::kFloat64, prepend({2}, c.x));
+    Tensor i2(DType::kInt64, prepend({2}, c.i)), g2(DType::kFloat64, {4 * n});
+    for (std::int64_t k = 0; k < i2.numel(); ++k) {
+      i2.data_as<std::int64_t>()[k] = index.data_as<std::int64_t>()[k % index.numel()];
+    }
+    const Dims g2_shape = prepend({2}, out_shape);
+    Dims g2_strides = TensorView(g2.data(), DType::kFloat64, g2_shape).strides;
+    for (int d = 0; d < g2_strides.size(); ++d) g2_strides[d] *= 2;
+    if (c.scatter) continue;  // the check is the same for every op; a gather's operands suffice
+    s = execute_vjp(c.op, x2.view(), i2.view(), nullptr, c.attrs, 1, TensorView(g2.data(), DType::kFloat64, g2_shape, g2_strides),
+                    gx2.mutable_view(), nullptr);
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+    EXPECT_EQ(s.message(), "grad_output must be C-contiguous (strides " + to_string(g2_strides) + " for shape " +
+                               to_string(g2_shape) + ")");
+  }
+  EXPECT_GT(strided, 100);
+  EXPECT_GT(broadcast, 100);
+}
+
 TEST(StatusReasons, CallersActOnTheReasonNotTheMessage) {
   // A scatter-max gradient is not implemented (the torch library raises NotImplementedError on
   // this reason); a sorted segment op given shapes alone needs the ids' values, and explain_op

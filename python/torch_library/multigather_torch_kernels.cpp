@@ -159,9 +159,12 @@ at::Tensor run_forward(const TorchOp& op, const torch::jit::Stack& stack, const 
 /// updates_size are the operands' full sizes (batch dimensions included): a gradient is
 /// computed at the batch size and summed over the batch dimensions where its operand had 1.
 std::vector<at::Tensor> run_backward(const TorchOp& op, const torch::jit::Stack& stack, const Frame& f) {
-  const at::Tensor grad = stack[f.forward - 1].toTensor().contiguous();
-  const at::Tensor& indices = stack[f.forward + op.indices].toTensor();
   const std::int64_t batch_rank = stack[f.batch_rank].toInt();
+  // Unbatched, execute_vjp takes the gradient in any layout (the expanded scalar of a sum's
+  // gradient is read as it is, no copy); batched, C-contiguous.
+  const at::Tensor& given = stack[f.forward - 1].toTensor();
+  const at::Tensor grad = batch_rank > 0 ? given.contiguous() : given;
+  const at::Tensor& indices = stack[f.forward + op.indices].toTensor();
   const Attributes attrs = attributes_of(op, stack, f.forward);
   const std::string& name = op.spec->name;
   const std::vector<std::int64_t> batch = batch_shape_of({&grad}, batch_rank);

@@ -58,7 +58,8 @@ class CpuEngine final : public Engine {
   }
 
   Status copy_view(const TensorView& from, const MutableTensorView& to) const override {
-    return detail::copy_view(from, to, context_.num_threads);
+    // No lowering's options here: the context's -1 ("the lowering's") is automatic.
+    return detail::copy_view(from, to, std::max(context_.num_threads, 0));
   }
 
   Status gather(const TensorView& input, const TensorView& indices, std::span<const std::int64_t> axes,

@@ -207,6 +207,45 @@ def test_grads_equal_scatter_add_index_add_scatter_index_put():
               lambda: x.scatter(1, perm, u2), [x, u2])
 
 
+def test_gradients_in_any_layout_equal_torchs():
+    """The backward ops take the output's gradient in the layout autograd hands them: the
+    expanded scalar of a sum's gradient (a gather's scatter-add reads it as it is, no copy), a
+    column-major gradient, a slice of a larger one; torch's own gradients for each, exactly, and
+    under vmap (whose batched backward makes the gradient contiguous first)."""
+    x = rand(6, 5, requires_grad=True)
+    u = rand(6, 3, requires_grad=True, seed=3)
+    r = rand(4, 5, requires_grad=True, seed=4)
+    index = ints(0, 5, (6, 3))
+    rows = ints(0, 6, (4,))
+    cases = [
+        (lambda f: f.gather(x, 1, index), [x]),
+        (lambda f: f.index_select(x, 0, rows), [x]),
+        (lambda f: f.take(x, index), [x]),
+        (lambda f: (F if f is torch else f).embedding(index, x), [x]),
+        (lambda f: f.scatter_add(x, 1, index, u), [x, u]),
+        (lambda f: f.index_add(x, 0, rows, r), [x, r]),
+        (lambda f: f.scatter_reduce(x, 1, index, u, "sum"), [x, u]),
+    ]
+    for call, inputs in cases:
+        ours, theirs = call(mt), call(torch)
+        shape = theirs.shape
+        wide = rand(*shape[:-1], 2 * shape[-1], seed=9)
+        for g in (torch.tensor(2.0, dtype=torch.float64).expand(shape),
+                  rand(*reversed(shape), seed=8).permute(*reversed(range(len(shape)))),
+                  wide[..., ::2]):
+            assert not g.is_contiguous()
+            for a, b in zip(torch.autograd.grad(ours, inputs, g, retain_graph=True),
+                            torch.autograd.grad(theirs, inputs, g, retain_graph=True)):
+                torch.testing.assert_close(a, b, rtol=0, atol=0)
+        for a, b in zip(torch.autograd.grad(ours.sum(), inputs), torch.autograd.grad(theirs.sum(), inputs)):
+            torch.testing.assert_close(a, b, rtol=0, atol=0)
+    # vmap over a batch of sum-of-gather losses: the per-example gradients.
+    xs = rand(3, 6, 5, seed=5)
+    per_example = torch.func.vmap(torch.func.grad(lambda t: mt.gather(t, 1, index).sum()))(xs)
+    want = torch.func.vmap(torch.func.grad(lambda t: torch.gather(t, 1, index).sum()))(xs)
+    torch.testing.assert_close(per_example, want, rtol=0, atol=0)
+
+
 def test_backward_calls_that_differ_only_in_attributes_or_gradients_asked_get_their_own():
     """The backward op keeps its VJP's lowering per thread (a call-site cache keyed by the
     call's sizes, attributes, layouts and the gradients asked for): calls alternating between
