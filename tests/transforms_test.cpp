@@ -306,11 +306,11 @@ TEST(TransformsVjp, PyTorchWritesGiveEveryDuplicateTheGradient) {
 }
 
 TEST(TransformsVjp, GradOutputInAnyLayoutGivesTheContiguousBytes) {
-  // Unbatched, execute_vjp takes grad_output in any layout: every element at twice its
-  // C-contiguous offset (copied first), and a broadcast of one element (every stride 0: torch's
-  // gradient of a sum, which a gather reads as it is). Either gives the gradients of the same
-  // values laid out C-contiguously, byte for byte, with a call-site cache too (the kept lowering
-  // serves every layout); grad_output is not written. Batched, grad_output must be C-contiguous.
+  // Unbatched, execute_vjp takes grad_output in any layout (copied C-contiguous first): every
+  // element at twice its C-contiguous offset, and a broadcast of one element (every stride 0:
+  // torch's gradient of a sum). Either gives the gradients of the same values laid out
+  // C-contiguously, byte for byte, with a call-site cache too (the kept lowering serves every
+  // layout); grad_output is not written. Batched, grad_output must be C-contiguous.
   std::mt19937 rng(11);
   int strided = 0, broadcast = 0;
   for (const Case& c : all_cases()) {

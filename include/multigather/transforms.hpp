@@ -86,9 +86,8 @@ bool input_gradient_is_identity(const Lowering& lowering) noexcept;
 
 /// The vector-Jacobian product of registry op `name` at (input, indices[, updates]) for the
 /// output cotangent `grad_output` (of batch_shape ++ the op's output shape; C-contiguous when
-/// batch_rank > 0; unbatched, any layout: a gather op reads a broadcast of one element (every
-/// stride 0: the gradient of a sum) as it is, and any other layout that is not C-contiguous is
-/// copied C-contiguous on the engine first).
+/// batch_rank > 0; unbatched, any layout, copied C-contiguous on the engine first when it is
+/// not: a framework passes the expanded scalar of a sum's gradient as it is).
 /// Writes the cotangents of the differentiable operands, C-contiguous views of batch_shape ++
 /// the operand's example shape (batch_rank and the leading sizes as in execute_batched; the
 /// values of input and updates are never read, only their shapes, except by a segment max /

@@ -160,8 +160,8 @@ at::Tensor run_forward(const TorchOp& op, const torch::jit::Stack& stack, const 
 /// computed at the batch size and summed over the batch dimensions where its operand had 1.
 std::vector<at::Tensor> run_backward(const TorchOp& op, const torch::jit::Stack& stack, const Frame& f) {
   const std::int64_t batch_rank = stack[f.batch_rank].toInt();
-  // Unbatched, execute_vjp takes the gradient in any layout (the expanded scalar of a sum's
-  // gradient is read as it is, no copy); batched, C-contiguous.
+  // Unbatched, execute_vjp takes the gradient in any layout (the engine fills a C-contiguous
+  // copy of a sum's expanded scalar: no torch call for it); batched, C-contiguous.
   const at::Tensor& given = stack[f.forward - 1].toTensor();
   const at::Tensor grad = batch_rank > 0 ? given.contiguous() : given;
   const at::Tensor& indices = stack[f.forward + op.indices].toTensor();

@@ -359,8 +359,8 @@ Status execute_vjp(std::string_view name, const TensorView& input, const TensorV
   return guarded(name, [&]() -> Status {
     const detail::TaskPoolScope pool(context.task_pool);
     MULTIGATHER_RETURN_IF_ERROR(check_batch_rank(batch_rank, grad_output.shape, "grad_output"));
-    // Unbatched, grad_output may have any layout (vjp_one); the examples of a batch are read
-    // at their C-contiguous offsets.
+    // Unbatched, grad_output may have any layout (vjp_one copies it); the examples of a batch
+    // are read at their C-contiguous offsets.
     if (batch_rank > 0) MULTIGATHER_RETURN_IF_ERROR(require_contiguous(grad_output, "grad_output"));
     MULTIGATHER_RETURN_IF_ERROR(require_contiguous(grad_input, "grad_input"));
     if (grad_updates != nullptr) MULTIGATHER_RETURN_IF_ERROR(require_contiguous(*grad_updates, "grad_updates"));

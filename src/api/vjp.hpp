@@ -19,8 +19,8 @@ inline std::size_t nbytes(const MutableTensorView& v) {
 
 /// The VJP of one (possibly lifted by `batch_rank` leading dimensions) lowering on the context's
 /// engine: grad_input (the input's shape) and, for a scatter, *grad_updates from grad_output (the
-/// output's shape, in any layout: a gather reads a broadcast of one element as it is, any other
-/// layout that is not C-contiguous is copied C-contiguous on the engine first). A CUDA VJP is refused with execute's message where this build or machine has
+/// output's shape, in any layout: one that is not C-contiguous is copied C-contiguous on the
+/// engine first). A CUDA VJP is refused with execute's message where this build or machine has
 /// no CUDA engine. `input`: the framework's input (its values are read by a segment max / min /
 /// prod only). Errors: InvalidArgument for a grad_output of another shape, a gradient that is
 /// not implemented (StatusReason::kNotImplemented) or not defined for the dtype.

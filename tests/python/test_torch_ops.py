@@ -208,10 +208,10 @@ def test_grads_equal_scatter_add_index_add_scatter_index_put():
 
 
 def test_gradients_in_any_layout_equal_torchs():
-    """The backward ops take the output's gradient in the layout autograd hands them: the
-    expanded scalar of a sum's gradient (a gather's scatter-add reads it as it is, no copy), a
-    column-major gradient, a slice of a larger one; torch's own gradients for each, exactly, and
-    under vmap (whose batched backward makes the gradient contiguous first)."""
+    """The backward ops take the output's gradient in the layout autograd hands them (the
+    engine copies it C-contiguous, no torch call in between): the expanded scalar of a sum's
+    gradient, a column-major gradient, a slice of a larger one; torch's own gradients for each,
+    exactly, and under vmap (whose batched backward makes the gradient contiguous first)."""
     x = rand(6, 5, requires_grad=True)
     u = rand(6, 3, requires_grad=True, seed=3)
     r = rand(4, 5, requires_grad=True, seed=4)

@@ -1,6 +1,9 @@
 // The CPU engine behind every entry point (run_validated.hpp).
 #include "kernels/cpu/run_validated.hpp"
 
+#include <algorithm>
+#include <cstring>
+
 #include "core/interrupt_poll.hpp"
 #include "kernels/cpu/cpu.hpp"
 #include "kernels/reference/reference.hpp"
@@ -27,11 +30,17 @@ Status run_validated(const TensorView& input, const TensorView& indices,
 
 namespace {
 
-/// A view that repeats one element whose bytes are all zero (every stride 0): a zero fill.
-bool is_broadcast_zero(const TensorView& v) {
+/// A view that repeats one element (every stride 0 where the size is above 1).
+bool is_broadcast(const TensorView& v) {
   for (int d = 0; d < v.rank(); ++d) {
     if (v.strides[d] != 0 && v.shape[d] != 1) return false;
   }
+  return true;
+}
+
+/// A view that repeats one element whose bytes are all zero (every stride 0): a zero fill.
+bool is_broadcast_zero(const TensorView& v) {
+  if (!is_broadcast(v)) return false;
   const auto* bytes = static_cast<const std::byte*>(v.data);
   for (std::size_t i = 0; i < element_size(v.dtype); ++i) {
     if (bytes[i] != std::byte{0}) return false;
@@ -46,6 +55,17 @@ Status copy_view(const TensorView& input, const MutableTensorView& output, int n
       input.numel() > 0 && is_broadcast_zero(input)) {
     parallel_zero(static_cast<std::byte*>(output.data),
                   output.numel() * static_cast<std::int64_t>(element_size(output.dtype)), num_threads);
+    return Status::Ok();
+  }
+  if (input.dtype == output.dtype && input.shape == output.shape && TensorView(output).is_contiguous() &&
+      input.numel() > 1 && is_broadcast(input)) {
+    // One element repeated (the expanded scalar of a sum's gradient): its bytes, then doubling
+    // copies of what is written.
+    const std::size_t size = element_size(input.dtype);
+    const std::size_t bytes = static_cast<std::size_t>(output.numel()) * size;
+    auto* out = static_cast<std::byte*>(output.data);
+    std::memcpy(out, input.data, size);
+    for (std::size_t done = size; done < bytes; done *= 2) std::memcpy(out + done, out, std::min(done, bytes - done));
     return Status::Ok();
   }
   if (input.is_contiguous() && TensorView(output).is_contiguous() && input.shape == output.shape &&
