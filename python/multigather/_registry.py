@@ -207,15 +207,26 @@ def _torch_dispatch_function(op: str, name: str, module: str, dispatch: Any) -> 
     schema = [p.name if p.kind is not inspect.Parameter.KEYWORD_ONLY else f"{p.name}={p.name}"
               for p in params if p.name != "out"]
     keywords = ", ".join((["out=out"] if has_out else []) + [f"{a}={a}" for a in declared])
-    body = (f"    if not is_compiling():  # eager calls; torch.compile traces the torch op below\n"
+    # call_op's arguments: the positional parameters, then the keyword-only ones by name.
+    positional = [p.name for p in params if p.name != "out" and p.kind is not inspect.Parameter.KEYWORD_ONLY]
+    named = [p.name for p in params if p.name != "out" and p.kind is inspect.Parameter.KEYWORD_ONLY]
+    direct = (f"_d.call_op({'multigather::' + row['torch_op']!r}, ({', '.join(positional)},), "
+              f"{'{' + ', '.join(f'{n!r}: {n}' for n in named) + '}' if named else 'None'})")
+    # _d.is_compiling: torch.compiler.is_compiling once the torch ops are loaded (the module's
+    # name is rebound then), which Dynamo folds to True while tracing.
+    body = (f"    if not _d.is_compiling():  # eager calls; torch.compile traces the torch op below\n"
             f"        result = run_fast(_FAST, {', '.join(operands + ['out' if has_out else 'None'] + declared)})\n"
+            f"        if result is not NotImplemented:\n"
+            f"            return result\n"
+            f"        # Torch tensors that only autograd must see: the torch op, through the dispatcher from C++.\n"
+            f"        result = {direct if not has_out else 'NotImplemented if out is not None else ' + direct}\n"
             f"        if result is not NotImplemented:\n"
             f"            return result\n"
             f"    if {'out is None and ' if has_out else ''}torch_op_needed({', '.join(operands)}):\n"
             f"        return torch_ops().{row['torch_op']}({', '.join(schema)})\n"
             f"    return run_general({', '.join([repr(op)] + operands + ([keywords] if keywords else []))})\n")
     namespace: dict[str, Any] = {"__name__": module, "run_fast": run_fast, "run_general": run_general,
-                                 "is_compiling": dispatch.is_compiling, "torch_op_needed": dispatch.torch_op_needed,
+                                 "_d": dispatch, "torch_op_needed": dispatch.torch_op_needed,
                                  "torch_ops": dispatch.torch_ops, "_FAST": fast_op(op, *declared)}
     function = _defined(op, module, name, params, body, namespace)
     function.__doc__ = (f"{op}, made from its row (the framework's parameters). Torch tensors that autograd or "

@@ -97,3 +97,29 @@ def torch_op_needed(input: Any, *others: Any) -> bool:
                                    _functorch_wrapped(t) or t.is_meta):
             return True
     return False
+
+
+def call_op(name: str, args: tuple, kwargs: Any) -> Any:
+    """``torch.ops.<name>(*args, **kwargs)`` straight through the dispatcher from C++
+    (multigather._torch_fast.call_op), for the call that the fast path leaves to the torch op
+    only because autograd must see it: plain CPU tensors, one requiring grad in grad mode, no
+    torch function or dispatch mode; the same operator, autograd node and errors as the torch.ops
+    call, without that door's Python frames and schema matching (bench/README.md, "Issue 54's
+    per-call work"). NotImplemented for any other call, and where _torch_fast is off
+    (``multigather._core.torch_fast_state()``): the caller then takes torch.ops. Rebinds this
+    module's name to the C function (or to a stand-in) once the fast path has loaded its hooks.
+    Callers check is_compiling() first (Dynamo cannot trace a C function)."""
+    global call_op
+    from . import _multigather as _core
+
+    state = _core.torch_fast_state()
+    if state.startswith("on"):
+        call_op = sys.modules["multigather._torch_fast"].call_op
+        return call_op(name, args, kwargs)
+    if state.startswith("off"):
+        call_op = _not_called
+    return NotImplemented
+
+
+def _not_called(name: str, args: tuple, kwargs: Any) -> Any:
+    return NotImplemented

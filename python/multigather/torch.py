@@ -69,6 +69,10 @@ def embedding(input: Any, weight: Any, padding_idx: Optional[int] = None) -> Any
                              f"[-num_embeddings, num_embeddings) = [{-n}, {n})")
         if n is not None and padding_idx < 0:
             padding_idx += n
+    if not _torch_dispatch.is_compiling():  # only autograd must see it: the torch op from C++
+        result = _torch_dispatch.call_op("multigather::embedding", (input, weight, padding_idx,), None)
+        if result is not NotImplemented:
+            return result
     if torch_op_needed(weight, input):
         torch_ops().check_same_device("torch.nn.functional.embedding", [("weight", weight), ("input", input)])
         return torch_ops().embedding(input, weight, padding_idx)
@@ -99,6 +103,10 @@ def scatter(input: Any, dim: int, index: Any, src: Any, reduce: Optional[str] = 
         reduce = "none"
     if isinstance(src, numbers.Number):
         src = _broadcast_to(_value_like(input, src), tuple(index.shape))
+    if out is None and not _torch_dispatch.is_compiling():  # only autograd must see it: the torch op from C++
+        result = _torch_dispatch.call_op("multigather::scatter", (input, dim, index, src, None if reduce == "none" else reduce,), None)
+        if result is not NotImplemented:
+            return result
     if out is None and torch_op_needed(input, index, src):
         return torch_ops().scatter(input, dim, index, src, reduce=None if reduce == "none" else reduce)
     return run_scatter("torch.scatter", input, index, src, out, dim=dim, reduce=reduce)
@@ -107,6 +115,10 @@ def scatter(input: Any, dim: int, index: Any, src: Any, reduce: Optional[str] = 
 def scatter_add(input: Any, dim: int, index: Any, src: Any, *, out: Any = None) -> Any:
     """torch.scatter_add(input, dim, index, src), in PyTorch's argument order: a new tensor
     (out of place). The rules and the index rule are the registry row's (below)."""
+    if out is None and not _torch_dispatch.is_compiling():  # only autograd must see it: the torch op from C++
+        result = _torch_dispatch.call_op("multigather::scatter_add", (input, dim, index, src,), None)
+        if result is not NotImplemented:
+            return result
     if out is None and torch_op_needed(input, index, src):
         return torch_ops().scatter_add(input, dim, index, src)
     return run_scatter("torch.scatter_add", input, index, src, out, dim=dim)
@@ -119,6 +131,10 @@ def scatter_reduce(input: Any, dim: int, index: Any, src: Any, reduce: str, *, i
     PyTorch's rules for every reduction (torch.ops.multigather.scatter_reduce; JAX:
     NotImplementedError for prod, amax, amin, mean). The rules and the index rule are the
     registry row's (below)."""
+    if out is None and not _torch_dispatch.is_compiling():  # only autograd must see it: the torch op from C++
+        result = _torch_dispatch.call_op("multigather::scatter_reduce", (input, dim, index, src, reduce,), {"include_self": include_self})
+        if result is not NotImplemented:
+            return result
     if out is None and torch_op_needed(input, index, src):
         return torch_ops().scatter_reduce(input, dim, index, src, reduce, include_self=include_self)
     return run_scatter("torch.scatter_reduce", input, index, src, out, dim=dim, reduce=reduce,
@@ -201,6 +217,10 @@ def index_add(input: Any, dim: int, index: Any, source: Any, *, alpha: Any = 1, 
     a new tensor (out of place). The rules and the index rule are the registry row's (below):
     alpha scales source in the engine, on either device, and source's gradient is alpha times
     grad_output's."""
+    if out is None and not _torch_dispatch.is_compiling():  # only autograd must see it: the torch op from C++
+        result = _torch_dispatch.call_op("multigather::index_add", (input, dim, index, source,), {"alpha": alpha})
+        if result is not NotImplemented:
+            return result
     if out is None and torch_op_needed(input, index, source):
         return torch_ops().index_add(input, dim, index, source, alpha=alpha)
     return run_scatter("torch.index_add", input, index, source, out, dim=dim, alpha=alpha)
@@ -209,6 +229,10 @@ def index_add(input: Any, dim: int, index: Any, source: Any, *, alpha: Any = 1, 
 def index_copy(input: Any, dim: int, index: Any, source: Any, *, out: Any = None) -> Any:
     """torch.index_copy(input, dim, index, source), in PyTorch's argument order: a new
     tensor (out of place). The rules and the index rule are the registry row's (below)."""
+    if out is None and not _torch_dispatch.is_compiling():  # only autograd must see it: the torch op from C++
+        result = _torch_dispatch.call_op("multigather::index_copy", (input, dim, index, source,), None)
+        if result is not NotImplemented:
+            return result
     if out is None and torch_op_needed(input, index, source):
         return torch_ops().index_copy(input, dim, index, source)
     return run_scatter("torch.index_copy", input, index, source, out, dim=dim)

@@ -12,9 +12,11 @@
 // Why: a DLPack round trip (torch._C._to_dlpack per operand, _from_dlpack for the result) and
 // the Python-level checks were almost half of a tiny call, which took nearly twice as long as
 // torch.gather (measured: bench/README.md, "Measurements behind the CPU engine's choices").
+#include <torch/csrc/Exceptions.h>
 #include <torch/csrc/autograd/python_variable.h>
 
 #include <ATen/PythonTorchFunctionTLS.h>
+#include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/ops/empty.h>  // at::empty: python_variable.h stopped bringing it in torch 2.11
 #include <c10/core/GradMode.h>
 #include <c10/core/InferenceMode.h>
@@ -23,6 +25,9 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "multigather/dtype.hpp"
 #include "multigather/tensor.hpp"
@@ -125,6 +130,206 @@ void written(PyObject* object) {
 
 const MgTorchHooks hooks = {MG_TORCH_HOOKS_ABI, MULTIGATHER_TORCH_VERSION, &read, &wrap, &written};
 
+// ---- call_op: torch.ops.multigather.<op> for a call that only autograd must see ---------------
+
+// The registered operators found so far (one entry per operator, under the GIL): the name object
+// a caller passes first (a constant of its code, the same object every call; kept alive here),
+// its text for a caller that passes another object.
+struct Known {
+  PyObject* name;
+  std::string text;
+  c10::OperatorHandle handle;
+};
+std::vector<Known> operators;
+
+std::optional<c10::OperatorHandle> operator_named(PyObject* name) {
+  for (const Known& k : operators) {
+    if (k.name == name) return k.handle;
+  }
+  const char* text = PyUnicode_AsUTF8(name);
+  if (text == nullptr) {
+    PyErr_Clear();
+    return std::nullopt;
+  }
+  for (const Known& k : operators) {
+    if (k.text == text) return k.handle;
+  }
+  std::optional<c10::OperatorHandle> handle = c10::Dispatcher::singleton().findSchema({text, ""});
+  if (!handle) return std::nullopt;  // not registered (yet: multigather.torch_ops not imported)
+  Py_INCREF(name);
+  operators.push_back({name, text, *handle});
+  return handle;
+}
+
+// `object` as an argument of schema type `type` into *out; false for a value this road does not
+// convert (the caller then takes torch.ops' own road, which converts or raises). A tensor must be
+// exactly torch.Tensor with a plain CPU tensor's dispatch keys; *grad is set when one requires
+// grad.
+bool argument_of(PyObject* object, const c10::TypePtr& type, c10::IValue* out, bool* grad) {
+  switch (type->kind()) {
+    case c10::TypeKind::TensorType: {
+      if (!THPVariable_CheckExact(object)) return false;
+      const at::Tensor& t = THPVariable_Unpack(object);
+      if (!t.defined() || t.key_set() != plain_keys) return false;
+      *grad = *grad || t.requires_grad();
+      *out = t;
+      return true;
+    }
+    case c10::TypeKind::OptionalType:
+      if (object == Py_None) {
+        *out = c10::IValue();
+        return true;
+      }
+      return argument_of(object, type->castRaw<c10::OptionalType>()->getElementType(), out, grad);
+    case c10::TypeKind::IntType:
+    case c10::TypeKind::SymIntType: {
+      if (!PyLong_CheckExact(object)) return false;
+      const long long v = PyLong_AsLongLong(object);
+      if (v == -1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        return false;
+      }
+      *out = static_cast<std::int64_t>(v);
+      return true;
+    }
+    case c10::TypeKind::NumberType:  // Scalar: as torch's argument parser reads a bool, an int, a float
+      if (PyBool_Check(object)) {
+        *out = c10::Scalar(object == Py_True);
+      } else if (PyLong_CheckExact(object)) {
+        const long long v = PyLong_AsLongLong(object);
+        if (v == -1 && PyErr_Occurred()) {
+          PyErr_Clear();
+          return false;
+        }
+        *out = c10::Scalar(static_cast<std::int64_t>(v));
+      } else if (PyFloat_CheckExact(object)) {
+        *out = c10::Scalar(PyFloat_AS_DOUBLE(object));
+      } else {
+        return false;
+      }
+      return true;
+    case c10::TypeKind::FloatType:
+      if (!PyFloat_CheckExact(object)) return false;
+      *out = PyFloat_AS_DOUBLE(object);
+      return true;
+    case c10::TypeKind::BoolType:
+      if (!PyBool_Check(object)) return false;
+      *out = object == Py_True;
+      return true;
+    case c10::TypeKind::StringType: {
+      if (!PyUnicode_CheckExact(object)) return false;
+      const char* text = PyUnicode_AsUTF8(object);
+      if (text == nullptr) {
+        PyErr_Clear();
+        return false;
+      }
+      *out = std::string(text);
+      return true;
+    }
+    case c10::TypeKind::ListType: {
+      const c10::TypeKind element = type->castRaw<c10::ListType>()->getElementType()->kind();
+      if (element != c10::TypeKind::IntType && element != c10::TypeKind::SymIntType) return false;
+      if (!PyList_CheckExact(object) && !PyTuple_CheckExact(object)) return false;
+      std::vector<std::int64_t> values;
+      const Py_ssize_t n = PySequence_Fast_GET_SIZE(object);
+      values.reserve(static_cast<std::size_t>(n));
+      for (Py_ssize_t k = 0; k < n; ++k) {
+        PyObject* item = PySequence_Fast_GET_ITEM(object, k);
+        if (!PyLong_CheckExact(item)) return false;
+        const long long v = PyLong_AsLongLong(item);
+        if (v == -1 && PyErr_Occurred()) {
+          PyErr_Clear();
+          return false;
+        }
+        values.push_back(static_cast<std::int64_t>(v));
+      }
+      *out = std::move(values);
+      return true;
+    }
+    default:
+      return false;
+  }
+}
+
+// Releases the GIL for the operator's call, as torch.ops does (restored on any exit).
+struct WithoutGil {
+  PyThreadState* state = PyEval_SaveThread();
+  ~WithoutGil() { PyEval_RestoreThread(state); }
+};
+
+// call_op(name, args, kwargs): torch.ops.multigather.<name>(*args, **kwargs) through the
+// dispatcher, for the one case that multigather.torch's fast path leaves to the torch op
+// because autograd must see it: plain CPU tensors, one requiring grad in grad mode, no torch
+// function or dispatch mode. The same operator, kernels, autograd node and errors as the
+// torch.ops call (its Python exception types: IndexError, ValueError, ...), without that door's
+// Python frames and schema matching. NotImplemented for every other call (the caller then takes
+// torch.ops' road).
+PyObject* call_op(PyObject*, PyObject* const* argv, Py_ssize_t argc) {
+  HANDLE_TH_ERRORS
+  if (argc != 3 || !PyUnicode_Check(argv[0]) || !PyTuple_Check(argv[1]) ||
+      (argv[2] != Py_None && !PyDict_Check(argv[2]))) {
+    PyErr_SetString(PyExc_TypeError, "call_op(name: str, args: tuple, kwargs: dict | None)");
+    return nullptr;
+  }
+  if (!c10::GradMode::is_enabled() || at::impl::torch_function_mode_enabled() ||
+      c10::impl::TorchDispatchModeTLS::stack_len() > 0) {
+    Py_RETURN_NOTIMPLEMENTED;
+  }
+  const std::optional<c10::OperatorHandle> handle = operator_named(argv[0]);
+  if (!handle) Py_RETURN_NOTIMPLEMENTED;
+  const std::vector<c10::Argument>& schema = handle->schema().arguments();
+  PyObject* args = argv[1];
+  PyObject* kwargs = argv[2] == Py_None ? nullptr : argv[2];
+  const Py_ssize_t positional = PyTuple_GET_SIZE(args);
+  if (positional > static_cast<Py_ssize_t>(schema.size())) Py_RETURN_NOTIMPLEMENTED;
+  torch::jit::Stack stack;
+  stack.reserve(schema.size());
+  bool grad = false;
+  Py_ssize_t keywords = 0;
+  for (std::size_t k = 0; k < schema.size(); ++k) {
+    const c10::Argument& a = schema[k];
+    PyObject* object = nullptr;
+    if (static_cast<Py_ssize_t>(k) < positional) {
+      object = PyTuple_GET_ITEM(args, static_cast<Py_ssize_t>(k));
+    } else if (kwargs != nullptr && (object = PyDict_GetItemString(kwargs, a.name().c_str())) != nullptr) {
+      ++keywords;
+    }
+    if (object == nullptr) {
+      if (!a.default_value()) Py_RETURN_NOTIMPLEMENTED;
+      stack.push_back(*a.default_value());
+    } else {
+      c10::IValue value;
+      if (!argument_of(object, a.real_type(), &value, &grad)) Py_RETURN_NOTIMPLEMENTED;
+      stack.push_back(std::move(value));
+    }
+  }
+  if (!grad || (kwargs != nullptr && keywords != PyDict_Size(kwargs))) Py_RETURN_NOTIMPLEMENTED;
+  {
+    const WithoutGil released;
+    handle->callBoxed(stack);
+  }
+  if (stack.size() == 1) return THPVariable_Wrap(std::move(stack[0]).toTensor());
+  PyObject* results = PyTuple_New(static_cast<Py_ssize_t>(stack.size()));
+  if (results == nullptr) return nullptr;
+  for (std::size_t k = 0; k < stack.size(); ++k) {
+    PyObject* item = THPVariable_Wrap(std::move(stack[k]).toTensor());
+    if (item == nullptr) {
+      Py_DECREF(results);
+      return nullptr;
+    }
+    PyTuple_SET_ITEM(results, static_cast<Py_ssize_t>(k), item);
+  }
+  return results;
+  END_HANDLE_TH_ERRORS
+}
+
+PyMethodDef methods[] = {
+    {"call_op", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(&call_op)), METH_FASTCALL,
+     "call_op(name, args, kwargs): torch.ops.<name>(*args, **kwargs) through the dispatcher when the call's "
+     "tensors are plain CPU tensors, one requiring grad in grad mode, and no torch function or dispatch mode is "
+     "active; NotImplemented otherwise."},
+    {nullptr, nullptr, 0, nullptr}};
+
 bool init_key_sets() {
   try {
     const at::Tensor plain = at::empty({1}, at::TensorOptions().dtype(at::kFloat));
@@ -142,7 +347,7 @@ PyModuleDef module_def = {
     PyModuleDef_HEAD_INIT, "_torch_fast",
     "torch tensors in and out of multigather's per-call fast path through PyTorch's C++ objects "
     "(python/src/torch_hooks.h); built for one torch version (torch_version).",
-    -1, nullptr, nullptr, nullptr, nullptr, nullptr};
+    -1, methods, nullptr, nullptr, nullptr, nullptr};
 
 }  // namespace
 

@@ -587,6 +587,84 @@ def test_torch_grad_modes_inference_and_subclasses(torch, name, args_of):
     assert torch.equal(mine(torch._neg_view(x.detach()), *args), theirs(-x.detach(), *args))
 
 
+def test_torch_autograd_calls_go_straight_to_the_torch_op(torch):
+    # A call that only autograd must see (plain CPU tensors, one requiring grad in grad mode)
+    # takes _torch_fast.call_op: the same torch.ops.multigather op through the dispatcher from
+    # C++. Its values, autograd node, gradients and errors are the torch.ops call's; every other
+    # call gets NotImplemented (the caller takes torch.ops' own road).
+    from multigather import _torch_dispatch
+
+    x = torch.randn(6, 5, requires_grad=True)
+    u = torch.randn(6, 3, requires_grad=True)
+    i = torch.tensor([[0, 4, 4], [1, 1, 0], [3, 2, 1], [0, 0, 0], [4, 3, 2], [2, 2, 4]])
+    rows = torch.tensor([5, 0, 5])
+    r = torch.randn(3, 5, requires_grad=True)
+    mt = multigather.torch
+    calls = [  # (multigather.torch's call, torch's, the operands with a gradient)
+        (lambda: mt.gather(x, 1, i), lambda: torch.gather(x, 1, i), [x]),
+        (lambda: mt.take_along_dim(x, i, 1), lambda: torch.take_along_dim(x, i, 1), [x]),
+        (lambda: mt.index_select(x, 0, rows), lambda: torch.index_select(x, 0, rows), [x]),
+        (lambda: mt.embedding(i, x), lambda: torch.nn.functional.embedding(i, x), [x]),
+        (lambda: mt.scatter(x, 1, i[:, :1], u[:, :1]), lambda: torch.scatter(x, 1, i[:, :1], u[:, :1]), [x, u]),
+        (lambda: mt.scatter_add(x, 1, i, u), lambda: torch.scatter_add(x, 1, i, u), [x, u]),
+        (lambda: mt.scatter_reduce(x, 1, i, u, "sum", include_self=False),
+         lambda: torch.scatter_reduce(x, 1, i, u, "sum", include_self=False), [x, u]),
+        (lambda: mt.index_add(x, 0, rows, r, alpha=2.0), lambda: torch.index_add(x, 0, rows, r, alpha=2.0), [x, r]),
+        (lambda: mt.index_copy(x, 0, rows[1:], r[1:]), lambda: torch.index_copy(x, 0, rows[1:], r[1:]), [x, r]),
+    ]
+    for mine, theirs, inputs in calls:
+        got, want = mine(), theirs()
+        assert torch.equal(got, want) and got.grad_fn.name().startswith("multigather::")
+        g = torch.randn(want.shape)
+        for a, b in zip(torch.autograd.grad(got, inputs, g), torch.autograd.grad(want, inputs, g)):
+            torch.testing.assert_close(a, b, rtol=0, atol=0)
+    # An index out of range: the torch.ops call's exception type and message.
+    bad = torch.tensor([[0], [7], [0], [0], [0], [0]])
+    with pytest.raises(IndexError) as door:
+        torch.ops.multigather.gather.default(x, 1, bad)
+    with pytest.raises(IndexError) as direct:
+        mt.gather(x, 1, bad)
+    assert str(direct.value) == str(door.value)
+    if not core.torch_fast_state().startswith("on"):
+        assert _torch_dispatch.call_op("multigather::gather", (x, 1, i), None) is NotImplemented
+        return
+    call_op = _torch_dispatch.call_op
+    assert type(call_op).__name__ == "builtin_function_or_method"  # _torch_fast's, bound on first use
+    assert torch.equal(call_op("multigather::gather", (x, 1, i), None), torch.gather(x, 1, i))
+    # A Parameter is a plain tensor to PyTorch's own checks (THPVariable_CheckExact): a model's
+    # weights take this road.
+    p = torch.nn.Parameter(x.detach().clone())
+    assert torch.equal(call_op("multigather::gather", (p, 1, i), None), torch.gather(p, 1, i))
+    # Every other call: NotImplemented.
+
+    class Subclass(torch.Tensor):
+        pass
+
+    plain = x.detach()
+    others = [
+        ("multigather::gather", (plain, 1, i), None),  # nothing requires grad
+        ("multigather::gather", (plain.as_subclass(Subclass).requires_grad_(), 1, i), None),
+        ("multigather::gather", (x.detach().numpy(), 1, i), None),
+        ("multigather::gather", (x, 1, i), {"sparse_grad": True}),  # not in the schema
+        ("multigather::gather", (x, 1, i, 0, 0), None),  # too many
+        ("multigather::gather", (x, 1.0, i), None),  # not an int: torch.ops' road decides
+        ("multigather::no_such_op", (x, 1, i), None),
+        ("multigather::gather", (torch.complex(x, x).conj(), 1, i), None),  # the conjugate bit
+    ]
+    for name, args, kwargs in others:
+        assert call_op(name, args, kwargs) is NotImplemented, (name, kwargs)
+    with torch.no_grad():
+        assert call_op("multigather::gather", (x, 1, i), None) is NotImplemented
+    from torch.overrides import TorchFunctionMode
+
+    class Mode(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            return func(*args, **(kwargs or {}))
+
+    with Mode():
+        assert call_op("multigather::gather", (x, 1, i), None) is NotImplemented
+
+
 @pytest.mark.parametrize("name, args_of", TORCH_GATHERS)
 def test_torch_vmap_takes_the_torch_op(torch, name, args_of):
     # Inside torch.func.vmap the tensors are functorch wrappers: the torch op takes the call
