@@ -5,9 +5,9 @@ in one run, at each thread count asked for:
               float32) vs the same torch op: the dispatcher, the kernel, the result; and
               ("door") vs torch's op called through the same door, torch.ops.aten.*, whose
               Python call costs any op;
-  fwd+bwd     forward + backward per call (x [64, 64] requires grad) of gather, index_select,
-              embedding, index_add, scatter_add, scatter_reduce(amax): multigather.torch.* vs
-              torch.*;
+  fwd+bwd     forward + backward per call (x [64, 64] requires grad; y.sum().backward()) of
+              gather, index_select, embedding, index_add, scatter_add, scatter_reduce(amax):
+              multigather.torch.* vs torch.*, their runs alternated; and the forward alone;
   S6          the embedding train step (forward + dense table gradient) at three table sizes:
               1 MB [500, 512], 31 MB [16000, 512], 100 MB [50000, 512] float32, 8192 indices;
   models      a train step (forward, backward, SGD) of three small torch.nn models, each built
@@ -60,6 +60,20 @@ def row(section: str, name: str, ours: float, theirs: float, unit: str = "us") -
     scale = 1e6 if unit == "us" else 1e3
     print(f"{section:8s} {name:44s} multigather {ours * scale:9.2f} {unit}  torch {theirs * scale:9.2f} {unit}  "
           f"ratio {ours / theirs:5.2f}")
+
+
+def paired(ours, theirs, repeat: int, number: int) -> tuple[float, float]:
+    """Median seconds per call of each, their runs alternated (this VM's speed drifts by tens of
+    percent between runs a few seconds apart: alternating puts both under the same drift)."""
+    ours(), theirs()
+    a, b = [], []
+    for _ in range(repeat):
+        for fn, runs in ((ours, a), (theirs, b)):
+            t0 = time.perf_counter()
+            for _ in range(number):
+                fn()
+            runs.append((time.perf_counter() - t0) / number)
+    return statistics.median(a), statistics.median(b)
 
 
 def per_call(repeat: int) -> None:
@@ -126,7 +140,10 @@ def forward_backward(repeat: int) -> None:
     for name, call in cases:
         def step(f, call=call):
             return lambda: call(f).sum().backward()
-        row("fwd+bwd", name, timed(step(mt), repeat, 200), timed(step(torch), repeat, 200))
+        row("fwd+bwd", name, *paired(step(mt), step(torch), 2 * repeat, 200))
+        # The forward alone, operands requiring grad (the call that builds the autograd node).
+        row("fwd", f"  {name} (requires grad)", *paired(lambda call=call: call(mt), lambda call=call: call(torch),
+                                                         2 * repeat, 500))
 
 
 def s6(repeat: int) -> None:
