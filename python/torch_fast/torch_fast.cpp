@@ -161,6 +161,18 @@ std::optional<c10::OperatorHandle> operator_named(PyObject* name) {
   return handle;
 }
 
+// An exact Python int that fits int64 into *out (false, no Python error left, otherwise).
+bool int_of(PyObject* object, std::int64_t* out) {
+  if (!PyLong_CheckExact(object)) return false;
+  const long long v = PyLong_AsLongLong(object);
+  if (v == -1 && PyErr_Occurred()) {
+    PyErr_Clear();
+    return false;
+  }
+  *out = static_cast<std::int64_t>(v);
+  return true;
+}
+
 // `object` as an argument of schema type `type` into *out; false for a value this road does not
 // convert (the caller then takes torch.ops' own road, which converts or raises). A tensor must be
 // exactly torch.Tensor with a plain CPU tensor's dispatch keys; *grad is set when one requires
@@ -183,31 +195,24 @@ bool argument_of(PyObject* object, const c10::TypePtr& type, c10::IValue* out, b
       return argument_of(object, type->castRaw<c10::OptionalType>()->getElementType(), out, grad);
     case c10::TypeKind::IntType:
     case c10::TypeKind::SymIntType: {
-      if (!PyLong_CheckExact(object)) return false;
-      const long long v = PyLong_AsLongLong(object);
-      if (v == -1 && PyErr_Occurred()) {
-        PyErr_Clear();
-        return false;
-      }
-      *out = static_cast<std::int64_t>(v);
+      std::int64_t v = 0;
+      if (!int_of(object, &v)) return false;
+      *out = v;
       return true;
     }
-    case c10::TypeKind::NumberType:  // Scalar: as torch's argument parser reads a bool, an int, a float
+    case c10::TypeKind::NumberType: {  // Scalar: as torch's argument parser reads a bool, an int, a float
+      std::int64_t v = 0;
       if (PyBool_Check(object)) {
         *out = c10::Scalar(object == Py_True);
-      } else if (PyLong_CheckExact(object)) {
-        const long long v = PyLong_AsLongLong(object);
-        if (v == -1 && PyErr_Occurred()) {
-          PyErr_Clear();
-          return false;
-        }
-        *out = c10::Scalar(static_cast<std::int64_t>(v));
+      } else if (int_of(object, &v)) {
+        *out = c10::Scalar(v);
       } else if (PyFloat_CheckExact(object)) {
         *out = c10::Scalar(PyFloat_AS_DOUBLE(object));
       } else {
         return false;
       }
       return true;
+    }
     case c10::TypeKind::FloatType:
       if (!PyFloat_CheckExact(object)) return false;
       *out = PyFloat_AS_DOUBLE(object);
@@ -234,14 +239,9 @@ bool argument_of(PyObject* object, const c10::TypePtr& type, c10::IValue* out, b
       const Py_ssize_t n = PySequence_Fast_GET_SIZE(object);
       values.reserve(static_cast<std::size_t>(n));
       for (Py_ssize_t k = 0; k < n; ++k) {
-        PyObject* item = PySequence_Fast_GET_ITEM(object, k);
-        if (!PyLong_CheckExact(item)) return false;
-        const long long v = PyLong_AsLongLong(item);
-        if (v == -1 && PyErr_Occurred()) {
-          PyErr_Clear();
-          return false;
-        }
-        values.push_back(static_cast<std::int64_t>(v));
+        std::int64_t v = 0;
+        if (!int_of(PySequence_Fast_GET_ITEM(object, k), &v)) return false;
+        values.push_back(v);
       }
       *out = std::move(values);
       return true;

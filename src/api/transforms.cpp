@@ -207,9 +207,9 @@ Status check_batch_rank(int n, const Dims& output_shape, const char* output_name
 }
 
 Status require_contiguous(const TensorView& v, const char* name) {
-  // PyTorch's rule (is_contiguous): the stride of a size-1 dimension does not matter, since it
-  // never moves (a [1, 2] gradient with strides [4, 1] is laid out as [2, 1]'s).
-  if (v.numel() > 1 && !v.is_contiguous()) {
+  // PyTorch's rule (detail::is_dense): a [1, 2] gradient with strides [4, 1] is laid out as
+  // [2, 1]'s.
+  if (!detail::is_dense(v)) {
     return InvalidArgument(std::string(name) + " must be C-contiguous (strides " + to_string(v.strides) +
                            " for shape " + to_string(v.shape) + ")");
   }

@@ -52,10 +52,6 @@ MutableTensorView fold_broadcast(const TensorView& view, std::array<bool, kMaxRa
   return out;
 }
 
-/// Whether every VJP below can read grad_output through the lowering's core_output_strides:
-/// laid out C-contiguously (a size-1 dimension's stride never moves).
-bool dense(const TensorView& v) { return v.numel() <= 1 || v.is_contiguous(); }
-
 Status no_self_overlap(const Lowering& l, const MutableTensorView& v, const char* what) {
   if (v.numel() > 1 && has_self_overlap(v.shape, v.strides)) {
     return InvalidArgument(l.op + ": no gradient: the lowering reads " + what + " elements through "
@@ -466,7 +462,7 @@ Status vjp_one(const Lowering& l, const TensorView* input, int batch_rank, const
   const EngineOf engine_of(context.device, context);
   const Engine& engine = engine_of.get();
   if (engine.cuda()) MULTIGATHER_RETURN_IF_ERROR(detail::cuda_engine_available(l));
-  if (!dense(grad_output)) {
+  if (!is_dense(grad_output)) {
     // Another layout (a sum's expanded scalar, a transposed or sliced gradient) is copied
     // C-contiguous on this engine first: every VJP below reads grad_output through the
     // lowering's strides, and the scatters' row walks read contiguous rows fastest (a

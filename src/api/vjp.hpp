@@ -12,6 +12,11 @@ namespace multigather::detail {
 /// Whether `l` is a segment op's lowering (its VJP and its lifting follow the segment rules).
 inline bool is_segment(const Lowering& l) { return l.spec != nullptr && l.spec->kind == OpKind::kSegment; }
 
+/// Whether `v` is laid out C-contiguously by PyTorch's rule (is_contiguous): the stride of a
+/// size-1 dimension never moves, and a view of at most one element is always dense. Every VJP
+/// reads grad_output and writes its gradients at such offsets.
+inline bool is_dense(const TensorView& v) { return v.numel() <= 1 || v.is_contiguous(); }
+
 /// The bytes a view spans when it is C-contiguous.
 inline std::size_t nbytes(const MutableTensorView& v) {
   return static_cast<std::size_t>(v.numel()) * element_size(v.dtype);
