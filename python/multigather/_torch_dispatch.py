@@ -107,12 +107,16 @@ def call_op(name: str, args: tuple, kwargs: Any) -> Any:
     call, without that door's Python frames and schema matching (bench/README.md, "Issue 54's
     per-call work"). NotImplemented for any other call, and where _torch_fast is off
     (``multigather._core.torch_fast_state()``): the caller then takes torch.ops. Rebinds this
-    module's name to the C function (or to a stand-in) once the fast path has loaded its hooks.
+    module's name to the C function (or to a stand-in) once the fast path has loaded its hooks;
+    loads them through args[0] when no torch tensor has reached the fast path yet (a process
+    whose calls all require grad, as a training loop's do).
     Callers check is_compiling() first (Dynamo cannot trace a C function)."""
     global call_op
     from . import _multigather as _core
 
     state = _core.torch_fast_state()
+    if state == "torch not seen yet" and args:  # the first calls of a process all require grad
+        state = _core.load_torch_fast(args[0])
     if state.startswith("on"):
         call_op = sys.modules["multigather._torch_fast"].call_op
         return call_op(name, args, kwargs)

@@ -233,6 +233,13 @@ void bind_op_fast(nb::module_& m) {
   m.def("torch_fast_state", [] { return torch_fast_state; },
         "Whether torch tensors take multigather._torch_fast's hooks in the fast path: 'on (torch "
         "V)', or 'off: <why>' (not built, another torch version, ...), or 'torch not seen yet'.");
+  m.def("load_torch_fast", [](nb::handle tensor) {
+          is_torch_tensor(tensor.ptr());  // the first torch.Tensor seen loads the hooks
+          return torch_fast_state;
+        }, "tensor"_a,
+        "Sees torch through `tensor` as the fast path's first torch.Tensor does (loads "
+        "multigather._torch_fast's hooks when it is one; nothing otherwise); then torch_fast_state(). "
+        "For callers whose first torch call does not reach the fast path (every operand requires grad).");
   m.def("output_memory_stats", &memory_stats,
         "The cache of freed output blocks: cached_bytes, cached_blocks, limit_bytes, reused, "
         "mapped (multigather/output_memory.hpp).");

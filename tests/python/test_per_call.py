@@ -665,6 +665,37 @@ def test_torch_autograd_calls_go_straight_to_the_torch_op(torch):
         assert call_op("multigather::gather", (x, 1, i), None) is NotImplemented
 
 
+FIRST_CALLS_REQUIRE_GRAD = """
+import torch, multigather.torch as mt
+from multigather import _multigather as core, _torch_dispatch
+assert core.torch_fast_state() == "torch not seen yet", core.torch_fast_state()
+w = torch.randn(8, 4, requires_grad=True)
+u = torch.randn(2, 4, requires_grad=True)
+ids, rows = torch.tensor([[1, 7], [0, 0]]), torch.tensor([1, 0])
+def step(f, embedding):
+    return torch.autograd.grad(f.index_add(embedding(ids, w).sum(0), 0, rows, u).square().sum(), (w, u))
+mine = step(mt, mt.embedding)
+state, call_op = core.torch_fast_state(), type(_torch_dispatch.call_op).__name__
+theirs = step(torch, torch.nn.functional.embedding)
+print(state, "|", call_op, "|", all(torch.equal(a, b) for a, b in zip(mine, theirs)))
+"""
+
+
+def test_a_process_whose_calls_all_require_grad_takes_the_direct_road(torch):
+    # A training loop's calls all require grad, so none reaches the fast path that loads
+    # _torch_fast's hooks on its first torch tensor: call_op loads them itself (before, such a
+    # process took torch.ops' Python door on every call). Its gradients are torch's.
+    import subprocess
+    import sys
+
+    if not core.torch_fast_state().startswith("on"):
+        pytest.skip(f"torch tensors take the DLPack route: {core.torch_fast_state()}")
+    run = subprocess.run([sys.executable, "-c", FIRST_CALLS_REQUIRE_GRAD], capture_output=True, text=True,
+                         timeout=300)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert run.stdout.strip() == f"{core.torch_fast_state()} | builtin_function_or_method | True", run.stdout
+
+
 @pytest.mark.parametrize("name, args_of", TORCH_GATHERS)
 def test_torch_vmap_takes_the_torch_op(torch, name, args_of):
     # Inside torch.func.vmap the tensors are functorch wrappers: the torch op takes the call
