@@ -23,6 +23,7 @@
 #include "kernels/cpu/cpu.hpp"
 #include "kernels/cpu/avx512.hpp"
 #include "kernels/cpu/element_run.hpp"
+#include "kernels/cpu/index_check.hpp"
 #include "generic_kernel_oracle.hpp"
 #include "kernels/reference/reference.hpp"
 #include "plan/plan.hpp"
@@ -503,6 +504,77 @@ class SimdScope {
  private:
   bool before_;
 };
+
+template <class Index>
+void check_range_kernels(Rng& rng) {
+  // Bounds per coordinate (c of them, repeated along the values as lookups' coordinates are).
+  using Limits = std::numeric_limits<Index>;
+  for (int c = 1; c <= 5; ++c) {
+    std::int64_t lo[16], hi[16];
+    for (int j = 0; j < c; ++j) {
+      lo[j] = std::is_signed_v<Index> ? -static_cast<std::int64_t>(rng() % 50) : 0;
+      hi[j] = static_cast<std::int64_t>(rng() % 100);
+    }
+    for (const std::int64_t n : {std::int64_t{1}, std::int64_t{3}, std::int64_t{4}, std::int64_t{7}, std::int64_t{8},
+                                 std::int64_t{9}, std::int64_t{40}, std::int64_t{129}, std::int64_t{1000}}) {
+      if (n % c != 0 && c > 1) continue;  // whole lookups, as the engine's pieces are
+      std::vector<Index> values(static_cast<std::size_t>(n));
+      for (std::int64_t e = 0; e < n; ++e) {
+        const int j = static_cast<int>(e % c);
+        values[static_cast<std::size_t>(e)] = static_cast<Index>(
+            lo[j] + static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(hi[j] - lo[j] + 1)));
+      }
+      // In range; then one value just outside, at the far ends of the type, at every position.
+      std::vector<Index> odd_values = {static_cast<Index>(Limits::max()), static_cast<Index>(Limits::min())};
+      for (int j = 0; j < c; ++j) {
+        odd_values.push_back(static_cast<Index>(hi[j] + 1));
+        if (std::is_signed_v<Index>) odd_values.push_back(static_cast<Index>(lo[j] - 1));
+      }
+      if constexpr (!std::is_signed_v<Index>) odd_values.push_back(static_cast<Index>(Limits::max() / 2 + 1));
+      const auto oracle = [&](const std::vector<Index>& v) {
+        for (std::int64_t e = 0; e < n; ++e) {
+          const int j = static_cast<int>(e % c);
+          const Index x = v[static_cast<std::size_t>(e)];
+          const bool below = std::is_signed_v<Index> && static_cast<std::int64_t>(x) < lo[j];
+          const bool above = std::is_signed_v<Index> ? static_cast<std::int64_t>(x) > hi[j]
+                                                     : static_cast<std::uint64_t>(x) > static_cast<std::uint64_t>(hi[j]);
+          if (below || above) return false;
+        }
+        return true;
+      };
+      const mg::detail::cpu::RangeCheckFn simd = mg::detail::cpu::range_check_simd(sizeof(Index), std::is_signed_v<Index>);
+      const auto agree = [&](const std::vector<Index>& v, const char* what) {
+        const bool want = oracle(v);
+        ASSERT_EQ(mg::detail::cpu::contiguous_in_range(v.data(), n, c, lo, hi), want) << what << " n=" << n << " c=" << c;
+        if (simd != nullptr) ASSERT_EQ(simd(v.data(), n, c, lo, hi), want) << what << " n=" << n << " c=" << c;
+      };
+      agree(values, "in range");
+      for (std::int64_t at = 0; at < n; at += (n > 64 ? 37 : 1)) {
+        std::vector<Index> v = values;
+        v[static_cast<std::size_t>(at)] = odd_values[rng() % odd_values.size()];
+        agree(v, "one odd value");
+      }
+    }
+  }
+}
+
+TEST(CpuEquivalence, IndexRangeCheckKernelsAgreeWithTheOracle) {
+  // The index pre-check over contiguous values (index_check.hpp's contiguous_in_range, and the
+  // SIMD one the engine takes where the CPU has AVX-512 or AVX2: range_check_simd) against a
+  // plain loop: every index type, 1 to 5 coordinates per lookup, lengths around the vector
+  // widths, and one value just outside its coordinate's bounds or at the type's far ends
+  // (a uint64 from 2^63 on is negative as int64) at every position.
+  std::printf("SIMD index range check: %s\n", mg::detail::cpu::range_check_simd(8, true) != nullptr ? "on" : "not available");
+  Rng rng(run_seed() ^ 0x7a9eULL);
+  check_range_kernels<std::int32_t>(rng);
+  check_range_kernels<std::uint32_t>(rng);
+  check_range_kernels<std::int64_t>(rng);
+  check_range_kernels<std::uint64_t>(rng);
+  {
+    SimdScope off(false);
+    EXPECT_EQ(mg::detail::cpu::range_check_simd(8, true), nullptr);
+  }
+}
 
 TEST(CpuEquivalence, SimdPlainLoopHandsOverAtEveryLaneAndMatchesScalar) {
   // The AVX-512 plain loop (avx512.hpp; 4- and 8-byte elements, 32- and 64-bit indices,

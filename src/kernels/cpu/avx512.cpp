@@ -28,6 +28,13 @@ bool cpu_has_avx512() noexcept {
   return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
 }
 
+#define MULTIGATHER_AVX2 __attribute__((target("avx2")))
+
+bool cpu_has_avx2() noexcept {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx2");
+}
+
 /// Eight indices of type Index from `p` (unaligned), as 64-bit lanes: int32 sign-extended
 /// (a negative one stays negative, so huge as unsigned), uint32 zero-extended.
 template <class Index>
@@ -126,6 +133,15 @@ template <class Index>
 MULTIGATHER_AVX512 __attribute__((flatten)) bool range_check_avx512(const void* p, std::int64_t n, int c,
                                                                      const std::int64_t* lo,
                                                                      const std::int64_t* hi) noexcept {
+  return contiguous_in_range(static_cast<const Index*>(p), n, c, lo, hi);
+}
+
+/// contiguous_in_range compiled for AVX2 (vpcmpgtq: the int64 min / max four at a time), for
+/// CPUs without AVX-512.
+template <class Index>
+MULTIGATHER_AVX2 __attribute__((flatten)) bool range_check_avx2(const void* p, std::int64_t n, int c,
+                                                                 const std::int64_t* lo,
+                                                                 const std::int64_t* hi) noexcept {
   return contiguous_in_range(static_cast<const Index*>(p), n, c, lo, hi);
 }
 
@@ -366,25 +382,35 @@ PlainRunFn pick_plain(std::size_t width, std::size_t index_bytes, bool index_sig
 }
 #else
 bool cpu_has_avx512() noexcept { return false; }
+bool cpu_has_avx2() noexcept { return false; }
 #endif  // MULTIGATHER_X86_SIMD
 
-/// On where the CPU has AVX-512F/DQ, unless the environment says MULTIGATHER_SIMD=0 (to compare
-/// with the scalar loops, like PyTorch's ATEN_CPU_CAPABILITY=default).
-std::atomic<bool>& enabled_flag() noexcept {
+/// The switch: on unless the environment says MULTIGATHER_SIMD=0 (to compare with the scalar
+/// loops, like PyTorch's ATEN_CPU_CAPABILITY=default) or set_simd_enabled(false) was called.
+std::atomic<bool>& switch_flag() noexcept {
   static std::atomic<bool> on{[] {
     const char* env = std::getenv("MULTIGATHER_SIMD");
-    return cpu_has_avx512() && !(env != nullptr && std::strcmp(env, "0") == 0);
+    return !(env != nullptr && std::strcmp(env, "0") == 0);
   }()};
   return on;
 }
 
+bool has_avx512() noexcept {
+  static const bool has = cpu_has_avx512();
+  return has;
+}
+
+/// The AVX2 tier (range_check_simd only): on where the switch is and the CPU has AVX2.
+bool avx2_enabled() noexcept {
+  static const bool has = cpu_has_avx2();
+  return has && switch_flag().load(std::memory_order_relaxed);
+}
+
 }  // namespace
 
-bool simd_enabled() noexcept { return enabled_flag().load(std::memory_order_relaxed); }
+bool simd_enabled() noexcept { return has_avx512() && switch_flag().load(std::memory_order_relaxed); }
 
-bool set_simd_enabled(bool on) noexcept {
-  return enabled_flag().exchange(on && cpu_has_avx512(), std::memory_order_relaxed);
-}
+bool set_simd_enabled(bool on) noexcept { return switch_flag().exchange(on, std::memory_order_relaxed); }
 
 #if defined(MULTIGATHER_X86_SIMD)
 namespace {
@@ -431,10 +457,14 @@ PlainRunFn plain_run_simd_prefetching(std::size_t width, std::size_t index_bytes
 }
 
 RangeCheckFn range_check_simd(std::size_t index_bytes, bool index_signed) noexcept {
-  if (!simd_enabled()) return nullptr;
 #if defined(MULTIGATHER_X86_SIMD)
-  if (index_bytes == 8) return index_signed ? &range_check_avx512<std::int64_t> : &range_check_avx512<std::uint64_t>;
-  if (index_bytes == 4) return index_signed ? &range_check_avx512<std::int32_t> : &range_check_avx512<std::uint32_t>;
+  if (simd_enabled()) {
+    if (index_bytes == 8) return index_signed ? &range_check_avx512<std::int64_t> : &range_check_avx512<std::uint64_t>;
+    if (index_bytes == 4) return index_signed ? &range_check_avx512<std::int32_t> : &range_check_avx512<std::uint32_t>;
+  } else if (avx2_enabled()) {
+    if (index_bytes == 8) return index_signed ? &range_check_avx2<std::int64_t> : &range_check_avx2<std::uint64_t>;
+    if (index_bytes == 4) return index_signed ? &range_check_avx2<std::int32_t> : &range_check_avx2<std::uint32_t>;
+  }
 #else
   (void)index_bytes;
   (void)index_signed;

@@ -4,6 +4,8 @@
 // it could run it). Each kernel was kept because the C++ bench (1 thread, MULTIGATHER_SIMD=0
 // against on) measured it faster on the cases named below; the figures are in bench/README.md,
 // "Measurements behind the CPU engine's choices", and in the commit messages that introduced them.
+// One kernel has an AVX2 tier as well, for CPUs without AVX-512 (this project's CI and bench
+// VMs): the index pre-check (range_check_simd).
 //
 // - The plain element loop (element_run.hpp's gather_plain_run) on AVX-512 gathers. Eight
 //   lookups a step: load eight indices (int32 / uint32 widened to 64 bits), one unsigned
@@ -111,8 +113,11 @@ ResolveFn<Offset> resolve_simd() noexcept;
 
 /// contiguous_in_range (index_check.hpp: the index pre-check over contiguous values) compiled
 /// for AVX-512, where the int64 min / max and compares vectorize (the baseline x86-64 has no
-/// 64-bit integer min / max), for `index_bytes` 4 or 8 and signed or unsigned indices; nullptr
-/// where plain_run_simd would be, and for other widths.
+/// 64-bit integer min / max), for `index_bytes` 4 or 8 and signed or unsigned indices; on a CPU
+/// with AVX2 but not AVX-512, compiled for AVX2 (vpcmpgtq, four int64 a step: the pre-check of a
+/// [64, 16] int64 index took 8.2 instructions per index on the baseline loop and 1.6 on AVX2,
+/// callgrind, bench/README.md "Issue 54's per-call work"). nullptr where the switch is off
+/// (set_simd_enabled(false), MULTIGATHER_SIMD=0), on CPUs with neither, and for other widths.
 RangeCheckFn range_check_simd(std::size_t index_bytes, bool index_signed) noexcept;
 
 /// n consecutive elements combined into dst (combine.hpp's Elementwise<E>::apply: the same
@@ -143,13 +148,14 @@ CombineRunsFn combine_runs_simd(DType dtype, Reduction reduction, std::int64_t n
 /// float32 and float64; nullptr for others and where plain_run_simd would be.
 BagSumFn bag_sum_simd(DType dtype, std::int64_t d) noexcept;
 
-/// Whether the *_simd functions above may return a kernel: the CPU has the instructions, the
+/// Whether the *_simd functions above may return an AVX-512 kernel: the CPU has AVX-512F/DQ, the
 /// environment variable MULTIGATHER_SIMD is not "0" (read once) and set_simd_enabled(false)
-/// was not called.
+/// was not called. (range_check_simd's AVX2 tier follows the same switch.)
 bool simd_enabled() noexcept;
 
-/// Switches the AVX-512 kernels off (false) or back on where the CPU has them (true); returns
-/// the previous setting. For tests that compare both paths; not thread-safe against running calls.
+/// Switches the SIMD kernels (AVX-512, and range_check_simd's AVX2 tier) off (false) or back on
+/// where the CPU has them (true); returns the previous setting of the switch. For tests that
+/// compare both paths; not thread-safe against running calls.
 bool set_simd_enabled(bool on) noexcept;
 
 }  // namespace multigather::detail::cpu
