@@ -20,7 +20,9 @@ in one run, at each thread count asked for:
               (deterministic: float scatters and scatter-add gradients stay the C++ op), "fused"
               with set_compiled_scatters("fused") (Inductor's own scatter loops, atomic adds as
               torch's compiled code has), each for the multigather build and for the torch
-              model compiled inside routing(); the message-passing layer at two graph sizes.
+              model compiled inside routing(); the message-passing layer at two graph sizes;
+              every row's runs alternated with its torch twin's (eager, or compiled the
+              same way).
 
     python3 bench/torch_ops.py [--threads 1,2] [--repeat R] [--skip-compile]
 
@@ -64,8 +66,10 @@ def row(section: str, name: str, ours: float, theirs: float, unit: str = "us") -
 
 def paired(ours, theirs, repeat: int, number: int) -> tuple[float, float]:
     """Median seconds per call of each, their runs alternated (this VM's speed drifts by tens of
-    percent between runs a few seconds apart: alternating puts both under the same drift)."""
-    ours(), theirs()
+    percent between runs a few seconds apart: alternating puts both under the same drift). Two
+    untimed calls each first (a compiled model may compile again on its second call)."""
+    for _ in range(2):
+        ours(), theirs()
     a, b = [], []
     for _ in range(repeat):
         for fn, runs in ((ours, a), (theirs, b)):
@@ -167,8 +171,8 @@ def s6(repeat: int) -> None:
         theirs.backward(grad)
         assert torch.equal(ours, theirs)
         torch.testing.assert_close(want, table.grad)
-        row("S6", f"embedding train step, table {label}", timed(step(mt.embedding), repeat, 2),
-            timed(step(F.embedding), repeat, 2), unit="ms")
+        row("S6", f"embedding train step, table {label}", *paired(step(mt.embedding), step(F.embedding), repeat, 2),
+            unit="ms")
 
 
 # ---- models -------------------------------------------------------------------------------------
@@ -266,7 +270,7 @@ def models(repeat: int, compile_too: bool) -> None:
                 opt.step()
             return run
 
-        row("model", f"{name} train step", timed(step(ours), repeat, 5), timed(step(theirs), repeat, 5), unit="ms")
+        row("model", f"{name} train step", *paired(step(ours), step(theirs), repeat, 5), unit="ms")
 
         def routed(run):
             def call():
@@ -274,20 +278,20 @@ def models(repeat: int, compile_too: bool) -> None:
                     run()
             return call
 
-        row("routed", f"{name} train step (torch model, routing())", timed(routed(step(theirs)), repeat, 5),
-            timed(step(theirs), repeat, 5), unit="ms")
+        row("routed", f"{name} train step (torch model, routing())",
+            *paired(routed(step(theirs)), step(theirs), repeat, 5), unit="ms")
         if compile_too:
-            c_theirs = torch.compile(theirs)
-            theirs_time = timed(step(c_theirs), repeat, 5)
+            # Each row against torch's model compiled the same way, their runs alternated (after
+            # a reset both compile again, in the first, untimed, call).
             for mode, label in (("deterministic", "compiled"), ("fused", "fused")):
                 mto.set_compiled_scatters(mode)
                 torch._dynamo.reset()
-                c_ours = torch.compile(ours)
-                row(label, f"{name} train step", timed(step(c_ours), repeat, 5), theirs_time, unit="ms")
+                row(label, f"{name} train step",
+                    *paired(step(torch.compile(ours)), step(torch.compile(theirs)), repeat, 5), unit="ms")
                 # the torch model compiled inside routing(): its graph holds multigather's ops
                 torch._dynamo.reset()
                 row(label, f"{name} train step (torch model, routing())",
-                    timed(routed(step(torch.compile(theirs))), repeat, 5), theirs_time, unit="ms")
+                    *paired(routed(step(torch.compile(theirs))), step(torch.compile(theirs)), repeat, 5), unit="ms")
             mto.set_compiled_scatters("deterministic")
             torch._dynamo.reset()
 

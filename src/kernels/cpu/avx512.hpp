@@ -115,7 +115,7 @@ ResolveFn<Offset> resolve_simd() noexcept;
 /// for AVX-512, where the int64 min / max and compares vectorize (the baseline x86-64 has no
 /// 64-bit integer min / max), for `index_bytes` 4 or 8 and signed or unsigned indices; on a CPU
 /// with AVX2 but not AVX-512, compiled for AVX2 (vpcmpgtq, four int64 a step: the pre-check of a
-/// [64, 16] int64 index took 8.2 instructions per index on the baseline loop and 1.6 on AVX2,
+/// [64, 16] int64 index took 8.0 instructions per index in the baseline loop and 2.6 in AVX2's,
 /// callgrind, bench/README.md "Issue 54's per-call work"). nullptr where the switch is off
 /// (set_simd_enabled(false), MULTIGATHER_SIMD=0), on CPUs with neither, and for other widths.
 RangeCheckFn range_check_simd(std::size_t index_bytes, bool index_signed) noexcept;
