@@ -37,6 +37,7 @@ from torch.overrides import TorchFunctionMode
 
 from . import _registry
 from ._import_hooks import after_import
+from . import _torch_dispatch
 from ._torch_dispatch import torch_op_needed
 
 F = torch.nn.functional
@@ -234,15 +235,13 @@ def routing(mt) -> Routing:
 
 
 def _skip_own_frames() -> None:
-    """Dynamo never compiles Routing.__torch_function__ as a frame of its own (it still inlines it
-    where it traces a model): a model frame that Dynamo gives up on (a graph break inside a loop)
+    """Dynamo never compiles Routing.__torch_function__ as a frame of its own, nor the frames it
+    calls (_torch_dispatch.skip_as_root_frames; it still inlines it where it traces a model): a
+    model frame that Dynamo gives up on (a graph break inside a loop)
     runs eagerly, and a torch function mode's handler compiled as its own frame there returns a
     torch.return_types tuple wrongly (`w, c = x.max(-1)`: "too many values to unpack"; a plain
     pass-through mode does it too, torch 2.15)."""
-    from torch._dynamo import eval_frame
-
-    if hasattr(eval_frame, "skip_code"):
-        eval_frame.skip_code(Routing.__torch_function__.__code__)
+    _torch_dispatch.skip_as_root_frames([Routing.__torch_function__])
 
 
 after_import("torch._dynamo.eval_frame", _skip_own_frames)

@@ -334,6 +334,40 @@ def test_routing_applies_under_compile():
     assert extern_calls("\n".join(code)) == {"scatter_add", "scatter_reduce", "index_select_backward"}
 
 
+def test_multigather_calls_in_a_frame_dynamo_gives_up_on_run_eagerly_and_inline_where_traced():
+    """A model frame that Dynamo skips (a data-dependent graph break inside a loop) runs its
+    multigather.torch calls eagerly, as it runs torch's own functions: no call becomes a graph of
+    its own (each would pay AOTAutograd's wrappers, more than the op). A traced caller still
+    inlines them (fullgraph: one graph holding the op). Values and gradients equal eager torch."""
+    import torch._dynamo.utils as dynamo_utils
+
+    import multigather.torch as mt
+
+    def f(lib, x, table):
+        weight, choice = x.softmax(-1).max(-1)
+        out = torch.zeros_like(table)
+        for e in range(3):
+            rows = (choice == e).nonzero().squeeze(1)
+            out = lib.index_add(out, 0, rows, lib.index_select(table, 0, rows) * weight[rows, None])
+        return lib.scatter_add(out, 0, choice[:, None].expand(-1, table.shape[1]), table)
+
+    x, table = rand(64, 3), rand(64, 5, seed=3).requires_grad_()
+    torch._dynamo.reset()
+    dynamo_utils.counters.clear()
+    compiled = torch.compile(lambda x, table: f(mt, x, table))
+    got = compiled(x, table)
+    want = f(torch, x, table)
+    torch.testing.assert_close(got, want)
+    g = rand(64, 5, seed=5)
+    torch.testing.assert_close(torch.autograd.grad(got, table, g)[0], torch.autograd.grad(want, table, g)[0])
+    compiled(x, table)  # a second call: no recompile makes graphs either
+    assert dynamo_utils.counters["stats"]["unique_graphs"] == 0, dict(dynamo_utils.counters["stats"])
+    # Traced from a caller: inlined into its graph.
+    i = ints(0, 64, (7,))
+    _, code = run_and_get_code(torch.compile(lambda t: mt.index_select(t, 0, i) * 2, fullgraph=True), table.detach())
+    assert "index_select" in code[0] and dynamo_utils.counters["stats"]["unique_graphs"] == 1
+
+
 def test_routing_with_a_frame_dynamo_gives_up_on():
     """A model whose compiled frame Dynamo skips (a data-dependent graph break inside a loop)
     runs eagerly under routing(): its tuple-returning torch calls (x.max(-1)) still unpack, and
