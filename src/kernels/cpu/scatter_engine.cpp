@@ -217,11 +217,19 @@ struct Apply {
   cpu::CombineRunFn run = nullptr;
   /// A whole tile's combine with runs into one target kept in registers (avx512.hpp), or null.
   cpu::CombineRunsFn runs = nullptr;
+  /// The plain element loop prefetches the target kPrefetchAhead lookups on: only where the
+  /// target spans more than kPlainScatterPrefetchBytes.
+  bool prefetch = true;
 };
 
 /// Prefetch distance of the element loop (lookups ahead): the targets of a tile are known before
 /// it is combined, so the random read-modify-writes are fetched ahead of their turn.
 constexpr std::int64_t kPrefetchAhead = 16;
+/// Targets of at most this many bytes are in the cache after their first touches: there the
+/// plain element loop's prefetch fetches nothing, and its test per update costs (callgrind,
+/// torch.ops.multigather.scatter_add of a [64, 16] index into [64, 64] float32: 71.6k -> 68.1k
+/// instructions per call without it; bench/README.md, "Issue 54's per-call work").
+constexpr std::int64_t kPlainScatterPrefetchBytes = std::int64_t{256} << 10;
 /// Blocks up to this many bytes are prefetched whole, one lookup ahead.
 constexpr std::int64_t kPrefetchBlockBytes = 4096;
 
@@ -322,8 +330,9 @@ bool run_range_tiles(const GatherPlan& p, cpu::ResolveFn<std::int64_t> resolve, 
 /// target kPrefetchAhead lookups on is prefetched from its raw index, in unsigned arithmetic:
 /// a prefetch never faults, and the index is checked before its own write. In order, so
 /// duplicate targets combine (or, reduction none, the last wins) as in the one-thread walk.
-/// kUnit: index_step == update_step == 1.
-template <class Op, class Index, bool kUnit>
+/// kUnit: index_step == update_step == 1. kPrefetch: the target is prefetched kPrefetchAhead on
+/// (targets above kPlainScatterPrefetchBytes).
+template <class Op, class Index, bool kUnit, bool kPrefetch>
 std::int64_t scatter_plain_run(std::byte* target, const std::byte* indices, const std::byte* updates,
                                std::int64_t target_step, std::int64_t index_step, std::int64_t update_step,
                                std::int64_t axis_stride, std::int64_t size, std::int64_t m) {
@@ -335,7 +344,7 @@ std::int64_t scatter_plain_run(std::byte* target, const std::byte* indices, cons
   const auto n = static_cast<std::uint64_t>(size);
   std::int64_t t = 0;
   for (; t < m; ++t) {
-    if (t + kPrefetchAhead < m) {
+    if (kPrefetch && t + kPrefetchAhead < m) {
       const std::int64_t a = t + kPrefetchAhead;
       const std::uint64_t element = static_cast<std::uint64_t>(a * target_step) +
                                     index(a) * static_cast<std::uint64_t>(axis_stride);
@@ -370,7 +379,8 @@ bool run_range_plain(const GatherPlan& p, cpu::ResolveFn<std::int64_t> resolve, 
   const std::int64_t row_ix = p.indices_strides[row];
   const std::int64_t row_out = p.output_strides[row];
   const bool unit = row_ix == 1 && row_out == 1;
-  auto plain = unit ? &scatter_plain_run<Op, Index, true> : &scatter_plain_run<Op, Index, false>;
+  auto plain = a.prefetch ? (unit ? &scatter_plain_run<Op, Index, true, true> : &scatter_plain_run<Op, Index, false, true>)
+                          : (unit ? &scatter_plain_run<Op, Index, true, false> : &scatter_plain_run<Op, Index, false, false>);
   const std::int64_t stride = p.axis_strides[0];
   const std::int64_t size = p.axis_sizes[0];
   constexpr auto es = static_cast<std::int64_t>(Op::kSize);
@@ -777,6 +787,7 @@ ScatterResult run_scatter_cpu(const GatherPlan& plan, const ScatterRun& run, int
   // Blocks of 2 to 8 vectors: whole tiles, each run of lookups into one target in registers.
   if (plan.block >= 2) a.runs = cpu::combine_runs_simd(run.dtype, run.reduction, plan.block);
   const std::int64_t span = run.output_hi - run.output_lo + 1;
+  a.prefetch = span * a.es > kPlainScatterPrefetchBytes;
   std::unique_ptr<std::uint8_t[]> reached;
   if (!run.include_input && run.reduction != Reduction::kNone) {
     reached.reset(new (std::nothrow) std::uint8_t[static_cast<std::size_t>(span)]());
