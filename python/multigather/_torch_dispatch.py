@@ -129,22 +129,27 @@ def _not_called(name: str, args: tuple, kwargs: Any) -> Any:
     return NotImplemented
 
 
-def skip_as_root_frames(functions: Any) -> None:
+def skip_as_root_frames(functions: list) -> None:
     """Dynamo never compiles these functions' frames as frames of their own, nor the frames they
     call (it still inlines them where it traces a caller, so compiled models keep them in their
     graphs). A model frame that Dynamo gives up on (a graph break inside a loop) then runs them
     eagerly, as it runs torch's own functions, instead of making each call a graph of its own
     whose AOTAutograd wrappers cost more than the op (180-290 us a call against the op's 10-200:
-    bench/README.md, the compiled mixture of experts). Needs torch._dynamo (call it from
-    after_import("torch._dynamo.eval_frame", ...)); a torch without the frame strategies keeps
-    Dynamo's default. One consequence: ``torch.compile(multigather.torch.gather)`` itself runs
-    eagerly; compile a function or model that calls it."""
-    try:
-        from torch._C._dynamo.eval_frame import set_code_exec_strategy
-        from torch._dynamo.types import FrameAction, FrameExecStrategy
-    except ImportError:
-        return
-    for fn in functions:
-        code = getattr(fn, "__code__", None)
-        if code is not None:
-            set_code_exec_strategy(code, FrameExecStrategy(FrameAction.SKIP, FrameAction.SKIP))
+    bench/README.md, the compiled mixture of experts). Applied when torch._dynamo.eval_frame is
+    imported (now, if it is: importing multigather imports no Dynamo); a torch without the frame
+    strategies keeps Dynamo's default. One consequence: ``torch.compile(multigather.torch.gather)``
+    itself runs eagerly; compile a function or model that calls it."""
+    from ._import_hooks import after_import
+
+    def apply() -> None:
+        try:
+            from torch._C._dynamo.eval_frame import set_code_exec_strategy
+            from torch._dynamo.types import FrameAction, FrameExecStrategy
+        except ImportError:
+            return
+        for fn in functions:
+            code = getattr(fn, "__code__", None)
+            if code is not None:
+                set_code_exec_strategy(code, FrameExecStrategy(FrameAction.SKIP, FrameAction.SKIP))
+
+    after_import("torch._dynamo.eval_frame", apply)

@@ -35,9 +35,7 @@ from typing import Any, Callable
 import torch
 from torch.overrides import TorchFunctionMode
 
-from . import _registry
-from ._import_hooks import after_import
-from . import _torch_dispatch
+from . import _registry, _torch_dispatch
 from ._torch_dispatch import torch_op_needed
 
 F = torch.nn.functional
@@ -234,14 +232,10 @@ def routing(mt) -> Routing:
     return Routing(mt)
 
 
-def _skip_own_frames() -> None:
-    """Dynamo never compiles Routing.__torch_function__ as a frame of its own, nor the frames it
-    calls (_torch_dispatch.skip_as_root_frames; it still inlines it where it traces a model): a
-    model frame that Dynamo gives up on (a graph break inside a loop)
-    runs eagerly, and a torch function mode's handler compiled as its own frame there returns a
-    torch.return_types tuple wrongly (`w, c = x.max(-1)`: "too many values to unpack"; a plain
-    pass-through mode does it too, torch 2.15)."""
-    _torch_dispatch.skip_as_root_frames([Routing.__torch_function__])
-
-
-after_import("torch._dynamo.eval_frame", _skip_own_frames)
+# Dynamo never compiles Routing.__torch_function__ as a frame of its own, nor the frames it calls
+# (_torch_dispatch.skip_as_root_frames; it still inlines it where it traces a model): a model
+# frame that Dynamo gives up on (a graph break inside a loop) runs eagerly, and a torch function
+# mode's handler compiled as its own frame there returns a torch.return_types tuple wrongly
+# (`w, c = x.max(-1)`: "too many values to unpack"; a plain pass-through mode does it too,
+# torch 2.15).
+_torch_dispatch.skip_as_root_frames([Routing.__torch_function__])

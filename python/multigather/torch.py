@@ -40,7 +40,7 @@ from typing import Any, Optional
 from ._registry import document as _registry_document
 from ._registry import fast_op, op_function, run_fast, run_general, run_scatter
 from ._registry import torch_op_rows as _registry_torch_op_rows
-from . import _import_hooks, _torch_dispatch
+from . import _torch_dispatch
 from ._torch_dispatch import torch_op_needed, torch_ops
 
 __all__ = ["gather", "take", "take_along_dim", "index_select", "embedding", "embedding_bag", "index", "index_copy", "index_fill", "put",
@@ -629,11 +629,6 @@ del _row, _name
 
 _registry_document(globals(), __all__)
 
-
-def _skip_own_frames() -> None:
-    """Dynamo compiles none of this module's functions as a frame of its own
-    (_torch_dispatch.skip_as_root_frames); it inlines them where it traces a caller."""
-    _torch_dispatch.skip_as_root_frames([globals()[name] for name in __all__])
-
-
-_import_hooks.after_import("torch._dynamo.eval_frame", _skip_own_frames)
+# Dynamo compiles none of this module's functions as a frame of its own; it inlines them where it
+# traces a caller (_torch_dispatch.skip_as_root_frames).
+_torch_dispatch.skip_as_root_frames([globals()[name] for name in __all__])
