@@ -38,10 +38,12 @@ class Resolved:
 
 
 def resolve(xp: Namespace, x_shape, indices: Any, axes, g_shape, mode: str, negative: bool,
-            wrap_negatives: bool = False) -> Resolved:
+            wrap_negatives: bool = False, checked: bool = False) -> Resolved:
     """resolve(v, n) of docs/spec.md section 1 per coordinate of the core indices, in xp's ops.
     In error mode a value stays out of range for the compiler's bounds check; an index op wraps
-    one negative turn itself (wrap_negatives: done here, for scatters, which do not)."""
+    one negative turn itself (wrap_negatives: done here, for scatters, which do not). A negative
+    value of a row without the negative rule is sent to n, unless the consumer's own bounds check
+    refuses it as it is (checked: Inductor's gather and scatter, which do not wrap)."""
     r, k = len(x_shape), len(axes)
     c = max(k, 1)
     logical = list(indices.shape[:-1]) + [indices.shape[-1] // c]
@@ -59,7 +61,8 @@ def resolve(xp: Namespace, x_shape, indices: Any, axes, g_shape, mode: str, nega
                 v = xp.clip(v, 0, n - 1)
             elif mode == "error":
                 if not negative:
-                    v = xp.where(v < 0, n, v)  # out of range: the bounds check sees it
+                    if not checked:
+                        v = xp.where(v < 0, n, v)  # out of range: the bounds check sees it
                 elif wrap_negatives:
                     v = xp.where(v < 0, v + n, v)
             else:  # fill, drop: out of range is flagged, read at 0

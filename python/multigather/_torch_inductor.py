@@ -7,23 +7,26 @@ written in aten). The row's Lowering as data (``_multigather.lowering_views``, f
 gives the core views of the operands, written as reshape / narrow / permute / expand (the view
 planner shared with the ONNX rewrite, ``_views``); then
 
-- the core gather: ``aten.index`` of the core input with one index tensor per leading dimension
-  (an axis's coordinate, resolved by the index mode; an ``arange`` elsewhere), which Inductor
-  lowers to a loop with indirect loads;
+- the core gather: along one axis (every other dimension of the core input as long as G's),
+  ``aten.gather``; else ``aten.index`` of the core input with one index tensor per leading
+  dimension (an axis's coordinate, resolved by the index mode; an ``arange`` elsewhere). Inductor
+  lowers both to a loop with indirect loads;
 - the core scatter: aten's ``scatter`` / ``scatter_reduce`` along its one axis, or on the
   flattened target for several axes (a dropped update goes to a spare slot, then sliced off);
 - the core output written back into the framework output.
 
 A gather's gradient is the scatter-add of the output gradient through the same views
-(``index_put`` with accumulate); a scatter's (add and replace: PyTorch's rows) are the output
-gradient, zeroed where a replace wrote, and the output gradient gathered at each update's
-target. ``scatter_reduce_values_backward`` (amax / amin; mean if an op calls it) is PyTorch's
+(``scatter_add`` along one axis, else ``index_put`` with accumulate); a scatter's (add and
+replace: PyTorch's rows) are the output gradient, zeroed where a replace wrote, and the output
+gradient gathered at each update's target. ``scatter_reduce_values_backward`` (amax / amin; mean if an op calls it) is PyTorch's
 formula in aten.
 
 Index modes: ``error`` keeps Inductor's own bounds check (a RuntimeError "index out of bounds"
-where eager raises multigather's IndexError; a negative index of a row without the negative rule
-is sent out of range so that the check sees it), ``clamp`` and ``wrap`` resolve as
-``resolve(v, n)`` does, ``fill`` selects the fill value, ``drop`` skips.
+where eager raises multigather's IndexError). Inductor's gather and scatter check each raw index,
+a negative one too, so along one axis the indices go in as they are; ``aten.index`` wraps a
+negative index, so there a negative index of a row without the negative rule is first sent out
+of range (one more pass over the indices). ``clamp`` and ``wrap`` resolve as ``resolve(v, n)``
+does, ``fill`` selects the fill value, ``drop`` skips.
 
 Scatters: by default (``"deterministic"``) a float scatter and a float scatter-add gradient stay
 the C++ op, whose bytes do not depend on the thread count (Inductor's scatter-add adds with
@@ -165,23 +168,39 @@ class _Torch(Namespace):
 
 
 def _resolve(x_shape, indices: torch.Tensor, axes, g_shape, mode: str, negative: bool,
-             wrap_negatives: bool = False) -> Resolved:
-    return resolve(_Torch(indices.device), x_shape, indices, axes, g_shape, mode, negative, wrap_negatives)
+             wrap_negatives: bool = False, checked: bool = False) -> Resolved:
+    return resolve(_Torch(indices.device), x_shape, indices, axes, g_shape, mode, negative, wrap_negatives, checked)
+
+
+def _along(x_shape, axes, g_shape) -> Optional[int]:
+    """The axis along which aten's gather / scatter do the core op: one axis, and every other
+    dimension of the core input as long as G's; None otherwise (aten.index / the flat target).
+    Their Inductor lowerings check the raw index (no wrap of negatives), so error mode passes the
+    indices as they are: no pass that writes them out, no copy saved for the backward."""
+    if len(axes) == 1 and all(x_shape[e] == g_shape[e] for e in range(len(x_shape)) if e != axes[0]):
+        return axes[0]
+    return None
 
 
 def _fill_scalar(text: str, dtype: torch.dtype):
     return fill_scalar(text, dtype == torch.bool, dtype.is_floating_point)
 
 
-def _index(x: torch.Tensor, resolved: Resolved, g_shape) -> torch.Tensor:
+def _index(x: torch.Tensor, resolved: Resolved, g_shape, along: Optional[int] = None) -> torch.Tensor:
+    """x at the resolved indices, in G's shape: aten.gather along `along` (resolved with
+    checked=True), else aten.index."""
+    if along is not None:
+        return x.gather(along, resolved.axis_index[along].expand(g_shape))
     if not resolved.index:
         return x.expand(g_shape)
     return torch.ops.aten.index.Tensor(x, resolved.index).expand(g_shape)
 
 
 def _core_gather(x: torch.Tensor, indices: torch.Tensor, info: dict, g_shape) -> torch.Tensor:
-    resolved = _resolve(list(x.shape), indices, info["axes"], g_shape, info["index_mode"], info["negative_indices"])
-    out = _index(x, resolved, g_shape)
+    d = _along(list(x.shape), info["axes"], g_shape)
+    resolved = _resolve(list(x.shape), indices, info["axes"], g_shape, info["index_mode"], info["negative_indices"],
+                        wrap_negatives=d is not None, checked=d is not None)
+    out = _index(x, resolved, g_shape, d)
     if resolved.valid is not None:
         fill = torch.full((), _fill_scalar(info["fill_value"], x.dtype), dtype=x.dtype, device=x.device)
         out = torch.where(resolved.valid, out, fill)
@@ -198,13 +217,15 @@ def _core_scatter(target: torch.Tensor, indices: torch.Tensor, updates: torch.Te
     into the flattened target. A dropped update goes to a spare slot, then sliced off."""
     shape = list(target.shape)
     axes = list(info["axes"])
+    # Error mode: aten's scatter checks the raw index, and the flat target's per-dimension check
+    # below refuses a negative one.
     resolved = _resolve(shape, indices, axes, g_shape, info["index_mode"], info["negative_indices"],
-                        wrap_negatives=True)
+                        wrap_negatives=True, checked=True)
     reduction = info["reduction"]
     values = updates.expand(g_shape)
     dropped = resolved.valid is not None
-    if len(axes) == 1 and all(shape[e] == g_shape[e] for e in range(len(shape)) if e != axes[0]):
-        d = axes[0]
+    d = _along(shape, axes, g_shape)
+    if d is not None:
         v = resolved.axis_index[d].expand(g_shape)
         source = target
         if dropped:
@@ -351,14 +372,22 @@ def _backward(row: str, grad_output: torch.Tensor, input_size, indices: torch.Te
         g_core = read_view(_emit, int_list, grad_output.reshape(out_shape), out_plan)
         target_shape = list(info["input"]["shape"])
         if not scatter:
+            d = _along(target_shape, info["axes"], core_shape)
             resolved = _resolve(target_shape, ix, info["axes"], core_shape, info["index_mode"],
-                                info["negative_indices"])
+                                info["negative_indices"], wrap_negatives=d is not None, checked=d is not None)
             if resolved.valid is not None:
                 g_core = torch.where(resolved.valid, g_core, 0)
-            core_grad = g_core.new_zeros(target_shape).index_put(resolved.index, g_core, accumulate=True)
+            zeros = g_core.new_zeros(target_shape)
+            if d is not None:
+                core_grad = zeros.scatter_add(d, resolved.axis_index[d].expand(core_shape), g_core)
+            else:
+                core_grad = zeros.index_put(resolved.index, g_core, accumulate=True)
             return _read_adjoint(core_grad, input_size, info["input"])
         g_shape = list(info["updates"]["shape"])
-        resolved = _resolve(target_shape, ix, info["axes"], g_shape, info["index_mode"], info["negative_indices"])
+        # aten.gather for updates' gradient, unless a replace's input gradient needs index_put too.
+        d = None if input_grad and info["reduction"] == "none" else _along(target_shape, info["axes"], g_shape)
+        resolved = _resolve(target_shape, ix, info["axes"], g_shape, info["index_mode"], info["negative_indices"],
+                            wrap_negatives=d is not None, checked=d is not None)
         unused = grad_output.new_zeros([0])
         grad_input = grad_updates = unused
         if input_grad:
@@ -372,7 +401,7 @@ def _backward(row: str, grad_output: torch.Tensor, input_size, indices: torch.Te
                     core_grad = torch.where(written > 0, 0, g_core)
             grad_input = _read_adjoint(core_grad, input_size, info["input"])
         if updates_grad:
-            gathered = _index(g_core, resolved, g_shape)
+            gathered = _index(g_core, resolved, g_shape, d)
             if resolved.valid is not None:
                 gathered = torch.where(resolved.valid, gathered, 0)
             grad_updates = _read_adjoint(gathered, updates_size, info["updates"])
@@ -425,9 +454,12 @@ def _scatter_reduce_values_backward(grad: torch.Tensor, input: torch.Tensor, dim
 # The views come from concrete sizes. With symbolic ones (dynamic=True, sizes from nonzero()), a
 # torch row that is PyTorch's op by definition becomes that aten op (its gradient: PyTorch's
 # formula); a negative index, which these rows refuse, is sent out of range for the compiler's
-# bounds check. float16 / bfloat16 decline (their float32 accumulation).
+# bounds check where the aten op wraps it (index_select, index_add: ``_checked``; gather and the
+# scatters check the raw index). float16 / bfloat16 decline (their float32 accumulation).
 
-def _checked(index: torch.Tensor, size) -> torch.Tensor:
+def _checked(row: str, index: torch.Tensor, size) -> torch.Tensor:
+    if row not in ("torch.index_select", "torch.index_add"):
+        return index
     return torch.where(index < 0, size, index)
 
 
@@ -438,12 +470,12 @@ def _aten_forward(row: str, input: torch.Tensor, indices: torch.Tensor, updates:
     dim = attrs.get("dim")
     if row in ("torch.gather", "torch.index_select"):
         op = torch.ops.aten.gather.default if row == "torch.gather" else torch.ops.aten.index_select.default
-        return op(input, dim, _checked(indices, input.shape[dim]))
+        return op(input, dim, _checked(row, indices, input.shape[dim]))
     if updates is None or updates.dtype != input.dtype:
         return NotImplemented
     if _SCATTERS != "fused" and not (_order_free(input.dtype) and row in ("torch.scatter_add", "torch.index_add")):
         return NotImplemented
-    index = _checked(indices, input.shape[dim])
+    index = _checked(row, indices, input.shape[dim])
     if row == "torch.scatter_add":
         return torch.ops.aten.scatter_add.default(input, dim, index, updates)
     if row == "torch.index_add" and attrs.get("alpha", 1) == 1:

@@ -165,9 +165,22 @@ def test_dynamic_shapes(mode):
         _, code = run_and_get_code(torch.compile(fn, fullgraph=True, dynamic=True), rand(6, 3), ints(0, 6, (4,)),
                                    rand(4, 3))
         assert extern_calls("\n".join(code)) == extern, name
-    bad = torch.compile(lambda x, i: ops.index_select(x, 0, i), fullgraph=True, dynamic=True)
-    with pytest.raises((IndexError, RuntimeError), match="out of (bounds|range)"):
-        bad(rand(5, 3), torch.tensor([1, -1, 2]))
+    # A negative index: sent out of range first where the aten op wraps it (index_select,
+    # index_add), passed as it is to the ops that check the raw index (gather, the scatters).
+    bad = {
+        "index_select": lambda x, i: ops.index_select(x, 0, i[:, 0]),
+        "index_add": lambda x, i: ops.index_add(x, 0, i[:, 0], x[:3]),
+        "gather": lambda x, i: ops.gather(x, 0, i),
+        "scatter_add": lambda x, i: ops.scatter_add(x, 0, i, x[:3]),
+        "scatter_reduce": lambda x, i: ops.scatter_reduce(x, 0, i, x[:3], "amax", include_self=False),
+    }
+    for name, fn in bad.items():
+        torch._dynamo.reset()
+        compiled = torch.compile(fn, fullgraph=True, dynamic=True)
+        good = torch.tensor([[1, 0, 2], [4, 4, 0], [2, 3, 1]])
+        torch.testing.assert_close(compiled(rand(5, 3), good), fn(rand(5, 3), good))
+        with pytest.raises((IndexError, RuntimeError), match="out of (bounds|range)"):
+            compiled(rand(5, 3), torch.tensor([[1, 0, 2], [-1, -1, 0], [2, 3, 1]]))
 
 
 @pytest.mark.parametrize("mode,fill", [("clamp", 0), ("wrap", 0), ("fill", 2.5), ("error", 0)])
@@ -200,7 +213,9 @@ def test_scatter_index_modes_fused(reduction, mode):
 
 
 @pytest.mark.parametrize("case", ["gather out of range", "gather negative (no negative rule)",
-                                  "scatter_add out of range", "gather_multiaxis out of range"])
+                                  "index_select negative (no negative rule)", "scatter_add out of range",
+                                  "scatter_add negative (no negative rule)",
+                                  "scatter_reduce negative (no negative rule)", "gather_multiaxis out of range"])
 def test_bad_indices_raise(case):
     mto.set_compiled_scatters("fused")
     x = rand(4, 5)
@@ -208,8 +223,15 @@ def test_bad_indices_raise(case):
         fn, args = (lambda x, i: ops.gather(x, 1, i)), (x, torch.tensor([[0, 5]]))
     elif case == "gather negative (no negative rule)":
         fn, args = (lambda x, i: ops.gather(x, 1, i)), (x, torch.tensor([[0, -1]]))
+    elif case == "index_select negative (no negative rule)":
+        fn, args = (lambda x, i: ops.index_select(x, 0, i)), (x, torch.tensor([1, -1, 2]))
     elif case == "scatter_add out of range":
         fn, args = (lambda x, i: ops.scatter_add(x, 0, i, torch.ones(1, 5))), (x, torch.tensor([[4, 0, 0, 0, 0]]))
+    elif case == "scatter_add negative (no negative rule)":
+        fn, args = (lambda x, i: ops.scatter_add(x, 0, i, torch.ones(1, 5))), (x, torch.tensor([[0, 0, -1, 0, 0]]))
+    elif case == "scatter_reduce negative (no negative rule)":
+        fn, args = ((lambda x, i: ops.scatter_reduce(x, 0, i, torch.ones(1, 5), "amax", include_self=False)),
+                    (x, torch.tensor([[0, 0, 0, -4, 0]])))
     else:
         fn, args = (lambda x, i: ops.gather_multiaxis(x, i, [0])), (x, torch.tensor([[-5]]))
     with pytest.raises(IndexError):
@@ -298,6 +320,23 @@ def test_graph_layer_compiled_equals_unmodified_torch_model(mode):
     torch.testing.assert_close(a, b)
     for p, q in zip(torch.autograd.grad(a, list(ours.parameters())), torch.autograd.grad(b, list(theirs.parameters()))):
         torch.testing.assert_close(p, q)
+
+
+def test_graph_layer_compiled_reads_its_edge_ids_as_they_are():
+    """Fused, the graph layer's gather, scatter-add and their gradients are aten's gather /
+    scatter, whose Inductor loops check each raw index (a negative one too): no loop writes the
+    edge ids out again (an int64 buffer) to map negatives out of range, and none is saved for
+    the backward. The values are checked above and in test_bad_indices_raise."""
+    import multigather.torch as mt
+
+    mto.set_compiled_scatters("fused")
+    layer = torch.compile(MessagePassing(mt), fullgraph=True)
+    x, src, dst = rand(30, 8), ints(0, 30, (90,)), ints(0, 30, (90,), seed=4)
+    _, code = run_and_get_code(lambda: layer(x, src, dst).backward())
+    assert len(code) == 2  # the forward and the backward graph
+    kernels = "\n".join(code)
+    assert "cpp_fused" in kernels and extern_calls(kernels) == set()
+    assert not re.search(r"int64_t\* out_ptr", kernels), kernels[:4000]
 
 
 def test_routing_applies_under_compile():
