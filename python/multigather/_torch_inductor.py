@@ -426,12 +426,13 @@ def _scatter_reduce_values_backward(grad: torch.Tensor, input: torch.Tensor, dim
         part = part.narrow(k, 0, index.shape[k])
     ones = torch.ones((), dtype=grad.dtype, device=grad.device).expand(part.shape)
     zeros = torch.zeros((), dtype=grad.dtype, device=grad.device).expand(input.shape)
-    reached = None if include_self else zeros.scatter_add(d, index, ones).ne(0)
     if reduce == "mean":
         count = (zeros + 1 if include_self else zeros).scatter_add(d, index, ones)
+        reached = None if include_self else count.ne(0)
         per = grad / count.masked_fill(count == 0, 1)
         grad_self, grad_part = per, per.gather(d, index)
     else:
+        reached = None if include_self else zeros.scatter_add(d, index, ones).ne(0)
         self_is = input == result
         if reached is not None:
             self_is = self_is & reached.logical_not()

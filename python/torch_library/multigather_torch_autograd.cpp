@@ -274,12 +274,14 @@ std::vector<at::Tensor> scatter_reduce_grads(const at::Tensor& grad, const at::T
     return at::full({}, value, like.options()).expand_symint(like.sym_sizes());
   };
   const at::Tensor ones = filled(part, 1);
-  // Elements of self that updates reached: with include_self=False they take no part.
+  // Elements of self that updates reached: with include_self=False they take no part (mean: its
+  // count of values says so).
   at::Tensor reached;
-  if (!include_self) reached = ops.scatter_add.call(filled(self, 0), d, index, ones, 0).ne(0);
+  if (!include_self && reduce != "mean") reached = ops.scatter_add.call(filled(self, 0), d, index, ones, 0).ne(0);
   at::Tensor grad_self, grad_part;
   if (reduce == "mean") {
     at::Tensor n = ops.scatter_add.call(filled(self, include_self ? 1 : 0), d, index, ones, 0);
+    if (!include_self) reached = n.ne(0);
     n = n.masked_fill(n == 0, 1);
     const at::Tensor per = grad / n;
     grad_self = per;
