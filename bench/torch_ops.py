@@ -124,6 +124,13 @@ def per_call(repeat: int) -> None:
         row("per-call", f"torch.ops.multigather.{name}", mine, timed(theirs, repeat, 300))
         # The same door for both: torch.ops' Python call costs any op, aten's included.
         row("door", f"  vs torch.ops.aten.{name}", mine, timed(door, repeat, 300))
+    # Advanced indexing, multigather.torch.index against torch's x[...]: one index tensor on the
+    # first dimension (the direct form) and two.
+    cols = torch.randint(0, 64, (16,), generator=g)
+    for name, ours, theirs in (("index, x[i]", lambda: mt.index(x, (rows,)), lambda: x[rows]),
+                               ("index, x[i, j]", lambda: mt.index(x, (rows, cols)), lambda: x[rows, cols])):
+        torch.testing.assert_close(ours(), theirs())
+        row("per-call", f"multigather.torch.{name}", timed(ours, repeat, 300), timed(theirs, repeat, 300))
 
 
 def forward_backward(repeat: int) -> None:

@@ -50,6 +50,9 @@ __all__ = ["gather", "take", "take_along_dim", "index_select", "embedding", "emb
 
 
 _GATHER_MULTIAXIS = fast_op("gather_multiaxis", "axes", "index_mode", "negative_indices", "fill_value")
+# x[i] on the first dimension is numpy.take(x, i, axis=0) (negatives wrap once, else an error):
+# its row gives i.shape + x.shape[1:] in one call, with no view of i or of the result.
+_NUMPY_TAKE = fast_op("numpy.take", "axis", "mode")
 
 
 def embedding(input: Any, weight: Any, padding_idx: Optional[int] = None) -> Any:
@@ -551,10 +554,16 @@ def _index_gather(input: Any, view: Any, coordinates: Any, axes: list, shape: tu
             result = run_general("gather_multiaxis", view, coordinates, axes=axes)
         return result
     except IndexError as error:
-        message = _index_out_of_bounds(shape, dims, entries)
-        if message is None:
-            raise
-        raise IndexError(message) from error
+        _raise_in_torch_words(error, shape, dims, entries)
+
+
+def _raise_in_torch_words(error: IndexError, shape: tuple, dims: list, entries: tuple) -> None:
+    """Raises index()'s IndexError in PyTorch's words (``error`` itself if no index is out of
+    range, which the op's message then explains)."""
+    message = _index_out_of_bounds(shape, dims, entries)
+    if message is None:
+        raise error
+    raise IndexError(message) from error
 
 
 def _index_first_dimension(input: Any, indices: Any) -> Any:
@@ -571,6 +580,13 @@ def _index_first_dimension(input: Any, indices: Any) -> Any:
             or i.dim() == 0 or input.dim() == 0 or not (i.is_contiguous() and input.is_contiguous()):
         return None
     shape = tuple(input.shape)
+    if not torch_op_needed(input, i):
+        try:
+            result = run_fast(_NUMPY_TAKE, input, i, None, 0, "raise")
+        except IndexError as error:
+            _raise_in_torch_words(error, shape, [0], entries)
+        if result is not NotImplemented:
+            return result
     coordinates = i.reshape((i.numel(),) + (1,) * (len(shape) - 1))
     result = _index_gather(input, input, coordinates, [0], shape, [0], entries)
     return result.reshape(tuple(i.shape) + shape[1:])

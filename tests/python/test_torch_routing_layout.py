@@ -627,3 +627,10 @@ def test_index_on_the_first_dimension_equals_pytorch(shape, index, dtype):
     _assert_same(g, w, "grad")
     with mt.routing():
         _assert_same(x.detach()[i], want.detach(), "routed x[i]")
+    # no autograd to see the call: the one direct call (numpy.take's row on the first dimension)
+    _assert_same(mt.index(x.detach(), (i,)), want.detach(), "x[i] without grad")
+    n = shape[0]
+    bad = torch.tensor([0, n], dtype=dtype)
+    with pytest.raises(IndexError, match=rf"^torch.index: index {n} is out of bounds for dimension 0 with size {n} "
+                                         rf"at position \[1\]"):
+        mt.index(x.detach(), (bad,))
