@@ -51,8 +51,10 @@ __all__ = ["gather", "take", "take_along_dim", "index_select", "embedding", "emb
 
 _GATHER_MULTIAXIS = fast_op("gather_multiaxis", "axes", "index_mode", "negative_indices", "fill_value")
 # x[i] on the first dimension is numpy.take(x, i, axis=0) (negatives wrap once, else an error):
-# its row gives i.shape + x.shape[1:] in one call, with no view of i or of the result.
+# its row gives i.shape + x.shape[1:] in one call, with no view of i or of the result; x[i, j, ..]
+# on the leading dimensions is numpy's advanced indexing, the same shape rule as aten.index's.
 _NUMPY_TAKE = fast_op("numpy.take", "axis", "mode")
+_NUMPY_ADVANCED_INDEX = fast_op("numpy.advanced_index", "index_dims")
 
 
 def embedding(input: Any, weight: Any, padding_idx: Optional[int] = None) -> Any:
@@ -506,7 +508,7 @@ def index(input: Any, indices: Any) -> Any:
     the index tensors stacked as coordinate tuples, gather_multiaxis over the indexed axes, the
     result reshaped to the final shape. Source: https://pytorch.org/docs/stable/tensor_view.html
     and numpy's advanced indexing (https://numpy.org/doc/stable/user/basics.indexing.html)."""
-    fast = _index_first_dimension(input, indices)
+    fast = _index_leading_dimensions(input, indices)
     if fast is not None:
         return fast
     stacked, dims, entries = _stacked_index_tuple(input, indices, "torch.index", with_entries=True)
@@ -566,20 +568,36 @@ def _raise_in_torch_words(error: IndexError, shape: tuple, dims: list, entries: 
     raise IndexError(message) from error
 
 
-def _index_first_dimension(input: Any, indices: Any) -> Any:
-    """index() of the commonest key, ``x[i]``: one int64 / int32 torch index tensor on the first
-    dimension of a contiguous torch tensor (contiguous index too): the index values are the core
-    gather's coordinates as they are (no stack, no broadcast, a contiguous result as aten.index
-    gives). None for any other key."""
+def _index_leading_dimensions(input: Any, indices: Any) -> Any:
+    """index() of the commonest keys, ``x[i]`` and ``x[i, j, ..]``: int64 / int32 torch index
+    tensors of one shape and dtype (at least 1-D, contiguous) on the leading dimensions of a
+    contiguous torch tensor: no broadcast, no mask, no permute, and a contiguous result as
+    aten.index gives. Without autograd to see the call, one call of a registry row: numpy.take
+    (axis 0) for one index tensor, its values the coordinates as they are; numpy.advanced_index
+    for several, stacked. With autograd, one index tensor: gather_multiaxis through the torch
+    op, no stack. None for any other key (and for several index tensors that autograd sees)."""
     entries = indices if isinstance(indices, tuple) else (indices,)
     torch = sys.modules.get("torch")
-    if len(entries) != 1 or torch is None:
+    k = len(entries)
+    if torch is None or k == 0 or not isinstance(input, torch.Tensor) or input.dim() < k or \
+            not input.is_contiguous():
         return None
     i = entries[0]
-    if not isinstance(i, torch.Tensor) or not isinstance(input, torch.Tensor) or i.dtype not in (torch.int64, torch.int32) \
-            or i.dim() == 0 or input.dim() == 0 or not (i.is_contiguous() and input.is_contiguous()):
+    for e in entries:
+        if not isinstance(e, torch.Tensor) or e.dtype != i.dtype or e.shape != i.shape or not e.is_contiguous():
+            return None
+    if i.dtype not in (torch.int64, torch.int32) or i.dim() == 0:
         return None
     shape = tuple(input.shape)
+    if k > 1:
+        if torch_op_needed(input, *entries):
+            return None
+        dims = list(range(k))
+        try:
+            result = run_fast(_NUMPY_ADVANCED_INDEX, input, torch.stack(entries, -1), None, dims)
+        except IndexError as error:
+            _raise_in_torch_words(error, shape, dims, entries)
+        return None if result is NotImplemented else result
     if not torch_op_needed(input, i):
         try:
             result = run_fast(_NUMPY_TAKE, input, i, None, 0, "raise")

@@ -612,6 +612,32 @@ def test_size_one_dimensions_keep_pytorchs_strides(name, x):
     _compare(calls[name], x)
 
 
+@pytest.mark.parametrize("shape,key", [((32, 32), ([3, -1, 31, 0], [0, 5, -32, 31])),
+                                       ((4, 3, 2), ([[1, -4], [3, 0]], [[2, 0], [-1, 1]])),
+                                       ((4, 3, 2), ([1, 2], [0, -3], [1, -2])), ((5, 4), ([], []))])
+@pytest.mark.parametrize("dtype", [torch.int64, torch.int32])
+def test_index_on_the_leading_dimensions_equals_pytorch(shape, key, dtype):
+    """mt.index's direct form for x[i, j, ..] (index tensors of one shape and dtype on the
+    leading dimensions, contiguous operands): one call of numpy.advanced_index's row without
+    autograd, the general path with it; values, shape, strides and the gradient equal PyTorch's,
+    negatives wrapped, an index out of range in PyTorch's words."""
+    x = torch.nn.Parameter(torch.randn(*shape, dtype=DT))
+    entries = tuple(torch.tensor(k, dtype=dtype) for k in key)
+    want = x[entries]
+    _assert_same(mt.index(x.detach(), entries), want.detach(), "x[i, j] without grad")
+    got = mt.index(x, entries)
+    _assert_same(got, want, "x[i, j]")
+    (g,) = torch.autograd.grad((got * 1.5).sum(), [x])
+    (w,) = torch.autograd.grad((want * 1.5).sum(), [x])
+    _assert_same(g, w, "grad")
+    if entries[0].numel():
+        bad = tuple(e.clone() for e in entries)
+        bad[1].view(-1)[-1] = shape[1]
+        with pytest.raises(IndexError, match=rf"^torch.index: index {shape[1]} is out of bounds for dimension 1 "
+                                             rf"with size {shape[1]}"):
+            mt.index(x.detach(), bad)
+
+
 @pytest.mark.parametrize("shape,index", [((32, 32), [3, -1, 31, 0]), ((7,), [[6, -7], [0, 2]]),
                                          ((4, 3, 2), [[1], [3]]), ((5, 4), [])])
 @pytest.mark.parametrize("dtype", [torch.int64, torch.int32])
