@@ -362,7 +362,8 @@ def _stacked_index_tuple(input: Any, indices: Any, op: str = "torch.index_put",
         kinds = [a.dtype for a in arrays]
         if len(set(kinds)) > 1:  # int32 beside int64: one dtype to stack
             arrays = [a.to(xp.int64) for a in arrays]
-        stacked = xp.stack(xp.broadcast_tensors(*arrays), dim=-1)
+        same = all(a.shape == arrays[0].shape for a in arrays)
+        stacked = xp.stack(arrays if same else xp.broadcast_tensors(*arrays), dim=-1)
     else:
         import numpy as xp
         arrays = [xp.asarray(a) for a in arrays]
@@ -533,7 +534,9 @@ def index(input: Any, indices: Any) -> Any:
     coordinates = stacked.reshape(tuple(logical[:-1]) + (logical[-1] * k,))
     result = _index_gather(input, view, coordinates, axes, shape, dims, entries)
     rest = tuple(shape[d] for d in others)
-    result = result.reshape(rest[:first] + batch + rest[first:])
+    final = rest[:first] + batch + rest[first:]
+    if tuple(result.shape) != final:  # (else a view would be one more autograd node)
+        result = result.reshape(final)
     if hasattr(result, "stride") and hasattr(result, "is_contiguous"):  # torch: aten.index's layout
         import torch
 
@@ -548,6 +551,11 @@ def _index_gather(input: Any, view: Any, coordinates: Any, axes: list, shape: tu
     of range reported in PyTorch's words."""
     try:
         if torch_op_needed(view, coordinates):
+            if not _torch_dispatch.is_compiling():  # only autograd must see it: the torch op from C++
+                result = _torch_dispatch.call_op("multigather::gather_multiaxis",
+                                                 (view, coordinates, axes, "error", True, 0), None)
+                if result is not NotImplemented:
+                    return result
             torch_ops().check_same_device("torch.index", [("input", input)] + [
                 (f"indices[{j}]", e) for j, e in enumerate(entries) if e is not None])
             return torch_ops().gather_multiaxis(view, coordinates, axes, "error", True, 0)
@@ -607,7 +615,9 @@ def _index_leading_dimensions(input: Any, indices: Any) -> Any:
             return result
     coordinates = i.reshape((i.numel(),) + (1,) * (len(shape) - 1))
     result = _index_gather(input, input, coordinates, [0], shape, [0], entries)
-    return result.reshape(tuple(i.shape) + shape[1:])
+    final = tuple(i.shape) + shape[1:]
+    # (a 1-D i: the gather's shape already; a view of it would be one more autograd node)
+    return result if tuple(result.shape) == final else result.reshape(final)
 
 
 def index_put(input: Any, indices: Any, values: Any, accumulate: bool = False, *, out: Any = None) -> Any:
