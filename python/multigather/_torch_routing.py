@@ -46,6 +46,8 @@ def _index_key(input: torch.Tensor, key: Any):
     """The aten.index tuple of a __getitem__ key made of index tensors, boolean masks, full
     slices and one Ellipsis (None entries for full dimensions), or None when the key has
     anything else (ints, partial slices, new axes, lists): PyTorch indexes then."""
+    if isinstance(key, torch.Tensor) and (key.dtype is torch.int64 or key.dtype is torch.int32):
+        return (key,)  # the commonest key, x[i]
     entries = key if isinstance(key, tuple) else (key,)
     if not any(isinstance(e, torch.Tensor) for e in entries):
         return None
