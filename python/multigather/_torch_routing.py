@@ -47,7 +47,10 @@ def _index_key(input: torch.Tensor, key: Any):
     slices and one Ellipsis (None entries for full dimensions), or None when the key has
     anything else (ints, partial slices, new axes, lists): PyTorch indexes then."""
     if isinstance(key, torch.Tensor) and (key.dtype is torch.int64 or key.dtype is torch.int32):
-        return (key,)  # the commonest key, x[i]
+        return (key,)  # the commonest keys, x[i] and x[i, j, ..]
+    if isinstance(key, tuple) and key and all(isinstance(e, torch.Tensor) and (e.dtype is torch.int64 or
+                                                                               e.dtype is torch.int32) for e in key):
+        return key
     entries = key if isinstance(key, tuple) else (key,)
     if not any(isinstance(e, torch.Tensor) for e in entries):
         return None
