@@ -18,8 +18,8 @@ planner shared with the ONNX rewrite, ``_views``); then
 A gather's gradient is the scatter-add of the output gradient through the same views
 (``scatter_add`` along one axis, else ``index_put`` with accumulate); a scatter's (add and
 replace: PyTorch's rows) are the output gradient, zeroed where a replace wrote, and the output
-gradient gathered at each update's target. ``scatter_reduce_values_backward`` (amax / amin; mean if an op calls it) is PyTorch's
-formula in aten.
+gradient gathered at each update's target. ``scatter_reduce_values_backward`` (amax / amin;
+mean if an op calls it) is PyTorch's formula in aten.
 
 Index modes: ``error`` keeps Inductor's own bounds check (a RuntimeError "index out of bounds"
 where eager raises multigather's IndexError). Inductor's gather and scatter check each raw index,
@@ -167,9 +167,11 @@ class _Torch(Namespace):
         return torch.arange(n, device=self.device)
 
 
-def _resolve(x_shape, indices: torch.Tensor, axes, g_shape, mode: str, negative: bool,
-             wrap_negatives: bool = False, checked: bool = False) -> Resolved:
-    return resolve(_Torch(indices.device), x_shape, indices, axes, g_shape, mode, negative, wrap_negatives, checked)
+def _resolve(x_shape, indices: torch.Tensor, axes, g_shape, mode: str, negative: bool, raw: bool) -> Resolved:
+    """resolve() for the consumer: ``raw``, aten's gather / scatter (a negative index is not
+    wrapped, and the bounds check sees it as it is), else aten.index (which wraps negatives)."""
+    return resolve(_Torch(indices.device), x_shape, indices, axes, g_shape, mode, negative,
+                   wrap_negatives=raw, checked=raw)
 
 
 def _along(x_shape, axes, g_shape) -> Optional[int]:
@@ -188,7 +190,7 @@ def _fill_scalar(text: str, dtype: torch.dtype):
 
 def _index(x: torch.Tensor, resolved: Resolved, g_shape, along: Optional[int] = None) -> torch.Tensor:
     """x at the resolved indices, in G's shape: aten.gather along `along` (resolved with
-    checked=True), else aten.index."""
+    raw=True), else aten.index."""
     if along is not None:
         return x.gather(along, resolved.axis_index[along].expand(g_shape))
     if not resolved.index:
@@ -199,7 +201,7 @@ def _index(x: torch.Tensor, resolved: Resolved, g_shape, along: Optional[int] = 
 def _core_gather(x: torch.Tensor, indices: torch.Tensor, info: dict, g_shape) -> torch.Tensor:
     d = _along(list(x.shape), info["axes"], g_shape)
     resolved = _resolve(list(x.shape), indices, info["axes"], g_shape, info["index_mode"], info["negative_indices"],
-                        wrap_negatives=d is not None, checked=d is not None)
+                        raw=d is not None)
     out = _index(x, resolved, g_shape, d)
     if resolved.valid is not None:
         fill = torch.full((), _fill_scalar(info["fill_value"], x.dtype), dtype=x.dtype, device=x.device)
@@ -219,8 +221,7 @@ def _core_scatter(target: torch.Tensor, indices: torch.Tensor, updates: torch.Te
     axes = list(info["axes"])
     # Error mode: aten's scatter checks the raw index, and the flat target's per-dimension check
     # below refuses a negative one.
-    resolved = _resolve(shape, indices, axes, g_shape, info["index_mode"], info["negative_indices"],
-                        wrap_negatives=True, checked=True)
+    resolved = _resolve(shape, indices, axes, g_shape, info["index_mode"], info["negative_indices"], raw=True)
     reduction = info["reduction"]
     values = updates.expand(g_shape)
     dropped = resolved.valid is not None
@@ -374,7 +375,7 @@ def _backward(row: str, grad_output: torch.Tensor, input_size, indices: torch.Te
         if not scatter:
             d = _along(target_shape, info["axes"], core_shape)
             resolved = _resolve(target_shape, ix, info["axes"], core_shape, info["index_mode"],
-                                info["negative_indices"], wrap_negatives=d is not None, checked=d is not None)
+                                info["negative_indices"], raw=d is not None)
             if resolved.valid is not None:
                 g_core = torch.where(resolved.valid, g_core, 0)
             zeros = g_core.new_zeros(target_shape)
@@ -387,7 +388,7 @@ def _backward(row: str, grad_output: torch.Tensor, input_size, indices: torch.Te
         # aten.gather for updates' gradient, unless a replace's input gradient needs index_put too.
         d = None if input_grad and info["reduction"] == "none" else _along(target_shape, info["axes"], g_shape)
         resolved = _resolve(target_shape, ix, info["axes"], g_shape, info["index_mode"], info["negative_indices"],
-                            wrap_negatives=d is not None, checked=d is not None)
+                            raw=d is not None)
         unused = grad_output.new_zeros([0])
         grad_input = grad_updates = unused
         if input_grad:

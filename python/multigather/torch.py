@@ -35,7 +35,7 @@ from __future__ import annotations
 import numbers
 import sys
 
-from typing import Any, Optional
+from typing import Any, NoReturn, Optional
 
 from ._registry import document as _registry_document
 from ._registry import fast_op, op_function, run_fast, run_general, run_scatter
@@ -567,7 +567,7 @@ def _index_gather(input: Any, view: Any, coordinates: Any, axes: list, shape: tu
         _raise_in_torch_words(error, shape, dims, entries)
 
 
-def _raise_in_torch_words(error: IndexError, shape: tuple, dims: list, entries: tuple) -> None:
+def _raise_in_torch_words(error: IndexError, shape: tuple, dims: list, entries: tuple) -> NoReturn:
     """Raises index()'s IndexError in PyTorch's words (``error`` itself if no index is out of
     range, which the op's message then explains)."""
     message = _index_out_of_bounds(shape, dims, entries)
@@ -597,22 +597,20 @@ def _index_leading_dimensions(input: Any, indices: Any) -> Any:
     if i.dtype not in (torch.int64, torch.int32) or i.dim() == 0:
         return None
     shape = tuple(input.shape)
-    if k > 1:
-        if torch_op_needed(input, *entries):
-            return None
+    needed = torch_op_needed(input, *entries)
+    if not needed:
         dims = list(range(k))
         try:
-            result = run_fast(_NUMPY_ADVANCED_INDEX, input, torch.stack(entries, -1), None, dims)
+            if k == 1:
+                result = run_fast(_NUMPY_TAKE, input, i, None, 0, "raise")
+            else:
+                result = run_fast(_NUMPY_ADVANCED_INDEX, input, torch.stack(entries, -1), None, dims)
         except IndexError as error:
             _raise_in_torch_words(error, shape, dims, entries)
-        return None if result is NotImplemented else result
-    if not torch_op_needed(input, i):
-        try:
-            result = run_fast(_NUMPY_TAKE, input, i, None, 0, "raise")
-        except IndexError as error:
-            _raise_in_torch_words(error, shape, [0], entries)
         if result is not NotImplemented:
             return result
+    if k > 1:
+        return None
     coordinates = i.reshape((i.numel(),) + (1,) * (len(shape) - 1))
     result = _index_gather(input, input, coordinates, [0], shape, [0], entries)
     final = tuple(i.shape) + shape[1:]
