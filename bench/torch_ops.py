@@ -4,7 +4,7 @@ in one run, at each thread count asked for:
   per-call    every torch.ops.multigather.* gather and scatter on small tensors (x [64, 64]
               float32) vs the same torch op: the dispatcher, the kernel, the result; and
               ("door") vs torch's op called through the same door, torch.ops.aten.*, whose
-              Python call costs any op;
+              Python call costs any op; the three runs alternated;
   fwd+bwd     forward + backward per call (x [64, 64] requires grad; y.sum().backward()) of
               gather, index_select, embedding, index_add, scatter_add, scatter_reduce(amax):
               multigather.torch.* vs torch.*, their runs alternated; and the forward alone;
@@ -46,16 +46,22 @@ import multigather.torch_ops as mto
 OPS = torch.ops.multigather
 
 
-def timed(fn, repeat: int, number: int) -> float:
-    """Median seconds per call of fn over `repeat` runs of `number` calls."""
-    fn()
-    runs = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        for _ in range(number):
+def alternated(fns, repeat: int, number: int) -> list[float]:
+    """Median seconds per call of each fn, their runs alternated (this VM's speed drifts by tens
+    of percent between runs a few seconds apart: alternating puts all of them under the same
+    drift). Two untimed calls each first (a compiled model may compile again on its second
+    call)."""
+    for _ in range(2):
+        for fn in fns:
             fn()
-        runs.append((time.perf_counter() - t0) / number)
-    return statistics.median(runs)
+    runs = [[] for _ in fns]
+    for _ in range(repeat):
+        for fn, r in zip(fns, runs):
+            t0 = time.perf_counter()
+            for _ in range(number):
+                fn()
+            r.append((time.perf_counter() - t0) / number)
+    return [statistics.median(r) for r in runs]
 
 
 def row(section: str, name: str, ours: float, theirs: float, unit: str = "us") -> None:
@@ -65,19 +71,9 @@ def row(section: str, name: str, ours: float, theirs: float, unit: str = "us") -
 
 
 def paired(ours, theirs, repeat: int, number: int) -> tuple[float, float]:
-    """Median seconds per call of each, their runs alternated (this VM's speed drifts by tens of
-    percent between runs a few seconds apart: alternating puts both under the same drift). Two
-    untimed calls each first (a compiled model may compile again on its second call)."""
-    for _ in range(2):
-        ours(), theirs()
-    a, b = [], []
-    for _ in range(repeat):
-        for fn, runs in ((ours, a), (theirs, b)):
-            t0 = time.perf_counter()
-            for _ in range(number):
-                fn()
-            runs.append((time.perf_counter() - t0) / number)
-    return statistics.median(a), statistics.median(b)
+    """Median seconds per call of each, their runs alternated (`alternated`)."""
+    a, b = alternated((ours, theirs), repeat, number)
+    return a, b
 
 
 def per_call(repeat: int) -> None:
@@ -120,17 +116,18 @@ def per_call(repeat: int) -> None:
     for name, ours, theirs, door in cases:
         torch.testing.assert_close(ours(), theirs())
         torch.testing.assert_close(door(), theirs())
-        mine = timed(ours, repeat, 300)
-        row("per-call", f"torch.ops.multigather.{name}", mine, timed(theirs, repeat, 300))
-        # The same door for both: torch.ops' Python call costs any op, aten's included.
-        row("door", f"  vs torch.ops.aten.{name}", mine, timed(door, repeat, 300))
+        # The three alternated; "door": torch's op through the same door, torch.ops' Python
+        # call, which costs any op, aten's included.
+        mine, function, same_door = alternated((ours, theirs, door), 2 * repeat, 300)
+        row("per-call", f"torch.ops.multigather.{name}", mine, function)
+        row("door", f"  vs torch.ops.aten.{name}", mine, same_door)
     # Advanced indexing, multigather.torch.index against torch's x[...]: one index tensor on the
     # first dimension (the direct form) and two.
     cols = torch.randint(0, 64, (16,), generator=g)
     for name, ours, theirs in (("index, x[i]", lambda: mt.index(x, (rows,)), lambda: x[rows]),
                                ("index, x[i, j]", lambda: mt.index(x, (rows, cols)), lambda: x[rows, cols])):
         torch.testing.assert_close(ours(), theirs())
-        row("per-call", f"multigather.torch.{name}", timed(ours, repeat, 300), timed(theirs, repeat, 300))
+        row("per-call", f"multigather.torch.{name}", *paired(ours, theirs, 2 * repeat, 300))
 
 
 def forward_backward(repeat: int) -> None:
