@@ -32,7 +32,8 @@ call the drop-in multigather.jax.at (JAX's drop rule), which auto may send to XL
 --xla_cpu_multi_thread_eigen=false, set before jax is imported, and the process pinned to one
 core: XLA's CPU client runs large gathers and loop fusions on its intra-op pool even without
 Eigen's threads) and multigather on one thread; without it both use every core. Prints median ms per jitted call (block_until_ready) and the
-ratio multigather / jax (below 1: multigather faster); every case first checks that both give
+ratio multigather / jax (below 1: multigather faster), the two sides' runs alternated; every
+case first checks that both give
 the same values (scatter-add sums compared with a float tolerance: XLA's order of additions is
 its own; multigather's is row-major and deterministic).
 """
@@ -56,6 +57,10 @@ def main() -> None:
     parser.add_argument("--scatter-sizes", action="store_true",
                         help="only the sweep behind auto's scatter rule: multigather.jax.at(x)[i].add(u) "
                              "under jit as XLA's scatter and as the FFI call, 64 to 4M updated elements")
+    parser.add_argument("--gather-sizes", action="store_true",
+                        help="only the sweep behind auto's gather rule: element gathers (take_along_axis "
+                             "on the last axis, flat take) under jit as XLA's gather and as the FFI call, "
+                             "256 to 4M lookups")
     args = parser.parse_args()
     if args.threads == 1:
         os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") +
@@ -80,9 +85,12 @@ def main() -> None:
     if args.scatter_sizes:
         scatter_sizes(args, jax, jnp, np, mj, rng)
         return
+    if args.gather_sizes:
+        gather_sizes(args, jax, jnp, np, mj, rng)
+        return
 
-    def timed(fn, *operands, number=1):
-        return median_time(jax, fn, operands, args.repeat, number)
+    def timed(fns, *operands, number=1):
+        return median_times(jax, fns, operands, args.repeat, number)
 
     rows = []
 
@@ -94,8 +102,7 @@ def main() -> None:
             np.testing.assert_array_equal(a, b, err_msg=name)
         else:
             np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-3, err_msg=name)
-        t_jax = timed(jt, *operands, number=number)
-        t_mg = timed(mt, *operands, number=number)
+        t_jax, t_mg = timed([jt, mt], *operands, number=number)
         scale = 1e6 if unit == "us" else 1e3
         rows.append((name, unit, t_jax * scale, t_mg * scale, t_mg / t_jax))
         print(f"{name:24s} {unit:>3s}  jax {t_jax * scale:10.3f}  multigather {t_mg * scale:10.3f}"
@@ -197,22 +204,34 @@ def main() -> None:
     sys.stdout.flush()
 
 
-def median_time(jax, fn, operands, repeat: int, number: int = 0) -> float:
-    """Median seconds per call of fn(*operands) (block_until_ready) over `repeat` runs of `number`
-    calls each (0: as many as take at least 2 ms), after one warm-up call."""
-    def run(n: int) -> float:
+def median_times(jax, fns, operands, repeat: int, number: int = 0) -> list:
+    """Median seconds per call of each fn(*operands) (block_until_ready) over `repeat` runs of
+    `number` calls each (0: as many as take at least 2 ms for every fn), after one warm-up call
+    each; the fns' runs alternated (this VM's speed drifts by tens of percent between runs a few
+    seconds apart: alternating puts both sides under the same drift)."""
+    def run(fn, n: int) -> float:
         t0 = time.perf_counter()
         for _ in range(n):
             out = fn(*operands)
         jax.block_until_ready(out)
         return time.perf_counter() - t0
 
-    run(1)
+    for fn in fns:
+        run(fn, 1)
     if number == 0:
         number = 1
-        while run(number) < 2e-3:
+        while min(run(fn, number) for fn in fns) < 2e-3:
             number *= 2
-    return statistics.median(run(number) / number for _ in range(repeat))
+    runs = [[] for _ in fns]
+    for _ in range(repeat):
+        for fn, times in zip(fns, runs):
+            times.append(run(fn, number) / number)
+    return [statistics.median(times) for times in runs]
+
+
+def median_time(jax, fn, operands, repeat: int, number: int = 0) -> float:
+    """median_times of one fn."""
+    return median_times(jax, [fn], operands, repeat, number)[0]
 
 
 def scatter_sizes(args, jax, jnp, np, mj, rng) -> None:
@@ -234,6 +253,32 @@ def scatter_sizes(args, jax, jnp, np, mj, rng) -> None:
         mj.set_jit_ops(args.jit_ops)
         print(f"| {n * width} | {n} x {width} into {tuple(x.shape)} | {times['xla']:.1f} | {times['ffi']:.1f} "
               f"| {times['ffi'] / times['xla']:.2f} |", flush=True)
+
+
+def gather_sizes(args, jax, jnp, np, mj, rng) -> None:
+    """Element gathers (each lookup reads one element) under jit both ways, by size: rows of 256
+    lookups along the last axis of [rows, 1024] float32 (take_along_axis: each row's lookups in
+    its own 4 KiB), and a flat take from 16M float32 (64 MiB: random lookups). Prints us per
+    call and ffi / xla (above 1: XLA's faster), the two runs alternated."""
+    print("| lookups | case | xla us | ffi us | ffi / xla |\n|---|---|---|---|---|")
+    flat = jnp.asarray(rng.standard_normal(1 << 24).astype(np.float32))
+    cases = [(f"take_along_axis [{r}, 1024] -> [{r}, 256]", r * 256,
+              jnp.asarray(rng.standard_normal((r, 1024)).astype(np.float32)),
+              jnp.asarray(rng.integers(0, 1024, (r, 256))), lambda x, i: mj.take_along_axis(x, i, axis=-1))
+             for r in (1, 4, 16, 64, 256, 1024, 4096)]
+    cases += [(f"flat take of {n} from [16M]", n, flat, jnp.asarray(rng.integers(0, flat.size, n)),
+               lambda x, i: mj.take(x, i)) for n in (4096, 65536, 262144, 1048576, 4194304)]
+    for name, lookups, x, i, call in cases:
+        fns = []
+        for mode in ("xla", "ffi"):
+            mj.set_jit_ops(mode)
+            f = jax.jit(lambda x, i: call(x, i))  # a function of its own: JAX caches traces by function
+            f(x, i)  # traced (and compiled) in this mode
+            fns.append(f)
+        mj.set_jit_ops(args.jit_ops)
+        np.testing.assert_array_equal(np.asarray(fns[0](x, i)), np.asarray(fns[1](x, i)))
+        xla, ffi = (t * 1e6 for t in median_times(jax, fns, (x, i), args.repeat))
+        print(f"| {lookups} | {name} | {xla:.1f} | {ffi:.1f} | {ffi / xla:.2f} |", flush=True)
 
 
 if __name__ == "__main__":
