@@ -37,6 +37,23 @@ class Resolved:
         self.index, self.valid, self.axis_index = index, valid, axis_index
 
 
+def logical_shape(indices_shape, axes) -> list:
+    """The core indices' shape without their coordinates: indices_shape with its last dimension
+    divided by the number of axes (at least 1)."""
+    c = max(len(axes), 1)
+    return list(indices_shape[:-1]) + [indices_shape[-1] // c]
+
+
+def indexed_dims(x_shape, axes, g_shape, logical) -> int:
+    """How many leading dimensions of the core input an advanced-indexing gather indexes; the
+    dimensions after them are taken whole (neither an axis nor moved by the indices, and of G's
+    size), so each lookup reads a block of their product's elements."""
+    m = len(x_shape)
+    while m > 0 and (m - 1) not in axes and x_shape[m - 1] == g_shape[m - 1] and logical[m - 1] == 1:
+        m -= 1
+    return m
+
+
 def resolve(xp: Namespace, x_shape, indices: Any, axes, g_shape, mode: str, negative: bool,
             wrap_negatives: bool = False, checked: bool = False) -> Resolved:
     """resolve(v, n) of docs/spec.md section 1 per coordinate of the core indices, in xp's ops.
@@ -44,10 +61,9 @@ def resolve(xp: Namespace, x_shape, indices: Any, axes, g_shape, mode: str, nega
     one negative turn itself (wrap_negatives: done here, for scatters, which do not). A negative
     value of a row without the negative rule is sent to n, unless the consumer's own bounds check
     refuses it as it is (checked: Inductor's gather and scatter, which do not wrap)."""
-    r, k = len(x_shape), len(axes)
-    c = max(k, 1)
-    logical = list(indices.shape[:-1]) + [indices.shape[-1] // c]
-    coords = xp.as_index(xp.compact(indices.reshape(logical + [c]), logical))
+    r = len(x_shape)
+    logical = logical_shape(indices.shape, axes)
+    coords = xp.as_index(xp.compact(indices.reshape(logical + [max(len(axes), 1)]), logical))
     index, valid, axis_index = [], None, {}
     for e in range(r):
         if e in axes:
@@ -80,9 +96,7 @@ def resolve(xp: Namespace, x_shape, indices: Any, axes, g_shape, mode: str, nega
             shape[e] = g_shape[e]
             index.append(xp.arange(g_shape[e]).reshape(shape))
     # Dimensions after the last one that needs a tensor are taken whole (a plain slice).
-    m = r
-    while m > 0 and (m - 1) not in axes and x_shape[m - 1] == g_shape[m - 1] and logical[m - 1] == 1:
-        m -= 1
+    m = indexed_dims(x_shape, axes, g_shape, logical)
     index = [t if t.ndim == 0 else t.reshape(list(t.shape[:m])) for t in index[:m]]
     return Resolved(index, valid, axis_index)
 

@@ -24,7 +24,8 @@ for the forward.
 Declines (the FFI call runs) for: index_mode "error" (XLA has no failing gather or scatter: the
 FFI call raises the op's error), a scatter in index mode "fill", without its input
 (include_input false), of complex or float min / max or bool combines, lowerings beyond views
-(segment ops, computed operands), an operand that is empty, and a call the rule sends to the FFI.
+(segment ops, computed operands), an operand that is empty, and a call the rule sends to the FFI
+("auto": float16 / bfloat16, several devices or a GPU, a large scatter, a large element gather).
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from typing import Any, Callable, NamedTuple, Optional
 import numpy as np
 
 from . import _multigather as _core
-from ._core_ops import Namespace, fill_scalar, resolve
+from ._core_ops import Namespace, fill_scalar, indexed_dims, logical_shape, resolve
 from ._views import NotAView, array_emitter, int_list, plan_of, plan_view, read_view, write_view
 
 _MODE = "auto"
@@ -43,7 +44,9 @@ _MODE = "auto"
 
 def set_jit_ops(mode: str) -> None:
     """How a multigather gather or scatter traced by JAX (jit, grad, vmap) runs: ``"auto"``
-    (default): a gather as XLA's gather, a scatter of at most 262144 update positions as XLA's
+    (default): a gather as XLA's gather, except an element gather (each lookup one element) of
+    16384 lookups or more, which runs 1.2-3x faster as the FFI call (bench/jax_ops.py
+    --gather-sizes), a scatter of at most 262144 update positions as XLA's
     scatter (above that the FFI call's deterministic engine is faster: bench/jax_ops.py), except
     for float16 / bfloat16, whose gathers XLA's CPU backend runs an order of magnitude slower
     than the FFI call (bench/jax_ops.py case 8) and whose scatter-adds multigather sums in
@@ -162,11 +165,27 @@ def _plans(info: dict, input: Any, indices: Any, updates: Optional[Any] = None) 
     return plans
 
 
+# "auto": an element gather (each lookup reads one element) of at least this many lookups is the
+# FFI call: XLA's CPU gather loop took 1.2-3x its time there at 1 and 2 threads, with a fused
+# elementwise consumer 1.4-2.1x; below it the two are within each other's noise (0.5-1.5) and
+# XLA's keeps the fusion (bench/jax_ops.py --gather-sizes, bench/README.md).
+_FFI_ELEMENT_GATHER_MIN_LOOKUPS = 1 << 14
+
+
+def _large_element_gather(info: dict) -> bool:
+    """Whether each lookup of a gather's lowering reads one element (no dimension after the
+    indexed ones is taken whole: take_along_axis, a flat take, a column take) and there are at
+    least _FFI_ELEMENT_GATHER_MIN_LOOKUPS of them."""
+    x_shape, g_shape, axes = list(info["input"]["shape"]), list(info["core_output_shape"]), list(info["axes"])
+    m = indexed_dims(x_shape, axes, g_shape, logical_shape(info["indices"]["shape"], axes))
+    return math.prod(g_shape[m:]) == 1 and math.prod(g_shape) >= _FFI_ELEMENT_GATHER_MIN_LOOKUPS
+
+
 def gather_function(op: str, input: Any, indices: Any, attrs: dict) -> Optional[Callable]:
     """Registry gather ``op`` on operands of these shapes as a function of (input, indices) in
     jax.numpy ops, or None when the FFI call should run."""
     info = _lowering(op, input, indices, None, attrs)
-    if info is None:
+    if info is None or (_MODE == "auto" and _large_element_gather(info)):
         return None
 
     plans = _plans(info, input, indices)

@@ -796,6 +796,29 @@ def test_auto_sends_small_scatters_to_xla_and_the_rest_to_the_ffi():
                                   np.asarray(add(*[np.asarray(a) for a in small[:2]], np.asarray(small[2]) * 2.0)))
 
 
+def test_auto_sends_large_element_gathers_to_the_ffi_and_the_rest_to_xla():
+    """auto: a gather whose lookups each read one element (take_along_axis, a flat take, a
+    column take) is the FFI call from 16384 lookups on, XLA's gather below; one whose lookups
+    read rows is XLA's gather (bench/jax_ops.py --gather-sizes); all give numpy's values."""
+    x, x3 = _x(128, 512), _x(3, 16, 4)
+    rows, cols, down, flat = _i(128, 40), _i(512, 128, 128), _i(128, 32, 512), _i(128 * 512, 16384)
+    along = lambda axis: lambda a, i: multigather.jax.take_along_axis(a, i, axis=axis)  # noqa: E731
+    take = lambda axis=None: lambda a, i: multigather.jax.take(a, i, axis=axis)  # noqa: E731
+    ffi = [(along(1), (x, cols), np.take_along_axis(x, cols, axis=1)),
+           (along(0), (x, down), np.take_along_axis(x, down, axis=0)),
+           (take(), (x, flat), np.take(x, flat)),
+           (take(1), (x, cols[0]), np.take(x, cols[0], axis=1))]
+    xla = [(along(1), (x, cols[:, :127]), np.take_along_axis(x, cols[:, :127], axis=1)),  # 16256 lookups
+           (take(), (x, flat[:16383]), np.take(x, flat[:16383])),
+           (take(0), (x, rows), np.take(x, rows, axis=0)),
+           (take(1), (x3, rows % 16), np.take(x3, rows % 16, axis=1))]
+    for cases, calls in ((ffi, 1), (xla, 0)):
+        for fn, operands, want in cases:
+            args = [jnp.asarray(a) for a in operands]
+            assert _custom_calls(fn, *args) == calls, want.shape
+            np.testing.assert_array_equal(np.asarray(jax.jit(fn)(*args)), want)
+
+
 def test_xla_gather_fuses_with_its_consumer_and_auto_keeps_float16_on_the_ffi():
     table = jnp.asarray(_x(50, 8))
     ids = jnp.asarray(_i(50, 30))
