@@ -229,15 +229,24 @@ def median_times(jax, fns, operands, repeat: int, number: int = 0) -> list:
     return [statistics.median(times) for times in runs]
 
 
-def median_time(jax, fn, operands, repeat: int, number: int = 0) -> float:
-    """median_times of one fn."""
-    return median_times(jax, [fn], operands, repeat, number)[0]
+def both_ways(args, jax, mj, call, operands) -> list:
+    """`call` jitted as XLA's op and as the FFI call (multigather.jax.set_jit_ops "xla", then
+    "ffi"; the mode asked for restored afterwards), each traced and compiled on `operands`."""
+    fns = []
+    for mode in ("xla", "ffi"):
+        mj.set_jit_ops(mode)
+        f = jax.jit(lambda *a: call(*a))  # a function of its own: JAX caches traces by function
+        f(*operands)
+        fns.append(f)
+    mj.set_jit_ops(args.jit_ops)
+    return fns
 
 
 def scatter_sizes(args, jax, jnp, np, mj, rng) -> None:
     """The same scatter-add (multigather.jax.at, drop rule) under jit both ways, by size: rows of
     16 or 64 floats into a table 4x the update rows (each row reached about once), and single
-    elements into a flat array. Prints us per call and ffi / xla (above 1: XLA's faster)."""
+    elements into a flat array. Prints us per call and ffi / xla (above 1: XLA's faster), the two
+    runs alternated."""
     print("| updates | shape | xla us | ffi us | ffi / xla |\n|---|---|---|---|---|")
     for n, width in [(4, 16), (64, 16), (256, 64), (1024, 64), (4096, 64), (16384, 64), (65536, 64),
                      (4096, 1), (65536, 1), (1048576, 1), (4194304, 1)]:
@@ -245,14 +254,12 @@ def scatter_sizes(args, jax, jnp, np, mj, rng) -> None:
         x = jnp.asarray(rng.standard_normal((rows, width) if width > 1 else rows).astype(np.float32))
         i = jnp.asarray(rng.integers(0, rows, n))
         u = jnp.asarray(rng.standard_normal((n, width) if width > 1 else n).astype(np.float32))
-        times = {}
-        for mode in ("xla", "ffi"):
-            mj.set_jit_ops(mode)
-            f = jax.jit(lambda x, i, u: mj.at(x)[i].add(u))
-            times[mode] = median_time(jax, f, (x, i, u), args.repeat) * 1e6
-        mj.set_jit_ops(args.jit_ops)
-        print(f"| {n * width} | {n} x {width} into {tuple(x.shape)} | {times['xla']:.1f} | {times['ffi']:.1f} "
-              f"| {times['ffi'] / times['xla']:.2f} |", flush=True)
+        fns = both_ways(args, jax, mj, lambda x, i, u: mj.at(x)[i].add(u), (x, i, u))
+        # (XLA's order of additions is its own: a float tolerance)
+        np.testing.assert_allclose(np.asarray(fns[0](x, i, u)), np.asarray(fns[1](x, i, u)), rtol=1e-4, atol=1e-3)
+        xla, ffi = (t * 1e6 for t in median_times(jax, fns, (x, i, u), args.repeat))
+        print(f"| {n * width} | {n} x {width} into {tuple(x.shape)} | {xla:.1f} | {ffi:.1f} | {ffi / xla:.2f} |",
+              flush=True)
 
 
 def gather_sizes(args, jax, jnp, np, mj, rng) -> None:
@@ -269,13 +276,7 @@ def gather_sizes(args, jax, jnp, np, mj, rng) -> None:
     cases += [(f"flat take of {n} from [16M]", n, flat, jnp.asarray(rng.integers(0, flat.size, n)),
                lambda x, i: mj.take(x, i)) for n in (4096, 65536, 262144, 1048576, 4194304)]
     for name, lookups, x, i, call in cases:
-        fns = []
-        for mode in ("xla", "ffi"):
-            mj.set_jit_ops(mode)
-            f = jax.jit(lambda x, i: call(x, i))  # a function of its own: JAX caches traces by function
-            f(x, i)  # traced (and compiled) in this mode
-            fns.append(f)
-        mj.set_jit_ops(args.jit_ops)
+        fns = both_ways(args, jax, mj, call, (x, i))
         np.testing.assert_array_equal(np.asarray(fns[0](x, i)), np.asarray(fns[1](x, i)))
         xla, ffi = (t * 1e6 for t in median_times(jax, fns, (x, i), args.repeat))
         print(f"| {lookups} | {name} | {xla:.1f} | {ffi:.1f} | {ffi / xla:.2f} |", flush=True)

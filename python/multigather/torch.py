@@ -534,9 +534,7 @@ def index(input: Any, indices: Any) -> Any:
     coordinates = stacked.reshape(tuple(logical[:-1]) + (logical[-1] * k,))
     result = _index_gather(input, view, coordinates, axes, shape, dims, entries)
     rest = tuple(shape[d] for d in others)
-    final = rest[:first] + batch + rest[first:]
-    if tuple(result.shape) != final:  # (else a view would be one more autograd node)
-        result = result.reshape(final)
+    result = _in_shape(result, rest[:first] + batch + rest[first:])
     if hasattr(result, "stride") and hasattr(result, "is_contiguous"):  # torch: aten.index's layout
         import torch
 
@@ -613,9 +611,13 @@ def _index_leading_dimensions(input: Any, indices: Any) -> Any:
         return None
     coordinates = i.reshape((i.numel(),) + (1,) * (len(shape) - 1))
     result = _index_gather(input, input, coordinates, [0], shape, [0], entries)
-    final = tuple(i.shape) + shape[1:]
-    # (a 1-D i: the gather's shape already; a view of it would be one more autograd node)
-    return result if tuple(result.shape) == final else result.reshape(final)
+    return _in_shape(result, tuple(i.shape) + shape[1:])  # (a 1-D i: the gather's shape already)
+
+
+def _in_shape(result: Any, shape: tuple) -> Any:
+    """result reshaped to shape, or result itself when it has that shape already (a view would
+    be one more autograd node)."""
+    return result if tuple(result.shape) == shape else result.reshape(shape)
 
 
 def index_put(input: Any, indices: Any, values: Any, accumulate: bool = False, *, out: Any = None) -> Any:
